@@ -1,0 +1,42 @@
+# Two commands for a newcomer: `make run` (dashboard) and `make test` (whole suite).
+# Both create .venv on first use and install the pinned requirements into it.
+PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+PORT ?= 8501
+PYTEST_ARGS ?=
+
+.PHONY: run test lint bench chromium clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.runtime-installed: requirements.txt | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	touch $@
+
+$(VENV)/.dev-installed: requirements-dev.txt $(VENV)/.runtime-installed
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	touch $@
+
+run: $(VENV)/.runtime-installed
+	$(BIN)/python -m streamlit run app.py --server.port $(PORT) --browser.gatherUsageStats false
+
+# The browser test drives Debian's chromium; install it when missing (tests run as root in CI).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO="sudo -n"; fi; \
+	  echo "installing Debian's chromium for the browser test"; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
+test: $(VENV)/.dev-installed chromium
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: $(VENV)/.dev-installed
+	$(BIN)/ruff check dpcore pages tests benchmarks app.py
+
+bench: $(VENV)/.runtime-installed
+	$(BIN)/python -m benchmarks
+
+clean:
+	rm -rf $(VENV) .pytest_cache

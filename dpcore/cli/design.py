@@ -1,0 +1,74 @@
+"""``python -m dpcore design SCENARIO.json``: noise design, gain and privacy audit of a scenario."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..cape import OBJECTIVES
+from ..plan import SOLVERS, plan_scenario
+from ..scenario import load_scenario
+from ..sensitivity import STATISTICS
+from . import print_json
+from .table import fmt, table
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "design",
+        help="design the CAPE noise of a scenario and audit it",
+        description="Per-site noise (tau_s, tau_e, tau_f, tau_g), tau_c, the gain and the privacy audit of a "
+        "scenario. The statistic is the mean of values in [0, 1] (Delta_s = 1/N_s) unless --statistic says "
+        "otherwise.",
+    )
+    p.add_argument("scenario", help="scenario JSON file (see README.md)")
+    p.add_argument("--solver", choices=SOLVERS, default="general",
+                   help="general linear program (default), the published closed form, or the collusion-robust "
+                   "calibration for --collusion")
+    p.add_argument("--objective", choices=tuple(OBJECTIVES), default="balanced", help="objective of the general solver")
+    p.add_argument("--last", metavar="NAME", help="closed form: the site playing site S (default: the last listed)")
+    p.add_argument("--collusion", type=int, metavar="C", help="coalition bound of the audit (default ceil(S/3) - 1)")
+    p.add_argument("--e-scale", type=float, default=1.0, help="multiply the helper's noise variance (>= 1)")
+    p.add_argument("--statistic", choices=STATISTICS, default="mean", help="statistic whose sensitivity is used")
+    p.add_argument("--dim", type=int, default=10, help="dimension D (mog-m3 only)")
+    p.add_argument("--sigma2", type=float, default=0.05, help="scaled MOG component variance (mog-m3 only)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    scenario = load_scenario(args.scenario)
+    plan = plan_scenario(
+        scenario, args.statistic, solver=args.solver, objective=args.objective, last=args.last,
+        collusion=args.collusion, e_scale=args.e_scale, dim=args.dim, sigma2=args.sigma2,
+    )
+    if args.json:
+        print_json(plan.to_dict())
+        return 0
+    for w in plan.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    d = plan.design
+    print(f"statistic {plan.statistic}, {scenario.neighbouring} neighbours, {scenario.calibration} calibration, "
+          f"solver {d.method}" + (f" ({d.objective})" if d.objective else ""))
+    std_e, std_f, std_g = d.std(d.var_e), d.std(d.var_f), d.std(d.var_g)
+    rows = [[name, s.n, s.eps, s.delta, float(d.weights[i]), float(plan.sensitivities[i]), float(d.tau[i]),
+             float(std_e[i]), float(std_f[i]), float(std_g[i])] for i, (name, s) in enumerate(zip(d.names, scenario.sites))]
+    print(table(["site", "N_s", "eps", "delta", "mu", "Delta", "tau", "tau_e", "tau_f", "tau_g"], rows))
+    print()
+    print(f"tau_c     {fmt(d.tau_c)}   (DP floor max mu_s tau_s = {fmt(d.tau_floor)}"
+          + (", BELOW the floor)" if d.below_floor else ")"))
+    print(f"tau_conv  {fmt(d.tau_conv)}   (conventional scheme)")
+    print(f"gain      {fmt(d.gain)}   (tau_conv^2 / tau_c^2)")
+    print(f"feasible  {fmt(d.feasible)}" + (f": {d.reason}" if d.reason else ""))
+    if plan.robust is not None:
+        r = plan.robust
+        print(f"collusion-robust calibration for c = {r.collusion}: "
+              + (f"gain {fmt(r.gain)}, tau_c {fmt(r.tau_c)}, helper noise x{fmt(r.e_scale)}" if r.feasible
+                 else f"infeasible: {r.reason}"))
+    if plan.audit is not None:
+        print()
+        print(f"privacy audit (coalitions of up to {plan.collusion} other sites)")
+        rows = [[r.site, r.view, ",".join(r.coalition) or "-", r.sigma_eff, r.eps_eff, r.delta_eff, r.eps, r.delta,
+                 r.ok] for r in plan.audit.rows]
+        print(table(["site", "view", "coalition", "sigma_eff", "eps_eff", "delta_eff", "eps", "delta", "ok"], rows))
+    return 0 if d.feasible else 1
