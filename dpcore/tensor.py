@@ -69,12 +69,20 @@ from .models import (
     random_components,
     sample_mog,
     sample_stm,
+    split_counts,
     stm_site_from_words,
     symmetrize,
 )
 from .scenario import Scenario, scenario_from_dict
 from .sensitivity import sensitivity
-from .validation import InputError, check_choice, check_positive, check_positive_int, check_rank
+from .validation import (
+    InputError,
+    check_choice,
+    check_finite_array,
+    check_positive,
+    check_positive_int,
+    check_rank,
+)
 
 __all__ = [
     "ALGORITHMS",
@@ -100,6 +108,7 @@ __all__ = [
     "evaluate",
     "match_components",
     "memory_estimate",
+    "mog_problem",
     "multilinear",
     "noisy_tensor_power_method",
     "q_comp",
@@ -737,6 +746,56 @@ def synthetic_problem(model: MixtureModel, sizes: Sequence[int], rng: np.random.
     return OtdProblem("stm", sites, model.k, truth=model)
 
 
+def mog_problem(
+    values: np.ndarray, k: int, fractions: Sequence[float], rng: np.random.Generator, *,
+    sigma2: float | None = None, norm_bound: float | None = None,
+) -> OtdProblem:
+    """Uploaded MOG samples (N x D, original units) shuffled (``rng``) and split over sites in proportion
+    to ``fractions``. ``sigma2`` None estimates sigma^2 as the smallest eigenvalue of the sample
+    covariance (Hsu & Kakade 2013; not private, said in the notes). ``norm_bound`` is a public bound B
+    (samples longer than B are clipped); None uses the largest sample norm (the paper's preprocessing,
+    not private). No ground truth: the non-private result is the reference."""
+    x = check_finite_array(values, "samples")
+    if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] < 2:
+        raise InputError("MOG data need at least 2 samples (rows) and 2 features (columns)", "file")
+    n, dim = x.shape
+    k = check_rank(k, dim)
+    fractions = np.asarray(fractions, dtype=float)
+    if n < fractions.size:
+        raise InputError(f"{n} samples cannot be split over {fractions.size} sites", "file")
+    notes: list[str] = []
+    if sigma2 is None:
+        if dim <= k or n <= dim:
+            raise InputError(f"estimating sigma^2 needs D > K and more samples than features (N = {n}, D = {dim}, "
+                             f"K = {k}); give sigma^2", "sigma2")
+        cov = np.cov(x, rowvar=False)
+        sigma2 = max(float(scipy.linalg.eigh(cov, eigvals_only=True, subset_by_index=[0, 0])[0]), 0.0)
+        notes.append(f"sigma^2 = {sigma2:.4g} estimated as the smallest eigenvalue of the sample covariance "
+                     "(Hsu & Kakade); this estimate is computed from the data and is not differentially private")
+    else:
+        sigma2 = check_positive(sigma2, "sigma^2", allow_zero=True)
+    if norm_bound is None:
+        bound = float(np.linalg.norm(x, axis=1).max())
+        if bound <= 0:
+            raise InputError("all samples are zero", "file")
+        notes.append(f"samples divided by their largest norm {bound:.4g} (the paper's preprocessing); this uses the "
+                     "data and is not private - give a public norm bound instead")
+    else:
+        bound = check_positive(norm_bound, "norm bound")
+    sizes = split_counts(n, fractions)
+    if np.any(sizes < 1):
+        sizes = np.maximum(sizes, 1)
+        sizes[np.argmax(sizes)] -= int(sizes.sum() - n)
+    order = rng.permutation(n)
+    parts = np.split(x[order], np.cumsum(sizes)[:-1])
+    sites, sigma2_scaled, clipped = mog_sites(parts, sigma2, bound)
+    if clipped:
+        notes.append(f"{clipped} sample(s) longer than the norm bound {bound:.4g} were clipped to it")
+    notes.append(f"{n:,} samples shuffled and split over {len(sizes)} sites in proportion to the scenario's N_s: "
+                 + ", ".join(str(int(v)) for v in sizes))
+    return OtdProblem("mog", sites, k, bound, sigma2_scaled, None, notes=tuple(notes))
+
+
 def scenario_with_sizes(scenario: Scenario, sizes: Sequence[int]) -> Scenario:
     """The scenario with each site's N_s replaced by the actual number of samples it holds."""
     sizes = list(sizes)
@@ -1031,6 +1090,7 @@ def compare_algorithms(
     fixed_reference = None
     if problem is not None:
         reference = "nonprivate"
+        notes.extend(problem.notes)
         ref = run_algorithm("nonpriv", problem, scenario_run, settings, np.random.default_rng([seed, 0x4EF]),
                             path=choice.path)
         fixed_reference = ref
