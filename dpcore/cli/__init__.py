@@ -14,7 +14,7 @@ from typing import Any
 
 from ..validation import InputError
 
-COMMAND_MODULES = ("design",)
+COMMAND_MODULES = ("design", "otd")
 
 
 def build_parser() -> argparse.ArgumentParser:
