@@ -14,7 +14,7 @@ from typing import Any
 
 from ..validation import InputError
 
-COMMAND_MODULES = ("design", "otd")
+COMMAND_MODULES = ("design", "otd", "pca")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,209 @@
+"""``python -m dpcore pca``: capePCA and its baselines on synthetic, bundled or CSV data.
+
+Without ``--scenario`` the sites are equal (``--sites`` S, ``--site-size`` N_s) with the same ``--eps`` and
+``--delta``, replace-one neighbours and the classic calibration. With ``--scenario`` the sites, sizes, budgets,
+weights, tau_c, calibration and neighbouring relation come from the file; ``--eps``/``--delta`` then override
+every site's budget.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..data import (
+    BUNDLED,
+    MAX_UPLOAD_BYTES,
+    PREPROCESSING,
+    SIZE_SCHEMES,
+    SPECTRA,
+    Dataset,
+    load_bundled,
+    parse_numeric_csv,
+    site_sizes,
+    synthetic_dataset,
+    table_to_dataset,
+)
+from ..mechanisms import CALIBRATIONS
+from ..pca import ALGORITHMS, METRICS, compare_pca, prepare_pca
+from ..scenario import Scenario, load_scenario, scenario_from_dict
+from ..sensitivity import NEIGHBOURING
+from ..validation import InputError, check_delta, check_epsilon, check_positive_int
+from . import print_json
+from .table import fmt, table
+
+DEFAULT_EPS = 0.5
+DEFAULT_DELTA = 0.01
+DEFAULT_SITES = 10
+SYNTHETIC_SITE_SIZE = 1000
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "pca",
+        help="compare capePCA with its baselines on synthetic, bundled or CSV data",
+        description="Runs capePCA (the real message flow) and the baselines (cape, pool_ag, nondp, local, conv, "
+        "dpdis, central) and prints, per algorithm, the mean and standard deviation over runs of the captured "
+        "energy, its ratio to non-dp pool and the subspace distance. Preprocessing (centre, then scale by the "
+        "largest norm or clip) is not private.",
+    )
+    data = p.add_mutually_exclusive_group()
+    data.add_argument("--dataset", choices=(*BUNDLED, "synthetic"), default=None,
+                      help="bundled data set or the synthetic Gaussian (default: synthetic)")
+    data.add_argument("--csv", metavar="PATH", help="numeric CSV file, one sample per row (gzip accepted)")
+    p.add_argument("--sites", type=int, default=None, metavar="S",
+                   help=f"number of equal sites (default {DEFAULT_SITES})")
+    p.add_argument("--scenario", metavar="FILE", help="scenario JSON: sites, sizes, budgets, calibration, neighbouring")
+    p.add_argument("--eps", type=float, default=None, help=f"eps of every site (default {DEFAULT_EPS})")
+    p.add_argument("--delta", type=float, default=None, help=f"delta of every site (default {DEFAULT_DELTA})")
+    p.add_argument("--k", type=int, default=10, metavar="K", help="dimension of the subspace (default 10)")
+    p.add_argument("--algorithms", nargs="+", choices=tuple(ALGORITHMS), default=list(ALGORITHMS), metavar="NAME",
+                   help=f"algorithms to run: {', '.join(ALGORITHMS)} (default all)")
+    p.add_argument("--runs", type=int, default=10, help="runs per algorithm (default 10)")
+    p.add_argument("--seed", type=int, default=0, help="seed of data generation, split and noise (default 0)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--site-size", type=int, default=None, metavar="N_S",
+                   help="samples per site without --scenario (default: all samples shared out; synthetic 1000)")
+    p.add_argument("--split", choices=tuple(SIZE_SCHEMES), default="equal",
+                   help="site sizes without --scenario: equal or skewed (Dirichlet)")
+    p.add_argument("--concentration", type=float, default=1.0, help="Dirichlet concentration of a skewed split")
+    p.add_argument("--by-label", action="store_true", help="non-IID split: sort samples by label before dealing")
+    p.add_argument("--no-replacement", action="store_true",
+                   help="fail instead of sampling with replacement when the sites need more samples than exist")
+    p.add_argument("--preprocess", choices=tuple(PREPROCESSING), default="max-norm",
+                   help="max-norm (the papers') or clip to norm 1 after dividing by --scale; both centre first")
+    p.add_argument("--scale", type=float, default=1.0, help="public scale divided out before clipping")
+    p.add_argument("--calibration", choices=CALIBRATIONS, default=None,
+                   help="Gaussian calibration (default classic, or the scenario's)")
+    p.add_argument("--neighbouring", choices=NEIGHBOURING, default=None,
+                   help="neighbouring relation (default replace-one, or the scenario's)")
+    p.add_argument("--rank", type=int, default=None, metavar="R", help="DPdisPCA rank R (default K)")
+    p.add_argument("--dim", type=int, default=200, help="synthetic: dimension D (default 200)")
+    p.add_argument("--spectrum", choices=SPECTRA, default="power", help="synthetic: eigenvalue decay shape")
+    p.add_argument("--decay", type=float, default=1.0, help="synthetic: decay rate of the spectrum")
+    p.add_argument("--header", choices=("auto", "yes", "no"), default="auto", help="CSV: is the first row a header?")
+    p.add_argument("--label-column", default=None, metavar="NAME|POS",
+                   help="CSV: column holding labels, excluded from the features (name, or position 1..D, -1 = last)")
+    p.set_defaults(func=run)
+
+
+def _label_column(value: str | None) -> str | int | None:
+    if value is None:
+        return None
+    try:
+        position = int(value)
+    except ValueError:
+        return value
+    if position == 0:
+        raise InputError("--label-column positions count from 1 (or -1 for the last column)", "label_column")
+    return position - 1 if position > 0 else position
+
+
+def _load_csv(path: str, header: str, label_column: str | None) -> Dataset:
+    file = Path(path)
+    try:
+        size = file.stat().st_size
+        if size > MAX_UPLOAD_BYTES:
+            limit = MAX_UPLOAD_BYTES / 2**20
+            raise InputError(f"{path} is {size / 2**20:.1f} MB, more than the limit of {limit:.1f} MB")
+        content = file.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    flag = {"auto": None, "yes": True, "no": False}[header]
+    try:
+        table_ = parse_numeric_csv(content, header=flag, label_column=_label_column(label_column))
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}", exc.field) from exc
+    return table_to_dataset(table_, file.name)
+
+
+def _build_scenario(args: argparse.Namespace, n_available: int | None) -> Scenario:
+    if args.scenario:
+        if args.sites is not None or args.site_size is not None or args.split != "equal":
+            raise InputError("--sites, --site-size and --split do not apply with --scenario: its sites set the number "
+                             "and sizes of the sites")
+        scenario = load_scenario(args.scenario)
+        changes: dict[str, Any] = {}
+        if args.eps is not None:
+            changes["eps"] = check_epsilon(args.eps, "--eps")
+        if args.delta is not None:
+            changes["delta"] = check_delta(args.delta, "--delta")
+        if changes:
+            scenario = scenario.with_sites(**changes)
+        overrides = {k: v for k, v in (("calibration", args.calibration), ("neighbouring", args.neighbouring)) if v}
+        return scenario.replace(**overrides) if overrides else scenario
+    n_sites = check_positive_int(DEFAULT_SITES if args.sites is None else args.sites, "--sites")
+    eps = check_epsilon(DEFAULT_EPS if args.eps is None else args.eps, "--eps")
+    delta = check_delta(DEFAULT_DELTA if args.delta is None else args.delta, "--delta")
+    if args.site_size is not None:
+        total = n_sites * check_positive_int(args.site_size, "--site-size")
+    elif n_available is None:
+        total = n_sites * SYNTHETIC_SITE_SIZE
+    else:
+        if n_available < n_sites:
+            raise InputError(f"{n_sites} sites need at least {n_sites} samples; the data set has {n_available}")
+        total = n_available - n_available % n_sites if args.split == "equal" else n_available
+    sizes = site_sizes(total, n_sites, args.split, rng=np.random.default_rng([int(args.seed), 3]),
+                       concentration=args.concentration)
+    sites = [{"name": f"s{i + 1}", "n": int(n), "eps": eps, "delta": delta} for i, n in enumerate(sizes)]
+    return scenario_from_dict({"sites": sites, "calibration": args.calibration or "classic",
+                               "neighbouring": args.neighbouring or "replace-one", "tau_c": None,
+                               "seed": int(args.seed)})
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.seed < 0:
+        raise InputError(f"--seed must be an integer >= 0 (got {args.seed})")
+    runs = check_positive_int(args.runs, "--runs")
+    if args.csv:
+        dataset: Dataset | None = _load_csv(args.csv, args.header, args.label_column)
+    elif args.dataset in BUNDLED:
+        dataset = load_bundled(args.dataset)
+    else:
+        dataset = None
+    scenario = _build_scenario(args, None if dataset is None else dataset.n_samples)
+    if dataset is None:
+        dim = check_positive_int(args.dim, "--dim", minimum=2)
+        dataset = synthetic_dataset(scenario.total_n, np.random.default_rng([int(args.seed), 2]), dim=dim,
+                                    spectrum=args.spectrum, decay=args.decay)
+    setup = prepare_pca(dataset, scenario, args.k, preprocessing=args.preprocess, scale=args.scale,
+                        by_label=args.by_label, allow_replacement=not args.no_replacement, seed=args.seed)
+    comparison = compare_pca(setup.problem, setup.privacy, args.algorithms, runs, args.seed, rank=args.rank)
+    settings = {
+        "dataset": dataset.name, "dim": dataset.dim, "samples": dataset.n_samples, "k": setup.problem.k,
+        "sites": scenario.n_sites, "site_sizes": scenario.sizes.tolist(), "eps": scenario.eps.tolist(),
+        "delta": scenario.delta.tolist(), "calibration": scenario.calibration, "neighbouring": scenario.neighbouring,
+        "preprocessing": args.preprocess, "with_replacement": setup.split.with_replacement,
+        "by_label": setup.split.by_label, "runs": runs, "seed": args.seed,
+        "dpdis_rank": args.rank if args.rank is not None else setup.problem.k,
+    }
+    if args.json:
+        print_json({"results": comparison.records(), "settings": settings, "communication": comparison.communication,
+                    "notes": list(setup.notes) + [n for n in comparison.notes if n not in setup.notes]})
+        return 0
+    for note in list(setup.notes) + [n for n in comparison.notes if n not in setup.notes]:
+        print(f"note: {note}", file=sys.stderr)
+    same_budget = len(set(scenario.eps)) == 1 and len(set(scenario.delta)) == 1
+    budget = (f"eps = {scenario.eps[0]:g}, delta = {scenario.delta[0]:g} at every site" if same_budget
+              else "per-site budgets from the scenario")
+    sizes = scenario.sizes
+    size_text = f"N_s = {sizes[0]:,}" if np.all(sizes == sizes[0]) else f"N_s = {', '.join(f'{n:,}' for n in sizes)}"
+    print(f"{dataset.name}: D = {dataset.dim}, {dataset.n_samples:,} samples; S = {scenario.n_sites} sites ({size_text}"
+          f"{', resampled with replacement' if setup.split.with_replacement else ''}); K = {setup.problem.k}; "
+          f"{runs} runs, seed {args.seed}")
+    print(f"{scenario.calibration} calibration, {scenario.neighbouring} neighbours, {budget}")
+    by_key = {(m.algorithm, m.metric): m for m in comparison.summary}
+    rows = []
+    for algorithm in comparison.results:
+        row: list[Any] = [algorithm]
+        for metric in METRICS:
+            m = by_key[(algorithm, metric)]
+            row.append(f"{fmt(m.mean)} ± {fmt(m.std, 2)}")
+        row.append(comparison.communication[algorithm])
+        rows.append(row)
+    print(table(["algorithm", "captured_energy", "captured_energy_ratio", "subspace_distance", "numbers sent"], rows))
+    return 0
