@@ -216,7 +216,7 @@ def split_counts(total: int, fractions: np.ndarray) -> np.ndarray:
     fractions = np.asarray(fractions, dtype=float)
     raw = total * fractions / fractions.sum()
     sizes = np.floor(raw).astype(int)
-    for i in np.argsort(raw - sizes)[::-1][: total - int(sizes.sum())]:
+    for i in np.argsort(-(raw - sizes), kind="stable")[: total - int(sizes.sum())]:
         sizes[i] += 1
     return sizes
 
