@@ -6,7 +6,9 @@ Calibrations (sigma = Delta * c(eps, delta), linear in the sensitivity Delta):
   0 < eps < 1; larger eps is allowed to reproduce the papers and always raises
   :class:`ClassicCalibrationWarning`.
 * ``analytic``: the smallest sigma whose exact privacy profile is <= delta (Balle & Wang, ICML 2018,
-  Thm 8), valid for every eps > 0 and never larger than the classic sigma.
+  Thm 8), valid for every eps > 0. For eps < 1 it is never larger than the classic sigma; for large
+  eps it can be larger (e.g. eps = 10, delta = 1e-5: 0.500 vs 0.484), because there the classic sigma
+  does not meet delta at all.
 
 The exact privacy profile of a Gaussian mechanism with m = Delta / sigma is
 ``delta(eps) = Phi(m/2 - eps/m) - e^eps Phi(-m/2 - eps/m)``; the audit inverts it.
@@ -105,11 +107,11 @@ def _analytic_multiplier(eps: float, delta: float) -> float:
     while gap(hi) < 0:
         hi += 10.0
     log_m = brentq(gap, lo, hi, xtol=1e-14, rtol=1e-13, maxiter=500)
-    m = math.exp(log_m)
-    # brentq lands on either side of the root; step to the side where the profile is <= delta.
-    while privacy_profile(m, eps) > delta:
-        m *= 1.0 - 1e-12
-    return 1.0 / m
+    # brentq lands on either side of the root: a relative margin of 1e-10 puts sigma on the safe side.
+    sigma = math.exp(-log_m) * (1.0 + 1e-10)
+    while privacy_profile(1.0 / sigma, eps) > delta:  # pragma: no cover - the margin suffices
+        sigma *= 1.0 + 1e-10
+    return sigma
 
 
 def noise_multiplier(eps: float, delta: float, calibration: str = "classic") -> float:
@@ -154,8 +156,9 @@ def eps_for_sigma(sigma: float, sensitivity: float, delta: float) -> float:
         if hi > 1e8:  # pragma: no cover - sigma ~ 1e-8 Delta
             return math.inf
     eps = brentq(lambda e: privacy_profile(m, e) - delta, 0.0, hi, xtol=1e-13, rtol=1e-12, maxiter=500)
-    while privacy_profile(m, eps) > delta:  # land on the safe side of the root
-        eps = eps * (1.0 + 1e-12) + 1e-15
+    eps = eps * (1.0 + 1e-10) + 1e-13  # the safe side of the root
+    while privacy_profile(m, eps) > delta:  # pragma: no cover - the margin suffices
+        eps = eps * (1.0 + 1e-10) + 1e-13
     return float(eps)
 
 
