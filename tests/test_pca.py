@@ -1,0 +1,378 @@
+"""capePCA and baselines: exact formulas, the message flow, statistical equivalence with pooled AG, trends."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from dpcore import pca
+from dpcore.cape import design_general
+from dpcore.data import load_bundled, synthetic_dataset
+from dpcore.mechanisms import noise_multiplier, symmetric_matrix, unique_entries_matrix
+from dpcore.pca import (
+    ALGORITHMS,
+    METRICS,
+    algorithm_rng,
+    cape_aggregate,
+    cape_messages,
+    captured_energy,
+    communication_volume,
+    compare_pca,
+    equal_sites_scenario,
+    pca_privacy,
+    pca_problem,
+    prepare_pca,
+    run_algorithm,
+    scree,
+    subspace_distance,
+    top_eigenpairs,
+)
+from dpcore.scenario import scenario_from_dict
+from dpcore.validation import InputError
+
+
+def equal_setup(n_sites=4, site_size=50, dim=8, k=3, eps=0.5, delta=0.01, seed=0, **options):
+    scenario = equal_sites_scenario(n_sites, site_size, eps, delta, **options)
+    data = synthetic_dataset(scenario.total_n, np.random.default_rng([seed, 7]), dim=dim)
+    return prepare_pca(data, scenario, k, seed=seed)
+
+
+def unequal_setup(dim=6, k=2):
+    scenario = scenario_from_dict({"sites": [
+        {"name": "A", "n": 30, "eps": 0.3, "delta": 1e-3},
+        {"name": "B", "n": 60, "eps": 0.5, "delta": 1e-3},
+        {"name": "C", "n": 90, "eps": 0.9, "delta": 1e-3},
+    ], "calibration": "analytic"})
+    data = synthetic_dataset(scenario.total_n, np.random.default_rng(11), dim=dim)
+    return prepare_pca(data, scenario, k)
+
+
+# ----------------------------------------------------------------------------------------------
+# Linear algebra and metrics, exact
+# ----------------------------------------------------------------------------------------------
+
+
+def random_basis(rng, dim, k):
+    q, _ = np.linalg.qr(rng.standard_normal((dim, k)))
+    return q
+
+
+def test_top_eigenpairs_matches_full_decomposition(rng):
+    m = rng.standard_normal((30, 30))
+    m = m + m.T
+    values, vectors = top_eigenpairs(m, 5)
+    full_values, full_vectors = np.linalg.eigh(m)
+    np.testing.assert_allclose(values, full_values[::-1][:5], rtol=1e-10)
+    np.testing.assert_allclose(np.abs(np.sum(vectors * full_vectors[:, ::-1][:, :5], axis=0)), 1.0, rtol=1e-8)
+    # only the lower triangle is read: garbage above the diagonal changes nothing
+    lower = np.tril(m) + np.triu(np.full((30, 30), 1e6), 1)
+    np.testing.assert_allclose(top_eigenpairs(lower, 5)[0], values, rtol=1e-10)
+
+
+def test_captured_energy_and_subspace_distance_brute_force(rng):
+    a = rng.standard_normal((12, 12))
+    a = a @ a.T
+    v1, v2 = random_basis(rng, 12, 4), random_basis(rng, 12, 4)
+    assert captured_energy(a, v1) == pytest.approx(np.trace(v1.T @ a @ v1), rel=1e-12)
+    brute = np.linalg.norm(v1 @ v1.T - v2 @ v2.T, 2)
+    assert subspace_distance(v1, v2) == pytest.approx(brute, rel=1e-10)
+    rotated = v1 @ np.linalg.qr(rng.standard_normal((4, 4)))[0]
+    assert subspace_distance(v1, rotated) < 1e-12  # same subspace, other basis
+    e = np.eye(12)
+    assert subspace_distance(e[:, :4], e[:, 4:8]) == pytest.approx(1.0)
+    small = np.column_stack([np.cos(1e-6) * e[:, 0] + np.sin(1e-6) * e[:, 5], e[:, 1]])
+    assert subspace_distance(e[:, :2], small) == pytest.approx(math.sin(1e-6), rel=1e-6)
+    with pytest.raises(InputError):
+        subspace_distance(v1, v2[:, :3])
+
+
+def test_problem_matrices_are_the_second_moments(rng):
+    sites = [rng.standard_normal((5, n)) for n in (7, 13, 20)]
+    sites = [x / np.linalg.norm(x, axis=0).max() for x in sites]
+    problem = pca_problem(sites, 2)
+    pooled = sum(x @ x.T for x in sites) / 40
+    np.testing.assert_allclose(problem.pooled, pooled, atol=1e-14)
+    for s, x in enumerate(sites):
+        np.testing.assert_allclose(problem.site_matrix(s), x @ x.T / x.shape[1], atol=1e-14)
+    np.testing.assert_allclose(problem.eigenvalues, np.sort(np.linalg.eigvalsh(pooled))[::-1], atol=1e-12)
+    assert problem.optimal_energy == pytest.approx(captured_energy(pooled, problem.top_vectors), rel=1e-12)
+    np.testing.assert_array_equal(problem.sizes, [7, 13, 20])
+
+
+def test_problem_errors(rng, monkeypatch):
+    x = rng.standard_normal((4, 10))
+    with pytest.raises(InputError, match="norm .* > 1"):
+        pca_problem([x], 2)
+    x = x / np.linalg.norm(x, axis=0).max()
+    with pytest.raises(InputError, match="K must be <= D = 4"):
+        pca_problem([x], 5)
+    with pytest.raises(InputError, match="D = 4"):
+        pca_problem([x, x[:3]], 2)
+    monkeypatch.setattr(pca, "MAX_PCA_ENTRIES", 15)
+    with pytest.raises(InputError, match="2 x 10 = 20 numbers"):
+        pca_problem([x, x], 2)
+
+
+def test_communication_volumes():
+    s, d, r = 10, 784, 50
+    assert communication_volume("cape", s, d) == 3 * s * d * d
+    assert communication_volume("conv", s, d) == s * d * d
+    assert communication_volume("pool_ag", s, d) == s * d * d
+    assert communication_volume("dpdis", s, d, r) == s * d * r
+    assert communication_volume("local", s, d) == 0
+    assert communication_volume("central", s, d) == s * (d * d + d + 1) + d * d + d
+    assert set(pca.COMMUNICATION) == set(ALGORITHMS)
+
+
+# ----------------------------------------------------------------------------------------------
+# Privacy set-up
+# ----------------------------------------------------------------------------------------------
+
+
+def test_privacy_levels_equal_sites():
+    setup = equal_setup(n_sites=5, site_size=40, eps=0.5, delta=1e-3)
+    c = noise_multiplier(0.5, 1e-3, "classic")
+    privacy = setup.privacy
+    np.testing.assert_allclose(privacy.tau, math.sqrt(2) / 40 * c)
+    assert privacy.pooled_std == pytest.approx(math.sqrt(2) / 200 * c)
+    assert privacy.design.tau_c == pytest.approx(privacy.pooled_std)  # CAPE reaches the pooled level
+    assert privacy.design.output_std == pytest.approx(privacy.pooled_std)
+    assert privacy.conventional_std == pytest.approx(privacy.pooled_std * math.sqrt(5))
+    published = equal_setup(n_sites=5, site_size=40, eps=0.5, delta=1e-3, neighbouring="as-published")
+    assert published.privacy.pooled_std == pytest.approx(privacy.pooled_std / math.sqrt(2))
+
+
+def test_privacy_notes_are_compacted():
+    setup = equal_setup(n_sites=10, site_size=20, eps=2.0)
+    notes = " | ".join(setup.privacy.notes)
+    assert "sites s1, s2, s3, s4, s5, s6 and 4 more: classic Gaussian calibration at eps = 2" in notes
+    assert notes.count("classic Gaussian calibration") == 1
+
+
+def test_mismatched_design_or_sizes_are_rejected():
+    setup = equal_setup()
+    other = design_general(np.ones(3), np.full(3, 1 / 3))
+    with pytest.raises(InputError, match="other sites or budgets"):
+        pca_privacy(setup.privacy.scenario, other)
+    wrong = pca_privacy(equal_sites_scenario(4, 51, 0.5, 0.01))
+    with pytest.raises(InputError, match="site sizes"):
+        run_algorithm("cape", setup.problem, wrong, np.random.default_rng(0))
+
+
+# ----------------------------------------------------------------------------------------------
+# The capePCA message flow
+# ----------------------------------------------------------------------------------------------
+
+
+def test_every_released_matrix_and_noise_term_is_symmetric():
+    setup = unequal_setup()
+    problem, privacy = setup.problem, setup.privacy
+    messages = cape_messages(problem.site_moments, privacy.design, np.random.default_rng(1))
+    for term in ("e", "f", "g", "released"):
+        mats = messages.matrices(term, problem.dim)
+        assert mats.shape == (3, problem.dim, problem.dim)
+        np.testing.assert_array_equal(mats, np.swapaxes(mats, 1, 2))
+        assert np.all(mats != 0)
+    for algorithm in ALGORITHMS:
+        result = run_algorithm(algorithm, problem, privacy, np.random.default_rng(2), keep_matrix=True)
+        np.testing.assert_array_equal(result.matrix, result.matrix.T)
+
+
+def test_release_and_aggregation_are_the_protocol():
+    setup = unequal_setup()
+    problem, design = setup.problem, setup.privacy.design
+    m = cape_messages(problem.site_moments, design, np.random.default_rng(3))
+    np.testing.assert_allclose(m.released, problem.site_moments + m.e + m.f + m.g, atol=1e-15)
+    np.testing.assert_allclose(design.weights @ m.e, 0.0, atol=1e-12 * np.abs(m.e).max())
+    aggregate = cape_aggregate(m.released, m.f, design.weights)
+    np.testing.assert_allclose(aggregate, design.weights @ (problem.site_moments + m.g), atol=1e-14)
+    # weights N_s / N: the noiseless part is exactly the pooled matrix
+    np.testing.assert_allclose(design.weights @ problem.site_moments, problem.pooled_unique, atol=1e-15)
+
+
+def test_site_noise_variances_follow_the_design():
+    setup = unequal_setup(dim=30)
+    problem, design = setup.problem, setup.privacy.design
+    draws = [cape_messages(problem.site_moments, design, np.random.default_rng([5, i])) for i in range(20)]
+    n = 20 * problem.site_moments.shape[1]  # 9,300 entries per site and term
+    for term, variances in (("e", design.var_e), ("f", design.var_f), ("g", design.var_g)):
+        values = np.concatenate([getattr(d, term) for d in draws], axis=1)
+        ratio = values.var(axis=1) / variances
+        np.testing.assert_allclose(ratio, 1.0, atol=5 * math.sqrt(2 / n))
+
+
+@pytest.mark.parametrize("equal", [True, False])
+def test_aggregated_cape_noise_has_the_pooled_variance(equal):
+    setup = equal_setup(n_sites=5, site_size=40, dim=6, k=2) if equal else unequal_setup(dim=6)
+    problem, privacy = setup.problem, setup.privacy
+    draws = 3000
+    noise = np.empty((draws, problem.pooled_unique.size))
+    for i in range(draws):
+        m = cape_messages(problem.site_moments, privacy.design, np.random.default_rng([9, i]))
+        noise[i] = cape_aggregate(m.released, m.f, privacy.design.weights) - problem.pooled_unique
+    target = privacy.pooled_std**2 if equal else privacy.design.tau_c**2
+    n = noise.size  # 63,000 entries: standard error of the variance ratio sqrt(2/n) = 0.56%
+    assert noise.var() / target == pytest.approx(1.0, abs=5 * math.sqrt(2 / n))
+    assert abs(noise.mean()) < 5 * math.sqrt(target / n)
+    # independent entries (diagonal and off-diagonal alike), as in pooled Analyze Gauss
+    corr = np.corrcoef(noise, rowvar=False)
+    off = corr[~np.eye(corr.shape[0], dtype=bool)]
+    assert np.abs(off).max() < 5 / math.sqrt(draws)
+    np.testing.assert_allclose(np.diag(np.cov(noise, rowvar=False)) / target, 1.0, atol=5 * math.sqrt(2 / draws))
+
+
+@pytest.mark.parametrize("algorithm", ["pool_ag", "central", "conv", "local"])
+def test_baseline_noise_levels(algorithm):
+    setup = equal_setup(n_sites=5, site_size=40, dim=6, k=2)
+    problem, privacy = setup.problem, setup.privacy
+    target = {"pool_ag": privacy.pooled_std, "central": privacy.pooled_std, "conv": privacy.conventional_std,
+              "local": privacy.tau[0]}[algorithm]
+    base = problem.site_moments[0] if algorithm == "local" else problem.pooled_unique
+    draws = 1500
+    results = [run_algorithm(algorithm, problem, privacy, np.random.default_rng([4, i]), keep_matrix=True)
+               for i in range(draws)]
+    noise = np.array([unique_entries_matrix(r.matrix) - base for r in results])
+    assert noise.var() / target**2 == pytest.approx(1.0, abs=5 * math.sqrt(2 / noise.size))
+    assert results[0].noise_std == pytest.approx(target)
+
+
+def test_cape_and_pooled_ag_have_the_same_mean_captured_energy():
+    setup = equal_setup(n_sites=5, site_size=40, dim=10, k=3, eps=1.0)
+    result = compare_pca(setup.problem, setup.privacy, ["cape", "pool_ag", "conv"], runs=300, seed=12)
+    stats = {m.algorithm: m for m in result.summary if m.metric == "captured_energy"}
+    cape, pooled, conv = stats["cape"], stats["pool_ag"], stats["conv"]
+    se = math.sqrt(cape.std**2 / cape.runs + pooled.std**2 / pooled.runs)
+    assert abs(cape.mean - pooled.mean) < 4.5 * se
+    # the test has power: the conventional scheme is many standard errors below
+    assert cape.mean - conv.mean > 10 * se
+
+
+# ----------------------------------------------------------------------------------------------
+# Trends
+# ----------------------------------------------------------------------------------------------
+
+
+def test_large_eps_approaches_non_dp_pool():
+    setup = equal_setup(n_sites=4, site_size=200, dim=10, k=3, eps=1e6)
+    problem, privacy = setup.problem, setup.privacy
+    for algorithm in ("cape", "pool_ag", "conv", "central"):
+        r = run_algorithm(algorithm, problem, privacy, algorithm_rng(0, 0, algorithm))
+        assert r.captured_energy_ratio == pytest.approx(1.0, abs=1e-9)
+        assert r.subspace_distance < 1e-4
+    full = run_algorithm("dpdis", problem, privacy, np.random.default_rng(0), rank=problem.dim)
+    assert full.subspace_distance < 1e-4  # R = D keeps every site's whole matrix
+    assert run_algorithm("dpdis", problem, privacy, np.random.default_rng(0)).captured_energy_ratio > 0.99
+    local = run_algorithm("local", problem, privacy, np.random.default_rng(0))
+    own = top_eigenpairs(problem.site_matrix(0), problem.k)[1]
+    assert subspace_distance(local.subspace, own) < 1e-4  # local approaches its own site's PCA
+
+
+@pytest.mark.parametrize("eps", [0.5, 1.0, 2.0])
+def test_cape_beats_conv_and_local_at_reduced_fig2_settings(eps):
+    # Fig. 2(a) settings reduced: S = 10, delta = 0.01; D = 30, K = 8, N_s = 100 instead of 200, 50, 1000
+    setup = equal_setup(n_sites=10, site_size=100, dim=30, k=8, eps=eps, delta=0.01, seed=1)
+    result = compare_pca(setup.problem, setup.privacy, ["cape", "conv", "local"], runs=20, seed=3)
+    stats = {m.algorithm: m for m in result.summary if m.metric == "captured_energy"}
+    for other in ("conv", "local"):
+        se = math.sqrt(stats["cape"].std**2 / 20 + stats[other].std**2 / 20)
+        assert stats["cape"].mean - stats[other].mean > 4 * se
+
+
+# ----------------------------------------------------------------------------------------------
+# Common random numbers, runner, helpers
+# ----------------------------------------------------------------------------------------------
+
+
+def test_same_seed_reuses_the_same_standard_normals_at_any_eps():
+    low, high = (equal_setup(eps=e, calibration="analytic") for e in (0.2, 0.8))
+    ratio = high.privacy.tau[0] / low.privacy.tau[0]
+    m_low = cape_messages(low.problem.site_moments, low.privacy.design, algorithm_rng(4, 2, "cape"))
+    m_high = cape_messages(high.problem.site_moments, high.privacy.design, algorithm_rng(4, 2, "cape"))
+    for term in ("e", "f", "g"):
+        np.testing.assert_allclose(getattr(m_high, term), ratio * getattr(m_low, term), rtol=1e-6, atol=1e-15)
+    np.testing.assert_array_equal(low.problem.pooled, high.problem.pooled)  # same data, other budget
+    for algorithm in ("pool_ag", "conv", "local", "central"):
+        base = low.problem.site_matrix(0) if algorithm == "local" else low.problem.pooled
+        a = run_algorithm(algorithm, low.problem, low.privacy, algorithm_rng(4, 2, algorithm), keep_matrix=True)
+        b = run_algorithm(algorithm, high.problem, high.privacy, algorithm_rng(4, 2, algorithm), keep_matrix=True)
+        np.testing.assert_allclose(b.matrix - base, ratio * (a.matrix - base), rtol=1e-6, atol=1e-14)
+    first, other = algorithm_rng(4, 2, "cape"), algorithm_rng(4, 3, "cape")
+    assert not np.allclose(first.standard_normal(3), other.standard_normal(3))
+
+
+def test_nondp_draws_nothing():
+    setup = equal_setup()
+    rng = np.random.default_rng(0)
+    before = rng.bit_generator.state
+    r = run_algorithm("nondp", setup.problem, setup.privacy, rng)
+    assert rng.bit_generator.state == before
+    assert r.captured_energy_ratio == pytest.approx(1.0) and r.subspace_distance < 1e-12
+
+
+def test_compare_summary_progress_and_table():
+    setup = equal_setup()
+    calls = []
+    result = compare_pca(setup.problem, setup.privacy, ["cape", "local", "cape"], runs=3, seed=5,
+                         progress=lambda done, total, label: calls.append((done, total, label)))
+    assert list(result.results) == ["cape", "local"]
+    assert [c[0] for c in calls] == list(range(1, 7)) and all(c[1] == 6 for c in calls)
+    for m in result.summary:
+        values = [r.metric(m.metric) for r in result.results[m.algorithm]]
+        assert m.mean == pytest.approx(np.mean(values)) and m.std == pytest.approx(np.std(values, ddof=1))
+        assert m.runs == 3
+    assert {m.metric for m in result.summary} == set(METRICS)
+    assert len(result.runs_table()) == 6 and result.communication["local"] == 0
+    assert any("local uses site s1" in n for n in result.notes)
+    again = compare_pca(setup.problem, setup.privacy, ["local"], runs=3, seed=5)
+    assert [r.captured_energy for r in again.results["local"]] == [r.captured_energy for r in result.results["local"]]
+    single = compare_pca(setup.problem, setup.privacy, ["cape"], runs=1)
+    assert all(m.std == 0.0 for m in single.summary)
+
+
+def test_compare_errors():
+    setup = equal_setup()
+    with pytest.raises(InputError, match="algorithm must be one of"):
+        compare_pca(setup.problem, setup.privacy, ["cape", "pca-magic"])
+    with pytest.raises(InputError, match="at least one algorithm"):
+        compare_pca(setup.problem, setup.privacy, [])
+    with pytest.raises(InputError, match="runs must be an integer >= 1"):
+        compare_pca(setup.problem, setup.privacy, runs=0)
+    with pytest.raises(InputError, match="K = 3 <= R <= D = 8"):
+        compare_pca(setup.problem, setup.privacy, ["dpdis"], rank=2)
+    with pytest.raises(InputError, match="local site"):
+        run_algorithm("local", setup.problem, setup.privacy, np.random.default_rng(0), local_site=9)
+
+
+def test_local_defaults_to_the_site_with_least_noise():
+    setup = unequal_setup()
+    result = compare_pca(setup.problem, setup.privacy, ["local"], runs=1)
+    assert result.results["local"][0].noise_std == pytest.approx(setup.privacy.tau.min())
+    assert any("local uses site C" in n for n in result.notes)
+
+
+def test_scree_sorted_true_and_noisy():
+    setup = equal_setup()
+    r = run_algorithm("cape", setup.problem, setup.privacy, np.random.default_rng(0), keep_matrix=True)
+    true, noisy = scree(setup.problem, r.matrix, 5)
+    np.testing.assert_allclose(true, setup.problem.eigenvalues[:5])
+    np.testing.assert_allclose(noisy, np.sort(np.linalg.eigvalsh(r.matrix))[::-1][:5])
+    np.testing.assert_allclose(noisy[: setup.problem.k], r.eigenvalues)
+
+
+def test_prepare_pca_on_bundled_digits_with_replacement():
+    scenario = equal_sites_scenario(4, 600, 0.5, 1e-4)
+    setup = prepare_pca(load_bundled("digits"), scenario, 5, by_label=True)
+    assert setup.split.with_replacement
+    assert any("with replacement" in n for n in setup.notes)
+    assert any("not private" in n for n in setup.notes)
+    assert setup.problem.sizes.tolist() == [600] * 4
+    with pytest.raises(InputError, match="K must be <= D = 64"):
+        prepare_pca(load_bundled("digits"), scenario, 65)
+
+
+def test_symmetric_matrix_round_trip_used_by_the_flow(rng):
+    m = rng.standard_normal((5, 5))
+    m = m + m.T
+    np.testing.assert_array_equal(symmetric_matrix(unique_entries_matrix(m), 5), m)
