@@ -52,6 +52,7 @@ from .mechanisms import (
     avn_noise,
     noise_multiplier,
     symmetric_tensor,
+    unique_count_matrix,
     unique_count_tensor,
 )
 from .models import (
@@ -420,8 +421,9 @@ class StageMessages:
     g: np.ndarray | None
 
 
-def _column_blocks(dim: int, max_unique: int = _BLOCK_UNIQUE) -> list[tuple[int, int]]:
+def _column_blocks(dim: int, max_unique: int | None = None) -> list[tuple[int, int]]:
     """Column blocks [j0, j1) of the upper triangle with at most ``max_unique`` entries (>= 1 column)."""
+    max_unique = _BLOCK_UNIQUE if max_unique is None else max_unique
     blocks = []
     j0 = 0
     while j0 < dim:
@@ -596,11 +598,12 @@ def memory_estimate(path: str, dim: int, k: int, n_sites: int) -> int:
     """Bytes of the arrays one run allocates (besides the samples themselves), stated:
 
     * both paths: the D x D second moment and its copy for the eigensolver (16 D^2), the noise of one
-      block of the M2 flow (6 arrays of S x 2^18 doubles) and the K^3 tensors;
+      block of the M2 flow (6 arrays of S x min(2^18, D(D+1)/2) doubles) and the K^3 tensors;
     * dense adds the third-moment noise of all sites, drawn at once (6 S D^3 doubles while drawing:
       standard normals and scaled terms) and about 10 D^3 doubles for one site's moment, its
       symmetrisation and projection."""
-    m2 = 16 * dim * dim + 48 * n_sites * _BLOCK_UNIQUE + 64 * k**3 * max(n_sites, 1)
+    block = min(_BLOCK_UNIQUE, unique_count_matrix(dim))
+    m2 = 16 * dim * dim + 48 * n_sites * block + 64 * k**3 * max(n_sites, 1)
     if path == "projected":
         return int(m2)
     return int(m2 + 8 * dim**3 * (6 * n_sites + 10))
