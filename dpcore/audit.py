@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 VIEWS = ("outside", "aggregator", "aggregator+coalition", "sites")
-MAX_COALITIONS = 500  # exact enumeration up to this many coalitions per site
+MAX_COALITIONS = 3000  # exact enumeration up to this many coalitions per site
 MAX_GREEDY_SITES = 30  # greedy search up to this many sites, one heuristic coalition beyond
 
 
@@ -96,85 +96,116 @@ class ViewSigma:
     sigma_bound: float | None = None
 
 
-def _noise_blocks(design: NoiseDesign) -> tuple[np.ndarray, np.ndarray]:
+def _check_auditable(design: NoiseDesign) -> None:
     if design.e_mixing is None or not design.feasible:
         raise InputError(f"cannot audit an infeasible design: {design.reason}")
-    return design.e_mixing, np.sqrt(np.clip(design.var_g, 0.0, None))
 
 
-def _aggregator_sigma(design: NoiseDesign, site: int, coalition: tuple[int, ...]) -> float:
-    """All releases minus f (the aggregator knows f), plus e_t and g_t of the coalition."""
-    mix, std_g = _noise_blocks(design)
-    n, m = design.n_sites, mix.shape[1]
-    rows = [np.hstack([mix, np.diag(std_g)])]
-    for t in coalition:
-        rows.append(np.hstack([mix[t], np.zeros(n)])[None, :])
-        g_row = np.zeros(m + n)
-        g_row[m + t] = std_g[t]
-        rows.append(g_row[None, :])
-    lin = np.vstack(rows)
-    b = np.zeros(lin.shape[0])
-    b[site] = 1.0
-    return effective_sigma(b, lin @ lin.T)
+def _batch_sigma_first(covs: np.ndarray, rtol: float = 1e-11) -> np.ndarray:
+    """:func:`effective_sigma` with b = the first unit vector, for a stack of covariances (B, n, n)."""
+    covs = 0.5 * (covs + covs.swapaxes(-1, -2))
+    w, u = np.linalg.eigh(covs)
+    top = np.maximum(w.max(axis=1), 0.0)
+    coords2 = u[:, 0, :] ** 2
+    keep = w > rtol * top[:, None]
+    null_part = np.where(keep, 0.0, coords2).sum(axis=1)
+    info = np.where(keep, coords2 / np.where(keep, w, 1.0), 0.0).sum(axis=1)
+    with np.errstate(divide="ignore"):
+        sigma = np.where(info > 0, 1.0 / np.sqrt(np.where(info > 0, info, 1.0)), math.inf)
+    sigma[null_part > 1e-9] = 0.0
+    return sigma
 
 
-def _sites_sigma(design: NoiseDesign, site: int, coalition: tuple[int, ...]) -> float:
-    """The aggregate sum_t mu_t (a_t + e_t + g_t) plus e_t and g_t of the coalition."""
-    mix, std_g = _noise_blocks(design)
-    n, m = design.n_sites, mix.shape[1]
-    mu = design.weights
-    rows = [np.hstack([mu @ mix, mu * std_g])[None, :]]
-    for t in coalition:
-        rows.append(np.hstack([mix[t], np.zeros(n)])[None, :])
-        g_row = np.zeros(m + n)
-        g_row[m + t] = std_g[t]
-        rows.append(g_row[None, :])
-    lin = np.vstack(rows)
-    b = np.zeros(lin.shape[0])
-    b[0] = mu[site]
-    return effective_sigma(b, lin @ lin.T)
+def _aggregator_sigmas(cov_e: np.ndarray, var_g: np.ndarray, site: int, coalitions: np.ndarray) -> np.ndarray:
+    """sigma_eff of ``site`` for the aggregator with each coalition (rows of ``coalitions``, shape (B, k)).
+
+    The aggregator knows every f, so it sees y_t = a_t [t = s] + e_t + g_t for every t; a coalition adds
+    its e_t and g_t. Given e_C, the other e are Gaussian with the Schur complement covariance
+    Sigma_RR - Sigma_RC Sigma_CC^+ Sigma_CR, and g_R is independent of everything known, so
+    sigma_eff^2 = 1 / [(Sigma_R|C + diag(v_g,R))^+]_(ss).
+    """
+    n = cov_e.shape[0]
+    batch, k = coalitions.shape
+    out = np.empty(batch)
+    for lo in range(0, batch, 256):  # bounded memory for large batches
+        coal = coalitions[lo : lo + 256]
+        b = coal.shape[0]
+        mask = np.ones((b, n), dtype=bool)
+        mask[np.arange(b)[:, None], coal] = False
+        mask[:, site] = False
+        rest = np.concatenate([np.full((b, 1), site), np.nonzero(mask)[1].reshape(b, n - k - 1)], axis=1)
+        cond = cov_e[rest[:, :, None], rest[:, None, :]]
+        if k:
+            s_rc = cov_e[rest[:, :, None], coal[:, None, :]]
+            s_cc = cov_e[coal[:, :, None], coal[:, None, :]]
+            scale = max(float(np.abs(s_cc).max()), 1e-300)
+            cond = cond - s_rc @ np.linalg.pinv(s_cc / scale, rtol=1e-10, hermitian=True) @ s_rc.swapaxes(1, 2) / scale
+        idx = np.arange(n - k)
+        cond[:, idx, idx] += var_g[rest]
+        out[lo : lo + b] = _batch_sigma_first(cond)
+    return out
 
 
-def _worst(design: NoiseDesign, site: int, size: int, sigma_of) -> tuple[tuple[int, ...], float, bool]:
-    """Coalition of ``size`` other sites minimising sigma_eff: exact, greedy, or one heuristic guess."""
-    others = [t for t in range(design.n_sites) if t != site]
-    if size == 0:
-        return (), sigma_of(design, site, ()), True
+def _worst_aggregator(cov_e: np.ndarray, var_g: np.ndarray, load: np.ndarray, site: int,
+                      size: int) -> tuple[tuple[int, ...], float, bool]:
+    """Coalition of ``size`` other sites minimising sigma_eff: exact enumeration, greedy, or one guess."""
+    n = cov_e.shape[0]
+    others = [t for t in range(n) if t != site]
     if math.comb(len(others), size) <= MAX_COALITIONS:
-        best = min(((c, sigma_of(design, site, c)) for c in combinations(others, size)), key=lambda x: x[1])
-        return best[0], best[1], True
-    if design.n_sites <= MAX_GREEDY_SITES:
+        coals = np.array(list(combinations(others, size)), dtype=np.int64).reshape(-1, size)
+        sig = _aggregator_sigmas(cov_e, var_g, site, coals)
+        best = int(np.argmin(sig))
+        return tuple(int(t) for t in coals[best]), float(sig[best]), True
+    if n <= MAX_GREEDY_SITES:
         chosen: list[int] = []
+        sig_best = math.inf
         for _ in range(size):
-            cand = min((t for t in others if t not in chosen),
-                       key=lambda t: sigma_of(design, site, tuple(sorted(chosen + [t]))))
-            chosen.append(cand)
-        coal = tuple(sorted(chosen))
-        return coal, sigma_of(design, site, coal), False
-    load = design.weights**2 * np.clip(design.var_g, 0, None)
-    coal = tuple(sorted(sorted(others, key=lambda t: -load[t])[:size]))
-    return coal, sigma_of(design, site, coal), False
+            cands = [t for t in others if t not in chosen]
+            coals = np.array([sorted(chosen + [t]) for t in cands], dtype=np.int64)
+            sig = _aggregator_sigmas(cov_e, var_g, site, coals)
+            best = int(np.argmin(sig))
+            chosen.append(cands[best])
+            sig_best = float(sig[best])
+        return tuple(sorted(chosen)), sig_best, False
+    guess = np.array([sorted(sorted(others, key=lambda t: -load[t])[:size])], dtype=np.int64)
+    return tuple(int(t) for t in guess[0]), float(_aggregator_sigmas(cov_e, var_g, site, guess)[0]), False
 
 
-def view_sigmas(design: NoiseDesign, collusion: int) -> list[ViewSigma]:
-    """sigma_eff for every site and view, with coalitions of up to ``collusion`` other sites."""
+def view_sigmas(design: NoiseDesign, collusion: int, views: tuple[str, ...] = VIEWS) -> list[ViewSigma]:
+    """sigma_eff for every site and view in ``views``, with coalitions of up to ``collusion`` other sites.
+
+    The sites view has a closed form: the aggregate carries sum_t mu_t g_t (e cancels), a coalition C
+    knows its own g_t, so sigma_eff^2 = sum_{t not in C} mu_t^2 v_g,t / mu_s^2, worst for the C with the
+    largest mu_t^2 v_g,t.
+    """
+    _check_auditable(design)
     n = design.n_sites
     if isinstance(collusion, bool) or not isinstance(collusion, (int, np.integer)) or collusion < 0:
         raise InputError(f"collusion must be an integer >= 0 (got {collusion!r})", "collusion")
     size = min(int(collusion), n - 1)
-    out_std = design.output_std
-    std_g = np.sqrt(np.clip(design.var_g, 0, None))
+    var_g = np.clip(design.var_g, 0.0, None)
+    cov_e = design.e_mixing @ design.e_mixing.T
+    load = design.weights**2 * var_g
     result = []
     for s in range(n):
         mu_s = design.weights[s]
-        outside = math.inf if mu_s == 0 else out_std / mu_s
-        result.append(ViewSigma(s, "outside", (), outside))
-        result.append(ViewSigma(s, "aggregator", (), _aggregator_sigma(design, s, ())))
-        if size > 0:
-            coal, sig, exact = _worst(design, s, size, _aggregator_sigma)
-            result.append(ViewSigma(s, "aggregator+coalition", coal, sig, exact, None if exact else std_g[s]))
-            coal, sig, exact = _worst(design, s, size, _sites_sigma)
-            result.append(ViewSigma(s, "sites", coal, sig, exact, None if exact else std_g[s]))
+        if "outside" in views:
+            result.append(ViewSigma(s, "outside", (), math.inf if mu_s == 0 else design.output_std / mu_s))
+        if "aggregator" in views:
+            sig = _aggregator_sigmas(cov_e, var_g, s, np.zeros((1, 0), dtype=np.int64))[0]
+            result.append(ViewSigma(s, "aggregator", (), float(sig)))
+        if size == 0:
+            continue
+        if "aggregator+coalition" in views:
+            coal, sig, exact = _worst_aggregator(cov_e, var_g, load, s, size)
+            result.append(ViewSigma(s, "aggregator+coalition", coal, sig, exact,
+                                    None if exact else math.sqrt(var_g[s])))
+        if "sites" in views:
+            others = sorted((t for t in range(n) if t != s), key=lambda t: -load[t])
+            coal = tuple(sorted(others[:size]))
+            remaining = float(load.sum() - load[list(coal)].sum())
+            sig = math.inf if mu_s == 0 else math.sqrt(max(remaining, 0.0)) / mu_s
+            result.append(ViewSigma(s, "sites", coal, sig))
     return result
 
 

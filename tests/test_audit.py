@@ -145,3 +145,49 @@ def test_large_s_uses_a_heuristic_with_a_warning_and_a_proven_bound():
     assert heuristic and report.warnings
     assert all(r.sigma_eff >= r.sigma_bound * (1 - 1e-9) for r in heuristic)
     assert default_collusion(40) == 13
+
+
+def direct_view_sigma(design, site, coalition, with_aggregator):
+    """Reference: write every observation of the view as rows over z = (z_e, z_g) and apply SPEC 5."""
+    mix, std_g = design.e_mixing, np.sqrt(np.clip(design.var_g, 0, None))
+    n, m = design.n_sites, mix.shape[1]
+    if with_aggregator:  # every release minus its known f
+        rows = [np.hstack([mix, np.diag(std_g)])]
+        b = np.zeros(n)
+        b[site] = 1.0
+    else:  # the released aggregate only
+        rows = [np.hstack([design.weights @ mix, design.weights * std_g])[None, :]]
+        b = np.array([design.weights[site]])
+    for t in coalition:
+        rows.append(np.hstack([mix[t], np.zeros(n)])[None, :])
+        g_row = np.zeros((1, m + n))
+        g_row[0, m + t] = std_g[t]
+        rows.append(g_row)
+    lin = np.vstack(rows)
+    b = np.concatenate([b, np.zeros(lin.shape[0] - b.size)])
+    return effective_sigma(b, lin @ lin.T)
+
+
+def test_fast_views_match_the_direct_observation_model(rng):
+    from itertools import combinations
+
+    for trial in range(12):
+        n_sites = int(rng.integers(3, 7))
+        tau = rng.uniform(0.5, 2.0, n_sites)
+        mu = rng.dirichlet(np.ones(n_sites))
+        if trial % 3 == 0:
+            d = design_closed_form(tau, mu)
+            if not d.feasible:
+                continue
+        else:
+            d = design_general(tau, mu, objective="min-noise" if trial % 3 == 1 else "balanced",
+                               e_scale=float(rng.choice([1.0, 30.0])))
+        c = int(rng.integers(1, n_sites))
+        views = view_sigmas(d, c)
+        for s in range(n_sites):
+            others = [t for t in range(n_sites) if t != s]
+            worst_agg = min(direct_view_sigma(d, s, coal, True) for coal in combinations(others, c))
+            worst_sites = min(direct_view_sigma(d, s, coal, False) for coal in combinations(others, c))
+            assert sigma_of(views, s, "aggregator") == pytest.approx(direct_view_sigma(d, s, (), True), rel=1e-6)
+            assert sigma_of(views, s, "aggregator+coalition") == pytest.approx(worst_agg, rel=1e-6, abs=1e-9)
+            assert sigma_of(views, s, "sites") == pytest.approx(worst_sites, rel=1e-6, abs=1e-9)
