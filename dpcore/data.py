@@ -53,6 +53,7 @@ __all__ = [
     "Preprocessed",
     "SiteSplit",
     "load_bundled",
+    "parse_label_column",
     "parse_numeric_csv",
     "preprocess",
     "site_sizes",
@@ -320,6 +321,21 @@ def parse_numeric_csv(
         values=values, columns=[columns[j] for j in feature_index], labels=labels, dropped_label=dropped,
         header=bool(header), delimiter=delimiter,
     )
+
+
+def parse_label_column(text: str | None) -> str | int | None:
+    """A label column as a user types it: empty -> None, a whole number -> a 0-based position (the user counts
+    from 1; -1 is the last column), anything else -> a header name."""
+    if text is None or not str(text).strip():
+        return None
+    text = str(text).strip()
+    try:
+        position = int(text)
+    except ValueError:
+        return text
+    if position == 0:
+        raise InputError("label column positions count from 1 (or -1 for the last column)", "label_column")
+    return position - 1 if position > 0 else position
 
 
 def table_to_dataset(table: NumericTable, name: str = "upload", *, image_shape: tuple[int, int] | None = None,

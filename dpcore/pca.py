@@ -41,6 +41,8 @@ tr(V_K^T A V_K), and the subspace distance ||V_K V_K^T - V V^T||_2.
 
 from __future__ import annotations
 
+import csv
+import io
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -59,6 +61,7 @@ from .validation import InputError, check_choice, check_positive_int, check_rank
 
 __all__ = [
     "ALGORITHMS",
+    "ALGORITHM_TITLES",
     "COMMUNICATION",
     "MAX_PCA_ENTRIES",
     "METRICS",
@@ -69,6 +72,7 @@ __all__ = [
     "PcaProblem",
     "PcaResult",
     "PcaSetup",
+    "align_signs",
     "algorithm_rng",
     "cape_aggregate",
     "cape_messages",
@@ -591,6 +595,14 @@ class PcaComparison:
     def records(self) -> list[dict[str, Any]]:
         return [m.to_dict() for m in self.summary]
 
+    def summary_csv(self) -> str:
+        """The summary (algorithm, metric, mean, std, runs) as CSV text."""
+        return _csv(["algorithm", "metric", "mean", "std", "runs"], [m.to_dict() for m in self.summary])
+
+    def runs_csv(self) -> str:
+        """One row per (algorithm, run) as CSV text."""
+        return _csv(["algorithm", "run", *METRICS, "numbers_sent"], self.runs_table())
+
     def runs_table(self) -> list[dict[str, Any]]:
         """One row per (algorithm, run) with every metric: the CSV the dashboard offers."""
         rows = []
@@ -599,6 +611,25 @@ class PcaComparison:
                 rows.append({"algorithm": algorithm, "run": run, **{m: r.metric(m) for m in METRICS},
                              "numbers_sent": r.communication})
         return rows
+
+
+def _csv(headers: list[str], rows: list[dict[str, Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=headers, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in row.items()})
+    return buffer.getvalue()
+
+
+def align_signs(reference: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+    """Flip each column of ``vectors`` so that it has a non-negative inner product with the same column of
+    ``reference`` (eigenvectors are defined up to sign; for pictures of true vs private components)."""
+    count = min(reference.shape[1], vectors.shape[1])
+    signs = np.sign(np.sum(reference[:, :count] * vectors[:, :count], axis=0))
+    signs[signs == 0] = 1.0
+    out = np.array(vectors[:, :count], dtype=float)
+    return out * signs[None, :]
 
 
 def summarise(results: dict[str, list[PcaResult]]) -> list[MetricSummary]:

@@ -24,6 +24,8 @@ class PageInfo:
 # The navigation (app.py), the home page's tour and the browser test all read this list.
 PAGES: list[PageInfo] = [
     PageInfo("pages/home.py", "Home", ":material/home:", "what CAPE is and what each page does"),
+    PageInfo("pages/capepca.py", "capePCA", ":material/scatter_plot:",
+             "distributed private PCA on MNIST, digits, synthetic or uploaded data against every baseline"),
 ]
 
 SCENARIO_KEY = "scenario"

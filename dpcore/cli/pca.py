@@ -23,6 +23,7 @@ from ..data import (
     SPECTRA,
     Dataset,
     load_bundled,
+    parse_label_column,
     parse_numeric_csv,
     site_sizes,
     synthetic_dataset,
@@ -91,18 +92,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _label_column(value: str | None) -> str | int | None:
-    if value is None:
-        return None
-    try:
-        position = int(value)
-    except ValueError:
-        return value
-    if position == 0:
-        raise InputError("--label-column positions count from 1 (or -1 for the last column)", "label_column")
-    return position - 1 if position > 0 else position
-
-
 def _load_csv(path: str, header: str, label_column: str | None) -> Dataset:
     file = Path(path)
     try:
@@ -115,7 +104,7 @@ def _load_csv(path: str, header: str, label_column: str | None) -> Dataset:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
     flag = {"auto": None, "yes": True, "no": False}[header]
     try:
-        table_ = parse_numeric_csv(content, header=flag, label_column=_label_column(label_column))
+        table_ = parse_numeric_csv(content, header=flag, label_column=parse_label_column(label_column))
     except InputError as exc:
         raise InputError(f"{path}: {exc}", exc.field) from exc
     return table_to_dataset(table_, file.name)
