@@ -136,17 +136,24 @@ def gaussian_sigma(sensitivity: float, eps: float, delta: float, calibration: st
     return sensitivity * noise_multiplier(eps, delta, calibration)
 
 
-def eps_for_sigma(sigma: float, sensitivity: float, delta: float) -> float:
-    """The smallest eps with privacy_profile(Delta/sigma, eps) <= delta: the exact eps of a Gaussian
-    mechanism with noise ``sigma`` at ``delta``. sigma = 0 gives inf, sigma = inf gives 0."""
+def eps_for_sigma(sigma: float, sensitivity: float, delta: float, calibration: str = "analytic") -> float:
+    """eps of a Gaussian mechanism with noise ``sigma`` at ``delta``; sigma = 0 gives inf, inf gives 0.
+
+    ``analytic`` (default, what the audit uses): the exact eps, the smallest with
+    privacy_profile(Delta/sigma, eps) <= delta. ``classic``: the inverse of the classic formula,
+    eps = Delta sqrt(2 ln(1.25/delta)) / sigma, a guarantee only when the result is < 1.
+    """
     delta = check_delta(delta)
     sensitivity = check_positive(sensitivity, "sensitivity")
+    calibration = check_choice(calibration, "calibration", CALIBRATIONS)
     if sigma < 0 or math.isnan(sigma):
         raise InputError(f"sigma must be >= 0 (got {sigma})", "sigma")
     if sigma == 0.0:
         return math.inf
     if math.isinf(sigma):
         return 0.0
+    if calibration == "classic":
+        return sensitivity * _classic_multiplier(1.0, delta) / sigma
     m = sensitivity / sigma
     if privacy_profile(m, 0.0) <= delta:
         return 0.0

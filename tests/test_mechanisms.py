@@ -94,6 +94,8 @@ def test_eps_for_sigma_inverts_the_analytic_calibration():
             sigma = gaussian_sigma(sens, eps, 1e-6, "analytic")
             assert eps_for_sigma(sigma, sens, 1e-6) == pytest.approx(eps, rel=1e-8)
             assert delta_for_sigma(sigma, sens, eps) == pytest.approx(1e-6, rel=1e-6)
+    # the classic formula inverted gives back its eps exactly
+    assert eps_for_sigma(gaussian_sigma(0.01, 0.3, 1e-5, "classic"), 0.01, 1e-5, "classic") == pytest.approx(0.3)
     # more noise, smaller eps; the classic sigma (eps < 1) is conservative
     assert eps_for_sigma(2.0, 1.0, 1e-5) < eps_for_sigma(1.0, 1.0, 1e-5)
     assert eps_for_sigma(noise_multiplier(0.5, 1e-5, "classic"), 1.0, 1e-5) < 0.5
