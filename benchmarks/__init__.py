@@ -1,0 +1,1 @@
+"""Speed and memory measurements; run them all with ``make bench`` (``python -m benchmarks``)."""
