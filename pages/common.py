@@ -1,6 +1,11 @@
 """Shared by every page: the page list, the scenario in session state, error display.
 
 Pages stay thin: widgets, calls into dpcore, plots. Anything a test could check belongs in dpcore.
+
+The shared scenario lives in ``st.session_state`` (:func:`current_scenario`, :func:`set_scenario`). A page
+opened with ``?scenario=<value>`` in its address (see :mod:`dpcore.scenario_io`) starts from that scenario;
+a malformed value is reported by :func:`scenario_sidebar` and the current scenario is kept. Every
+:func:`set_scenario` writes the new scenario into the address bar, so the address is always a link to it.
 """
 
 from __future__ import annotations
@@ -9,7 +14,9 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from dpcore.scenario import Scenario, default_scenario
+from dpcore.plan import Plan, plan_scenario
+from dpcore.scenario import Scenario, ScenarioError, default_scenario, scenario_from_json
+from dpcore.scenario_io import QUERY_KEY, scenario_from_query, scenario_to_query
 from dpcore.validation import InputError
 
 
@@ -24,22 +31,80 @@ class PageInfo:
 # The navigation (app.py), the home page's tour and the browser test all read this list.
 PAGES: list[PageInfo] = [
     PageInfo("pages/home.py", "Home", ":material/home:", "what CAPE is and what each page does"),
+    PageInfo("pages/sites.py", "Sites and budgets", ":material/table_edit:",
+             "edit the sites, their sizes and privacy budgets; presets, load, save and share a scenario"),
+    PageInfo("pages/noise_design.py", "Noise design", ":material/tune:",
+             "how much noise helper, aggregator and sites add, why a design is (in)feasible, and the privacy audit"),
+    PageInfo("pages/gain.py", "Gain G(n)", ":material/trending_up:",
+             "how much CAPE gains over independent noise, and how unequal site sizes change it"),
+    PageInfo("pages/protocol.py", "Protocol walk-through", ":material/route:",
+             "one round of CAPE, capePCA and capeAGN message by message, and what each party can learn"),
     PageInfo("pages/capepca.py", "capePCA", ":material/scatter_plot:",
              "distributed private PCA on MNIST, digits, synthetic or uploaded data against every baseline"),
 ]
 
 SCENARIO_KEY = "scenario"
+LINK_APPLIED_KEY = "scenario_link_applied"
+LINK_ERROR_KEY = "scenario_link_error"
+SITES_PROBLEMS_KEY = "sites_table_problems"
+STATISTIC_HELP = (
+    "The released statistic sets the sensitivity Delta_s, hence tau_s = Delta_s c(eps_s, delta_s): "
+    "mean of values in [0, 1] (1/N_s), PCA second-moment matrix (sqrt(2)/N_s replace-one), topic-model (stm) or "
+    "Gaussian-mixture (mog) moments of capeAGN."
+)
+
+
+def _apply_link() -> None:
+    """Load the scenario of the address's ``?scenario=`` value once per distinct value."""
+    value = st.query_params.get(QUERY_KEY)
+    if not value or value == st.session_state.get(LINK_APPLIED_KEY):
+        return
+    st.session_state[LINK_APPLIED_KEY] = value
+    try:
+        scenario = scenario_from_query(value)
+    except ScenarioError as exc:
+        st.session_state[LINK_ERROR_KEY] = (value, [str(e) for e in exc.errors])
+    else:
+        st.session_state[SCENARIO_KEY] = scenario
+        st.session_state.pop(LINK_ERROR_KEY, None)
 
 
 def current_scenario() -> Scenario:
-    """The scenario every page shares (the embedded default until the user changes it)."""
+    """The scenario every page shares: from the page's scenario link if it has a new one, else the one in
+    session state (the embedded default until the user changes it)."""
+    _apply_link()
     if SCENARIO_KEY not in st.session_state:
         st.session_state[SCENARIO_KEY] = default_scenario()
     return st.session_state[SCENARIO_KEY]
 
 
 def set_scenario(scenario: Scenario) -> None:
+    """Share ``scenario`` with every page and put its link in the address bar."""
     st.session_state[SCENARIO_KEY] = scenario
+    value = scenario_to_query(scenario)
+    st.session_state[LINK_APPLIED_KEY] = value
+    st.query_params[QUERY_KEY] = value
+
+
+def scenario_link(scenario: Scenario) -> str:
+    """A link that opens this page with ``scenario`` (relative when the browser's address is unknown)."""
+    base = st.context.url or ""
+    return f"{base}?{QUERY_KEY}={scenario_to_query(scenario)}"
+
+
+@st.cache_data(show_spinner="Designing the noise and auditing it ...", max_entries=64)
+def _plan_cached(scenario_json: str, statistic: str, solver: str, objective: str, last: str | None,
+                 collusion: int | None, e_scale: float, dim: int | None, sigma2: float | None) -> Plan:
+    return plan_scenario(scenario_from_json(scenario_json), statistic, solver=solver, objective=objective, last=last,
+                         collusion=collusion, e_scale=e_scale, dim=dim, sigma2=sigma2)
+
+
+def cached_plan(scenario: Scenario, statistic: str = "mean", *, solver: str = "general", objective: str = "balanced",
+                last: str | None = None, collusion: int | None = None, e_scale: float = 1.0,
+                dim: int | None = None, sigma2: float | None = None) -> Plan:
+    """dpcore.plan.plan_scenario cached on the scenario's JSON and the settings (st.cache_data)."""
+    return _plan_cached(scenario.to_json(indent=None), statistic, solver, objective, last, collusion, float(e_scale),
+                        dim, sigma2)
 
 
 def show_error(exc: Exception, where: str | None = None) -> None:
@@ -51,10 +116,25 @@ def show_error(exc: Exception, where: str | None = None) -> None:
         st.error(f"{prefix}{type(exc).__name__}: {exc}", icon=":material/error:")
 
 
+def show_link_error() -> None:
+    """The problems of a malformed scenario link, while the address still holds it."""
+    stored = st.session_state.get(LINK_ERROR_KEY)
+    if stored and st.query_params.get(QUERY_KEY) == stored[0]:
+        problems = "\n".join(f"- {p}" for p in stored[1])
+        st.error(f"The scenario link in the address could not be loaded, so the current scenario is kept.\n\n"
+                 f"{problems}", icon=":material/link_off:")
+
+
 def scenario_sidebar(scenario: Scenario) -> None:
-    """A compact summary of the shared scenario in the sidebar."""
+    """A compact summary of the shared scenario in the sidebar; in the main area, the problems of a malformed
+    scenario link (call it at the top of a page)."""
+    show_link_error()
     with st.sidebar:
         st.caption(
             f"Scenario: {scenario.n_sites} sites, N = {scenario.total_n:,}, {scenario.calibration} calibration, "
             f"{scenario.neighbouring} neighbours"
         )
+        problems = st.session_state.get(SITES_PROBLEMS_KEY)
+        if problems:
+            st.caption(f":orange[The Sites table has {problems} problem(s); every page uses the last valid "
+                       "scenario.]")

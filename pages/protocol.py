@@ -1,0 +1,9 @@
+"""Protocol walk-through (work in progress)."""
+
+import streamlit as st
+
+from pages.common import current_scenario, scenario_sidebar
+
+scenario_sidebar(current_scenario())
+st.title("Protocol walk-through")
+st.info("This page is being built.")

@@ -1,0 +1,320 @@
+"""Sites and budgets: edit the shared scenario (table, presets, settings), load, save and share it.
+
+State (session_state ``sites_form``): the table as the user typed it (``rows``, invalid cells included), the
+settings, the base table the editor was created from, a generation counter ``gen`` that is part of every
+widget key (a new generation resets the widgets, e.g. after loading a preset) and ``source``, the JSON of the
+scenario the form last produced or was built from. Only a valid table changes the shared scenario; an
+invalid one keeps the last valid scenario for every other page and every value the user typed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from dpcore.cape import WEIGHT_OBJECTIVES, dp_floor, suggest_weights
+from dpcore.mechanisms import CALIBRATIONS
+from dpcore.scenario import MAX_SITES, PRESETS, Scenario, ScenarioError, preset_scenario
+from dpcore.scenario_io import (
+    SITE_COLUMNS,
+    cell_errors,
+    scenario_from_bytes,
+    scenario_from_rows,
+    scenario_to_rows,
+    settings_of,
+)
+from dpcore.sensitivity import NEIGHBOURING
+from pages.common import SITES_PROBLEMS_KEY, current_scenario, scenario_link, scenario_sidebar, set_scenario
+
+FORM_KEY = "sites_form"
+NOTICE_KEY = "sites_notice"
+
+NEIGHBOURING_HELP = {
+    "replace-one": "neighbouring data sets differ by replacing one sample (the safe default; Frobenius-norm "
+    "sensitivities, e.g. sqrt(2)/N_s for PCA)",
+    "as-published": "the papers' constants (e.g. 1/N_s for PCA); kept to reproduce the papers, not a guarantee "
+    "for matrix releases",
+}
+CALIBRATION_HELP = {
+    "classic": "sigma = Delta sqrt(2 ln(1.25/delta)) / eps; a guarantee only for eps < 1",
+    "analytic": "Balle & Wang (2018): the smallest sigma that is (eps, delta)-DP, valid for every eps > 0",
+}
+COLUMN_CONFIG = {
+    "name": st.column_config.TextColumn(
+        "site", help="A unique name for the data holder (a hospital, a lab).", max_chars=40),
+    "n": st.column_config.NumberColumn(
+        "N_s", help="Number of samples the site holds (an integer >= 1). Sensitivities scale as 1/N_s.",
+        step=1, format="%d"),
+    "eps": st.column_config.NumberColumn(
+        "ε_s", help="The site's privacy parameter epsilon (> 0). Smaller means more private and more noise.",
+        format="%g"),
+    "delta": st.column_config.NumberColumn(
+        "δ_s", help="The site's privacy parameter delta, in (0, 1); keep it well below 1/N_s.", format="%.1e"),
+    "weight": st.column_config.NumberColumn(
+        "weight μ_s", help="Aggregation weight (>= 0, all weights sum to 1). Leave the whole column blank for "
+        "μ_s = N_s / N, the pooled statistic.", format="%g"),
+}
+BULK_FIELDS = {"eps": "ε (epsilon)", "delta": "δ (delta)", "n": "N_s (samples)"}
+
+
+# ------------------------------------------------------------------------------------------------
+# Form state
+# ------------------------------------------------------------------------------------------------
+
+def _new_form(scenario: Scenario, gen: int) -> dict[str, Any]:
+    rows = scenario_to_rows(scenario)
+    return {"gen": gen, "rows": rows, "base": rows, "settings": settings_of(scenario),
+            "source": scenario.to_json(), "errors": []}
+
+
+def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    frame = pd.DataFrame(rows, columns=list(SITE_COLUMNS))
+    frame["name"] = frame["name"].astype(object)
+    frame["n"] = pd.to_numeric(frame["n"], errors="coerce").astype("Int64")
+    for column in ("eps", "delta", "weight"):
+        frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
+    return frame
+
+
+def _reset_form(rows: list[dict[str, Any]], settings: dict[str, Any] | None = None) -> None:
+    """Recreate the editor from ``rows`` (a new generation of widget keys)."""
+    form = st.session_state[FORM_KEY]
+    form.update(gen=form["gen"] + 1, rows=rows, base=rows)
+    if settings is not None:
+        form["settings"] = settings
+
+
+def _load(scenario: Scenario, notice: str) -> None:
+    set_scenario(scenario)
+    st.session_state[NOTICE_KEY] = notice
+
+
+def _on_preset(key: str) -> None:
+    name = st.session_state[key]
+    _load(preset_scenario(name), f"Loaded the preset '{name}': {PRESETS[name]}.")
+
+
+def _on_bulk(field_key: str, value_key: str) -> None:
+    field, value = st.session_state[field_key], st.session_state[value_key]
+    if value is None:
+        st.session_state[NOTICE_KEY] = "Type a value first."
+        return
+    form = st.session_state[FORM_KEY]
+    value = int(value) if field == "n" and float(value).is_integer() else value
+    _reset_form([dict(row, **{field: value}) for row in form["rows"]])
+    st.session_state[NOTICE_KEY] = f"Set {BULK_FIELDS[field]} = {value:g} on every site."
+
+
+def _on_weights(scenario: Scenario, objective_key: str | None) -> None:
+    if objective_key is None:
+        rows = [dict(r, weight=None) for r in scenario_to_rows(scenario)]
+        note = "Weights cleared: μ_s = N_s / N."
+    else:
+        objective = st.session_state[objective_key]
+        w = suggest_weights(scenario.taus("mean"), scenario.sizes, objective).weights
+        rows = [dict(r, weight=float(x)) for r, x in zip(scenario_to_rows(scenario), w, strict=True)]
+        note = f"Weights set by '{objective}': {WEIGHT_OBJECTIVES[objective]}."
+    _reset_form(rows, settings_of(scenario))
+    st.session_state[NOTICE_KEY] = note
+
+
+# ------------------------------------------------------------------------------------------------
+# Page
+# ------------------------------------------------------------------------------------------------
+
+scenario = current_scenario()
+scenario_sidebar(scenario)
+
+form = st.session_state.get(FORM_KEY)
+if form is None or form["source"] != scenario.to_json():
+    form = _new_form(scenario, 1 if form is None else form["gen"] + 1)
+    st.session_state[FORM_KEY] = form
+gen = form["gen"]
+editor_key = f"sites_editor_{gen}"
+if editor_key not in st.session_state:
+    # a fresh editor (first visit, new generation, or back from another page): start from the draft
+    form["base"] = form["rows"]
+
+st.title("Sites and budgets")
+st.markdown(
+    "Each row is a data holder: its number of samples **N_s**, its privacy budget **(ε_s, δ_s)** and, "
+    "optionally, its aggregation weight **μ_s**. Every other page uses this scenario. Edit a cell, add a row "
+    "at the bottom of the table or select rows to delete them; a problem is shown beside the table and the "
+    "other pages keep the last valid scenario until it is fixed."
+)
+notice = st.session_state.pop(NOTICE_KEY, None)
+if notice:
+    st.info(notice, icon=":material/info:")
+
+left, right = st.columns([3, 2], gap="medium")
+with left:
+    edited = st.data_editor(
+        _frame(form["base"]), key=editor_key, num_rows="dynamic", hide_index=True, width="stretch",
+        column_config=COLUMN_CONFIG,
+    )
+
+settings_box = st.container()
+with settings_box:
+    st.subheader("Settings")
+    c1, c2, c3 = st.columns(3, gap="medium")
+    settings = dict(form["settings"])
+    with c1:
+        settings["neighbouring"] = st.radio(
+            "Neighbouring relation", NEIGHBOURING, index=NEIGHBOURING.index(settings["neighbouring"]),
+            key=f"sites_neighbouring_{gen}", format_func=lambda x: x,
+            help="Which data sets count as neighbours. " + " · ".join(f"{k}: {v}" for k, v in NEIGHBOURING_HELP.items()),
+        )
+        settings["calibration"] = st.radio(
+            "Gaussian calibration", CALIBRATIONS, index=CALIBRATIONS.index(settings["calibration"]),
+            key=f"sites_calibration_{gen}",
+            help="How sigma follows from (eps, delta). " + " · ".join(f"{k}: {v}" for k, v in CALIBRATION_HELP.items()),
+        )
+    with c2:
+        at_floor = st.toggle(
+            "τ_c at the DP floor", value=settings["tau_c"] is None, key=f"sites_floor_{gen}",
+            help="tau_c is the noise std left in the released aggregate. The DP floor max_s mu_s tau_s is the "
+            "smallest value that keeps every site's budget against an outside observer; switch off to set "
+            "your own value (below the floor is allowed but flagged).",
+        )
+        if at_floor:
+            settings["tau_c"] = None
+        else:
+            try:
+                floor_default = dp_floor(scenario.weights(), scenario.taus("mean"))
+            except ValueError:
+                floor_default = 0.01
+            settings["tau_c"] = st.number_input(
+                "τ_c (std of the aggregate's noise)", min_value=0.0, format="%.4e",
+                value=float(settings["tau_c"] if settings["tau_c"] is not None else floor_default),
+                key=f"sites_tau_c_{gen}",
+                help="An absolute standard deviation, in the units of the released statistic (the same number "
+                "is used for every statistic). Must be > 0.",
+            )
+    with c3:
+        settings["seed"] = st.number_input(
+            "Seed", min_value=0, step=1, value=int(settings["seed"]), key=f"sites_seed_{gen}",
+            help="Seed of every random draw the other pages make for this scenario (simulations, samples); "
+            "the same seed reproduces a run. numpy's generator is for simulation, not for a deployment.",
+        )
+
+rows = edited.to_dict("records")
+errors, candidate = scenario_from_rows(rows, **settings)
+form["rows"] = rows
+form["settings"] = settings
+form["errors"] = [str(e) for e in errors]
+st.session_state[SITES_PROBLEMS_KEY] = len(errors)
+if candidate is not None and candidate != scenario:
+    set_scenario(candidate)
+    form["source"] = candidate.to_json()
+    scenario = candidate
+
+with right:
+    if errors:
+        st.error(
+            f"**{len(errors)} problem(s)** - the other pages keep the last valid scenario "
+            f"({scenario.n_sites} sites) until they are fixed:\n\n" + "\n".join(f"- {e}" for e in errors),
+            icon=":material/error:",
+        )
+    else:
+        st.success(
+            f"Valid: {scenario.n_sites} sites, N = {scenario.total_n:,} samples, weights "
+            + ("as given." if scenario.weights_given else "N_s / N."),
+            icon=":material/check_circle:",
+        )
+    for caveat in scenario.caveats():
+        st.warning(caveat, icon=":material/warning:")
+    st.caption(f"Up to {MAX_SITES} sites. Names must be unique. Give every weight or none.")
+
+if errors:
+    with left:
+        cells = cell_errors(errors, len(rows))
+        marked = pd.DataFrame(rows, columns=list(SITE_COLUMNS)).astype(object)
+
+        def _mark(frame: pd.DataFrame) -> pd.DataFrame:
+            return pd.DataFrame(
+                [["background-color: rgba(255, 75, 75, 0.35)" if (i, c) in cells else "" for c in frame.columns]
+                 for i in range(len(frame))], index=frame.index, columns=frame.columns)
+
+        st.caption("Cells with a problem, marked in red (messages beside the table):")
+        st.dataframe(marked.style.apply(_mark, axis=None), hide_index=True, width="stretch")
+
+# --- derived quantities ---------------------------------------------------------------------------
+with left:
+    with st.expander("What these budgets mean (for a mean of values in [0, 1])", expanded=False):
+        tau = scenario.taus("mean")
+        mu = scenario.weights()
+        floor = dp_floor(mu, tau)
+        st.latex(r"\tau_s=\Delta_s\,c(\varepsilon_s,\delta_s),\qquad \text{DP floor}=\max_s \mu_s\tau_s")
+        st.dataframe(
+            pd.DataFrame({"site": scenario.names, "Delta_s": scenario.sensitivities("mean"), "tau_s": tau,
+                          "mu_s": mu, "mu_s tau_s": mu * tau, "sets the floor": (mu * tau) >= floor * (1 - 1e-12)}),
+            hide_index=True, width="stretch",
+            column_config={"Delta_s": st.column_config.NumberColumn(format="%.3e"),
+                           "tau_s": st.column_config.NumberColumn(format="%.3e"),
+                           "mu_s": st.column_config.NumberColumn(format="%.3f"),
+                           "mu_s tau_s": st.column_config.NumberColumn(format="%.3e")},
+        )
+
+# --- quick edits ----------------------------------------------------------------------------------
+st.subheader("Quick edits")
+q1, q2 = st.columns(2, gap="medium")
+with q1:
+    with st.container(border=True):
+        st.markdown("**Set one value on every site**")
+        field_key, value_key = f"sites_bulk_field_{gen}", f"sites_bulk_value_{gen}"
+        st.selectbox("Field", list(BULK_FIELDS), format_func=BULK_FIELDS.get, key=field_key,
+                     help="Which column to overwrite on every row of the table.")
+        st.number_input("Value", value=None, format="%g", key=value_key, placeholder="e.g. 1.0",
+                        help="The value to write into that column for every site; checked like any cell.")
+        st.button("Apply to every site", key=f"sites_bulk_apply_{gen}", on_click=_on_bulk,
+                  args=(field_key, value_key), help="Overwrite the column; the other columns stay as typed.")
+with q2:
+    with st.container(border=True):
+        st.markdown("**Weights**")
+        objective_key = f"sites_weight_objective_{gen}"
+        st.selectbox("Suggest weights by", list(WEIGHT_OBJECTIVES), key=objective_key,
+                     help=" · ".join(f"{k}: {v}" for k, v in WEIGHT_OBJECTIVES.items()))
+        b1, b2 = st.columns(2)
+        b1.button("Apply suggested weights", key=f"sites_weights_apply_{gen}", on_click=_on_weights,
+                  args=(scenario, objective_key),
+                  help="Compute the weights for the last valid scenario and write them into the table.")
+        b2.button("Use N_s / N", key=f"sites_weights_clear_{gen}", on_click=_on_weights, args=(scenario, None),
+                  help="Clear the weight column: the aggregate is then the pooled-data statistic.")
+
+# --- load, save, share ----------------------------------------------------------------------------
+st.subheader("Load, save and share")
+l1, l2, l3 = st.columns(3, gap="medium")
+with l1:
+    preset_key = f"sites_preset_{gen}"
+    st.selectbox("Preset", list(PRESETS), key=preset_key, format_func=lambda p: f"{p}: {PRESETS[p]}",
+                 help="Starting points: " + " · ".join(f"{k}: {v}" for k, v in PRESETS.items()))
+    st.button("Load preset", key=f"sites_preset_load_{gen}", on_click=_on_preset, args=(preset_key,),
+              help="Replace the table and settings with the preset.")
+with l2:
+    uploaded = st.file_uploader(
+        "Load a scenario JSON", type=["json"], key=f"sites_upload_{gen}",
+        help="A file saved with 'Save scenario JSON' (format in README.md): sites with name, n, eps, delta and "
+        "optional weight; neighbouring, calibration, tau_c, seed.",
+    )
+    if uploaded is not None:
+        try:
+            loaded = scenario_from_bytes(uploaded.getvalue())
+        except ScenarioError as exc:
+            st.error(f"{uploaded.name} was not loaded:\n\n" + "\n".join(f"- {e}" for e in exc.errors),
+                     icon=":material/error:")
+        else:
+            _load(loaded, f"Loaded {uploaded.name}: {loaded.n_sites} sites.")
+            st.rerun()
+with l3:
+    st.download_button(
+        "Save scenario JSON", data=scenario.to_json(), file_name="scenario.json", mime="application/json",
+        icon=":material/download:", key=f"sites_download_{gen}",
+        help="Download the last valid scenario as JSON (what the table shows when it has no problems).",
+    )
+    st.caption("Also usable on the command line: `python -m dpcore design scenario.json`.")
+
+link = scenario_link(scenario)
+st.markdown("**Shareable link** - opens the dashboard with this scenario (also in your address bar):")
+st.code(link, language=None, wrap_lines=True)
