@@ -86,6 +86,8 @@ __all__ = [
     "dpdis_pca",
     "equal_sites_scenario",
     "local_pca",
+    "noise_dominance_note",
+    "noise_spectral_norm",
     "nondp_pca",
     "pca_privacy",
     "pca_problem",
@@ -686,6 +688,24 @@ def scree(problem: PcaProblem, matrix: np.ndarray, count: int | None = None) -> 
     return problem.eigenvalues[:count].copy(), noisy[:count]
 
 
+def noise_spectral_norm(dim: int, std: float) -> float:
+    """About 2 sqrt(D) std: the spectral norm of a D x D symmetric matrix with i.i.d. N(0, std^2) unique
+    entries (the edge of Wigner's semicircle), for large D."""
+    return 2.0 * float(np.sqrt(dim)) * float(std)
+
+
+def noise_dominance_note(problem: PcaProblem, privacy: PcaPrivacy) -> str | None:
+    """A warning when the CAPE (= pooled) noise is expected to swamp the K-th eigenvalue of A, i.e.
+    2 sqrt(D) tau_c > lambda_K(A): then even capePCA recovers little, and the baselines less."""
+    edge = noise_spectral_norm(problem.dim, privacy.design.output_std)
+    lambda_k = float(problem.eigenvalues[problem.k - 1])
+    if edge <= lambda_k:
+        return None
+    return (f"the aggregate's noise has spectral norm about 2 sqrt(D) tau_c = {edge:.3g}, more than the K-th "
+            f"eigenvalue of A ({lambda_k:.3g}): at this budget the private top-{problem.k} directions are mostly "
+            "noise for every algorithm. Raise eps or N_s, lower K, or use fewer features.")
+
+
 # ----------------------------------------------------------------------------------------------
 # From a data set and a scenario to a ready problem
 # ----------------------------------------------------------------------------------------------
@@ -717,4 +737,7 @@ def prepare_pca(dataset: Dataset, scenario: Scenario, k: int, *, preprocessing: 
     notes = [f"preprocessing: {prepared.note}"]
     if split.message:
         notes.append(split.message)
+    crowded = noise_dominance_note(problem, privacy)
+    if crowded:
+        notes.append(crowded)
     return PcaSetup(dataset, prepared, split, problem, privacy, tuple(notes) + privacy.notes)

@@ -40,8 +40,8 @@ from pages.common import current_scenario, scenario_sidebar, show_error
 
 RESULT_KEY = "capepca_result"
 DATA_CHOICES = {
-    "mnist": "MNIST (bundled, 5,000 images, D = 784)",
     "digits": "digits (bundled, 1,797 images, D = 64)",
+    "mnist": "MNIST (bundled, 5,000 images, D = 784)",
     "synthetic": "synthetic Gaussian",
     "upload": "upload a CSV file",
 }

@@ -372,6 +372,35 @@ def test_prepare_pca_on_bundled_digits_with_replacement():
         prepare_pca(load_bundled("digits"), scenario, 65)
 
 
+def test_noise_spectral_norm_is_the_semicircle_edge(rng):
+    dim, std = 300, 0.01
+    norms = [np.linalg.norm(symmetric_matrix(rng.normal(0, std, dim * (dim + 1) // 2), dim), 2) for _ in range(5)]
+    # finite-D fluctuations of the largest eigenvalue are O(std D^(-1/6)), about 1% of the edge here
+    assert np.mean(norms) == pytest.approx(pca.noise_spectral_norm(dim, std), rel=0.05)
+
+
+def test_noise_dominance_note():
+    noisy = equal_setup(n_sites=3, site_size=30, dim=20, k=10, eps=0.05)
+    assert any("mostly noise" in n for n in noisy.notes)
+    quiet = equal_setup(n_sites=3, site_size=30, dim=20, k=2, eps=1e4)
+    assert pca.noise_dominance_note(quiet.problem, quiet.privacy) is None
+
+
+def test_csv_exports_and_sign_alignment(rng):
+    setup = equal_setup()
+    result = compare_pca(setup.problem, setup.privacy, ["cape", "nondp"], runs=2, seed=1)
+    summary = result.summary_csv().splitlines()
+    assert summary[0] == "algorithm,metric,mean,std,runs" and len(summary) == 1 + 2 * len(METRICS)
+    first = result.summary[0]
+    assert summary[1] == f"cape,captured_energy,{first.mean!r},{first.std!r},2"
+    runs = result.runs_csv().splitlines()
+    assert runs[0] == "algorithm,run,captured_energy,captured_energy_ratio,subspace_distance,numbers_sent"
+    assert len(runs) == 1 + 4
+    v = random_basis(rng, 6, 3)
+    flipped = v * np.array([-1.0, 1.0, -1.0])
+    np.testing.assert_array_equal(pca.align_signs(v, flipped), v)
+
+
 def test_symmetric_matrix_round_trip_used_by_the_flow(rng):
     m = rng.standard_normal((5, 5))
     m = m + m.T
