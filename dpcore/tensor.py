@@ -8,7 +8,7 @@ SPEC 7 (Algorithm 3 of the journal paper, appendix E of the preprint, paper 001 
 2. Sites release M3_tilde_s = (M3_s + E3_s + F3_s + G3_s)(W, W, W) (budget (1 - a) eps, (1 - a) delta);
    the aggregator forms M3_tilde = sum_s mu_s (M3_tilde_s - F3_s(W, W, W)).
 3. Robust tensor power method (:func:`tensor_power_method`) and recovery a_k = lambda_k U D^{1/2} u_k,
-   w_k = 1 / lambda_k^2 (STM: negative entries zeroed, renormalised to sum 1).
+   w_k = 1 / lambda_k^2 renormalised to sum 1 (STM: negative entries zeroed, renormalised to sum 1).
 
 The message flow is run for real (:func:`release_m2`, :func:`release_m3`): helper noise e (zero-sum),
 aggregator noise f (subtracted), site noise g, every term symmetric (SPEC 9.1, 9.7).
@@ -347,14 +347,15 @@ def noisy_tensor_power_method(
 
 
 def recover(whitening: Whitening, power: PowerResult, kind: str, scale: float = 1.0) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
-    """a_k = lambda_k (W^T)^+ u_k = lambda_k U D^{1/2} u_k (times the MOG scale zeta), w_k = 1/lambda_k^2.
+    """a_k = lambda_k (W^T)^+ u_k = lambda_k U D^{1/2} u_k (times the MOG scale zeta), w_k = 1/lambda_k^2
+    renormalised to sum 1 (a tiny noisy lambda would otherwise give an unbounded weight).
     STM: negative entries set to 0 and each a_k renormalised to sum 1 (uniform if nothing positive is left).
     Returns (components K x D, weights K, notes)."""
     lam = power.eigenvalues
     back = whitening.u * np.sqrt(whitening.eigenvalues)  # (W^T)^+ = U D^{1/2}
     comps = (back @ power.eigenvectors * lam).T
-    tiny = 1e-300
-    weights = 1.0 / np.maximum(lam**2, tiny)
+    weights = 1.0 / np.maximum(lam**2, 1e-300)
+    weights = weights / weights.sum()  # a probability vector (unchanged for exact moments, where it sums to 1)
     notes: list[str] = []
     if kind == "stm":
         comps = np.clip(comps, 0.0, None)
@@ -610,7 +611,9 @@ def memory_estimate(path: str, dim: int, k: int, n_sites: int) -> int:
 
 
 def _gib(n: float) -> str:
-    return f"{n / 2**30:.2f} GiB" if n >= 2**30 else f"{n / 2**20:.0f} MiB"
+    if n >= 2**30:
+        return f"{n / 2**30:.2f} GiB"
+    return f"{n / 2**20:.0f} MiB" if n >= 2**20 else f"{n / 2**10:.0f} KiB"
 
 
 def choose_path(requested: str, dim: int, k: int, n_sites: int, budget: int = DEFAULT_MEMORY_BUDGET) -> PathChoice:

@@ -41,6 +41,8 @@ PAGES: list[PageInfo] = [
              "one round of CAPE, capePCA and capeAGN message by message, and what each party can learn"),
     PageInfo("pages/capepca.py", "capePCA", ":material/scatter_plot:",
              "distributed private PCA on MNIST, digits, synthetic or uploaded data against every baseline"),
+    PageInfo("pages/capeagn.py", "capeAGN", ":material/deployed_code:",
+             "private tensor decomposition of topic models and Gaussian mixtures across sites, large vocabularies"),
 ]
 
 SCENARIO_KEY = "scenario"
@@ -114,6 +116,28 @@ def show_error(exc: Exception, where: str | None = None) -> None:
         st.error(prefix + str(exc), icon=":material/error:")
     else:  # unexpected: still no traceback for the user, but say what kind of failure it was
         st.error(f"{prefix}{type(exc).__name__}: {exc}", icon=":material/error:")
+
+
+def restore_widgets(defaults: dict[str, object], valid: dict[str, object] | None = None) -> None:
+    """Give widgets keyed by ``defaults`` the value they had on this page's last visit (Streamlit drops the
+    state of widgets a page run did not draw), else the default. ``valid`` maps a key to a predicate or a
+    collection of allowed values; a remembered value that is no longer allowed falls back to the default."""
+    valid = valid or {}
+    for key, default in defaults.items():
+        if key in st.session_state:
+            continue
+        value = st.session_state.get(f"_remember_{key}", default)
+        check = valid.get(key)
+        if check is not None and not (check(value) if callable(check) else value in check):
+            value = default
+        st.session_state[key] = value
+
+
+def remember_widgets(keys) -> None:
+    """Store the current values of the widgets ``keys`` for :func:`restore_widgets`."""
+    for key in keys:
+        if key in st.session_state:
+            st.session_state[f"_remember_{key}"] = st.session_state[key]
 
 
 def show_link_error() -> None:

@@ -1,0 +1,380 @@
+"""capeAGN: distributed private orthogonal tensor decomposition (MOG / single topic model) and baselines."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+from plotly.subplots import make_subplots
+
+from dpcore.data import parse_numeric_csv
+from dpcore.mechanisms import CALIBRATIONS
+from dpcore.models import DEFAULT_SIGMA2, ESTIMATORS, OTD_PRESETS
+from dpcore.scenario import Scenario, scenario_from_dict
+from dpcore.sensitivity import NEIGHBOURING
+from dpcore.tensor import (
+    ALGORITHMS,
+    DEFAULT_ITERATIONS,
+    DEFAULT_MEMORY_BUDGET,
+    DEFAULT_RESTARTS,
+    LABELS,
+    M3_NOISE,
+    PATHS,
+    OtdComparison,
+    OtdSettings,
+    SyntheticSpec,
+    choose_path,
+    compare_algorithms,
+    match_components,
+    mog_problem,
+)
+from dpcore.text import corpus_problem, parse_count_csv, parse_documents, parse_vocabulary, top_words
+from dpcore.validation import InputError, check_positive_int, check_rank
+from pages.common import current_scenario, scenario_sidebar, show_error
+
+RESULT_KEY = "capeagn_result"
+DEFAULT_ALGORITHMS = ["cape", "conv", "local", "nonpriv", "random"]
+MODEL_NAMES = {"stm": "single topic model (documents)", "mog": "mixture of spherical Gaussians"}
+MAX_HEATMAP_COLUMNS = 60
+
+scenario = current_scenario()
+scenario_sidebar(scenario)
+
+st.title("capeAGN: private tensor decomposition across sites")
+st.markdown(
+    """
+Topic models and Gaussian mixtures can be learned from the second and third moments of the data by an
+**orthogonal tensor decomposition**. **capeAGN** does it across sites with differential privacy: the sites
+release noisy second moments with CAPE's correlated noise, the aggregator whitens, the sites release
+projected noisy third moments, and the aggregator runs the tensor power method. With CAPE the aggregate
+carries only the noise that pooled data would need. Compare it with the conventional scheme (**conv**, every
+site adds its full noise), one site alone (**local**), the pooled algorithms and the non-private result.
+"""
+)
+with st.expander("The algorithm (Algorithm 3 of the journal paper)"):
+    st.latex(r"\hat M_2=\sum_s\mu_s(\hat M_2^s-F_2^s),\quad \hat M_2^s=M_2^s+E_2^s+F_2^s+G_2^s,\quad "
+             r"W=U_K D_K^{-1/2}")
+    st.latex(r"\tilde M_3=\sum_s\mu_s\big(\tilde M_3^s-F_3^s(W,W,W)\big),\quad "
+             r"\tilde M_3^s=(M_3^s+E_3^s+F_3^s+G_3^s)(W,W,W)")
+    st.latex(r"\hat a_k=\lambda_k\,U_K D_K^{1/2}u_k,\qquad \hat w_k=\lambda_k^{-2},\qquad "
+             r"q_{\mathrm{comp}}=\frac1K\sum_k\min_{k'}\lVert\hat a_k-a_{k'}\rVert_2")
+    st.markdown(
+        "The budget is split between the two stages (share *a* for the whitening stage). Every noise term is "
+        "symmetric, the helper's terms E cancel in the weighted sum and the aggregator removes its own F. For "
+        "large D the sites compute M3(W, W, W) directly from their samples and add noise sampled already "
+        "projected, so no D x D x D array exists (the *projected* path). Whitening fails when one of the top-K "
+        "eigenvalues of the noisy second moment is not positive; the page then says so for that run."
+    )
+
+# ----------------------------------------------------------------------------------------------
+# Data
+# ----------------------------------------------------------------------------------------------
+
+st.subheader("Data")
+source = st.radio("Data source", ["Synthetic model", "Upload"], horizontal=True, key="capeagn_source",
+                  help="A synthetic mixture with known components (q_comp against the truth), or your own data "
+                  "(q_comp against the non-private result).")
+model = st.selectbox("Model", list(MODEL_NAMES), format_func=MODEL_NAMES.get, key="capeagn_model",
+                     help="stm: documents whose words are drawn from one topic each; mog: samples a_h + noise.")
+input_problems: list[InputError] = []
+upload_spec: dict = {}
+spec: SyntheticSpec | None = None
+
+if source == "Synthetic model":
+    presets = list(OTD_PRESETS) + ["custom"]
+    c1, c2, c3 = st.columns(3)
+    preset = c1.selectbox("Size", presets, key="capeagn_preset",
+                          help="The paper's experiment sizes (D, K), or your own.")
+    d_default, k_default = OTD_PRESETS.get(preset, (20, 4))
+    dim = c2.number_input("Dimension D", 2, 20_000, d_default, key=f"capeagn_d_{preset}",
+                          disabled=preset != "custom", help="Features (MOG) or vocabulary size (STM).")
+    k = c3.number_input("Components K", 1, 200, k_default, key=f"capeagn_k_{preset}",
+                        disabled=preset != "custom", help="Number of mixture components / topics, K <= D.")
+    c1, c2, c3 = st.columns(3)
+    if model == "mog":
+        sigma2 = c1.number_input("Component variance sigma^2", 0.0, 10.0, DEFAULT_SIGMA2, step=0.01, format="%.3f",
+                                 key="capeagn_sigma2", help="Spherical covariance sigma^2 I of each component "
+                                 "(0.05 in the paper). Samples are divided by the public bound 1 + sigma (sqrt(D) + 4).")
+        doc_length, estimator = 3, "first"
+    else:
+        sigma2 = DEFAULT_SIGMA2
+        doc_length = c1.number_input("Words per document L", 3, 1000, 3, key="capeagn_doclen",
+                                     help="Each synthetic document has L >= 3 words from its topic.")
+        estimator = c2.selectbox("Moment estimator", list(ESTIMATORS), key="capeagn_estimator",
+                                 help="; ".join(f"{k_}: {v}" for k_, v in ESTIMATORS.items()))
+    try:
+        check_rank(int(k), int(dim))
+        spec = SyntheticSpec(model, int(dim), int(k), sigma2=float(sigma2), doc_length=int(doc_length),
+                             estimator=estimator)
+    except InputError as exc:
+        input_problems.append(exc)
+        show_error(exc)
+else:
+    c1, c2 = st.columns(2)
+    if model == "stm":
+        upload = c1.file_uploader("Documents", type=["txt", "csv"], key="capeagn_upload_stm",
+                                  help="Plain text, one document per line; or a .csv document-term count table "
+                                  "(rows = documents, columns = words). Nothing uploaded is executed.")
+        vocab_file = c2.file_uploader("Vocabulary (optional)", type=["txt", "csv"], key="capeagn_vocab",
+                                      help="A public word list (one per line). Without it the vocabulary is the D "
+                                      "most frequent words of the upload, which is not private.")
+        vocab_size = c1.number_input("Vocabulary size D", 2, 20_000, 500, key="capeagn_vocab_size",
+                                     help="Keep the D most frequent words (ignored when a vocabulary is given).")
+        upload_spec = {"upload": upload, "vocab": vocab_file, "vocab_size": int(vocab_size)}
+    else:
+        upload = c1.file_uploader("Samples (numeric CSV)", type=["csv", "txt", "tsv"], key="capeagn_upload_mog",
+                                  help="One sample per row, numbers only (a header row is detected).")
+        estimate = c2.checkbox("Estimate sigma^2 from the data", True, key="capeagn_estimate_sigma",
+                               help="Smallest eigenvalue of the sample covariance (Hsu & Kakade); not private.")
+        sigma2_in = c2.number_input("sigma^2", 0.0, 1e6, DEFAULT_SIGMA2, key="capeagn_upload_sigma2",
+                                    disabled=estimate, help="Component variance in the data's units.")
+        bound = c2.number_input("Public norm bound (0 = largest sample norm)", 0.0, 1e9, 0.0, key="capeagn_bound",
+                                help="Samples are divided by this bound (longer ones clipped). 0 uses the data's "
+                                "largest norm, as the paper does, which is not private.")
+        upload_spec = {"upload": upload, "sigma2": None if estimate else float(sigma2_in),
+                       "bound": None if bound == 0 else float(bound)}
+    k = st.number_input("Components K", 1, 200, 3, key="capeagn_upload_k", help="Topics / components to recover.")
+
+# ----------------------------------------------------------------------------------------------
+# Sites and budgets
+# ----------------------------------------------------------------------------------------------
+
+st.subheader("Sites and privacy budgets")
+override = st.toggle("Equal sites set on this page (instead of the shared scenario)", False, key="capeagn_override",
+                     help="Off: the scenario shared by all pages (its sizes, budgets, weights). On: S equal sites.")
+run_scenario: Scenario | None = scenario
+if override:
+    c1, c2, c3, c4 = st.columns(4)
+    n_sites = c1.number_input("Sites S", 1, 100, 5, key="capeagn_sites", help="Number of sites (5 in the paper).")
+    n_per = c2.number_input("Samples per site N_s", 1, 1_000_000, 1000, key="capeagn_ns",
+                            help="Documents or samples per site (for uploads: only the proportions matter).")
+    eps = c3.number_input("eps (total)", 0.0, 1000.0, 1.0, key="capeagn_eps",
+                          help="Total epsilon per site, split between the two stages.")
+    delta = c4.number_input("delta (total)", 0.0, 0.5, 0.01, format="%.2e", key="capeagn_delta",
+                            help="Total delta per site (0.01 in the paper; should be well below 1/N_s).")
+    c1, c2 = st.columns(2)
+    calibration = c1.selectbox("Calibration", CALIBRATIONS, key="capeagn_calibration",
+                               help="classic: the paper's sigma (a guarantee only for eps < 1); analytic: exact.")
+    neighbouring = c2.selectbox("Neighbouring relation", NEIGHBOURING, key="capeagn_relation",
+                                help="replace-one (safe default) or the papers' constants.")
+    try:
+        run_scenario = scenario_from_dict({
+            "sites": [{"name": f"site {i + 1}", "n": int(n_per), "eps": float(eps), "delta": float(delta)}
+                      for i in range(int(n_sites))],
+            "calibration": calibration, "neighbouring": neighbouring, "seed": scenario.seed})
+    except InputError as exc:
+        run_scenario = None
+        input_problems.append(exc)
+        show_error(exc)
+else:
+    st.caption(
+        f"Shared scenario: {scenario.n_sites} sites, N_s = {', '.join(str(n) for n in scenario.sizes)}, "
+        f"eps = {', '.join(f'{e:g}' for e in scenario.eps)}, delta = {', '.join(f'{d:g}' for d in scenario.delta)}; "
+        f"{scenario.calibration} calibration, {scenario.neighbouring} neighbours. Change it on the scenario page."
+    )
+
+# ----------------------------------------------------------------------------------------------
+# Algorithms and settings
+# ----------------------------------------------------------------------------------------------
+
+st.subheader("Algorithms")
+algorithms = st.multiselect("Algorithms", list(ALGORITHMS), DEFAULT_ALGORITHMS, format_func=LABELS.get,
+                            key="capeagn_algorithms", help="; ".join(f"{LABELS[a]}: {t}" for a, t in ALGORITHMS.items()))
+c1, c2, c3, c4 = st.columns(4)
+runs = c1.number_input("Runs", 1, 200, 5, key="capeagn_runs", help="Independent runs (10 in the paper).")
+seed = c2.number_input("Seed", 0, 2**31 - 1, int(scenario.seed), key="capeagn_seed",
+                       help="Reproduces the model, the data and every noise draw.")
+split = c3.slider("Share of the budget for whitening (a)", 0.05, 0.95, 0.5, 0.05, key="capeagn_split",
+                  help="eps1 = a eps, delta1 = a delta for M2; the rest for M3 (the paper splits equally).")
+path = c4.selectbox("Third-moment path", PATHS, key="capeagn_path",
+                    help="dense: D x D x D tensors; projected: M3(W, W, W) from the samples, no D^3 array; auto: "
+                    "dense when it fits the memory budget.")
+with st.expander("Advanced"):
+    c1, c2, c3, c4 = st.columns(4)
+    restarts = c1.number_input("Power-method restarts L", 1, 200, DEFAULT_RESTARTS, key="capeagn_restarts",
+                               help="Random starts per component (robust tensor power method).")
+    iterations = c2.number_input("Power iterations N", 1, 500, DEFAULT_ITERATIONS, key="capeagn_iterations",
+                                 help="Iterations per start (and after choosing the best start).")
+    budget_mib = c3.number_input("Memory budget (MiB)", 16, 65_536, DEFAULT_MEMORY_BUDGET // 2**20,
+                                 key="capeagn_budget", help="Decides the path in auto mode; the run refuses paths "
+                                 "whose estimated arrays exceed it.")
+    m3_noise = c4.selectbox("Third-moment noise law", list(M3_NOISE), key="capeagn_m3noise",
+                            help="; ".join(f"{k_}: {v}" for k_, v in M3_NOISE.items()))
+
+settings = OtdSettings(eps_split=float(split), n_restarts=int(restarts), n_iter=int(iterations), path=path,
+                       memory_budget=int(budget_mib) * 2**20, m3_noise=m3_noise)
+if spec is not None and run_scenario is not None:
+    try:
+        choice = choose_path(path, spec.dim, spec.k, run_scenario.n_sites, settings.memory_budget)
+        st.caption(f"Path: **{choice.path}** ({choice.reason}).")
+    except InputError as exc:
+        input_problems.append(exc)
+        show_error(exc)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _stm_corpus(content: bytes, name: str, vocab_size: int, vocab: bytes | None):
+    vocabulary = parse_vocabulary(vocab) if vocab is not None else None
+    if name.lower().endswith(".csv"):
+        return parse_count_csv(content, vocab_size=None if vocabulary else vocab_size, vocabulary=vocabulary)
+    return parse_documents(content, vocab_size=vocab_size, vocabulary=vocabulary)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _mog_values(content: bytes):
+    return parse_numeric_csv(content).values
+
+
+def _upload_problem(run_scen: Scenario):
+    upload = upload_spec.get("upload")
+    if upload is None:
+        raise InputError("upload a file first", "file")
+    fractions = run_scen.sizes / run_scen.total_n
+    rng = np.random.default_rng([int(seed), 0x5B117])
+    if model == "stm":
+        vocab = upload_spec["vocab"].getvalue() if upload_spec.get("vocab") is not None else None
+        corpus = _stm_corpus(upload.getvalue(), upload.name, upload_spec["vocab_size"], vocab)
+        return corpus_problem(corpus, int(k), fractions, rng)
+    values = _mog_values(upload.getvalue())
+    return mog_problem(values, int(k), fractions, rng, sigma2=upload_spec["sigma2"], norm_bound=upload_spec["bound"])
+
+
+if st.button("Run", type="primary", key="capeagn_run", disabled=bool(input_problems),
+             help="Run every chosen algorithm the chosen number of times."):
+    bar = st.progress(0.0, text="starting")
+    try:
+        check_positive_int(int(runs), "runs")
+        if source == "Synthetic model":
+            result = compare_algorithms(run_scenario, algorithms, spec=spec, runs=int(runs), seed=int(seed),
+                                        settings=settings, progress=lambda f, t: bar.progress(min(f, 1.0), text=t))
+        else:
+            problem = _upload_problem(run_scenario)
+            result = compare_algorithms(run_scenario, algorithms, problem=problem, runs=int(runs), seed=int(seed),
+                                        settings=settings, progress=lambda f, t: bar.progress(min(f, 1.0), text=t))
+        st.session_state[RESULT_KEY] = result
+    except InputError as exc:
+        show_error(exc)
+    finally:
+        bar.empty()
+
+# ----------------------------------------------------------------------------------------------
+# Results
+# ----------------------------------------------------------------------------------------------
+
+
+def _summary_table(result: OtdComparison) -> pd.DataFrame:
+    rows = []
+    for alg in result.algorithms:
+        q, w = result.summary(alg, "q_comp"), result.summary(alg, "weight_error")
+        rows.append({"algorithm": LABELS[alg], "q_comp": q.mean, "q_comp std": q.std, "weight error": w.mean,
+                     "weight error std": w.std, "runs": q.runs, "failed (whitening)": q.failed})
+    return pd.DataFrame(rows)
+
+
+def _qcomp_chart(result: OtdComparison) -> go.Figure:
+    fig = go.Figure()
+    names = [LABELS[a] for a in result.algorithms]
+    means = [result.summary(a).mean for a in result.algorithms]
+    stds = [result.summary(a).std for a in result.algorithms]
+    fig.add_bar(x=names, y=means, error_y={"type": "data", "array": stds}, name="mean +- std",
+                marker_color="#4c78a8")
+    for alg in result.algorithms:
+        vals = [r.q_comp for r in result.records if r.algorithm == alg and r.error is None]
+        fig.add_scatter(x=[LABELS[alg]] * len(vals), y=vals, mode="markers", showlegend=False,
+                        marker={"color": "#222", "size": 5, "opacity": 0.6}, name=LABELS[alg])
+    label = "q_comp" if result.reference == "truth" else "distance to non-private"
+    fig.update_layout(yaxis_title=label, margin={"l": 10, "r": 10, "t": 30, "b": 10}, height=360,
+                      title="Component error per algorithm (bars: mean, dots: runs)")
+    return fig
+
+
+def _columns_to_show(reference: np.ndarray) -> np.ndarray:
+    dim = reference.shape[1]
+    if dim <= MAX_HEATMAP_COLUMNS:
+        return np.arange(dim)
+    return np.sort(np.argsort(-np.abs(reference).max(axis=0), kind="stable")[:MAX_HEATMAP_COLUMNS])
+
+
+def _components_figure(result: OtdComparison, alg: str, cols: np.ndarray, labels: list[str]) -> go.Figure:
+    dec = result.examples[alg]
+    ref = result.reference_components
+    idx, _ = match_components(dec.components, ref)
+    order = np.argsort(idx, kind="stable")
+    ref_name = "true" if result.reference == "truth" else "non-private"
+    fig = make_subplots(rows=2, cols=1, subplot_titles=(f"{ref_name} components", f"{LABELS[alg]} (matched order)"),
+                        vertical_spacing=0.18)
+    zmax = float(max(np.abs(ref[:, cols]).max(), 1e-12))
+    for row, (mat, ylab) in enumerate(((ref[:, cols], [f"{ref_name} {i + 1}" for i in range(ref.shape[0])]),
+                                       (dec.components[order][:, cols],
+                                        [f"recovered {o + 1} ~ {ref_name} {idx[o] + 1}" for o in order])), start=1):
+        fig.add_heatmap(z=mat, x=labels, y=ylab, coloraxis="coloraxis", row=row, col=1)
+    colorscale = "Blues" if result.problem.kind == "stm" else "RdBu"
+    fig.update_layout(coloraxis={"colorscale": colorscale, "cmin": 0 if result.problem.kind == "stm" else -zmax,
+                                 "cmax": zmax}, height=520, margin={"l": 10, "r": 10, "t": 40, "b": 10})
+    fig.update_yaxes(autorange="reversed")
+    return fig
+
+
+def _weights_figure(result: OtdComparison, alg: str) -> go.Figure:
+    dec = result.examples[alg]
+    idx, _ = match_components(dec.components, result.reference_components)
+    ref_name = "true" if result.reference == "truth" else "non-private"
+    names = [f"recovered {i + 1} ~ {ref_name} {j + 1}" for i, j in enumerate(idx)]
+    fig = go.Figure()
+    fig.add_bar(x=names, y=dec.weights, name=f"{LABELS[alg]} w_hat")
+    fig.add_bar(x=names, y=result.reference_weights[idx], name="true w" if result.reference == "truth"
+                else "non-private w")
+    fig.update_layout(barmode="group", height=320, margin={"l": 10, "r": 10, "t": 30, "b": 10},
+                      yaxis_title="weight", title="Recovered vs reference weights (matched components)",
+                      legend={"orientation": "h", "y": -0.25})
+    return fig
+
+
+result: OtdComparison | None = st.session_state.get(RESULT_KEY)
+st.subheader("Results")
+if result is None:
+    st.info("Choose the data, sites and algorithms, then press **Run**. Results appear here.")
+else:
+    p = result.problem
+    st.caption(
+        f"{p.kind.upper()}, D = {p.dim}, K = {p.k}, {p.n_sites} sites (N_s = {', '.join(map(str, p.sizes))}), "
+        f"{result.runs} run(s), seed {result.seed}, a = {result.settings.eps_split:g}; "
+        f"{result.scenario.calibration} calibration, {result.scenario.neighbouring} neighbours; "
+        f"path **{result.path.path}** ({result.path.reason})."
+    )
+    if result.reference == "nonprivate":
+        st.info("No ground truth for uploaded data: **q_comp is replaced by the distance of each result to the "
+                "non-private result** (same matching rule), and the weight error is measured against its weights.")
+    for alg, message in result.failures.items():
+        st.warning(f"{LABELS[alg]}: {result.summary(alg).failed} of {result.runs} run(s) stopped at whitening. "
+                   f"{message}", icon=":material/warning:")
+    st.dataframe(_summary_table(result), width="stretch", hide_index=True)
+    if any(result.summary(a).mean is not None for a in result.algorithms):
+        st.plotly_chart(_qcomp_chart(result), width="stretch")
+    shown = [a for a in result.algorithms if a in result.examples]
+    if shown:
+        default = shown.index("cape") if "cape" in shown else 0
+        alg = st.selectbox("Show the components of", shown, index=default, format_func=LABELS.get,
+                           key="capeagn_show", help="One run (the first that finished) of this algorithm.")
+        cols = _columns_to_show(result.reference_components)
+        vocab = p.vocabulary
+        labels = [vocab[i] for i in cols] if vocab else [str(i + 1) for i in cols]
+        if len(cols) < p.dim:
+            st.caption(f"Showing the {len(cols)} of {p.dim} coordinates with the largest reference entries.")
+        st.plotly_chart(_components_figure(result, alg, cols, labels), width="stretch")
+        st.plotly_chart(_weights_figure(result, alg), width="stretch")
+        if vocab:
+            st.markdown(f"**Top words per topic** - {LABELS[alg]} and the non-private result")
+            rec = top_words(result.examples[alg].components, vocab)
+            ref = top_words(result.reference_components, vocab)
+            table = {f"{LABELS[alg]} topic {i + 1}": [w for w, _ in words] for i, words in enumerate(rec)}
+            table.update({f"non-private topic {i + 1}": [w for w, _ in words] for i, words in enumerate(ref)})
+            st.dataframe(pd.DataFrame(table), width="stretch", hide_index=True)
+    with st.expander("Privacy of each algorithm"):
+        for alg, text in result.privacy.items():
+            st.markdown(f"- **{LABELS[alg]}**: {text}")
+    if result.notes:
+        with st.expander(f"Notes ({len(result.notes)})"):
+            for note in result.notes:
+                st.markdown(f"- {note}")
