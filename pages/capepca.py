@@ -294,8 +294,10 @@ else:
         noise = runs_[0].noise_std
         row["noise std per entry"] = np.nan if noise is None else noise
         rows.append(row)
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
-                 column_config={"numbers sent": st.column_config.NumberColumn(format="localized")})
+    table = pd.DataFrame(rows)
+    number_format = {c: st.column_config.NumberColumn(format="%.4g") for c in table.columns[1:]}
+    number_format["numbers sent"] = st.column_config.NumberColumn(format="localized")
+    st.dataframe(table, hide_index=True, width="stretch", column_config=number_format)
 
     chart_col, scree_col = st.columns(2, gap="medium")
     with chart_col:
