@@ -1,9 +1,403 @@
-"""Noise design (work in progress)."""
+"""Noise design: solve the CAPE variances for the shared scenario, explain (in)feasibility, audit the design."""
 
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
-from pages.common import current_scenario, scenario_sidebar
+from dpcore.audit import VIEWS, default_collusion
+from dpcore.cape import OBJECTIVES, dp_floor
+from dpcore.explain import closed_form_orders, explain_design, floor_site, robust_gain_curve
+from dpcore.plan import SOLVERS
+from dpcore.scenario import ScenarioError
+from dpcore.sensitivity import STATISTICS
+from dpcore.validation import InputError
+from pages.common import (
+    STATISTIC_HELP,
+    cached_plan,
+    current_scenario,
+    remember_widgets,
+    restore_widgets,
+    scenario_sidebar,
+    set_scenario,
+    show_error,
+)
 
-scenario_sidebar(current_scenario())
+SOLVER_LABELS = {
+    "general": "General solver (linear program)",
+    "closed-form": "Published closed form",
+    "collusion-robust": "Collusion-robust calibration",
+}
+SOLVER_HELP = (
+    "General: a linear program that finds feasible variances whenever they exist, for any site order. "
+    "Published closed form: the journal paper's formulas; they depend on which site is last and can give "
+    "negative variances (shown, never clipped). Collusion-robust: keeps every audited view with up to c "
+    "colluders at sigma_eff >= tau_s, at the price of some gain."
+)
+VIEW_TEXT = {
+    "outside": "an outside observer of the published aggregate",
+    "aggregator": "the aggregator, who sees every release and knows every f_s",
+    "aggregator+coalition": "the aggregator together with the worst coalition of up to c other sites",
+    "sites": "a coalition of up to c other sites, without the aggregator (they see the aggregate)",
+}
+AUTO_CURVE_SITES = 8
+CHART_MARGIN = {"l": 10, "r": 10, "t": 40, "b": 10}
+COLOURS = {"g": "#4c78a8", "e": "#f58518", "f": "#54a24b", "neg": "#e45756"}
+
+
+@st.cache_data(show_spinner="Computing the collusion-robust calibration for every c ...", max_entries=16)
+def _robust_curve(tau: tuple[float, ...], weights: tuple[float, ...], names: tuple[str, ...], objective: str):
+    return robust_gain_curve(np.array(tau), np.array(weights), names=names, objective=objective)
+
+
+def _layout(fig: go.Figure, title: str, height: int = 380) -> go.Figure:
+    fig.update_layout(title={"text": title, "font": {"size": 15}}, height=height, margin=CHART_MARGIN,
+                      legend={"orientation": "h", "yanchor": "bottom", "y": -0.32, "x": 0})
+    return fig
+
+
+def _variance_chart(design, relative: bool) -> go.Figure:
+    """Per site two stacked bars: g + e (what the aggregator sees) and g + f (what the helper would see)."""
+    names = list(design.names)
+    unit = design.tau**2 if relative else np.ones(design.n_sites)
+    ve, vf, vg = design.var_e / unit, design.var_f / unit, design.var_g / unit
+    x = [[n for n in names for _ in range(2)], ["e+g", "f+g"] * len(names)]
+    g_vals = np.repeat(vg, 2)
+    e_vals = np.ravel(np.column_stack([ve, np.zeros_like(ve)]))
+    f_vals = np.ravel(np.column_stack([np.zeros_like(vf), vf]))
+    fig = go.Figure()
+    fig.add_bar(x=x, y=g_vals, name="site noise g", marker_color=COLOURS["g"],
+                hovertemplate="g: %{y:.4g}<extra></extra>")
+    fig.add_bar(x=x, y=e_vals, name="helper noise e", marker_color=COLOURS["e"],
+                hovertemplate="e: %{y:.4g}<extra></extra>")
+    fig.add_bar(x=x, y=f_vals, name="aggregator noise f", marker_color=COLOURS["f"],
+                hovertemplate="f: %{y:.4g}<extra></extra>")
+    if relative:
+        fig.add_hline(y=1.0, line_dash="dash", line_color="black", annotation_text="τ_s²",
+                      annotation_position="top left")
+    else:
+        fig.add_scatter(x=x, y=np.repeat(design.tau**2, 2), mode="markers", name="τ_s² (needed)",
+                        marker={"symbol": "line-ew", "size": 24, "line": {"width": 3, "color": "black"}})
+    fig.update_layout(barmode="relative", yaxis_title="variance / τ_s²" if relative else "variance",
+                      xaxis={"tickangle": 0})
+    return _layout(fig, "Noise variances per site against τ_s²")
+
+
+def _level_chart(design) -> go.Figure:
+    """mu_s tau_s per site (what each site needs in the aggregate) against tau_c, the floor and tau_conv."""
+    contrib = design.weights * design.tau
+    fig = go.Figure()
+    fig.add_bar(x=list(design.names), y=contrib, name="μ_s τ_s (site s needs τ_c ≥ this)",
+                marker_color="#9ecae9", hovertemplate="%{x}: %{y:.4g}<extra></extra>")
+    for value, label, style in ((design.tau_c, "τ_c (CAPE)", "solid"), (design.tau_floor, "DP floor", "dot"),
+                                (design.tau_conv, "conventional", "dash")):
+        fig.add_scatter(x=list(design.names), y=[value] * design.n_sites, mode="lines", name=f"{label} = {value:.3g}",
+                        line={"dash": style, "width": 2})
+    fig.update_layout(yaxis_title="std of the aggregate's noise", yaxis_rangemode="tozero")
+    return _layout(fig, "τ_c against the DP floor and the conventional level")
+
+
+def _audit_frame(plan) -> pd.DataFrame:
+    tau = dict(zip(plan.design.names, plan.design.tau, strict=True))
+    rows = []
+    for r in plan.audit.rows:
+        rows.append({
+            "site": r.site, "view": r.view, "coalition": ", ".join(r.coalition) or "-",
+            "σ_eff / τ_s": r.sigma_eff / tau[r.site] if math.isfinite(r.sigma_eff) else math.inf,
+            "ε promised": r.eps, "ε effective": r.eps_eff,
+            "δ promised": r.delta, "δ at ε promised": r.delta_eff,
+            "kept": "yes" if r.ok else "NO", "exact": r.exact,
+        })
+    return pd.DataFrame(rows)
+
+
+def _audit_chart(plan) -> go.Figure:
+    fig = go.Figure()
+    cap = 5.0
+    for view in VIEWS:
+        rows = [r for r in plan.audit.rows if r.view == view]
+        if not rows:
+            continue
+        ratio = [min(r.eps_eff / r.eps, cap) for r in rows]
+        fig.add_bar(x=[r.site for r in rows], y=ratio, name=view,
+                    hovertemplate=view + " · %{x}: ε_eff/ε = %{y:.3g}<extra></extra>")
+    fig.add_hline(y=1.0, line_dash="dash", line_color="black", annotation_text="promise",
+                  annotation_position="top left")
+    fig.update_layout(barmode="group", yaxis_title="ε effective / ε promised")
+    return _layout(fig, "Effective ε relative to the promise (capped at 5)")
+
+
+def _robust_chart(points, n_sites: int, equal: bool) -> go.Figure:
+    fig = go.Figure()
+    cs = [p.collusion for p in points]
+    fig.add_scatter(x=cs, y=[p.gain if p.feasible else None for p in points], mode="lines+markers",
+                    name="collusion-robust gain", line={"width": 3})
+    if equal:
+        fig.add_scatter(x=cs, y=[n_sites - c for c in cs], mode="lines", name="S - c (equal sites)",
+                        line={"dash": "dot"})
+    fig.update_layout(xaxis_title="colluding sites c", yaxis_title="gain G", xaxis={"dtick": 1},
+                      yaxis_rangemode="tozero")
+    return _layout(fig, "Gain kept against c colluders", height=320)
+
+
+# ------------------------------------------------------------------------------------------------
+scenario = current_scenario()
+scenario_sidebar(scenario)
+n_sites = scenario.n_sites
+names = scenario.names
+
 st.title("Noise design")
-st.info("This page is being built.")
+st.markdown(
+    "CAPE splits each site's noise into three parts: **e** from the trusted helper (they cancel in the "
+    "weighted sum), **f** from the aggregator (it subtracts them) and **g** from the site itself (what is left "
+    "in the aggregate). Each release must stay private against the aggregator, who knows f, and against the "
+    "helper, who knows e; the aggregate must carry **τ_c**, at least the DP floor."
+)
+st.latex(r"\tau_{f,s}^2+\tau_{g,s}^2\ge\tau_s^2,\quad \tau_{e,s}^2+\tau_{g,s}^2\ge\tau_s^2,\quad "
+         r"\sum_s\mu_s^2\tau_{g,s}^2=\tau_c^2,\quad \sum_s\mu_s e_s=0")
+
+defaults = {"nd_statistic": "mean", "nd_solver": "general", "nd_objective": "balanced", "nd_e_scale": 1.0,
+            "nd_dim": 10, "nd_sigma2": 0.05, "nd_relative": True, "nd_failing_only": False,
+            "nd_last": names[-1], "nd_collusion": min(default_collusion(n_sites), max(n_sites - 1, 0))}
+restore_widgets(defaults, {"nd_last": names, "nd_collusion": range(n_sites), "nd_statistic": STATISTICS,
+                           "nd_solver": SOLVERS, "nd_objective": tuple(OBJECTIVES)})
+
+# --- tau_c, two-way bound to the shared scenario --------------------------------------------------
+if st.session_state.get("nd_tau_c_source", "unset") != scenario.tau_c or "nd_at_floor" not in st.session_state:
+    st.session_state["nd_at_floor"] = scenario.tau_c is None
+    st.session_state["nd_tau_c"] = float(scenario.tau_c) if scenario.tau_c is not None else None
+    st.session_state["nd_tau_c_source"] = scenario.tau_c
+
+c1, c2, c3 = st.columns(3, gap="medium")
+with c1:
+    statistic = st.selectbox("Statistic", STATISTICS, key="nd_statistic", help=STATISTIC_HELP)
+    dim = sigma2 = None
+    if statistic == "mog-m3":
+        dim = st.number_input("Dimension D", min_value=1, step=1, key="nd_dim",
+                              help="Data dimension; the MOG third-moment sensitivity grows with D sigma^2.")
+        sigma2 = st.number_input("Component variance σ²", min_value=0.0, format="%.4f", key="nd_sigma2",
+                                 help="Scaled variance of each Gaussian component (samples scaled to norm <= 1).")
+with c2:
+    solver = st.radio("Solver", SOLVERS, key="nd_solver", format_func=SOLVER_LABELS.get, help=SOLVER_HELP)
+    objective = last = None
+    e_scale = 1.0
+    if solver in ("general", "collusion-robust"):
+        objective = st.selectbox("Objective", list(OBJECTIVES), key="nd_objective",
+                                 help=" · ".join(f"{k}: {v}" for k, v in OBJECTIVES.items()))
+    if solver == "closed-form":
+        last = st.selectbox("Site playing 'site S' (last)", names, key="nd_last",
+                            help="The closed form treats one site specially; its feasibility depends on which.")
+    if solver == "general":
+        e_scale = st.number_input(
+            "Helper-noise scale", min_value=0.0, step=0.5, format="%g", key="nd_e_scale",
+            help="Multiply the helper's variances by this factor (>= 1): more protection against the aggregator "
+            "(see the audit), the same noise in the aggregate.")
+with c3:
+    at_floor = st.toggle("τ_c at the DP floor", key="nd_at_floor",
+                         help="Use the smallest tau_c that keeps every site's budget against an outside observer. "
+                         "This setting is part of the shared scenario (also on the Sites page).")
+    tau_c_value = None
+    if not at_floor:
+        if st.session_state.get("nd_tau_c") is None:  # start from the DP floor of the chosen statistic
+            try:
+                st.session_state["nd_tau_c"] = dp_floor(scenario.weights(), scenario.taus(statistic, dim=dim,
+                                                                                          sigma2=sigma2))
+            except InputError:
+                pass
+        tau_c_value = st.number_input(
+            "τ_c", min_value=0.0, format="%.4e", key="nd_tau_c",
+            help="Std of the noise left in the aggregate, in the units of the statistic; must be > 0. "
+            "Below the DP floor the published aggregate breaks some site's budget.")
+    if n_sites > 1:
+        collusion = st.slider("Colluding sites c (audit)", 0, n_sites - 1, key="nd_collusion",
+                              help="The audit considers the aggregator with up to c other sites, and coalitions of "
+                              "up to c sites. Default ceil(S/3) - 1, the bound of the authors' later analysis.")
+    else:
+        collusion = 0
+        st.caption("One site: nothing to collude with.")
+remember_widgets(defaults)
+
+wanted_tau_c = None if at_floor else tau_c_value
+if at_floor or tau_c_value is not None:
+    if wanted_tau_c != scenario.tau_c:
+        try:
+            updated = scenario.replace(tau_c=wanted_tau_c)
+        except ScenarioError as exc:
+            show_error(exc, "τ_c")
+        else:
+            set_scenario(updated)
+            st.session_state["nd_tau_c_source"] = wanted_tau_c
+            scenario = updated
+
+try:
+    plan = cached_plan(scenario, statistic, solver=solver, objective=objective or "balanced", last=last,
+                       collusion=int(collusion), e_scale=float(e_scale), dim=dim, sigma2=sigma2)
+except InputError as exc:
+    show_error(exc)
+    st.stop()
+
+design = plan.design
+st.caption(f"Statistic **{statistic}**, {scenario.neighbouring} neighbours, {scenario.calibration} calibration, "
+           f"solver **{SOLVER_LABELS[solver]}**" + (f" ({design.objective})" if design.objective else "")
+           + f". Sensitivities Δ_s from {plan.sensitivities.min():.3g} to {plan.sensitivities.max():.3g}.")
+
+# --- verdict ----------------------------------------------------------------------------------------
+explanation = explain_design(design)
+if design.feasible:
+    st.success(explanation[0], icon=":material/check_circle:")
+    for line in explanation[1:]:
+        st.markdown(f"- {line}")
+else:
+    st.error("**Infeasible design.** " + "\n\n".join(explanation), icon=":material/block:")
+    if design.method == "closed-form" and n_sites > 1 and np.all(design.weights > 0):
+        orders = closed_form_orders(design.tau, design.weights, design.tau_c, design.names)
+        st.markdown("Where the closed form works, for each choice of the last site:")
+        st.dataframe(pd.DataFrame([{
+            "last site": o.name,
+            "τ_c from": o.tau_c_range[0] if o.tau_c_range else None,
+            "τ_c up to": o.tau_c_range[1] if o.tau_c_range else None,
+            f"works at τ_c = {design.tau_c:.3g}": "yes" if o.feasible_at else "no",
+        } for o in orders]), hide_index=True, width="stretch",
+            column_config={"τ_c from": st.column_config.NumberColumn(format="%.4e"),
+                           "τ_c up to": st.column_config.NumberColumn(format="%.4e")})
+        st.latex(r"m_s=\mu_s^2\tau_s^2,\ M=\sum_s m_s:\quad \tau_c^2\le M,\ \ \tau_c^2\ge M-2m_S,\ \ "
+                 r"\tau_c^2\ge M-2(S-1)m_s\ (s\ne S)")
+for warning in plan.warnings:
+    st.warning(warning, icon=":material/warning:")
+
+m1, m2, m3, m4 = st.columns(4)
+m1.metric("τ_c (aggregate noise std)", f"{design.tau_c:.4g}",
+          help="sqrt(sum_s mu_s^2 tau_g,s^2): the noise std left in the published aggregate.")
+m2.metric("DP floor", f"{design.tau_floor:.4g}", help=f"max_s mu_s tau_s, set by site {floor_site(design)}.")
+m3.metric("Conventional", f"{design.tau_conv:.4g}",
+          help="sqrt(sum_s mu_s^2 tau_s^2): the aggregate's noise when every site adds its full tau_s independently.")
+m4.metric("Gain G", f"{design.gain:.3g}", help="G = sum_s mu_s^2 tau_s^2 / tau_c^2 (conventional over CAPE variance).")
+
+# --- charts -------------------------------------------------------------------------------------------
+st.subheader("Who adds how much noise")
+left, right = st.columns([3, 2], gap="medium")
+with left:
+    relative = st.toggle("Show variances in units of τ_s²", key="nd_relative",
+                         help="Divide each site's variances by its tau_s^2, so sites with different budgets share "
+                         "one scale and the requirement is the dashed line at 1.")
+    st.plotly_chart(_variance_chart(design, relative), width="stretch", key="nd_variance_chart")
+with right:
+    st.markdown(
+        "Each site has two bars. **e+g** is the noise the aggregator faces in that site's release (it knows f); "
+        "**f+g** is what the helper would face (it knows e). Both must reach **τ_s²**. The blue part, **g**, is "
+        "the only noise that survives in the aggregate: the e terms cancel and the aggregator subtracts f."
+    )
+    if not design.feasible:
+        st.markdown("Bars **below zero** are the negative variances of the infeasible design: no random noise "
+                    "has them.")
+
+left, right = st.columns([3, 2], gap="medium")
+with left:
+    st.plotly_chart(_level_chart(design), width="stretch", key="nd_level_chart")
+with right:
+    st.markdown(
+        "An outside observer of the aggregate sees site s behind noise τ_c / μ_s, so it needs "
+        "**τ_c ≥ μ_s τ_s**: the tallest bar is the **DP floor**. The conventional scheme (no correlated noise) "
+        "leaves the dashed level; CAPE at the floor leaves the solid one."
+    )
+    st.latex(r"G=\frac{\sum_s\mu_s^2\tau_s^2}{\tau_c^2},\qquad \tau_c\ge\max_s\mu_s\tau_s")
+
+with st.expander("Variances as a table"):
+    std = design.std
+    st.dataframe(pd.DataFrame({
+        "site": design.names, "μ_s": design.weights, "Δ_s": plan.sensitivities, "τ_s": design.tau,
+        "τ_e,s": std(design.var_e), "τ_f,s": std(design.var_f), "τ_g,s": std(design.var_g),
+        "τ_e,s² (may be < 0)": design.var_e, "τ_g,s² (may be < 0)": design.var_g,
+    }), hide_index=True, width="stretch",
+        column_config={c: st.column_config.NumberColumn(format="%.4e") for c in
+                       ("Δ_s", "τ_s", "τ_e,s", "τ_f,s", "τ_g,s", "τ_e,s² (may be < 0)", "τ_g,s² (may be < 0)")})
+
+# --- audit ----------------------------------------------------------------------------------------------
+st.subheader("Privacy audit")
+st.markdown(
+    "The papers prove each release private **on its own**. The releases are correlated (the e terms sum to "
+    "zero), so an adversary who sees several of them can learn more. The audit computes, for every site and "
+    "every view, the exact noise σ_eff left on that site's statistic and the ε it really gets at δ_s:"
+)
+st.markdown("\n".join(f"- **{v}**: {t}" for v, t in VIEW_TEXT.items()))
+st.latex(r"\sigma_{\mathrm{eff}}^2=\big(b^\top\mathrm{Cov}^{+}b\big)^{-1},\qquad "
+         r"\delta(\varepsilon)=\Phi\!\left(\tfrac m2-\tfrac{\varepsilon}{m}\right)-e^{\varepsilon}"
+         r"\Phi\!\left(-\tfrac m2-\tfrac{\varepsilon}{m}\right),\ m=\Delta_s/\sigma_{\mathrm{eff}}")
+if plan.audit is None:
+    st.info("No audit: the design is infeasible, so there is no noise to audit. Choose the general solver.",
+            icon=":material/info:")
+else:
+    failing = plan.audit.failing()
+    if failing:
+        st.warning(f"{len(failing)} of {len(plan.audit.rows)} site-views break their promise (ε effective > ε "
+                   f"promised) with up to c = {plan.collusion} colluders.", icon=":material/gpp_bad:")
+    else:
+        st.success(f"Every site keeps its promised ε in every view with up to c = {plan.collusion} colluders.",
+                   icon=":material/verified_user:")
+    left, right = st.columns([3, 2], gap="medium")
+    with left:
+        st.plotly_chart(_audit_chart(plan), width="stretch", key="nd_audit_chart")
+    with right:
+        st.markdown(
+            "Bars above the dashed line are views in which a site gets **less** privacy than it was promised. "
+            "Classic calibration is conservative, so σ_eff a little below τ_s can still keep ε; with the analytic "
+            "calibration (Sites page) any σ_eff < τ_s breaks the promise. Raising the helper-noise scale or "
+            "choosing the collusion-robust calibration closes the gap."
+        )
+    failing_only = st.toggle("Only rows that break the promise", key="nd_failing_only",
+                             help="Hide the site-views whose effective epsilon is within the promise.")
+    frame = _audit_frame(plan)
+    if failing_only:
+        frame = frame[frame["kept"] == "NO"]
+    st.dataframe(frame, hide_index=True, width="stretch", column_config={
+        "σ_eff / τ_s": st.column_config.NumberColumn(format="%.3f", help="1 means exactly the site's own tau_s"),
+        "ε effective": st.column_config.NumberColumn(format="%.4g", help="exact eps of this view at delta_s"),
+        "δ at ε promised": st.column_config.NumberColumn(format="%.2e", help="exact delta of this view at eps_s"),
+        "δ promised": st.column_config.NumberColumn(format="%.1e"),
+        "exact": st.column_config.CheckboxColumn(help="False: worst coalition searched heuristically (large S)"),
+    })
+
+# --- collusion-robust calibration ----------------------------------------------------------------------
+st.subheader("Collusion-robust calibration")
+robust = plan.robust
+if robust is None:
+    st.info("With a single site there is no coalition to guard against.", icon=":material/info:")
+else:
+    left, right = st.columns([3, 2], gap="medium")
+    with right:
+        if robust.feasible:
+            compare = f" (the design above: {design.gain:.3g})" if design.feasible else ""
+            st.markdown(f"Against up to **c = {plan.collusion}** colluders: τ_c = {robust.tau_c:.4g}, gain "
+                        f"**{robust.gain:.3g}**{compare}.")
+            st.caption(" ".join(robust.notes))
+        else:
+            st.warning(f"No collusion-robust design for c = {plan.collusion}: {robust.reason}",
+                       icon=":material/warning:")
+        st.markdown(
+            "With very large helper noise the aggregator and c colluders learn only the weighted sum of the other "
+            "sites' releases, so each site must be covered by the g noise of the sites **outside** the worst "
+            "coalition. For equal sites that is τ_g² = τ_s²/(S-c): the gain drops from S to S - c."
+        )
+        st.latex(r"\sum_{t\notin C}\mu_t^2\tau_{g,t}^2\ \ge\ \mu_s^2\tau_s^2\quad\text{for every }s\text{ and every }"
+                 r"|C|\le c")
+    with left:
+        tau_key = tuple(float(x) for x in design.tau)
+        args = (tau_key, tuple(float(w) for w in design.weights), tuple(design.names), objective or "balanced")
+        if n_sites <= AUTO_CURVE_SITES or st.session_state.get("nd_curve_for") == args:
+            points = _robust_curve(*args)
+            equal = bool(np.allclose(design.tau, design.tau[0]) and np.allclose(design.weights, 1 / n_sites))
+            st.plotly_chart(_robust_chart(points, n_sites, equal), width="stretch", key="nd_robust_chart")
+            bad = [p.collusion for p in points if not p.feasible]
+            if bad:
+                st.caption(f"No robust design was found for c = {', '.join(map(str, bad))} (gaps in the curve).")
+        else:
+            st.caption(f"With {n_sites} sites the curve over every c takes a while.")
+            if st.button("Compute the gain for every c", key="nd_curve_button",
+                         help="Solve the collusion-robust calibration for c = 0 .. S-1 (cached afterwards)."):
+                st.session_state["nd_curve_for"] = args
+                st.rerun()
+

@@ -164,7 +164,8 @@ with settings_box:
         settings["neighbouring"] = st.radio(
             "Neighbouring relation", NEIGHBOURING, index=NEIGHBOURING.index(settings["neighbouring"]),
             key=f"sites_neighbouring_{gen}", format_func=lambda x: x,
-            help="Which data sets count as neighbours. " + " · ".join(f"{k}: {v}" for k, v in NEIGHBOURING_HELP.items()),
+            help="Which data sets count as neighbours. "
+            + " · ".join(f"{k}: {v}" for k, v in NEIGHBOURING_HELP.items()),
         )
         settings["calibration"] = st.radio(
             "Gaussian calibration", CALIBRATIONS, index=CALIBRATIONS.index(settings["calibration"]),

@@ -18,6 +18,7 @@ from dpcore.gain import (
     imbalanced_sizes,
     prop1_gain_rows,
     scenario_gains,
+    with_sizes,
 )
 from dpcore.scenario import preset_scenario, scenario_from_dict
 from dpcore.validation import InputError
@@ -157,3 +158,14 @@ def test_scenario_gains_with_weights_and_tau_c_below_floor():
     tau = scenario.taus("mean")
     assert gains.below_floor and math.isclose(gains.tau_floor, 0.5 * tau[0])
     assert math.isclose(gains.generalized, 0.25 * (tau[0] ** 2 + tau[1] ** 2) / 1e-8)
+
+
+def test_with_sizes_keeps_budgets_and_weights():
+    base = preset_scenario("one-strict")
+    changed = with_sizes(base, np.array([10, 20, 30, 40, 50]))
+    assert changed.sizes.tolist() == [10, 20, 30, 40, 50]
+    assert changed.eps.tolist() == base.eps.tolist() and changed.names == base.names
+    with pytest.raises(InputError, match="one size per site"):
+        with_sizes(base, np.array([1, 2]))
+    with pytest.raises(InputError, match="n"):
+        with_sizes(base, np.array([0, 20, 30, 40, 50]))
