@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .audit import AuditReport, entry_pair_sigma
+from .audit import AuditReport, audit_design, default_collusion, entry_pair_sigma
 from .cape import NoiseDesign, design_general
 from .explain import audit_summary
 from .mechanisms import eps_for_sigma, unique_count_matrix, unique_count_tensor
@@ -37,7 +37,9 @@ __all__ = [
     "ProtocolRound",
     "ProtocolStep",
     "SymmetryRow",
+    "StagePlan",
     "agn_stage_designs",
+    "agn_stage_plans",
     "agn_stage_taus",
     "cape_round",
     "capeagn_round",
@@ -103,6 +105,12 @@ class ProtocolRound:
     @property
     def total_unique(self) -> int:
         return sum(m.unique for m in self.messages if m.channel != "public")
+
+    @property
+    def conventional_numbers(self) -> int:
+        """Numbers the conventional scheme moves for the same round: the releases and broadcasts only (each site
+        adds its full noise itself, so no helper or aggregator noise is handed out)."""
+        return sum(m.numbers for m in self.messages if m.channel in ("to aggregator", "broadcast"))
 
     def per_party(self) -> dict[str, dict[str, int]]:
         """Numbers (dense) each party sends and receives; sites are listed by name."""
@@ -255,6 +263,35 @@ def agn_stage_designs(
     names = scenario.names
     return (design_general(tau2, mu, None, objective=objective, names=names),
             design_general(tau3, mu, None, objective=objective, names=names))
+
+
+@dataclass(frozen=True)
+class StagePlan:
+    """One capeAGN stage: its statistic, budget, design and audit."""
+
+    statistic: str
+    sensitivities: np.ndarray
+    eps: np.ndarray
+    delta: np.ndarray
+    design: NoiseDesign
+    audit: AuditReport | None
+
+
+def agn_stage_plans(
+    scenario: Scenario, model: str, split: float, *, dim: int, sigma2: float | None = None,
+    objective: str = "balanced", collusion: int | None = None,
+) -> tuple[StagePlan, StagePlan]:
+    """Designs of both capeAGN stages (:func:`agn_stage_designs`) with their audits at the stage budgets
+    (split eps_s, split delta_s) and ((1 - split) eps_s, (1 - split) delta_s)."""
+    design2, design3 = agn_stage_designs(scenario, model, split, dim=dim, sigma2=sigma2, objective=objective)
+    collusion = default_collusion(scenario.n_sites) if collusion is None else collusion
+    plans = []
+    for stat, design, share in zip(AGN_MODELS[model], (design2, design3), (split, 1.0 - split), strict=True):
+        sens = scenario.sensitivities(stat, dim=dim, sigma2=sigma2)
+        eps, delta = scenario.eps * share, scenario.delta * share
+        audit = audit_design(design, sens, eps, delta, collusion) if design.feasible else None
+        plans.append(StagePlan(stat, sens, eps, delta, design, audit))
+    return plans[0], plans[1]
 
 
 def capeagn_round(

@@ -1,9 +1,266 @@
-"""Protocol walk-through (work in progress)."""
+"""Protocol walk-through: one round of CAPE, capePCA and capeAGN, message by message, for the shared scenario."""
 
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
-from pages.common import current_scenario, scenario_sidebar
+from dpcore.protocol import (
+    AGGREGATOR,
+    AGN_MODELS,
+    ALGORITHMS,
+    PUBLIC,
+    ProtocolRound,
+    agn_stage_plans,
+    cape_round,
+    capeagn_round,
+    capepca_round,
+    party_views,
+    symmetry_leak,
+)
+from dpcore.scenario import scenario_from_json
+from dpcore.validation import InputError
+from pages.common import (
+    cached_plan,
+    current_scenario,
+    remember_widgets,
+    restore_widgets,
+    scenario_sidebar,
+    show_error,
+)
 
-scenario_sidebar(current_scenario())
+ALGORITHM_HELP = (
+    "CAPE: one private weighted average (Algorithm 1 and its generalization). capePCA: the same flow for the "
+    "D x D second-moment matrix, then top-K eigenvectors (Algorithm 2). capeAGN: two CAPE stages, M2 for "
+    "whitening and the whitened third moment for the tensor power method (Algorithm 3)."
+)
+CHART_MARGIN = {"l": 10, "r": 10, "t": 40, "b": 10}
+
+
+@st.cache_data(show_spinner="Designing both capeAGN stages ...", max_entries=32)
+def _agn_plans(scenario_json: str, model: str, split: float, dim: int, sigma2: float | None):
+    return agn_stage_plans(scenario_from_json(scenario_json), model, split, dim=dim, sigma2=sigma2)
+
+
+def _messages_frame(step) -> pd.DataFrame:
+    return pd.DataFrame([{
+        "from": m.sender, "to": m.receiver, "carries": m.content, "shape": m.shape_text, "numbers": m.numbers,
+        "unique": m.unique, "noise std per entry": m.noise_std, "channel": m.channel,
+    } for m in step.messages])
+
+
+def _range(values: list[float]) -> str:
+    lo, hi = min(values), max(values)
+    return f"{lo:.3g}" if np.isclose(lo, hi) else f"{lo:.3g} to {hi:.3g}"
+
+
+def _diagram(round_: ProtocolRound, n_sites: int) -> str:
+    """A graphviz picture of who sends what (one arrow per kind of message, sites drawn as one box)."""
+    kinds: dict[tuple[str, str, str], list] = {}
+    for m in round_.messages:
+        sender = "sites" if m.sender.startswith("site ") else m.sender
+        receiver = "sites" if m.receiver.startswith("site ") else m.receiver
+        label = m.content.split("_")[0] if m.site else m.content
+        kinds.setdefault((sender, receiver, label), []).append(m)
+    lines = [
+        'digraph protocol { rankdir=LR; bgcolor="transparent"; node [shape=box, style="rounded,filled", '
+        'fontname="Helvetica", fontsize=11]; edge [fontname="Helvetica", fontsize=10];',
+        'helper [label="noise helper\\n(trusted)", fillcolor="#fde2c4"];',
+        f'sites [label="{n_sites} sites\\n(each adds g_s)", fillcolor="#d7e9f7"];',
+        'aggregator [label="aggregator\\n(untrusted)", fillcolor="#dff3dc"];',
+        f'{PUBLIC} [label="published", shape=note, fillcolor="#eeeeee"];',
+    ]
+    for (sender, receiver, label), msgs in kinds.items():
+        stds = [m.noise_std for m in msgs if m.noise_std is not None]
+        text = f"{msgs[0].step}. {label} ({msgs[0].shape_text})"
+        if stds:
+            text += f"\\nstd {_range(stds)}"
+        style = ", style=dashed" if sender == AGGREGATOR and receiver == "sites" else ""
+        lines.append(f'{sender} -> {receiver} [label="{text}"{style}];')
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def _symmetry_chart(rows) -> go.Figure:
+    names = [r.site for r in rows]
+    fig = go.Figure()
+    fig.add_bar(x=names, y=[r.sigma_symmetric / r.tau for r in rows], name="symmetric E: √(τ_e²+τ_g²)",
+                marker_color="#4c78a8")
+    fig.add_bar(x=names, y=[r.sigma_iid / r.tau for r in rows], name="i.i.d. E: √(τ_g²+τ_e²/2)",
+                marker_color="#e45756")
+    fig.add_hline(y=1.0, line_dash="dash", line_color="black", annotation_text="τ_s", annotation_position="top left")
+    fig.update_layout(barmode="group", yaxis_title="σ_eff / τ_s", height=320, margin=CHART_MARGIN,
+                      title={"text": "Noise the aggregator faces on an off-diagonal pair", "font": {"size": 15}},
+                      legend={"orientation": "h", "yanchor": "top", "y": -0.2, "x": 0})
+    return fig
+
+
+# ------------------------------------------------------------------------------------------------
+scenario = current_scenario()
+scenario_sidebar(scenario)
+n_sites = scenario.n_sites
+
 st.title("Protocol walk-through")
-st.info("This page is being built.")
+st.markdown("Three kinds of party take part in one round. Each message below uses the numbers of the current "
+            f"scenario ({n_sites} sites, {scenario.calibration} calibration, {scenario.neighbouring} neighbours).")
+p1, p2, p3 = st.columns(3, gap="medium")
+with p1, st.container(border=True):
+    st.markdown("**Noise helper** (trusted)\n\nDraws the e_s so that Σ μ_s e_s = 0 and hands each site its term "
+                "privately. Sees no data.")
+with p2, st.container(border=True):
+    st.markdown("**Sites** (honest but curious)\n\nCompute their statistic, add e_s + f_s + their own g_s and "
+                "send one release each.")
+with p3, st.container(border=True):
+    st.markdown("**Aggregator** (untrusted)\n\nHands out f_s, receives every release, subtracts the f_s and "
+                "publishes the weighted sum, in which the e_s cancel.")
+
+defaults = {"pr_algorithm": "CAPE", "pr_dim_cape": 1, "pr_dim_pca": 50, "pr_rank_pca": 5, "pr_model": "mog",
+            "pr_dim_agn": 10, "pr_rank_agn": 3, "pr_split": 0.5, "pr_sigma2": 0.05, "pr_projected": False}
+restore_widgets(defaults, {"pr_algorithm": ALGORITHMS, "pr_model": tuple(AGN_MODELS)})
+algorithm = st.radio("Algorithm", ALGORITHMS, key="pr_algorithm", horizontal=True, help=ALGORITHM_HELP)
+
+round_ = None
+plan = None
+pca_plan = None
+try:
+    if algorithm == "CAPE":
+        dim = st.number_input("Entries of the statistic D", min_value=1, max_value=100_000, step=1, key="pr_dim_cape",
+                              help="A mean of D features in [0, 1] (D = 1: one number per site). "
+                              "The noise per entry is the same; only the counts grow.")
+        plan = cached_plan(scenario, "mean")
+        if plan.design.feasible:
+            round_ = cape_round(plan.design, int(dim))
+    elif algorithm == "capePCA":
+        a, b = st.columns(2)
+        dim = a.number_input("Dimension D", min_value=1, max_value=100_000, step=1, key="pr_dim_pca",
+                             help="Features per sample; each site sends a D x D symmetric matrix.")
+        rank = b.number_input("Rank K", min_value=1, step=1, key="pr_rank_pca",
+                              help="Number of principal directions published (1 <= K <= D).")
+        plan = cached_plan(scenario, "pca")
+        if plan.design.feasible:
+            round_ = capepca_round(plan.design, int(dim), int(rank))
+    else:
+        a, b, c = st.columns(3)
+        model = a.radio("Model", tuple(AGN_MODELS), key="pr_model", horizontal=True,
+                        format_func={"mog": "Gaussian mixture", "stm": "single-topic model"}.get,
+                        help="The model sets the moment sensitivities: MOG M3 grows with D sigma^2, STM does not.")
+        dim = b.number_input("Dimension D", min_value=2, max_value=5000, step=1, key="pr_dim_agn",
+                             help="Features (MOG) or vocabulary size (STM).")
+        rank = c.number_input("Components K", min_value=1, step=1, key="pr_rank_agn",
+                              help="Mixture components or topics (1 <= K <= D).")
+        a, b, c = st.columns(3)
+        split = a.slider("Budget share of stage 1", 0.05, 0.95, step=0.05, key="pr_split",
+                         help="Stage 1 (M2, whitening) gets (share x eps_s, share x delta_s), stage 2 the rest. "
+                         "The paper splits equally.")
+        sigma2 = None
+        if model == "mog":
+            sigma2 = b.number_input("Component variance σ²", min_value=0.0, format="%.4f", key="pr_sigma2",
+                                    help="Scaled MOG component variance; M3 sensitivity 2/N + 6 D sigma^2/N.")
+        projected = c.toggle("Noise sent already projected", key="pr_projected",
+                             help="Send stage-2 noise as K x K x K tensors with the law of projected D x D x D noise "
+                             "(SPEC 7): far less traffic for large D, same privacy.")
+        stage1, stage2 = _agn_plans(scenario.to_json(indent=None), model, float(split), int(dim),
+                                    None if sigma2 is None else float(sigma2))
+        plan = stage1
+        if stage1.design.feasible and stage2.design.feasible:
+            round_ = capeagn_round(stage1.design, stage2.design, int(dim), int(rank), projected=bool(projected))
+        if scenario.tau_c is not None:
+            st.caption("capeAGN stages use τ_c at their DP floors (the scenario's τ_c is for one statistic).")
+except InputError as exc:
+    show_error(exc)
+remember_widgets(defaults)
+
+if round_ is None:
+    if plan is not None and not plan.design.feasible:
+        st.error(f"No feasible noise design for this scenario: {plan.design.reason} Change τ_c on the Sites or "
+                 "Noise design page.", icon=":material/block:")
+    st.stop()
+
+# --- diagram and steps -----------------------------------------------------------------------------------------
+left, right = st.columns([3, 2], gap="medium")
+with left:
+    st.graphviz_chart(_diagram(round_, n_sites), width="stretch")
+with right:
+    st.markdown(f"**{algorithm}** publishes {round_.output}. Solid arrows carry data-dependent releases or the "
+                "helper's noise; dashed arrows the aggregator's noise, which it subtracts again.")
+    if algorithm == "capeAGN":
+        st.latex(r"\widetilde M_3=\sum_s\mu_s\big(\widetilde M_{3,s}-F_{3,s}(W,W,W)\big),\quad W=UD^{-1/2}")
+    else:
+        st.latex(r"\hat a=\sum_s\mu_s(\hat a_s-f_s)=\sum_s\mu_s a_s+\underbrace{\sum_s\mu_s e_s}_{=0}+\sum_s\mu_s g_s")
+    st.metric("Noise std left in the output", f"{round_.output_std:.4g}",
+              help="tau_c of the (last) CAPE stage: sqrt(sum_s mu_s^2 tau_g,s^2), per entry.")
+
+st.subheader("Step by step")
+for step in round_.steps:
+    st.markdown(f"**{step.number}. {step.title}**  \n{step.description}")
+    if step.messages:
+        st.dataframe(_messages_frame(step), hide_index=True, width="stretch",
+                     height=min(38 + 35 * len(step.messages), 250),
+                     column_config={"noise std per entry": st.column_config.NumberColumn(format="%.3e"),
+                                    "numbers": st.column_config.NumberColumn(format="%d", help="dense count"),
+                                    "unique": st.column_config.NumberColumn(
+                                        format="%d", help="unique entries of a symmetric object")})
+
+# --- communication -----------------------------------------------------------------------------------------------
+st.subheader("Communication")
+m1, m2, m3 = st.columns(3)
+m1.metric("Numbers moved", f"{round_.total_numbers:,}", help="Dense count of every message between parties "
+          "(D^2 per D x D matrix), not counting what is published.")
+m2.metric("Unique entries", f"{round_.total_unique:,}", help="Only the unique entries of symmetric objects; "
+          "what an implementation has to send.")
+m3.metric("Conventional scheme", f"{round_.conventional_numbers:,}", help="Only the releases (and broadcasts), "
+          "each with the site's full noise: no helper or aggregator noise to hand out.")
+parties = round_.per_party()
+st.dataframe(pd.DataFrame([{"party": p, "sends": v["sent"], "receives": v["received"]} for p, v in parties.items()]),
+             hide_index=True, width="stretch")
+for note in round_.notes:
+    st.caption(note)
+
+# --- what each party learns --------------------------------------------------------------------------------------
+st.subheader("What each party can learn")
+audit = plan.audit
+if audit is None:
+    st.info("No audit for an infeasible design.")
+else:
+    views = party_views(plan.design, audit)
+    st.dataframe(pd.DataFrame([{
+        "party": v.party, "sees": v.sees, "knows": v.knows, "worst site": v.worst_site,
+        "σ_eff / τ_s": v.sigma_ratio, "ε effective": v.eps_eff, "ε promised": v.eps,
+        "sites over budget": v.failing,
+    } for v in views]), hide_index=True, width="stretch",
+        column_config={"σ_eff / τ_s": st.column_config.NumberColumn(format="%.3f",
+                                                                    help="1 = exactly the site's own tau_s"),
+                       "ε effective": st.column_config.NumberColumn(format="%.3g")})
+    which = "stage 1 (M2)" if algorithm == "capeAGN" else "this statistic"
+    st.markdown(
+        f"Worst site per party, for {which}, with up to c = {audit.collusion} colluders. The helper only ever "
+        "sees noise. The aggregator sees every release and can combine them, so its σ_eff can fall below τ_s "
+        "even though every single release has τ_s: the audit measures exactly how much."
+    )
+    st.page_link("pages/noise_design.py", label="Full audit, per site and view, on the Noise design page",
+                 icon=":material/policy:")
+
+# --- symmetric noise ------------------------------------------------------------------------------------------------
+st.subheader("Why every noise term must be symmetric")
+try:
+    pca_plan = cached_plan(scenario, "pca")
+except InputError as exc:
+    show_error(exc)
+if pca_plan is not None and pca_plan.design.feasible:
+    rows = symmetry_leak(pca_plan.design, pca_plan.sensitivities, scenario.eps, scenario.delta)
+    left, right = st.columns([3, 2], gap="medium")
+    with left:
+        st.plotly_chart(_symmetry_chart(rows), width="stretch", key="pr_symmetry_chart")
+    with right:
+        st.markdown(
+            "A site's matrix A_s is symmetric, so entries (i, j) and (j, i) carry the same value. If the helper drew "
+            "E_s with independent entries in both triangles while G_s is symmetric, the aggregator (who removes "
+            "F_s) would average the two entries: the e parts average out, the g part does not."
+        )
+        st.latex(r"\sigma_{\mathrm{eff}}^2=\tau_{g}^2+\tfrac12\tau_{e}^2<\tau_{g}^2+\tau_{e}^2=\tau_s^2")
+        worst = max(rows, key=lambda r: r.eps_iid / r.eps)
+        st.markdown(f"With capePCA's design, site {worst.site} would get ε = {worst.eps_iid:.3g} instead of "
+                    f"{worst.eps_symmetric:.3g} (promised {worst.eps:g}). Every noise term on a symmetric object, "
+                    "E, F and G alike, is drawn on the unique entries and mirrored.")

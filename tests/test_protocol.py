@@ -16,6 +16,7 @@ from dpcore.protocol import (
     HELPER,
     PUBLIC,
     agn_stage_designs,
+    agn_stage_plans,
     agn_stage_taus,
     cape_round,
     capeagn_round,
@@ -64,6 +65,7 @@ def test_capepca_counts(plan):
     d, k, s = 30, 4, plan.design.n_sites
     r = capepca_round(plan.design, d, k)
     assert r.total_numbers == 3 * s * d * d
+    assert r.conventional_numbers == s * d * d
     assert r.total_unique == 3 * s * d * (d + 1) // 2
     assert r.steps[-1].messages[0].shape == (d, k)
     assert f"{3 * s * d * d:,}" in r.notes[0] and f"{s * d * k:,}" in r.notes[0]
@@ -101,6 +103,7 @@ def test_capeagn_counts(projected):
     noise3 = k**3 if projected else d**3
     expected = 3 * s * d * d + s * d * k + 2 * s * noise3 + s * k**3
     assert r.total_numbers == expected
+    assert r.conventional_numbers == s * d * d + s * d * k + s * k**3
     uniq3 = math.comb(k + 2, 3) if projected else math.comb(d + 2, 3)
     assert r.total_unique == 3 * s * d * (d + 1) // 2 + s * d * k + 2 * s * uniq3 + s * math.comb(k + 2, 3)
     stage2 = [m for m in r.messages if m.step == 7]
@@ -142,3 +145,21 @@ def test_release_std_matches_sampled_noise(plan):
     assert np.all(np.abs(rel) < 5 * math.sqrt(2 / n))
     weighted = design.weights @ (release - noise.f)
     assert abs(np.var(weighted) / design.output_std**2 - 1) < 5 * math.sqrt(2 / n)
+
+
+def test_agn_stage_plans_audit_each_stage_at_its_budget():
+    scenario = preset_scenario("default")
+    stage1, stage2 = agn_stage_plans(scenario, "stm", 0.25, dim=8, collusion=1)
+    assert (stage1.statistic, stage2.statistic) == ("stm-m2", "stm-m3")
+    np.testing.assert_allclose(stage1.eps, 0.25 * scenario.eps)
+    np.testing.assert_allclose(stage2.delta, 0.75 * scenario.delta)
+    tau2, tau3 = agn_stage_taus(scenario, "stm", 0.25, dim=8)
+    np.testing.assert_allclose(stage1.design.tau, tau2)
+    np.testing.assert_allclose(stage2.design.tau, tau3)
+    assert stage1.audit.collusion == 1
+    assert {r.eps for r in stage1.audit.rows} == set(0.25 * scenario.eps)
+    # the outside view at the DP floor gives the floor site exactly its tau: sigma_eff / tau = 1
+    outside = [r for r in stage2.audit.rows if r.view == "outside"]
+    floor = max(outside, key=lambda r: r.eps_eff / r.eps)
+    i = scenario.names.index(floor.site)
+    assert math.isclose(floor.sigma_eff, stage2.design.tau[i], rel_tol=1e-9)
