@@ -31,7 +31,8 @@ sys.path.insert(0, {root!r})
 from dpcore.scenario import scenario_from_dict
 from dpcore.tensor import OtdSettings, SyntheticSpec, algorithm_rng, run_algorithm, synthetic_problem, WhiteningError
 dim, path = {dim}, {path!r}
-scenario = scenario_from_dict({{"sites": [{{"name": f"s{{i}}", "n": 2000, "eps": 1.0, "delta": 0.01}} for i in range(5)]}})
+sites = [{{"name": f"s{{i}}", "n": 2000, "eps": 1.0, "delta": 0.01}} for i in range(5)]
+scenario = scenario_from_dict({{"sites": sites}})
 model = SyntheticSpec("stm", dim, 10).model(np.random.default_rng(1))
 start = time.perf_counter()
 problem = synthetic_problem(model, scenario.sizes, np.random.default_rng(2))

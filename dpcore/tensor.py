@@ -154,7 +154,9 @@ _BLOCK_UNIQUE = 1 << 18  # unique M2 entries per block of the CAPE flow (bounds 
 # Multilinear algebra, whitening, power method
 # ----------------------------------------------------------------------------------------------
 
-def multilinear(tensor: np.ndarray, a: np.ndarray, b: np.ndarray | None = None, c: np.ndarray | None = None) -> np.ndarray:
+def multilinear(
+    tensor: np.ndarray, a: np.ndarray, b: np.ndarray | None = None, c: np.ndarray | None = None
+) -> np.ndarray:
     """T(A, B, C)_pqr = sum_abc T_abc A_ap B_bq C_cr (B, C default to A)."""
     b = a if b is None else b
     c = a if c is None else c
@@ -202,7 +204,6 @@ def top_eigenpairs(matrix: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
                         maxiter=20 * d)
     except ArpackNoConvergence:  # pragma: no cover - fall back to the exact solver
         return scipy.linalg.eigh(matrix, subset_by_index=[d - k, d - 1])
-    del single
     basis, _ = np.linalg.qr(vecs)
     small = basis.T @ (matrix @ basis)
     vals, rotation = scipy.linalg.eigh((small + small.T) / 2)
@@ -366,9 +367,11 @@ def noisy_tensor_power_method(
     return PowerResult(values, vectors), budget
 
 
-def recover(whitening: Whitening, power: PowerResult, kind: str, scale: float = 1.0) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
-    """a_k = lambda_k (W^T)^+ u_k = lambda_k U D^{1/2} u_k (times the MOG scale zeta), w_k = 1/lambda_k^2
-    renormalised to sum 1 (a tiny noisy lambda would otherwise give an unbounded weight).
+def recover(
+    whitening: Whitening, power: PowerResult, kind: str, scale: float = 1.0
+) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """a_k = lambda_k (W^T)^+ u_k = lambda_k U D^{1/2} u_k (times the MOG scale zeta),
+    w_k = 1/lambda_k^2 renormalised to sum 1 (a tiny noisy lambda would otherwise give an unbounded weight).
     STM: negative entries set to 0 and each a_k renormalised to sum 1 (uniform if nothing positive is left).
     Returns (components K x D, weights K, notes)."""
     lam = power.eigenvalues
@@ -567,7 +570,7 @@ def release_m3(
         return agg, (kept[0] if kept else None)
     # Dense: every site perturbs its D^3 moment, then projects what it sends.
     if noise.mode == "none":
-        return sum(mu * multilinear(site.m3(), w) for mu, site in zip(weights, sites)), None
+        return sum(mu * multilinear(site.m3(), w) for mu, site in zip(weights, sites, strict=True)), None
     n_sites = len(sites)
     if noise.mode == "cape":
         drawn = sample_noise(noise.design, rng, size)
@@ -828,7 +831,7 @@ def scenario_with_sizes(scenario: Scenario, sizes: Sequence[int]) -> Scenario:
     if len(sizes) != scenario.n_sites:
         raise InputError(f"the data are split over {len(sizes)} sites but the scenario has {scenario.n_sites}")
     data = scenario.to_dict()
-    for entry, n in zip(data["sites"], sizes):
+    for entry, n in zip(data["sites"], sizes, strict=True):
         entry["n"] = int(n)
     return scenario_from_dict(data)
 

@@ -95,7 +95,8 @@ if source == "Synthetic model":
     if model == "mog":
         sigma2 = c1.number_input("Component variance sigma^2", 0.0, 10.0, DEFAULT_SIGMA2, step=0.01, format="%.3f",
                                  key="capeagn_sigma2", help="Spherical covariance sigma^2 I of each component "
-                                 "(0.05 in the paper). Samples are divided by the public bound 1 + sigma (sqrt(D) + 4).")
+                                 "(0.05 in the paper). Samples are divided by the public bound "
+                                 "1 + sigma (sqrt(D) + 4).")
         doc_length, estimator = 3, "first"
     else:
         sigma2 = DEFAULT_SIGMA2
@@ -180,7 +181,8 @@ else:
 
 st.subheader("Algorithms")
 algorithms = st.multiselect("Algorithms", list(ALGORITHMS), DEFAULT_ALGORITHMS, format_func=LABELS.get,
-                            key="capeagn_algorithms", help="; ".join(f"{LABELS[a]}: {t}" for a, t in ALGORITHMS.items()))
+                            key="capeagn_algorithms",
+                            help="; ".join(f"{LABELS[a]}: {t}" for a, t in ALGORITHMS.items()))
 c1, c2, c3, c4 = st.columns(4)
 runs = c1.number_input("Runs", 1, 200, 5, key="capeagn_runs", help="Independent runs (10 in the paper).")
 seed = c2.number_input("Seed", 0, 2**31 - 1, int(scenario.seed), key="capeagn_seed",

@@ -32,7 +32,7 @@ def test_run_shows_the_table_chart_components_and_weights():
     table = at.dataframe[0].value
     assert table["algorithm"].tolist() == ["capeAGN", "conv", "local", "non-private", "random vectors"]
     assert (table["runs"] == 2).all() and (table["failed (whitening)"] == 0).all()
-    q = dict(zip(table["algorithm"], table["q_comp"]))
+    q = dict(zip(table["algorithm"], table["q_comp"], strict=True))
     assert q["non-private"] < q["capeAGN"] < q["random vectors"]
     charts = at.get("plotly_chart")
     assert len(charts) == 3  # q_comp, components heatmap, weights

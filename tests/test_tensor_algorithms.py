@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from dpcore.cape import design_general
-from dpcore.mechanisms import noise_multiplier, symmetric_matrix, unique_count_matrix
-from dpcore.models import make_model, mog_norm_bound, mog_sites, sample_mog, sample_stm, stm_site_from_words
+from dpcore.mechanisms import noise_multiplier, symmetric_matrix
+from dpcore.models import make_model
 from dpcore.scenario import scenario_from_dict
 from dpcore.sensitivity import sensitivity
 from dpcore.tensor import (
@@ -199,7 +199,7 @@ def test_cape_output_noise_equals_pooled_agn_noise():
     mu = scenario.weights()
     tau = scenario.sensitivities("stm-m2") * scenario.multipliers()
     design = design_general(tau, mu)
-    data = sum(m * s.m2() for m, s in zip(mu, problem.sites))
+    data = sum(m * s.m2() for m, s in zip(mu, problem.sites, strict=True))
     draws = []
     rng = np.random.default_rng(9)
     for _ in range(12):
@@ -216,7 +216,7 @@ def test_common_random_numbers_across_eps():
     """The same generator state gives the same standard normals at any eps: noise scales exactly."""
     problem, _ = _sites("stm", 7, 2, [100, 100, 100])
     mu = np.full(3, 1 / 3)
-    data = sum(m * s.m2() for m, s in zip(mu, problem.sites))
+    data = sum(m * s.m2() for m, s in zip(mu, problem.sites, strict=True))
     for mode in ("independent", "cape"):
         results = []
         for tau in (0.01, 0.04):
@@ -242,7 +242,7 @@ def test_every_algorithm_runs_and_states_its_privacy():
     scenario = equal_scenario(n_sites=3, n=2000, eps=4.0)
     result = compare_algorithms(scenario, list(ALGORITHMS), spec=SyntheticSpec("stm", 8, 3), runs=1, seed=2)
     assert set(result.examples) == set(ALGORITHMS)
-    for alg, dec in result.examples.items():
+    for dec in result.examples.values():
         assert dec.components.shape == (3, 8) and np.all(np.isfinite(dec.components))
         assert dec.privacy
     assert "sample-level" in result.privacy["noisy_tpm"] and "advanced composition" in result.privacy["noisy_tpm"]

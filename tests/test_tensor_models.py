@@ -62,7 +62,8 @@ def test_generators_are_reproducible_and_validated():
     a = make_model("stm", 12, 3, np.random.default_rng(5))
     b = make_model("stm", 12, 3, np.random.default_rng(5))
     np.testing.assert_array_equal(a.components, b.components)
-    np.testing.assert_array_equal(sample_stm(a, 50, np.random.default_rng(1)), sample_stm(b, 50, np.random.default_rng(1)))
+    np.testing.assert_array_equal(sample_stm(a, 50, np.random.default_rng(1)),
+                                  sample_stm(b, 50, np.random.default_rng(1)))
     with pytest.raises(InputError, match="K must be <= D"):
         make_model("mog", 4, 5, np.random.default_rng(0))
     with pytest.raises(InputError, match="document length"):

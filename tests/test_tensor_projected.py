@@ -31,9 +31,9 @@ from dpcore.validation import InputError
 def _sym_matrix(k: int) -> np.ndarray:
     """The symmetrisation operator on vec(K x K x K) (C order)."""
     p = np.zeros((k**3, k**3))
-    for i, j, l in itertools.product(range(k), repeat=3):
-        for perm in itertools.permutations((i, j, l)):
-            p[(i * k + j) * k + l, (perm[0] * k + perm[1]) * k + perm[2]] += 1 / 6
+    for a, b, c in itertools.product(range(k), repeat=3):
+        for perm in itertools.permutations((a, b, c)):
+            p[(a * k + b) * k + c, (perm[0] * k + perm[1]) * k + perm[2]] += 1 / 6
     return p
 
 
