@@ -367,11 +367,16 @@ else:
         st.plotly_chart(_components_figure(result, alg, cols, labels), width="stretch")
         st.plotly_chart(_weights_figure(result, alg), width="stretch")
         if vocab:
-            st.markdown(f"**Top words per topic** - {LABELS[alg]} and the non-private result")
-            rec = top_words(result.examples[alg].components, vocab)
+            st.markdown(f"**Top words per topic** - {LABELS[alg]} (each matched to its nearest non-private topic) "
+                        "and the non-private result")
+            rec_components = result.examples[alg].components
+            match, _ = match_components(rec_components, result.reference_components)
+            order = np.argsort(match, kind="stable")
+            rec = top_words(rec_components[order], vocab)
             ref = top_words(result.reference_components, vocab)
-            table = {f"{LABELS[alg]} topic {i + 1}": [w for w, _ in words] for i, words in enumerate(rec)}
-            table.update({f"non-private topic {i + 1}": [w for w, _ in words] for i, words in enumerate(ref)})
+            table = {f"{LABELS[alg]} {o + 1} ~ {match[o] + 1}": [w for w, _ in words]
+                     for o, words in zip(order, rec, strict=True)}
+            table.update({f"non-private {i + 1}": [w for w, _ in words] for i, words in enumerate(ref)})
             st.dataframe(pd.DataFrame(table), width="stretch", hide_index=True)
     with st.expander("Privacy of each algorithm"):
         for alg, text in result.privacy.items():
