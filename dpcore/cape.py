@@ -381,7 +381,8 @@ def _base_program(t2: np.ndarray, mu: np.ndarray, names: tuple[str, ...], coalit
     prog = _Program(n_vars)
     for i in range(n):
         prog.at_least({e(i): 1, g(i): 1}, t2[i],
-                      f"site {names[i]}: e + g noise must cover tau^2 (its release seen by the aggregator, who knows f)")
+                      f"site {names[i]}: e + g noise must cover tau^2 "
+                      "(its release seen by the aggregator, who knows f)")
         prog.at_least({f(i): 1, g(i): 1}, t2[i],
                       f"site {names[i]}: f + g noise must cover tau^2 (its release seen by the helper, who knows e)")
     active = [i for i in range(n) if mu[i] > 0]
@@ -579,12 +580,11 @@ def sample_noise(design: NoiseDesign, rng: np.random.Generator, size: int) -> Ca
     """
     if not design.feasible or design.e_mixing is None:
         raise InputError(f"cannot sample from an infeasible design: {design.reason}")
-    z_e = rng.standard_normal((design.e_mixing.shape[1], size))
-    z_f = rng.standard_normal((design.n_sites, size))
-    z_g = rng.standard_normal((design.n_sites, size))
-    e = design.e_mixing @ z_e
-    f = np.sqrt(design.var_f)[:, None] * z_f
-    g = np.sqrt(design.var_g)[:, None] * z_g
+    e = design.e_mixing @ rng.standard_normal((design.e_mixing.shape[1], size))
+    f = rng.standard_normal((design.n_sites, size))
+    f *= np.sqrt(design.var_f)[:, None]
+    g = rng.standard_normal((design.n_sites, size))
+    g *= np.sqrt(design.var_g)[:, None]
     return CapeNoise(e, f, g)
 
 

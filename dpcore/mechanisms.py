@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import warnings
 from functools import lru_cache
+
 import numpy as np
 from scipy.optimize import brentq
 from scipy.special import log_ndtr

@@ -80,7 +80,6 @@ __all__ = [
     "captured_energy",
     "central_pca",
     "communication_volume",
-    "compact_notes",
     "compare_pca",
     "conv_pca",
     "dpdis_pca",
@@ -251,36 +250,8 @@ def pca_privacy(scenario: Scenario, design: NoiseDesign | None = None) -> PcaPri
     if not design.feasible:
         raise InputError(f"no feasible CAPE noise design for this scenario: {design.reason}", "design")
     pooled_std = sensitivity("pca", scenario.total_n, scenario.neighbouring) * float(scenario.multipliers().max())
-    notes = compact_notes(scenario.caveats()) + tuple(design.notes)
+    notes = tuple(scenario.caveats()) + tuple(design.notes)
     return PcaPrivacy(scenario, tau, weights, design, pooled_std, notes)
-
-
-def compact_notes(notes: Sequence[str]) -> tuple[str, ...]:
-    """Merge per-site notes with the same text: 'site A: x', 'site B: x' -> 'sites A, B: x'."""
-    groups: dict[str, list[str]] = {}
-    order: list[str] = []
-    for note in notes:
-        head, sep, text = note.partition(": ")
-        if sep and head.startswith("site "):
-            key = text
-            if key not in groups:
-                groups[key] = []
-                order.append(key)
-            groups[key].append(head[5:])
-        else:
-            groups.setdefault(note, [])
-            order.append(note)
-    out = []
-    for key in order:
-        names = groups[key]
-        if not names:
-            out.append(key)
-        elif len(names) == 1:
-            out.append(f"site {names[0]}: {key}")
-        else:
-            shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
-            out.append(f"sites {shown}: {key}")
-    return tuple(out)
 
 
 def equal_sites_scenario(n_sites: int, site_size: int, eps: float, delta: float, *, calibration: str = "classic",

@@ -36,7 +36,7 @@ class Plan:
         out["calibration"] = self.scenario.calibration
         out["neighbouring"] = self.scenario.neighbouring
         out["statistic"] = self.statistic
-        for row, s, delta_s in zip(out["sites"], self.scenario.sites, self.sensitivities):
+        for row, s, delta_s in zip(out["sites"], self.scenario.sites, self.sensitivities, strict=True):
             row.update({"n": s.n, "eps": s.eps, "delta": s.delta, "sensitivity": float(delta_s)})
         out["audit"] = self.audit.to_records() if self.audit else []
         out["collusion"] = self.collusion
@@ -67,7 +67,8 @@ def plan_scenario(
     solver = check_choice(solver, "solver", SOLVERS)
     n = scenario.n_sites
     collusion = default_collusion(n) if collusion is None else collusion
-    if isinstance(collusion, bool) or not isinstance(collusion, (int, np.integer)) or not 0 <= collusion <= max(n - 1, 0):
+    valid = isinstance(collusion, (int, np.integer)) and not isinstance(collusion, bool)
+    if not valid or not 0 <= collusion <= max(n - 1, 0):
         raise InputError(f"collusion must be an integer in 0..S-1 = {n - 1} (got {collusion!r})", "collusion")
     sens = scenario.sensitivities(statistic, dim=dim, sigma2=sigma2)
     tau = sens * scenario.multipliers()

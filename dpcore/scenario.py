@@ -126,7 +126,9 @@ class Scenario:
             return np.array([s.weight for s in self.sites], dtype=float)
         return self.sizes / self.total_n
 
-    def sensitivities(self, statistic: str = "mean", *, dim: int | None = None, sigma2: float | None = None) -> np.ndarray:
+    def sensitivities(
+        self, statistic: str = "mean", *, dim: int | None = None, sigma2: float | None = None
+    ) -> np.ndarray:
         """Delta_s of ``statistic`` at every site under the scenario's neighbouring relation."""
         return np.array(
             [sensitivity(statistic, s.n, self.neighbouring, dim=dim, sigma2=sigma2) for s in self.sites]
@@ -145,19 +147,23 @@ class Scenario:
         return self.sensitivities(statistic, dim=dim, sigma2=sigma2) * self.multipliers()
 
     def caveats(self) -> list[str]:
-        """Caveats that apply to this scenario (classic calibration at eps >= 1, delta >= 1/N_s)."""
+        """Caveats that apply to this scenario, one line per kind naming the sites concerned:
+        classic calibration at eps >= 1 (not a guarantee) and delta not well below 1/N_s."""
         notes = []
         if self.calibration == "classic":
-            for s in self.sites:
-                caveat = classic_caveat(s.eps)
-                if caveat:
-                    notes.append(f"site {s.name}: {caveat}")
-        for s in self.sites:
-            if s.delta >= 1.0 / s.n:
-                notes.append(
-                    f"site {s.name}: delta = {s.delta:g} is not well below 1/N_s = {1.0 / s.n:.3g}; "
-                    "a mechanism could then release a whole record with probability delta"
-                )
+            loose = [s for s in self.sites if classic_caveat(s.eps)]
+            if loose:
+                values = ", ".join(f"{e:g}" for e in sorted({s.eps for s in loose}))
+                notes.append(f"{_sites_label(loose)}: classic Gaussian calibration at eps = {values} is not a valid "
+                             "(eps, delta) guarantee (it is proven only for eps < 1); it is used here to reproduce "
+                             "the papers. Use the analytic calibration for a real guarantee.")
+        large = [s for s in self.sites if s.delta >= 1.0 / s.n]
+        if large:
+            values = ", ".join(f"{d:g}" for d in sorted({s.delta for s in large}))
+            smallest = min(s.n for s in large)
+            notes.append(f"{_sites_label(large)}: delta = {values} is not well below 1/N_s (1/{smallest} = "
+                         f"{1.0 / smallest:.3g} at the smallest such site); a mechanism could then release a whole "
+                         "record with probability delta")
         return notes
 
     # --- conversions --------------------------------------------------------------------------
@@ -194,6 +200,15 @@ class Scenario:
         data = self.to_dict()
         data.update(changes)
         return scenario_from_dict(data)
+
+
+def _sites_label(sites: list[Site], shown: int = 6) -> str:
+    """'site A' or 'sites A, B, ... and 3 more'."""
+    if len(sites) == 1:
+        return f"site {sites[0].name}"
+    names = ", ".join(s.name for s in sites[:shown])
+    more = f" and {len(sites) - shown} more" if len(sites) > shown else ""
+    return f"sites {names}{more}"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -283,9 +298,8 @@ def scenario_errors(data: Any) -> tuple[list[FieldError], Scenario | None]:
         if any(given) and not all(given):
             missing = [i for i, g in enumerate(given) if not g]
             for i in missing:
-                errors.append(
-                    FieldError("weight", "is missing while other sites have weights (give all or none)", i, sites[i].name)
-                )
+                message = "is missing while other sites have weights (give all or none)"
+                errors.append(FieldError("weight", message, i, sites[i].name))
         elif all(given):
             total = sum(s.weight for s in sites)  # type: ignore[misc]
             if abs(total - 1.0) > WEIGHT_TOLERANCE:

@@ -52,7 +52,8 @@ def run(args: argparse.Namespace) -> int:
           f"solver {d.method}" + (f" ({d.objective})" if d.objective else ""))
     std_e, std_f, std_g = d.std(d.var_e), d.std(d.var_f), d.std(d.var_g)
     rows = [[name, s.n, s.eps, s.delta, float(d.weights[i]), float(plan.sensitivities[i]), float(d.tau[i]),
-             float(std_e[i]), float(std_f[i]), float(std_g[i])] for i, (name, s) in enumerate(zip(d.names, scenario.sites))]
+             float(std_e[i]), float(std_f[i]), float(std_g[i])]
+            for i, (name, s) in enumerate(zip(d.names, scenario.sites, strict=True))]
     print(table(["site", "N_s", "eps", "delta", "mu", "Delta", "tau", "tau_e", "tau_f", "tau_g"], rows))
     print()
     print(f"tau_c     {fmt(d.tau_c)}   (DP floor max mu_s tau_s = {fmt(d.tau_floor)}"

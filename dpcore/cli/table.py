@@ -29,7 +29,8 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     numeric = [all(isinstance(r[i], (int, float, np.number)) and not isinstance(r[i], bool) for r in rows)
                for i in range(len(headers))]
     widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
-    line = "  ".join(h.rjust(w) if num else h.ljust(w) for h, w, num in zip(headers, widths, numeric))
+    line = "  ".join(h.rjust(w) if num else h.ljust(w) for h, w, num in zip(headers, widths, numeric, strict=True))
     out = [line, "  ".join("-" * w for w in widths)]
-    out += ["  ".join(c.rjust(w) if num else c.ljust(w) for c, w, num in zip(r, widths, numeric)) for r in cells]
+    for r in cells:
+        out.append("  ".join(c.rjust(w) if num else c.ljust(w) for c, w, num in zip(r, widths, numeric, strict=True)))
     return "\n".join(out)
