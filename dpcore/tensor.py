@@ -18,7 +18,8 @@ Two paths for the third moment (SPEC 7 "Large D"):
 * ``dense``: every site forms its D x D x D moment and D^3 noise tensors, then projects;
 * ``projected``: sites compute M3_s(W, W, W) from their samples and add noise sampled already projected:
   Z(W, W, W) has the law of Y(R, R, R) with Y K x K x K i.i.d. N(0, 1) and R^T R = W^T W (R from a QR of W).
-  No D^3 array exists; memory is O(N D + D^2 + K^3) (the D x D second moment stays).
+  No D^3 array exists; memory is O(N D + D^2 + K^3) (the D x D second moment stays). The helper and the
+  aggregator sample their E3_s and F3_s already projected, using W, which is public after stage 1.
 
 Third-moment noise law (``m3_noise``): ``symmetrized`` = sqrt(6) tau Sym(Z) (unique-entry variances
 tau^2, 2 tau^2, 6 tau^2 for 3, 2, 1 distinct indices: at least as private as the published noise), the
@@ -589,7 +590,8 @@ def release_m3(
                 continue
             noise_tensor = shape(rows[s])
             tensor = tensor + noise_tensor
-            proj_terms[name] = multilinear(noise_tensor, w)
+            if name == "f" or kept is not None:  # the aggregator projects F3_s; e and g only when recorded
+                proj_terms[name] = multilinear(noise_tensor, w)
         release = multilinear(tensor, w)  # what site s sends (K x K x K)
         f_proj = proj_terms.get("f")  # the aggregator projects its own F3_s
         agg += weights[s] * (release - f_proj if f_proj is not None else release)
