@@ -29,8 +29,10 @@ chromium:
 	  echo "installing Debian's chromium for the browser test"; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
+# One BLAS thread per process: on a small shared machine, OpenBLAS threads waiting for a busy core
+# made a 784 x 784 eigensolve 100x slower (benchmarks/bench_pca.py).
 test: $(VENV)/.dev-installed chromium
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: $(VENV)/.dev-installed
 	$(BIN)/ruff check dpcore pages tests benchmarks app.py
