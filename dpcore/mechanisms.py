@@ -206,21 +206,45 @@ def _colex_position(*sorted_indices: np.ndarray) -> np.ndarray:
 
 @lru_cache(maxsize=8)
 def _full_index(dim: int, order: int) -> np.ndarray:
-    """Flat D^order array mapping every index tuple to the position of its unique entry."""
-    grids = np.indices((dim,) * order, dtype=np.int64).reshape(order, -1)
-    grids.sort(axis=0)
-    idx = _colex_position(*grids)
+    """Flat D^order array mapping every index tuple to the position of its unique entry.
+
+    Built by broadcasting (one int64 array of D^order entries plus temporaries of the same size):
+    the sorted tuple of (a, b) is (min, max); of (a, b, c) it is (min, a + b + c - min - max, max)."""
+    r = np.arange(dim, dtype=np.int64)
+    if order == 2:
+        a, b = r[:, None], r[None, :]
+        idx = _colex_position(np.minimum(a, b), np.maximum(a, b))
+    else:
+        a, b, c = r[:, None, None], r[None, :, None], r[None, None, :]
+        lo = np.minimum(np.minimum(a, b), c)
+        hi = np.maximum(np.maximum(a, b), c)
+        idx = _colex_position(lo, a + b + c - lo - hi, hi)
+    idx = idx.ravel()
     idx.setflags(write=False)
     return idx
+
+
+def _pairs(count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first ``count`` pairs i <= j in colex order: pos = j (j + 1) / 2 + i."""
+    pos = np.arange(count, dtype=np.int64)
+    j = ((np.sqrt(8.0 * pos + 1.0) - 1.0) // 2).astype(np.int64)
+    j += (j + 1) * (j + 2) // 2 <= pos  # guard against floating-point rounding at block edges
+    j -= j * (j + 1) // 2 > pos
+    return pos - j * (j + 1) // 2, j
 
 
 @lru_cache(maxsize=8)
 def _unique_tuples(dim: int, order: int) -> np.ndarray:
     """(order, n_unique) sorted index tuples in colex order (the order of the unique entries)."""
-    grids = np.indices((dim,) * order, dtype=np.int64).reshape(order, -1)
-    keep = np.all(grids[:-1] <= grids[1:], axis=0)
-    tuples = grids[:, keep]
-    tuples = tuples[:, np.argsort(_colex_position(*tuples), kind="stable")]
+    if order == 2:
+        tuples = np.stack(_pairs(unique_count_matrix(dim)))
+    else:
+        # block k holds the C(k+2, 2) pairs (i <= j <= k), in pair colex order
+        sizes = np.arange(1, dim + 1, dtype=np.int64) * np.arange(2, dim + 2, dtype=np.int64) // 2
+        k = np.repeat(np.arange(dim, dtype=np.int64), sizes)
+        offset = np.arange(k.size, dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        i_all, j_all = _pairs(int(sizes[-1]))
+        tuples = np.stack([i_all[offset], j_all[offset], k])
     tuples.setflags(write=False)
     return tuples
 

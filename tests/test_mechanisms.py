@@ -244,3 +244,15 @@ def test_avn_noise_radius_and_direction(rng):
     # uniform direction: each coordinate of the unit vector has mean 0 and variance 1/dim
     unit = b / radius[:, None]
     assert np.max(np.abs(unit.mean(axis=0))) < 5 / math.sqrt(dim * draws)
+
+
+def test_round_trip_at_larger_dimensions(rng):
+    # the index tables are built arithmetically; check them where floating-point rounding could bite
+    for dim in (300, 1000):
+        unique = rng.standard_normal(unique_count_matrix(dim))
+        m = symmetric_matrix(unique, dim)
+        assert np.array_equal(m, m.T) and np.array_equal(unique_entries_matrix(m), unique)
+    dim = 60
+    unique = rng.standard_normal(unique_count_tensor(dim))
+    t = symmetric_tensor(unique, dim)
+    assert np.array_equal(t, t.transpose(2, 0, 1)) and np.array_equal(unique_entries_tensor(t), unique)
