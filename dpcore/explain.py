@@ -104,6 +104,12 @@ def tight_constraints(design: NoiseDesign, rtol: float = 1e-6) -> list[str]:
     return out
 
 
+def _sites_text(names: list[str], limit: int = 8) -> str:
+    if len(names) > limit:
+        return f"{len(names)} sites ({', '.join(names[:limit])}, ...)"
+    return ("site " if len(names) == 1 else "sites ") + ", ".join(names)
+
+
 def _fmt(x: float) -> str:
     return f"{x:.4g}"
 
@@ -152,10 +158,18 @@ def explain_design(design: NoiseDesign) -> list[str]:
         )
     else:
         lines.append(f"tau_c is {design.tau_c / floor:.3g} times the DP floor {_fmt(floor)} (set by site {setter}).")
-    tight = tight_constraints(design)
-    if tight:
-        shown = tight[:4] + ([f"... and {len(tight) - 4} more"] if len(tight) > 4 else [])
-        lines.append("Binding (no slack): " + "; ".join(shown) + ".")
+    t2 = design.tau**2
+    e_tight = [n for i, n in enumerate(design.names)
+               if abs(design.var_e[i] + design.var_g[i] - t2[i]) <= 1e-6 * t2[i]]
+    f_tight = [n for i, n in enumerate(design.names)
+               if abs(design.var_f[i] + design.var_g[i] - t2[i]) <= 1e-6 * t2[i]]
+    parts = []
+    if e_tight:
+        parts.append(f"e + g = tau_s^2 (the aggregator's view) at {_sites_text(e_tight)}")
+    if f_tight:
+        parts.append(f"f + g = tau_s^2 (the helper's view) at {_sites_text(f_tight)}")
+    if parts:
+        lines.append("Binding, no slack: " + "; ".join(parts) + ".")
     lines.append(
         f"Gain G = sum mu_s^2 tau_s^2 / tau_c^2 = {design.gain:.3g}: the aggregate's noise variance is "
         f"{design.gain:.3g} times smaller than if every site added its full tau_s independently."

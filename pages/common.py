@@ -118,6 +118,18 @@ def show_error(exc: Exception, where: str | None = None) -> None:
         st.error(f"{prefix}{type(exc).__name__}: {exc}", icon=":material/error:")
 
 
+CHART_MARGIN = {"l": 10, "r": 10, "t": 10, "b": 10}
+
+
+def show_chart(fig, title: str, *, key: str, height: int = 360) -> None:
+    """A plotly figure with its title above it (not inside, so the legend can sit on top without overlap),
+    the shared margins and a horizontal legend that wraps on narrow screens."""
+    st.markdown(f"**{title}**")
+    fig.update_layout(height=height, margin=CHART_MARGIN,
+                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0, "xanchor": "left"})
+    st.plotly_chart(fig, width="stretch", key=key)
+
+
 def restore_widgets(defaults: dict[str, object], valid: dict[str, object] | None = None) -> None:
     """Give widgets keyed by ``defaults`` the value they had on this page's last visit (Streamlit drops the
     state of widgets a page run did not draw), else the default. ``valid`` maps a key to a predicate or a

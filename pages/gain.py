@@ -24,11 +24,10 @@ from pages.common import (
     restore_widgets,
     scenario_sidebar,
     set_scenario,
+    show_chart,
     show_error,
 )
 
-CHART_MARGIN = {"l": 10, "r": 10, "t": 40, "b": 10}
-LEGEND = {"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0}
 CONCENTRATIONS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 1000.0)
 CURVE_POINTS = 101
 COLOURS = {"prop1": "#e45756", "floor": "#4c78a8", "size": "#54a24b"}
@@ -44,16 +43,11 @@ def _dirichlet(total: int, n_sites: int, draws: int, seed: int) -> np.ndarray:
     return dirichlet_gain_quantiles(total, n_sites, np.array(CONCENTRATIONS), draws, seed)
 
 
-def _layout(fig: go.Figure, title: str, height: int = 360) -> go.Figure:
-    fig.update_layout(title={"text": title, "font": {"size": 15}}, height=height, margin=CHART_MARGIN, legend=LEGEND)
-    return fig
-
-
-def _sizes_chart(sizes: np.ndarray, title: str) -> go.Figure:
+def _sizes_chart(sizes: np.ndarray) -> go.Figure:
     fig = go.Figure(go.Bar(x=[f"{i + 1}" for i in range(sizes.size)], y=sizes, marker_color="#9ecae9",
                            hovertemplate="site %{x}: %{y:,} samples<extra></extra>"))
     fig.update_layout(xaxis_title="site", yaxis_title="N_s", xaxis={"type": "category"})
-    return _layout(fig, title, height=300)
+    return fig
 
 
 # ------------------------------------------------------------------------------------------------
@@ -66,8 +60,8 @@ st.markdown(
     "own? For a mean with equal budgets, τ_s = c/N_s, and Proposition 1 of the paper gives the gain of the "
     "**equally weighted** average as a function of the sizes n = (N_1, ..., N_S):"
 )
-st.latex(r"G(n)=\frac{\tau_{\mathrm{conv}}^2}{\tau_{\mathrm{CAPE}}^2}=\frac{N^2}{S^2}\sum_{s=1}^S\frac1{N_s^2},"
-         r"\qquad S\le G(n)\le\frac{N^2}{S^2}\left(\frac1{(N-S+1)^2}+S-1\right)")
+st.latex(r"G(n)=\frac{\tau_{\mathrm{conv}}^2}{\tau_{\mathrm{CAPE}}^2}=\frac{N^2}{S^2}\sum_{s=1}^S\frac1{N_s^2}")
+st.latex(r"S\le G(n)\le\frac{N^2}{S^2}\left(\frac1{(N-S+1)^2}+S-1\right)")
 st.caption("Minimum S at equal sizes; maximum at n = (1, ..., 1, N-S+1).")
 
 try:
@@ -78,15 +72,15 @@ except InputError as exc:
 
 st.subheader("This scenario")
 m1, m2, m3, m4, m5 = st.columns(5)
-m1.metric("G(n), Proposition 1", f"{gains.prop1:.4g}",
+m1.metric("G(n), Prop. 1", f"{gains.prop1:.4g}",
           help="Equal weights 1/S, equal budgets, tau_c = tau_pooled = c/N (below the DP floor when sizes differ).")
-m2.metric("minimum (S)", f"{gains.prop1_min:.4g}", help="G at equal sizes.")
+m2.metric("minimum S", f"{gains.prop1_min:.4g}", help="G at equal sizes.")
 m3.metric("maximum", f"{gains.prop1_max:.4g}", help="G at n = (1, ..., 1, N-S+1) for this N and S.")
-m4.metric("equal weights at the DP floor", f"{gains.floor_equal:.4g}",
+m4.metric("G at DP floor", f"{gains.floor_equal:.4g}",
           help="Equal weights with tau_c raised to the DP floor max_s tau_s / S: sum_s (N_min/N_s)^2 <= S.")
-m5.metric("generalized, scenario's weights", f"{gains.generalized:.4g}",
+m5.metric("G, scenario μ_s", f"{gains.generalized:.4g}",
           help="sum_s mu_s^2 tau_s^2 / tau_c^2 with this scenario's weights, budgets and tau_c (mean statistic).")
-st.latex(r"G_{\mathrm{gen}}=\frac{\sum_s\mu_s^2\tau_s^2}{\tau_c^2},\qquad \tau_c\ge\max_s\mu_s\tau_s")
+st.latex(r"G_{\mathrm{gen}}=\frac{\sum_s\mu_s^2\tau_s^2}{\tau_c^2},\quad \tau_c\ge\max_s\mu_s\tau_s")
 st.info(
     "**Read G(n) with care.** Proposition 1 compares against τ_c = τ_pooled = c/N. With equal weights 1/S the DP "
     "floor is max_s τ_s/S = c/(S·N_min), which is larger than c/N whenever the sizes differ: the published "
@@ -138,11 +132,10 @@ if curves is not None and sizes is not None:
         fig.add_scatter(x=[imbalance, imbalance], y=[g_now, floor_now], mode="markers", name="chosen imbalance",
                         marker={"size": 11, "color": "black", "symbol": "diamond"})
         fig.update_layout(xaxis_title="imbalance", yaxis_title="gain (log scale)", yaxis_type="log")
-        st.plotly_chart(_layout(fig, f"Gain as sizes become unequal (N = {int(total):,}, S = {int(n_sites)})"),
-                        width="stretch", key="gain_curve_chart")
+        show_chart(fig, f"Gain as sizes become unequal (N = {int(total):,}, S = {int(n_sites)})",
+                   key="gain_curve_chart", height=400)
     with right:
-        st.plotly_chart(_sizes_chart(sizes, f"Sizes at imbalance {imbalance:.2f}"), width="stretch",
-                        key="gain_sizes_chart")
+        show_chart(_sizes_chart(sizes), f"Sizes at imbalance {imbalance:.2f}", key="gain_sizes_chart", height=260)
         st.markdown(
             f"Here G(n) = **{g_now:.4g}**, but only **{floor_now:.3g}** at the DP floor with equal weights, "
             f"and **{int(n_sites)}** with weights N_s/N. The red curve grows without bound because the smallest "
@@ -202,10 +195,9 @@ if quantiles is not None and example is not None:
                       annotation_position="bottom right")
         fig.update_layout(xaxis_type="log", yaxis_type="log", xaxis_title="concentration α",
                           yaxis_title="G(n) (log scale)")
-        st.plotly_chart(_layout(fig, f"Proposition 1's G over {int(draws)} draws per α"), width="stretch",
-                        key="gain_dirichlet_chart")
+        show_chart(fig, f"Proposition 1's G over {int(draws)} draws per α", key="gain_dirichlet_chart", height=400)
     with right:
-        st.plotly_chart(_sizes_chart(example, f"One draw at α = {alpha:g} (seed {int(seed)})"), width="stretch",
-                        key="gain_dirichlet_sizes")
+        show_chart(_sizes_chart(example), f"One draw at α = {alpha:g} (seed {int(seed)})", key="gain_dirichlet_sizes",
+                   height=260)
         st.markdown(f"This draw: G(n) = **{float(prop1_gain_rows(example)[0]):.4g}**, "
                     f"at the DP floor with equal weights **{gain_equal_weights_at_floor(example):.3g}**.")

@@ -24,6 +24,7 @@ from pages.common import (
     restore_widgets,
     scenario_sidebar,
     set_scenario,
+    show_chart,
     show_error,
 )
 
@@ -45,19 +46,12 @@ VIEW_TEXT = {
     "sites": "a coalition of up to c other sites, without the aggregator (they see the aggregate)",
 }
 AUTO_CURVE_SITES = 8
-CHART_MARGIN = {"l": 10, "r": 10, "t": 40, "b": 10}
 COLOURS = {"g": "#4c78a8", "e": "#f58518", "f": "#54a24b", "neg": "#e45756"}
 
 
 @st.cache_data(show_spinner="Computing the collusion-robust calibration for every c ...", max_entries=16)
 def _robust_curve(tau: tuple[float, ...], weights: tuple[float, ...], names: tuple[str, ...], objective: str):
     return robust_gain_curve(np.array(tau), np.array(weights), names=names, objective=objective)
-
-
-def _layout(fig: go.Figure, title: str, height: int = 380) -> go.Figure:
-    fig.update_layout(title={"text": title, "font": {"size": 15}}, height=height, margin=CHART_MARGIN,
-                      legend={"orientation": "h", "yanchor": "bottom", "y": -0.32, "x": 0})
-    return fig
 
 
 def _variance_chart(design, relative: bool) -> go.Figure:
@@ -84,7 +78,7 @@ def _variance_chart(design, relative: bool) -> go.Figure:
                         marker={"symbol": "line-ew", "size": 24, "line": {"width": 3, "color": "black"}})
     fig.update_layout(barmode="relative", yaxis_title="variance / τ_s²" if relative else "variance",
                       xaxis={"tickangle": 0})
-    return _layout(fig, "Noise variances per site against τ_s²")
+    return fig
 
 
 def _level_chart(design) -> go.Figure:
@@ -98,7 +92,7 @@ def _level_chart(design) -> go.Figure:
         fig.add_scatter(x=list(design.names), y=[value] * design.n_sites, mode="lines", name=f"{label} = {value:.3g}",
                         line={"dash": style, "width": 2})
     fig.update_layout(yaxis_title="std of the aggregate's noise", yaxis_rangemode="tozero")
-    return _layout(fig, "τ_c against the DP floor and the conventional level")
+    return fig
 
 
 def _audit_frame(plan) -> pd.DataFrame:
@@ -128,7 +122,7 @@ def _audit_chart(plan) -> go.Figure:
     fig.add_hline(y=1.0, line_dash="dash", line_color="black", annotation_text="promise",
                   annotation_position="top left")
     fig.update_layout(barmode="group", yaxis_title="ε effective / ε promised")
-    return _layout(fig, "Effective ε relative to the promise (capped at 5)")
+    return fig
 
 
 def _robust_chart(points, n_sites: int, equal: bool) -> go.Figure:
@@ -141,7 +135,7 @@ def _robust_chart(points, n_sites: int, equal: bool) -> go.Figure:
                         line={"dash": "dot"})
     fig.update_layout(xaxis_title="colluding sites c", yaxis_title="gain G", xaxis={"dtick": 1},
                       yaxis_rangemode="tozero")
-    return _layout(fig, "Gain kept against c colluders", height=320)
+    return fig
 
 
 # ------------------------------------------------------------------------------------------------
@@ -157,8 +151,8 @@ st.markdown(
     "in the aggregate). Each release must stay private against the aggregator, who knows f, and against the "
     "helper, who knows e; the aggregate must carry **τ_c**, at least the DP floor."
 )
-st.latex(r"\tau_{f,s}^2+\tau_{g,s}^2\ge\tau_s^2,\quad \tau_{e,s}^2+\tau_{g,s}^2\ge\tau_s^2,\quad "
-         r"\sum_s\mu_s^2\tau_{g,s}^2=\tau_c^2,\quad \sum_s\mu_s e_s=0")
+st.latex(r"\begin{gathered}\tau_{f,s}^2+\tau_{g,s}^2\ge\tau_s^2,\quad \tau_{e,s}^2+\tau_{g,s}^2\ge\tau_s^2\\ "
+         r"\textstyle\sum_s\mu_s^2\tau_{g,s}^2=\tau_c^2,\quad \sum_s\mu_s e_s=0\end{gathered}")
 
 defaults = {"nd_statistic": "mean", "nd_solver": "general", "nd_objective": "balanced", "nd_e_scale": 1.0,
             "nd_dim": 10, "nd_sigma2": 0.05, "nd_relative": True, "nd_failing_only": False,
@@ -264,8 +258,8 @@ else:
         } for o in orders]), hide_index=True, width="stretch",
             column_config={"τ_c from": st.column_config.NumberColumn(format="%.4e"),
                            "τ_c up to": st.column_config.NumberColumn(format="%.4e")})
-        st.latex(r"m_s=\mu_s^2\tau_s^2,\ M=\sum_s m_s:\quad \tau_c^2\le M,\ \ \tau_c^2\ge M-2m_S,\ \ "
-                 r"\tau_c^2\ge M-2(S-1)m_s\ (s\ne S)")
+        st.latex(r"\begin{gathered}m_s=\mu_s^2\tau_s^2,\quad M=\textstyle\sum_s m_s:\\ \tau_c^2\le M,\quad "
+                 r"\tau_c^2\ge M-2m_S,\quad \tau_c^2\ge M-2(S-1)m_s\ (s\ne S)\end{gathered}")
 for warning in plan.warnings:
     st.warning(warning, icon=":material/warning:")
 
@@ -284,7 +278,8 @@ with left:
     relative = st.toggle("Show variances in units of τ_s²", key="nd_relative",
                          help="Divide each site's variances by its tau_s^2, so sites with different budgets share "
                          "one scale and the requirement is the dashed line at 1.")
-    st.plotly_chart(_variance_chart(design, relative), width="stretch", key="nd_variance_chart")
+    show_chart(_variance_chart(design, relative), "Noise variances per site against τ_s²", key="nd_variance_chart",
+               height=400)
 with right:
     st.markdown(
         "Each site has two bars. **e+g** is the noise the aggregator faces in that site's release (it knows f); "
@@ -297,7 +292,7 @@ with right:
 
 left, right = st.columns([3, 2], gap="medium")
 with left:
-    st.plotly_chart(_level_chart(design), width="stretch", key="nd_level_chart")
+    show_chart(_level_chart(design), "τ_c against the DP floor and the conventional level", key="nd_level_chart")
 with right:
     st.markdown(
         "An outside observer of the aggregate sees site s behind noise τ_c / μ_s, so it needs "
@@ -324,9 +319,10 @@ st.markdown(
     "every view, the exact noise σ_eff left on that site's statistic and the ε it really gets at δ_s:"
 )
 st.markdown("\n".join(f"- **{v}**: {t}" for v, t in VIEW_TEXT.items()))
-st.latex(r"\sigma_{\mathrm{eff}}^2=\big(b^\top\mathrm{Cov}^{+}b\big)^{-1},\qquad "
+st.latex(r"\begin{gathered}\sigma_{\mathrm{eff}}^2=\big(b^\top\mathrm{Cov}^{+}b\big)^{-1},\quad "
+         r"m=\Delta_s/\sigma_{\mathrm{eff}}\\ "
          r"\delta(\varepsilon)=\Phi\!\left(\tfrac m2-\tfrac{\varepsilon}{m}\right)-e^{\varepsilon}"
-         r"\Phi\!\left(-\tfrac m2-\tfrac{\varepsilon}{m}\right),\ m=\Delta_s/\sigma_{\mathrm{eff}}")
+         r"\Phi\!\left(-\tfrac m2-\tfrac{\varepsilon}{m}\right)\end{gathered}")
 if plan.audit is None:
     st.info("No audit: the design is infeasible, so there is no noise to audit. Choose the general solver.",
             icon=":material/info:")
@@ -340,7 +336,7 @@ else:
                    icon=":material/verified_user:")
     left, right = st.columns([3, 2], gap="medium")
     with left:
-        st.plotly_chart(_audit_chart(plan), width="stretch", key="nd_audit_chart")
+        show_chart(_audit_chart(plan), "Effective ε relative to the promise (capped at 5)", key="nd_audit_chart")
     with right:
         st.markdown(
             "Bars above the dashed line are views in which a site gets **less** privacy than it was promised. "
@@ -382,15 +378,16 @@ else:
             "sites' releases, so each site must be covered by the g noise of the sites **outside** the worst "
             "coalition. For equal sites that is τ_g² = τ_s²/(S-c): the gain drops from S to S - c."
         )
-        st.latex(r"\sum_{t\notin C}\mu_t^2\tau_{g,t}^2\ \ge\ \mu_s^2\tau_s^2\quad\text{for every }s\text{ and every }"
-                 r"|C|\le c")
+        st.latex(r"\begin{gathered}\textstyle\sum_{t\notin C}\mu_t^2\tau_{g,t}^2\ \ge\ \mu_s^2\tau_s^2\\ "
+                 r"\text{for every site }s\text{ and coalition }|C|\le c\end{gathered}")
     with left:
         tau_key = tuple(float(x) for x in design.tau)
         args = (tau_key, tuple(float(w) for w in design.weights), tuple(design.names), objective or "balanced")
         if n_sites <= AUTO_CURVE_SITES or st.session_state.get("nd_curve_for") == args:
             points = _robust_curve(*args)
             equal = bool(np.allclose(design.tau, design.tau[0]) and np.allclose(design.weights, 1 / n_sites))
-            st.plotly_chart(_robust_chart(points, n_sites, equal), width="stretch", key="nd_robust_chart")
+            show_chart(_robust_chart(points, n_sites, equal), "Gain kept against c colluders", key="nd_robust_chart",
+                       height=320)
             bad = [p.collusion for p in points if not p.feasible]
             if bad:
                 st.caption(f"No robust design was found for c = {', '.join(map(str, bad))} (gaps in the curve).")

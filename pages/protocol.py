@@ -28,6 +28,7 @@ from pages.common import (
     remember_widgets,
     restore_widgets,
     scenario_sidebar,
+    show_chart,
     show_error,
 )
 
@@ -36,7 +37,6 @@ ALGORITHM_HELP = (
     "D x D second-moment matrix, then top-K eigenvectors (Algorithm 2). capeAGN: two CAPE stages, M2 for "
     "whitening and the whitened third moment for the tensor power method (Algorithm 3)."
 )
-CHART_MARGIN = {"l": 10, "r": 10, "t": 40, "b": 10}
 
 
 @st.cache_data(show_spinner="Designing both capeAGN stages ...", max_entries=32)
@@ -46,8 +46,8 @@ def _agn_plans(scenario_json: str, model: str, split: float, dim: int, sigma2: f
 
 def _messages_frame(step) -> pd.DataFrame:
     return pd.DataFrame([{
-        "from": m.sender, "to": m.receiver, "carries": m.content, "shape": m.shape_text, "numbers": m.numbers,
-        "unique": m.unique, "noise std per entry": m.noise_std, "channel": m.channel,
+        "from": m.sender, "to": m.receiver, "carries": m.content, "noise std per entry": m.noise_std,
+        "shape": m.shape_text, "numbers": m.numbers, "unique": m.unique, "channel": m.channel,
     } for m in step.messages])
 
 
@@ -65,8 +65,9 @@ def _diagram(round_: ProtocolRound, n_sites: int) -> str:
         label = m.content.split("_")[0] if m.site else m.content
         kinds.setdefault((sender, receiver, label), []).append(m)
     lines = [
-        'digraph protocol { rankdir=LR; bgcolor="transparent"; node [shape=box, style="rounded,filled", '
-        'fontname="Helvetica", fontsize=11]; edge [fontname="Helvetica", fontsize=10];',
+        'digraph protocol { rankdir=TB; nodesep=0.6; ranksep=0.7; bgcolor="transparent";',
+        'node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=11];',
+        'edge [fontname="Helvetica", fontsize=10];',
         'helper [label="noise helper\\n(trusted)", fillcolor="#fde2c4"];',
         f'sites [label="{n_sites} sites\\n(each adds g_s)", fillcolor="#d7e9f7"];',
         'aggregator [label="aggregator\\n(untrusted)", fillcolor="#dff3dc"];',
@@ -91,9 +92,7 @@ def _symmetry_chart(rows) -> go.Figure:
     fig.add_bar(x=names, y=[r.sigma_iid / r.tau for r in rows], name="i.i.d. E: √(τ_g²+τ_e²/2)",
                 marker_color="#e45756")
     fig.add_hline(y=1.0, line_dash="dash", line_color="black", annotation_text="τ_s", annotation_position="top left")
-    fig.update_layout(barmode="group", yaxis_title="σ_eff / τ_s", height=320, margin=CHART_MARGIN,
-                      title={"text": "Noise the aggregator faces on an off-diagonal pair", "font": {"size": 15}},
-                      legend={"orientation": "h", "yanchor": "top", "y": -0.2, "x": 0})
+    fig.update_layout(barmode="group", yaxis_title="σ_eff / τ_s")
     return fig
 
 
@@ -179,16 +178,18 @@ if round_ is None:
     st.stop()
 
 # --- diagram and steps -----------------------------------------------------------------------------------------
-left, right = st.columns([3, 2], gap="medium")
+left, right = st.columns([1, 1], gap="medium")
 with left:
     st.graphviz_chart(_diagram(round_, n_sites), width="stretch")
 with right:
     st.markdown(f"**{algorithm}** publishes {round_.output}. Solid arrows carry data-dependent releases or the "
                 "helper's noise; dashed arrows the aggregator's noise, which it subtracts again.")
     if algorithm == "capeAGN":
-        st.latex(r"\widetilde M_3=\sum_s\mu_s\big(\widetilde M_{3,s}-F_{3,s}(W,W,W)\big),\quad W=UD^{-1/2}")
+        st.latex(r"\begin{gathered}W=UD^{-1/2}\\ \widetilde M_3=\textstyle\sum_s\mu_s"
+                 r"\big(\widetilde M_{3,s}-F_{3,s}(W,W,W)\big)\end{gathered}")
     else:
-        st.latex(r"\hat a=\sum_s\mu_s(\hat a_s-f_s)=\sum_s\mu_s a_s+\underbrace{\sum_s\mu_s e_s}_{=0}+\sum_s\mu_s g_s")
+        st.latex(r"\begin{aligned}\hat a&=\textstyle\sum_s\mu_s(\hat a_s-f_s)\\ &=\textstyle\sum_s\mu_s a_s"
+                 r"+\underbrace{\textstyle\sum_s\mu_s e_s}_{=0}+\sum_s\mu_s g_s\end{aligned}")
     st.metric("Noise std left in the output", f"{round_.output_std:.4g}",
               help="tau_c of the (last) CAPE stage: sqrt(sum_s mu_s^2 tau_g,s^2), per entry.")
 
@@ -252,7 +253,8 @@ if pca_plan is not None and pca_plan.design.feasible:
     rows = symmetry_leak(pca_plan.design, pca_plan.sensitivities, scenario.eps, scenario.delta)
     left, right = st.columns([3, 2], gap="medium")
     with left:
-        st.plotly_chart(_symmetry_chart(rows), width="stretch", key="pr_symmetry_chart")
+        show_chart(_symmetry_chart(rows), "Noise the aggregator faces on an off-diagonal pair", key="pr_symmetry_chart",
+                   height=320)
     with right:
         st.markdown(
             "A site's matrix A_s is symmetric, so entries (i, j) and (j, i) carry the same value. If the helper drew "

@@ -152,7 +152,7 @@ left, right = st.columns([3, 2], gap="medium")
 with left:
     edited = st.data_editor(
         _frame(form["base"]), key=editor_key, num_rows="dynamic", hide_index=True, width="stretch",
-        column_config=COLUMN_CONFIG,
+        column_config=COLUMN_CONFIG, placeholder="",
     )
 
 settings_box = st.container()

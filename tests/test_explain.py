@@ -88,6 +88,11 @@ def test_explain_feasible_design_names_floor_site_and_gain():
     assert lines[0].startswith("Feasible")
     assert f"set by site {floor_site(design)}" in lines[1] and floor_site(design) == "C"
     assert f"{design.gain:.3g}" in lines[-1]
+    tight = tight_constraints(design)
+    binding = next(line for line in lines if line.startswith("Binding"))
+    for name in design.names:
+        if any(t.startswith(f"site {name}: e + g") for t in tight):
+            assert name in binding.split("(the aggregator's view) at ")[1].split(";")[0]
 
 
 def test_explain_flags_tau_c_below_the_floor():

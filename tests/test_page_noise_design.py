@@ -1,0 +1,134 @@
+"""AppTest of the Noise design page: solvers, infeasible closed form, audit, collusion, bad inputs."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from conftest import app_test
+
+from dpcore.explain import closed_form_tau_c_range
+from dpcore.plan import plan_scenario
+from dpcore.scenario import default_scenario, preset_scenario
+
+PAGE = "pages/noise_design.py"
+
+
+def _clean(at) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def _metrics(at) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def _with(scenario):
+    at = app_test()
+    at.session_state["scenario"] = scenario
+    at.switch_page(PAGE).run()
+    _clean(at)
+    return at
+
+
+@pytest.fixture
+def at():
+    at = app_test(PAGE)
+    _clean(at)
+    return at
+
+
+def test_default_design_metrics_match_dpcore(at):
+    plan = plan_scenario(default_scenario(), "mean")
+    assert not at.error
+    assert at.success[0].value.startswith("Feasible")
+    metrics = _metrics(at)
+    assert metrics["Gain G"] == f"{plan.design.gain:.3g}"
+    assert metrics["τ_c (aggregate noise std)"] == f"{plan.design.tau_c:.4g}"
+    assert metrics["Conventional"] == f"{plan.design.tau_conv:.4g}"
+    audit = at.dataframe[-1].value
+    assert len(audit) == len(plan.audit.rows) == 5 * 4
+    assert set(audit["view"]) == {"outside", "aggregator", "aggregator+coalition", "sites"}
+
+
+def test_closed_form_on_equal_preset_is_infeasible_and_explained():
+    at = _with(preset_scenario("equal"))
+    at.radio(key="nd_solver").set_value("closed-form").run()
+    _clean(at)
+    text = at.error[0].value
+    assert text.startswith("**Infeasible design.**")
+    assert "tau_g^2" in text and "No choice of last site works" in text
+    tau = preset_scenario("equal").taus("mean")
+    low = closed_form_tau_c_range(tau, [0.2] * 5, 4)[0]
+    assert f"tau_c >= {low:.4g}" in text
+    orders = at.dataframe[0].value
+    assert orders["last site"].tolist() == ["A", "B", "C", "D", "E"]
+    assert set(orders.iloc[:, -1]) == {"no"}
+    assert any("No audit" in i.value for i in at.info)
+
+
+def test_closed_form_with_the_strict_site_last_is_feasible():
+    at = _with(preset_scenario("one-strict"))
+    at.radio(key="nd_solver").set_value("closed-form").run()
+    assert "works with last site: C" in at.error[0].value
+    at.selectbox(key="nd_last").set_value("C").run()
+    _clean(at)
+    assert not at.error and at.success[0].value.startswith("Feasible")
+
+
+def test_bad_helper_scale_is_reported(at):
+    at.number_input(key="nd_e_scale").set_value(0.5).run()
+    _clean(at)
+    assert at.error[0].value == "e_scale must be >= 1 (got 0.5); smaller helper noise breaks the e + g constraint"
+    assert at.number_input(key="nd_e_scale").value == 0.5  # kept as typed
+    at.number_input(key="nd_e_scale").set_value(64.0).run()
+    assert not at.error
+
+
+def test_tau_c_below_the_floor_is_flagged_and_audited(at):
+    floor = plan_scenario(default_scenario()).design.tau_floor
+    at.toggle(key="nd_at_floor").set_value(False).run()
+    at.number_input(key="nd_tau_c").set_value(floor / 2).run()
+    _clean(at)
+    assert at.session_state["scenario"].tau_c == pytest.approx(floor / 2)  # shared with every page
+    assert any("below the DP floor" in w.value for w in at.warning)
+    audit = at.dataframe[-1].value
+    outside = audit[(audit["view"] == "outside") & (audit["site"] == "C")]
+    assert outside["kept"].tolist() == ["NO"]
+    assert outside["σ_eff / τ_s"].iloc[0] == pytest.approx(0.5)
+    at.number_input(key="nd_tau_c").set_value(0.0).run()
+    assert "tau_c: must be a number > 0" in at.error[0].value
+    assert at.session_state["scenario"].tau_c == pytest.approx(floor / 2)
+
+
+def test_collusion_slider_changes_the_audit_and_robust_calibration(at):
+    at.slider(key="nd_collusion").set_value(0).run()
+    _clean(at)
+    assert set(at.dataframe[-1].value["view"]) == {"outside", "aggregator"}
+    at.slider(key="nd_collusion").set_value(2).run()
+    _clean(at)
+    audit = at.dataframe[-1].value
+    coalition = audit[audit["view"] == "aggregator+coalition"]["coalition"]
+    assert all(len(c.split(", ")) == 2 for c in coalition)
+    robust = plan_scenario(default_scenario(), collusion=2).robust
+    assert any(f"gain **{robust.gain:.3g}**" in m.value for m in at.markdown)
+
+
+def test_collusion_robust_solver_keeps_less_gain_on_equal_sites():
+    at = _with(preset_scenario("equal"))
+    at.radio(key="nd_solver").set_value("collusion-robust").run()
+    _clean(at)
+    gain = float(_metrics(at)["Gain G"])
+    assert math.isclose(gain, 4 / 1.01, rel_tol=1e-2)  # S - c = 4 with c = 1, 1 % margin
+    assert at.success[-1].value.startswith("Every site keeps its promised")
+
+
+def test_statistic_changes_tau_and_mog_m3_asks_for_d_and_sigma2(at):
+    at.selectbox(key="nd_statistic").set_value("pca").run()
+    _clean(at)
+    plan = plan_scenario(default_scenario(), "pca")
+    assert _metrics(at)["DP floor"] == f"{plan.design.tau_floor:.4g}"
+    at.selectbox(key="nd_statistic").set_value("mog-m3").run()
+    at.number_input(key="nd_dim").set_value(20).run()
+    _clean(at)
+    plan = plan_scenario(default_scenario(), "mog-m3", dim=20, sigma2=0.05)
+    assert _metrics(at)["DP floor"] == f"{plan.design.tau_floor:.4g}"

@@ -1,0 +1,77 @@
+"""AppTest of the Protocol walk-through: the three algorithms, counts, party views, symmetric noise."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import app_test
+
+from dpcore.plan import plan_scenario
+from dpcore.protocol import agn_stage_designs, capeagn_round, symmetry_leak
+from dpcore.scenario import default_scenario
+
+PAGE = "pages/protocol.py"
+
+
+def _clean(at) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def _metrics(at) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+@pytest.fixture
+def at():
+    at = app_test(PAGE)
+    _clean(at)
+    return at
+
+
+def test_cape_round_default(at):
+    assert not at.error
+    metrics = _metrics(at)
+    assert metrics["Numbers moved"] == "15" and metrics["Conventional scheme"] == "5"
+    plan = plan_scenario(default_scenario(), "mean")
+    assert metrics["Noise std left in the output"] == f"{plan.design.output_std:.4g}"
+    first = at.dataframe[0].value
+    assert first["from"].tolist() == ["helper"] * 5
+    assert first["noise std per entry"].tolist() == pytest.approx(plan.design.std(plan.design.var_e).tolist())
+    links = [p for p in at.get("page_link")]
+    assert any("noise_design" in p.proto.page for p in links)
+    parties = at.dataframe[-1].value
+    assert parties["party"].tolist()[:3] == ["helper", "outside observer", "aggregator"]
+
+
+def test_capepca_counts_and_bad_rank(at):
+    at.radio(key="pr_algorithm").set_value("capePCA").run()
+    at.number_input(key="pr_dim_pca").set_value(20).run()
+    _clean(at)
+    assert _metrics(at)["Numbers moved"] == f"{3 * 5 * 400:,}"
+    assert _metrics(at)["Unique entries"] == f"{3 * 5 * 210:,}"
+    at.number_input(key="pr_rank_pca").set_value(30).run()
+    _clean(at)
+    assert at.error[0].value == "K must be <= D = 20 (got K = 30)"
+    assert not at.metric
+
+
+def test_capeagn_projected_noise_moves_fewer_numbers(at):
+    at.radio(key="pr_algorithm").set_value("capeAGN").run()
+    _clean(at)
+    d2, d3 = agn_stage_designs(default_scenario(), "mog", 0.5, dim=10, sigma2=0.05)
+    dense = capeagn_round(d2, d3, 10, 3)
+    assert _metrics(at)["Numbers moved"] == f"{dense.total_numbers:,}"
+    at.toggle(key="pr_projected").set_value(True).run()
+    projected = capeagn_round(d2, d3, 10, 3, projected=True)
+    assert _metrics(at)["Numbers moved"] == f"{projected.total_numbers:,}"
+    assert projected.total_numbers < dense.total_numbers
+    at.radio(key="pr_model").set_value("stm").run()
+    _clean(at)
+    assert not at.error
+
+
+def test_symmetric_noise_section_quotes_the_leak(at):
+    plan = plan_scenario(default_scenario(), "pca")
+    rows = symmetry_leak(plan.design, plan.sensitivities, default_scenario().eps, default_scenario().delta)
+    worst = max(rows, key=lambda r: r.eps_iid / r.eps)
+    text = next(m.value for m in at.markdown if m.value.startswith("With capePCA's design"))
+    assert f"site {worst.site} would get ε = {worst.eps_iid:.3g} instead of {worst.eps_symmetric:.3g}" in text
