@@ -11,6 +11,7 @@ a malformed value is reported by :func:`scenario_sidebar` and the current scenar
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import streamlit as st
 
@@ -68,6 +69,7 @@ def _apply_link() -> None:
         st.session_state[LINK_ERROR_KEY] = (value, [str(e) for e in exc.errors])
     else:
         st.session_state[SCENARIO_KEY] = scenario
+        st.session_state["scenario_link_loaded"] = True
         st.session_state.pop(LINK_ERROR_KEY, None)
 
 
@@ -89,9 +91,24 @@ def set_scenario(scenario: Scenario) -> None:
 
 
 def scenario_link(scenario: Scenario) -> str:
-    """A link that opens this page with ``scenario`` (relative when the browser's address is unknown)."""
-    base = st.context.url or ""
-    return f"{base}?{QUERY_KEY}={scenario_to_query(scenario)}"
+    """A link that opens the dashboard's home page with ``scenario`` (relative when the browser's address is
+    unknown). It points at the app's root, not at a page: on a freshly started server a deep link to a page
+    would run that page before app.py has set up the navigation."""
+    base = (st.context.url or "").rstrip("/")
+    stems = {Path(p.path).stem for p in PAGES}
+    head, _, last = base.rpartition("/")
+    if last in stems and "://" in head:
+        base = head
+    query = f"?{QUERY_KEY}={scenario_to_query(scenario)}"
+    return f"{base}/{query}" if base else query
+
+
+def link_loaded_notice() -> None:
+    """Say that the scenario came from a link, on the run that loaded it."""
+    if st.session_state.pop("scenario_link_loaded", False):
+        scenario = st.session_state[SCENARIO_KEY]
+        st.success(f"Loaded the scenario from the link: {scenario.n_sites} sites, N = {scenario.total_n:,}. "
+                   "Every page uses it; edit it on the Sites and budgets page.", icon=":material/link:")
 
 
 @st.cache_data(show_spinner="Designing the noise and auditing it ...", max_entries=64)
@@ -165,6 +182,7 @@ def scenario_sidebar(scenario: Scenario) -> None:
     """A compact summary of the shared scenario in the sidebar; in the main area, the problems of a malformed
     scenario link (call it at the top of a page)."""
     show_link_error()
+    link_loaded_notice()
     with st.sidebar:
         st.caption(
             f"Scenario: {scenario.n_sites} sites, N = {scenario.total_n:,}, {scenario.calibration} calibration, "

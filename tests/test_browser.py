@@ -125,3 +125,108 @@ def test_narrow_window_has_no_horizontal_scroll(server, browser):
     )
     assert overflow <= 1, f"home page scrolls horizontally by {overflow}px at 420px width"
     page.close()
+
+
+# --- dashboard pages of issue 6: narrow windows, editing the Sites table, shared links ---------------------------
+
+DASHBOARD_PAGES = ("pages/home.py", "pages/sites.py", "pages/noise_design.py", "pages/gain.py", "pages/protocol.py")
+
+
+def _open(browser, server, width: int, query: str = ""):
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.goto(server + query, wait_until="domcontentloaded")
+    _wait_idle(page)
+    page.get_by_role("heading", name="Private multi-site analysis with correlated noise").wait_for(timeout=60_000)
+    return page
+
+
+def _goto(page, title: str) -> None:
+    """Follow a sidebar link (opening the collapsed sidebar on narrow windows first)."""
+    nav = page.locator('[data-testid="stSidebarNav"]')
+    if not nav.is_visible():
+        expand = '[data-testid="stExpandSidebarButton"], [data-testid="stSidebarCollapsedControl"] button'
+        page.locator(expand).first.click()
+        nav.wait_for(state="visible", timeout=10_000)
+    nav.get_by_role("link", name=title, exact=True).click()
+    _wait_idle(page)
+    page.locator("h1").first.wait_for(timeout=60_000)
+    collapse = page.locator('[data-testid="stSidebarCollapseButton"] button')
+    if page.viewport_size["width"] < 640 and collapse.count() and collapse.first.is_visible():
+        collapse.first.click()
+        page.wait_for_timeout(500)
+
+
+def _title_of(path: str) -> str:
+    return next(p.title for p in PAGES if p.path == path)
+
+
+def test_dashboard_pages_fit_a_narrow_window(server, browser):
+    page = _open(browser, server, 420)
+    for path in DASHBOARD_PAGES:
+        if path != "pages/home.py":
+            _goto(page, _title_of(path))
+        _assert_clean(page, path)
+        page.wait_for_timeout(800)  # let plotly lay out
+        overflow = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        assert overflow <= 1, f"{path} scrolls horizontally by {overflow}px at 420px width"
+        widest = page.evaluate(
+            "() => Math.max(0, ...[...document.querySelectorAll('[data-testid=\"stPlotlyChart\"]')]"
+            ".map(e => e.getBoundingClientRect().right))")
+        client = page.evaluate("() => document.documentElement.clientWidth")
+        assert widest <= client + 1, f"{path}: a chart reaches {widest}px in a {client}px window"
+    page.close()
+
+
+def test_editing_the_sites_table_reaches_the_noise_design_page(server, browser):
+    import numpy as np
+
+    from dpcore.cape import dp_floor
+    from dpcore.gain import with_sizes
+    from dpcore.scenario import default_scenario
+
+    page = _open(browser, server, 1280)
+    _goto(page, "Sites and budgets")
+    grid = page.locator('[data-testid="stDataFrame"]').first
+    grid.wait_for(timeout=30_000)
+    page.wait_for_timeout(1000)  # the grid draws on a canvas after the element appears
+    box = grid.bounding_box()
+    header = row = 35  # glide-data-grid default heights in Streamlit
+    x = box["x"] + 150  # row-selector (~33 px) and site (~80 px) columns, then N_s
+    y = box["y"] + header + 2 * row + row / 2  # third row: site C
+    for _attempt in range(3):  # a click can land while the grid is still being laid out; retry then
+        page.mouse.click(x, y)
+        page.wait_for_timeout(300)
+        page.mouse.dblclick(x, y)
+        page.wait_for_timeout(500)
+        page.keyboard.press("Control+A")
+        page.keyboard.type("2400")
+        page.keyboard.press("Enter")
+        page.wait_for_timeout(1000)
+        _wait_idle(page)
+        if "scenario=1." in page.url:
+            break
+    _assert_clean(page, "sites after edit")
+    assert "scenario=1." in page.url  # the address bar now holds the edited scenario
+    _goto(page, "Noise design")
+    _assert_clean(page, "noise design after edit")
+    edited = with_sizes(default_scenario(), np.array([1000, 800, 2400, 500, 1500]))
+    floor = dp_floor(edited.weights(), edited.taus("mean"))
+    metric = page.locator('[data-testid="stMetric"]').filter(has_text="DP floor")
+    assert f"{floor:.4g}" in metric.inner_text()
+    page.close()
+
+
+def test_a_shared_link_opens_the_dashboard_with_its_scenario(server, browser):
+    from dpcore.scenario import preset_scenario
+    from dpcore.scenario_io import scenario_to_query
+
+    page = _open(browser, server, 1280, f"/?scenario={scenario_to_query(preset_scenario('one-large'))}")
+    _assert_clean(page, "home from link")
+    assert "Loaded the scenario from the link: 5 sites, N = 6,000" in page.locator("body").inner_text()
+    _goto(page, "Sites and budgets")
+    assert "N = 6,000" in page.locator('[data-testid="stSidebar"]').inner_text()
+    page.close()
+    bad = _open(browser, server, 1280, "/?scenario=1.not-a-scenario")
+    errors = bad.locator('[data-testid="stAlertContentError"]')
+    assert errors.count() == 1 and "could not be loaded" in errors.first.inner_text()
+    bad.close()

@@ -158,7 +158,9 @@ def test_opening_a_shared_link_restores_the_scenario():
     at.run()
     _clean(at)
     assert at.session_state["scenario"] == target
+    assert "Loaded the scenario from the link: 5 sites, N = 6,000" in at.success[0].value
     at.switch_page(PAGE).run()
+    assert not at.success or "Loaded the scenario" not in at.success[0].value  # said once
     assert at.data_editor[0].value["n"].tolist() == target.sizes.tolist()
 
 

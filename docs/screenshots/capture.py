@@ -1,0 +1,110 @@
+"""Take the README screenshots from the running app: `.venv/bin/python docs/screenshots/capture.py`.
+
+Starts the dashboard on a free port, opens every page listed in pages/common.py: PAGES in headless Debian
+chromium (Playwright) at 1280 px, and saves one full-page PNG per page into docs/screenshots/. With
+``--narrow`` it also saves 420 px wide versions (``*-narrow.png``) and prints any horizontal overflow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from pages.common import PAGES  # noqa: E402
+
+OUT = Path(__file__).resolve().parent
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _start() -> tuple[subprocess.Popen, str]:
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
+         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+         "--server.fileWatcherType", "none"],
+        cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(180):
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return proc, url
+        except OSError:
+            time.sleep(0.5)
+    proc.kill()
+    raise RuntimeError("streamlit did not start")
+
+
+def _wait(page) -> None:
+    page.wait_for_selector('[data-testid="stApp"]', timeout=60_000)
+    page.wait_for_timeout(800)
+    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=120_000)
+    page.wait_for_timeout(1500)
+
+
+def _slug(path: str) -> str:
+    return Path(path).stem.replace("_", "-")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--narrow", action="store_true", help="also take 420 px wide screenshots")
+    parser.add_argument("--only", nargs="*", help="page file stems to capture (default: all)")
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    proc, url = _start()
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+            widths = [(1280, "")] + ([(420, "-narrow")] if args.narrow else [])
+            for width, suffix in widths:
+                page = browser.new_page(viewport={"width": width, "height": 900})
+                page.goto(url, wait_until="domcontentloaded")
+                _wait(page)
+                for info in PAGES:
+                    stem = Path(info.path).stem
+                    if args.only and stem not in args.only:
+                        continue
+                    page.goto(url if stem == "home" else f"{url}/{stem}", wait_until="domcontentloaded")
+                    _wait(page)
+                    overflow = page.evaluate(
+                        "() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
+                    # the app scrolls inside its main container: grow the window to its height, then shoot
+                    height = page.evaluate(
+                        "() => { const m = document.querySelector('[data-testid=\"stMain\"]');"
+                        " return m ? m.scrollHeight : document.body.scrollHeight; }")
+                    page.set_viewport_size({"width": width, "height": min(max(int(height) + 40, 900), 12_000)})
+                    page.wait_for_timeout(1500)
+                    target = OUT / f"{_slug(info.path)}{suffix}.png"
+                    page.screenshot(path=str(target), full_page=True)
+                    page.set_viewport_size({"width": width, "height": 900})
+                    print(f"{target.relative_to(ROOT)}  width {width}px  horizontal overflow {overflow}px")
+                page.close()
+            browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
