@@ -53,3 +53,22 @@ with right:
 st.subheader("Pages")
 for page in PAGES[1:]:
     st.page_link(page.path, label=f"**{page.title}**: {page.summary}", icon=page.icon)
+
+st.subheader("Try this")
+st.markdown(
+    f"""
+The scenario every page uses right now has **{scenario.n_sites} sites** and **N = {scenario.total_n:,}** samples
+({scenario.calibration} calibration). A short tour:
+
+1. **Sites and budgets**: load the preset *equal*, then give one site ε = 0.1: the *one strict site* case.
+2. **Noise design**: switch to the *published closed form*. On equal sites it is infeasible; the page says which
+   constraint fails and from which τ_c on it would work. The general solver always finds a design.
+3. **Noise design**, audit: move the collusion slider and switch the calibration to *analytic* on the Sites page
+   to see which views keep their promise.
+4. **Gain G(n)**: slide the imbalance to 1 and compare Proposition 1 with the DP-safe gains.
+5. **Protocol walk-through**: follow one round of capePCA message by message, and see why non-symmetric noise
+   would leak.
+
+Every change to the scenario is also written into the address bar: copy it to share the exact scenario.
+"""
+)
