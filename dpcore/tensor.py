@@ -46,7 +46,7 @@ import numpy as np
 import scipy.linalg
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
-from .cape import NoiseDesign, design_general, sample_noise
+from .cape import NoiseDesign, design_collusion_robust, design_general, sample_noise
 from .mechanisms import (
     MAX_DENSE_ENTRIES,
     ClassicCalibrationWarning,
@@ -705,7 +705,8 @@ class OtdProblem:
 @dataclass(frozen=True)
 class OtdSettings:
     """Algorithm settings shared by every run. ``eps_split`` is the share a of eps and delta spent on
-    the first (whitening) stage; ``local_site`` None means the largest site."""
+    the first (whitening) stage; ``local_site`` None means the largest site. ``collusion`` c (None: the plain
+    design) makes capeAGN use ``design_collusion_robust`` with c colluders for both stages."""
 
     eps_split: float = 0.5
     n_restarts: int = DEFAULT_RESTARTS
@@ -715,6 +716,7 @@ class OtdSettings:
     m3_noise: str = "symmetrized"
     local_site: int | None = None
     topic_concentration: float = DEFAULT_TOPIC_CONCENTRATION
+    collusion: int | None = None
 
     def validated(self) -> OtdSettings:
         split = check_positive(self.eps_split, "eps split")
@@ -724,6 +726,8 @@ class OtdSettings:
         check_choice(self.path, "path", PATHS)
         check_positive_int(self.memory_budget, "memory budget")
         check_choice(self.m3_noise, "m3_noise", tuple(M3_NOISE))
+        if self.collusion is not None:
+            check_positive_int(self.collusion, "collusion", minimum=0)
         return self
 
 
@@ -906,11 +910,20 @@ def run_algorithm(
         tau3 = scenario.sensitivities(m3_stat, **extra) * scenario.multipliers(1 - a, 1 - a)
         if algorithm == "cape":
             names = scenario.names
-            stage2 = StageNoise("cape", _feasible(design_general(tau2, mu, None, names=names), "M2"))
-            stage3 = StageNoise("cape", _feasible(design_general(tau3, mu, None, names=names), "M3"))
+            if settings.collusion is None:
+                stage2 = StageNoise("cape", _feasible(design_general(tau2, mu, None, names=names), "M2"))
+                stage3 = StageNoise("cape", _feasible(design_general(tau3, mu, None, names=names), "M3"))
+            else:
+                c = settings.collusion
+                stage2 = StageNoise("cape", _feasible(design_collusion_robust(tau2, mu, c, names=names), "M2"))
+                stage3 = StageNoise("cape", _feasible(design_collusion_robust(tau3, mu, c, names=names), "M3"))
             privacy = (f"each site's M2 release is (a eps_s, a delta_s)-DP and its M3 release ((1-a) eps_s, (1-a) "
                        f"delta_s)-DP on its own, a = {a:g}: (eps_s, delta_s) in total ({relation}); tau_c at the "
                        "DP floor of each stage; what colluding parties see jointly is covered by the audit")
+            if settings.collusion is not None:
+                privacy = (f"each site's M2 release is (a eps_s, a delta_s)-DP and its M3 release ((1-a) eps_s, "
+                           f"(1-a) delta_s)-DP, a = {a:g} ({relation}), also against the aggregator with up to "
+                           f"{settings.collusion} colluding site(s): collusion-robust design in both stages")
         else:
             stage2, stage3 = StageNoise("independent", stds=tau2), StageNoise("independent", stds=tau3)
             privacy = f"each site adds its own full noise: (eps_s, delta_s)-DP per site ({relation})"
