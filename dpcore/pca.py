@@ -141,6 +141,8 @@ class PcaProblem:
 
     ``site_moments`` (S, D(D+1)/2) holds the unique entries of A_s = X_s X_s^T / N_s; ``pooled`` is the D x D
     pooled A; ``eigenvalues`` all eigenvalues of A (descending); ``top_vectors`` V_K(A) (D x K).
+    ``solver_dtype`` is the precision of the eigen-decompositions of the noisy matrices (float64; float32 is about
+    twice as fast and its rounding, about 1e-7 ||A||, is far below any DP noise; the sweeps use it).
     """
 
     site_moments: np.ndarray
@@ -151,6 +153,7 @@ class PcaProblem:
     pooled: np.ndarray
     eigenvalues: np.ndarray
     top_vectors: np.ndarray
+    solver_dtype: str = "float64"
 
     @property
     def n_sites(self) -> int:
@@ -355,10 +358,10 @@ def _lower_positions(dim: int) -> np.ndarray:
     return positions
 
 
-def _lower_matrix(unique: np.ndarray, dim: int) -> np.ndarray:
+def _lower_matrix(unique: np.ndarray, dim: int, dtype: str = "float64") -> np.ndarray:
     """The symmetric matrix with these unique entries, stored in its lower triangle only (the upper triangle is
     left unset): what LAPACK's symmetric eigensolvers read. Three times faster than mirroring."""
-    matrix = np.empty((dim, dim))
+    matrix = np.empty((dim, dim), dtype=dtype)
     matrix.ravel()[_lower_positions(dim)] = unique
     return matrix
 
@@ -370,7 +373,8 @@ def _decompose(algorithm: str, problem: PcaProblem, unique: np.ndarray, communic
         values, vectors = top_eigenpairs(matrix, problem.k)
     else:
         matrix = None
-        values, vectors = top_eigenpairs(_lower_matrix(unique, problem.dim), problem.k, overwrite=True)
+        values, vectors = top_eigenpairs(_lower_matrix(unique, problem.dim, problem.solver_dtype), problem.k,
+                                         overwrite=True)
     return _result(algorithm, problem, values, vectors, communication, noise_std, matrix)
 
 
@@ -486,7 +490,8 @@ def dpdis_pca(problem: PcaProblem, privacy: PcaPrivacy, rng: np.random.Generator
     releases = _conventional_releases(problem, privacy, rng)
     parts = []
     for s in range(problem.n_sites):
-        values, vectors = top_eigenpairs(_lower_matrix(releases[s], problem.dim), rank, overwrite=True)
+        values, vectors = top_eigenpairs(_lower_matrix(releases[s], problem.dim, problem.solver_dtype), rank,
+                                         overwrite=True)
         parts.append(vectors * np.sqrt(np.clip(values, 0.0, None) * privacy.weights[s])[None, :])
     stacked = np.concatenate(parts, axis=1)
     matrix = stacked @ stacked.T
