@@ -178,11 +178,12 @@ def show_link_error() -> None:
                  f"{problems}", icon=":material/link_off:")
 
 
-def scenario_sidebar(scenario: Scenario) -> None:
-    """A compact summary of the shared scenario in the sidebar; in the main area, the problems of a malformed
-    scenario link (call it at the top of a page)."""
-    show_link_error()
-    link_loaded_notice()
+def scenario_sidebar(scenario: Scenario, *, notices: bool = True) -> None:
+    """A compact summary of the shared scenario in the sidebar; with ``notices``, in the main area, the problems
+    of a malformed scenario link or the news that one was loaded (call it at the top of a page)."""
+    if notices:
+        show_link_error()
+        link_loaded_notice()
     with st.sidebar:
         st.caption(
             f"Scenario: {scenario.n_sites} sites, N = {scenario.total_n:,}, {scenario.calibration} calibration, "

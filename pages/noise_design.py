@@ -237,7 +237,9 @@ except InputError as exc:
 design = plan.design
 st.caption(f"Statistic **{statistic}**, {scenario.neighbouring} neighbours, {scenario.calibration} calibration, "
            f"solver **{SOLVER_LABELS[solver]}**" + (f" ({design.objective})" if design.objective else "")
-           + f". Sensitivities Δ_s from {plan.sensitivities.min():.3g} to {plan.sensitivities.max():.3g}.")
+           + (f". Sensitivities Δ_s from {plan.sensitivities.min():.3g} to {plan.sensitivities.max():.3g}."
+              if not np.allclose(plan.sensitivities, plan.sensitivities[0]) else
+              f". Sensitivity Δ_s = {plan.sensitivities[0]:.3g} at every site."))
 
 # --- verdict ----------------------------------------------------------------------------------------
 explanation = explain_design(design)
@@ -264,12 +266,13 @@ for warning in plan.warnings:
     st.warning(warning, icon=":material/warning:")
 
 m1, m2, m3, m4 = st.columns(4)
-m1.metric("τ_c (aggregate noise std)", f"{design.tau_c:.4g}",
+m1.metric("τ_c (aggregate noise std)" if design.feasible else "τ_c asked for", f"{design.tau_c:.4g}",
           help="sqrt(sum_s mu_s^2 tau_g,s^2): the noise std left in the published aggregate.")
 m2.metric("DP floor", f"{design.tau_floor:.4g}", help=f"max_s mu_s tau_s, set by site {floor_site(design)}.")
 m3.metric("Conventional", f"{design.tau_conv:.4g}",
           help="sqrt(sum_s mu_s^2 tau_s^2): the aggregate's noise when every site adds its full tau_s independently.")
-m4.metric("Gain G", f"{design.gain:.3g}", help="G = sum_s mu_s^2 tau_s^2 / tau_c^2 (conventional over CAPE variance).")
+m4.metric("Gain G", f"{design.gain:.3g}" if design.feasible else "none",
+          help="G = sum_s mu_s^2 tau_s^2 / tau_c^2 (conventional over CAPE variance); none without a feasible design.")
 
 # --- charts -------------------------------------------------------------------------------------------
 st.subheader("Who adds how much noise")

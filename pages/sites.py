@@ -26,7 +26,15 @@ from dpcore.scenario_io import (
     settings_of,
 )
 from dpcore.sensitivity import NEIGHBOURING
-from pages.common import SITES_PROBLEMS_KEY, current_scenario, scenario_link, scenario_sidebar, set_scenario
+from pages.common import (
+    SITES_PROBLEMS_KEY,
+    current_scenario,
+    link_loaded_notice,
+    scenario_link,
+    scenario_sidebar,
+    set_scenario,
+    show_link_error,
+)
 
 FORM_KEY = "sites_form"
 NOTICE_KEY = "sites_notice"
@@ -125,7 +133,8 @@ def _on_weights(scenario: Scenario, objective_key: str | None) -> None:
 # ------------------------------------------------------------------------------------------------
 
 scenario = current_scenario()
-scenario_sidebar(scenario)
+show_link_error()
+link_loaded_notice()
 
 form = st.session_state.get(FORM_KEY)
 if form is None or form["source"] != scenario.to_json():
@@ -238,8 +247,13 @@ if errors:
                 [["background-color: rgba(255, 75, 75, 0.35)" if (i, c) in cells else "" for c in frame.columns]
                  for i in range(len(frame))], index=frame.index, columns=frame.columns)
 
+        def _text(value: Any) -> str:
+            if value is None or value is pd.NA or (isinstance(value, float) and value != value):
+                return ""
+            return f"{value:g}" if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
+
         st.caption("Cells with a problem, marked in red (messages beside the table):")
-        st.dataframe(marked.style.apply(_mark, axis=None), hide_index=True, width="stretch")
+        st.dataframe(marked.style.apply(_mark, axis=None).format(_text), hide_index=True, width="stretch")
 
 # --- derived quantities ---------------------------------------------------------------------------
 with left:
@@ -319,3 +333,5 @@ with l3:
 link = scenario_link(scenario)
 st.markdown("**Shareable link** - opens the dashboard with this scenario (also in your address bar):")
 st.code(link, language=None, wrap_lines=True)
+
+scenario_sidebar(scenario, notices=False)  # last, so that it counts this run's problems

@@ -64,6 +64,7 @@ def test_closed_form_on_equal_preset_is_infeasible_and_explained():
     assert orders["last site"].tolist() == ["A", "B", "C", "D", "E"]
     assert set(orders.iloc[:, -1]) == {"no"}
     assert any("No audit" in i.value for i in at.info)
+    assert _metrics(at)["Gain G"] == "none" and "τ_c asked for" in _metrics(at)
 
 
 def test_closed_form_with_the_strict_site_last_is_feasible():

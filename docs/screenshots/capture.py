@@ -2,7 +2,9 @@
 
 Starts the dashboard on a free port, opens every page listed in pages/common.py: PAGES in headless Debian
 chromium (Playwright) at 1280 px, and saves one full-page PNG per page into docs/screenshots/. With
-``--narrow`` it also saves 420 px wide versions (``*-narrow.png``) and prints any horizontal overflow.
+``--narrow`` it also saves 420 px wide versions (``*-narrow.png``) and prints any horizontal overflow; with
+``--extras`` two more states (sites-problems.png, noise-design-infeasible.png). The README's pictures:
+``capture.py --only home sites noise_design gain protocol --extras``.
 """
 
 from __future__ import annotations
@@ -64,10 +66,53 @@ def _slug(path: str) -> str:
     return Path(path).stem.replace("_", "-")
 
 
+def _extras(browser, url: str) -> None:
+    """Two states worth a picture: the Sites table with problems, the infeasible closed form on equal sites."""
+    sys.path.insert(0, str(ROOT))
+    from dpcore.scenario import preset_scenario
+    from dpcore.scenario_io import scenario_to_query
+
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(url, wait_until="domcontentloaded")
+    _wait(page)
+    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name="Sites and budgets", exact=True).click()
+    _wait(page)
+    grid = page.locator('[data-testid="stDataFrame"]').first
+    box = grid.bounding_box()
+    x, y = box["x"] + 225, box["y"] + 35 + 35 + 17  # eps of site B
+    for _attempt in range(3):  # the first click can land before the canvas grid is ready
+        page.mouse.click(x, y)
+        page.wait_for_timeout(300)
+        page.mouse.dblclick(x, y)
+        page.wait_for_timeout(500)
+        page.keyboard.press("Control+A")
+        page.keyboard.type("-1")
+        page.keyboard.press("Enter")
+        _wait(page)
+        if page.locator('[data-testid="stAlertContentError"]').count():
+            break
+    page.screenshot(path=str(OUT / "sites-problems.png"))
+    print("docs/screenshots/sites-problems.png")
+    page.close()
+
+    page = browser.new_page(viewport={"width": 1280, "height": 1300})
+    page.goto(f"{url}/?scenario={scenario_to_query(preset_scenario('equal'))}", wait_until="domcontentloaded")
+    _wait(page)
+    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name="Noise design", exact=True).click()
+    _wait(page)
+    page.get_by_text("Published closed form", exact=True).click()
+    _wait(page)
+    page.screenshot(path=str(OUT / "noise-design-infeasible.png"))
+    print("docs/screenshots/noise-design-infeasible.png")
+    page.close()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--narrow", action="store_true", help="also take 420 px wide screenshots")
     parser.add_argument("--only", nargs="*", help="page file stems to capture (default: all)")
+    parser.add_argument("--extras", action="store_true",
+                        help="also capture two states worth a picture: Sites with problems, the infeasible closed form")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -99,6 +144,8 @@ def main() -> int:
                     page.set_viewport_size({"width": width, "height": 900})
                     print(f"{target.relative_to(ROOT)}  width {width}px  horizontal overflow {overflow}px")
                 page.close()
+            if args.extras:
+                _extras(browser, url)
             browser.close()
     finally:
         proc.terminate()
