@@ -602,10 +602,10 @@ def _caveats(spec: SweepSpec, scenarios: list[Scenario]) -> list[str]:
                          "the papers. Use the analytic calibration for a real guarantee.")
     large = [(v, sc) for v, sc in zip(spec.grid, scenarios, strict=True) if any(s.delta >= 1.0 / s.n for s in sc.sites)]
     if large:
-        worst = max(max(s.delta * s.n for s in sc.sites) for _, sc in large)
+        worst = max((s for _, sc in large for s in sc.sites), key=lambda s: s.delta * s.n)
         notes.append(f"delta is not well below 1/N_s at {spec.label} = {', '.join(f'{v:g}' for v, _ in large)} "
-                     f"(delta N_s up to {worst:.3g}); a mechanism could then release a whole record with "
-                     "probability delta")
+                     f"(e.g. delta = {worst.delta:g} with N_s = {worst.n:,}, 1/N_s = {1 / worst.n:.3g}); a mechanism "
+                     "could then release a whole record with probability delta")
     return notes
 
 

@@ -1,0 +1,285 @@
+"""``python -m dpcore sweep``: privacy-utility curves (vary one parameter, run the algorithms R times).
+
+Examples::
+
+    python -m dpcore sweep --list-presets
+    python -m dpcore sweep --preset fig2b-mnist-eps --out fig2b.csv --html fig2b.html
+    python -m dpcore sweep --scenario sites.json --vary eps --grid 0.01,0.1,1,10 --algorithms cape conv local \\
+        --runs 5 --seed 1 --out results.csv
+    python -m dpcore sweep --family otd --model stm --d 10 --k 5 --vary ns --grid 500,1000,5000 --out stm.csv
+
+``--out`` gets the tidy table (parameter, value, algorithm, run, metric, result, status); the summary (mean,
+standard error, 95% t-interval per value, algorithm and metric) is printed, or written with ``--summary-out``;
+``--json`` prints ``{"spec", "complete", "runs_done", "seconds", "summary", "gains", "notes"}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..data import PREPROCESSING, SPECTRA
+from ..mechanisms import CALIBRATIONS
+from ..models import DEFAULT_SIGMA2, ESTIMATORS, MODELS
+from ..scenario import Scenario, load_scenario, scenario_from_dict
+from ..sensitivity import NEIGHBOURING
+from ..sweep_presets import PRESET_CALIBRATION, QUICK, get_preset, presets, quick_spec
+from ..sweeps import (
+    FAMILIES,
+    METRICS,
+    PARAMETERS,
+    PCA_DATASETS,
+    SOLVER_DTYPES,
+    OtdData,
+    PcaData,
+    SweepSpec,
+    algorithm_titles,
+    default_grid,
+    parse_grid,
+    run_sweep,
+)
+from ..tensor import PATHS
+from ..validation import InputError, check_delta, check_epsilon, check_positive_int
+from . import print_json
+from .table import fmt, table
+
+DEFAULT_ALGORITHMS = {"pca": ("cape", "dpdis", "conv", "local", "nondp"),
+                      "otd": ("cape", "conv", "local", "nonpriv", "random")}
+DEFAULT_SITES = {"pca": 10, "otd": 5}
+DEFAULT_SITE_SIZE = 1000
+# Options that describe a sweep built here; a preset fixes them.
+_BUILD_OPTIONS = ("scenario", "family", "vary", "grid", "sites", "ns", "eps", "delta", "calibration", "neighbouring",
+                  "dataset", "k", "dim", "spectrum", "decay", "preprocess", "rank", "model", "d", "sigma2",
+                  "doc_length", "estimator", "split", "path")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "sweep",
+        help="privacy-utility curves: vary eps, delta, N_s, S or c and run the algorithms R times",
+        description="Vary one parameter over a grid (the others stay at the scenario's values), run the chosen "
+        "algorithms R times at every grid point with common random numbers, and write the tidy table (--out), "
+        "the summary (mean, standard error, 95%% t-interval) and, with --html, the figure. Presets reproduce the "
+        "journal paper's Figs. 2-5 (--list-presets).",
+    )
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--preset", metavar="NAME", help="one of the paper's figures (see --list-presets)")
+    what.add_argument("--list-presets", action="store_true", help="list the presets, available or not, and exit")
+    p.add_argument("--quick", action="store_true", help=f"with --preset: a reduced version ({QUICK})")
+    p.add_argument("--scenario", metavar="FILE", help="base scenario JSON (default: equal sites from --sites, --ns, "
+                   "--eps, --delta)")
+    p.add_argument("--family", choices=tuple(FAMILIES), help="pca (capePCA) or otd (capeAGN); default pca, or otd "
+                   "when --model is given")
+    p.add_argument("--vary", choices=tuple(PARAMETERS), help="the swept parameter: " + "; ".join(
+        f"{k}: {v}" for k, v in PARAMETERS.items()))
+    p.add_argument("--grid", metavar="V1,V2,...", help="grid values, comma separated (default: a grid for --vary)")
+    p.add_argument("--algorithms", nargs="+", metavar="NAME", help="algorithms (default pca: cape dpdis conv local "
+                   "nondp; otd: cape conv local nonpriv random)")
+    p.add_argument("--runs", type=int, help="runs R per grid point (default 10)")
+    p.add_argument("--seed", type=int, help="seed of data, split and noise (default: the scenario's, presets 0)")
+    p.add_argument("--out", metavar="CSV", help="write the tidy table here")
+    p.add_argument("--summary-out", metavar="CSV", help="write the summary table here")
+    p.add_argument("--html", metavar="FILE", help="write the figure (curves and gain) as HTML with plotly.js embedded")
+    p.add_argument("--metric", help="metric of the printed table and the figure (pca: captured_energy, "
+                   "captured_energy_ratio, subspace_distance; otd: q_comp, weight_error)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    sites = p.add_argument_group("equal sites (without --scenario)")
+    sites.add_argument("--sites", type=int, help="number of sites S (default 10 for pca, 5 for otd)")
+    sites.add_argument("--ns", type=int, help=f"samples per site N_s (default {DEFAULT_SITE_SIZE})")
+    sites.add_argument("--eps", type=float, help="eps of every site (default 1)")
+    sites.add_argument("--delta", type=float, help="delta of every site (default 0.01, as in the paper)")
+    sites.add_argument("--calibration", choices=CALIBRATIONS, help="Gaussian calibration (default classic)")
+    sites.add_argument("--neighbouring", choices=NEIGHBOURING, help="neighbouring relation (default replace-one)")
+    pca = p.add_argument_group("pca data")
+    pca.add_argument("--dataset", choices=tuple(PCA_DATASETS), help="synthetic (default), mnist or digits")
+    pca.add_argument("--k", type=int, help="subspace dimension K (pca, default 10) or components K (otd, default 5)")
+    pca.add_argument("--dim", type=int, help="synthetic D (default 200)")
+    pca.add_argument("--spectrum", choices=SPECTRA, help="synthetic eigenvalue decay shape (default power)")
+    pca.add_argument("--decay", type=float, help="synthetic decay rate (default 1)")
+    pca.add_argument("--preprocess", choices=tuple(PREPROCESSING), help="max-norm (default) or clip")
+    pca.add_argument("--rank", type=int, help="DPdisPCA rank R (default K)")
+    pca.add_argument("--precision", choices=SOLVER_DTYPES, help="precision of the eigen-decompositions of the noisy "
+                     "matrices (default float32; float64 reproduces `dpcore pca` exactly)")
+    otd = p.add_argument_group("otd model")
+    otd.add_argument("--model", choices=MODELS, help="mog or stm (default mog)")
+    otd.add_argument("--d", type=int, help="dimension D (default 10)")
+    otd.add_argument("--sigma2", type=float, help=f"MOG sigma^2 (default {DEFAULT_SIGMA2})")
+    otd.add_argument("--doc-length", type=int, help="STM words per document L >= 3 (default 3)")
+    otd.add_argument("--estimator", choices=tuple(ESTIMATORS), help="STM moment estimator (default first)")
+    otd.add_argument("--split", type=float, help="share of eps and delta for the first stage (default 0.5)")
+    otd.add_argument("--path", choices=PATHS, help="third-moment path (default auto)")
+    p.set_defaults(func=run)
+
+
+def _list_presets(as_json: bool) -> int:
+    table_ = presets()
+    if as_json:
+        print_json({"calibration": PRESET_CALIBRATION, "quick": QUICK,
+                    "presets": [p.to_dict() for p in table_.values()]})
+        return 0
+    rows = []
+    reasons = {}
+    for name, preset in table_.items():
+        if preset.available:
+            spec = preset.spec
+            rows.append([name, preset.figure, "yes", f"{spec.label}: {', '.join(f'{v:g}' for v in spec.grid)}",
+                         preset.title])
+        else:
+            reasons.setdefault(preset.unavailable, []).append(name)
+            rows.append([name, preset.figure, "no (see below)", "-", preset.title])
+    print(table(["preset", "figure", "available", "grid", "what"], rows))
+    for reason, names in reasons.items():
+        print(f"\nUnavailable ({', '.join(names)}): {reason}.")
+    print(f"\nAll presets: {PRESET_CALIBRATION}. --quick: {QUICK}.")
+    return 0
+
+
+def _base_scenario(args: argparse.Namespace, family: str) -> Scenario:
+    if args.scenario:
+        extra = [f"--{n}" for n in ("sites", "ns", "eps", "delta") if getattr(args, n) is not None]
+        if extra:
+            raise InputError(f"{', '.join(extra)} do(es) not apply with --scenario: the file sets the sites and "
+                             "budgets")
+        scenario = load_scenario(args.scenario)
+    else:
+        n_sites = check_positive_int(DEFAULT_SITES[family] if args.sites is None else args.sites, "--sites")
+        if n_sites > 100:
+            raise InputError(f"--sites must be at most 100 (got {n_sites})")
+        site = {"n": check_positive_int(DEFAULT_SITE_SIZE if args.ns is None else args.ns, "--ns"),
+                "eps": check_epsilon(1.0 if args.eps is None else args.eps, "--eps"),
+                "delta": check_delta(0.01 if args.delta is None else args.delta, "--delta")}
+        scenario = scenario_from_dict({"sites": [dict(site, name=f"s{i + 1}") for i in range(n_sites)],
+                                       "neighbouring": "replace-one", "calibration": "classic", "tau_c": None,
+                                       "seed": 0})
+    changes = {k: v for k, v in (("calibration", args.calibration), ("neighbouring", args.neighbouring)) if v}
+    return scenario.replace(**changes) if changes else scenario
+
+
+def _algorithm_list(args: argparse.Namespace, family: str) -> tuple[str, ...]:
+    if not args.algorithms:
+        return DEFAULT_ALGORITHMS[family]
+    names = [n.strip() for item in args.algorithms for n in item.split(",") if n.strip()]
+    allowed = tuple(algorithm_titles(family))
+    unknown = [n for n in names if n not in allowed]
+    if unknown:
+        raise InputError(f"unknown {family} algorithm(s) {', '.join(unknown)}; choose from {', '.join(allowed)}")
+    return tuple(names)
+
+
+def _built_spec(args: argparse.Namespace) -> SweepSpec:
+    family = args.family or ("otd" if args.model is not None else "pca")
+    pca_only = [n for n in ("dataset", "dim", "spectrum", "decay", "preprocess", "rank", "precision")
+                if getattr(args, n) is not None]
+    otd_only = [n for n in ("model", "d", "sigma2", "doc_length", "estimator", "split", "path")
+                if getattr(args, n) is not None]
+    wrong = otd_only if family == "pca" else pca_only
+    if wrong:
+        names = ", ".join("--" + n.replace("_", "-") for n in wrong)
+        raise InputError(f"{names} do(es) not apply to a {family} sweep")
+    if args.vary is None:
+        raise InputError("say what to vary: --vary " + "|".join(PARAMETERS) + " (or use --preset NAME)")
+    scenario = _base_scenario(args, family)
+    grid = parse_grid(args.grid, args.vary) if args.grid is not None else default_grid(args.vary, scenario)
+    if family == "pca":
+        data = PcaData(args.dataset or "synthetic", k=10 if args.k is None else args.k,
+                       dim=200 if args.dim is None else args.dim, spectrum=args.spectrum or "power",
+                       decay=1.0 if args.decay is None else args.decay, preprocessing=args.preprocess or "max-norm",
+                       rank=args.rank, solver_dtype=args.precision or "float32")
+    else:
+        data = OtdData(args.model or "mog", 10 if args.d is None else args.d, 5 if args.k is None else args.k,
+                       sigma2=DEFAULT_SIGMA2 if args.sigma2 is None else args.sigma2,
+                       doc_length=3 if args.doc_length is None else args.doc_length,
+                       estimator=args.estimator or "first", eps_split=0.5 if args.split is None else args.split,
+                       path=args.path or "auto")
+    return SweepSpec(family, args.vary, grid, _algorithm_list(args, family), scenario, data,
+                     10 if args.runs is None else args.runs, scenario.seed if args.seed is None else args.seed)
+
+
+def _preset_spec(args: argparse.Namespace) -> SweepSpec:
+    given = ["--" + n.replace("_", "-") for n in _BUILD_OPTIONS if getattr(args, n, None) is not None]
+    if args.precision is not None:
+        given.append("--precision")
+    if given:
+        raise InputError(f"{', '.join(given)} do(es) not apply with --preset (it fixes the sweep); only --runs, "
+                         "--seed, --algorithms and --quick change a preset")
+    preset = get_preset(args.preset)
+    if not preset.available:
+        raise InputError(f"preset {preset.name} ({preset.figure}) is unavailable: {preset.unavailable}")
+    spec = quick_spec(preset.spec) if args.quick else preset.spec
+    changes = {}
+    if args.runs is not None:
+        changes["runs"] = args.runs
+    if args.seed is not None:
+        changes["seed"] = args.seed
+    if args.algorithms:
+        changes["algorithms"] = _algorithm_list(args, spec.family)
+    return spec.replace(**changes) if changes else spec
+
+
+def _progress(done: int, total: int, label: str) -> None:
+    sys.stderr.write(f"\r{done}/{total} {label[:70]:<70}")
+    if done == total:
+        sys.stderr.write("\n")
+    sys.stderr.flush()
+
+
+def _write(path: str, text: str) -> None:
+    Path(path).write_text(text, encoding="utf-8")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.list_presets:
+        return _list_presets(args.json)
+    if args.quick and not args.preset:
+        raise InputError("--quick applies to --preset only")
+    spec = _preset_spec(args) if args.preset else _built_spec(args)
+    metric = args.metric or next(iter(METRICS[spec.family]))
+    if metric not in METRICS[spec.family]:
+        raise InputError(f"--metric must be one of {', '.join(METRICS[spec.family])} for a {spec.family} sweep "
+                         f"(got {metric!r})")
+    for option, path in (("--out", args.out), ("--summary-out", args.summary_out), ("--html", args.html)):
+        if path is not None and Path(path).is_dir():
+            raise InputError(f"{option} {path} is a directory; give a file name")
+    result = run_sweep(spec, progress=_progress if sys.stderr.isatty() and not args.json else None)
+    if args.out:
+        _write(args.out, result.to_csv())
+    if args.summary_out:
+        _write(args.summary_out, result.summary_csv())
+    if args.html:
+        from ..sweep_figures import figure_html
+
+        title = get_preset(args.preset).figure + " " + get_preset(args.preset).title if args.preset else None
+        _write(args.html, figure_html(result, metric, title=title))
+    if args.json:
+        print_json(result.to_dict())
+        return 0
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
+    print(spec.describe())
+    print(f"{spec.scenario.n_sites} base site(s), {spec.scenario.calibration} calibration, "
+          f"{spec.scenario.neighbouring} neighbours; {result.status()}; {result.seconds:.1f} s")
+    titles = algorithm_titles(spec.family)
+    summary = result.summary[result.summary["metric"] == metric]
+    rows = []
+    for value in spec.grid:
+        at = summary[summary["value"] == float(value)]
+        row = [f"{value:g}"]
+        for algorithm in spec.algorithms:
+            r = at[at["algorithm"] == algorithm].iloc[0]
+            cell = fmt(r["mean"]) if r["runs"] else "failed"
+            if r["runs"] > 1:
+                cell += f" ± {fmt(r['ci_high'] - r['mean'], 2)}"
+            if r["failed"]:
+                cell += f" ({int(r['failed'])} failed)"
+            row.append(cell)
+        gains = result.gains[result.gains["value"] == float(value)]["gain"]
+        row.append(" / ".join(fmt(g, 3) for g in gains))
+        rows.append(row)
+    print(f"{metric}: mean ± half-width of the 95% t-interval over runs")
+    print(table([spec.label, *(titles[a] for a in spec.algorithms), "gain G"], rows))
+    written = [f"{what} {path}" for what, path in (("table", args.out), ("summary", args.summary_out),
+                                                    ("figure", args.html)) if path]
+    if written:
+        print("wrote " + ", ".join(written))
+    return 0
