@@ -14,7 +14,7 @@ from typing import Any
 
 from ..validation import InputError
 
-COMMAND_MODULES = ("design", "otd", "pca")
+COMMAND_MODULES = ("design", "otd", "pca", "sweep")
 
 
 def build_parser() -> argparse.ArgumentParser:
