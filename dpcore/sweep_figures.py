@@ -110,7 +110,7 @@ def _gain_traces(result: SweepResult) -> list[go.Scatter]:
 def gain_figure(result: SweepResult) -> go.Figure:
     """G = sum mu_s^2 tau_s^2 / tau_c^2 of the CAPE design used at each grid point (collusion-robust along c)."""
     fig = go.Figure(_gain_traces(result))
-    fig.update_layout(xaxis=_x_axis(result), yaxis={"title": "gain G (conventional / CAPE variance)",
+    fig.update_layout(xaxis=_x_axis(result), yaxis={"title": "gain G",
                                                      "rangemode": "tozero"})
     return fig
 

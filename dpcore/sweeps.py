@@ -103,6 +103,7 @@ __all__ = [
     "SweepSpec",
     "algorithm_titles",
     "cache_info",
+    "cached_result",
     "clear_cache",
     "default_grid",
     "parse_grid",
