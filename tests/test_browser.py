@@ -177,6 +177,28 @@ def test_dashboard_pages_fit_a_narrow_window(server, browser):
     page.close()
 
 
+def _edit_grid_cell(page, x: float, y: float, text: str, attempts: int = 4) -> None:
+    """Type ``text`` into the data-editor cell at (x, y): select it, open its editor (an <input class="gdg-input">
+    over the canvas), fill and commit. A click can land while the grid is still being laid out: retry then."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    editor = page.locator(".gdg-input").first
+    for _ in range(attempts):
+        page.mouse.click(x, y)
+        page.wait_for_timeout(300)
+        page.mouse.dblclick(x, y)
+        try:
+            editor.wait_for(state="visible", timeout=5_000)
+        except PlaywrightTimeout:
+            continue
+        editor.fill(text)
+        editor.press("Enter")
+        page.wait_for_timeout(800)
+        _wait_idle(page)
+        return
+    raise AssertionError("the data editor's cell editor did not open")
+
+
 def test_editing_the_sites_table_reaches_the_noise_design_page(server, browser):
     import numpy as np
 
@@ -193,18 +215,7 @@ def test_editing_the_sites_table_reaches_the_noise_design_page(server, browser):
     header = row = 35  # glide-data-grid default heights in Streamlit
     x = box["x"] + 150  # row-selector (~33 px) and site (~80 px) columns, then N_s
     y = box["y"] + header + 2 * row + row / 2  # third row: site C
-    for _attempt in range(3):  # a click can land while the grid is still being laid out; retry then
-        page.mouse.click(x, y)
-        page.wait_for_timeout(300)
-        page.mouse.dblclick(x, y)
-        page.wait_for_timeout(500)
-        page.keyboard.press("Control+A")
-        page.keyboard.type("2400")
-        page.keyboard.press("Enter")
-        page.wait_for_timeout(1000)
-        _wait_idle(page)
-        if "scenario=1." in page.url:
-            break
+    _edit_grid_cell(page, x, y, "2400")
     _assert_clean(page, "sites after edit")
     assert "scenario=1." in page.url  # the address bar now holds the edited scenario
     _goto(page, "Noise design")

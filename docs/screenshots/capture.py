@@ -80,17 +80,19 @@ def _extras(browser, url: str) -> None:
     grid = page.locator('[data-testid="stDataFrame"]').first
     box = grid.bounding_box()
     x, y = box["x"] + 225, box["y"] + 35 + 35 + 17  # eps of site B
-    for _attempt in range(3):  # the first click can land before the canvas grid is ready
+    editor = page.locator(".gdg-input").first  # the cell editor drawn over the canvas grid
+    for _attempt in range(4):  # the first click can land before the grid is ready
         page.mouse.click(x, y)
         page.wait_for_timeout(300)
         page.mouse.dblclick(x, y)
-        page.wait_for_timeout(500)
-        page.keyboard.press("Control+A")
-        page.keyboard.type("-1")
-        page.keyboard.press("Enter")
+        try:
+            editor.wait_for(state="visible", timeout=5_000)
+        except Exception:  # playwright's TimeoutError
+            continue
+        editor.fill("-1")
+        editor.press("Enter")
         _wait(page)
-        if page.locator('[data-testid="stAlertContentError"]').count():
-            break
+        break
     page.screenshot(path=str(OUT / "sites-problems.png"))
     print("docs/screenshots/sites-problems.png")
     page.close()
