@@ -9,7 +9,7 @@ from conftest import app_test
 
 from dpcore.explain import closed_form_tau_c_range
 from dpcore.plan import plan_scenario
-from dpcore.scenario import default_scenario, preset_scenario
+from dpcore.scenario import default_scenario, preset_scenario, scenario_from_dict
 
 PAGE = "pages/noise_design.py"
 
@@ -133,3 +133,14 @@ def test_statistic_changes_tau_and_mog_m3_asks_for_d_and_sigma2(at):
     _clean(at)
     plan = plan_scenario(default_scenario(), "mog-m3", dim=20, sigma2=0.05)
     assert _metrics(at)["DP floor"] == f"{plan.design.tau_floor:.4g}"
+
+
+def test_many_sites_draw_the_gain_curve_on_request():
+    sites = [{"name": f"h{i}", "n": 500, "eps": 0.5, "delta": 1e-6} for i in range(11)]
+    at = _with(scenario_from_dict({"sites": sites}))
+    assert any("takes a while" in c.value for c in at.caption)
+    charts = len(at.get("plotly_chart"))
+    at.button(key="nd_curve_button").click().run()
+    _clean(at)
+    assert len(at.get("plotly_chart")) == charts + 1
+    assert not any("takes a while" in c.value for c in at.caption)
