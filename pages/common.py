@@ -10,6 +10,7 @@ a malformed value is reported by :func:`scenario_sidebar` and the current scenar
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -164,7 +165,7 @@ def restore_widgets(defaults: dict[str, object], valid: dict[str, object] | None
         st.session_state[key] = value
 
 
-def remember_widgets(keys) -> None:
+def remember_widgets(keys: Iterable[str]) -> None:
     """Store the current values of the widgets ``keys`` for :func:`restore_widgets`."""
     for key in keys:
         if key in st.session_state:

@@ -93,6 +93,7 @@ def test_presets_load_and_reset_the_editor(at):
     at.button(key="sites_preset_load_1").click().run()
     _clean(at)
     assert at.session_state["scenario"] == preset_scenario("equal")
+    assert scenario_from_query(at.query_params["scenario"]) == preset_scenario("equal")  # set in a callback
     assert at.data_editor[0].key == "sites_editor_2"
     assert at.data_editor[0].value["n"].tolist() == [1000] * 5
     assert "Loaded the preset 'equal'" in at.info[0].value
