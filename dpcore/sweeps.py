@@ -581,6 +581,9 @@ class _Point:
 
 @dataclass(frozen=True, eq=False)
 class _Plan:
+    """What a sweep needs besides its runs and algorithms (cached by :func:`_plan_key`, which leaves those out:
+    use the caller's spec for them, never ``spec`` here)."""
+
     spec: SweepSpec
     points: tuple[_Point, ...]
     invariant: frozenset[str]
@@ -820,8 +823,7 @@ def _rows(spec: SweepSpec, value: float | int, algorithm: str, run: int, metrics
              status) for m in spec.metrics]
 
 
-def _pca_run(plan: _Plan, run: int, tick: Callable[[str], bool]) -> list[tuple] | None:
-    spec = plan.spec
+def _pca_run(plan: _Plan, spec: SweepSpec, run: int, tick: Callable[[str], bool]) -> list[tuple] | None:
     rank = spec.data.rank
     titles = algorithm_titles("pca")
     rows: list[tuple] = []
@@ -864,8 +866,7 @@ def _slice_problem(problem: otd_mod.OtdProblem, parameter: str, value: float | i
     return replace(problem, sites=tuple(sites))
 
 
-def _otd_run(plan: _Plan, run: int, tick: Callable[[str], bool]) -> list[tuple] | None:
-    spec = plan.spec
+def _otd_run(plan: _Plan, spec: SweepSpec, run: int, tick: Callable[[str], bool]) -> list[tuple] | None:
     data: OtdData = spec.data
     titles = algorithm_titles("otd")
     base = otd_mod.synthetic_problem(plan.model, plan.sizes_max, otd_data_rng(spec.seed, run), data.estimator)
@@ -893,9 +894,9 @@ def _otd_run(plan: _Plan, run: int, tick: Callable[[str], bool]) -> list[tuple] 
     return rows
 
 
-def _steps_per_run(plan: _Plan) -> int:
+def _steps_per_run(plan: _Plan, spec: SweepSpec) -> int:
     g = len(plan.points)
-    return sum(1 if a in plan.invariant else g for a in plan.spec.algorithms)
+    return sum(1 if a in plan.invariant else g for a in spec.algorithms)
 
 
 def _to_table(spec: SweepSpec, rows: list[tuple] | pd.DataFrame) -> pd.DataFrame:
@@ -929,7 +930,7 @@ def sweep_runs(spec: SweepSpec, runs: Sequence[int] | range | None = None, *, pr
     if "avn" in spec.algorithms and plan.path != "dense":
         raise InputError(f"AVN needs the dense path, but D = {spec.data.dim} runs on the projected path. Drop avn or "
                          "use a smaller D.", "algorithms")
-    per_run = _steps_per_run(plan)
+    per_run = _steps_per_run(plan, spec)
     total = per_run * len(runs)
     done = 0
     stop = {"now": False}
@@ -946,7 +947,7 @@ def sweep_runs(spec: SweepSpec, runs: Sequence[int] | range | None = None, *, pr
     run_one = _pca_run if spec.family == "pca" else _otd_run
     rows: list[tuple] = []
     for r in runs:
-        got = run_one(plan, r, tick)
+        got = run_one(plan, spec, r, tick)
         if got is None:
             break
         rows.extend(got)
