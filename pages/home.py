@@ -26,10 +26,11 @@ with left:
     st.graphviz_chart(
         """
 digraph cape {
-  rankdir=LR; bgcolor="transparent"; node [shape=box, style="rounded,filled", fontname="Helvetica"];
+  rankdir=TB; bgcolor="transparent"; node [shape=box, style="rounded,filled", fontname="Helvetica"];
   helper [label="noise helper\\n(trusted)\\ne_1 + ... + e_S = 0", fillcolor="#fde2c4"];
   s1 [label="site 1\\nadds g_1", fillcolor="#d7e9f7"]; s2 [label="site 2\\nadds g_2", fillcolor="#d7e9f7"];
   s3 [label="site S\\nadds g_S", fillcolor="#d7e9f7"];
+  {rank=same; s1; s2; s3;}
   agg [label="aggregator\\nsum mu_s (a_s - f_s)\\n= pooled noise level", fillcolor="#dff3dc"];
   helper -> s1 [label="e_1"]; helper -> s2 [label="e_2"]; helper -> s3 [label="e_S"];
   agg -> s1 [label="f_1", style=dashed]; agg -> s2 [label="f_2", style=dashed]; agg -> s3 [label="f_S", style=dashed];
