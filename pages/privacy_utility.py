@@ -212,7 +212,7 @@ def advance() -> None:
     if current is None or current["stopped"] or current["done"] >= current["runs"] or current["error"]:
         st.rerun(scope="app")
     done, total = current["done"], current["runs"]
-    st.progress(done / total, text=f"Run {done + 1} of {total} running ({current['seconds']:.1f} s so far)")
+    bar = st.progress(done / total, text=f"Run {done + 1} of {total} running ({current['seconds']:.1f} s so far)")
     st.button("Stop", key="pu_stop", on_click=request_stop, icon=":material/stop_circle:",
               help="Stop after the current run; the curves then use the runs that finished.")
     start = time.perf_counter()
@@ -225,6 +225,7 @@ def advance() -> None:
     current["done"] = done + 1
     if current["done"] >= total:
         st.rerun(scope="app")
+    bar.progress(current["done"] / total, text=f"{current['done']} of {total} runs done ({current['seconds']:.1f} s)")
 
 
 if running:
