@@ -411,7 +411,16 @@ def _base_program(t2: np.ndarray, mu: np.ndarray, names: tuple[str, ...], coalit
                           f"site {names[i]} against {who}: the site noise g outside the worst coalition must "
                           "give sum mu_t^2 tau_g,t^2 >= mu_s^2 tau_s^2")
     bounds: list[tuple[float | None, float | None]] = [(0.0, None)] * n_vars
+    if use_collusion:
+        # Collusion-robust designs rely on helper noise in every weighted release: a release without
+        # e exposes that site's g to the aggregator, as if the site colluded. Give every weighted site
+        # helper noise of at least _ROBUST_E_SHARE tau_s^2 before it is scaled up.
+        for i in active:
+            bounds[e(i)] = (_ROBUST_E_SHARE * t2[i], None)
     return prog, bounds, (e, f, g, share)
+
+
+_ROBUST_E_SHARE = 0.1
 
 
 _AUX = "auxiliary"

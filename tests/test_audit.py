@@ -191,3 +191,18 @@ def test_fast_views_match_the_direct_observation_model(rng):
             assert sigma_of(views, s, "aggregator") == pytest.approx(direct_view_sigma(d, s, (), True), rel=1e-6)
             assert sigma_of(views, s, "aggregator+coalition") == pytest.approx(worst_agg, rel=1e-6, abs=1e-9)
             assert sigma_of(views, s, "sites") == pytest.approx(worst_sites, rel=1e-6, abs=1e-9)
+
+
+def test_collusion_robust_keeps_tau_in_every_view_on_random_unequal_scenarios(rng):
+    # regression: a site left without helper noise exposed its g to the aggregator
+    linear = design_collusion_robust(np.linspace(1, 2, 5), np.full(5, 0.2), 2)
+    assert linear.feasible, linear.reason
+    for _ in range(25):
+        n_sites = int(rng.integers(2, 7))
+        tau = rng.uniform(0.2, 3.0, n_sites)
+        mu = rng.dirichlet(np.ones(n_sites))
+        for c in range(n_sites):
+            d = design_collusion_robust(tau, mu, c)
+            assert d.feasible, d.reason
+            short = [(v.site, v.view) for v in view_sigmas(d, c) if v.sigma_eff < tau[v.site] * (1 - 1e-9)]
+            assert not short
