@@ -31,7 +31,9 @@ from dpcore.tensor import (
 )
 from dpcore.text import corpus_problem, parse_count_csv, parse_documents, parse_vocabulary, top_words
 from dpcore.validation import InputError, check_positive_int, check_rank
-from pages.common import current_scenario, scenario_sidebar, show_error
+from pages.common import current_scenario, ensure_routed, scenario_sidebar, show_error
+
+ensure_routed()
 
 RESULT_KEY = "capeagn_result"
 DEFAULT_ALGORITHMS = ["cape", "conv", "local", "nonpriv", "random"]

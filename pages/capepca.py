@@ -36,7 +36,9 @@ from dpcore.pca import (
 )
 from dpcore.scenario import Scenario, scenario_from_dict
 from dpcore.validation import InputError
-from pages.common import current_scenario, scenario_sidebar, show_error
+from pages.common import current_scenario, ensure_routed, scenario_sidebar, show_error
+
+ensure_routed()
 
 RESULT_KEY = "capepca_result"
 DATA_CHOICES = {

@@ -10,6 +10,7 @@ a malformed value is reported by :func:`scenario_sidebar` and the current scenar
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +49,30 @@ PAGES: list[PageInfo] = [
     PageInfo("pages/privacy_utility.py", "Privacy-utility", ":material/show_chart:",
              "utility against eps, delta, N_s, S or c: the paper's Figs. 2-5 as presets, or sweeps of your scenario"),
 ]
+
+_ROUTING = threading.local()
+
+
+def run_app() -> None:
+    """Page configuration and the navigation over :data:`PAGES`, then the chosen page: what app.py runs."""
+    st.set_page_config(page_title="CAPE: private multi-site analysis", page_icon=":material/hub:", layout="wide")
+    navigation = st.navigation(
+        [st.Page(p.path, title=p.title, icon=p.icon, default=(i == 0)) for i, p in enumerate(PAGES)]
+    )
+    _ROUTING.active = True
+    try:
+        navigation.run()
+    finally:
+        _ROUTING.active = False
+
+
+def ensure_routed() -> None:
+    """Call first on every page. When a deep link (``/capepca``) is the first request a fresh server sees,
+    Streamlit runs the page file directly in its legacy ``pages/`` folder mode, without app.py, so the
+    sidebar would list every file in ``pages/``. Then run the app's navigation instead and stop this run."""
+    if not getattr(_ROUTING, "active", False):
+        run_app()
+        st.stop()
 
 SCENARIO_KEY = "scenario"
 LINK_APPLIED_KEY = "scenario_link_applied"

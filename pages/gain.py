@@ -20,6 +20,7 @@ from dpcore.gain import (
 from dpcore.validation import InputError
 from pages.common import (
     current_scenario,
+    ensure_routed,
     remember_widgets,
     restore_widgets,
     scenario_sidebar,
@@ -27,6 +28,8 @@ from pages.common import (
     show_chart,
     show_error,
 )
+
+ensure_routed()
 
 CONCENTRATIONS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 1000.0)
 CURVE_POINTS = 101

@@ -3,7 +3,9 @@
 import streamlit as st
 
 from dpcore.cape import design_equal
-from pages.common import PAGES, current_scenario, scenario_sidebar
+from pages.common import PAGES, current_scenario, ensure_routed, scenario_sidebar
+
+ensure_routed()
 
 scenario = current_scenario()
 scenario_sidebar(scenario)

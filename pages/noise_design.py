@@ -20,6 +20,7 @@ from pages.common import (
     STATISTIC_HELP,
     cached_plan,
     current_scenario,
+    ensure_routed,
     remember_widgets,
     restore_widgets,
     scenario_sidebar,
@@ -27,6 +28,8 @@ from pages.common import (
     show_chart,
     show_error,
 )
+
+ensure_routed()
 
 SOLVER_LABELS = {
     "general": "General solver (linear program)",

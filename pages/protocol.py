@@ -25,12 +25,15 @@ from dpcore.validation import InputError
 from pages.common import (
     cached_plan,
     current_scenario,
+    ensure_routed,
     remember_widgets,
     restore_widgets,
     scenario_sidebar,
     show_chart,
     show_error,
 )
+
+ensure_routed()
 
 ALGORITHM_HELP = (
     "CAPE: one private weighted average (Algorithm 1 and its generalization). capePCA: the same flow for the "

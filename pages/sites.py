@@ -29,12 +29,15 @@ from dpcore.sensitivity import NEIGHBOURING
 from pages.common import (
     SITES_PROBLEMS_KEY,
     current_scenario,
+    ensure_routed,
     link_loaded_notice,
     scenario_link,
     scenario_sidebar,
     set_scenario,
     show_link_error,
 )
+
+ensure_routed()
 
 FORM_KEY = "sites_form"
 NOTICE_KEY = "sites_notice"

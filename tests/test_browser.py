@@ -1,11 +1,12 @@
 """Real-browser smoke test: start the app, open it in headless Debian chromium, visit every page.
 
-Fails on any exception box, traceback text or error element on any page. Skips only when chromium
-is absent *and* the test is not running under CI (``make test`` installs it; CI must run it).
+Fails on any exception box, traceback text or error element on any page, and when chromium is missing
+(``make test`` installs Debian's chromium).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -36,8 +37,9 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def server():
+@contextlib.contextmanager
+def _streamlit_server():
+    """A fresh `streamlit run app.py` on a free port; yields its URL."""
     port = _free_port()
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen(
@@ -48,32 +50,37 @@ def server():
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            time.sleep(0.5)
-        if proc.poll() is not None:
-            raise RuntimeError("streamlit exited early:\n" + (proc.stdout.read() if proc.stdout else ""))
-    else:
-        proc.kill()
-        raise RuntimeError("streamlit did not become healthy within 90 s")
-    yield url
-    proc.terminate()
     try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+        while time.time() < deadline:
+            try:
+                with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                time.sleep(0.5)
+            if proc.poll() is not None:
+                raise RuntimeError("streamlit exited early:\n" + (proc.stdout.read() if proc.stdout else ""))
+        else:
+            raise RuntimeError("streamlit did not become healthy within 90 s")
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="module")
+def server():
+    with _streamlit_server() as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def browser():
     if not os.path.exists(CHROMIUM):
-        if os.environ.get("CI"):
-            pytest.fail("chromium is missing in CI; `make test` installs Debian's chromium")
-        pytest.skip("Debian chromium not installed (run `make test`, which installs it)")
+        pytest.fail("Debian's chromium is missing: run `make test`, which installs it")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -241,3 +248,20 @@ def test_a_shared_link_opens_the_dashboard_with_its_scenario(server, browser):
     errors = bad.locator('[data-testid="stAlertContentError"]')
     assert errors.count() == 1 and "could not be loaded" in errors.first.inner_text()
     bad.close()
+
+
+def test_a_deep_link_on_a_fresh_server_uses_the_app_navigation(browser):
+    """Streamlit's legacy pages/ mode runs a page file directly when a deep link is a fresh server's first
+    request; pages.common.ensure_routed must put the app's navigation back."""
+    with _streamlit_server() as url:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(url + "/sites", wait_until="domcontentloaded")
+        _wait_idle(page)
+        page.get_by_role("heading", name="Sites and budgets").first.wait_for(timeout=60_000)
+        links = page.locator('[data-testid="stSidebarNav"] a').all_inner_texts()
+        titles = [" ".join(t.split()) for t in links]
+        assert any("Privacy-utility" in t for t in titles), titles
+        assert not any(t.strip().endswith("common") or t.strip().endswith("app") for t in titles), titles
+        assert len(titles) == len(PAGES)
+        _assert_clean(page, "deep link /sites")
+        page.close()
