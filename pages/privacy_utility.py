@@ -30,6 +30,7 @@ from dpcore.sweeps import (
     default_grid,
     parse_grid,
     spec_from_json,
+    sweep_gains,
     sweep_result,
     sweep_runs,
 )
@@ -50,6 +51,12 @@ DATA_FIELDS = {"dataset", "D", "K", "R", "spectrum", "decay", "preprocessing", "
 def sweep_chunk(spec_json: str, run: int) -> pd.DataFrame:
     """The tidy rows of one run of a sweep (cached by the spec's JSON and the run index)."""
     return sweep_runs(spec_from_json(spec_json), [run])
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def designs_ok(spec_json: str) -> None:
+    """Raises InputError when the CAPE design of some grid point is infeasible (before anything runs)."""
+    sweep_gains(spec_from_json(spec_json))
 
 
 def build_result(spec_json: str, runs_done: int, seconds: float) -> SweepResult:
@@ -174,7 +181,9 @@ else:
         try:
             grid = parse_grid(grid_text, parameter)
             spec = SweepSpec(family, parameter, grid, tuple(chosen), shared, data, int(runs), int(seed))
+            designs_ok(spec.to_json())
         except InputError as exc:
+            spec = None
             slot = grid_slot if exc.field == "grid" else alg_slot if exc.field == "algorithms" else setup_msg
             with slot.container():
                 show_error(exc)
