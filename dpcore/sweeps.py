@@ -802,9 +802,12 @@ class _ReplayNormals:
         self._rng = rng
         self._draws: list[np.ndarray] = []
         self._position: int | None = None
+        self._final = False
 
-    def rewind(self) -> None:
+    def rewind(self, final: bool = False) -> None:
+        """Replay from the start; ``final``: the last replay, which may hand out the recorded arrays themselves."""
         self._position = 0
+        self._final = final
 
     def standard_normal(self, size: Any = None) -> np.ndarray:
         if self._position is None:
@@ -814,7 +817,8 @@ class _ReplayNormals:
         if self._position >= len(self._draws) or self._draws[self._position].shape != _shape(size):
             raise _ReplayMismatch()
         self._position += 1
-        return self._draws[self._position - 1].copy()
+        recorded = self._draws[self._position - 1]
+        return recorded if self._final else recorded.copy()
 
 
 def _rows(spec: SweepSpec, value: float | int, algorithm: str, run: int, metrics: dict[str, float | None],
@@ -833,7 +837,7 @@ def _pca_run(plan: _Plan, spec: SweepSpec, run: int, tick: Callable[[str], bool]
         replay = _ReplayNormals(base_rng) if plan.replay and len(points) > 1 else None
         for i, point in enumerate(points):
             if replay is not None and i > 0:
-                replay.rewind()
+                replay.rewind(final=i == len(points) - 1)
             rng = replay if replay is not None else (base_rng if i == 0 else
                                                      pca_mod.algorithm_rng(spec.seed, run, algorithm))
             try:
