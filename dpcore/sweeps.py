@@ -643,13 +643,8 @@ def _common_notes(spec: SweepSpec, scenarios: list[Scenario]) -> list[str]:
 def _pca_plan(spec: SweepSpec) -> _Plan:
     data: PcaData = spec.data
     scenarios = [scenario_at(spec, v) for v in spec.grid]
-    largest = scenarios[-1] if spec.parameter in ("ns", "sites") else scenarios[0]
-    if spec.parameter == "ns":
-        sizes_max = largest.sizes
-    elif spec.parameter == "sites":
-        sizes_max = largest.sizes
-    else:
-        sizes_max = spec.scenario.sizes
+    # Data for the largest grid point (ns, sites) or the scenario's sizes; smaller points use prefixes.
+    sizes_max = scenarios[-1].sizes if spec.parameter in ("ns", "sites") else spec.scenario.sizes
     total = int(np.sum(sizes_max))
     if data.dataset == "synthetic":
         dataset = synthetic_dataset(total, np.random.default_rng([spec.seed, 2]), dim=data.dim,
