@@ -35,7 +35,9 @@ from dpcore.sweeps import (
     sweep_runs,
 )
 from dpcore.validation import InputError
-from pages.common import current_scenario, scenario_sidebar, show_chart, show_error
+from pages.common import current_scenario, ensure_routed, scenario_sidebar, show_chart, show_error
+
+ensure_routed()
 
 JOB_KEY = "pu_job"
 RESULT_KEY = "pu_result"
