@@ -75,7 +75,7 @@ from .cape import NoiseDesign, design_collusion_robust, design_general
 from .data import PREPROCESSING, SPECTRA, load_bundled, preprocess, split_sites, synthetic_dataset
 from .models import DEFAULT_SIGMA2, ESTIMATORS, MODELS, MogSite, StmSite, mog_norm_bound
 from .scenario import MAX_SITES, Scenario, scenario_from_dict
-from .tensor import _data_rng as otd_data_rng  # the per-run data stream of tensor.compare_algorithms
+from .tensor import data_rng as otd_data_rng  # the per-run data stream of tensor.compare_algorithms
 from .validation import (
     InputError,
     check_choice,

@@ -105,6 +105,7 @@ __all__ = [
     "Whitening",
     "WhiteningError",
     "algorithm_rng",
+    "data_rng",
     "choose_path",
     "compare_algorithms",
     "evaluate",
@@ -865,7 +866,8 @@ def algorithm_rng(seed: int, run: int, algorithm: str) -> np.random.Generator:
     return np.random.default_rng([int(seed), int(run), code])
 
 
-def _data_rng(seed: int, run: int) -> np.random.Generator:
+def data_rng(seed: int, run: int) -> np.random.Generator:
+    """The generator of one run's synthetic data (independent of the algorithms' noise streams)."""
     return np.random.default_rng([int(seed), int(run), 0xDA7A])
 
 
@@ -1149,7 +1151,7 @@ def compare_algorithms(
     current = problem
     for run in range(runs):
         if model is not None:
-            current = synthetic_problem(model, scenario.sizes, _data_rng(seed, run), spec.estimator)
+            current = synthetic_problem(model, scenario.sizes, data_rng(seed, run), spec.estimator)
             if run == 0:
                 notes.extend(current.notes)
         for alg in algorithms:
