@@ -3,8 +3,9 @@
 Starts the dashboard on a free port, opens every page listed in pages/common.py: PAGES in headless Debian
 chromium (Playwright) at 1280 px, and saves one full-page PNG per page into docs/screenshots/. With
 ``--narrow`` it also saves 420 px wide versions (``*-narrow.png``) and prints any horizontal overflow; with
-``--extras`` two more states (sites-problems.png, noise-design-infeasible.png). The README's pictures:
-``capture.py --only home sites noise_design gain protocol --extras``.
+``--extras`` two more states (sites-problems.png, noise-design-infeasible.png); with ``--results`` the
+capePCA, capeAGN and Privacy-utility pages after pressing their Run button (``*-results.png``).
+The README's pictures: ``capture.py --extras --results``.
 """
 
 from __future__ import annotations
@@ -109,12 +110,44 @@ def _extras(browser, url: str) -> None:
     page.close()
 
 
+def _shoot_full(page, target: Path, width: int = 1280) -> None:
+    """Grow the window to the main container's height (the app scrolls inside it), then a full-page PNG."""
+    height = page.evaluate(
+        "() => { const m = document.querySelector('[data-testid=\"stMain\"]');"
+        " return m ? m.scrollHeight : document.body.scrollHeight; }")
+    page.set_viewport_size({"width": width, "height": min(max(int(height) + 40, 900), 12_000)})
+    page.wait_for_timeout(1500)
+    page.screenshot(path=str(target), full_page=True)
+    page.set_viewport_size({"width": width, "height": 900})
+    print(target.relative_to(ROOT))
+
+
+def _results(browser, url: str) -> None:
+    """The three pages that compute something, after their Run button: what a user sees after a run."""
+    for stem, button in (("capepca", "Run"), ("capeagn", "Run"), ("privacy_utility", "Run sweep")):
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(f"{url}/{stem}", wait_until="domcontentloaded")
+        _wait(page)
+        page.get_by_role("button", name=button, exact=True).click()
+        page.wait_for_timeout(1500)
+        # a sweep reruns itself run by run with a Stop button; wait until that button is gone
+        page.mouse.move(5, 5)  # no tooltip of the Run button in the picture
+        no_stop = "() => ![...document.querySelectorAll('button')].some(b => b.innerText.includes('Stop'))"
+        page.wait_for_function(no_stop, timeout=300_000)
+        _wait(page)
+        page.wait_for_selector('.js-plotly-plot', timeout=120_000)
+        _shoot_full(page, OUT / f"{_slug(stem)}-results.png")
+        page.close()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--narrow", action="store_true", help="also take 420 px wide screenshots")
     parser.add_argument("--only", nargs="*", help="page file stems to capture (default: all)")
     parser.add_argument("--extras", action="store_true",
                         help="also capture two states worth a picture: Sites with problems, the infeasible closed form")
+    parser.add_argument("--results", action="store_true",
+                        help="also capture capePCA, capeAGN and Privacy-utility after pressing Run")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -148,6 +181,8 @@ def main() -> int:
                 page.close()
             if args.extras:
                 _extras(browser, url)
+            if args.results:
+                _results(browser, url)
             browser.close()
     finally:
         proc.terminate()
