@@ -24,34 +24,12 @@ from pathlib import Path  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.timing import EigenTimer  # noqa: E402
 from dpcore import pca  # noqa: E402
 from dpcore.cli.table import table  # noqa: E402
 from dpcore.data import load_bundled  # noqa: E402
 
 TARGET = 1.5
-
-
-class EigenTimer:
-    """Wraps dpcore.pca.top_eigenpairs and adds up the time spent inside it."""
-
-    def __init__(self) -> None:
-        self.original = pca.top_eigenpairs
-        self.seconds = 0.0
-        self.calls = 0
-
-    def __enter__(self) -> EigenTimer:
-        def timed(matrix, k, **options):
-            start = time.perf_counter()
-            out = self.original(matrix, k, **options)
-            self.seconds += time.perf_counter() - start
-            self.calls += 1
-            return out
-
-        pca.top_eigenpairs = timed
-        return self
-
-    def __exit__(self, *exc) -> None:
-        pca.top_eigenpairs = self.original
 
 
 def main() -> None:

@@ -26,35 +26,13 @@ from pathlib import Path  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dpcore import pca, sweeps  # noqa: E402
+from benchmarks.timing import EigenTimer  # noqa: E402
+from dpcore import sweeps  # noqa: E402
 from dpcore.cli.table import table  # noqa: E402
 from dpcore.sweep_presets import get_preset, quick_spec  # noqa: E402
 
 TARGET_SECONDS = 30.0
 MAIN = "fig2b-mnist-eps"
-
-
-class EigenTimer:
-    """Adds up the time spent inside dpcore.pca.top_eigenpairs."""
-
-    def __init__(self) -> None:
-        self.original = pca.top_eigenpairs
-        self.seconds = 0.0
-        self.calls = 0
-
-    def __enter__(self) -> EigenTimer:
-        def timed(matrix, k, **options):
-            start = time.perf_counter()
-            out = self.original(matrix, k, **options)
-            self.seconds += time.perf_counter() - start
-            self.calls += 1
-            return out
-
-        pca.top_eigenpairs = timed
-        return self
-
-    def __exit__(self, *exc) -> None:
-        pca.top_eigenpairs = self.original
 
 
 def measure(spec: sweeps.SweepSpec) -> tuple[float, float, float, int]:

@@ -1,0 +1,31 @@
+"""Shared by the benchmarks: time spent inside dpcore.pca.top_eigenpairs."""
+
+from __future__ import annotations
+
+import time
+
+from dpcore import pca
+
+
+class EigenTimer:
+    """Context manager that wraps dpcore.pca.top_eigenpairs (every eigen-decomposition of the PCA code
+    goes through it) and adds up the seconds and calls spent inside."""
+
+    def __init__(self) -> None:
+        self.original = pca.top_eigenpairs
+        self.seconds = 0.0
+        self.calls = 0
+
+    def __enter__(self) -> EigenTimer:
+        def timed(matrix, k, **options):
+            start = time.perf_counter()
+            out = self.original(matrix, k, **options)
+            self.seconds += time.perf_counter() - start
+            self.calls += 1
+            return out
+
+        pca.top_eigenpairs = timed
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pca.top_eigenpairs = self.original
