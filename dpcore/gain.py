@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .cape import dp_floor, gain_bounds, gain_equal_weights, generalized_gain
-from .scenario import Scenario, scenario_from_dict
+from .scenario import Scenario
 from .validation import InputError, check_choice, check_positive, check_positive_int
 
 __all__ = [
@@ -35,7 +35,6 @@ __all__ = [
     "imbalanced_sizes",
     "prop1_gain_rows",
     "scenario_gains",
-    "with_sizes",
 ]
 
 FAMILIES = {
@@ -209,14 +208,3 @@ def scenario_gains(scenario: Scenario, statistic: str = "mean") -> ScenarioGains
         below_floor=tau_c < floor * (1 - 1e-9),
         size_weights=generalized_gain(size_mu, tau, dp_floor(size_mu, tau)),
     )
-
-
-def with_sizes(scenario: Scenario, sizes: np.ndarray) -> Scenario:
-    """A copy of ``scenario`` with site s holding ``sizes[s]`` samples (budgets, weights, settings kept)."""
-    sizes = np.asarray(sizes)
-    if sizes.shape != (scenario.n_sites,):
-        raise InputError(f"need one size per site ({scenario.n_sites}), got {sizes.size}", "sizes")
-    data = scenario.to_dict()
-    for entry, n in zip(data["sites"], sizes, strict=True):
-        entry["n"] = int(n)
-    return scenario_from_dict(data)

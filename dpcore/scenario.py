@@ -195,6 +195,16 @@ class Scenario:
             entry.update(changes)
         return scenario_from_dict(data)
 
+    def with_sizes(self, sizes: Any) -> Scenario:
+        """A validated copy with site s holding ``sizes[s]`` samples (budgets, weights, settings kept)."""
+        sizes = np.asarray(sizes)
+        if sizes.shape != (self.n_sites,):
+            raise InputError(f"need one size per site ({self.n_sites}), got {sizes.size}", "sizes")
+        data = self.to_dict()
+        for entry, n in zip(data["sites"], sizes, strict=True):
+            entry["n"] = int(n)
+        return scenario_from_dict(data)
+
     def replace(self, **changes: Any) -> Scenario:
         """A validated copy with scenario-level fields changed."""
         data = self.to_dict()

@@ -75,7 +75,7 @@ from .models import (
     stm_site_from_words,
     symmetrize,
 )
-from .scenario import Scenario, scenario_from_dict
+from .scenario import Scenario
 from .sensitivity import sensitivity
 from .validation import (
     InputError,
@@ -119,7 +119,6 @@ __all__ = [
     "release_m2",
     "release_m3",
     "run_algorithm",
-    "scenario_with_sizes",
     "synthetic_problem",
     "tensor_power_method",
     "top_eigenpairs",
@@ -832,17 +831,6 @@ def mog_problem(
     return OtdProblem("mog", sites, k, bound, sigma2_scaled, None, notes=tuple(notes))
 
 
-def scenario_with_sizes(scenario: Scenario, sizes: Sequence[int]) -> Scenario:
-    """The scenario with each site's N_s replaced by the actual number of samples it holds."""
-    sizes = list(sizes)
-    if len(sizes) != scenario.n_sites:
-        raise InputError(f"the data are split over {len(sizes)} sites but the scenario has {scenario.n_sites}")
-    data = scenario.to_dict()
-    for entry, n in zip(data["sites"], sizes, strict=True):
-        entry["n"] = int(n)
-    return scenario_from_dict(data)
-
-
 # ----------------------------------------------------------------------------------------------
 # One algorithm, one run
 # ----------------------------------------------------------------------------------------------
@@ -881,7 +869,7 @@ def run_algorithm(
     settings = settings.validated()
     if scenario.n_sites != problem.n_sites or np.any(scenario.sizes != problem.sizes):
         raise InputError(f"the scenario's site sizes {scenario.sizes.tolist()} differ from the data's "
-                         f"{problem.sizes.tolist()}; use scenario_with_sizes()", "scenario")
+                         f"{problem.sizes.tolist()}; use Scenario.with_sizes()", "scenario")
     if path is None:
         path = choose_path(settings.path, problem.dim, problem.k, problem.n_sites, settings.memory_budget).path
     kind, dim, k = problem.kind, problem.dim, problem.k
@@ -1118,7 +1106,7 @@ def compare_algorithms(
     else:
         model = None
         dim, k, n_sites = problem.dim, problem.k, problem.n_sites
-        scenario_run = scenario_with_sizes(scenario, problem.sizes)
+        scenario_run = scenario.with_sizes(problem.sizes)
     choice = choose_path(settings.path, dim, k, n_sites, settings.memory_budget)
     if "avn" in algorithms and choice.path != "dense":
         raise InputError(f"AVN needs the dense path, but D = {dim} runs on the projected path ({choice.reason}). "

@@ -15,7 +15,6 @@ from dpcore.gain import (
     imbalanced_sizes,
     prop1_gain_rows,
     scenario_gains,
-    with_sizes,
 )
 from dpcore.validation import InputError
 from pages.common import (
@@ -150,7 +149,7 @@ if curves is not None and sizes is not None:
                          help="Replace the N_s of the scenario's sites (in order) by these sizes; budgets, weights "
                          "and settings are kept. Every page then uses them."):
                 try:
-                    set_scenario(with_sizes(scenario, sizes))
+                    set_scenario(scenario.with_sizes(sizes))
                 except InputError as exc:
                     show_error(exc)
                 else:

@@ -210,7 +210,6 @@ def test_editing_the_sites_table_reaches_the_noise_design_page(server, browser):
     import numpy as np
 
     from dpcore.cape import dp_floor
-    from dpcore.gain import with_sizes
     from dpcore.scenario import default_scenario
 
     page = _open(browser, server, 1280)
@@ -227,7 +226,7 @@ def test_editing_the_sites_table_reaches_the_noise_design_page(server, browser):
     assert "scenario=1." in page.url  # the address bar now holds the edited scenario
     _goto(page, "Noise design")
     _assert_clean(page, "noise design after edit")
-    edited = with_sizes(default_scenario(), np.array([1000, 800, 2400, 500, 1500]))
+    edited = default_scenario().with_sizes(np.array([1000, 800, 2400, 500, 1500]))
     floor = dp_floor(edited.weights(), edited.taus("mean"))
     metric = page.locator('[data-testid="stMetric"]').filter(has_text="DP floor")
     assert f"{floor:.4g}" in metric.inner_text()

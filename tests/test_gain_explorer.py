@@ -18,7 +18,6 @@ from dpcore.gain import (
     imbalanced_sizes,
     prop1_gain_rows,
     scenario_gains,
-    with_sizes,
 )
 from dpcore.scenario import preset_scenario, scenario_from_dict
 from dpcore.validation import InputError
@@ -162,10 +161,10 @@ def test_scenario_gains_with_weights_and_tau_c_below_floor():
 
 def test_with_sizes_keeps_budgets_and_weights():
     base = preset_scenario("one-strict")
-    changed = with_sizes(base, np.array([10, 20, 30, 40, 50]))
+    changed = base.with_sizes(np.array([10, 20, 30, 40, 50]))
     assert changed.sizes.tolist() == [10, 20, 30, 40, 50]
     assert changed.eps.tolist() == base.eps.tolist() and changed.names == base.names
     with pytest.raises(InputError, match="one size per site"):
-        with_sizes(base, np.array([1, 2]))
+        base.with_sizes(np.array([1, 2]))
     with pytest.raises(InputError, match="n"):
-        with_sizes(base, np.array([0, 20, 30, 40, 50]))
+        base.with_sizes(np.array([0, 20, 30, 40, 50]))
