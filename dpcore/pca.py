@@ -55,7 +55,7 @@ import scipy.linalg
 from .cape import CapeNoise, NoiseDesign, conventional_std, design_general, sample_noise
 from .data import Dataset, Preprocessed, SiteSplit, preprocess, split_sites
 from .mechanisms import symmetric_matrix, unique_count_matrix, unique_entries_matrix
-from .scenario import Scenario, scenario_from_dict
+from .scenario import Scenario, equal_sites_scenario
 from .sensitivity import sensitivity
 from .validation import InputError, check_choice, check_positive_int, check_rank
 
@@ -255,16 +255,6 @@ def pca_privacy(scenario: Scenario, design: NoiseDesign | None = None) -> PcaPri
     pooled_std = sensitivity("pca", scenario.total_n, scenario.neighbouring) * float(scenario.multipliers().max())
     notes = tuple(scenario.caveats()) + tuple(design.notes)
     return PcaPrivacy(scenario, tau, weights, design, pooled_std, notes)
-
-
-def equal_sites_scenario(n_sites: int, site_size: int, eps: float, delta: float, *, calibration: str = "classic",
-                         neighbouring: str = "replace-one", seed: int = 0) -> Scenario:
-    """S equal sites named s1..sS with N_s samples and the same (eps, delta) each."""
-    n_sites = check_positive_int(n_sites, "sites")
-    site_size = check_positive_int(site_size, "site size")
-    sites = [{"name": f"s{i + 1}", "n": site_size, "eps": eps, "delta": delta} for i in range(n_sites)]
-    return scenario_from_dict({"sites": sites, "calibration": calibration, "neighbouring": neighbouring,
-                               "tau_c": None, "seed": seed})
 
 
 def _check_pair(problem: PcaProblem, privacy: PcaPrivacy) -> None:

@@ -23,7 +23,7 @@ import numpy as np
 
 from .mechanisms import CALIBRATIONS, ClassicCalibrationWarning, classic_caveat, noise_multiplier
 from .sensitivity import NEIGHBOURING, sensitivity
-from .validation import InputError
+from .validation import InputError, check_positive_int
 
 __all__ = [
     "MAX_SITES",
@@ -33,6 +33,7 @@ __all__ = [
     "ScenarioError",
     "Site",
     "default_scenario",
+    "equal_sites_scenario",
     "load_scenario",
     "preset_scenario",
     "scenario_errors",
@@ -400,3 +401,14 @@ def preset_scenario(name: str) -> Scenario:
 def default_scenario() -> Scenario:
     """The embedded scenario the dashboard starts from."""
     return preset_scenario("default")
+
+
+def equal_sites_scenario(n_sites: int, site_size: int, eps: float, delta: float, *, calibration: str = "classic",
+                         neighbouring: str = "replace-one", seed: int = 0, name_prefix: str = "s") -> Scenario:
+    """S equal sites named <prefix>1..<prefix>S with N_s samples and the same (eps, delta) each; tau_c at the
+    DP floor. Chain :meth:`Scenario.with_sizes` for unequal sizes with equal budgets."""
+    n_sites = check_positive_int(n_sites, "sites")
+    site_size = check_positive_int(site_size, "site size")
+    sites = [{"name": f"{name_prefix}{i + 1}", "n": site_size, "eps": eps, "delta": delta} for i in range(n_sites)]
+    return scenario_from_dict({"sites": sites, "calibration": calibration, "neighbouring": neighbouring,
+                               "tau_c": None, "seed": seed})

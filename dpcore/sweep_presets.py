@@ -31,8 +31,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from .pca import equal_sites_scenario
-from .scenario import Scenario, scenario_from_dict
+from .scenario import Scenario, equal_sites_scenario
 from .sweeps import OtdData, PcaData, SweepSpec
 from .validation import InputError
 
@@ -91,9 +90,7 @@ def _pca_scenario(eps: float, delta: float, site_size: int) -> Scenario:
 
 
 def _otd_scenario(eps: float, delta: float, site_size: int) -> Scenario:
-    sites = [{"name": f"s{i + 1}", "n": site_size, "eps": eps, "delta": delta} for i in range(5)]
-    return scenario_from_dict({"sites": sites, "neighbouring": "as-published", "calibration": "classic",
-                               "tau_c": None, "seed": 0})
+    return equal_sites_scenario(5, site_size, eps, delta, calibration="classic", neighbouring="as-published")
 
 
 def _build() -> dict[str, SweepPreset]:

@@ -11,7 +11,7 @@ from plotly.subplots import make_subplots
 from dpcore.data import parse_numeric_csv
 from dpcore.mechanisms import CALIBRATIONS
 from dpcore.models import DEFAULT_SIGMA2, ESTIMATORS, OTD_PRESETS
-from dpcore.scenario import Scenario, scenario_from_dict
+from dpcore.scenario import Scenario, equal_sites_scenario
 from dpcore.sensitivity import NEIGHBOURING
 from dpcore.tensor import (
     ALGORITHMS,
@@ -162,10 +162,9 @@ if override:
     neighbouring = c2.selectbox("Neighbouring relation", NEIGHBOURING, key="capeagn_relation",
                                 help="replace-one (safe default) or the papers' constants.")
     try:
-        run_scenario = scenario_from_dict({
-            "sites": [{"name": f"site {i + 1}", "n": int(n_per), "eps": float(eps), "delta": float(delta)}
-                      for i in range(int(n_sites))],
-            "calibration": calibration, "neighbouring": neighbouring, "seed": scenario.seed})
+        run_scenario = equal_sites_scenario(int(n_sites), int(n_per), float(eps), float(delta),
+                                            calibration=calibration, neighbouring=neighbouring, seed=scenario.seed,
+                                            name_prefix="site ")
     except InputError as exc:
         run_scenario = None
         input_problems.append(exc)

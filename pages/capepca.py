@@ -34,7 +34,7 @@ from dpcore.pca import (
     prepare_pca,
     scree,
 )
-from dpcore.scenario import Scenario, scenario_from_dict
+from dpcore.scenario import Scenario, equal_sites_scenario
 from dpcore.validation import InputError
 from pages.common import current_scenario, ensure_routed, scenario_sidebar, show_error
 
@@ -198,12 +198,9 @@ with sites_col:
         delta = st.number_input("delta per site", min_value=1e-12, max_value=0.5, value=1e-4, format="%g",
                                 key="pca_delta", help="Privacy parameter delta of every site (well below 1/N_s).")
         try:
-            page_scenario = scenario_from_dict({
-                "sites": [{"name": f"s{i + 1}", "n": int(site_size), "eps": float(eps), "delta": float(delta)}
-                          for i in range(int(n_sites))],
-                "neighbouring": shared.neighbouring, "calibration": shared.calibration, "tau_c": None,
-                "seed": shared.seed,
-            })
+            page_scenario = equal_sites_scenario(int(n_sites), int(site_size), float(eps), float(delta),
+                                                 calibration=shared.calibration, neighbouring=shared.neighbouring,
+                                                 seed=shared.seed)
         except InputError as exc:
             show_in(sites_msg, exc)
     st.caption(f"{shared.calibration} calibration, {shared.neighbouring} neighbours (from the shared scenario).")

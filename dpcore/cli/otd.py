@@ -14,7 +14,7 @@ import numpy as np
 
 from ..mechanisms import CALIBRATIONS
 from ..models import DEFAULT_SIGMA2, ESTIMATORS, MODELS
-from ..scenario import Scenario, load_scenario, scenario_from_dict
+from ..scenario import Scenario, equal_sites_scenario, load_scenario
 from ..sensitivity import NEIGHBOURING
 from ..tensor import (
     ALGORITHMS,
@@ -99,8 +99,7 @@ def _scenario(args: argparse.Namespace) -> Scenario:
             raise InputError(f"--sites must be at most 100 (got {n_sites})")
         site = {"n": 1000 if args.ns is None else args.ns, "eps": 1.0 if args.eps is None else args.eps,
                 "delta": 0.01 if args.delta is None else args.delta}
-        scenario = scenario_from_dict({"sites": [dict(site, name=f"site{i + 1}") for i in range(n_sites)],
-                                       "neighbouring": "replace-one", "calibration": "classic"})
+        scenario = equal_sites_scenario(n_sites, site["n"], site["eps"], site["delta"], name_prefix="site")
     extra = {key: value for key, value in (("calibration", args.calibration), ("neighbouring", args.neighbouring))
              if value is not None}
     return scenario.replace(**extra) if extra else scenario

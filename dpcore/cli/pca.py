@@ -31,7 +31,7 @@ from ..data import (
 )
 from ..mechanisms import CALIBRATIONS
 from ..pca import ALGORITHMS, METRICS, compare_pca, prepare_pca
-from ..scenario import Scenario, load_scenario, scenario_from_dict
+from ..scenario import Scenario, equal_sites_scenario, load_scenario
 from ..sensitivity import NEIGHBOURING
 from ..validation import InputError, check_delta, check_epsilon, check_positive_int
 from . import print_json
@@ -138,10 +138,9 @@ def _build_scenario(args: argparse.Namespace, n_available: int | None) -> Scenar
         total = n_available - n_available % n_sites if args.split == "equal" else n_available
     sizes = site_sizes(total, n_sites, args.split, rng=np.random.default_rng([int(args.seed), 3]),
                        concentration=args.concentration)
-    sites = [{"name": f"s{i + 1}", "n": int(n), "eps": eps, "delta": delta} for i, n in enumerate(sizes)]
-    return scenario_from_dict({"sites": sites, "calibration": args.calibration or "classic",
-                               "neighbouring": args.neighbouring or "replace-one", "tau_c": None,
-                               "seed": int(args.seed)})
+    equal = equal_sites_scenario(n_sites, 1, eps, delta, calibration=args.calibration or "classic",
+                                 neighbouring=args.neighbouring or "replace-one", seed=int(args.seed))
+    return equal.with_sizes(sizes)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -22,7 +22,7 @@ from pathlib import Path
 from ..data import PREPROCESSING, SPECTRA
 from ..mechanisms import CALIBRATIONS
 from ..models import DEFAULT_SIGMA2, ESTIMATORS, MODELS
-from ..scenario import Scenario, load_scenario, scenario_from_dict
+from ..scenario import Scenario, equal_sites_scenario, load_scenario
 from ..sensitivity import NEIGHBOURING
 from ..sweep_presets import PRESET_CALIBRATION, QUICK, get_preset, presets, quick_spec
 from ..sweeps import (
@@ -149,9 +149,7 @@ def _base_scenario(args: argparse.Namespace, family: str) -> Scenario:
         site = {"n": check_positive_int(DEFAULT_SITE_SIZE if args.ns is None else args.ns, "--ns"),
                 "eps": check_epsilon(1.0 if args.eps is None else args.eps, "--eps"),
                 "delta": check_delta(0.01 if args.delta is None else args.delta, "--delta")}
-        scenario = scenario_from_dict({"sites": [dict(site, name=f"s{i + 1}") for i in range(n_sites)],
-                                       "neighbouring": "replace-one", "calibration": "classic", "tau_c": None,
-                                       "seed": 0})
+        scenario = equal_sites_scenario(n_sites, site["n"], site["eps"], site["delta"])
     changes = {k: v for k, v in (("calibration", args.calibration), ("neighbouring", args.neighbouring)) if v}
     return scenario.replace(**changes) if changes else scenario
 
