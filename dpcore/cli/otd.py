@@ -29,7 +29,7 @@ from ..tensor import (
     compare_algorithms,
     mog_problem,
 )
-from ..validation import InputError, check_positive_int
+from ..validation import InputError, check_delta, check_epsilon, check_positive_int
 from . import print_json
 from .table import fmt, table
 
@@ -97,9 +97,10 @@ def _scenario(args: argparse.Namespace) -> Scenario:
         n_sites = check_positive_int(5 if args.sites is None else args.sites, "--sites")
         if n_sites > 100:
             raise InputError(f"--sites must be at most 100 (got {n_sites})")
-        site = {"n": 1000 if args.ns is None else args.ns, "eps": 1.0 if args.eps is None else args.eps,
-                "delta": 0.01 if args.delta is None else args.delta}
-        scenario = equal_sites_scenario(n_sites, site["n"], site["eps"], site["delta"], name_prefix="site")
+        site_size = check_positive_int(1000 if args.ns is None else args.ns, "--ns")
+        eps = check_epsilon(1.0 if args.eps is None else args.eps, "--eps")
+        delta = check_delta(0.01 if args.delta is None else args.delta, "--delta")
+        scenario = equal_sites_scenario(n_sites, site_size, eps, delta, name_prefix="site")
     extra = {key: value for key, value in (("calibration", args.calibration), ("neighbouring", args.neighbouring))
              if value is not None}
     return scenario.replace(**extra) if extra else scenario
