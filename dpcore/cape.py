@@ -172,12 +172,15 @@ def generalized_gain(weights: np.ndarray, tau: np.ndarray, tau_c: float) -> floa
     return conventional_std(weights, tau) ** 2 / float(tau_c) ** 2
 
 
-def gain_equal_weights(sizes: np.ndarray) -> float:
-    """Proposition 1: G(n) = (N^2 / S^2) sum_s 1 / N_s^2 for the equally weighted average."""
+def gain_equal_weights(sizes: np.ndarray) -> float | np.ndarray:
+    """Proposition 1: G(n) = (N^2 / S^2) sum_s 1 / N_s^2 for the equally weighted average.
+
+    ``sizes`` is one vector of site sizes (returns a float) or a 2-d array with one row per vector."""
     n = np.asarray(sizes, dtype=float)
-    if n.ndim != 1 or n.size == 0 or np.any(n <= 0):
+    if n.ndim not in (1, 2) or n.size == 0 or np.any(n <= 0):
         raise InputError("site sizes must be positive numbers")
-    return float(n.sum() ** 2 / n.size**2 * np.sum(1.0 / n**2))
+    gain = n.sum(axis=-1) ** 2 / n.shape[-1] ** 2 * np.sum(1.0 / n**2, axis=-1)
+    return float(gain) if n.ndim == 1 else gain
 
 
 def gain_bounds(total: int, n_sites: int) -> tuple[float, float]:

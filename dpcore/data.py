@@ -52,6 +52,7 @@ __all__ = [
     "NumericTable",
     "Preprocessed",
     "SiteSplit",
+    "apportion",
     "load_bundled",
     "parse_label_column",
     "parse_numeric_csv",
@@ -524,6 +525,31 @@ SIZE_SCHEMES = {
     "equal": "sizes as equal as possible",
     "skewed": "Dirichlet proportions (smaller concentration = more unequal), at least min_size each",
 }
+
+
+def apportion(total: int, shares: np.ndarray, minimum: int = 1) -> np.ndarray:
+    """Integer sizes >= ``minimum`` summing to ``total``, the rest split in proportion to ``shares``
+    by largest remainders (ties to the lower index). ``shares`` may be 2-d: one row per draw."""
+    p = np.asarray(shares, dtype=float)
+    single = p.ndim == 1
+    p = np.atleast_2d(p)
+    if p.size == 0 or not np.all(np.isfinite(p)) or np.any(p < 0) or np.any(p.sum(axis=1) <= 0):
+        raise InputError("shares must be finite, >= 0 and not all zero")
+    n_sites = p.shape[1]
+    total = check_positive_int(total, "N")
+    minimum = check_positive_int(minimum, "minimum", minimum=0)
+    if total < n_sites * minimum:
+        raise InputError(f"N = {total} is too small for {n_sites} sites of at least {minimum} samples", "N")
+    rest = total - n_sites * minimum
+    exact = rest * p / p.sum(axis=1, keepdims=True)
+    base = np.floor(exact).astype(np.int64)
+    left = rest - base.sum(axis=1)
+    order = np.argsort(-(exact - base), axis=1, kind="stable")
+    ranks = np.empty_like(order)
+    rows = np.arange(p.shape[0])[:, None]
+    ranks[rows, order] = np.arange(n_sites)[None, :]
+    sizes = minimum + base + (ranks < left[:, None])
+    return sizes[0] if single else sizes
 
 
 def site_sizes(n_total: int, n_sites: int, scheme: str = "equal", *, rng: np.random.Generator | None = None,

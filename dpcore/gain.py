@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .cape import dp_floor, gain_bounds, gain_equal_weights, generalized_gain
+from .data import apportion
 from .scenario import Scenario
 from .validation import InputError, check_choice, check_positive, check_positive_int
 
@@ -27,13 +28,11 @@ __all__ = [
     "FAMILIES",
     "GainCurves",
     "ScenarioGains",
-    "apportion",
     "dirichlet_gain_quantiles",
     "dirichlet_sizes",
     "gain_curves",
     "gain_equal_weights_at_floor",
     "imbalanced_sizes",
-    "prop1_gain_rows",
     "scenario_gains",
 ]
 
@@ -51,31 +50,6 @@ def _check_total(total: int, n_sites: int) -> tuple[int, int]:
     if total < n_sites:
         raise InputError(f"need at least one sample per site: N = {total} < S = {n_sites}", "N")
     return total, n_sites
-
-
-def apportion(total: int, shares: np.ndarray, minimum: int = 1) -> np.ndarray:
-    """Integer sizes >= ``minimum`` summing to ``total``, the rest split in proportion to ``shares``
-    by largest remainders (ties to the lower index). ``shares`` may be 2-d: one row per draw."""
-    p = np.asarray(shares, dtype=float)
-    single = p.ndim == 1
-    p = np.atleast_2d(p)
-    if p.size == 0 or not np.all(np.isfinite(p)) or np.any(p < 0) or np.any(p.sum(axis=1) <= 0):
-        raise InputError("shares must be finite, >= 0 and not all zero")
-    n_sites = p.shape[1]
-    total = check_positive_int(total, "N")
-    minimum = check_positive_int(minimum, "minimum", minimum=0)
-    if total < n_sites * minimum:
-        raise InputError(f"N = {total} is too small for {n_sites} sites of at least {minimum} samples", "N")
-    rest = total - n_sites * minimum
-    exact = rest * p / p.sum(axis=1, keepdims=True)
-    base = np.floor(exact).astype(np.int64)
-    left = rest - base.sum(axis=1)
-    order = np.argsort(-(exact - base), axis=1, kind="stable")
-    ranks = np.empty_like(order)
-    rows = np.arange(p.shape[0])[:, None]
-    ranks[rows, order] = np.arange(n_sites)[None, :]
-    sizes = minimum + base + (ranks < left[:, None])
-    return sizes[0] if single else sizes
 
 
 def imbalanced_sizes(total: int, n_sites: int, imbalance: float, family: str = "one-large") -> np.ndarray:
@@ -117,15 +91,6 @@ def dirichlet_sizes(
     return apportion(total, shares)
 
 
-def prop1_gain_rows(sizes: np.ndarray) -> np.ndarray:
-    """G(n) of Proposition 1 for every row of a 2-d array of sizes (vectorised gain_equal_weights)."""
-    n = np.atleast_2d(np.asarray(sizes, dtype=float))
-    if np.any(n <= 0):
-        raise InputError("site sizes must be positive numbers")
-    s = n.shape[1]
-    return n.sum(axis=1) ** 2 / s**2 * np.sum(1.0 / n**2, axis=1)
-
-
 def gain_equal_weights_at_floor(sizes: np.ndarray) -> float:
     """Gain of the equally weighted average with tau_c at the DP floor: sum_s (N_min / N_s)^2 (equal budgets)."""
     n = np.asarray(sizes, dtype=float)
@@ -150,7 +115,8 @@ def gain_curves(total: int, n_sites: int, imbalances: np.ndarray, family: str = 
     imbalances = np.asarray(imbalances, dtype=float)
     sizes = np.array([imbalanced_sizes(total, n_sites, t, family) for t in imbalances])
     floor_equal = np.array([gain_equal_weights_at_floor(row) for row in sizes])
-    return GainCurves(imbalances, sizes, prop1_gain_rows(sizes), floor_equal, np.full(len(imbalances), float(n_sites)))
+    size_weights = np.full(len(imbalances), float(n_sites))
+    return GainCurves(imbalances, sizes, gain_equal_weights(sizes), floor_equal, size_weights)
 
 
 def dirichlet_gain_quantiles(
@@ -164,7 +130,7 @@ def dirichlet_gain_quantiles(
     rng = np.random.default_rng(check_positive_int(seed, "seed", minimum=0))
     out = np.empty((len(concentrations), len(quantiles)))
     for i, alpha in enumerate(concentrations):
-        g = prop1_gain_rows(dirichlet_sizes(total, n_sites, alpha, rng, draws))
+        g = gain_equal_weights(dirichlet_sizes(total, n_sites, alpha, rng, draws))
         out[i] = np.quantile(g, quantiles)
     return out
 

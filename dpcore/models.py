@@ -49,7 +49,6 @@ __all__ = [
     "random_components",
     "sample_mog",
     "sample_stm",
-    "split_counts",
     "stm_site_from_words",
     "symmetrize",
     "third_cross",
@@ -209,16 +208,6 @@ def mog_norm_bound(dim: int, sigma2: float) -> float:
     1-Lipschitz function), so at t = 4 fewer than 1 sample in 2,900 is clipped (in practice none: the
     triangle inequality is loose)."""
     return 1.0 + math.sqrt(sigma2) * (math.sqrt(dim) + 4.0)
-
-
-def split_counts(total: int, fractions: np.ndarray) -> np.ndarray:
-    """Integer sizes summing to ``total`` in proportion to ``fractions`` (largest remainders)."""
-    fractions = np.asarray(fractions, dtype=float)
-    raw = total * fractions / fractions.sum()
-    sizes = np.floor(raw).astype(int)
-    for i in np.argsort(-(raw - sizes), kind="stable")[: total - int(sizes.sum())]:
-        sizes[i] += 1
-    return sizes
 
 
 # ----------------------------------------------------------------------------------------------

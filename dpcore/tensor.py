@@ -47,6 +47,7 @@ import scipy.linalg
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
 from .cape import NoiseDesign, design_collusion_robust, design_general, sample_noise
+from .data import apportion
 from .mechanisms import (
     MAX_DENSE_ENTRIES,
     ClassicCalibrationWarning,
@@ -71,7 +72,6 @@ from .models import (
     random_components,
     sample_mog,
     sample_stm,
-    split_counts,
     stm_site_from_words,
     symmetrize,
 )
@@ -817,7 +817,7 @@ def mog_problem(
                      "data and is not private - give a public norm bound instead")
     else:
         bound = check_positive(norm_bound, "norm bound")
-    sizes = split_counts(n, fractions)
+    sizes = apportion(n, fractions, minimum=0)
     if np.any(sizes < 1):
         sizes = np.maximum(sizes, 1)
         sizes[np.argmax(sizes)] -= int(sizes.sum() - n)

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .models import StmSite, split_counts
+from .data import apportion
+from .models import StmSite
 from .validation import InputError, check_positive_int, check_rank
 
 __all__ = [
@@ -234,7 +235,7 @@ def corpus_problem(corpus: Corpus, k: int, fractions: np.ndarray, rng: np.random
     if corpus.n < fractions.size:
         raise InputError(f"{corpus.n} documents cannot be split over {fractions.size} sites", "file")
     estimator = estimator or ("first" if corpus.first is not None else "all")
-    sizes = split_counts(corpus.n, fractions)
+    sizes = apportion(corpus.n, fractions, minimum=0)
     if np.any(sizes < 1):
         sizes = np.maximum(sizes, 1)
         sizes[np.argmax(sizes)] -= int(sizes.sum() - corpus.n)

@@ -6,6 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
+from dpcore.cape import gain_equal_weights
 from dpcore.gain import (
     FAMILIES,
     dirichlet_gain_quantiles,
@@ -13,7 +14,6 @@ from dpcore.gain import (
     gain_curves,
     gain_equal_weights_at_floor,
     imbalanced_sizes,
-    prop1_gain_rows,
     scenario_gains,
 )
 from dpcore.validation import InputError
@@ -120,7 +120,7 @@ except InputError as exc:
     curves = sizes = None
 
 if curves is not None and sizes is not None:
-    g_now = float(prop1_gain_rows(sizes)[0])
+    g_now = gain_equal_weights(sizes)
     floor_now = gain_equal_weights_at_floor(sizes)
     left, right = st.columns([3, 2], gap="medium")
     with left:
@@ -201,5 +201,5 @@ if quantiles is not None and example is not None:
     with right:
         show_chart(_sizes_chart(example), f"One draw at α = {alpha:g} (seed {int(seed)})", key="gain_dirichlet_sizes",
                    height=260)
-        st.markdown(f"This draw: G(n) = **{float(prop1_gain_rows(example)[0]):.4g}**, "
+        st.markdown(f"This draw: G(n) = **{gain_equal_weights(example):.4g}**, "
                     f"at the DP floor with equal weights **{gain_equal_weights_at_floor(example):.3g}**.")

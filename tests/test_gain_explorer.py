@@ -8,15 +8,14 @@ import numpy as np
 import pytest
 
 from dpcore.cape import dp_floor, gain_bounds, gain_equal_weights, generalized_gain
+from dpcore.data import apportion
 from dpcore.gain import (
     FAMILIES,
-    apportion,
     dirichlet_gain_quantiles,
     dirichlet_sizes,
     gain_curves,
     gain_equal_weights_at_floor,
     imbalanced_sizes,
-    prop1_gain_rows,
     scenario_gains,
 )
 from dpcore.scenario import preset_scenario, scenario_from_dict
@@ -87,10 +86,10 @@ def test_imbalanced_sizes_validates():
         imbalanced_sizes(100, 5, 0.5, "spiral")
 
 
-def test_prop1_rows_match_the_cape_formula(rng):
+def test_gain_equal_weights_by_rows_matches_one_row_at_a_time(rng):
     sizes = rng.integers(1, 5000, size=(50, 7))
     expected = [gain_equal_weights(row) for row in sizes]
-    np.testing.assert_allclose(prop1_gain_rows(sizes), expected, rtol=1e-12)
+    np.testing.assert_allclose(gain_equal_weights(sizes), expected, rtol=1e-12)
 
 
 def test_floor_gain_is_the_generalized_gain_of_equal_weights_at_the_floor(rng):

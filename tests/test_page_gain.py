@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from conftest import app_test
 
-from dpcore.cape import gain_bounds
-from dpcore.gain import dirichlet_sizes, gain_equal_weights_at_floor, imbalanced_sizes, prop1_gain_rows, scenario_gains
+from dpcore.cape import gain_bounds, gain_equal_weights
+from dpcore.gain import dirichlet_sizes, gain_equal_weights_at_floor, imbalanced_sizes, scenario_gains
 from dpcore.scenario import default_scenario
 
 PAGE = "pages/gain.py"
@@ -47,7 +47,7 @@ def test_imbalance_slider_reaches_the_maximum(at):
     assert _markdown(at, "Here G(n)").startswith(f"Here G(n) = **{high:.4g}**")
     at.radio(key="gain_family").set_value("geometric").run()
     sizes = imbalanced_sizes(5000, 5, 1.0, "geometric")
-    assert f"**{float(prop1_gain_rows(sizes)[0]):.4g}**" in _markdown(at, "Here G(n)")
+    assert f"**{gain_equal_weights(sizes):.4g}**" in _markdown(at, "Here G(n)")
 
 
 def test_more_sites_than_samples_is_an_error(at):
@@ -65,7 +65,7 @@ def test_dirichlet_draw_follows_the_seed(at):
     at.number_input(key="gain_seed").set_value(123).run()
     _clean(at)
     sizes = dirichlet_sizes(5000, 5, 0.2, np.random.default_rng(123))[0]
-    expected = f"This draw: G(n) = **{float(prop1_gain_rows(sizes)[0]):.4g}**, at the DP floor with equal weights " \
+    expected = f"This draw: G(n) = **{gain_equal_weights(sizes):.4g}**, at the DP floor with equal weights " \
                f"**{gain_equal_weights_at_floor(sizes):.3g}**."
     assert _markdown(at, "This draw") == expected
 
@@ -77,4 +77,4 @@ def test_use_these_sizes_updates_the_shared_scenario(at):
     expected = imbalanced_sizes(5000, 5, 0.3, "one-large")
     assert at.session_state["scenario"].sizes.tolist() == expected.tolist()
     assert at.session_state["scenario"].eps.tolist() == default_scenario().eps.tolist()
-    assert {m.label: m.value for m in at.metric}["G(n), Prop. 1"] == f"{float(prop1_gain_rows(expected)[0]):.4g}"
+    assert {m.label: m.value for m in at.metric}["G(n), Prop. 1"] == f"{gain_equal_weights(expected):.4g}"

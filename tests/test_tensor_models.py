@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+from dpcore.data import apportion
 from dpcore.mechanisms import unique_entries_matrix, unique_entries_tensor
 from dpcore.models import (
     MixtureModel,
@@ -19,7 +20,6 @@ from dpcore.models import (
     pool_sites,
     sample_mog,
     sample_stm,
-    split_counts,
     stm_site_from_words,
     symmetrize,
 )
@@ -82,10 +82,10 @@ def test_stm_words_follow_the_topics():
     assert np.all(np.abs(freq - p) < 5 * se)
 
 
-def test_split_counts():
-    assert split_counts(10, np.array([1, 1, 1])).tolist() == [4, 3, 3]  # ties: earlier sites first
-    assert split_counts(1000, np.array([0.2, 0.3, 0.5])).tolist() == [200, 300, 500]
-    assert split_counts(7, np.array([1.0, 2.0])).sum() == 7
+def test_apportion():
+    assert apportion(10, np.array([1, 1, 1]), minimum=0).tolist() == [4, 3, 3]  # ties: earlier sites first
+    assert apportion(1000, np.array([0.2, 0.3, 0.5]), minimum=0).tolist() == [200, 300, 500]
+    assert apportion(7, np.array([1.0, 2.0]), minimum=0).sum() == 7
 
 
 # ----------------------------------------------------------------------------------------------
