@@ -58,6 +58,7 @@ __all__ = [
     "parse_numeric_csv",
     "preprocess",
     "site_sizes",
+    "sizes_from_fractions",
     "split_sites",
     "synthetic_covariance",
     "synthetic_dataset",
@@ -550,6 +551,16 @@ def apportion(total: int, shares: np.ndarray, minimum: int = 1) -> np.ndarray:
     ranks[rows, order] = np.arange(n_sites)[None, :]
     sizes = minimum + base + (ranks < left[:, None])
     return sizes[0] if single else sizes
+
+
+def sizes_from_fractions(total: int, fractions: np.ndarray) -> np.ndarray:
+    """Site sizes for ``total`` samples in proportion to ``fractions`` (largest remainders, as
+    :func:`apportion` with no minimum); a site that would get none takes one from the largest site."""
+    sizes = apportion(total, fractions, minimum=0)
+    if np.any(sizes < 1):
+        sizes = np.maximum(sizes, 1)
+        sizes[np.argmax(sizes)] -= int(sizes.sum() - total)
+    return sizes
 
 
 def site_sizes(n_total: int, n_sites: int, scheme: str = "equal", *, rng: np.random.Generator | None = None,

@@ -47,7 +47,7 @@ import scipy.linalg
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
 from .cape import NoiseDesign, design_collusion_robust, design_general, sample_noise
-from .data import apportion
+from .data import sizes_from_fractions
 from .mechanisms import (
     MAX_DENSE_ENTRIES,
     ClassicCalibrationWarning,
@@ -817,10 +817,7 @@ def mog_problem(
                      "data and is not private - give a public norm bound instead")
     else:
         bound = check_positive(norm_bound, "norm bound")
-    sizes = apportion(n, fractions, minimum=0)
-    if np.any(sizes < 1):
-        sizes = np.maximum(sizes, 1)
-        sizes[np.argmax(sizes)] -= int(sizes.sum() - n)
+    sizes = sizes_from_fractions(n, fractions)
     order = rng.permutation(n)
     parts = np.split(x[order], np.cumsum(sizes)[:-1])
     sites, sigma2_scaled, clipped = mog_sites(parts, sigma2, bound)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .data import apportion
+from .data import sizes_from_fractions
 from .models import StmSite
 from .validation import InputError, check_positive_int, check_rank
 
@@ -235,10 +235,7 @@ def corpus_problem(corpus: Corpus, k: int, fractions: np.ndarray, rng: np.random
     if corpus.n < fractions.size:
         raise InputError(f"{corpus.n} documents cannot be split over {fractions.size} sites", "file")
     estimator = estimator or ("first" if corpus.first is not None else "all")
-    sizes = apportion(corpus.n, fractions, minimum=0)
-    if np.any(sizes < 1):
-        sizes = np.maximum(sizes, 1)
-        sizes[np.argmax(sizes)] -= int(sizes.sum() - corpus.n)
+    sizes = sizes_from_fractions(corpus.n, fractions)
     order = rng.permutation(corpus.n)
     sites = []
     start = 0

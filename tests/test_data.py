@@ -334,3 +334,11 @@ def test_table_to_dataset_transposes():
     np.testing.assert_array_equal(d.labels, [0, 1, 0])
     with pytest.raises(InputError, match="image shape"):
         table_to_dataset(t, image_shape=(2, 2))
+
+
+def test_sizes_from_fractions_gives_every_site_a_sample():
+    from dpcore.data import sizes_from_fractions
+
+    assert sizes_from_fractions(1000, np.array([0.2, 0.3, 0.5])).tolist() == [200, 300, 500]
+    # exact shares (0.005, 4.9975, 4.9975) round to (0, 5, 5); the empty site takes one from the largest
+    assert sizes_from_fractions(10, np.array([0.001, 1.0, 1.0])).tolist() == [1, 4, 5]
