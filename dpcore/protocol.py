@@ -24,7 +24,8 @@ from .cape import NoiseDesign, design_general
 from .explain import audit_summary
 from .mechanisms import eps_for_sigma, unique_count_matrix, unique_count_tensor
 from .scenario import Scenario
-from .validation import InputError, check_choice, check_positive_int, check_rank
+from .tensor import AGN_MODELS, agn_stage_taus
+from .validation import InputError, check_positive_int, check_rank
 
 __all__ = [
     "ALGORITHMS",
@@ -52,7 +53,6 @@ HELPER = "helper"
 AGGREGATOR = "aggregator"
 PUBLIC = "everyone"
 ALGORITHMS = ("CAPE", "capePCA", "capeAGN")
-AGN_MODELS = {"mog": ("mog-m2", "mog-m3"), "stm": ("stm-m2", "stm-m3")}
 
 
 @dataclass(frozen=True)
@@ -231,26 +231,6 @@ def capepca_round(design: NoiseDesign, dim: int, rank: int) -> ProtocolRound:
     )
     return ProtocolRound("capePCA", (e_step, f_step, local, release, out), "the top-K subspace V_K", design.output_std,
                          notes)
-
-
-def agn_stage_taus(
-    scenario: Scenario, model: str, split: float, *, dim: int, sigma2: float | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """tau_s of the two capeAGN stages: M2 with budget (split eps_s, split delta_s), M3 with the rest.
-
-    ``model`` is "mog" or "stm" (:data:`AGN_MODELS`); ``sigma2`` is the MOG component variance (M3 only)."""
-    model = check_choice(model, "model", tuple(AGN_MODELS))
-    split = float(split)
-    if not 0.0 < split < 1.0:
-        raise InputError(f"the budget split must be in (0, 1) (got {split!r})", "split")
-    stat2, stat3 = AGN_MODELS[model]
-    if model == "mog" and sigma2 is None:
-        raise InputError("the MOG model needs the component variance sigma^2", "sigma2")
-    sens2 = scenario.sensitivities(stat2, dim=dim, sigma2=sigma2)
-    sens3 = scenario.sensitivities(stat3, dim=dim, sigma2=sigma2)
-    tau2 = sens2 * scenario.multipliers(split, split)
-    tau3 = sens3 * scenario.multipliers(1.0 - split, 1.0 - split)
-    return tau2, tau3
 
 
 def agn_stage_designs(

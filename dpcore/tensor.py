@@ -104,6 +104,8 @@ __all__ = [
     "SyntheticSpec",
     "Whitening",
     "WhiteningError",
+    "AGN_MODELS",
+    "agn_stage_taus",
     "algorithm_rng",
     "data_rng",
     "choose_path",
@@ -844,6 +846,29 @@ def _feasible(design: NoiseDesign, stage: str) -> NoiseDesign:
     return design
 
 
+AGN_MODELS = {"mog": ("mog-m2", "mog-m3"), "stm": ("stm-m2", "stm-m3")}
+
+
+def agn_stage_taus(
+    scenario: Scenario, model: str, split: float, *, dim: int, sigma2: float | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """tau_s of the two capeAGN stages: M2 with budget (split eps_s, split delta_s), M3 with the rest.
+
+    ``model`` is "mog" or "stm" (:data:`AGN_MODELS`); ``sigma2`` is the MOG component variance (M3 only)."""
+    model = check_choice(model, "model", tuple(AGN_MODELS))
+    split = float(split)
+    if not 0.0 < split < 1.0:
+        raise InputError(f"the budget split must be in (0, 1) (got {split!r})", "split")
+    stat2, stat3 = AGN_MODELS[model]
+    if model == "mog" and sigma2 is None:
+        raise InputError("the MOG model needs the component variance sigma^2", "sigma2")
+    sens2 = scenario.sensitivities(stat2, dim=dim, sigma2=sigma2)
+    sens3 = scenario.sensitivities(stat3, dim=dim, sigma2=sigma2)
+    tau2 = sens2 * scenario.multipliers(split, split)
+    tau3 = sens3 * scenario.multipliers(1.0 - split, 1.0 - split)
+    return tau2, tau3
+
+
 def algorithm_rng(seed: int, run: int, algorithm: str) -> np.random.Generator:
     """The generator of one algorithm in one run: depends on (seed, run, algorithm) only, never on eps,
     delta or N_s, so a sweep reuses the same standard normals at every grid point."""
@@ -882,7 +907,7 @@ def run_algorithm(
     if path == "projected" and law == "published":
         raise InputError("the 'published' third-moment noise needs the dense path", "m3_noise")
     a = settings.eps_split
-    m2_stat, m3_stat = f"{kind}-m2", f"{kind}-m3"
+    m2_stat, m3_stat = AGN_MODELS[kind]
     extra = {"dim": dim, "sigma2": problem.sigma2} if kind == "mog" else {}
     relation = f"{scenario.neighbouring} neighbours, {scenario.calibration} calibration"
     sites = problem.sites
@@ -893,8 +918,7 @@ def run_algorithm(
 
     if algorithm in ("cape", "conv"):
         mu = scenario.weights()
-        tau2 = scenario.sensitivities(m2_stat, **extra) * scenario.multipliers(a, a)
-        tau3 = scenario.sensitivities(m3_stat, **extra) * scenario.multipliers(1 - a, 1 - a)
+        tau2, tau3 = agn_stage_taus(scenario, kind, a, dim=dim, sigma2=extra.get("sigma2"))
         if algorithm == "cape":
             names = scenario.names
             if settings.collusion is None:
