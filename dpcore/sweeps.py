@@ -533,13 +533,11 @@ def _pca_design(spec: SweepSpec, scenario: Scenario, value: float | int) -> Nois
 
 def _otd_designs(spec: SweepSpec, scenario: Scenario, value: float | int) -> dict[str, NoiseDesign]:
     data: OtdData = spec.data
-    kind = data.model
-    extra = {"dim": data.dim, "sigma2": data.scaled_sigma2} if kind == "mog" else {}
-    a = data.eps_split
+    sigma2 = data.scaled_sigma2 if data.model == "mog" else None
+    taus = otd_mod.agn_stage_taus(scenario, data.model, data.eps_split, dim=data.dim, sigma2=sigma2)
     mu = scenario.weights()
     out = {}
-    for stage, statistic, share in (("M2 stage", f"{kind}-m2", a), ("M3 stage", f"{kind}-m3", 1 - a)):
-        tau = scenario.sensitivities(statistic, **extra) * scenario.multipliers(share, share)
+    for stage, tau in zip(("M2 stage", "M3 stage"), taus, strict=True):
         if spec.parameter == "c":
             design = design_collusion_robust(tau, mu, int(value), names=scenario.names)
         else:
