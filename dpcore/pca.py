@@ -244,7 +244,7 @@ class PcaPrivacy:
 def pca_privacy(scenario: Scenario, design: NoiseDesign | None = None) -> PcaPrivacy:
     """Budgets of a scenario for PCA: tau_s = scenario.sensitivities("pca") * scenario.multipliers() and the
     CAPE noise design (``design_general`` with the scenario's weights and tau_c unless ``design`` is given)."""
-    tau = scenario.sensitivities("pca") * scenario.multipliers()
+    tau = scenario.taus("pca")
     weights = scenario.weights()
     if design is None:
         design = design_general(tau, weights, scenario.tau_c, names=scenario.names)

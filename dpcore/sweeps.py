@@ -520,7 +520,7 @@ def scenario_at(spec: SweepSpec, value: float | int) -> Scenario:
 
 
 def _pca_design(spec: SweepSpec, scenario: Scenario, value: float | int) -> NoiseDesign:
-    tau = scenario.sensitivities("pca") * scenario.multipliers()
+    tau = scenario.taus("pca")
     mu = scenario.weights()
     if spec.parameter == "c":
         design = design_collusion_robust(tau, mu, int(value), names=scenario.names)
