@@ -291,12 +291,17 @@ def _paired_gap(result, worse, better):
     return d.mean(), d.std(ddof=1) / math.sqrt(d.size)
 
 
-@pytest.mark.parametrize("kind, eps", [("stm", 1.0), ("mog", 10.0)])
-def test_cape_beats_conv_and_local_in_expectation(kind, eps):
-    """The paper's setting (S = 5, delta = 0.01, eps split equally), D = 10, K = 5, N_s = 2000, 12 runs:
-    the paired mean advantage exceeds 3 standard errors."""
-    result = compare_algorithms(equal_scenario(n=2000, eps=eps), ["cape", "conv", "local"],
-                                spec=SyntheticSpec(kind, 10, 5), runs=12, seed=11)
+@pytest.mark.parametrize("kind, eps, n, runs", [("stm", 1.0, 10_000, 30), ("mog", 10.0, 5000, 20)])
+def test_cape_beats_conv_and_local_in_expectation(kind, eps, n, runs):
+    """The paper's setting (S = 5, delta = 0.01, eps split equally), D = 10, K = 5: the paired mean advantage
+    of capeAGN exceeds 3 standard errors.
+
+    The seeded runs are chaotic (the power method amplifies rounding differences between CPUs), so the margin
+    was measured over independent run streams of the same model (runs R..2R-1, 2R..3R-1, ...: 8 windows):
+    the smallest paired z was 6.3 (STM) and 5.8 (MOG), against 1.0 to 2.3 for the earlier N_s = 2000, 12 runs
+    (which failed on a fresh machine)."""
+    result = compare_algorithms(equal_scenario(n=n, eps=eps), ["cape", "conv", "local"],
+                                spec=SyntheticSpec(kind, 10, 5), runs=runs, seed=11)
     for other in ("conv", "local"):
         gap, se = _paired_gap(result, other, "cape")
         assert gap > 3 * se, (other, gap, se)
