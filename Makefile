@@ -35,7 +35,7 @@ test: $(VENV)/.dev-installed chromium
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: $(VENV)/.dev-installed
-	$(BIN)/ruff check dpcore pages tests benchmarks app.py
+	$(BIN)/ruff check dpcore pages tests benchmarks federated app.py
 
 bench: $(VENV)/.runtime-installed
 	$(BIN)/python -m benchmarks
