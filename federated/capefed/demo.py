@@ -26,7 +26,7 @@ from .memory import InMemoryTransport, party_node
 from .rounds import AggregatorSettings, RoundOutcome, run_round, settings_from_run_config
 from .site import SiteConfig, load_pca_data, load_stm_data
 
-__all__ = ["DEMO_SITES", "Demo", "prepare_demo", "print_report", "run_in_memory", "simulate"]
+__all__ = ["DEMO_SITES", "Demo", "identical", "prepare_demo", "print_report", "run_in_memory", "simulate"]
 
 DEMO_SITES = (
     {"name": "north", "eps": 1.0, "delta": 1e-5, "pca-n": 800, "agn-n": 20_000},
@@ -146,6 +146,15 @@ def party_totals(entries: Sequence[Mapping[str, Any]]) -> str:
             row[column + 1] += e["bytes"]
     rows = [[p, str(v[0]), f"{v[1]:,}", str(v[2]), f"{v[3]:,}"] for p, v in sorted(totals.items())]
     return _table(rows, ["party", "sent", "bytes sent", "received", "bytes received"])
+
+
+def identical(outcome: Mapping[str, Any], simulated: dp.SimulatedRound | None) -> bool:
+    """Every aggregate and output of a released round equals the in-process run's exactly."""
+    if simulated is None or set(outcome["aggregates"]) != set(simulated.aggregates):
+        return False
+    same = [np.array_equal(np.asarray(v), simulated.aggregates[k]) for k, v in outcome["aggregates"].items()]
+    same += [np.array_equal(np.asarray(outcome["outputs"].get(k)), v) for k, v in simulated.outputs.items()]
+    return all(same)
 
 
 def comparison(outcome: Mapping[str, Any], simulated: dp.SimulatedRound | None) -> list[str]:

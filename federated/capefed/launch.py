@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from .demo import Demo, prepare_demo, print_report, simulate
+from .demo import Demo, identical, prepare_demo, print_report, simulate
 from .messages import write_log
 from .rounds import settings_from_run_config
 
@@ -133,6 +133,17 @@ def _reap(pids: Sequence[int]) -> None:
             os.waitpid(pid, os.WNOHANG)
 
 
+def _reap_any() -> None:
+    """Reap every child that has exited (only for a process whose children are all the federation's)."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
 def _signal_all(pids: Sequence[int], sig: int) -> None:
     for pid in pids:
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -149,6 +160,7 @@ class Federation:
     processes: list[tuple[str, subprocess.Popen, Path]] = field(default_factory=list)
     superlink_port: int = 0
     bin_dir: Path = field(default_factory=lambda: Path(sys.executable).parent)
+    reap_all: bool = False  # this process exists only to run the federation: adopt and reap every descendant
 
     def env(self, home: Path) -> dict[str, str]:
         env = dict(os.environ)
@@ -184,7 +196,8 @@ class Federation:
                                       + _tail(log))
 
     def start(self) -> None:
-        _set_subreaper(True)
+        if self.reap_all:
+            _set_subreaper(True)
         self.superlink_port = _free_port()
         self._start("superlink", [str(self.bin_dir / "flower-superlink"), "--insecure",
                                   "--disable-runtime-dependency-installation", "--host", "127.0.0.1",
@@ -244,7 +257,7 @@ class Federation:
             for _, process, _ in self.processes:
                 process.poll()
             pids.update(tagged_processes(self.tag))
-            _reap(sorted(pids))
+            self._reap(pids)
             alive = [p for p in pids if _alive(p)]
             if not alive:
                 break
@@ -256,9 +269,30 @@ class Federation:
                 process.wait(timeout=2)
         time.sleep(0.2)
         pids.update(alive)
-        _reap(sorted(pids))
-        _set_subreaper(False)
-        return [p for p in pids | set(tagged_processes(self.tag)) if _alive(p)]
+        self._reap(pids)
+        left = [p for p in pids | set(tagged_processes(self.tag)) if _alive(p)]
+        if self.reap_all:
+            left += self._reap_every_child()
+            _set_subreaper(False)
+        return sorted(set(left))
+
+    def _reap(self, pids: set[int]) -> None:
+        if self.reap_all:
+            _reap_any()
+        else:
+            _reap(sorted(pids))
+
+    def _reap_every_child(self) -> list[int]:
+        """Wait until this process has no child left (adopted orphans included); returns any still running."""
+        deadline = time.monotonic() + STOP_TIMEOUT
+        while time.monotonic() < deadline:
+            _reap_any()
+            children = _children().get(os.getpid(), [])
+            if not children:
+                return []
+            _signal_all([c for c in children if _alive(c)], signal.SIGKILL)
+            time.sleep(0.1)
+        return [c for c in _children().get(os.getpid(), []) if _alive(c)]
 
     def __enter__(self) -> Federation:
         return self
@@ -295,11 +329,15 @@ class LoopbackRun:
     seconds: dict[str, float]
     log_path: Path
     leftover: list[int]
+    tag: str
 
 
 def run_loopback(workdir: str | Path, *, run_config: Mapping[str, Any] | None = None,
-                 timeout: float = DEFAULT_RUN_TIMEOUT) -> LoopbackRun:
-    """Prepare the demonstration, start the federation, run the app, stop everything, simulate the same rounds."""
+                 timeout: float = DEFAULT_RUN_TIMEOUT, tag: str | None = None, reap_all: bool = False) -> LoopbackRun:
+    """Prepare the demonstration, start the federation, run the app, stop everything, simulate the same rounds.
+    Writes ``outcome.json`` (the aggregator's), ``message-log.json`` and ``summary.json`` (configurations,
+    timings, processes left) into ``workdir``. ``reap_all``: this process does nothing else (the command line),
+    so it adopts and reaps every process below it."""
     workdir = Path(workdir)
     demo = prepare_demo(workdir / "data")
     config = dict(demo.run_config)
@@ -308,7 +346,9 @@ def run_loopback(workdir: str | Path, *, run_config: Mapping[str, Any] | None = 
     config["out"] = str(out)
     seconds: dict[str, float] = {}
     start = time.perf_counter()
-    federation = Federation(workdir, demo.nodes)
+    federation = Federation(workdir, demo.nodes, reap_all=reap_all)
+    if tag:
+        federation.tag = tag
     try:
         federation.start()
         seconds["start"] = time.perf_counter() - start
@@ -318,6 +358,9 @@ def run_loopback(workdir: str | Path, *, run_config: Mapping[str, Any] | None = 
         stop_start = time.perf_counter()
         leftover = federation.stop()
         seconds["stop"] = time.perf_counter() - stop_start
+        (workdir / "summary.json").write_text(json.dumps(
+            {"nodes": list(demo.nodes), "run_config": config, "truth": demo.truth, "seconds": seconds,
+             "leftover": leftover, "tag": federation.tag}, indent=1))
     if not out.exists():
         raise FederationError(f"the aggregator wrote no outcome to {out}; see {workdir / 'logs'}")
     rounds = json.loads(out.read_text())["rounds"]
@@ -330,7 +373,7 @@ def run_loopback(workdir: str | Path, *, run_config: Mapping[str, Any] | None = 
     write_log(log_path, [{"algorithm": r["algorithm"], "status": r["status"], "reason": r["reason"],
                           "seconds": r["seconds"], "entries": r["log"], "exchanges": r["exchanges"]} for r in rounds])
     return LoopbackRun(demo=demo, rounds=rounds, simulated=simulated, seconds=seconds, log_path=log_path,
-                       leftover=leftover)
+                       leftover=leftover, tag=federation.tag)
 
 
 def _on_sigterm(signum: int, frame: object) -> None:
@@ -346,8 +389,9 @@ def report(result: LoopbackRun, out=sys.stdout) -> bool:
     pooled = np.hstack([np.loadtxt(n["pca-data"], delimiter=",", ndmin=2).T for n in sites])
     ok = not result.leftover
     for outcome in result.rounds:
-        print_report(outcome, result.simulated.get(outcome["algorithm"]), result.demo.truth, pooled, out=out)
-        ok &= outcome["status"] == "released"
+        simulated = result.simulated.get(outcome["algorithm"])
+        print_report(outcome, simulated, result.demo.truth, pooled, out=out)
+        ok &= outcome["status"] == "released" and identical(outcome, simulated)
     print(f"\nmessage log (JSON): {result.log_path}", file=out)
     return ok
 
@@ -357,12 +401,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", default="federated-run",
                         help="where the data files, logs and the message log go (default: %(default)s)")
     parser.add_argument("--timeout", type=float, default=DEFAULT_RUN_TIMEOUT, help="seconds the whole run may take")
+    parser.add_argument("--tag", help="the token every started process carries in CAPEFED_RUN_TAG (default: random)")
     args = parser.parse_args(argv)
-    signal.signal(signal.SIGTERM, _on_sigterm)
+    # Ctrl-C, kill and a closed terminal all end in the same clean-up (SIGINT explicitly: a shell may have started
+    # this process with it ignored).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _on_sigterm)
     workdir = Path(args.workdir).resolve()
     print(f"starting a SuperLink, a helper and three sites on 127.0.0.1 (files in {workdir})", flush=True)
     try:
-        result = run_loopback(workdir, timeout=args.timeout)
+        result = run_loopback(workdir, timeout=args.timeout, tag=args.tag, reap_all=True)
     except FederationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
