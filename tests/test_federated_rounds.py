@@ -14,11 +14,12 @@ from capefed import dp
 from capefed.demo import prepare_demo, simulate
 from capefed.helper import sealed_key
 from capefed.memory import InMemoryTransport, party_node
-from capefed.messages import Payload
+from capefed.messages import BUNDLE, Payload, bundle, unbundle
+from capefed.node import answer
 from capefed.protocol_check import protocol_differences
-from capefed.rounds import run_round, settings_from_run_config
+from capefed.rounds import run_round, run_rounds, settings_from_run_config
 from capefed.sealing import OVERHEAD_BYTES, SealError, new_key_pair, open_array, seal_array, seal_context
-from capefed.site import SiteConfig, SiteConfigError, handle_site, load_pca_data
+from capefed.site import SiteConfig, SiteConfigError, load_pca_data
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +28,8 @@ def demo(tmp_path_factory):
 
 
 class Intercepting(InMemoryTransport):
-    """The in-process transport with hooks on requests and replies (None drops a reply: "no answer in time")."""
+    """The in-process transport with hooks on every request and reply inside the bundles, called with
+    (action, node, payload); a reply hook returning None drops that reply ("no answer in time")."""
 
     def __init__(self, nodes, *, request: Callable | None = None, reply: Callable | None = None):
         super().__init__(nodes)
@@ -35,15 +37,26 @@ class Intercepting(InMemoryTransport):
         self.seen: list[tuple[str, int, Payload]] = []
 
     def exchange(self, action, requests, timeout):
-        requests = dict(requests)
-        if self.request_hook:
-            requests = {n: self.request_hook(action, n, p) for n, p in requests.items()}
+        assert action == BUNDLE
+        sent, actions = {}, {}
         for node, payload in requests.items():
-            self.seen.append((action, node, payload.copy()))
-        replies = super().exchange(action, requests, timeout)
-        if self.reply_hook:
-            replies = {n: r for n, r in ((n, self.reply_hook(action, n, p)) for n, p in replies.items())
-                       if r is not None}
+            items = []
+            for key, inner, item in unbundle(payload):
+                if self.request_hook:
+                    item = self.request_hook(inner, node, item)
+                self.seen.append((inner, node, item.copy()))
+                actions[(node, key)] = inner
+                items.append((key, inner, item))
+            sent[node] = bundle(items)
+        replies = {}
+        for node, payload in super().exchange(action, sent, timeout).items():
+            items = []
+            for key, inner, item in unbundle(payload):
+                if self.reply_hook:
+                    item = self.reply_hook(actions[(node, key)], node, item)
+                if item is not None:
+                    items.append((key, inner, item))
+            replies[node] = bundle(items)
         return replies
 
 
@@ -55,12 +68,9 @@ def _round(demo, algorithm, *, nodes=None, transport_cls=InMemoryTransport, conf
     return run_round(transport, settings), transport, settings
 
 
-def _site_node(transport, name):
-    for node, party in transport.nodes.items():
-        reply = party("hello", Payload({"algorithm": "capePCA", "round": "probe"}))
-        if reply.config.get("name") == name:
-            return node
-    raise KeyError(name)
+def _name(transport, node):
+    """The name a node answers a hello with."""
+    return transport.nodes[node]("hello", Payload({"algorithm": "capePCA", "round": "probe"})).config["name"]
 
 
 @pytest.mark.parametrize("algorithm", ["capePCA", "capeAGN"])
@@ -83,6 +93,44 @@ def test_round_equals_the_in_process_run_and_the_protocol(demo, algorithm):
         elif entry.protocol and entry.content.startswith(("f_", "F2_", "F3_", "Ahat", "M2hat", "M3~hat")):
             assert entry.bytes == 8 * entry.unique
     assert outcome.to_dict()["status"] == "released"
+
+
+def test_rounds_side_by_side_equal_rounds_alone_in_four_exchanges(demo):
+    transport = Intercepting([party_node(n) for n in demo.nodes])
+    settings = [settings_from_run_config(demo.run_config, a, f"test/{a}") for a in ("capePCA", "capeAGN")]
+    together = run_rounds(transport, settings)
+    alone = [run_round(InMemoryTransport([party_node(n) for n in demo.nodes]), s) for s in settings]
+    for both, one in zip(together, alone, strict=True):
+        assert both.status == one.status == "released"
+        for stage in one.aggregates:
+            assert np.array_equal(both.aggregates[stage], one.aggregates[stage])
+        assert [e.content for e in both.log] == [e.content for e in one.log]
+    # hello (4 nodes x 2 rounds), shares (helper x 2), releases: A and M2 together, then M3
+    actions = [a for a, _, _ in transport.seen]
+    assert actions.count("hello") == 8 and actions.count("shares") == 2 and actions.count("release") == 9
+    assert len({e["seconds"] for e in together[1].exchanges}) == 4
+
+
+def test_one_round_failing_does_not_stop_the_other(demo):
+    def drop(action, node, payload):  # node 2 never answers a capeAGN M3 release request
+        return None if action == "release" and node == 2 and payload.arrays["release"].size == 10 else payload
+
+    transport = Intercepting([party_node(n) for n in demo.nodes], reply=drop)
+    settings = [settings_from_run_config(demo.run_config, a, f"test/{a}") for a in ("capePCA", "capeAGN")]
+    pca, agn = run_rounds(transport, settings)
+    assert pca.status == "released"
+    _stopped_without_release(agn, _name(transport, 2))
+
+
+def test_bundles_keep_every_item_apart():
+    items = [("0", "hello", Payload({"a": 1, "b#": "x"}, {"w": np.ones(2)})), ("1", "release", Payload({"a": 2}))]
+    back = unbundle(bundle(items))
+    assert [(k, a, p.config, list(p.arrays)) for k, a, p in back] == [
+        ("0", "hello", {"a": 1, "b#": "x"}, ["w"]), ("1", "release", {"a": 2}, [])]
+    with pytest.raises(ValueError):
+        bundle([("0#", "hello", Payload())])
+    with pytest.raises(ValueError):
+        unbundle(Payload({"x": 1}))
 
 
 def test_repeated_runs_are_identical_and_other_seeds_differ(demo):
@@ -162,8 +210,7 @@ def test_a_silent_site_stops_the_round(demo, algorithm, stage):
         return None if action == "release" and node == 2 and current["stage"] == stage else payload
 
     outcome, transport, _ = _round(demo, algorithm, transport_cls=Intercepting, request=note, reply=drop)
-    silent = transport.nodes[2]("hello", Payload({"algorithm": algorithm, "round": "probe", "dim": 10}))
-    _stopped_without_release(outcome, silent.config["name"])
+    _stopped_without_release(outcome, _name(transport, 2))
     assert "did not answer within" in outcome.reason
     if stage == "M3":  # W had gone out, the final output has not
         assert any(e.content == "W (whitening)" for e in outcome.log)
@@ -182,8 +229,7 @@ def test_a_malformed_release_stops_the_round(demo, bad, words):
         return payload
 
     outcome, transport, _ = _round(demo, "capePCA", transport_cls=Intercepting, reply=corrupt)
-    name = transport.nodes[3]("hello", Payload({"algorithm": "capePCA", "round": "probe"})).config["name"]
-    _stopped_without_release(outcome, name)
+    _stopped_without_release(outcome, _name(transport, 3))
     assert words in outcome.reason
 
 
@@ -193,8 +239,8 @@ def test_a_site_whose_budget_changed_since_the_design_releases_nothing(demo):
     state: dict[str, bytes] = {}
 
     def east_node(action, request):
-        reply = handle_site(action, east, request, state)
-        if action == "hello":
+        reply = answer(action, east, request, state)
+        if "hello" in [inner for _, inner, _ in unbundle(request)]:
             east["eps"] = 0.25  # the site tightens its budget after the design was made
         return reply
 
@@ -211,8 +257,7 @@ def test_a_site_answering_for_other_values_is_caught_by_the_aggregator(demo):
         return payload
 
     outcome, transport, _ = _round(demo, "capePCA", transport_cls=Intercepting, reply=forge)
-    name = transport.nodes[2]("hello", Payload({"algorithm": "capePCA", "round": "probe"})).config["name"]
-    _stopped_without_release(outcome, name)
+    _stopped_without_release(outcome, _name(transport, 2))
     assert "digest changed" in outcome.reason
 
 
@@ -262,6 +307,19 @@ def test_the_round_needs_one_helper_and_the_expected_sites(demo, change, sites, 
     change(nodes)
     outcome, _, _ = _round(demo, "capePCA", nodes=nodes, config={"sites": sites})
     assert outcome.status == "stopped" and words in outcome.reason, outcome.reason
+
+
+def test_a_node_level_failure_answers_every_round(demo):
+    class Failing(InMemoryTransport):
+        def exchange(self, action, requests, timeout):
+            replies = super().exchange(action, requests, timeout)
+            if any(inner == "release" for _, inner, _ in unbundle(requests.get(3, bundle([])))):
+                replies[3] = Payload({"status": "refused", "reason": "node 3 failed: ClientApp raised"})
+            return replies
+
+    outcome, transport, _ = _round(demo, "capePCA", transport_cls=Failing)
+    _stopped_without_release(outcome, _name(transport, 3))
+    assert "ClientApp raised" in outcome.reason
 
 
 def test_a_silent_helper_stops_the_round(demo):

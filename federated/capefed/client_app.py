@@ -1,4 +1,5 @@
-"""The helper and the sites as a Flower ClientApp: the node configuration's ``role`` decides which party answers.
+"""The helper and the sites as a Flower ClientApp: the node configuration's ``role`` decides which party answers
+(``node.answer``).
 
 Flower starts a ClientApp process per message; what a site must keep between its hello and its releases (the
 private key of the round) lives in the SuperNode's per-run ``context.state``, which never leaves the node."""
@@ -10,9 +11,8 @@ from collections.abc import Iterator, MutableMapping
 from flwr.app import ConfigRecord, Context, Message
 from flwr.clientapp import ClientApp
 
-from .helper import handle_helper
-from .messages import Payload
-from .site import handle_site
+from .messages import BUNDLE
+from .node import answer
 from .wire import from_records, to_records
 
 __all__ = ["app"]
@@ -49,33 +49,11 @@ class _NodeState(MutableMapping[str, bytes]):
         return len(self._record())
 
 
-def _answer(action: str, message: Message, context: Context) -> Message:
-    request = from_records(message.content)
-    config = dict(context.node_config)
-    role = config.get("role")
-    if role == "helper":
-        reply = handle_helper(action, config, request)
-    elif role == "site":
-        reply = handle_site(action, config, request, _NodeState(context))
-    else:
-        reply = Payload({"status": "refused", "reason": f"node {context.node_id}: node config role must be 'helper' "
-                         f"or 'site' (got {role!r})"})
-    return Message(to_records(reply), reply_to=message)
-
-
 app = ClientApp()
 
 
-@app.query("hello")
-def hello(message: Message, context: Context) -> Message:
-    return _answer("hello", message, context)
-
-
-@app.query("shares")
-def shares(message: Message, context: Context) -> Message:
-    return _answer("shares", message, context)
-
-
-@app.query("release")
-def release(message: Message, context: Context) -> Message:
-    return _answer("release", message, context)
+@app.query(BUNDLE)
+def handle(message: Message, context: Context) -> Message:
+    """Every request of the aggregator arrives as a bundle (one item per round of the run)."""
+    reply = answer(BUNDLE, dict(context.node_config), from_records(message.content), _NodeState(context))
+    return Message(to_records(reply), reply_to=message)

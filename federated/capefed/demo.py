@@ -23,7 +23,7 @@ import numpy as np
 
 from . import dp
 from .memory import InMemoryTransport, party_node
-from .rounds import AggregatorSettings, RoundOutcome, run_round, settings_from_run_config
+from .rounds import AggregatorSettings, RoundOutcome, run_rounds, settings_from_run_config
 from .site import SiteConfig, load_pca_data, load_stm_data
 
 __all__ = ["DEMO_SITES", "Demo", "identical", "prepare_demo", "print_report", "run_in_memory", "simulate"]
@@ -104,9 +104,10 @@ def simulate(demo_nodes: Sequence[Mapping[str, Any]], settings: AggregatorSettin
     return dp.simulate_round(settings.round, budgets, data, seeds)
 
 
-def run_in_memory(demo: Demo, algorithm: str) -> RoundOutcome:
+def run_in_memory(demo: Demo, algorithms: tuple[str, ...] = ("capePCA", "capeAGN")) -> list[RoundOutcome]:
+    """The rounds with the in-process transport (the nodes as function calls)."""
     transport = InMemoryTransport([party_node(node) for node in demo.nodes])
-    return run_round(transport, settings_from_run_config(demo.run_config, algorithm, f"memory/{algorithm}"))
+    return run_rounds(transport, [settings_from_run_config(demo.run_config, a, f"memory/{a}") for a in algorithms])
 
 
 # ----------------------------------------------------------------------------------------------
@@ -219,9 +220,8 @@ def _main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", default="federated-run", help="where the data files go")
     args = parser.parse_args(argv)
     demo = prepare_demo(args.workdir)
-    for algorithm in ("capePCA", "capeAGN"):
-        outcome = run_in_memory(demo, algorithm)
-        settings = settings_from_run_config(demo.run_config, algorithm, f"memory/{algorithm}")
+    for outcome in run_in_memory(demo):
+        settings = settings_from_run_config(demo.run_config, outcome.algorithm, "simulation")
         simulated = simulate(demo.nodes, settings) if outcome.status == "released" else None
         print_report(outcome.to_dict(), simulated, demo.truth)
     return 0

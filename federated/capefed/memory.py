@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .helper import handle_helper
 from .messages import Payload
-from .site import handle_site
+from .node import answer
 
 __all__ = ["InMemoryTransport", "Node", "party_node"]
 
@@ -21,13 +20,10 @@ Node = Callable[[str, Payload], Payload | None]
 
 def party_node(config: Mapping[str, Any]) -> Node:
     """A helper or site (by ``config["role"]``) with its own state, as a node of :class:`InMemoryTransport`."""
-    role = config.get("role")
+    if config.get("role") not in ("helper", "site"):
+        raise ValueError(f"node role must be 'helper' or 'site' (got {config.get('role')!r})")
     state: dict[str, bytes] = {}
-    if role == "helper":
-        return lambda action, request: handle_helper(action, config, request)
-    if role == "site":
-        return lambda action, request: handle_site(action, config, request, state)
-    raise ValueError(f"node role must be 'helper' or 'site' (got {role!r})")
+    return lambda action, request: answer(action, config, request, state)
 
 
 class InMemoryTransport:

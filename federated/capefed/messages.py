@@ -22,9 +22,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["LOG_FORMAT", "LogEntry", "Payload", "config_bytes", "read_log", "site_label", "write_log"]
+__all__ = ["BUNDLE", "LOG_FORMAT", "LogEntry", "Payload", "bundle", "config_bytes", "read_log", "site_label",
+           "unbundle", "write_log"]
 
 LOG_FORMAT = "capefed-message-log-v1"
+BUNDLE = "bundle"
+"""The action of a message that carries several requests (or replies) for one node, one per round."""
+_KEYS, _ACTIONS, _SEP = "bundle:keys", "bundle:actions", "#"
 
 
 def site_label(name: str) -> str:
@@ -47,6 +51,34 @@ class Payload:
     def nbytes(self) -> int:
         """Bytes of the values themselves: arrays, strings (UTF-8), byte strings, 8 per number."""
         return config_bytes(self.config) + sum(int(a.nbytes) for a in self.arrays.values())
+
+
+def bundle(items: list[tuple[str, str, Payload]]) -> Payload:
+    """One payload holding several (key, action, payload) items; keys must not contain "#"."""
+    out = Payload({_KEYS: [k for k, _, _ in items], _ACTIONS: [a for _, a, _ in items]})
+    for key, _, payload in items:
+        if _SEP in key:
+            raise ValueError(f"bundle keys cannot contain {_SEP!r}: {key!r}")
+        out.config.update({f"{key}{_SEP}{name}": value for name, value in payload.config.items()})
+        out.arrays.update({f"{key}{_SEP}{name}": value for name, value in payload.arrays.items()})
+    return out
+
+
+def unbundle(payload: Payload) -> list[tuple[str, str, Payload]]:
+    """The (key, action, payload) items of :func:`bundle`; raises ValueError for anything else."""
+    keys, actions = payload.config.get(_KEYS), payload.config.get(_ACTIONS)
+    if not isinstance(keys, list) or not isinstance(actions, list) or len(keys) != len(actions):
+        raise ValueError("not a bundle of requests")
+    items = {str(k): (str(a), Payload()) for k, a in zip(keys, actions, strict=True)}
+    for source, target in ((payload.config, "config"), (payload.arrays, "arrays")):
+        for name, value in source.items():
+            if name in (_KEYS, _ACTIONS):
+                continue
+            key, _, inner = name.partition(_SEP)
+            if key not in items:
+                raise ValueError(f"bundle entry {name!r} belongs to no item")
+            getattr(items[key][1], target)[inner] = value
+    return [(k, a, p) for k, (a, p) in items.items()]
 
 
 def _value_bytes(value: Any) -> int:

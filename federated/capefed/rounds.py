@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -29,10 +29,11 @@ import numpy as np
 
 from . import dp
 from .helper import sealed_key
-from .messages import LogEntry, Payload, config_bytes, site_label
+from .messages import BUNDLE, LogEntry, Payload, bundle, config_bytes, site_label, unbundle
 from .sealing import KEY_BYTES, OVERHEAD_BYTES
 
-__all__ = ["AggregatorSettings", "RoundOutcome", "RoundStopped", "Transport", "run_round", "settings_from_run_config"]
+__all__ = ["AggregatorSettings", "RoundOutcome", "RoundStopped", "Transport", "run_round", "run_rounds",
+           "settings_from_run_config"]
 
 _STEPS = {  # protocol step numbers of dpcore.protocol: (helper noise, aggregator noise, release)
     ("capePCA", "A"): (1, 2, 4),
@@ -51,6 +52,9 @@ class Transport(Protocol):
 
     def exchange(self, action: str, requests: Mapping[int, Payload], timeout: float) -> dict[int, Payload]:
         """Send one request per node and return the replies that arrived within ``timeout`` seconds."""
+
+
+_Exchange = Generator[Any, Any, dict[int, Payload]]
 
 
 class RoundStopped(Exception):
@@ -128,8 +132,7 @@ def _fresh_seed(seed: int | None) -> int:
 class _Round:
     """State of one round on the aggregator."""
 
-    def __init__(self, transport: Transport, settings: AggregatorSettings):
-        self.transport = transport
+    def __init__(self, settings: AggregatorSettings):
         self.settings = settings
         self.algorithm = settings.round.algorithm
         self.log: list[LogEntry] = []
@@ -147,10 +150,10 @@ class _Round:
                                  unique=int(unique), bytes=int(nbytes), channel=channel,
                                  route=route or (sender, receiver), protocol=protocol, site=site))
 
-    def exchange(self, action: str, requests: dict[int, Payload], timeout: float) -> dict[int, Payload]:
-        start = time.perf_counter()
-        replies = self.transport.exchange(action, requests, timeout)
-        seconds = time.perf_counter() - start
+    def exchange(self, action: str, requests: dict[int, Payload], timeout: float) -> _Exchange:
+        """Yield the requests to the scheduler (:func:`run_rounds`), which sends them together with the other
+        rounds' requests of the same step, and receive the replies that arrived in time."""
+        replies, seconds = yield ("exchange", action, requests, timeout)
         for node, request in requests.items():
             reply = replies.get(node)
             self.exchanges.append({"action": action, "node": str(node), "party": self.node_names.get(node, str(node)),
@@ -160,16 +163,16 @@ class _Round:
         return replies
 
     # -- 1. hello ----------------------------------------------------------------------------------
-    def hello(self) -> tuple[int, list[tuple[int, dp.SiteBudget, bytes]]]:
+    def hello(self) -> Generator[Any, Any, tuple[int, list[tuple[int, dp.SiteBudget, bytes]]]]:
         s = self.settings
-        nodes = self.transport.wait_for_nodes(s.sites + 1, s.connect_timeout)
+        nodes = yield ("nodes", s.sites + 1, s.connect_timeout)
         if len(nodes) < s.sites + 1:
             raise RoundStopped(f"only {len(nodes)} node(s) connected within {s.connect_timeout:g} s; the round needs "
                                f"the helper and {s.sites} sites")
         request = {"algorithm": self.algorithm, "round": s.round_id}
         if self.algorithm == "capeAGN":
             request["dim"] = int(s.dim)
-        replies = self.exchange("hello", {n: Payload(dict(request)) for n in nodes}, s.timeout)
+        replies = yield from self.exchange("hello", {n: Payload(dict(request)) for n in nodes}, s.timeout)
         silent = [n for n in nodes if n not in replies]
         if silent:
             raise RoundStopped(f"node(s) {', '.join(map(str, silent))} did not answer the hello within {s.timeout:g} s")
@@ -212,7 +215,8 @@ class _Round:
         return helpers[0], sites
 
     # -- 3. shares ---------------------------------------------------------------------------------
-    def shares(self, helper: int, plan: dp.RoundPlan, keys: list[bytes]) -> dict[str, dict[str, bytes]]:
+    def shares(self, helper: int, plan: dp.RoundPlan, keys: list[bytes]
+               ) -> Generator[Any, Any, dict[str, dict[str, bytes]]]:
         s = self.settings
         config = {"round": s.round_id, "algorithm": self.algorithm, "run": s.round.run, "names": list(plan.names),
                   "public_keys": keys, "stages": [p.stage for p in plan.stages], "kinds": [p.kind for p in plan.stages],
@@ -225,7 +229,7 @@ class _Round:
         self.entry("shares", 0, dp.AGGREGATOR, dp.HELPER,
                    "design for the helper: site names, public keys, weights and helper variances per stage", (), 0,
                    request.nbytes, "control", protocol=False)
-        replies = self.exchange("shares", {helper: request}, s.timeout)
+        replies = yield from self.exchange("shares", {helper: request}, s.timeout)
         if helper not in replies:
             raise RoundStopped(f"the helper did not answer within {s.timeout:g} s; no noise was handed out")
         reply = replies[helper].config
@@ -245,7 +249,8 @@ class _Round:
 
     # -- 4. releases -------------------------------------------------------------------------------
     def releases(self, plan: dp.RoundPlan, stage: str, sites: list[tuple[int, dp.SiteBudget, bytes]],
-                 sealed: dict[str, bytes], f: list[np.ndarray], w: np.ndarray | None) -> list[np.ndarray]:
+                 sealed: dict[str, bytes], f: list[np.ndarray], w: np.ndarray | None
+                 ) -> Generator[Any, Any, list[np.ndarray]]:
         s = self.settings
         p = plan.stage(stage)
         step_e, step_f, step_r = _STEPS[(self.algorithm, stage)]
@@ -274,7 +279,7 @@ class _Round:
                        "release request: round, stage, design digest, tau_g,s^2", (), 0,
                        config_bytes(config, ["algorithm", "round", "run", "stage", "kind", "dim", "digest", "var_g"]),
                        "control", protocol=False, site=name)
-        replies = self.exchange("release", requests, s.timeout)
+        replies = yield from self.exchange("release", requests, s.timeout)
         problems: list[str] = []
         blamed: list[str] = []
         out = []
@@ -293,13 +298,13 @@ class _Round:
         return out
 
     # -- the whole round ---------------------------------------------------------------------------
-    def run(self) -> RoundOutcome:
+    def run(self) -> Generator[Any, Any, RoundOutcome]:
         s = self.settings
         seed = _fresh_seed(s.seed)
         start = time.perf_counter()
         outcome = RoundOutcome(algorithm=self.algorithm, status="stopped", log=self.log, exchanges=self.exchanges)
         try:
-            helper, sites = self.hello()
+            helper, sites = yield from self.hello()
             budgets = [b for _, b, _ in sites]
             try:
                 plan = dp.plan_round(budgets, s.round)
@@ -310,7 +315,7 @@ class _Round:
             if plan.refusal:
                 outcome.status, outcome.reason = "refused", plan.refusal
                 return outcome
-            shares = self.shares(helper, plan, [key for _, _, key in sites])
+            shares = yield from self.shares(helper, plan, [key for _, _, key in sites])
             names = plan.names
             run, algorithm = s.round.run, self.algorithm
             aggregates: dict[str, np.ndarray] = {}
@@ -327,7 +332,7 @@ class _Round:
             if algorithm == "capePCA":
                 p = plan.stage("A")
                 f = draw_f("A")
-                releases = self.releases(plan, "A", sites, shares["A"], f, None)
+                releases = yield from self.releases(plan, "A", sites, shares["A"], f, None)
                 aggregates["A"] = dp.combine(releases, f, p.design.weights)
                 outputs["eigenvalues"], outputs["components"] = dp.pca_output(aggregates["A"], dim, k)
                 self.entry("A", 5, dp.AGGREGATOR, "everyone", "V_K (top-K eigenvectors)", (dim, k), dim * k,
@@ -335,7 +340,7 @@ class _Round:
             else:
                 p2, p3 = plan.stage("M2"), plan.stage("M3")
                 f2 = draw_f("M2")
-                releases = self.releases(plan, "M2", sites, shares["M2"], f2, None)
+                releases = yield from self.releases(plan, "M2", sites, shares["M2"], f2, None)
                 aggregates["M2"] = dp.combine(releases, f2, p2.design.weights)
                 try:
                     whitening = dp.whitening_output(aggregates["M2"], dim, k)
@@ -345,7 +350,7 @@ class _Round:
                     self.entry("M3", 4, dp.AGGREGATOR, site_label(budget.name), "W (whitening)", (dim, k), dim * k,
                                whitening.w.nbytes, "broadcast", site=budget.name)
                 f3 = draw_f("M3")
-                releases = self.releases(plan, "M3", sites, shares["M3"], f3, whitening.w)
+                releases = yield from self.releases(plan, "M3", sites, shares["M3"], f3, whitening.w)
                 projected = [dp.project_tensor(f, dim, whitening.w) for f in f3]
                 aggregates["M3"] = dp.combine(releases, projected, p3.design.weights)
                 comps, weights, values = dp.tensor_output(
@@ -394,7 +399,8 @@ def _check_release(name: str, reply: Payload | None, digest: str, count: int, ti
     if reply is None:
         return f"site {name} did not answer within {timeout:g} s"
     if reply.config.get("status") != "ok":
-        return str(reply.config.get("reason", f"site {name} refused without a reason"))
+        reason = str(reply.config.get("reason", "refused without a reason"))
+        return reason if reason.startswith(f"site {name}") else f"site {name}: {reason}"
     if reply.config.get("digest") != digest:
         return f"site {name} answered for other values than the design was made for (digest changed)"
     release = reply.arrays.get("release")
@@ -410,6 +416,54 @@ def _check_release(name: str, reply: Payload | None, digest: str, count: int, ti
     return None
 
 
+def run_rounds(transport: Transport, settings: Sequence[AggregatorSettings]) -> list[RoundOutcome]:
+    """Several rounds side by side, step by step: the requests all rounds have for a node at the same step travel
+    as one bundle (``messages.bundle``), so capePCA and capeAGN together take four exchanges (hello, shares, the
+    first stage of both, capeAGN's M3 stage) instead of seven. Every round keeps its own keys, design, streams,
+    checks and log; one round's failure does not stop another. Never raises for a party's failure."""
+    rounds = [_Round(s) for s in settings]
+    steps = [r.run() for r in rounds]
+    outcomes: list[RoundOutcome | None] = [None] * len(rounds)
+    pending: dict[int, tuple[str, dict[int, Payload], float]] = {}
+
+    def advance(i: int, value: Any) -> None:
+        """Run round i until it needs an exchange (kept in ``pending``) or ends."""
+        try:
+            while True:
+                request = steps[i].send(value)
+                if request[0] == "nodes":
+                    value = transport.wait_for_nodes(request[1], request[2])
+                    continue
+                pending[i] = request[1:]
+                return
+        except StopIteration as stop:
+            outcomes[i] = stop.value
+
+    for i in range(len(rounds)):
+        advance(i, None)
+    while pending:
+        batch = dict(sorted(pending.items()))
+        pending.clear()
+        per_node: dict[int, list[tuple[str, str, Payload]]] = {}
+        for i, (action, requests, _) in batch.items():
+            for node, payload in requests.items():
+                per_node.setdefault(node, []).append((str(i), action, payload))
+        timeout = max(t for _, _, t in batch.values())
+        start = time.perf_counter()
+        replies = transport.exchange(BUNDLE, {n: bundle(items) for n, items in per_node.items()}, timeout)
+        seconds = time.perf_counter() - start
+        opened: dict[int, dict[str, Payload]] = {}
+        for node, payload in replies.items():
+            try:
+                opened[node] = {key: reply for key, _, reply in unbundle(payload)}
+            except ValueError:  # not a bundle: a node-level failure (e.g. Flower's error reply) answers every item
+                opened[node] = {key: payload for key, _, _ in per_node[node]}
+        for i, (_, requests, _) in batch.items():
+            answers = {n: opened[n][str(i)] for n in requests if n in opened and str(i) in opened[n]}
+            advance(i, (answers, seconds))
+    return [o for o in outcomes if o is not None]
+
+
 def run_round(transport: Transport, settings: AggregatorSettings) -> RoundOutcome:
-    """One round; never raises for a party's failure (see :class:`RoundOutcome`)."""
-    return _Round(transport, settings).run()
+    """One round (:func:`run_rounds` with one)."""
+    return run_rounds(transport, [settings])[0]

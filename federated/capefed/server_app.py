@@ -1,5 +1,5 @@
 """The aggregator as a Flower ServerApp: a custom main loop that runs one round per algorithm of the run
-configuration (``rounds.run_round``) over the SuperLink and writes the outcomes as JSON (``out``)."""
+configuration, side by side (``rounds.run_rounds``), over the SuperLink and writes the outcomes as JSON (``out``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from flwr.app import Context, Message
 from flwr.serverapp import Grid, ServerApp
 
 from .messages import LOG_FORMAT, Payload
-from .rounds import run_round, settings_from_run_config
+from .rounds import run_rounds, settings_from_run_config
 from .wire import from_records, to_records
 
 __all__ = ["FlowerTransport", "app"]
@@ -64,14 +64,12 @@ app = ServerApp()
 @app.main()
 def main(grid: Grid, context: Context) -> None:
     config = dict(context.run_config)
-    transport = FlowerTransport(grid)
+    algorithms = [a.strip() for a in str(config["algorithms"]).split(",") if a.strip()]
+    settings = [settings_from_run_config(config, a, f"{context.run_id}/{a}/{config['run']}") for a in algorithms]
     rounds = []
-    for algorithm in str(config["algorithms"]).split(","):
-        algorithm = algorithm.strip()
-        settings = settings_from_run_config(config, algorithm, f"{context.run_id}/{algorithm}/{config['run']}")
-        outcome = run_round(transport, settings)
-        print(f"{algorithm}: {outcome.status} in {outcome.seconds:.1f} s" + (f": {outcome.reason}" if outcome.reason
-                                                                            else ""), flush=True)
+    for outcome in run_rounds(FlowerTransport(grid), settings):
+        print(f"{outcome.algorithm}: {outcome.status} in {outcome.seconds:.1f} s"
+              + (f": {outcome.reason}" if outcome.reason else ""), flush=True)
         rounds.append(outcome.to_dict())
     out = str(config.get("out", ""))
     if out:
