@@ -18,8 +18,8 @@ import time
 
 import numpy as np
 import pytest
-from capefed.demo import simulate
-from capefed.launch import APP_DIR, REPO_DIR, tagged_processes
+from capefed.dp import SiteBudget, plan_round
+from capefed.federation import APP_DIR, REPO_DIR, tagged_processes
 from capefed.messages import read_log
 from capefed.protocol_check import protocol_differences
 from capefed.rounds import settings_from_run_config
@@ -65,18 +65,21 @@ def test_superlink_helper_and_three_sites_as_processes(tmp_path):
     assert summary["leftover"] == [] and summary["tag"] == tag
     assert launcher.returncode == 0, output[-3000:]
     rounds = json.loads((tmp_path / "outcome.json").read_text())["rounds"]
+    # the in-process run, computed by the launcher with one BLAS thread like every party
+    reference = json.loads((tmp_path / "simulation.json").read_text())
     assert [r["algorithm"] for r in rounds] == ["capePCA", "capeAGN"]
     for outcome in rounds:
         assert outcome["status"] == "released", outcome["reason"]
-        settings = settings_from_run_config(summary["run_config"], outcome["algorithm"], "check")
-        simulated = simulate(summary["nodes"], settings)
-        assert set(outcome["aggregates"]) == set(simulated.aggregates)
+        simulated = reference[outcome["algorithm"]]
+        assert set(outcome["aggregates"]) == set(simulated["aggregates"])
         for stage, aggregate in outcome["aggregates"].items():
             # JSON keeps every float exactly (shortest repr round-trips)
-            assert np.array_equal(np.asarray(aggregate), simulated.aggregates[stage]), stage
-        for key, value in simulated.outputs.items():
-            assert np.array_equal(np.asarray(outcome["outputs"][key]), value), key
-        assert protocol_differences(outcome["log"], simulated.plan) == []
+            assert np.array_equal(np.asarray(aggregate), np.asarray(simulated["aggregates"][stage])), stage
+        for key, value in simulated["outputs"].items():
+            assert np.array_equal(np.asarray(outcome["outputs"][key]), np.asarray(value)), key
+        settings = settings_from_run_config(summary["run_config"], outcome["algorithm"], "check")
+        plan = plan_round([SiteBudget(**b) for b in outcome["plan"]["sites"]], settings.round)
+        assert protocol_differences(outcome["log"], plan) == []
         sealed = [e for e in outcome["log"] if e["protocol"] and e["sender"] == "helper"]
         assert sealed and all(e["route"] == ["helper", "aggregator", e["receiver"]] for e in sealed)
     assert [r["status"] for r in read_log(tmp_path / "message-log.json")] == ["released", "released"]
