@@ -345,3 +345,26 @@ def test_site_configuration_errors_say_what_is_wrong(demo, config, words):
     base = dict(demo.nodes[1])
     with pytest.raises(SiteConfigError, match=words.replace("(", r"\(").replace(")", r"\)")):
         SiteConfig.from_mapping(base | config)
+
+
+def test_loopback_security_files(tmp_path):
+    """The --secure run's material: the SuperLink certificate is signed by the CA and names 127.0.0.1; node keys are
+    ECDSA keys in OpenSSH format (what flower-supernode --auth-supernode-private-key reads)."""
+    import ipaddress
+
+    from capefed.certificates import make_security_files
+    from cryptography import x509
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.serialization import load_ssh_private_key, load_ssh_public_key
+
+    files = make_security_files(tmp_path, ["helper", "north"])
+    ca = x509.load_pem_x509_certificate(files.ca_certificate.read_bytes())
+    server = x509.load_pem_x509_certificate(files.server_certificate.read_bytes())
+    server.verify_directly_issued_by(ca)
+    names = server.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert ipaddress.ip_address("127.0.0.1") in names.get_values_for_type(x509.IPAddress)
+    assert (files.server_key.stat().st_mode & 0o777) == 0o600
+    for private, public in files.node_keys.values():
+        key = load_ssh_private_key(private.read_bytes(), password=None)
+        assert isinstance(key, ec.EllipticCurvePrivateKey)
+        assert load_ssh_public_key(public.read_bytes()).public_numbers() == key.public_key().public_numbers()

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from .certificates import SecurityFiles, make_security_files
 from .demo import Demo, identical, prepare_demo, print_report, simulate
 from .messages import write_log
 from .rounds import settings_from_run_config
@@ -161,6 +162,7 @@ class Federation:
     superlink_port: int = 0
     bin_dir: Path = field(default_factory=lambda: Path(sys.executable).parent)
     reap_all: bool = False  # this process exists only to run the federation: adopt and reap every descendant
+    security: SecurityFiles | None = None  # TLS and SuperNode authentication; None: insecure (loopback only)
 
     def env(self, home: Path) -> dict[str, str]:
         env = dict(os.environ)
@@ -179,7 +181,7 @@ class Federation:
         return env
 
     def _start(self, name: str, args: list[str]) -> subprocess.Popen:
-        home = self.workdir / "homes" / name
+        home = self.workdir / "homes" / ("flwr-run" if name.startswith("register-") else name)
         home.mkdir(parents=True, exist_ok=True)
         log = self.workdir / "logs" / f"{name}.log"
         log.parent.mkdir(parents=True, exist_ok=True)
@@ -191,7 +193,7 @@ class Federation:
 
     def _check_alive(self) -> None:
         for name, process, log in self.processes:
-            if process.poll() is not None:
+            if process.poll() is not None and not name.startswith("register-"):
                 raise FederationError(f"{name} exited with code {process.returncode}; see {log}:\n"
                                       + _tail(log))
 
@@ -199,7 +201,11 @@ class Federation:
         if self.reap_all:
             _set_subreaper(True)
         self.superlink_port = _free_port()
-        self._start("superlink", [str(self.bin_dir / "flower-superlink"), "--insecure",
+        sec = self.security
+        link_security = ["--insecure"] if sec is None else [
+            "--ssl-ca-certfile", str(sec.ca_certificate), "--ssl-certfile", str(sec.server_certificate),
+            "--ssl-keyfile", str(sec.server_key), "--enable-supernode-auth"]
+        self._start("superlink", [str(self.bin_dir / "flower-superlink"), *link_security,
                                   "--disable-runtime-dependency-installation", "--host", "127.0.0.1",
                                   "--port", str(self.superlink_port)])
         deadline = time.monotonic() + START_TIMEOUT
@@ -209,16 +215,36 @@ class Federation:
                 raise FederationError(f"the SuperLink did not open port {self.superlink_port} within "
                                       f"{START_TIMEOUT:g} s")
             time.sleep(0.2)
-        for config in self.nodes:
-            self._start(str(config["name"]), [
-                str(self.bin_dir / "flower-supernode"), "--insecure", "--superlink",
-                f"127.0.0.1:{self.superlink_port}", "--host", "127.0.0.1", "--port", str(_free_port()),
-                "--node-config", node_config_text(config)])
         cli_home = self.workdir / "homes" / "flwr-run"
         cli_home.mkdir(parents=True, exist_ok=True)
+        trust = "insecure = true" if sec is None else f"root-certificates = {json.dumps(str(sec.ca_certificate))}"
         (cli_home / "config.toml").write_text(
             f'[superlink]\ndefault = "{CONNECTION}"\n\n[superlink.{CONNECTION}]\n'
-            f'address = "127.0.0.1:{self.superlink_port}"\ninsecure = true\n')
+            f'address = "127.0.0.1:{self.superlink_port}"\n{trust}\n')
+        for config in self.nodes:
+            name = str(config["name"])
+            node_security = ["--insecure"]
+            if sec is not None:
+                private, public = sec.node_keys[name]
+                self._register(name, public)
+                node_security = ["--root-certificates", str(sec.ca_certificate), "--auth-supernode-private-key",
+                                 str(private)]
+            self._start(name, [
+                str(self.bin_dir / "flower-supernode"), *node_security, "--superlink",
+                f"127.0.0.1:{self.superlink_port}", "--host", "127.0.0.1", "--port", str(_free_port()),
+                "--node-config", node_config_text(config)])
+
+    def _register(self, name: str, public_key: Path) -> None:
+        """``flwr supernode register``: only SuperNodes whose public key the operator registered may connect."""
+        process = self._start(f"register-{name}", [str(self.bin_dir / "flwr"), "supernode", "register",
+                                                   str(public_key), CONNECTION, "--name", name])
+        try:
+            process.wait(timeout=START_TIMEOUT)
+        except subprocess.TimeoutExpired as exc:
+            raise FederationError(f"registering the key of {name} took more than {START_TIMEOUT:g} s") from exc
+        if process.returncode != 0:
+            log = self.workdir / "logs" / f"register-{name}.log"
+            raise FederationError(f"registering the key of {name} failed; see {log}:\n" + _tail(log))
 
     def run_app(self, run_config: Mapping[str, Any], timeout: float = DEFAULT_RUN_TIMEOUT) -> Path:
         """``flwr run`` the app with these run-config overrides and wait for it; returns the CLI's log."""
@@ -237,7 +263,7 @@ class Federation:
 
     def _check_nodes(self) -> None:
         for name, process, log in self.processes:
-            if name != "flwr-run" and process.poll() is not None:
+            if name != "flwr-run" and not name.startswith("register-") and process.poll() is not None:
                 raise FederationError(f"{name} exited with code {process.returncode} during the run; see {log}:\n"
                                       + _tail(log))
 
@@ -333,11 +359,13 @@ class LoopbackRun:
 
 
 def run_loopback(workdir: str | Path, *, run_config: Mapping[str, Any] | None = None,
-                 timeout: float = DEFAULT_RUN_TIMEOUT, tag: str | None = None, reap_all: bool = False) -> LoopbackRun:
+                 timeout: float = DEFAULT_RUN_TIMEOUT, tag: str | None = None, reap_all: bool = False,
+                 secure: bool = False) -> LoopbackRun:
     """Prepare the demonstration, start the federation, run the app, stop everything, simulate the same rounds.
     Writes ``outcome.json`` (the aggregator's), ``simulation.json`` (the in-process run's aggregates and outputs),
     ``message-log.json`` and ``summary.json`` (configurations, timings, processes left) into ``workdir``.
-    ``reap_all``: this process does nothing else (the command line), so it adopts and reaps every process below it."""
+    ``reap_all``: this process does nothing else (the command line), so it adopts and reaps every process below it.
+    ``secure``: TLS with a throw-away CA and SuperNode authentication with registered keys (``certificates``)."""
     workdir = Path(workdir)
     demo = prepare_demo(workdir / "data")
     config = dict(demo.run_config)
@@ -346,7 +374,8 @@ def run_loopback(workdir: str | Path, *, run_config: Mapping[str, Any] | None = 
     config["out"] = str(out)
     seconds: dict[str, float] = {}
     start = time.perf_counter()
-    federation = Federation(workdir, demo.nodes, reap_all=reap_all)
+    security = make_security_files(workdir / "security", [str(n["name"]) for n in demo.nodes]) if secure else None
+    federation = Federation(workdir, demo.nodes, reap_all=reap_all, security=security)
     if tag:
         federation.tag = tag
     try:
@@ -406,6 +435,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="where the data files, logs and the message log go (default: %(default)s)")
     parser.add_argument("--timeout", type=float, default=DEFAULT_RUN_TIMEOUT, help="seconds the whole run may take")
     parser.add_argument("--tag", help="the token every started process carries in CAPEFED_RUN_TAG (default: random)")
+    parser.add_argument("--secure", action="store_true",
+                        help="TLS (a throw-away CA) and SuperNode authentication (registered keys) instead of insecure "
+                             "mode")
     args = parser.parse_args(argv)
     # Ctrl-C, kill and a closed terminal all end in the same clean-up (SIGINT explicitly: a shell may have started
     # this process with it ignored).
@@ -413,9 +445,10 @@ def main(argv: list[str] | None = None) -> int:
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _on_sigterm)
     workdir = Path(args.workdir).resolve()
-    print(f"starting a SuperLink, a helper and three sites on 127.0.0.1 (files in {workdir})", flush=True)
+    mode = "TLS and SuperNode authentication" if args.secure else "insecure mode"
+    print(f"starting a SuperLink, a helper and three sites on 127.0.0.1, {mode} (files in {workdir})", flush=True)
     try:
-        result = run_loopback(workdir, timeout=args.timeout, tag=args.tag, reap_all=True)
+        result = run_loopback(workdir, timeout=args.timeout, tag=args.tag, reap_all=True, secure=args.secure)
     except FederationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
