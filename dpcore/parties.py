@@ -1,4 +1,5 @@
-"""The numbers each CAPE party computes, independent of how its messages travel (SPEC 3, 4, 6, 7).
+"""The numbers each CAPE party computes, independent of how its messages travel (journal paper, Algorithms 1-3 and
+generalized CAPE; the message flow with real processes: docs/federated.md).
 
 One round of capePCA (one stage, "A") or capeAGN (two stages, "M2" then "M3") has three kinds of party:
 
@@ -18,7 +19,8 @@ party with its own seed. A deployment gives every party its own secret seed (or 
 demonstration and the tests give all parties known seeds, so :func:`simulate_round` (everything in one
 process) and a run with real processes give byte-identical aggregates. All arithmetic that combines
 several arrays is written as element-wise sums in a fixed order (no BLAS reductions), so the result does
-not depend on the number of threads. numpy's generators are not cryptographically secure (SPEC 9.9).
+not depend on the number of threads. numpy's generators are not cryptographically secure: fine for simulation,
+not a source for a deployment's noise.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ set (the papers' preprocessing; it reads the data, so it is not private: a real 
 norm bound and every site clips to it), split 800 / 600 / 397; for capeAGN a synthetic single-topic-model
 corpus (D = 10 words, K = 3 topics, 3-word documents) sampled per site, 20,000 / 15,000 / 10,000 documents.
 
-``python -m capefed.demo --in-memory`` runs both rounds with the in-process transport (no Flower, no network).
+``python -m capefed.demo`` runs both rounds with the in-process transport (no Flower, no network).
 """
 
 from __future__ import annotations
@@ -214,9 +214,8 @@ def print_report(outcome: Mapping[str, Any], simulated: dp.SimulatedRound | None
 
 
 def _main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m capefed.demo", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--in-memory", action="store_true", required=True,
-                        help="run both rounds with the in-process transport")
+    parser = argparse.ArgumentParser(prog="python -m capefed.demo",
+                                     description="both rounds with the in-process transport (no Flower, no network)")
     parser.add_argument("--workdir", default="federated-run", help="where the data files go")
     args = parser.parse_args(argv)
     demo = prepare_demo(args.workdir)

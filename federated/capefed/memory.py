@@ -2,7 +2,7 @@
 
 Each node is a callable (action, request) -> reply, or None for "no answer in time". Requests and replies are
 copied, so no party shares an array with another. Used by the tests of every round and failure, and by
-``python -m capefed.demo --in-memory``.
+``python -m capefed.demo``.
 """
 
 from __future__ import annotations

@@ -64,13 +64,24 @@ app = ServerApp()
 @app.main()
 def main(grid: Grid, context: Context) -> None:
     config = dict(context.run_config)
-    algorithms = [a.strip() for a in str(config["algorithms"]).split(",") if a.strip()]
-    settings = [settings_from_run_config(config, a, f"{context.run_id}/{a}/{config['run']}") for a in algorithms]
+    out = str(config.get("out", ""))
+    algorithms = [a.strip() for a in str(config.get("algorithms", "")).split(",") if a.strip()]
+    try:
+        settings = [settings_from_run_config(config, a, f"{context.run_id}/{a}/{config['run']}") for a in algorithms]
+        for s in settings:
+            s.round.validated()
+    except (KeyError, ValueError, TypeError) as exc:
+        reason = f"invalid run configuration: {exc!r}"
+        print(reason, flush=True)
+        if out:
+            Path(out).write_text(json.dumps({"format": LOG_FORMAT, "run_id": str(context.run_id), "rounds": [
+                {"algorithm": a, "status": "refused", "reason": reason, "log": [], "exchanges": [], "seconds": 0.0,
+                 "aggregates": {}, "outputs": {}, "sites": [], "plan": None} for a in algorithms]}))
+        return
     rounds = []
     for outcome in run_rounds(FlowerTransport(grid), settings):
         print(f"{outcome.algorithm}: {outcome.status} in {outcome.seconds:.1f} s"
               + (f": {outcome.reason}" if outcome.reason else ""), flush=True)
         rounds.append(outcome.to_dict())
-    out = str(config.get("out", ""))
     if out:
         Path(out).write_text(json.dumps({"format": LOG_FORMAT, "run_id": str(context.run_id), "rounds": rounds}))
