@@ -7,15 +7,18 @@ import math
 import numpy as np
 import pytest
 
-from dpcore.audit import (
+from dpcore.cape import (
     audit_design,
     default_collusion,
+    design_closed_form,
+    design_collusion_robust,
+    design_equal,
+    design_general,
     effective_sigma,
     entry_pair_sigma,
     view_sigmas,
 )
-from dpcore.cape import design_closed_form, design_collusion_robust, design_equal, design_general
-from dpcore.mechanisms import noise_multiplier
+from dpcore.privacy import noise_multiplier
 
 
 def sigma_of(views, site, view):

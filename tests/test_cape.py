@@ -21,7 +21,7 @@ from dpcore.cape import (
     sample_noise,
     suggest_weights,
 )
-from dpcore.mechanisms import zero_sum_feasible
+from dpcore.privacy import zero_sum_feasible
 from dpcore.validation import InputError
 
 

@@ -12,7 +12,8 @@ from conftest import ROOT
 
 from dpcore.cli import main
 from dpcore.data import load_bundled
-from dpcore.pca import ALGORITHMS, METRICS, compare_pca, equal_sites_scenario, prepare_pca
+from dpcore.pca import ALGORITHMS, METRICS, compare_pca, prepare_pca
+from dpcore.scenario import equal_sites_scenario
 
 
 def run_cli(capsys, *args):

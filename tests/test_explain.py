@@ -7,9 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from dpcore.audit import audit_design
-from dpcore.cape import design_closed_form, design_equal, design_general
-from dpcore.explain import (
+from dpcore.cape import audit_design, design_closed_form, design_equal, design_general, plan_scenario
+from dpcore.cape.explain import (
     audit_summary,
     closed_form_orders,
     closed_form_tau_c_range,
@@ -18,7 +17,6 @@ from dpcore.explain import (
     robust_gain_curve,
     tight_constraints,
 )
-from dpcore.plan import plan_scenario
 from dpcore.scenario import preset_scenario
 from dpcore.validation import InputError
 

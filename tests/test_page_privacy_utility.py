@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import app_test
 
-from dpcore import sweeps
+from dpcore import experiments
 from dpcore.scenario import default_scenario
 
 PAGE = "pages/privacy_utility.py"
@@ -136,10 +136,10 @@ def test_running_a_finished_sweep_again_is_instant(at):
     use_scenario(at, "delta", "0.001, 0.01", runs=2, seed=31)
     at.button(key="pu_run").click().run()
     finish(at)
-    hits = sweeps.cache_info()["hits"]
+    hits = experiments.cache_info()["hits"]
     at.button(key="pu_run").click().run()
     assert not has_stop(at)  # no step needed: the complete result came from the cache
-    assert sweeps.cache_info()["hits"] == hits + 1
+    assert experiments.cache_info()["hits"] == hits + 1
     assert results_table(at) is not None and any("Complete: 2 runs" in c.value for c in at.caption)
 
 

@@ -7,25 +7,28 @@ import math
 import numpy as np
 import pytest
 
-from dpcore.audit import audit_design
-from dpcore.cape import design_closed_form, design_equal, sample_noise
-from dpcore.mechanisms import noise_multiplier
-from dpcore.plan import plan_scenario
-from dpcore.protocol import (
-    AGGREGATOR,
-    HELPER,
-    PUBLIC,
+from dpcore.cape import (
     agn_stage_designs,
     agn_stage_plans,
     agn_stage_taus,
+    audit_design,
+    design_closed_form,
+    design_equal,
+    plan_scenario,
+    sample_noise,
+)
+from dpcore.cape.protocol import (
+    AGGREGATOR,
+    HELPER,
+    PUBLIC,
     cape_round,
     capeagn_round,
     capepca_round,
     party_views,
     symmetry_leak,
 )
+from dpcore.privacy import noise_multiplier, sensitivity
 from dpcore.scenario import preset_scenario
-from dpcore.sensitivity import sensitivity
 from dpcore.validation import InputError
 
 

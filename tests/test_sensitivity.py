@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from dpcore.sensitivity import sensitivity
+from dpcore.privacy import sensitivity
 from dpcore.validation import InputError
 
 

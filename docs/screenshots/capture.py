@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from pages.common import PAGES  # noqa: E402
+from pages.catalog import PAGES  # noqa: E402
 
 OUT = Path(__file__).resolve().parent
 CHROMIUM = "/usr/bin/chromium"
@@ -70,8 +70,7 @@ def _slug(path: str) -> str:
 def _extras(browser, url: str) -> None:
     """Two states worth a picture: the Sites table with problems, the infeasible closed form on equal sites."""
     sys.path.insert(0, str(ROOT))
-    from dpcore.scenario import preset_scenario
-    from dpcore.scenario_io import scenario_to_query
+    from dpcore.scenario import preset_scenario, scenario_to_query
 
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     page.goto(url, wait_until="domcontentloaded")
