@@ -116,33 +116,37 @@ def _fmt(x: float) -> str:
     return f"{x:.4g}"
 
 
+def _infeasible_lines(design: NoiseDesign) -> list[str]:
+    """Why a design is infeasible and, for the closed form, which order of sites (or tau_c) would work."""
+    lines = [design.reason or "The design is infeasible."]
+    if design.method != "closed-form" or design.n_sites < 2 or not np.all(design.weights > 0):
+        return lines
+    orders = closed_form_orders(design.tau, design.weights, design.tau_c, design.names)
+    good = [o.name for o in orders if o.feasible_at]
+    if good:
+        lines.append(f"At tau_c = {_fmt(design.tau_c)} the closed form works with last site: {', '.join(good)}.")
+        return lines
+    ranges = [o.tau_c_range for o in orders if o.tau_c_range is not None]
+    if not ranges:
+        lines.append("No choice of last site gives a feasible closed form; use the general solver.")
+        return lines
+    low = min(r[0] for r in ranges)
+    lines.append(
+        f"No choice of last site works at tau_c = {_fmt(design.tau_c)}: the closed form needs "
+        f"tau_c >= {_fmt(low)} for its best order (gain at most "
+        f"{design.tau_conv**2 / low**2:.3g} instead of {design.tau_conv**2 / design.tau_floor**2:.3g} at the "
+        "DP floor). The general solver reaches the floor."
+    )
+    return lines
+
+
 def explain_design(design: NoiseDesign) -> list[str]:
     """Plain sentences about a design: feasibility and why, the DP floor, tight constraints, the gain."""
+    if not design.feasible:
+        return _infeasible_lines(design)
     lines: list[str] = []
     floor = design.tau_floor
     setter = floor_site(design)
-    if not design.feasible:
-        lines.append(design.reason or "The design is infeasible.")
-        if design.method == "closed-form" and design.n_sites >= 2 and np.all(design.weights > 0):
-            orders = closed_form_orders(design.tau, design.weights, design.tau_c, design.names)
-            good = [o.name for o in orders if o.feasible_at]
-            if good:
-                lines.append(
-                    f"At tau_c = {_fmt(design.tau_c)} the closed form works with last site: {', '.join(good)}."
-                )
-            else:
-                ranges = [o.tau_c_range for o in orders if o.tau_c_range is not None]
-                if ranges:
-                    low = min(r[0] for r in ranges)
-                    lines.append(
-                        f"No choice of last site works at tau_c = {_fmt(design.tau_c)}: the closed form needs "
-                        f"tau_c >= {_fmt(low)} for its best order (gain at most "
-                        f"{design.tau_conv**2 / low**2:.3g} instead of {design.tau_conv**2 / floor**2:.3g} at the "
-                        "DP floor). The general solver reaches the floor."
-                    )
-                else:
-                    lines.append("No choice of last site gives a feasible closed form; use the general solver.")
-        return lines
     lines.append(
         f"Feasible: every site's release carries at least tau_s of noise against the helper (f + g) and "
         f"against the aggregator (e + g), the helper's terms cancel (sum mu_s e_s = 0), and the aggregate "

@@ -235,7 +235,7 @@ def capepca_round(design: NoiseDesign, dim: int, rank: int) -> ProtocolRound:
                          notes=notes)
 
 
-def capeagn_round(
+def capeagn_round(  # long: the eight steps of Algorithm 3 in order, read top to bottom
     design_m2: NoiseDesign, design_m3: NoiseDesign, dim: int, rank: int, *, projected: bool = False
 ) -> ProtocolRound:
     """Algorithm 3 (capeAGN): stage 1 as capePCA on M2 gives the whitening W (D x K); stage 2 releases

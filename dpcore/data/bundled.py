@@ -53,7 +53,9 @@ BUNDLED: dict[str, BundledInfo] = {
 def data_dirs() -> list[Path]:
     """Where bundled files are looked for, in order (module docstring)."""
     dirs = [Path(os.environ[DATA_DIR_ENV])] if os.environ.get(DATA_DIR_ENV) else []
-    dirs.append(Path(__file__).resolve().parents[2] / "data")
+    source_tree = Path(__file__).resolve().parents[2]
+    if (source_tree / "pyproject.toml").is_file():  # imported from a clone (or an editable install)
+        dirs.append(source_tree / "data")
     dirs.append(Path(sys.prefix) / "share" / "dpcore" / "data")
     return dirs
 

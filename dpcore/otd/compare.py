@@ -159,20 +159,12 @@ def compare_algorithms(
         raise InputError(f"runs must be at most {MAX_RUNS} (got {runs})", "runs")
     seed = check_positive_int(seed, "seed", minimum=0)
     settings = OtdSettings() if settings is None else settings
-    notes: list[str] = []
-    if spec is not None:
-        model = spec.model(np.random.default_rng([seed, MODEL_STREAM]))
-        dim, k, n_sites = model.dim, model.k, scenario.n_sites
-        scenario_run = scenario
-    else:
-        model = None
-        dim, k, n_sites = problem.dim, problem.k, problem.n_sites
-        scenario_run = scenario.with_sizes(problem.sizes)
-    choice = choose_path(settings.path, dim, k, n_sites, settings.memory_budget)
+    model = None if spec is None else spec.model(np.random.default_rng([seed, MODEL_STREAM]))
+    scenario_run = scenario if problem is None else scenario.with_sizes(problem.sizes)
+    dim, k = (model.dim, model.k) if model is not None else (problem.dim, problem.k)
+    choice = choose_path(settings.path, dim, k, scenario_run.n_sites, settings.memory_budget)
     _check_path(entries, choice, dim, settings)
-    notes.extend(scenario_run.caveats())
-    if problem is not None:
-        notes.extend(problem.notes)
+    notes = scenario_run.caveats() + (list(problem.notes) if problem is not None else [])
     reference = _reference(problem, model, scenario_run, settings, seed, choice.path)
     if reference.run is not None:
         if problem.kind == "mog":

@@ -187,7 +187,15 @@ def release_m3(
         data = np.stack([site.m3_projected(w) for site in sites])
         agg = _combine(data, weights, noise, rng, size, shape, kept)
         return agg, (kept[0] if kept else None)
-    # Dense: every site perturbs its D^3 moment, then projects what it sends.
+    return _release_dense(sites, weights, w, noise, rng, size, shape, keep_messages)
+
+
+def _release_dense(
+    sites: Sequence[MogSite | StmSite], weights: np.ndarray, w: np.ndarray, noise: StageNoise,
+    rng: np.random.Generator, size: int, shape: Callable[[np.ndarray], np.ndarray], keep_messages: bool,
+) -> tuple[np.ndarray, StageMessages | None]:
+    """The dense path of :func:`release_m3`: every site perturbs its D^3 moment, then projects what it sends."""
+    k = w.shape[1]
     if noise.mode == "none":
         return sum(mu * multilinear(site.m3(), w) for mu, site in zip(weights, sites, strict=True)), None
     n_sites = len(sites)
@@ -208,20 +216,19 @@ def release_m3(
                 continue
             noise_tensor = shape(rows[s])
             tensor = tensor + noise_tensor
-            if name == "f" or kept is not None:  # the aggregator projects F3_s; e and g only when recorded
+            if name == "f" or keep_messages:  # the aggregator projects F3_s; e and g only when recorded
                 proj_terms[name] = multilinear(noise_tensor, w)
         release = multilinear(tensor, w)  # what site s sends (K x K x K)
         f_proj = proj_terms.get("f")  # the aggregator projects its own F3_s
         agg += weights[s] * (release - f_proj if f_proj is not None else release)
-        if kept is not None:
+        if keep_messages:
             releases.append(release)
             for name in projected:
                 projected[name].append(proj_terms.get(name))
-    messages = None
-    if kept is not None:
-        def stacked(name: str) -> np.ndarray | None:
-            return None if terms[name] is None else np.stack(projected[name])
-        messages = StageMessages(np.stack(releases), stacked("e"), stacked("f"), stacked("g"))
-    return agg, messages
+    if not keep_messages:
+        return agg, None
 
+    def stacked(name: str) -> np.ndarray | None:
+        return None if terms[name] is None else np.stack(projected[name])
 
+    return agg, StageMessages(np.stack(releases), stacked("e"), stacked("f"), stacked("g"))
