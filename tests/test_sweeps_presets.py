@@ -1,4 +1,5 @@
-"""Presets of the paper's Figs. 2-5: settings as in SPEC 8, unavailable ones explained, every one runs small."""
+"""Presets of the paper's Figs. 2-5: settings as in docs/experiments.md, unavailable ones explained, every one runs
+small."""
 
 from __future__ import annotations
 

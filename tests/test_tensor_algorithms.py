@@ -148,7 +148,7 @@ def test_q_comp_and_weight_error_by_hand():
 
 
 # ----------------------------------------------------------------------------------------------
-# The message flow (SPEC 9.7: the real flow, not pooled noise on a pooled statistic)
+# The message flow (docs/math/corrections.md, item 7: the real flow, not pooled noise on a pooled statistic)
 # ----------------------------------------------------------------------------------------------
 
 def _sites(kind, dim, k, sizes, seed=0):

@@ -1,4 +1,5 @@
-"""Models, empirical moments and their sensitivities (SPEC 2 and 7; appendix D/E of the preprint)."""
+"""Models, empirical moments and their sensitivities (docs/math/sensitivities.md, docs/math/capeagn.md; appendix
+D/E of the preprint)."""
 
 from __future__ import annotations
 
@@ -222,7 +223,7 @@ def test_mog_scaling_clips_to_the_unit_ball():
 
 
 # ----------------------------------------------------------------------------------------------
-# Sensitivities by brute force (SPEC 2: random and adversarial neighbouring pairs never exceed them)
+# Sensitivities by brute force (docs/math/sensitivities.md: random and adversarial neighbouring pairs never exceed them)
 # ----------------------------------------------------------------------------------------------
 
 def _neighbour_gaps(make_site, base, alternatives):

@@ -1,4 +1,5 @@
-"""Large D: the projected path (SPEC 7 "Large D") agrees with the dense one; path choice and memory."""
+"""Large D: the projected path (docs/math/capeagn.md, "Large D: the projected path") agrees with the dense one; path
+choice and memory."""
 
 from __future__ import annotations
 

@@ -195,7 +195,8 @@ def check_objective(objective: str) -> Objective:
 # ----------------------------------------------------------------------------------------------
 
 def dp_floor(weights: np.ndarray, tau: np.ndarray) -> float:
-    """max_s mu_s tau_s (SPEC 4): below it the released aggregate breaks some site's budget."""
+    """max_s mu_s tau_s, the DP floor (docs/math/cape.md, "Generalized CAPE"): below it the released aggregate
+    breaks some site's budget."""
     return float(np.max(np.asarray(weights, float) * np.asarray(tau, float)))
 
 
@@ -205,7 +206,8 @@ def conventional_std(weights: np.ndarray, tau: np.ndarray) -> float:
 
 
 def generalized_gain(weights: np.ndarray, tau: np.ndarray, tau_c: float) -> float:
-    """G = sum_s mu_s^2 tau_s^2 / tau_c^2: conventional over CAPE aggregator variance (SPEC 4)."""
+    """G = sum_s mu_s^2 tau_s^2 / tau_c^2: conventional over CAPE aggregator variance (docs/math/cape.md,
+    "Generalized CAPE")."""
     return conventional_std(weights, tau) ** 2 / float(tau_c) ** 2
 
 

@@ -13,8 +13,8 @@ __all__ = ["FAMILIES", "HIGHER_IS_BETTER", "METRICS", "algorithm_colours", "algo
            "default_algorithms", "invariant_algorithms"]
 
 FAMILIES: dict[str, str] = {
-    "pca": "capePCA and the PCA baselines (SPEC 6)",
-    "otd": "capeAGN and the tensor-decomposition baselines (SPEC 7)",
+    "pca": "capePCA and the PCA baselines (docs/math/capepca.md)",
+    "otd": "capeAGN and the tensor-decomposition baselines (docs/math/capeagn.md)",
 }
 METRICS: dict[str, dict[str, str]] = {
     "pca": {

@@ -15,7 +15,8 @@ __all__ = ["plain_zero_sum_noise", "weighted_zero_sum_mixing", "zero_sum_feasibl
 
 
 def plain_zero_sum_noise(rng: np.random.Generator, stds: np.ndarray, size: int) -> np.ndarray:
-    """Plain CAPE construction (SPEC 3): z_s ~ N(0, std_s^2) i.i.d., e_s = z_s - mean(z); sum_s e_s = 0.
+    """Plain CAPE construction (docs/math/cape.md, "Equal sites"): z_s ~ N(0, std_s^2) i.i.d.,
+    e_s = z_s - mean(z); sum_s e_s = 0.
 
     Returns an (S, size) array. With equal stds tau, var(e_s) = (1 - 1/S) tau^2.
     """
@@ -26,7 +27,7 @@ def plain_zero_sum_noise(rng: np.random.Generator, stds: np.ndarray, size: int) 
 
 def zero_sum_feasible(weights: np.ndarray, variances: np.ndarray, rtol: float = 1e-9) -> bool:
     """Polygon inequality: a Gaussian e with var(e_s) = v_s and sum mu_s e_s = 0 exists iff
-    mu_s sqrt(v_s) <= sum_{t != s} mu_t sqrt(v_t) for every s (SPEC 4)."""
+    mu_s sqrt(v_s) <= sum_{t != s} mu_t sqrt(v_t) for every s (docs/math/cape.md, "Generalized CAPE")."""
     a = np.asarray(weights, float) * np.sqrt(np.clip(np.asarray(variances, float), 0.0, None))
     total = a.sum()
     return bool(np.all(2.0 * a <= total * (1.0 + rtol)))
