@@ -311,7 +311,8 @@ else:
                           height=380, title="Mean over runs (error bars: one std)")
         st.plotly_chart(fig, width="stretch")
     with scree_col:
-        noisy_choices = [a for a in comparison.results if a != "nondp"]
+        noisy_choices = [a for a in comparison.results  # algorithms that decompose a matrix (not nondp's true A)
+                         if a != "nondp" and comparison.results[a][0].matrix is not None]
         if noisy_choices:
             shown = st.selectbox("Noisy matrix", noisy_choices, format_func=TITLES.get, key="pca_scree_alg",
                                  help="Eigenvalues of the matrix this algorithm decomposed (first run) against "
