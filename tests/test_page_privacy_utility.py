@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import app_test
 
-from dpcore import experiments
+from dpcore import experiments, pca
 from dpcore.scenario import default_scenario
 
 PAGE = "pages/privacy_utility.py"
@@ -114,7 +114,7 @@ def test_collusion_bound_beyond_the_sites_and_no_algorithm(at):
     assert any("collusion bound c must be at most S - 1 = 4" in e for e in errors(at))
     at.text_input(key="pu_grid_c").set_value("0, 2")
     at.multiselect(key="pu_algorithms_pca").set_value([]).run()
-    assert errors(at) == ["choose at least one algorithm (cape, pool_ag, nondp, local, conv, dpdis, central)"]
+    assert errors(at) == [f"choose at least one algorithm ({', '.join(pca.ALGORITHMS)})"]
     assert at.button(key="pu_run").disabled
 
 
