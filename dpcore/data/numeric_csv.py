@@ -29,7 +29,7 @@ _DELIMITERS = (",", ";", "\t")
 _NAN_WORDS = {"nan", "+nan", "-nan"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class NumericTable:
     """A parsed CSV: ``values`` (n_samples x D floats, file layout), column names, optional labels.
 

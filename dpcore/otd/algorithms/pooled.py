@@ -22,7 +22,7 @@ from ..whitening import Whitening, whiten
 __all__ = ["ALGORITHMS"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Party:
     """The data one party holds, the budget it spends, in words, and its M2 and M3 sensitivities."""
 
@@ -51,7 +51,7 @@ def _party(ctx: RunContext, alone: bool) -> _Party:
     extra = {"dim": problem.dim, "sigma2": problem.sigma2} if problem.kind == "mog" else {}
     delta2 = sensitivity_unchecked(m2_stat, site.n, scenario.neighbouring, **extra)
     delta3 = sensitivity_unchecked(m3_stat, site.n, scenario.neighbouring, **extra)
-    return _Party(site, eps, delta, who, delta2, delta3)
+    return _Party(site=site, eps=eps, delta=delta, who=who, delta2=delta2, delta3=delta3)
 
 
 def _noisy_whitening(ctx: RunContext, party: _Party, delta_stage1: float) -> Whitening:
