@@ -1,6 +1,6 @@
 """Take the README screenshots from the running app: `.venv/bin/python docs/screenshots/capture.py`.
 
-Starts the dashboard on a free port, opens every page listed in pages/common.py: PAGES in headless Debian
+Starts the dashboard on a free port, opens every page listed in pages/catalog.py: PAGES in headless Debian
 chromium (Playwright) at 1280 px, and saves one full-page PNG per page into docs/screenshots/. With
 ``--narrow`` it also saves 420 px wide versions (``*-narrow.png``) and prints any horizontal overflow; with
 ``--extras`` two more states (sites-problems.png, noise-design-infeasible.png); with ``--results`` the
