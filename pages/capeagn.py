@@ -32,8 +32,8 @@ from dpcore.otd import (
 from dpcore.privacy import CALIBRATIONS, NEIGHBOURING
 from dpcore.scenario import Scenario, equal_sites_scenario
 from dpcore.validation import InputError, check_positive_int, check_rank
-from pages.navigation import start_page
-from pages.widgets import scenario_sidebar, show_error
+from pages.shared.navigation import start_page
+from pages.shared.widgets import scenario_sidebar, show_error
 
 scenario = start_page()
 

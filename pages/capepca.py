@@ -34,8 +34,8 @@ from dpcore.pca import (
 )
 from dpcore.scenario import Scenario, equal_sites_scenario
 from dpcore.validation import InputError
-from pages.navigation import start_page
-from pages.widgets import scenario_sidebar, show_error
+from pages.shared.navigation import start_page
+from pages.shared.widgets import scenario_sidebar, show_error
 
 shared = start_page()
 

@@ -17,9 +17,9 @@ from dpcore.cape.gain import (
     scenario_gains,
 )
 from dpcore.validation import InputError
-from pages.navigation import start_page
-from pages.state import set_scenario
-from pages.widgets import remember_widgets, restore_widgets, scenario_sidebar, show_chart, show_error
+from pages.shared.navigation import start_page
+from pages.shared.state import set_scenario
+from pages.shared.widgets import remember_widgets, restore_widgets, scenario_sidebar, show_chart, show_error
 
 scenario = start_page()
 

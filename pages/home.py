@@ -3,9 +3,9 @@
 import streamlit as st
 
 from dpcore.cape import design_equal
-from pages.catalog import PAGES
-from pages.navigation import start_page
-from pages.widgets import scenario_sidebar
+from pages.shared.catalog import PAGES
+from pages.shared.navigation import start_page
+from pages.shared.widgets import scenario_sidebar
 
 scenario = start_page()
 

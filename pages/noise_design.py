@@ -14,9 +14,16 @@ from dpcore.cape.explain import closed_form_orders, explain_design, floor_site, 
 from dpcore.privacy import STATISTICS
 from dpcore.scenario import ScenarioError
 from dpcore.validation import InputError
-from pages.navigation import start_page
-from pages.state import cached_plan, set_scenario
-from pages.widgets import STATISTIC_HELP, remember_widgets, restore_widgets, scenario_sidebar, show_chart, show_error
+from pages.shared.navigation import start_page
+from pages.shared.state import cached_plan, set_scenario
+from pages.shared.widgets import (
+    STATISTIC_HELP,
+    remember_widgets,
+    restore_widgets,
+    scenario_sidebar,
+    show_chart,
+    show_error,
+)
 
 scenario = start_page()
 

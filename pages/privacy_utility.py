@@ -41,8 +41,8 @@ from dpcore.experiments import (
 )
 from dpcore.experiments.figures import METRIC_LABELS, curve_figure, figure_html, gain_figure
 from dpcore.validation import InputError
-from pages.navigation import start_page
-from pages.widgets import scenario_sidebar, show_chart, show_error
+from pages.shared.navigation import start_page
+from pages.shared.widgets import scenario_sidebar, show_chart, show_error
 
 shared = start_page()
 

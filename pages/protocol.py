@@ -21,9 +21,9 @@ from dpcore.cape.protocol import (
 )
 from dpcore.scenario import scenario_from_json
 from dpcore.validation import InputError
-from pages.navigation import start_page
-from pages.state import cached_plan
-from pages.widgets import remember_widgets, restore_widgets, scenario_sidebar, show_chart, show_error
+from pages.shared.navigation import start_page
+from pages.shared.state import cached_plan
+from pages.shared.widgets import remember_widgets, restore_widgets, scenario_sidebar, show_chart, show_error
 
 scenario = start_page()
 

@@ -29,9 +29,9 @@ from dpcore.scenario import (
     scenario_to_rows,
     settings_of,
 )
-from pages.navigation import start_page
-from pages.state import SITES_PROBLEMS_KEY, scenario_link, set_scenario
-from pages.widgets import link_loaded_notice, scenario_sidebar, show_link_error
+from pages.shared.navigation import start_page
+from pages.shared.state import SITES_PROBLEMS_KEY, scenario_link, set_scenario
+from pages.shared.widgets import link_loaded_notice, scenario_sidebar, show_link_error
 
 scenario = start_page()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from pages.catalog import PAGES
+from pages.shared.catalog import PAGES
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -20,5 +20,5 @@ def test_every_page_exists_and_is_routed_first():
         assert (isinstance(first, ast.Assign) and isinstance(first.value, ast.Call)
                 and isinstance(first.value.func, ast.Name) and first.value.func.id == "start_page"), (
             f"{info.path}: the first statement after the imports must be `scenario = start_page()` (deep links on a "
-            "fresh server run page files without app.py; see pages/navigation.py)"
+            "fresh server run page files without app.py; see pages/shared/navigation.py)"
         )

@@ -1,6 +1,6 @@
 """Take the README screenshots from the running app: `.venv/bin/python docs/screenshots/capture.py`.
 
-Starts the dashboard on a free port, opens every page listed in pages/catalog.py: PAGES in headless Debian
+Starts the dashboard on a free port, opens every page listed in pages/shared/catalog.py: PAGES in headless Debian
 chromium (Playwright) at 1280 px, and saves one full-page PNG per page into docs/screenshots/. With
 ``--narrow`` it also saves 420 px wide versions (``*-narrow.png``) and prints any horizontal overflow; with
 ``--extras`` two more states (sites-problems.png, noise-design-infeasible.png); with ``--results`` the
@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from pages.catalog import PAGES  # noqa: E402
+from pages.shared.catalog import PAGES  # noqa: E402
 
 OUT = Path(__file__).resolve().parent
 CHROMIUM = "/usr/bin/chromium"

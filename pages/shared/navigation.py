@@ -19,8 +19,8 @@ import threading
 import streamlit as st
 
 from dpcore.scenario import Scenario
-from pages.catalog import PAGES
-from pages.state import current_scenario
+from pages.shared.catalog import PAGES
+from pages.shared.state import current_scenario
 
 __all__ = ["run_app", "start_page"]
 
@@ -28,7 +28,7 @@ _ROUTING = threading.local()
 
 
 def run_app() -> None:
-    """Page configuration and the navigation over :data:`~pages.catalog.PAGES`, then the chosen page: app.py."""
+    """Page configuration and the navigation over :data:`~pages.shared.catalog.PAGES`, then the chosen page: app.py."""
     st.set_page_config(page_title="CAPE: private multi-site analysis", page_icon=":material/hub:", layout="wide")
     navigation = st.navigation(
         [st.Page(p.path, title=p.title, icon=p.icon, default=(i == 0)) for i, p in enumerate(PAGES)]
@@ -41,7 +41,7 @@ def run_app() -> None:
 
 
 def start_page() -> Scenario:
-    """The first statement of every page: the scenario all pages share (:func:`pages.state.current_scenario`).
+    """The first statement of every page: the scenario all pages share (:func:`pages.shared.state.current_scenario`).
 
     A run that Streamlit's legacy ``pages/`` discovery started directly (module docstring) is routed through
     :func:`run_app` instead and stopped, so the page then runs inside the app's navigation."""

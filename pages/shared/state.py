@@ -1,7 +1,7 @@
 """Page state: the scenario every page shares (in ``st.session_state``), scenario links, cached computations on it.
 
 A page opened with ``?scenario=<value>`` in its address (see :mod:`dpcore.scenario.io`) starts from that scenario;
-a malformed value is kept aside for :func:`pages.widgets.show_link_error` and the current scenario is kept.
+a malformed value is kept aside for :func:`pages.shared.widgets.show_link_error` and the current scenario is kept.
 Every :func:`set_scenario` writes the new scenario into the address bar, so the address is always a link to it.
 """
 
@@ -21,7 +21,7 @@ from dpcore.scenario import (
     scenario_from_query,
     scenario_to_query,
 )
-from pages.catalog import PAGES
+from pages.shared.catalog import PAGES
 
 __all__ = [
     "LINK_APPLIED_KEY",
@@ -78,7 +78,7 @@ def set_scenario(scenario: Scenario) -> None:
 def scenario_link(scenario: Scenario) -> str:
     """A link that opens the dashboard's home page with ``scenario`` (relative when the browser's address is
     unknown). It points at the app's root, not at a page: on a freshly started server a deep link to a page
-    starts in Streamlit's legacy page discovery (pages.navigation) before the app's navigation takes over."""
+    starts in Streamlit's legacy page discovery (pages.shared.navigation) before the app's navigation takes over."""
     base = (st.context.url or "").rstrip("/")
     stems = {Path(p.path).stem for p in PAGES}
     head, _, last = base.rpartition("/")

@@ -9,7 +9,7 @@ import streamlit as st
 
 from dpcore.scenario import QUERY_KEY, Scenario
 from dpcore.validation import InputError
-from pages.state import LINK_ERROR_KEY, LINK_LOADED_KEY, SCENARIO_KEY, SITES_PROBLEMS_KEY
+from pages.shared.state import LINK_ERROR_KEY, LINK_LOADED_KEY, SCENARIO_KEY, SITES_PROBLEMS_KEY
 
 __all__ = [
     "CHART_MARGIN",
