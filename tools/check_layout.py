@@ -194,7 +194,7 @@ def check(root: Path = ROOT) -> tuple[list[str], list[str], dict[str, Module]]:
     failures = layering_problems(modules, root)
     failures += [f"import cycle: {' -> '.join(c)}" for c in cycles(modules)]
     failures += size_problems([m.path for m in modules.values()], root)
-    scripts = sorted((root / "pages").glob("*.py")) + [p for p in [root / "app.py"] if p.exists()]
+    scripts = sorted((root / "pages").rglob("*.py")) + [p for p in [root / "app.py"] if p.exists()]
     return failures, size_problems(scripts, root), modules
 
 
