@@ -5,10 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..cape import OBJECTIVES
-from ..plan import SOLVERS, plan_scenario
+from ..cape import OBJECTIVES, SOLVERS, plan_scenario
+from ..privacy import STATISTICS
 from ..scenario import load_scenario
-from ..sensitivity import STATISTICS
 from . import print_json
 from .table import fmt, table
 
