@@ -35,8 +35,11 @@ chromium:
 test: $(VENV)/.dev-installed chromium
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# ruff, then the layout check: imports strictly downward between dpcore's layers, no import cycles, module and
+# function sizes (tools/check_layout.py; tests/test_layout.py runs the same check in `make test`).
 lint: $(VENV)/.dev-installed
-	$(BIN)/ruff check dpcore pages tests benchmarks federated app.py
+	$(BIN)/ruff check dpcore pages tests benchmarks tools federated app.py
+	$(BIN)/python tools/check_layout.py
 
 # A SuperLink, a helper and three sites as separate processes on 127.0.0.1 (Flower), a capePCA and a capeAGN
 # round, the message log and the result beside the in-process run; everything is stopped at the end.
