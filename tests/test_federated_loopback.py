@@ -1,7 +1,7 @@
 """One real run: a SuperLink, a helper and three sites as separate processes on loopback (Flower, insecure mode,
 no Ray), one capePCA and one capeAGN round, started by the launcher of ``make federated`` in its own process.
 The released aggregates and the recovered components must be identical to the in-process run of the same
-functions with the same seeds, the messages must be the ones dpcore.protocol lists, and no process may be left
+functions with the same seeds, the messages must be the ones dpcore.cape.protocol lists, and no process may be left
 behind, also when the test fails (the launcher stops everything; the test then stops whatever still carries
 the run's token)."""
 

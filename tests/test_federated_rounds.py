@@ -1,6 +1,6 @@
 """Every federated round in memory (no Flower, no network): the aggregator's round driver, the helper and the sites
 exchange payloads through an in-process transport. Checked: the aggregate equals the in-process simulation
-exactly, the messages are the ones dpcore.protocol lists, the shares are sealed, and every failure stops the round
+exactly, the messages are the ones dpcore.cape.protocol lists, the shares are sealed, and every failure stops the round
 naming the site with nothing released."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""dpcore.parties: each party's numbers, its streams, the round plan and the in-process round."""
+"""The parties of a CAPE round (dpcore.cape.parties: each party's noise, release and combination; dpcore.seeding:
+their streams) and the federated round (dpcore.federation: plan, site statistics, outputs, the in-process round)."""
 
 from __future__ import annotations
 
@@ -7,20 +8,31 @@ import math
 import numpy as np
 import pytest
 
-from dpcore import parties as P
-from dpcore.mechanisms import (
+from dpcore.cape.parties import aggregator_noise, combine, helper_noise, site_noise, site_release, unique_count
+from dpcore.federation import (
+    RoundSettings,
+    SiteBudget,
+    budget_digest,
+    plan_round,
+    simulate_round,
+    site_statistic_m2,
+    site_statistic_pca,
+    stm_site,
+)
+from dpcore.otd import make_model, q_comp, sample_stm
+from dpcore.pca import cape_aggregate
+from dpcore.privacy import (
     unique_count_matrix,
     unique_count_tensor,
     unique_entries_matrix,
     weighted_zero_sum_mixing,
 )
-from dpcore.models import make_model, sample_stm
-from dpcore.pca import cape_aggregate
+from dpcore.seeding import party_rng
 from dpcore.validation import InputError
 
 
 def _budgets(sizes, eps=(1.0, 0.5, 1.0), dim=64, names=("north", "east", "south")):
-    return [P.SiteBudget(name=n, n=s, eps=e, delta=1e-5, weight=None, dim=dim)
+    return [SiteBudget(name=n, n=s, eps=e, delta=1e-5, weight=None, dim=dim)
             for n, s, e in zip(names, sizes, eps, strict=True)]
 
 
@@ -34,30 +46,30 @@ SEEDS = {"helper": 1, "aggregator": 2, "north": 3, "east": 4, "south": 5}
 
 def test_streams_are_keyed_by_every_name():
     base = (7, 0, "capePCA", "A", "site", "north")
-    draw = P.party_rng(*base).standard_normal(4)
-    assert np.array_equal(draw, P.party_rng(*base).standard_normal(4))
+    draw = party_rng(*base).standard_normal(4)
+    assert np.array_equal(draw, party_rng(*base).standard_normal(4))
     for i, other in enumerate((8, 1, "capeAGN", "M2", "aggregator", "south")):
         key = list(base)
         key[i] = other
-        assert not np.allclose(draw, P.party_rng(*key).standard_normal(4)), f"component {i} does not change the stream"
-    assert not np.allclose(draw, P.party_rng(*base[:5]).standard_normal(4))
+        assert not np.allclose(draw, party_rng(*key).standard_normal(4)), f"component {i} does not change the stream"
+    assert not np.allclose(draw, party_rng(*base[:5]).standard_normal(4))
 
 
 def test_budget_digest_changes_with_every_value():
-    budget = P.SiteBudget(name="north", n=800, eps=1.0, delta=1e-5, weight=None, dim=64)
-    digest = P.budget_digest(budget)
-    assert digest == P.budget_digest(P.SiteBudget(name="north", n=800, eps=1.0, delta=1e-5, weight=None, dim=64))
+    budget = SiteBudget(name="north", n=800, eps=1.0, delta=1e-5, weight=None, dim=64)
+    digest = budget_digest(budget)
+    assert digest == budget_digest(SiteBudget(name="north", n=800, eps=1.0, delta=1e-5, weight=None, dim=64))
     for change in ({"name": "south"}, {"n": 801}, {"eps": 0.9}, {"delta": 2e-5}, {"weight": 0.5}, {"dim": 63}):
         values = budget.to_dict() | change
-        assert P.budget_digest(P.SiteBudget(**values)) != digest, change
+        assert budget_digest(SiteBudget(**values)) != digest, change
 
 
 @pytest.mark.parametrize("kind, dim", [("matrix", 40), ("tensor", 6)])
 def test_helper_noise_cancels_in_the_weighted_sum(kind, dim):
-    plan = P.plan_round(_budgets([800, 600, 397], dim=dim), P.RoundSettings(algorithm="capePCA", k=2))
+    plan = plan_round(_budgets([800, 600, 397], dim=dim), RoundSettings(algorithm="capePCA", k=2))
     design = plan.stage("A").design
-    e = P.helper_noise(design.weights, design.var_e, kind, dim, np.random.default_rng(0))
-    assert e.shape == (3, P.unique_count(kind, dim))
+    e = helper_noise(design.weights, design.var_e, kind, dim, np.random.default_rng(0))
+    assert e.shape == (3, unique_count(kind, dim))
     weighted = (design.weights[:, None] * e).sum(axis=0)
     if kind == "matrix":
         # e = M z: rounding only, a few units in the last place of sum_s sum_j |mu_s M_sj z_j|
@@ -73,9 +85,9 @@ def test_helper_noise_cancels_in_the_weighted_sum(kind, dim):
 def test_helper_noise_has_the_design_variances():
     """U = 20,100 i.i.d. unique entries per site: the sample variance has relative std sqrt(2/U) = 1%; 6 sigma."""
     dim = 200
-    plan = P.plan_round(_budgets([800, 600, 397], dim=dim), P.RoundSettings(algorithm="capePCA", k=2))
+    plan = plan_round(_budgets([800, 600, 397], dim=dim), RoundSettings(algorithm="capePCA", k=2))
     design = plan.stage("A").design
-    e = P.helper_noise(design.weights, design.var_e, "matrix", dim, np.random.default_rng(1))
+    e = helper_noise(design.weights, design.var_e, "matrix", dim, np.random.default_rng(1))
     tolerance = 6 * math.sqrt(2 / e.shape[1])
     np.testing.assert_allclose(e.var(axis=1), design.var_e, rtol=tolerance)
 
@@ -85,7 +97,7 @@ def test_tensor_noise_law_by_index_pattern():
     equal). 400 draws at D = 6: the smallest class (6 entries) has 2,400 samples, relative std sqrt(2/2400) = 2.9%;
     6 sigma = 17%, far below the factor 2 that separates the classes."""
     dim, var = 6, 2.5
-    draws = np.stack([P.site_noise(var, "tensor", dim, np.random.default_rng([9, i])) for i in range(400)])
+    draws = np.stack([site_noise(var, "tensor", dim, np.random.default_rng([9, i])) for i in range(400)])
     assert draws.shape[1] == unique_count_tensor(dim)
     i, j, k = np.array([(a, b, c) for c in range(dim) for b in range(c + 1) for a in range(b + 1)]).T
     distinct = 1 + (i != j).astype(int) + (j != k).astype(int)  # colex order: i <= j <= k
@@ -98,15 +110,15 @@ def test_tensor_noise_law_by_index_pattern():
 def test_release_and_combination_cancel_the_helper_noise(rng):
     dim = 30
     budgets = _budgets([800, 600, 397], dim=dim)
-    plan = P.plan_round(budgets, P.RoundSettings(algorithm="capePCA", k=2))
+    plan = plan_round(budgets, RoundSettings(algorithm="capePCA", k=2))
     design = plan.stage("A").design
-    stats = [P.site_statistic_pca(_unit_columns(rng, dim, b.n)) for b in budgets]
-    e = P.helper_noise(design.weights, design.var_e, "matrix", dim, rng)
-    f = [P.aggregator_noise(design.var_f[i], "matrix", dim, rng) for i in range(3)]
-    g = [P.site_noise(design.var_g[i], "matrix", dim, rng) for i in range(3)]
-    releases = [P.site_release(stats[i], e[i], f[i], g[i]) for i in range(3)]
+    stats = [site_statistic_pca(_unit_columns(rng, dim, b.n)) for b in budgets]
+    e = helper_noise(design.weights, design.var_e, "matrix", dim, rng)
+    f = [aggregator_noise(design.var_f[i], "matrix", dim, rng) for i in range(3)]
+    g = [site_noise(design.var_g[i], "matrix", dim, rng) for i in range(3)]
+    releases = [site_release(stats[i], e[i], f[i], g[i]) for i in range(3)]
     np.testing.assert_array_equal(releases[0], ((stats[0] + e[0]) + f[0]) + g[0])
-    aggregate = P.combine(releases, f, design.weights)
+    aggregate = combine(releases, f, design.weights)
     clean = sum(design.weights[i] * (stats[i] + g[i]) for i in range(3))
     scale = np.abs(design.weights[:, None] * e).sum(axis=0)  # size of the cancelled terms
     assert np.all(np.abs(aggregate - clean) <= 64 * np.finfo(float).eps * (scale + np.abs(clean)))
@@ -120,14 +132,14 @@ def test_simulated_pca_aggregate_carries_tau_c(rng):
     dim = 100
     budgets = _budgets([800, 600, 397], dim=dim)
     data = {b.name: _unit_columns(rng, dim, b.n) for b in budgets}
-    result = P.simulate_round(P.RoundSettings(algorithm="capePCA", k=3), budgets, data, SEEDS)
+    result = simulate_round(RoundSettings(algorithm="capePCA", k=3), budgets, data, SEEDS)
     design = result.plan.stage("A").design
-    clean = sum(design.weights[i] * P.site_statistic_pca(data[b.name]) for i, b in enumerate(budgets))
+    clean = sum(design.weights[i] * site_statistic_pca(data[b.name]) for i, b in enumerate(budgets))
     noise = result.aggregates["A"] - clean
     assert noise.size == unique_count_matrix(dim)
     assert abs(noise.var() / design.output_std**2 - 1) < 6 * math.sqrt(2 / noise.size)
     assert result.outputs["components"].shape == (dim, 3)
-    again = P.simulate_round(P.RoundSettings(algorithm="capePCA", k=3), budgets, data, SEEDS)
+    again = simulate_round(RoundSettings(algorithm="capePCA", k=3), budgets, data, SEEDS)
     assert np.array_equal(again.aggregates["A"], result.aggregates["A"])
 
 
@@ -137,52 +149,50 @@ def test_simulated_agn_recovers_the_topics():
     rng = np.random.default_rng(5)
     model = make_model("stm", 10, 3, rng)
     budgets = _budgets([20_000] * 3, eps=(1.0, 1.0, 1.0), dim=10)
-    sites = {b.name: P.stm_site(sample_stm(model, b.n, rng), 10) for b in budgets}
-    result = P.simulate_round(P.RoundSettings(algorithm="capeAGN", k=3), budgets, sites, SEEDS)
+    sites = {b.name: stm_site(sample_stm(model, b.n, rng), 10) for b in budgets}
+    result = simulate_round(RoundSettings(algorithm="capeAGN", k=3), budgets, sites, SEEDS)
     assert set(result.aggregates) == {"M2", "M3"}
     assert result.aggregates["M2"].size == unique_count_matrix(10)
     assert result.aggregates["M3"].size == unique_count_tensor(3)
-    from dpcore.tensor import q_comp
-
     assert q_comp(result.outputs["components"], model.components) < 0.08
     np.testing.assert_allclose(result.outputs["weights"].sum(), 1.0)
-    m2 = sum(w * P.site_statistic_m2(sites[b.name]) for w, b in zip(result.plan.stage("M2").design.weights, budgets,
+    m2 = sum(w * site_statistic_m2(sites[b.name]) for w, b in zip(result.plan.stage("M2").design.weights, budgets,
                                                                      strict=True))
     assert np.max(np.abs(result.aggregates["M2"] - m2)) < 8 * result.plan.stage("M2").design.output_std
-    assert np.array_equal(unique_entries_matrix(sites["north"].m2()), P.site_statistic_m2(sites["north"]))
+    assert np.array_equal(unique_entries_matrix(sites["north"].m2()), site_statistic_m2(sites["north"]))
 
 
 def test_plan_refuses_a_design_that_fails_the_audit():
     budgets = _budgets([800, 600, 397], eps=(1.0, 1.0, 1.0))
-    plan = P.plan_round(budgets, P.RoundSettings(algorithm="capePCA", k=5, solver="general"))
+    plan = plan_round(budgets, RoundSettings(algorithm="capePCA", k=5, solver="general"))
     assert plan.refusal is not None
     assert "audit fails" in plan.refusal and "aggregator view" in plan.refusal
     for name in ("north", "east", "south"):
         assert f"site {name}" in plan.refusal
-    ok = P.plan_round(_budgets([800, 600, 397]), P.RoundSettings(algorithm="capePCA", k=5))
+    ok = plan_round(_budgets([800, 600, 397]), RoundSettings(algorithm="capePCA", k=5))
     assert ok.refusal is None and ok.stages[0].audit.all_ok
 
 
 @pytest.mark.parametrize("budgets, settings, words", [
-    (_budgets([800, 600, 397])[:1], P.RoundSettings(algorithm="capePCA", k=2), "at least two sites"),
-    (_budgets([800, 600, 397], names=("a", "a", "b")), P.RoundSettings(algorithm="capePCA", k=2), "same name"),
+    (_budgets([800, 600, 397])[:1], RoundSettings(algorithm="capePCA", k=2), "at least two sites"),
+    (_budgets([800, 600, 397], names=("a", "a", "b")), RoundSettings(algorithm="capePCA", k=2), "same name"),
     ([*_budgets([800, 600], eps=(1, 1), names=("a", "b")),
-      P.SiteBudget(name="c", n=10, eps=1.0, delta=1e-5, weight=None, dim=63)],
-     P.RoundSettings(algorithm="capePCA", k=2), "disagree on D"),
-    (_budgets([800, 600, 397], dim=64), P.RoundSettings(algorithm="capeAGN", k=2), "outside 2..60"),
-    (_budgets([800, 600, 397], dim=4), P.RoundSettings(algorithm="capePCA", k=5), "K"),
-    (_budgets([800, 600, 397], eps=(1.0, -1.0, 1.0)), P.RoundSettings(algorithm="capePCA", k=2), "eps"),
+      SiteBudget(name="c", n=10, eps=1.0, delta=1e-5, weight=None, dim=63)],
+     RoundSettings(algorithm="capePCA", k=2), "disagree on D"),
+    (_budgets([800, 600, 397], dim=64), RoundSettings(algorithm="capeAGN", k=2), "outside 2..60"),
+    (_budgets([800, 600, 397], dim=4), RoundSettings(algorithm="capePCA", k=5), "K"),
+    (_budgets([800, 600, 397], eps=(1.0, -1.0, 1.0)), RoundSettings(algorithm="capePCA", k=2), "eps"),
 ])
 def test_plan_refuses_invalid_rounds_with_a_reason(budgets, settings, words):
-    plan = P.plan_round(budgets, settings)
+    plan = plan_round(budgets, settings)
     assert plan.refusal is not None and words in plan.refusal, plan.refusal
     with pytest.raises(InputError):
-        P.simulate_round(settings, budgets, {}, SEEDS)
+        simulate_round(settings, budgets, {}, SEEDS)
 
 
 def test_agn_stages_split_the_budget():
     budgets = _budgets([20_000, 15_000, 10_000], dim=10)
-    plan = P.plan_round(budgets, P.RoundSettings(algorithm="capeAGN", k=3, split=0.25))
+    plan = plan_round(budgets, RoundSettings(algorithm="capeAGN", k=3, split=0.25))
     assert [p.stage for p in plan.stages] == ["M2", "M3"]
     rows = {p.stage: p.audit.rows for p in plan.stages}
     assert {r.eps for r in rows["M2"] if r.site == "north"} == {0.25}

@@ -82,7 +82,7 @@ def prepare_demo(workdir: str | Path, *, sites: Sequence[Mapping[str, Any]] = DE
 
 
 def simulate(demo_nodes: Sequence[Mapping[str, Any]], settings: AggregatorSettings) -> dp.SimulatedRound:
-    """The in-process run of the same round (``dpcore.parties.simulate_round``) from the same files and seeds."""
+    """The in-process run of the same round (``dpcore.federation.simulate_round``) from the same files and seeds."""
     algorithm = settings.round.algorithm
     budgets, data, seeds = [], {}, {dp.AGGREGATOR: settings.seed}
     for node in demo_nodes:

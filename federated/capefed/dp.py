@@ -1,45 +1,45 @@
 """Everything the federated apps use from dpcore, imported here only, so a change of dpcore's layout is one edit."""
 
-from dpcore.data import load_bundled, parse_numeric_csv, preprocess, split_sites
-from dpcore.mechanisms import unique_count_matrix, unique_count_tensor
-from dpcore.models import make_model, sample_stm
-from dpcore.parties import (
+from dpcore.cape.parties import (
     AGGREGATOR,
-    ALGORITHMS,
     HELPER,
     SITE,
+    aggregator_noise,
+    combine,
+    helper_noise,
+    site_noise,
+    site_release,
+    unique_count,
+)
+from dpcore.cape.protocol import capeagn_round, capepca_round
+from dpcore.data import load_bundled, parse_numeric_csv, preprocess, split_sites
+from dpcore.federation import (
+    ROUND_STAGES,
     RoundPlan,
     RoundSettings,
     SimulatedRound,
     SiteBudget,
-    aggregator_noise,
     budget_digest,
-    combine,
-    helper_noise,
-    party_rng,
     pca_output,
     plan_round,
     project_tensor,
     simulate_round,
-    site_noise,
-    site_release,
     site_release_m3,
     site_statistic_m2,
     site_statistic_pca,
     stm_site,
     tensor_output,
-    unique_count,
     whitening_output,
 )
+from dpcore.otd import WhiteningError, evaluate, make_model, sample_stm
 from dpcore.pca import captured_energy
-from dpcore.protocol import capeagn_round, capepca_round
-from dpcore.tensor import WhiteningError, evaluate
+from dpcore.privacy import unique_count_matrix, unique_count_tensor
+from dpcore.seeding import party_rng
 from dpcore.validation import InputError
 
 __all__ = [
     "AGGREGATOR",
     "aggregator_noise",
-    "ALGORITHMS",
     "budget_digest",
     "capeagn_round",
     "capepca_round",
@@ -58,6 +58,7 @@ __all__ = [
     "preprocess",
     "project_tensor",
     "RoundPlan",
+    "ROUND_STAGES",
     "RoundSettings",
     "sample_stm",
     "simulate_round",

@@ -4,7 +4,7 @@ site s's public key, so that only site s can read it; the aggregator only forwar
 Node configuration: ``role="helper"`` and optionally ``seed`` (a deployment leaves it out: fresh entropy).
 The request names the round, the sites with their public keys and, per stage, the object (kind, D) and the
 design's weights mu_s and helper variances tau_e,s^2; the helper checks that a zero-sum law exists for them
-(``dpcore.mechanisms.weighted_zero_sum_mixing``) before drawing.
+(``dpcore.privacy.weighted_zero_sum_mixing``) before drawing.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ float, str, bytes, bool, or lists of one of them) and a dict of float64 arrays. 
 
 The message log has two kinds of entries (:class:`LogEntry`):
 
-* ``protocol`` entries are the messages of the CAPE round as ``dpcore.protocol`` lists them (helper noise,
+* ``protocol`` entries are the messages of the CAPE round as ``dpcore.cape.protocol`` lists them (helper noise,
   aggregator noise, releases, W, the published output), with their logical sender and receiver (a helper share
   is "helper -> site s" although it passes the aggregator sealed: ``route`` says so);
 * ``control`` entries are what the real flow needs on top: the hello and its answer, the design the aggregator
@@ -32,7 +32,7 @@ _KEYS, _ACTIONS, _SEP = "bundle:keys", "bundle:actions", "#"
 
 
 def site_label(name: str) -> str:
-    """How dpcore.protocol names a site party."""
+    """How dpcore.cape.protocol names a site party."""
     return f"site {name}"
 
 

@@ -1,4 +1,4 @@
-"""The messages a real round logged against the ones ``dpcore.protocol`` lists for the same design."""
+"""The messages a real round logged against the ones ``dpcore.cape.protocol`` lists for the same design."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ __all__ = ["protocol_differences", "protocol_round"]
 
 
 def protocol_round(plan: dp.RoundPlan):
-    """``dpcore.protocol``'s round for this plan (capeAGN on the dense path: the helper's E3_s is D x D x D)."""
+    """``dpcore.cape.protocol``'s round for this plan (capeAGN on the dense path: the helper's E3_s is D x D x D)."""
     dim, k = plan.budgets[0].dim, plan.settings.k
     if plan.settings.algorithm == "capePCA":
         return dp.capepca_round(plan.stage("A").design, dim, k)

@@ -2,7 +2,7 @@
 
 1. **hello** to every connected node: the helper answers with its role, each site with N_s, eps_s, delta_s, its
    weight, D, a fresh public key and the digest of these values.
-2. **design**: ``dpcore.parties.plan_round`` solves every stage's noise design and audits it; an invalid budget,
+2. **design**: ``dpcore.federation.plan_round`` solves every stage's noise design and audits it; an invalid budget,
    an infeasible design or a failing audit ends the round here ("refused"), with the reason.
 3. **shares**: the helper gets the sites' public keys and, per stage, the weights and helper variances; it answers
    with one sealed e_s per site and stage, which the aggregator forwards unread.
@@ -13,7 +13,7 @@
 5. **aggregation**: a = sum_s mu_s (a_hat_s - f_s) (capeAGN's M3 stage subtracts F3_s(W, W, W)); capePCA publishes
    the top-K eigenvectors, capeAGN whitens M2 (W goes to the sites) and decomposes M3.
 
-Every message is logged (:class:`capefed.messages.LogEntry`) with the names ``dpcore.protocol`` uses.
+Every message is logged (:class:`capefed.messages.LogEntry`) with the names ``dpcore.cape.protocol`` uses.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from .sealing import KEY_BYTES, OVERHEAD_BYTES
 __all__ = ["AggregatorSettings", "RoundOutcome", "RoundStopped", "Transport", "run_round", "run_rounds",
            "settings_from_run_config"]
 
-_STEPS = {  # protocol step numbers of dpcore.protocol: (helper noise, aggregator noise, release)
+_STEPS = {  # protocol step numbers of dpcore.cape.protocol: (helper noise, aggregator noise, release)
     ("capePCA", "A"): (1, 2, 4),
     ("capeAGN", "M2"): (1, 2, 3),
     ("capeAGN", "M3"): (5, 6, 7),

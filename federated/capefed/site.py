@@ -12,7 +12,7 @@ document per row as word indices 0..D-1 (at least 3 words). The site checks the 
 Requests (:class:`Payload`), by action:
 
 * ``hello``: the site answers with its name, N_s, eps_s, delta_s, weight, D, a fresh public key for the helper's
-  share and the digest of these values (``dpcore.parties.budget_digest``). The private key stays in ``state``.
+  share and the digest of these values (``dpcore.federation.budget_digest``). The private key stays in ``state``.
 * ``release``: the site recomputes its values from its configuration and data; if their digest differs from the
   one the design was made for, it refuses and releases nothing. Otherwise it opens the sealed e_s, draws g_s and
   answers with a_hat_s = a_s + e_s + f_s + g_s (capeAGN's M3 stage: the whitened (M3_s + E3_s + F3_s + G3_s)(W, W, W)).
@@ -171,7 +171,7 @@ def site_hello(config: SiteConfig, request: Payload, state: MutableMapping[str, 
     round_id = str(request.config.get("round"))
     dim = request.config.get("dim")
     try:
-        if algorithm not in dp.ALGORITHMS:
+        if algorithm not in dp.ROUND_STAGES:
             raise SiteConfigError(f"unknown algorithm {algorithm!r}")
         _, budget = _load(config, algorithm, None if dim is None else int(dim))
     except SiteConfigError as exc:
