@@ -50,6 +50,15 @@ message."""
 MAX_FEDERATED_TENSOR_DIM = 60
 """Largest D of a federated dense third-moment stage (capeAGN's M3): D^3 = 216,000 noise draws per site,
 C(D+2, 3) = 39,711 unique entries per noise message."""
+MAX_MESSAGE_LOG_BYTES = 4_000_000
+"""Largest message log of a federated run read back (``federated-run/message-log.json``; a run of both rounds
+writes about 60 KB)."""
+MAX_MESSAGE_LOG_ROUNDS = 16
+"""Rounds in one message log."""
+MAX_MESSAGE_LOG_ENTRIES = 20_000
+"""Messages in one message log, all rounds together (a 3-site run of both rounds logs about 60)."""
+MAX_MESSAGE_LOG_DEPTH = 8
+"""Nesting depth of the JSON of a message log (the format itself needs 6)."""
 
 # --- audit -----------------------------------------------------------------------------------------------------
 MAX_COALITIONS = 3000

@@ -18,16 +18,18 @@ import time
 
 import numpy as np
 import pytest
-from capefed.dp import SiteBudget, plan_round
 from capefed.federation import APP_DIR, REPO_DIR, tagged_processes
 from capefed.messages import read_log
-from capefed.protocol_check import protocol_differences
 from capefed.rounds import settings_from_run_config
+
+from dpcore.federation import SiteBudget, plan_round, protocol_differences
 
 pytestmark = pytest.mark.federated
 
-RUN_TIMEOUT = 100.0  # seconds the launcher gives the rounds
-TEST_TIMEOUT = 118.0  # the whole run, start to stop: within two minutes
+# Safety limits only, so that the test never hangs: the run takes about a minute on an idle 2-core machine and
+# several on a loaded one; how long it takes is measured by benchmarks/bench_federated.py, not asserted here.
+RUN_TIMEOUT = 540.0  # seconds the launcher gives `flwr run`
+TEST_TIMEOUT = 600.0  # the whole launcher, start to stop; then it is interrupted and everything is stopped
 
 
 def _stop_leftovers(tag: str) -> list[int]:
@@ -38,6 +40,7 @@ def _stop_leftovers(tag: str) -> list[int]:
     return left
 
 
+@pytest.mark.timeout(TEST_TIMEOUT + 60)
 def test_superlink_helper_and_three_sites_as_processes(tmp_path):
     tag = secrets.token_hex(12)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_DIR), str(APP_DIR)]))
@@ -78,9 +81,11 @@ def test_superlink_helper_and_three_sites_as_processes(tmp_path):
         for key, value in simulated["outputs"].items():
             assert np.array_equal(np.asarray(outcome["outputs"][key]), np.asarray(value)), key
         settings = settings_from_run_config(summary["run_config"], outcome["algorithm"], "check")
-        plan = plan_round([SiteBudget(**b) for b in outcome["plan"]["sites"]], settings.round)
+        plan = plan_round([SiteBudget.from_dict(b) for b in outcome["plan"]["sites"]], settings.round)
         assert protocol_differences(outcome["log"], plan) == []
         sealed = [e for e in outcome["log"] if e["protocol"] and e["sender"] == "helper"]
         assert sealed and all(e["route"] == ["helper", "aggregator", e["receiver"]] for e in sealed)
-    assert [r["status"] for r in read_log(tmp_path / "message-log.json")] == ["released", "released"]
+    logged = read_log(tmp_path / "message-log.json")
+    assert [r.status for r in logged.rounds] == ["released", "released"]
+    assert all(r.settings is not None and len(r.budgets) == 3 for r in logged.rounds)
     assert "identical to the in-process run" in output and "no process left" in output

@@ -16,15 +16,28 @@ from capefed.helper import sealed_key
 from capefed.memory import InMemoryTransport, party_node
 from capefed.messages import BUNDLE, Payload, bundle, unbundle
 from capefed.node import answer
-from capefed.protocol_check import protocol_differences
 from capefed.rounds import run_round, run_rounds, settings_from_run_config
 from capefed.sealing import OVERHEAD_BYTES, SealError, new_key_pair, open_array, seal_array, seal_context
 from capefed.site import SiteConfig, SiteConfigError, load_pca_data
+
+from dpcore.federation import protocol_differences
 
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     return prepare_demo(tmp_path_factory.mktemp("federated") / "data")
+
+
+@pytest.fixture(scope="module")
+def projected(tmp_path_factory):
+    """capeAGN on the projected path: the helper gets W and sends K x K x K noise."""
+    return prepare_demo(tmp_path_factory.mktemp("federated-projected") / "data", agn_path="projected")
+
+
+@pytest.fixture(scope="module")
+def mixture(tmp_path_factory):
+    """capeAGN on a Gaussian mixture (samples divided by the public norm bound), projected path."""
+    return prepare_demo(tmp_path_factory.mktemp("federated-mog") / "data", agn_model="mog", agn_path="projected")
 
 
 class Intercepting(InMemoryTransport):
@@ -73,8 +86,10 @@ def _name(transport, node):
     return transport.nodes[node]("hello", Payload({"algorithm": "capePCA", "round": "probe"})).config["name"]
 
 
-@pytest.mark.parametrize("algorithm", ["capePCA", "capeAGN"])
-def test_round_equals_the_in_process_run_and_the_protocol(demo, algorithm):
+@pytest.mark.parametrize("algorithm, variant", [("capePCA", "demo"), ("capeAGN", "demo"), ("capeAGN", "projected"),
+                                              ("capeAGN", "mixture")])
+def test_round_equals_the_in_process_run_and_the_protocol(request, algorithm, variant):
+    demo = request.getfixturevalue(variant)
     outcome, _, settings = _round(demo, algorithm)
     assert outcome.status == "released", outcome.reason
     simulated = simulate(demo.nodes, settings)
@@ -109,6 +124,47 @@ def test_rounds_side_by_side_equal_rounds_alone_in_four_exchanges(demo):
     actions = [a for a, _, _ in transport.seen]
     assert actions.count("hello") == 8 and actions.count("shares") == 2 and actions.count("release") == 9
     assert len({e["seconds"] for e in together[1].exchanges}) == 4
+
+
+def test_the_projected_path_asks_the_helper_again_with_w(projected):
+    """Projected capeAGN: the M3 shares need W, so the helper is asked a second time, after stage 1 (five
+    exchanges for both rounds); the request carries W, the protocol lists that message, and the shares are
+    K x K x K."""
+    transport = Intercepting([party_node(n) for n in projected.nodes])
+    settings = [settings_from_run_config(projected.run_config, a, f"test/{a}") for a in ("capePCA", "capeAGN")]
+    pca, agn = run_rounds(transport, settings)
+    assert pca.status == agn.status == "released"
+    shares = [p for a, _, p in transport.seen if a == "shares"]
+    assert [p.config["stages"] for p in shares] == [["A"], ["M2"], ["M3"]]
+    assert "w" not in shares[1].arrays and shares[2].arrays["w"].shape == (10, 3)
+    assert np.array_equal(shares[2].arrays["w"], agn.outputs["whitening"])
+    assert len({e["seconds"] for e in agn.exchanges}) == 5
+    to_helper = [e for e in agn.log if e.protocol and e.receiver == dp.HELPER]
+    assert [(e.content, e.shape, e.step) for e in to_helper] == [("W (whitening)", (10, 3), 4)]
+    e3 = [e for e in agn.log if e.content.startswith("E3_")]
+    assert {(e.shape, e.unique, e.bytes) for e in e3} == {((3, 3, 3), 10, 8 * 10 + OVERHEAD_BYTES)}
+    assert protocol_differences(agn.log, agn.plan) == []
+
+
+def test_the_helper_refuses_projected_shares_without_w(projected):
+    def strip(action, node, payload):
+        if action == "shares" and payload.config["stages"] == ["M3"]:
+            del payload.arrays["w"]
+        return payload
+
+    outcome, _, _ = _round(projected, "capeAGN", transport_cls=Intercepting, request=strip)
+    assert outcome.status == "stopped" and "needs W" in outcome.reason
+    assert outcome.aggregates == {} and not [e for e in outcome.log if e.receiver == "everyone"]
+
+
+def test_the_helper_refuses_a_mixing_that_does_not_cancel(demo):
+    def skew(action, node, payload):
+        if action == "shares":
+            payload.arrays["mixing/A"] = payload.arrays["mixing/A"] * np.array([[1.0], [1.0], [1.5]])
+        return payload
+
+    outcome, _, _ = _round(demo, "capePCA", transport_cls=Intercepting, request=skew)
+    assert outcome.status == "stopped" and "helper refused" in outcome.reason and "cancel" in outcome.reason
 
 
 def test_one_round_failing_does_not_stop_the_other(demo):
@@ -147,7 +203,7 @@ def test_the_aggregator_only_forwards_ciphertext(demo):
     helper_reply_keys = [p for a, _, p in transport.seen if a == "shares"]
     assert len(helper_reply_keys) == 1
     shares = helper_reply_keys[0]
-    assert "public_keys" in shares.config and not shares.arrays.keys() - {"weights/A", "var_e/A"}
+    assert "public_keys" in shares.config and set(shares.arrays) == {"mixing/A", "weights/A", "var_e/A"}
     releases = [p for a, _, p in transport.seen if a == "release"]
     assert len(releases) == 3
     for payload in releases:

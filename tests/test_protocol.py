@@ -104,11 +104,13 @@ def test_capeagn_counts(projected):
     d, k, s = 12, 3, scenario.n_sites
     r = capeagn_round(d2, d3, d, k, projected=projected)
     noise3 = k**3 if projected else d**3
-    expected = 3 * s * d * d + s * d * k + 2 * s * noise3 + s * k**3
+    helper_w = d * k if projected else 0  # the helper projects its E3_s on W
+    expected = 3 * s * d * d + s * d * k + helper_w + 2 * s * noise3 + s * k**3
     assert r.total_numbers == expected
     assert r.conventional_numbers == s * d * d + s * d * k + s * k**3
     uniq3 = math.comb(k + 2, 3) if projected else math.comb(d + 2, 3)
-    assert r.total_unique == 3 * s * d * (d + 1) // 2 + s * d * k + 2 * s * uniq3 + s * math.comb(k + 2, 3)
+    assert r.total_unique == (3 * s * d * (d + 1) // 2 + s * d * k + helper_w + 2 * s * uniq3
+                              + s * math.comb(k + 2, 3))
     stage2 = [m for m in r.messages if m.step == 7]
     np.testing.assert_allclose([m.noise_std for m in stage2], np.sqrt(d3.var_e + d3.var_f + d3.var_g))
     assert math.isclose(r.output_std, d3.output_std)

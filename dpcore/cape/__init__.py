@@ -6,7 +6,7 @@ scenario (design + audit), capeAGN's two stages, one protocol round as messages,
 computes (:mod:`~dpcore.cape.parties`: helper, aggregator and site noise, releases, the combination).
 
 Imports the bottom layer, :mod:`dpcore.privacy`, :mod:`dpcore.data` (site sizes) and :mod:`dpcore.scenario`.
-Inside the package: design <- closed_form, general <- audit <- robust <- explain, plan, stages <- protocol <-
+Inside the package: design <- closed_form, general <- audit <- robust <- explain, plan <- stages; protocol <-
 parties.
 """
 
@@ -42,7 +42,15 @@ from .design import (
 from .general import design_general, solve_general
 from .plan import SOLVERS, Plan, Solver, plan_scenario
 from .robust import design_collusion_robust, solve_collusion_robust
-from .stages import AGN_MODELS, StagePlan, agn_stage_designs, agn_stage_plans, agn_stage_taus, stage_taus
+from .stages import (
+    AGN_MODELS,
+    StagePlan,
+    agn_stage_designs,
+    agn_stage_plans,
+    agn_stage_taus,
+    stage_scenario,
+    stage_taus,
+)
 from .weights import WEIGHT_OBJECTIVES, SuggestedWeights, suggest_weights
 
 __all__ = [
@@ -86,6 +94,7 @@ __all__ = [
     "solve_closed_form",
     "solve_collusion_robust",
     "solve_general",
+    "stage_scenario",
     "stage_taus",
     "suggest_weights",
     "view_sigmas",

@@ -1,18 +1,21 @@
-"""The numbers each CAPE party computes in one stage, independent of how its messages travel (journal paper,
-Algorithms 1-3 and generalized CAPE, docs/math/cape.md; the message flow with real processes: docs/federated.md).
+"""The numbers each CAPE party computes in one stage, independent of how its messages travel and of what the noise
+is shaped into (journal paper, Algorithms 1-3 and generalized CAPE, docs/math/cape.md; the message flow with real
+processes: docs/federated.md).
 
 Three kinds of party, one stage of a round:
 
-* the **helper** draws e_1..e_S jointly with sum_s mu_s e_s = 0 (:func:`helper_noise`);
+* the **helper** draws e_1..e_S jointly as e = M z with the design's mixing M = ``design.e_mixing`` (S x m) and
+  z ~ N(0, I), so sum_s mu_s e_s = 0 and the joint law is exactly the one the audit checked
+  (:func:`helper_noise`);
 * the **aggregator** draws f_s for each site from that site's stream (:func:`aggregator_noise`), then removes it
   again and combines a = sum_s mu_s (a_hat_s - f_s) (:func:`combine`);
 * every **site** s draws its own g_s (:func:`site_noise`) and releases a_hat_s = a_s + e_s + f_s + g_s
   (:func:`site_release`).
 
-Every symmetric object travels as its unique entries (colex order of :mod:`dpcore.privacy.symmetric`): D(D+1)/2
-for a D x D matrix, C(D+2, 3) for a D x D x D tensor. Matrix noise is i.i.d. per unique entry; tensor noise
-follows the "symmetrized" law sqrt(6) tau Sym(Z) of docs/math/capeagn.md (unique-entry variances tau^2, 2 tau^2,
-6 tau^2 for 3, 2, 1 distinct indices).
+Each term is drawn as rows of i.i.d. normals with the design's variance per entry: one row per site, ``size``
+numbers long. For a symmetric matrix the row is its unique entries (colex order of :mod:`dpcore.privacy.symmetric`);
+a third-moment law maps its row to a tensor (:func:`dpcore.otd.m3_noise_tensor`, above this layer), which is linear,
+so the helper's rows still cancel after it.
 
 Each party draws from its own generator (in a simulation :func:`dpcore.seeding.party_rng`, keyed by names). All
 arithmetic that combines several arrays is written as element-wise sums in a fixed order (no BLAS reductions),
@@ -25,86 +28,88 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Literal, get_args
 
 import numpy as np
 
-from ..privacy.symmetric import symmetrize, unique_count_matrix, unique_count_tensor, unique_entries_tensor
-from ..privacy.zero_sum import weighted_zero_sum_mixing
 from .protocol import AGGREGATOR, HELPER
 
 __all__ = [
     "AGGREGATOR",
     "HELPER",
-    "NOISE_KINDS",
+    "NOISE_BLOCK",
     "SITE",
-    "NoiseKind",
     "aggregator_noise",
     "combine",
     "helper_noise",
-    "noise_size",
+    "mixing_problem",
     "site_noise",
     "site_release",
-    "unique_count",
 ]
 
 SITE = "site"
 """The role name of a site (the helper's and the aggregator's are those of :mod:`dpcore.cape.protocol`)."""
 
-NoiseKind = Literal["matrix", "tensor"]
-NOISE_KINDS: tuple[NoiseKind, ...] = get_args(NoiseKind)
+NOISE_BLOCK = 1 << 16
+"""Columns of standard normals the helper draws at a time: its temporaries are m x NOISE_BLOCK numbers (m the
+columns of the mixing, at most S + 1), whatever the size of the object."""
 
 
-def unique_count(kind: NoiseKind, dim: int) -> int:
-    """Unique entries of the symmetric object that travels: D(D+1)/2 (matrix) or C(D+2, 3) (tensor)."""
-    return unique_count_matrix(dim) if kind == "matrix" else unique_count_tensor(dim)
+def helper_noise(e_mixing: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
+    """The helper's rows e (S x ``size``): e = M z with M = ``e_mixing`` (S x m, the design's) and z ~ N(0, I)
+    (m x size), drawn block by block of :data:`NOISE_BLOCK` columns, so sum_s mu_s e_s = 0 (to rounding) and
+    cov(e_s, e_t) = (M M^T)_st, the law the audit checked."""
+    mixing = np.asarray(e_mixing, dtype=float)
+    n_sites, m = mixing.shape
+    e = np.zeros((n_sites, int(size)))
+    for start in range(0, int(size), NOISE_BLOCK):
+        stop = min(start + NOISE_BLOCK, int(size))
+        z = rng.standard_normal((m, stop - start))
+        for s in range(n_sites):
+            for j in range(m):
+                if mixing[s, j] != 0.0:
+                    e[s, start:stop] += mixing[s, j] * z[j]
+    return e
 
 
-def noise_size(kind: NoiseKind, dim: int) -> int:
-    """Standard normals drawn per site and term: one per unique entry (matrix), D^3 (tensor, symmetrized law)."""
-    return unique_count_matrix(dim) if kind == "matrix" else dim**3
+def mixing_problem(e_mixing: np.ndarray, weights: np.ndarray, var_e: np.ndarray, rtol: float = 1e-9) -> str | None:
+    """Why ``e_mixing`` is not a helper law for these weights and variances, or None: it must be finite, have one
+    row per site, cancel (|sum_s mu_s M_s| <= rtol sum_s |mu_s M_s|) and give var(e_s) = sum_j M_sj^2 = tau_e,s^2
+    (relative ``rtol``). What the helper checks before drawing anything for an aggregator's design."""
+    mixing = np.asarray(e_mixing, dtype=float)
+    mu = np.asarray(weights, dtype=float)
+    var = np.asarray(var_e, dtype=float)
+    if mixing.ndim != 2 or mixing.shape[0] != mu.size or var.shape != mu.shape:
+        return (f"the mixing must be S x m with S = {mu.size} rows, one weight and one helper variance per site "
+                f"(got mixing {mixing.shape}, {mu.size} weights, {var.size} variances)")
+    if not (np.all(np.isfinite(mixing)) and np.all(np.isfinite(mu)) and np.all(np.isfinite(var))):
+        return "the mixing, weights and variances must be finite numbers"
+    weighted = mu[:, None] * mixing
+    residual = np.abs(weighted.sum(axis=0))
+    scale = np.abs(weighted).sum(axis=0)
+    if np.any(residual > rtol * np.maximum(scale, 1e-300)):
+        return "the mixing does not cancel: sum_s mu_s e_s would not be 0"
+    rows = np.sum(mixing**2, axis=1)
+    if not np.allclose(rows, var, rtol=rtol, atol=0.0):
+        worst = int(np.argmax(np.abs(rows - var)))
+        return (f"the mixing gives site {worst + 1} variance {rows[worst]:.6g}, the design says "
+                f"tau_e^2 = {var[worst]:.6g}")
+    return None
 
 
-def _shape(rows: np.ndarray, kind: NoiseKind, dim: int) -> np.ndarray:
-    """Map i.i.d. rows (variance v) to the unique entries of the noise object: unchanged for a matrix;
-    sqrt(6) Sym(Z) for a tensor (unique-entry variances v, 2 v, 6 v for 3, 2, 1 distinct indices)."""
-    if kind == "matrix":
-        return rows
-    out = np.empty((rows.shape[0], unique_count_tensor(dim)))
-    for s in range(rows.shape[0]):
-        out[s] = unique_entries_tensor(math.sqrt(6.0) * symmetrize(rows[s].reshape(dim, dim, dim)))
-    return out
+def _independent(var: float, size: int, rng: np.random.Generator) -> np.ndarray:
+    row = rng.standard_normal(int(size))
+    row *= math.sqrt(max(float(var), 0.0))
+    return row
 
 
-def helper_noise(weights: np.ndarray, var_e: np.ndarray, kind: NoiseKind, dim: int, rng: np.random.Generator
-                 ) -> np.ndarray:
-    """The helper's e_s for every site (S, unique entries): e = M z with z ~ N(0, I) (m x size) and M the
-    weighted zero-sum mixing of the design's weights mu_s and helper variances tau_e,s^2, so
-    sum_s mu_s e_s = 0 (to rounding) and var(e_s) = tau_e,s^2 (:func:`dpcore.privacy.weighted_zero_sum_mixing`,
-    which raises InputError when no such law exists)."""
-    mixing = weighted_zero_sum_mixing(np.asarray(weights, dtype=float), np.asarray(var_e, dtype=float))
-    z = rng.standard_normal((mixing.shape[1], noise_size(kind, dim)))
-    e = np.zeros((mixing.shape[0], z.shape[1]))
-    for s in range(mixing.shape[0]):
-        for j in range(mixing.shape[1]):
-            if mixing[s, j] != 0.0:
-                e[s] += mixing[s, j] * z[j]
-    return _shape(e, kind, dim)
+def aggregator_noise(var_f: float, size: int, rng: np.random.Generator) -> np.ndarray:
+    """The aggregator's row f_s for one site (``size`` numbers, std tau_f,s); drawn from that site's stream."""
+    return _independent(var_f, size, rng)
 
 
-def _independent(var: float, kind: NoiseKind, dim: int, rng: np.random.Generator) -> np.ndarray:
-    z = rng.standard_normal(noise_size(kind, dim))
-    return _shape((math.sqrt(max(float(var), 0.0)) * z)[None, :], kind, dim)[0]
-
-
-def aggregator_noise(var_f: float, kind: NoiseKind, dim: int, rng: np.random.Generator) -> np.ndarray:
-    """The aggregator's f_s for one site (unique entries), std tau_f,s; drawn from that site's stream."""
-    return _independent(var_f, kind, dim, rng)
-
-
-def site_noise(var_g: float, kind: NoiseKind, dim: int, rng: np.random.Generator) -> np.ndarray:
-    """A site's own g_s (unique entries), std tau_g,s."""
-    return _independent(var_g, kind, dim, rng)
+def site_noise(var_g: float, size: int, rng: np.random.Generator) -> np.ndarray:
+    """A site's own row g_s (``size`` numbers, std tau_g,s)."""
+    return _independent(var_g, size, rng)
 
 
 def site_release(statistic: np.ndarray, e: np.ndarray, f: np.ndarray, g: np.ndarray) -> np.ndarray:

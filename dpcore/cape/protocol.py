@@ -241,7 +241,7 @@ def capeagn_round(  # long: the eight steps of Algorithm 3 in order, read top to
     """Algorithm 3 (capeAGN): stage 1 as capePCA on M2 gives the whitening W (D x K); stage 2 releases
     (M3_s + E3_s + F3_s + G3_s)(W, W, W), K x K x K. With ``projected`` the helper and the aggregator send
     noise already projected by W (docs/math/capeagn.md, "Large D: the projected path"), K x K x K instead of
-    D x D x D."""
+    D x D x D, and the helper receives W too (one D x K message more)."""
     _require(design_m2)
     _require(design_m3)
     if design_m2.names != design_m3.names:
@@ -261,13 +261,18 @@ def capeagn_round(  # long: the eight steps of Algorithm 3 in order, read top to
                 channel="broadcast", site=name)
         for name in design_m2.names
     )
-    whiten = ProtocolStep(
-        4, "The aggregator whitens and broadcasts W",
-        "M2_hat = sum_s mu_s (M2_hat_s - F2_s); top-K eigenpairs (U, D); W = U D^(-1/2) is sent to every site. "
-        "If a top-K eigenvalue is <= 0 the whitening is undefined and the round stops with that message. "
-        "W is private by post-processing of stage 1.",
-        w_msgs,
-    )
+    whiten_text = ("M2_hat = sum_s mu_s (M2_hat_s - F2_s); top-K eigenpairs (U, D); W = U D^(-1/2) is sent to every "
+                   "site. If a top-K eigenvalue is <= 0 the whitening is undefined and the round stops with that "
+                   "message. W is private by post-processing of stage 1.")
+    if projected:
+        # The helper projects its E3_s on W, so it needs W too; W is the (eps1, delta1)-DP output of stage 1, so
+        # the helper learns nothing from it that the sites do not.
+        w_msgs += (Message(step=4, sender=AGGREGATOR, receiver=HELPER, content="W (whitening)", shape=(dim, rank),
+                           numbers=dim * rank, unique=dim * rank, noise_std=None, channel="private"),)
+        whiten_text += (" On the projected path the helper gets W as well: it draws its E3_s already projected on W. "
+                        "W is a differentially private output of stage 1, so the helper learns nothing from it that "
+                        "the sites do not.")
+    whiten = ProtocolStep(4, "The aggregator whitens and broadcasts W", whiten_text, w_msgs)
     if projected:
         t_shape, t_dense, t_uniq = (rank, rank, rank), rank**3, unique_count_tensor(rank)
         what = "already projected by W (K x K x K; same law as projecting D x D x D noise)"

@@ -1,36 +1,85 @@
-"""One federated round of capePCA (one stage, "A") or capeAGN (two stages, "M2" then "M3"), party by party
-(docs/federated.md): the plan (every stage's design and audit, or the reason to refuse the round), each site's
-statistic and its whitened third-moment release, the aggregator's outputs, and the whole round in one process.
+"""One federated round of capePCA (one stage, "A") or capeAGN (two stages, "M2" then "M3", on the dense or the
+projected third-moment path, single topic model or Gaussian mixture), party by party (docs/federated.md): the plan
+(every stage's design, audit and noise object, or the reason to refuse the round), each site's statistic and
+release, the aggregator's outputs, the whole round in one process, and the message log of a real run compared
+with the protocol.
 
 What a party computes in one stage (helper, aggregator and site noise, the release, the combination) is
 :mod:`dpcore.cape.parties`; its streams :func:`dpcore.seeding.party_rng`. How the messages travel is not here:
 the Flower app in ``federated/`` (which ``dpcore`` never imports) runs these functions in separate processes and
 gets byte-identical aggregates (:func:`simulate_round`).
 
-Imports the bottom layer (linalg, seeding, limits, validation), privacy, scenario, cape and otd (whitening,
-tensor power method, single-topic-model moments); same layer as experiments, which it does not import.
+Imports the bottom layer (limits, seeding, validation), privacy, scenario, cape, pca (site moment, top-K subspace)
+and otd (moments, third-moment noise laws, whitening, tensor power method); same layer as experiments, which it
+does not import.
 """
 
+from .log import (
+    LOG_FORMAT,
+    ComparedMessage,
+    LogEntry,
+    LoggedRound,
+    MessageLog,
+    compare_with_protocol,
+    parse_message_log,
+    protocol_differences,
+    protocol_round,
+    round_protocol,
+)
 from .outputs import pca_output, tensor_output, whitening_output
-from .plan import ROUND_STAGES, RoundPlan, RoundSettings, RoundStage, SiteBudget, budget_digest, plan_round
+from .plan import (
+    AGN_PATHS,
+    ROUND_STAGES,
+    RoundPlan,
+    RoundSettings,
+    RoundStage,
+    SiteBudget,
+    budget_digest,
+    plan_round,
+)
 from .simulate import SimulatedRound, simulate_round
-from .site import project_tensor, site_release_m3, site_statistic_m2, site_statistic_pca, stm_site
+from .site import (
+    aggregator_subtract,
+    mog_site,
+    noise_entries,
+    noise_shape,
+    noise_size,
+    noise_unique,
+    site_stage_release,
+    site_statistic,
+    stm_site,
+)
 
 __all__ = [
+    "AGN_PATHS",
+    "LOG_FORMAT",
+    "ComparedMessage",
+    "LogEntry",
+    "LoggedRound",
+    "MessageLog",
+    "compare_with_protocol",
+    "parse_message_log",
+    "protocol_differences",
+    "protocol_round",
+    "round_protocol",
     "ROUND_STAGES",
     "RoundPlan",
     "RoundSettings",
     "RoundStage",
     "SimulatedRound",
     "SiteBudget",
+    "aggregator_subtract",
     "budget_digest",
+    "mog_site",
+    "noise_entries",
+    "noise_shape",
+    "noise_size",
+    "noise_unique",
     "pca_output",
     "plan_round",
-    "project_tensor",
     "simulate_round",
-    "site_release_m3",
-    "site_statistic_m2",
-    "site_statistic_pca",
+    "site_stage_release",
+    "site_statistic",
     "stm_site",
     "tensor_output",
     "whitening_output",

@@ -1,13 +1,14 @@
-"""What the aggregator of a federated round makes of the aggregates (docs/federated.md): capePCA's top-K
-eigenpairs, capeAGN's whitening and its tensor power method with recovery (single topic model)."""
+"""What the aggregator of a federated round makes of the aggregates (docs/federated.md), with the functions the
+in-process algorithms use: capePCA's top-K subspace (:func:`dpcore.pca.result.top_subspace`), capeAGN's whitening
+(:func:`dpcore.otd.whitening.whiten`) and its tensor power method with recovery (:mod:`dpcore.otd.power`)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..linalg import top_eigenpairs
 from ..otd.power import recover, tensor_power_method
 from ..otd.whitening import Whitening, whiten
+from ..pca.result import top_subspace
 from ..privacy.symmetric import symmetric_matrix, symmetric_tensor
 
 __all__ = ["pca_output", "tensor_output", "whitening_output"]
@@ -15,7 +16,7 @@ __all__ = ["pca_output", "tensor_output", "whitening_output"]
 
 def pca_output(aggregate: np.ndarray, dim: int, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The top-K eigenvalues and eigenvectors (D x K) of the symmetric aggregate (capePCA's output V_K)."""
-    return top_eigenpairs(symmetric_matrix(aggregate, dim), k)
+    return top_subspace(aggregate, dim, k)
 
 
 def whitening_output(aggregate: np.ndarray, dim: int, k: int) -> Whitening:
@@ -23,11 +24,11 @@ def whitening_output(aggregate: np.ndarray, dim: int, k: int) -> Whitening:
     return whiten(symmetric_matrix(aggregate, dim), k)
 
 
-def tensor_output(aggregate: np.ndarray, whitening: Whitening, rng: np.random.Generator, *, n_restarts: int,
-                  n_iter: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Robust tensor power method on the aggregated K x K x K M3~ and recovery (single topic model):
-    (components K x D, weights K, eigenvalues K)."""
+def tensor_output(aggregate: np.ndarray, whitening: Whitening, rng: np.random.Generator, *, model: str,
+                  scale: float = 1.0, n_restarts: int, n_iter: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Robust tensor power method on the aggregated K x K x K M3~ and recovery for ``model`` ("stm", or "mog" with
+    the public norm bound ``scale``): (components K x D, weights K, eigenvalues K)."""
     k = whitening.w.shape[1]
     power = tensor_power_method(symmetric_tensor(aggregate, k), k, rng, n_restarts=n_restarts, n_iter=n_iter)
-    comps, weights, _ = recover(whitening, power, "stm")
+    comps, weights, _ = recover(whitening, power, model, scale)
     return comps, weights, power.eigenvalues

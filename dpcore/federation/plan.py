@@ -1,6 +1,6 @@
 """The plan of a federated round: what every site reports (:class:`SiteBudget`), the public settings
-(:class:`RoundSettings`), and every stage's noise design and audit (:func:`plan_round`), or the reason the
-aggregator refuses to run the round (docs/federated.md, "One round, message by message")."""
+(:class:`RoundSettings`), and every stage's noise design, audit and noise object (:func:`plan_round`), or the reason
+the aggregator refuses to run the round (docs/federated.md, "One round, message by message")."""
 
 from __future__ import annotations
 
@@ -12,35 +12,47 @@ from typing import Any
 
 from ..cape.audit import AuditReport
 from ..cape.design import NoiseDesign
-from ..cape.parties import NoiseKind
 from ..cape.plan import SOLVERS, plan_scenario
+from ..cape.stages import AGN_MODELS, agn_stage_plans
 from ..limits import MAX_FEDERATED_MATRIX_DIM, MAX_FEDERATED_TENSOR_DIM
 from ..otd.power import DEFAULT_ITERATIONS, DEFAULT_RESTARTS
-from ..scenario import ScenarioError, scenario_from_dict
-from ..validation import InputError, check_choice, check_positive_int, check_rank
+from ..otd.release import M3_NOISE
+from ..scenario import ScenarioError, Site, scenario_from_dict
+from ..validation import InputError, check_choice, check_positive, check_positive_int, check_rank
+from .site import noise_shape, noise_size, noise_unique
 
-__all__ = ["ROUND_STAGES", "RoundPlan", "RoundSettings", "RoundStage", "SiteBudget", "budget_digest", "plan_round"]
+__all__ = ["AGN_PATHS", "ROUND_STAGES", "RoundPlan", "RoundSettings", "RoundStage", "SiteBudget", "budget_digest",
+           "plan_round"]
 
 ROUND_STAGES: dict[str, tuple[str, ...]] = {"capePCA": ("A",), "capeAGN": ("M2", "M3")}
 """The algorithms a federated round runs and their stages, in order."""
-_STATISTICS = {("capePCA", "A"): "pca", ("capeAGN", "M2"): "stm-m2", ("capeAGN", "M3"): "stm-m3"}
-_KINDS: dict[str, NoiseKind] = {"A": "matrix", "M2": "matrix", "M3": "tensor"}
+AGN_PATHS = ("dense", "projected")
+"""capeAGN's third-moment paths in a federated round: ``dense`` (the helper and the aggregator send D x D x D noise,
+D <= MAX_FEDERATED_TENSOR_DIM) or ``projected`` (K x K x K noise projected on W; the helper receives W)."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class SiteBudget:
-    """What a site reports before a round: its name, N_s, (eps_s, delta_s), weight mu_s (None: N_s / N) and D."""
+    """What a site reports before a round: its :class:`~dpcore.scenario.Site` (name, N_s, eps_s, delta_s, weight
+    mu_s or None for N_s / N) and D, the dimension of its data."""
 
-    name: str
-    n: int
-    eps: float
-    delta: float
-    weight: float | None
+    site: Site
     dim: int
 
+    @property
+    def name(self) -> str:
+        return self.site.name
+
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "n": int(self.n), "eps": float(self.eps), "delta": float(self.delta),
-                "weight": None if self.weight is None else float(self.weight), "dim": int(self.dim)}
+        s = self.site
+        return {"name": s.name, "n": int(s.n), "eps": float(s.eps), "delta": float(s.delta),
+                "weight": None if s.weight is None else float(s.weight), "dim": int(self.dim)}
+
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> SiteBudget:
+        """The inverse of :meth:`to_dict` (values as written there; checked where a round is planned)."""
+        site = Site(name=data["name"], n=data["n"], eps=data["eps"], delta=data["delta"], weight=data["weight"])
+        return SiteBudget(site=site, dim=data["dim"])
 
 
 def budget_digest(budget: SiteBudget) -> str:
@@ -53,8 +65,11 @@ def budget_digest(budget: SiteBudget) -> str:
 @dataclass(frozen=True, kw_only=True)
 class RoundSettings:
     """Public settings of a round. ``split`` is the share of eps_s and delta_s spent on the capeAGN M2 stage;
-    ``solver`` picks the design (:data:`dpcore.cape.SOLVERS`); ``collusion`` None means ceil(S/3) - 1;
-    ``n_restarts`` and ``n_iter`` are capeAGN's tensor power method's L and N."""
+    ``solver`` picks the design (:data:`dpcore.cape.SOLVERS`); ``collusion`` None means ceil(S/3) - 1; ``model``
+    is capeAGN's latent-variable model ("stm" or "mog"; MOG needs the component variance ``sigma2`` and the public
+    norm bound ``norm_bound`` zeta every site divides its samples by); ``path`` is capeAGN's third-moment path
+    (:data:`AGN_PATHS`) and ``m3_noise`` its noise law (:data:`dpcore.otd.M3_NOISE`); ``n_restarts`` and
+    ``n_iter`` are the tensor power method's L and N."""
 
     algorithm: str
     k: int
@@ -63,6 +78,11 @@ class RoundSettings:
     solver: str = "collusion-robust"
     collusion: int | None = None
     split: float = 0.5
+    model: str = "stm"
+    sigma2: float | None = None
+    norm_bound: float | None = None
+    path: str = "dense"
+    m3_noise: str = "symmetrized"  # the default of dpcore.otd.OtdSettings
     n_restarts: int = DEFAULT_RESTARTS
     n_iter: int = DEFAULT_ITERATIONS
     run: int = 0
@@ -73,27 +93,54 @@ class RoundSettings:
         check_choice(self.solver, "solver", SOLVERS)
         if not 0.0 < float(self.split) < 1.0:
             raise InputError(f"the budget split must be strictly between 0 and 1 (got {self.split!r})", "split")
+        check_choice(self.model, "model", tuple(AGN_MODELS))
+        check_choice(self.path, "path", AGN_PATHS)
+        check_choice(self.m3_noise, "m3_noise", tuple(M3_NOISE))
+        if self.algorithm == "capeAGN" and self.model == "mog":
+            if self.sigma2 is None or self.norm_bound is None:
+                raise InputError("the MOG model needs the component variance sigma^2 and the public norm bound",
+                                 "sigma2")
+            check_positive(self.sigma2, "sigma^2", allow_zero=True)
+            check_positive(self.norm_bound, "norm bound")
         check_positive_int(self.n_restarts, "restarts L")
         check_positive_int(self.n_iter, "iterations N")
         check_positive_int(self.run, "run", minimum=0)
         return self
 
+    @property
+    def scaled_sigma2(self) -> float | None:
+        """sigma^2 / zeta^2: the component variance of the samples every MOG site divides by zeta (None: STM)."""
+        if self.model != "mog" or self.sigma2 is None or self.norm_bound is None:
+            return None
+        return float(self.sigma2) / float(self.norm_bound) ** 2
+
     def to_dict(self) -> dict[str, Any]:
         return {"algorithm": self.algorithm, "k": self.k, "neighbouring": self.neighbouring,
                 "calibration": self.calibration, "solver": self.solver, "collusion": self.collusion,
-                "split": self.split, "n_restarts": self.n_restarts, "n_iter": self.n_iter, "run": self.run}
+                "split": self.split, "model": self.model, "sigma2": self.sigma2, "norm_bound": self.norm_bound,
+                "path": self.path, "m3_noise": self.m3_noise, "n_restarts": self.n_restarts, "n_iter": self.n_iter,
+                "run": self.run}
 
 
 @dataclass(frozen=True, kw_only=True)
 class RoundStage:
-    """One stage of a round: its statistic, the kind and D of the noise object, its design and audit."""
+    """One stage of a round: its statistic, design and audit, and the noise object every party draws: ``size``
+    standard normals per site and term, shaped into ``shape`` (D x D, D x D x D, or K x K x K projected on W) and
+    sent as its ``unique`` entries. ``needs_w``: the helper needs W before it can draw (projected M3)."""
 
     stage: str
     statistic: str
-    kind: NoiseKind
-    dim: int
     design: NoiseDesign
     audit: AuditReport | None
+    shape: tuple[int, ...]
+    unique: int
+    size: int
+    needs_w: bool = False
+
+    @property
+    def kind(self) -> str:
+        """"matrix" or "tensor": the order of the noise object."""
+        return "matrix" if len(self.shape) == 2 else "tensor"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -111,6 +158,10 @@ class RoundPlan:
     def names(self) -> tuple[str, ...]:
         return tuple(b.name for b in self.budgets)
 
+    @property
+    def dim(self) -> int:
+        return self.budgets[0].dim
+
     def stage(self, name: str) -> RoundStage:
         for plan in self.stages:
             if plan.stage == name:
@@ -118,12 +169,12 @@ class RoundPlan:
         raise KeyError(name)
 
 
-def _stage_scenario_dict(budgets: Sequence[SiteBudget], settings: RoundSettings, share: float) -> dict[str, Any]:
+def _scenario_dict(budgets: Sequence[SiteBudget], settings: RoundSettings) -> dict[str, Any]:
     sites = []
     for b in budgets:
-        entry: dict[str, Any] = {"name": b.name, "n": b.n, "eps": b.eps * share, "delta": b.delta * share}
-        if b.weight is not None:
-            entry["weight"] = b.weight
+        entry: dict[str, Any] = {"name": b.site.name, "n": b.site.n, "eps": b.site.eps, "delta": b.site.delta}
+        if b.site.weight is not None:
+            entry["weight"] = b.site.weight
         sites.append(entry)
     return {"sites": sites, "neighbouring": settings.neighbouring, "calibration": settings.calibration}
 
@@ -139,6 +190,12 @@ def _audit_failures(stage: str, audit: AuditReport, shown: int = 4) -> str:
             "solver")
 
 
+def _dim_limit(settings: RoundSettings) -> int:
+    if settings.algorithm == "capeAGN" and settings.path == "dense":
+        return MAX_FEDERATED_TENSOR_DIM
+    return MAX_FEDERATED_MATRIX_DIM
+
+
 def _shape_problem(budgets: tuple[SiteBudget, ...], settings: RoundSettings) -> str | None:
     """Why these budgets cannot make a round (too few sites, a name twice, D disagrees or is out of range, K),
     or None."""
@@ -151,9 +208,10 @@ def _shape_problem(budgets: tuple[SiteBudget, ...], settings: RoundSettings) -> 
     if len(dims) != 1:
         return "the sites disagree on D: " + ", ".join(f"site {b.name} has D = {b.dim}" for b in budgets)
     dim = dims.pop()
-    limit = MAX_FEDERATED_MATRIX_DIM if settings.algorithm == "capePCA" else MAX_FEDERATED_TENSOR_DIM
+    limit = _dim_limit(settings)
     if not 2 <= dim <= limit:
-        return f"D = {dim} is outside 2..{limit}, the range a federated {settings.algorithm} round allows"
+        path = f" on the {settings.path} path" if settings.algorithm == "capeAGN" else ""
+        return f"D = {dim} is outside 2..{limit}, the range a federated {settings.algorithm} round allows{path}"
     try:
         check_rank(settings.k, dim)
     except InputError as exc:
@@ -161,42 +219,57 @@ def _shape_problem(budgets: tuple[SiteBudget, ...], settings: RoundSettings) -> 
     return None
 
 
-def plan_round(budgets: Sequence[SiteBudget], settings: RoundSettings) -> RoundPlan:
-    """Design and audit every stage of a round for the reported budgets (:func:`dpcore.cape.plan_scenario`).
+def _noise_object(stage: str, settings: RoundSettings, dim: int) -> dict[str, Any]:
+    """Shape, unique entries and standard normals of one stage's noise object (M3: by path and law)."""
+    args = (stage, settings.path, dim, settings.k)
+    return {"shape": noise_shape(*args), "unique": noise_unique(*args),
+            "size": noise_size(stage, settings.m3_noise, settings.path, dim, settings.k),
+            "needs_w": stage == "M3" and settings.path == "projected"}
 
-    capePCA: tau_s for A = X X^T / N_s at (eps_s, delta_s). capeAGN (single topic model): M2 at
-    (split eps_s, split delta_s), M3 at the rest. The round is refused (``refusal`` says why, naming the sites and
-    views) when a budget is invalid, the sites disagree on D, a design is infeasible or its audit fails."""
+
+def plan_round(budgets: Sequence[SiteBudget], settings: RoundSettings) -> RoundPlan:
+    """Design and audit every stage of a round for the reported budgets.
+
+    capePCA: :func:`dpcore.cape.plan_scenario` for A = X X^T / N_s at (eps_s, delta_s). capeAGN:
+    :func:`dpcore.cape.agn_stage_plans` (M2 at (split eps_s, split delta_s), M3 at the rest). The round is refused
+    (``refusal`` says why, naming the sites and views) when a budget is invalid, the sites disagree on D, a design is
+    infeasible or its audit fails; before any noise is drawn."""
     settings = settings.validated()
     budgets = tuple(budgets)
     digests = tuple(budget_digest(b) for b in budgets)
-    stages_out: list[RoundStage] = []
 
-    def refuse(reason: str) -> RoundPlan:
-        return RoundPlan(settings=settings, budgets=budgets, digests=digests, stages=tuple(stages_out),
-                         refusal=reason)
+    def refuse(reason: str, stages: tuple[RoundStage, ...] = ()) -> RoundPlan:
+        return RoundPlan(settings=settings, budgets=budgets, digests=digests, stages=stages, refusal=reason)
 
     problem = _shape_problem(budgets, settings)
     if problem is not None:
         return refuse(problem)
     dim = budgets[0].dim
+    try:
+        scenario = scenario_from_dict(_scenario_dict(budgets, settings))
+        if settings.algorithm == "capePCA":
+            plan = plan_scenario(scenario, "pca", solver=settings.solver, collusion=settings.collusion, dim=dim)
+            plans = [("A", plan.statistic, plan.design, plan.audit, plan.warnings)]
+        else:
+            stage_plans = agn_stage_plans(scenario, settings.model, settings.split, dim=dim,
+                                          sigma2=settings.scaled_sigma2, solver=settings.solver,
+                                          collusion=settings.collusion)
+            plans = [(name, p.statistic, p.design, p.audit, p.warnings)
+                     for name, p in zip(ROUND_STAGES["capeAGN"], stage_plans, strict=True)]
+    except (ScenarioError, InputError) as exc:
+        return refuse(str(exc))
+    stages: list[RoundStage] = []
     notes: list[str] = []
-    stages = ROUND_STAGES[settings.algorithm]
-    shares = (1.0,) if len(stages) == 1 else (settings.split, 1.0 - settings.split)
-    for stage, share in zip(stages, shares, strict=True):
-        statistic = _STATISTICS[(settings.algorithm, stage)]
+    for name, statistic, design, audit, warnings in plans:
         try:
-            scenario = scenario_from_dict(_stage_scenario_dict(budgets, settings, share))
-            plan = plan_scenario(scenario, statistic, solver=settings.solver, collusion=settings.collusion, dim=dim)
-        except (ScenarioError, InputError) as exc:
-            return refuse(f"stage {stage}: {exc}")
-        # dim is D for every stage: the M3 noise is dense D x D x D (its release is K x K x K)
-        stages_out.append(RoundStage(stage=stage, statistic=statistic, kind=_KINDS[stage], dim=dim,
-                                     design=plan.design, audit=plan.audit))
-        notes.extend(f"stage {stage}: {w}" for w in plan.warnings)
-        if not plan.design.feasible:
-            return refuse(f"stage {stage}: no feasible noise design: {plan.design.reason}")
-        if plan.audit is None or not plan.audit.all_ok:
-            return refuse(_audit_failures(stage, plan.audit))
-    return RoundPlan(settings=settings, budgets=budgets, digests=digests, stages=tuple(stages_out),
+            noise = _noise_object(name, settings, dim)
+        except InputError as exc:
+            return refuse(f"stage {name}: {exc}", tuple(stages))
+        stages.append(RoundStage(stage=name, statistic=statistic, design=design, audit=audit, **noise))
+        notes.extend(f"stage {name}: {w}" for w in warnings)
+        if not design.feasible:
+            return refuse(f"stage {name}: no feasible noise design: {design.reason}", tuple(stages))
+        if audit is None or not audit.all_ok:
+            return refuse(_audit_failures(name, audit), tuple(stages))
+    return RoundPlan(settings=settings, budgets=budgets, digests=digests, stages=tuple(stages),
                      notes=tuple(dict.fromkeys(notes)))

@@ -30,7 +30,8 @@ from ..validation import InputError
 from .moments import MogSite, StmSite
 from .multilinear import multilinear, symmetrize
 
-__all__ = ["BLOCK_UNIQUE", "M3_NOISE", "M3Noise", "StageMessages", "StageNoise", "release_m2", "release_m3"]
+__all__ = ["BLOCK_UNIQUE", "M3_NOISE", "M3Noise", "StageMessages", "StageNoise", "m3_noise_size", "m3_noise_tensor",
+           "release_m2", "release_m3"]
 
 M3Noise = Literal["symmetrized", "published"]
 M3_NOISE: dict[M3Noise, str] = {
@@ -157,6 +158,30 @@ def _m3_shaper(law: str, path: str, dim: int, w: np.ndarray) -> Callable[[np.nda
     if law == "published":
         return lambda row: symmetric_tensor(row, dim)
     return lambda row: math.sqrt(6.0) * symmetrize(row.reshape(dim, dim, dim))
+
+
+def m3_noise_size(law: str, path: str, dim: int, k: int) -> int:
+    """Standard normals one site needs for one third-moment noise term of ``law`` on ``path`` (D^3 or C(D+2, 3)
+    dense, K^3 projected): the length of the row :func:`m3_noise_tensor` maps. For a party that draws its own term
+    (the federated round, :mod:`dpcore.federation`); the law is the one :func:`release_m3` draws."""
+    _check_projected_law(law, path)
+    return _m3_noise_size(law, path, dim, k)
+
+
+def m3_noise_tensor(law: str, path: str, dim: int, w: np.ndarray | None = None) -> Callable[[np.ndarray], np.ndarray]:
+    """The linear map from one row of i.i.d. noise with variance tau^2 (:func:`m3_noise_size` numbers) to the
+    third-moment noise tensor of ``law``: D x D x D on the dense path (``w`` not needed), already projected on W
+    (K x K x K) on the projected path. Linear, so zero-sum rows still cancel after it."""
+    _check_projected_law(law, path)
+    if w is None:
+        w = np.empty((dim, 0))
+    return _m3_shaper(law, path, dim, w)
+
+
+def _check_projected_law(law: str, path: str) -> None:
+    if path == "projected" and law == "published":
+        raise InputError("the 'published' third-moment noise has no projected sampler; use 'symmetrized' or the "
+                         "dense path", "m3_noise")
 
 
 def release_m3(

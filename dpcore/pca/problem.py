@@ -21,7 +21,7 @@ from ..privacy.symmetric import symmetric_matrix, unique_count_matrix, unique_en
 from ..scenario import Scenario
 from ..validation import InputError, check_rank
 
-__all__ = ["PcaPrivacy", "PcaProblem", "check_pair", "pca_privacy", "pca_problem"]
+__all__ = ["PcaPrivacy", "PcaProblem", "check_pair", "pca_privacy", "pca_problem", "site_moment"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -61,6 +61,14 @@ class PcaProblem:
         return symmetric_matrix(self.site_moments[site], self.dim)
 
 
+def site_moment(x: np.ndarray, scatter: np.ndarray | None = None) -> np.ndarray:
+    """Unique entries of site s's A_s = (1/N_s) X_s X_s^T for samples as the columns of ``x`` (D x N_s,
+    ||x|| <= 1); ``scatter`` is X_s X_s^T when already computed. What a capePCA site releases (plus noise)."""
+    if scatter is None:
+        scatter = x @ x.T
+    return unique_entries_matrix(scatter / x.shape[1])
+
+
 def pca_problem(sites: Sequence[np.ndarray], k: int) -> PcaProblem:
     """Site second-moment matrices, the pooled A and its eigen-decomposition for top-``k`` PCA.
 
@@ -95,7 +103,7 @@ def pca_problem(sites: Sequence[np.ndarray], k: int) -> PcaProblem:
     for s, x in enumerate(arrays):
         scatter = x @ x.T
         pooled += scatter
-        moments[s] = unique_entries_matrix(scatter / sizes[s])
+        moments[s] = site_moment(x, scatter)
     pooled /= sizes.sum()
     pooled = (pooled + pooled.T) / 2
     eigenvalues, vectors = scipy.linalg.eigh(pooled)

@@ -15,7 +15,7 @@ from ..validation import check_choice
 from .metrics import METRICS, captured_energy, subspace_distance
 from .problem import PcaProblem
 
-__all__ = ["PcaResult", "decompose", "lower_matrix", "make_result"]
+__all__ = ["PcaResult", "decompose", "lower_matrix", "make_result", "top_subspace"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -68,6 +68,12 @@ def lower_matrix(unique: np.ndarray, dim: int, dtype: str = "float64") -> np.nda
     return matrix
 
 
+def top_subspace(unique: np.ndarray, dim: int, k: int, dtype: str = "float64") -> tuple[np.ndarray, np.ndarray]:
+    """The top-K eigenvalues (descending) and eigenvectors (D x K) of the symmetric matrix with unique entries
+    ``unique``: capePCA's published subspace V_K of the aggregate (``dtype``: precision of the eigensolver)."""
+    return linalg.top_eigenpairs(lower_matrix(unique, dim, dtype), k, overwrite=True)
+
+
 def decompose(algorithm: str, problem: PcaProblem, unique: np.ndarray, communication: int,
               noise_std: float | None, keep_matrix: bool) -> PcaResult:
     """Top-K of the symmetric matrix with unique entries ``unique`` (in ``problem.solver_dtype``)."""
@@ -76,6 +82,5 @@ def decompose(algorithm: str, problem: PcaProblem, unique: np.ndarray, communica
         values, vectors = linalg.top_eigenpairs(matrix, problem.k)
     else:
         matrix = None
-        values, vectors = linalg.top_eigenpairs(lower_matrix(unique, problem.dim, problem.solver_dtype), problem.k,
-                                         overwrite=True)
+        values, vectors = top_subspace(unique, problem.dim, problem.k, problem.solver_dtype)
     return make_result(algorithm, problem, values, vectors, communication, noise_std, matrix)

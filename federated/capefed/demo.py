@@ -24,9 +24,10 @@ import numpy as np
 from . import dp
 from .memory import InMemoryTransport, party_node
 from .rounds import AggregatorSettings, RoundOutcome, run_rounds, settings_from_run_config
-from .site import SiteConfig, load_pca_data, load_stm_data
+from .site import AgnModel, SiteConfig, load_site
 
-__all__ = ["DEMO_SITES", "Demo", "identical", "prepare_demo", "print_report", "run_in_memory", "simulate"]
+__all__ = ["DEMO_SITES", "Demo", "identical", "message_log_round", "prepare_demo", "print_report", "run_in_memory",
+           "simulate"]
 
 DEMO_SITES = (
     {"name": "north", "eps": 1.0, "delta": 1e-5, "pca-n": 800, "agn-n": 20_000},
@@ -36,6 +37,7 @@ DEMO_SITES = (
 DEMO_SEEDS = {"aggregator": 100, "helper": 101, "north": 200, "east": 201, "south": 202}
 PCA_K = 5
 AGN_DIM, AGN_K, AGN_DOC_LENGTH = 10, 3, 3
+MOG_SIGMA2 = 0.05
 DATA_SEED = 2024
 
 
@@ -49,34 +51,53 @@ class Demo:
     truth: dict[str, Any]
 
 
-def prepare_demo(workdir: str | Path, *, sites: Sequence[Mapping[str, Any]] = DEMO_SITES) -> Demo:
-    """Write every site's data files into ``workdir`` and return the node and run configurations."""
+def _agn_files(workdir: Path, sites: Sequence[Mapping[str, Any]], model_kind: str, rng: np.random.Generator
+               ) -> tuple[list[Path], dict[str, Any], Any]:
+    """Every site's capeAGN data file, the run configuration's capeAGN keys and the true model."""
+    model = dp.make_model(model_kind, AGN_DIM, AGN_K, rng, doc_length=AGN_DOC_LENGTH, sigma2=MOG_SIGMA2)
+    paths = []
+    for site in sites:
+        if model_kind == "stm":
+            path = workdir / f"{site['name']}-documents.csv"
+            np.savetxt(path, dp.sample_stm(model, site["agn-n"], rng), fmt="%d", delimiter=",")
+        else:
+            path = workdir / f"{site['name']}-mixture.csv"
+            np.savetxt(path, dp.sample_mog(model, site["agn-n"], rng), fmt="%.17g", delimiter=",")
+        paths.append(path)
+    config: dict[str, Any] = {"agn-model": model_kind, "agn-dim": AGN_DIM}
+    if model_kind == "mog":  # the public norm bound 1 + sigma (sqrt(D) + 4) of dpcore's synthetic MOG data
+        config.update({"agn-sigma2": MOG_SIGMA2, "agn-norm-bound": dp.mog_norm_bound(AGN_DIM, MOG_SIGMA2)})
+    return paths, config, model
+
+
+def prepare_demo(workdir: str | Path, *, sites: Sequence[Mapping[str, Any]] = DEMO_SITES, agn_model: str = "stm",
+                 agn_path: str = "dense") -> Demo:
+    """Write every site's data files into ``workdir`` and return the node and run configurations. ``agn_model``:
+    "stm" (documents) or "mog" (Gaussian-mixture samples); ``agn_path``: capeAGN's third-moment path."""
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(DATA_SEED)
     digits = dp.load_bundled("digits")
     prepared = dp.preprocess(digits.x, "max-norm")
     split = dp.split_sites(prepared.x, [s["pca-n"] for s in sites], rng, allow_replacement=False)
-    model = dp.make_model("stm", AGN_DIM, AGN_K, rng, doc_length=AGN_DOC_LENGTH)
+    agn_paths, agn_config, model = _agn_files(workdir, sites, agn_model, rng)
     nodes: list[dict[str, Any]] = [{"role": "helper", "name": "helper", "seed": DEMO_SEEDS["helper"]}]
-    for site, x in zip(sites, split.sites, strict=True):
+    for site, x, agn_path_file in zip(sites, split.sites, agn_paths, strict=True):
         name = site["name"]
         pca_path = workdir / f"{name}-digits.csv"
         np.savetxt(pca_path, x.T, fmt="%.17g", delimiter=",")
-        agn_path = workdir / f"{name}-documents.csv"
-        np.savetxt(agn_path, dp.sample_stm(model, site["agn-n"], rng), fmt="%d", delimiter=",")
         node = {"role": "site", "name": name, "eps": site["eps"], "delta": site["delta"],
                 "seed": DEMO_SEEDS.get(name, 0), "pca-data": str(pca_path), "pca-n": site["pca-n"],
-                "agn-data": str(agn_path), "agn-n": site["agn-n"]}
+                "agn-data": str(agn_path_file), "agn-n": site["agn-n"]}
         if "weight" in site:
             node["weight"] = site["weight"]
         nodes.append(node)
     run_config = {"algorithms": "capePCA,capeAGN", "sites": len(sites), "pca-k": PCA_K, "agn-k": AGN_K,
-                  "agn-dim": AGN_DIM, "seed": DEMO_SEEDS["aggregator"], "run": 0, "solver": "collusion-robust",
+                  "seed": DEMO_SEEDS["aggregator"], "run": 0, "solver": "collusion-robust",
                   "calibration": "analytic", "neighbouring": "replace-one", "split": 0.5, "timeout": 120.0,
-                  "connect-timeout": 120.0}
-    truth = {"pca_preprocessing": prepared.note, "stm_components": model.components.tolist(),
-             "stm_weights": model.weights.tolist()}
+                  "connect-timeout": 120.0, "agn-path": agn_path, "m3-noise": "symmetrized", **agn_config}
+    truth = {"pca_preprocessing": prepared.note, "agn_model": agn_model,
+             "agn_components": model.components.tolist(), "agn_weights": model.weights.tolist()}
     (workdir / "truth.json").write_text(json.dumps(truth))
     return Demo(workdir=workdir, nodes=tuple(nodes), run_config=run_config, truth=truth)
 
@@ -84,24 +105,27 @@ def prepare_demo(workdir: str | Path, *, sites: Sequence[Mapping[str, Any]] = DE
 def simulate(demo_nodes: Sequence[Mapping[str, Any]], settings: AggregatorSettings) -> dp.SimulatedRound:
     """The in-process run of the same round (``dpcore.federation.simulate_round``) from the same files and seeds."""
     algorithm = settings.round.algorithm
+    agn = AgnModel.from_request(settings.public()) if algorithm == "capeAGN" else None
     budgets, data, seeds = [], {}, {dp.AGGREGATOR: settings.seed}
     for node in demo_nodes:
         if node["role"] == "helper":
             seeds[dp.HELPER] = node["seed"]
             continue
         site = SiteConfig.from_mapping(node)
-        path, n = site.source(algorithm)
-        if algorithm == "capePCA":
-            data[site.name] = load_pca_data(path, n)
-            dim = data[site.name].shape[0]
-        else:
-            data[site.name] = load_stm_data(path, n, settings.dim)
-            dim = settings.dim
-        budgets.append(dp.SiteBudget(name=site.name, n=n, eps=site.eps, delta=site.delta, weight=site.weight,
-                                     dim=dim))
+        data[site.name], budget = load_site(site, algorithm, agn)
+        budgets.append(budget)
         seeds[site.name] = site.seed
     budgets.sort(key=lambda b: b.name)
     return dp.simulate_round(settings.round, budgets, data, seeds)
+
+
+def message_log_round(outcome: Mapping[str, Any]) -> dict[str, Any]:
+    """One round of the message log (``capefed-message-log-v1``) from the aggregator's outcome: its status, the
+    messages, the timings of the exchanges, and the plan's settings and sites (what rebuilds the design)."""
+    plan = outcome.get("plan")
+    return {"algorithm": outcome["algorithm"], "status": outcome["status"], "reason": outcome["reason"],
+            "seconds": outcome["seconds"], "entries": outcome["log"], "exchanges": outcome["exchanges"],
+            "plan": None if not plan else {"settings": plan["settings"], "sites": plan["sites"]}}
 
 
 def run_in_memory(demo: Demo, algorithms: tuple[str, ...] = ("capePCA", "capeAGN")) -> list[RoundOutcome]:
@@ -209,8 +233,9 @@ def print_report(outcome: Mapping[str, Any], simulated: dp.SimulatedRound | None
             print(f"  captured energy tr(V^T A V) / optimum = {dp.captured_energy(pooled, v) / best:.3f}", file=out)
     if outcome["status"] == "released" and algorithm == "capeAGN" and truth is not None:
         q, werr = dp.evaluate(np.asarray(outcome["outputs"]["components"]), np.asarray(outcome["outputs"]["weights"]),
-                              np.asarray(truth["stm_components"]), np.asarray(truth["stm_weights"]))
-        print(f"  recovered topics vs the true ones: q_comp = {q:.4f}, weight error = {werr:.4f}", file=out)
+                              np.asarray(truth["agn_components"]), np.asarray(truth["agn_weights"]))
+        what = "topics" if truth.get("agn_model", "stm") == "stm" else "mixture components"
+        print(f"  recovered {what} vs the true ones: q_comp = {q:.4f}, weight error = {werr:.4f}", file=out)
 
 
 def _main(argv: list[str] | None = None) -> int:

@@ -14,7 +14,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
+import re
 import secrets
 import signal
 import socket
@@ -29,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from .certificates import SecurityFiles, make_security_files
-from .demo import Demo, identical, prepare_demo, print_report, simulate
+from .demo import Demo, identical, message_log_round, prepare_demo, print_report, simulate
 from .messages import write_log
 from .rounds import settings_from_run_config
 
@@ -43,6 +45,8 @@ CONNECTION = "capefed-loopback"
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 10.0
 DEFAULT_RUN_TIMEOUT = 600.0
+TASK_POLL_SECONDS = 0.1
+"""Seconds between a SuperExec's requests for a new task (FLWR_SUPEREXEC_TASK_POLL_INTERVAL)."""
 
 
 class FederationError(RuntimeError):
@@ -61,20 +65,40 @@ def _port_open(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
-def _toml_value(value: Any) -> str:
+_CONFIG_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
+_FORBIDDEN = frozenset('"\'\\')
+
+
+def _toml_value(key: str, value: Any) -> str:
+    """One value as Flower reads it back (a TOML boolean, 64-bit integer, finite float or basic string)."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, (int, float)):
+    if isinstance(value, int):
+        if not -(2**63) <= value < 2**63:
+            raise FederationError(f"{key} = {value}: an integer must fit in 64 bits")
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise FederationError(f"{key} = {value}: a number must be finite")
         return repr(value)
-    return json.dumps(str(value))  # a TOML basic string for these values (paths, names)
+    if isinstance(value, str):
+        if any(c.isspace() or c in _FORBIDDEN or ord(c) < 32 or ord(c) == 127 for c in value):
+            raise FederationError(f"{key} = {value!r}: Flower's key=value lists cannot hold white space, quotes, "
+                                  "backslashes or control characters")
+        return f'"{value}"'
+    raise FederationError(f"{key}: a value must be a boolean, an integer, a number or a string "
+                          f"(got {type(value).__name__})")
 
 
 def node_config_text(config: Mapping[str, Any]) -> str:
-    """``--node-config`` / ``--run-config`` text: space-separated key=value pairs with TOML values."""
-    for key, value in config.items():
-        if isinstance(value, str) and any(c.isspace() for c in value):
-            raise FederationError(f"{key} = {value!r}: Flower's key=value lists cannot hold white space")
-    return " ".join(f"{key}={_toml_value(value)}" for key, value in config.items())
+    """``--node-config`` / ``--run-config`` text: space-separated key=value pairs with TOML values, which Flower's
+    parser (``flwr.common.config.parse_config_args``) reads back as the same mapping; raises FederationError for a
+    key or value it could not carry."""
+    for key in config:
+        if not isinstance(key, str) or not _CONFIG_KEY.fullmatch(key):
+            raise FederationError(f"{key!r}: a configuration key is a letter followed by up to 63 letters, digits, "
+                                  "'-' or '_'")
+    return " ".join(f"{key}={_toml_value(key, value)}" for key, value in config.items())
 
 
 def _children() -> dict[int, list[int]]:
@@ -163,6 +187,7 @@ class Federation:
     bin_dir: Path = field(default_factory=lambda: Path(sys.executable).parent)
     reap_all: bool = False  # this process exists only to run the federation: adopt and reap every descendant
     security: SecurityFiles | None = None  # TLS and SuperNode authentication; None: insecure (loopback only)
+    task_poll: float = TASK_POLL_SECONDS
 
     def env(self, home: Path) -> dict[str, str]:
         env = dict(os.environ)
@@ -174,8 +199,9 @@ class Federation:
             TAG_VARIABLE: self.tag,
             # One BLAS thread everywhere, so every party computes exactly what the in-process run computes.
             "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-            # A ClientApp process is started as soon as a message is there (Flower's default looks every second).
-            "FLWR_SUPEREXEC_TASK_POLL_INTERVAL": "0.1",
+            # How often each SuperExec asks its SuperNode (or the SuperLink) for a task to start a ClientApp
+            # (ServerApp) process for: Flower's default is 1 s (benchmarks/bench_federated.py compares values).
+            "FLWR_SUPEREXEC_TASK_POLL_INTERVAL": repr(float(self.task_poll)),
             "FLWR_TELEMETRY_ENABLED": "0", "FLWR_DISABLE_UPDATE_CHECK": "1",
         })
         return env
@@ -302,6 +328,21 @@ class Federation:
             _set_subreaper(False)
         return sorted(set(left))
 
+    def cpu_seconds(self) -> dict[str, float]:
+        """CPU seconds (user + system) used so far by each process this federation started, with its living
+        descendants (a SuperNode's SuperExec), by name; what has exited is not counted."""
+        tick = os.sysconf("SC_CLK_TCK")
+        out = {}
+        for name, process, _ in self.processes:
+            total = 0
+            for pid in [process.pid, *_descendants(process.pid)]:
+                with contextlib.suppress(OSError, ValueError, IndexError):
+                    stat = Path(f"/proc/{pid}/stat").read_text()
+                    fields = stat[stat.rindex(")") + 2:].split()
+                    total += int(fields[11]) + int(fields[12])
+            out[name] = total / tick
+        return out
+
     def _reap(self, pids: set[int]) -> None:
         if self.reap_all:
             _reap_any()
@@ -360,14 +401,15 @@ class LoopbackRun:
 
 def run_loopback(workdir: str | Path, *, run_config: Mapping[str, Any] | None = None,
                  timeout: float = DEFAULT_RUN_TIMEOUT, tag: str | None = None, reap_all: bool = False,
-                 secure: bool = False) -> LoopbackRun:
+                 secure: bool = False, task_poll: float = TASK_POLL_SECONDS, agn_path: str = "dense"
+                 ) -> LoopbackRun:
     """Prepare the demonstration, start the federation, run the app, stop everything, simulate the same rounds.
     Writes ``outcome.json`` (the aggregator's), ``simulation.json`` (the in-process run's aggregates and outputs),
     ``message-log.json`` and ``summary.json`` (configurations, timings, processes left) into ``workdir``.
     ``reap_all``: this process does nothing else (the command line), so it adopts and reaps every process below it.
     ``secure``: TLS with a throw-away CA and SuperNode authentication with registered keys (``certificates``)."""
     workdir = Path(workdir)
-    demo = prepare_demo(workdir / "data")
+    demo = prepare_demo(workdir / "data", agn_path=agn_path)
     config = dict(demo.run_config)
     config.update(run_config or {})
     out = workdir / "outcome.json"
@@ -375,7 +417,7 @@ def run_loopback(workdir: str | Path, *, run_config: Mapping[str, Any] | None = 
     seconds: dict[str, float] = {}
     start = time.perf_counter()
     security = make_security_files(workdir / "security", [str(n["name"]) for n in demo.nodes]) if secure else None
-    federation = Federation(workdir, demo.nodes, reap_all=reap_all, security=security)
+    federation = Federation(workdir, demo.nodes, reap_all=reap_all, security=security, task_poll=task_poll)
     if tag:
         federation.tag = tag
     try:
@@ -384,12 +426,13 @@ def run_loopback(workdir: str | Path, *, run_config: Mapping[str, Any] | None = 
         federation.run_app(config, timeout)
         seconds["run"] = time.perf_counter() - start - seconds["start"]
     finally:
+        cpu = federation.cpu_seconds()
         stop_start = time.perf_counter()
         leftover = federation.stop()
         seconds["stop"] = time.perf_counter() - stop_start
         (workdir / "summary.json").write_text(json.dumps(
             {"nodes": list(demo.nodes), "run_config": config, "truth": demo.truth, "seconds": seconds,
-             "leftover": leftover, "tag": federation.tag}, indent=1))
+             "cpu_seconds_alive_at_stop": cpu, "leftover": leftover, "tag": federation.tag}, indent=1))
     if not out.exists():
         raise FederationError(f"the aggregator wrote no outcome to {out}; see {workdir / 'logs'}")
     rounds = json.loads(out.read_text())["rounds"]
@@ -403,8 +446,7 @@ def run_loopback(workdir: str | Path, *, run_config: Mapping[str, Any] | None = 
                 "outputs": {k: np.asarray(v).tolist() for k, v in sim.outputs.items()}}
          for name, sim in simulated.items()}))
     log_path = workdir / "message-log.json"
-    write_log(log_path, [{"algorithm": r["algorithm"], "status": r["status"], "reason": r["reason"],
-                          "seconds": r["seconds"], "entries": r["log"], "exchanges": r["exchanges"]} for r in rounds])
+    write_log(log_path, [message_log_round(r) for r in rounds])
     return LoopbackRun(demo=demo, rounds=rounds, simulated=simulated, seconds=seconds, log_path=log_path,
                        leftover=leftover, tag=federation.tag)
 

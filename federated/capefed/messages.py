@@ -4,7 +4,7 @@ A :class:`Payload` is the transport-independent content of one message: a dict o
 float, str, bytes, bool, or lists of one of them) and a dict of float64 arrays. The Flower apps turn it into a
 ``RecordDict`` (``wire``); the in-process transport passes copies.
 
-The message log has two kinds of entries (:class:`LogEntry`):
+The message log (``dpcore.federation.LogEntry``, format ``capefed-message-log-v1``) has two kinds of entries:
 
 * ``protocol`` entries are the messages of the CAPE round as ``dpcore.cape.protocol`` lists them (helper noise,
   aggregator noise, releases, W, the published output), with their logical sender and receiver (a helper share
@@ -16,16 +16,16 @@ The message log has two kinds of entries (:class:`LogEntry`):
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["BUNDLE", "LOG_FORMAT", "LogEntry", "Payload", "bundle", "config_bytes", "read_log", "site_label",
-           "unbundle", "write_log"]
+from . import dp
 
-LOG_FORMAT = "capefed-message-log-v1"
+__all__ = ["BUNDLE", "Payload", "bundle", "config_bytes", "read_log", "site_label", "unbundle", "write_log"]
+
 BUNDLE = "bundle"
 """The action of a message that carries several requests (or replies) for one node, one per round."""
 _KEYS, _ACTIONS, _SEP = "bundle:keys", "bundle:actions", "#"
@@ -96,49 +96,13 @@ def config_bytes(config: dict[str, Any], keys: list[str] | None = None) -> int:
     return sum(_value_bytes(config[k]) for k in (config if keys is None else keys))
 
 
-@dataclass(frozen=True, kw_only=True)
-class LogEntry:
-    """One message. ``numbers`` is the dense count of the object (D^2 for a D x D matrix), ``unique`` the entries
-    that travel (D(D+1)/2 for a symmetric one), ``bytes`` what the payload occupied (a sealed share: ciphertext).
-    ``channel``: "sealed" (helper to site through the aggregator), "private" (aggregator to one site), "to
-    aggregator", "broadcast" (the same to every site), "public" (published) or "control"."""
-
-    algorithm: str
-    stage: str
-    step: int
-    sender: str
-    receiver: str
-    content: str
-    shape: tuple[int, ...]
-    numbers: int
-    unique: int
-    bytes: int
-    channel: str
-    route: tuple[str, ...]
-    protocol: bool
-    site: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["shape"] = list(self.shape)
-        out["route"] = list(self.route)
-        return out
-
-    @staticmethod
-    def from_dict(data: dict[str, Any]) -> LogEntry:
-        values = dict(data)
-        values["shape"] = tuple(values["shape"])
-        values["route"] = tuple(values["route"])
-        return LogEntry(**values)
-
-
 def write_log(path: str | Path, rounds: list[dict[str, Any]]) -> None:
-    """Write ``{"format": LOG_FORMAT, "rounds": [...]}``; each round holds its algorithm, status and entries."""
-    Path(path).write_text(json.dumps({"format": LOG_FORMAT, "rounds": rounds}, indent=1) + "\n")
+    """Write the message log ``{"format": LOG_FORMAT, "rounds": [...]}`` (read back by
+    ``dpcore.federation.parse_message_log``); each round holds its algorithm, status, reason, seconds, entries,
+    exchanges and plan."""
+    Path(path).write_text(json.dumps({"format": dp.LOG_FORMAT, "rounds": rounds}, indent=1) + "\n")
 
 
-def read_log(path: str | Path) -> list[dict[str, Any]]:
-    data = json.loads(Path(path).read_text())
-    if not isinstance(data, dict) or data.get("format") != LOG_FORMAT:
-        raise ValueError(f"{path} is not a capefed message log ({LOG_FORMAT})")
-    return data["rounds"]
+def read_log(path: str | Path) -> dp.MessageLog:
+    """A message log file, checked (``dpcore.federation.parse_message_log``)."""
+    return dp.parse_message_log(Path(path).read_bytes())

@@ -4,16 +4,17 @@
    weight, D, a fresh public key and the digest of these values.
 2. **design**: ``dpcore.federation.plan_round`` solves every stage's noise design and audits it; an invalid budget,
    an infeasible design or a failing audit ends the round here ("refused"), with the reason.
-3. **shares**: the helper gets the sites' public keys and, per stage, the weights and helper variances; it answers
-   with one sealed e_s per site and stage, which the aggregator forwards unread.
+3. **shares**: the helper gets the sites' public keys and, per stage, the design's mixing, weights and helper
+   variances; it answers with one sealed e_s per site and stage, which the aggregator forwards unread. On capeAGN's
+   projected path the M3 shares are asked for after stage 1, with W (the helper projects its noise on it).
 4. **releases**, stage by stage: each site gets its sealed e_s, the aggregator's f_s (and for capeAGN's M3 stage
    W), checks that its values still match the design's digest and answers with its release (unique entries).
    The aggregator checks every release (answered in time, status, digest, shape, finite numbers) before using
    any: a failing site stops the round with a message naming it, and nothing is released.
-5. **aggregation**: a = sum_s mu_s (a_hat_s - f_s) (capeAGN's M3 stage subtracts F3_s(W, W, W)); capePCA publishes
-   the top-K eigenvectors, capeAGN whitens M2 (W goes to the sites) and decomposes M3.
+5. **aggregation**: a = sum_s mu_s (a_hat_s - f_s) (capeAGN's dense M3 stage subtracts F3_s(W, W, W)); capePCA
+   publishes the top-K eigenvectors, capeAGN whitens M2 (W goes to the sites) and decomposes M3.
 
-Every message is logged (:class:`capefed.messages.LogEntry`) with the names ``dpcore.cape.protocol`` uses.
+Every message is logged (:class:`dpcore.federation.LogEntry`) with the names ``dpcore.cape.protocol`` uses.
 """
 
 from __future__ import annotations
@@ -28,9 +29,10 @@ from typing import Any, Protocol
 import numpy as np
 
 from . import dp
+from .checks import budget_from_hello, release_problem
 from .helper import sealed_key
-from .messages import BUNDLE, LogEntry, Payload, bundle, config_bytes, site_label, unbundle
-from .sealing import KEY_BYTES, OVERHEAD_BYTES
+from .messages import BUNDLE, Payload, bundle, config_bytes, site_label, unbundle
+from .sealing import OVERHEAD_BYTES
 
 __all__ = ["AggregatorSettings", "RoundOutcome", "RoundStopped", "Transport", "run_round", "run_rounds",
            "settings_from_run_config"]
@@ -42,6 +44,7 @@ _STEPS = {  # protocol step numbers of dpcore.cape.protocol: (helper noise, aggr
 }
 _SYMBOLS = {("capePCA", "A"): ("e", "f", "Ahat"), ("capeAGN", "M2"): ("E2", "F2", "M2hat"),
             ("capeAGN", "M3"): ("E3", "F3", "M3~hat")}
+_Sites = list[tuple[int, dp.SiteBudget, bytes]]
 
 
 class Transport(Protocol):
@@ -69,7 +72,8 @@ class RoundStopped(Exception):
 @dataclass(frozen=True, kw_only=True)
 class AggregatorSettings:
     """The aggregator's run: the round's public settings, its own seed (None: fresh entropy), how many sites must
-    take part, D for capeAGN (the vocabulary), the time limits and the round's id (binds the sealed shares)."""
+    take part, D for capeAGN's single topic model (the vocabulary), the time limits and the round's id (binds the
+    sealed shares)."""
 
     round: dp.RoundSettings
     sites: int
@@ -78,6 +82,19 @@ class AggregatorSettings:
     timeout: float = 120.0
     connect_timeout: float = 120.0
     round_id: str = "round"
+
+    def public(self) -> dict[str, Any]:
+        """What every site needs to read its data for this round: the algorithm, the round id and capeAGN's model
+        (with D for the single topic model, sigma^2 and the norm bound for the Gaussian mixture)."""
+        r = self.round
+        out: dict[str, Any] = {"algorithm": r.algorithm, "round": self.round_id}
+        if r.algorithm == "capeAGN":
+            out["model"] = r.model
+            if r.model == "stm":
+                out["dim"] = int(self.dim)
+            else:
+                out.update(sigma2=float(r.sigma2), norm_bound=float(r.norm_bound))
+        return out
 
 
 @dataclass(kw_only=True)
@@ -92,35 +109,49 @@ class RoundOutcome:
     plan: dp.RoundPlan | None = None
     aggregates: dict[str, np.ndarray] = field(default_factory=dict)
     outputs: dict[str, np.ndarray] = field(default_factory=dict)
-    log: list[LogEntry] = field(default_factory=list)
+    log: list[dp.LogEntry] = field(default_factory=list)
     exchanges: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
 
+    def plan_dict(self) -> dict[str, Any] | None:
+        """The settings and the sites' budgets (what rebuilds the design), with the designs for reading."""
+        if self.plan is None:
+            return None
+        p = self.plan
+        return {"settings": p.settings.to_dict(), "sites": [b.to_dict() for b in p.budgets],
+                "digests": list(p.digests), "refusal": p.refusal, "notes": list(p.notes),
+                "stages": [{"stage": s.stage, "statistic": s.statistic, "shape": list(s.shape), "unique": s.unique,
+                            "design": s.design.to_dict()} for s in p.stages]}
+
     def to_dict(self) -> dict[str, Any]:
-        plan = None
-        if self.plan is not None:
-            plan = {"settings": self.plan.settings.to_dict(), "sites": [b.to_dict() for b in self.plan.budgets],
-                    "digests": list(self.plan.digests), "refusal": self.plan.refusal, "notes": list(self.plan.notes),
-                    "stages": [{"stage": p.stage, "statistic": p.statistic, "kind": p.kind, "dim": p.dim,
-                                "design": p.design.to_dict()} for p in self.plan.stages]}
         return {"algorithm": self.algorithm, "status": self.status, "reason": self.reason, "sites": list(self.sites),
-                "plan": plan, "aggregates": {k: v.tolist() for k, v in self.aggregates.items()},
+                "plan": self.plan_dict(), "aggregates": {k: v.tolist() for k, v in self.aggregates.items()},
                 "outputs": {k: np.asarray(v).tolist() for k, v in self.outputs.items()},
                 "log": [e.to_dict() for e in self.log], "exchanges": self.exchanges, "seconds": self.seconds}
+
+
+def _optional(run_config: Mapping[str, Any], key: str) -> float | None:
+    value = float(run_config.get(key, -1.0))
+    return None if value < 0 else value
 
 
 def settings_from_run_config(run_config: Mapping[str, Any], algorithm: str, round_id: str) -> AggregatorSettings:
     """The aggregator's settings for one algorithm from the run configuration (keys as in the app's pyproject)."""
     k = int(run_config["pca-k"] if algorithm == "capePCA" else run_config["agn-k"])
     collusion = run_config.get("collusion", -1)
+    model = str(run_config.get("agn-model", "stm"))
     settings = dp.RoundSettings(algorithm=algorithm, k=k, neighbouring=str(run_config["neighbouring"]),
                                 calibration=str(run_config["calibration"]), solver=str(run_config["solver"]),
                                 collusion=None if int(collusion) < 0 else int(collusion),
-                                split=float(run_config["split"]), run=int(run_config["run"]))
+                                split=float(run_config["split"]), run=int(run_config["run"]), model=model,
+                                sigma2=_optional(run_config, "agn-sigma2"),
+                                norm_bound=_optional(run_config, "agn-norm-bound"),
+                                path=str(run_config.get("agn-path", "dense")),
+                                m3_noise=str(run_config.get("m3-noise", "symmetrized")))
     seed = run_config.get("seed", -1)
     return AggregatorSettings(round=settings, sites=int(run_config["sites"]),
                               seed=None if int(seed) < 0 else int(seed),
-                              dim=int(run_config["agn-dim"]) if algorithm == "capeAGN" else None,
+                              dim=int(run_config["agn-dim"]) if algorithm == "capeAGN" and model == "stm" else None,
                               timeout=float(run_config["timeout"]),
                               connect_timeout=float(run_config["connect-timeout"]), round_id=round_id)
 
@@ -135,7 +166,7 @@ class _Round:
     def __init__(self, settings: AggregatorSettings):
         self.settings = settings
         self.algorithm = settings.round.algorithm
-        self.log: list[LogEntry] = []
+        self.log: list[dp.LogEntry] = []
         self.exchanges: list[dict[str, Any]] = []
         self.node_names: dict[int, str] = {}
 
@@ -145,10 +176,10 @@ class _Round:
               site: str | None = None, numbers: int | None = None) -> None:
         if numbers is None:
             numbers = math.prod(shape) if shape else 1
-        self.log.append(LogEntry(algorithm=self.algorithm, stage=stage, step=step, sender=sender, receiver=receiver,
-                                 content=content, shape=tuple(int(d) for d in shape), numbers=int(numbers),
-                                 unique=int(unique), bytes=int(nbytes), channel=channel,
-                                 route=route or (sender, receiver), protocol=protocol, site=site))
+        self.log.append(dp.LogEntry(algorithm=self.algorithm, stage=stage, step=step, sender=sender,
+                                    receiver=receiver, content=content, shape=tuple(int(d) for d in shape),
+                                    numbers=int(numbers), unique=int(unique), bytes=int(nbytes), channel=channel,
+                                    route=route or (sender, receiver), protocol=protocol, site=site))
 
     def exchange(self, action: str, requests: dict[int, Payload], timeout: float) -> _Exchange:
         """Yield the requests to the scheduler (:func:`run_rounds`), which sends them together with the other
@@ -163,15 +194,13 @@ class _Round:
         return replies
 
     # -- 1. hello ----------------------------------------------------------------------------------
-    def hello(self) -> Generator[Any, Any, tuple[int, list[tuple[int, dp.SiteBudget, bytes]]]]:
+    def hello(self) -> Generator[Any, Any, tuple[int, _Sites]]:
         s = self.settings
         nodes = yield ("nodes", s.sites + 1, s.connect_timeout)
         if len(nodes) < s.sites + 1:
             raise RoundStopped(f"only {len(nodes)} node(s) connected within {s.connect_timeout:g} s; the round needs "
                                f"the helper and {s.sites} sites")
-        request = {"algorithm": self.algorithm, "round": s.round_id}
-        if self.algorithm == "capeAGN":
-            request["dim"] = int(s.dim)
+        request = s.public()
         replies = yield from self.exchange("hello", {n: Payload(dict(request)) for n in nodes}, s.timeout)
         silent = [n for n in nodes if n not in replies]
         if silent:
@@ -188,7 +217,7 @@ class _Round:
                 self.node_names[node] = dp.HELPER
                 continue
             try:
-                budget, key = _budget_from_hello(reply)
+                budget, key = budget_from_hello(reply)
             except ValueError as exc:
                 problems.append(f"node {node} sent an invalid hello: {exc}")
                 blamed.append(str(reply.get("name", node)))
@@ -205,30 +234,34 @@ class _Round:
         sites.sort(key=lambda item: item[1].name)
         for node in nodes:
             party = self.node_names[node]
-            self.entry("hello", 0, dp.AGGREGATOR, party, "hello (algorithm, round id)", (), 0,
+            self.entry("hello", 0, dp.AGGREGATOR, party, "hello (algorithm, round id, public settings)", (), 0,
                        config_bytes(request), "control", protocol=False)
-            answer = replies[node].config
             content = ("hello answer: role" if party == dp.HELPER else
                        "hello answer: N_s, eps_s, delta_s, weight, D, public key, digest")
-            self.entry("hello", 0, party, dp.AGGREGATOR, content, (), 0, config_bytes(answer), "control",
-                       protocol=False)
+            self.entry("hello", 0, party, dp.AGGREGATOR, content, (), 0, config_bytes(replies[node].config),
+                       "control", protocol=False)
         return helpers[0], sites
 
     # -- 3. shares ---------------------------------------------------------------------------------
-    def shares(self, helper: int, plan: dp.RoundPlan, keys: list[bytes]
-               ) -> Generator[Any, Any, dict[str, dict[str, bytes]]]:
-        s = self.settings
-        config = {"round": s.round_id, "algorithm": self.algorithm, "run": s.round.run, "names": list(plan.names),
-                  "public_keys": keys, "stages": [p.stage for p in plan.stages], "kinds": [p.kind for p in plan.stages],
-                  "dims": [p.dim for p in plan.stages]}
+    def shares(self, helper: int, plan: dp.RoundPlan, keys: list[bytes], stages: list[dp.RoundStage],
+               w: np.ndarray | None = None) -> Generator[Any, Any, dict[str, dict[str, bytes]]]:
+        s, r = self.settings, self.settings.round
+        config = {"round": s.round_id, "algorithm": self.algorithm, "run": r.run, "names": list(plan.names),
+                  "public_keys": keys, "stages": [p.stage for p in stages], "dim": plan.dim, "k": r.k,
+                  "path": r.path, "m3_noise": r.m3_noise}
         arrays = {}
-        for p in plan.stages:
+        for p in stages:
+            arrays[f"mixing/{p.stage}"] = np.asarray(p.design.e_mixing, dtype=float)
             arrays[f"weights/{p.stage}"] = np.asarray(p.design.weights, dtype=float)
             arrays[f"var_e/{p.stage}"] = np.asarray(p.design.var_e, dtype=float)
+        if w is not None:
+            arrays["w"] = w
+            self.entry("M3", 4, dp.AGGREGATOR, dp.HELPER, "W (whitening)", w.shape, w.size, w.nbytes, "private")
         request = Payload(config, arrays)
-        self.entry("shares", 0, dp.AGGREGATOR, dp.HELPER,
-                   "design for the helper: site names, public keys, weights and helper variances per stage", (), 0,
-                   request.nbytes, "control", protocol=False)
+        names = ", ".join(p.stage for p in stages)
+        self.entry(stages[0].stage, 0, dp.AGGREGATOR, dp.HELPER,
+                   f"design for the helper (stage {names}): site names, public keys, mixing, weights, helper variances",
+                   (), 0, request.nbytes - (0 if w is None else w.nbytes), "control", protocol=False)
         replies = yield from self.exchange("shares", {helper: request}, s.timeout)
         if helper not in replies:
             raise RoundStopped(f"the helper did not answer within {s.timeout:g} s; no noise was handed out")
@@ -236,8 +269,8 @@ class _Round:
         if reply.get("status") != "ok":
             raise RoundStopped(f"the helper refused: {reply.get('reason', 'no reason given')}")
         shares: dict[str, dict[str, bytes]] = {}
-        for p in plan.stages:
-            expected = 8 * dp.unique_count(p.kind, p.dim) + OVERHEAD_BYTES
+        for p in stages:
+            expected = 8 * p.unique + OVERHEAD_BYTES
             shares[p.stage] = {}
             for name in plan.names:
                 sealed = reply.get(sealed_key(p.stage, name))
@@ -248,56 +281,77 @@ class _Round:
         return shares
 
     # -- 4. releases -------------------------------------------------------------------------------
-    def releases(self, plan: dp.RoundPlan, stage: str, sites: list[tuple[int, dp.SiteBudget, bytes]],
-                 sealed: dict[str, bytes], f: list[np.ndarray], w: np.ndarray | None
-                 ) -> Generator[Any, Any, list[np.ndarray]]:
-        s = self.settings
-        p = plan.stage(stage)
+    def releases(self, plan: dp.RoundPlan, p: dp.RoundStage, sites: _Sites, sealed: dict[str, bytes],
+                 f: list[np.ndarray], w: np.ndarray | None) -> Generator[Any, Any, list[np.ndarray]]:
+        s, r, stage = self.settings, self.settings.round, p.stage
         step_e, step_f, step_r = _STEPS[(self.algorithm, stage)]
         sym_e, sym_f, sym_r = _SYMBOLS[(self.algorithm, stage)]
-        unique = dp.unique_count(p.kind, p.dim)
-        noise_shape = (p.dim,) * (2 if p.kind == "matrix" else 3)
-        k = s.round.k
-        release_shape = noise_shape if stage != "M3" else (k, k, k)
-        release_count = unique if stage != "M3" else dp.unique_count("tensor", k)
+        release_shape = p.shape if stage != "M3" else (r.k,) * 3
+        release_count = dp.noise_unique(stage, "projected" if stage == "M3" else r.path, plan.dim, r.k)
         requests = {}
         for i, (node, budget, _) in enumerate(sites):
             name = budget.name
-            config = {"algorithm": self.algorithm, "round": s.round_id, "run": s.round.run, "stage": stage,
-                      "kind": p.kind, "dim": p.dim, "digest": plan.digests[i], "var_g": float(p.design.var_g[i]),
-                      "sealed_e": sealed[name]}
-            arrays = {"f": f[i]}
-            if w is not None:
-                arrays["w"] = w
-            requests[node] = Payload(config, arrays)
+            config = dict(s.public(), run=r.run, stage=stage, path=r.path, m3_noise=r.m3_noise, k=r.k,
+                          digest=plan.digests[i], var_g=float(p.design.var_g[i]), sealed_e=sealed[name])
+            requests[node] = Payload(config, {"f": f[i]} | ({"w": w} if w is not None else {}))
             label = site_label(name)
-            self.entry(stage, step_e, dp.HELPER, label, f"{sym_e}_{name}", noise_shape, unique, len(sealed[name]),
+            self.entry(stage, step_e, dp.HELPER, label, f"{sym_e}_{name}", p.shape, p.unique, len(sealed[name]),
                        "private", route=(dp.HELPER, dp.AGGREGATOR, label), site=name)
-            self.entry(stage, step_f, dp.AGGREGATOR, label, f"{sym_f}_{name}", noise_shape, unique, f[i].nbytes,
+            self.entry(stage, step_f, dp.AGGREGATOR, label, f"{sym_f}_{name}", p.shape, p.unique, f[i].nbytes,
                        "private", site=name)
-            self.entry(stage, step_r, dp.AGGREGATOR, label,
-                       "release request: round, stage, design digest, tau_g,s^2", (), 0,
-                       config_bytes(config, ["algorithm", "round", "run", "stage", "kind", "dim", "digest", "var_g"]),
-                       "control", protocol=False, site=name)
+            self.entry(stage, step_r, dp.AGGREGATOR, label, "release request: round, stage, design digest, tau_g,s^2",
+                       (), 0, config_bytes(config) - len(sealed[name]), "control", protocol=False, site=name)
         replies = yield from self.exchange("release", requests, s.timeout)
-        problems: list[str] = []
-        blamed: list[str] = []
-        out = []
-        for i, (node, budget, _) in enumerate(sites):
-            problem = _check_release(budget.name, replies.get(node), plan.digests[i], release_count, s.timeout)
-            if problem:
-                problems.append(problem)
-                blamed.append(budget.name)
-                continue
-            out.append(np.asarray(replies[node].arrays["release"], dtype=float))
+        problems = [(b.name, release_problem(b.name, replies.get(n), plan.digests[i], release_count, s.timeout))
+                    for i, (n, b, _) in enumerate(sites)]
+        problems = [(name, problem) for name, problem in problems if problem]
         if problems:
-            raise RoundStopped(f"stage {stage}: " + "; ".join(problems) + ". Nothing was released.", tuple(blamed))
+            raise RoundStopped(f"stage {stage}: " + "; ".join(x for _, x in problems) + ". Nothing was released.",
+                               tuple(name for name, _ in problems))
+        out = [np.asarray(replies[node].arrays["release"], dtype=float) for node, _, _ in sites]
         for (_, budget, _), release in zip(sites, out, strict=True):
             self.entry(stage, step_r, site_label(budget.name), dp.AGGREGATOR, f"{sym_r}_{budget.name}", release_shape,
                        release_count, release.nbytes, "to aggregator", site=budget.name)
         return out
 
+    def stage(self, plan: dp.RoundPlan, p: dp.RoundStage, seed: int, sites: _Sites, sealed: dict[str, bytes],
+              w: np.ndarray | None) -> Generator[Any, Any, np.ndarray]:
+        """One stage from the aggregator's side: draw every f_s, collect the releases, combine."""
+        r = self.settings.round
+        f = []
+        for i, name in enumerate(plan.names):
+            rng = dp.party_rng(seed, r.run, self.algorithm, p.stage, dp.AGGREGATOR, name)
+            f.append(dp.noise_entries(dp.aggregator_noise(p.design.var_f[i], p.size, rng), p.stage, r.m3_noise,
+                                      r.path, plan.dim, w))
+        releases = yield from self.releases(plan, p, sites, sealed, f, w)
+        subtract = [dp.aggregator_subtract(p.stage, r.path, fi, w) for fi in f]
+        return dp.combine(releases, subtract, p.design.weights)
+
     # -- the whole round ---------------------------------------------------------------------------
+    def agn(self, plan: dp.RoundPlan, seed: int, helper: int, sites: _Sites, shares: dict[str, dict[str, bytes]]
+            ) -> Generator[Any, Any, tuple[dict[str, np.ndarray], dict[str, np.ndarray]]]:
+        r, dim = self.settings.round, plan.dim
+        m2 = yield from self.stage(plan, plan.stage("M2"), seed, sites, shares["M2"], None)
+        try:
+            whitening = dp.whitening_output(m2, dim, r.k)
+        except dp.WhiteningError as exc:
+            raise RoundStopped(f"stage M2: {exc} Nothing was released.") from exc
+        w = whitening.w
+        for _, budget, _ in sites:
+            self.entry("M3", 4, dp.AGGREGATOR, site_label(budget.name), "W (whitening)", w.shape, w.size, w.nbytes,
+                       "broadcast", site=budget.name)
+        p3 = plan.stage("M3")
+        if p3.needs_w:
+            shares |= yield from self.shares(helper, plan, [key for _, _, key in sites], [p3], w)
+        m3 = yield from self.stage(plan, p3, seed, sites, shares["M3"], w)
+        comps, weights, values = dp.tensor_output(
+            m3, whitening, dp.party_rng(seed, r.run, self.algorithm, "M3", dp.AGGREGATOR), model=r.model,
+            scale=r.norm_bound or 1.0, n_restarts=r.n_restarts, n_iter=r.n_iter)
+        self.entry("M3", 8, dp.AGGREGATOR, "everyone", "components a_k and weights w_k", (dim, r.k), dim * r.k + r.k,
+                   comps.nbytes + weights.nbytes, "public", numbers=dim * r.k + r.k)
+        return ({"M2": m2, "M3": m3},
+                {"whitening": w, "components": comps, "weights": weights, "eigenvalues": values})
+
     def run(self) -> Generator[Any, Any, RoundOutcome]:
         s = self.settings
         seed = _fresh_seed(s.seed)
@@ -305,9 +359,8 @@ class _Round:
         outcome = RoundOutcome(algorithm=self.algorithm, status="stopped", log=self.log, exchanges=self.exchanges)
         try:
             helper, sites = yield from self.hello()
-            budgets = [b for _, b, _ in sites]
             try:
-                plan = dp.plan_round(budgets, s.round)
+                plan = dp.plan_round([b for _, b, _ in sites], s.round)
             except dp.InputError as exc:
                 outcome.status, outcome.reason = "refused", f"invalid round settings: {exc}"
                 return outcome
@@ -315,50 +368,16 @@ class _Round:
             if plan.refusal:
                 outcome.status, outcome.reason = "refused", plan.refusal
                 return outcome
-            shares = yield from self.shares(helper, plan, [key for _, _, key in sites])
-            names = plan.names
-            run, algorithm = s.round.run, self.algorithm
-            aggregates: dict[str, np.ndarray] = {}
-            outputs: dict[str, np.ndarray] = {}
-            dim = plan.budgets[0].dim
-            k = s.round.k
-
-            def draw_f(stage: str) -> list[np.ndarray]:
-                p = plan.stage(stage)
-                return [dp.aggregator_noise(p.design.var_f[i], p.kind, p.dim,
-                                            dp.party_rng(seed, run, algorithm, stage, dp.AGGREGATOR, name))
-                        for i, name in enumerate(names)]
-
-            if algorithm == "capePCA":
-                p = plan.stage("A")
-                f = draw_f("A")
-                releases = yield from self.releases(plan, "A", sites, shares["A"], f, None)
-                aggregates["A"] = dp.combine(releases, f, p.design.weights)
-                outputs["eigenvalues"], outputs["components"] = dp.pca_output(aggregates["A"], dim, k)
-                self.entry("A", 5, dp.AGGREGATOR, "everyone", "V_K (top-K eigenvectors)", (dim, k), dim * k,
-                           outputs["components"].nbytes, "public")
+            first = [p for p in plan.stages if not p.needs_w]
+            shares = yield from self.shares(helper, plan, [key for _, _, key in sites], first)
+            if self.algorithm == "capePCA":
+                aggregate = yield from self.stage(plan, plan.stage("A"), seed, sites, shares["A"], None)
+                values, vectors = dp.pca_output(aggregate, plan.dim, s.round.k)
+                aggregates, outputs = {"A": aggregate}, {"eigenvalues": values, "components": vectors}
+                self.entry("A", 5, dp.AGGREGATOR, "everyone", "V_K (top-K eigenvectors)", vectors.shape, vectors.size,
+                           vectors.nbytes, "public")
             else:
-                p2, p3 = plan.stage("M2"), plan.stage("M3")
-                f2 = draw_f("M2")
-                releases = yield from self.releases(plan, "M2", sites, shares["M2"], f2, None)
-                aggregates["M2"] = dp.combine(releases, f2, p2.design.weights)
-                try:
-                    whitening = dp.whitening_output(aggregates["M2"], dim, k)
-                except dp.WhiteningError as exc:
-                    raise RoundStopped(f"stage M2: {exc} Nothing was released.") from exc
-                for _, budget, _ in sites:
-                    self.entry("M3", 4, dp.AGGREGATOR, site_label(budget.name), "W (whitening)", (dim, k), dim * k,
-                               whitening.w.nbytes, "broadcast", site=budget.name)
-                f3 = draw_f("M3")
-                releases = yield from self.releases(plan, "M3", sites, shares["M3"], f3, whitening.w)
-                projected = [dp.project_tensor(f, dim, whitening.w) for f in f3]
-                aggregates["M3"] = dp.combine(releases, projected, p3.design.weights)
-                comps, weights, values = dp.tensor_output(
-                    aggregates["M3"], whitening, dp.party_rng(seed, run, algorithm, "M3", dp.AGGREGATOR),
-                    n_restarts=s.round.n_restarts, n_iter=s.round.n_iter)
-                outputs.update(whitening=whitening.w, components=comps, weights=weights, eigenvalues=values)
-                self.entry("M3", 8, dp.AGGREGATOR, "everyone", "components a_k and weights w_k", (dim, k),
-                           dim * k + k, comps.nbytes + weights.nbytes, "public", numbers=dim * k + k)
+                aggregates, outputs = yield from self.agn(plan, seed, helper, sites, shares)
             outcome.status, outcome.aggregates, outcome.outputs = "released", aggregates, outputs
             return outcome
         except RoundStopped as stop:
@@ -369,58 +388,12 @@ class _Round:
             outcome.seconds = time.perf_counter() - start
 
 
-def _budget_from_hello(reply: Mapping[str, Any]) -> tuple[dp.SiteBudget, bytes]:
-    """A site's hello answer as a budget and public key; ValueError says what is wrong."""
-    name = reply.get("name")
-    if not isinstance(name, str) or not name:
-        raise ValueError("no site name")
-    values = {}
-    for key, kind in (("n", int), ("eps", float), ("delta", float), ("dim", int)):
-        value = reply.get(key)
-        wrong_type = not isinstance(value, int if kind is int else (int, float))
-        if isinstance(value, bool) or wrong_type:
-            raise ValueError(f"site {name}: {key} must be a number (got {value!r})")
-        values[key] = kind(value)
-    weight = reply.get("weight")
-    if weight is not None and (isinstance(weight, bool) or not isinstance(weight, (int, float))):
-        raise ValueError(f"site {name}: weight must be a number (got {weight!r})")
-    key = reply.get("public_key")
-    if not isinstance(key, bytes) or len(key) != KEY_BYTES:
-        raise ValueError(f"site {name}: the public key must be {KEY_BYTES} bytes")
-    budget = dp.SiteBudget(name=name, n=values["n"], eps=values["eps"], delta=values["delta"],
-                           weight=None if weight is None else float(weight), dim=values["dim"])
-    if reply.get("digest") != dp.budget_digest(budget):
-        raise ValueError(f"site {name}: the digest does not match the values it reported")
-    return budget, key
-
-
-def _check_release(name: str, reply: Payload | None, digest: str, count: int, timeout: float) -> str | None:
-    """Why a site's answer to a release request cannot be used, or None."""
-    if reply is None:
-        return f"site {name} did not answer within {timeout:g} s"
-    if reply.config.get("status") != "ok":
-        reason = str(reply.config.get("reason", "refused without a reason"))
-        return reason if reason.startswith(f"site {name}") else f"site {name}: {reason}"
-    if reply.config.get("digest") != digest:
-        return f"site {name} answered for other values than the design was made for (digest changed)"
-    release = reply.arrays.get("release")
-    if release is None:
-        return f"site {name} sent no release"
-    release = np.asarray(release)
-    if release.shape != (count,):
-        return f"site {name} sent a release of shape {release.shape}; this stage needs ({count},) unique entries"
-    if not np.issubdtype(release.dtype, np.floating):
-        return f"site {name} sent a release of type {release.dtype}; floating-point numbers are needed"
-    if not np.all(np.isfinite(release)):
-        return f"site {name} sent non-finite numbers (NaN or infinity) in its release"
-    return None
-
-
 def run_rounds(transport: Transport, settings: Sequence[AggregatorSettings]) -> list[RoundOutcome]:
     """Several rounds side by side, step by step: the requests all rounds have for a node at the same step travel
-    as one bundle (``messages.bundle``), so capePCA and capeAGN together take four exchanges (hello, shares, the
-    first stage of both, capeAGN's M3 stage) instead of seven. Every round keeps its own keys, design, streams,
-    checks and log; one round's failure does not stop another. Never raises for a party's failure."""
+    as one bundle (``messages.bundle``), so capePCA and capeAGN together take four exchanges on the dense path
+    (hello, shares, the first stage of both, capeAGN's M3 stage; five on the projected path, whose M3 shares need
+    W) instead of seven. Every round keeps its own keys, design, streams, checks and log; one round's failure does
+    not stop another. Never raises for a party's failure."""
     rounds = [_Round(s) for s in settings]
     steps = [r.run() for r in rounds]
     outcomes: list[RoundOutcome | None] = [None] * len(rounds)

@@ -11,11 +11,15 @@ from pathlib import Path
 from flwr.app import Context, Message
 from flwr.serverapp import Grid, ServerApp
 
-from .messages import LOG_FORMAT, Payload
+from .messages import Payload
 from .rounds import run_rounds, settings_from_run_config
 from .wire import from_records, to_records
 
-__all__ = ["FlowerTransport", "app"]
+__all__ = ["OUTCOME_FORMAT", "FlowerTransport", "app"]
+
+OUTCOME_FORMAT = "capefed-outcome-v1"
+"""The aggregator's outcome file (``out``): every round's status, plan, aggregates, outputs, log and timings. The
+launcher turns it into the message log (``capefed-message-log-v1``)."""
 
 POLL_SECONDS = 0.2
 """How often the aggregator asks the SuperLink for replies. Grid.send_and_receive polls every 3 s in Flower 1.41;
@@ -74,14 +78,14 @@ def main(grid: Grid, context: Context) -> None:
         reason = f"invalid run configuration: {exc!r}"
         print(reason, flush=True)
         if out:
-            Path(out).write_text(json.dumps({"format": LOG_FORMAT, "run_id": str(context.run_id), "rounds": [
+            Path(out).write_text(json.dumps({"format": OUTCOME_FORMAT, "run_id": str(context.run_id), "rounds": [
                 {"algorithm": a, "status": "refused", "reason": reason, "log": [], "exchanges": [], "seconds": 0.0,
                  "aggregates": {}, "outputs": {}, "sites": [], "plan": None} for a in algorithms]}))
         return
     rounds = []
-    for outcome in run_rounds(FlowerTransport(grid), settings):
+    for outcome in run_rounds(FlowerTransport(grid, float(config.get("poll", POLL_SECONDS))), settings):
         print(f"{outcome.algorithm}: {outcome.status} in {outcome.seconds:.1f} s"
               + (f": {outcome.reason}" if outcome.reason else ""), flush=True)
         rounds.append(outcome.to_dict())
     if out:
-        Path(out).write_text(json.dumps({"format": LOG_FORMAT, "run_id": str(context.run_id), "rounds": rounds}))
+        Path(out).write_text(json.dumps({"format": OUTCOME_FORMAT, "run_id": str(context.run_id), "rounds": rounds}))

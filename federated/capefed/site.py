@@ -6,8 +6,10 @@ weight mu_s and seed, and for each algorithm its data file and sample count N_s:
     role="site" name="north" eps=1.0 delta=1e-5 pca-data="/data/north-digits.csv" pca-n=800
     agn-data="/data/north-docs.csv" agn-n=20000
 
-Data files are CSV without labels: capePCA one preprocessed sample per row (every norm <= 1), capeAGN one
-document per row as word indices 0..D-1 (at least 3 words). The site checks the file against N_s.
+Data files are CSV without labels: capePCA one preprocessed sample per row (every norm <= 1); capeAGN with the
+single topic model one document per row as word indices 0..D-1 (at least 3 words), with the Gaussian mixture one
+sample per row in original units (the site divides by the public norm bound the aggregator names). The site checks
+the file against N_s.
 
 Requests (:class:`Payload`), by action:
 
@@ -15,7 +17,8 @@ Requests (:class:`Payload`), by action:
   share and the digest of these values (``dpcore.federation.budget_digest``). The private key stays in ``state``.
 * ``release``: the site recomputes its values from its configuration and data; if their digest differs from the
   one the design was made for, it refuses and releases nothing. Otherwise it opens the sealed e_s, draws g_s and
-  answers with a_hat_s = a_s + e_s + f_s + g_s (capeAGN's M3 stage: the whitened (M3_s + E3_s + F3_s + G3_s)(W, W, W)).
+  answers with a_hat_s = a_s + e_s + f_s + g_s (capeAGN's M3 stage: (M3_s + E3_s + F3_s + G3_s)(W, W, W); on the
+  projected path e, f and g are already projected and the site adds them to M3_s(W, W, W)).
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ from . import dp
 from .messages import Payload
 from .sealing import SealError, new_key_pair, open_array, seal_context
 
-__all__ = ["MAX_DATA_BYTES", "SiteConfig", "SiteConfigError", "handle_site", "load_pca_data", "load_stm_data"]
+__all__ = ["MAX_DATA_BYTES", "AgnModel", "SiteConfig", "SiteConfigError", "handle_site", "load_mog_data",
+           "load_pca_data", "load_site", "load_stm_data"]
 
 MAX_DATA_BYTES = 512 * 1024 * 1024
 """Largest site data file read (bytes, before decompression)."""
@@ -140,19 +144,54 @@ def load_stm_data(path: str | Path, n: int, dim: int):
     return dp.stm_site(words.astype(np.int64), dim)
 
 
-def _load(config: SiteConfig, algorithm: str, dim: int | None) -> tuple[Any, dp.SiteBudget]:
+def load_mog_data(path: str | Path, n: int, sigma2: float, norm_bound: float):
+    """Samples (N_s x D, original units) as a dpcore MOG site, divided by the public norm bound (a longer sample
+    is clipped to it)."""
+    samples = _read_table(Path(path), n)
+    if samples.shape[1] < 2:
+        raise SiteConfigError(f"{path}: a Gaussian-mixture sample needs at least 2 features")
+    return dp.mog_site(samples, sigma2, norm_bound)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgnModel:
+    """The public capeAGN settings a site needs to read its data: the model, D (the STM vocabulary), and the MOG
+    component variance and norm bound."""
+
+    model: str = "stm"
+    dim: int | None = None
+    sigma2: float | None = None
+    norm_bound: float | None = None
+
+    @staticmethod
+    def from_request(c: Mapping[str, Any]) -> AgnModel:
+        model = c.get("model", "stm")
+        if model not in ("stm", "mog"):
+            raise SiteConfigError(f"unknown capeAGN model {model!r} (stm or mog)")
+        dim = c.get("dim")
+        if model == "stm" and (isinstance(dim, bool) or not isinstance(dim, int) or dim < 2):
+            raise SiteConfigError("the single topic model needs the vocabulary size D >= 2 from the aggregator")
+        sigma2, bound = c.get("sigma2"), c.get("norm_bound")
+        if model == "mog" and not (isinstance(sigma2, float) and isinstance(bound, float) and sigma2 >= 0
+                                   and bound > 0):
+            raise SiteConfigError("the Gaussian mixture needs sigma^2 >= 0 and a norm bound > 0 from the aggregator")
+        return AgnModel(model=model, dim=dim if model == "stm" else None, sigma2=sigma2, norm_bound=bound)
+
+
+def load_site(config: SiteConfig, algorithm: str, agn: AgnModel | None) -> tuple[Any, dp.SiteBudget]:
+    """A site's data for ``algorithm`` (capeAGN: with the public model settings) and the budget it reports."""
     path, n = config.source(algorithm)
     if algorithm == "capePCA":
         data = load_pca_data(path, n)
         data_dim = data.shape[0]
+    elif agn.model == "stm":
+        data = load_stm_data(path, n, agn.dim)
+        data_dim = agn.dim
     else:
-        if dim is None:
-            raise SiteConfigError("capeAGN needs the vocabulary size D from the aggregator")
-        data = load_stm_data(path, n, dim)
-        data_dim = dim
-    budget = dp.SiteBudget(name=config.name, n=n, eps=config.eps, delta=config.delta, weight=config.weight,
-                           dim=data_dim)
-    return data, budget
+        data = load_mog_data(path, n, agn.sigma2, agn.norm_bound)
+        data_dim = data.dim
+    site = dp.Site(name=config.name, n=n, eps=config.eps, delta=config.delta, weight=config.weight)
+    return data, dp.SiteBudget(site=site, dim=data_dim)
 
 
 def _refuse(reason: str, name: str | None = None) -> Payload:
@@ -166,64 +205,79 @@ def _seed(config: SiteConfig) -> int:
     return config.seed if config.seed is not None else secrets.randbits(63)
 
 
+def _request_data(config: SiteConfig, c: Mapping[str, Any]) -> tuple[str, Any, dp.SiteBudget]:
+    algorithm = str(c.get("algorithm"))
+    if algorithm not in dp.ROUND_STAGES:
+        raise SiteConfigError(f"unknown algorithm {algorithm!r}")
+    agn = AgnModel.from_request(c) if algorithm == "capeAGN" else None
+    data, budget = load_site(config, algorithm, agn)
+    return algorithm, data, budget
+
+
 def site_hello(config: SiteConfig, request: Payload, state: MutableMapping[str, bytes]) -> Payload:
-    algorithm = str(request.config.get("algorithm"))
     round_id = str(request.config.get("round"))
-    dim = request.config.get("dim")
     try:
-        if algorithm not in dp.ROUND_STAGES:
-            raise SiteConfigError(f"unknown algorithm {algorithm!r}")
-        _, budget = _load(config, algorithm, None if dim is None else int(dim))
+        _, _, budget = _request_data(config, request.config)
     except SiteConfigError as exc:
         return _refuse(f"site {config.name}: {exc}", config.name)
     private, public = new_key_pair()
     state[f"{round_id}/key"] = private
-    reply = {"status": "ok", "role": "site", "name": budget.name, "n": budget.n, "eps": budget.eps,
-             "delta": budget.delta, "dim": budget.dim, "public_key": public, "digest": dp.budget_digest(budget)}
-    if budget.weight is not None:
-        reply["weight"] = budget.weight
+    site = budget.site
+    reply = {"status": "ok", "role": "site", "name": site.name, "n": site.n, "eps": site.eps,
+             "delta": site.delta, "dim": budget.dim, "public_key": public, "digest": dp.budget_digest(budget)}
+    if site.weight is not None:
+        reply["weight"] = site.weight
     return Payload(reply)
+
+
+def _open_inputs(config: SiteConfig, request: Payload, key: bytes, count: int, dim: int, k: int
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | str:
+    """The helper's e_s (opened), the aggregator's f_s and W from a release request, or why they are unusable."""
+    c = request.config
+    stage = str(c["stage"])
+    try:
+        e = open_array(bytes(c["sealed_e"]), key, seal_context(str(c["round"]), stage, config.name), count)
+    except SealError as exc:
+        return str(exc)
+    f = np.asarray(request.arrays.get("f", np.empty(0)), dtype=float)
+    if f.shape != (count,) or not np.all(np.isfinite(f)):
+        return f"the aggregator's noise f must be {count} finite numbers (got shape {f.shape})"
+    w = request.arrays.get("w")
+    if stage == "M3":
+        w = np.asarray(w if w is not None else np.empty((0, 0)), dtype=float)
+        if w.shape != (dim, k) or not np.all(np.isfinite(w)):
+            return f"the whitening W must be a finite {dim} x {k} matrix (got shape {w.shape})"
+    return e, f, w
 
 
 def site_release(config: SiteConfig, request: Payload, state: MutableMapping[str, bytes]) -> Payload:
     c = request.config
-    algorithm, round_id, stage = str(c["algorithm"]), str(c["round"]), str(c["stage"])
-    dim = int(c["dim"])
     try:
-        data, budget = _load(config, algorithm, dim)
+        algorithm, data, budget = _request_data(config, c)
     except SiteConfigError as exc:
         return _refuse(f"site {config.name}: {exc}")
     digest = dp.budget_digest(budget)
     if digest != c["digest"]:
-        return _refuse(f"site {config.name}: its budget or data changed since the design (now N_s = {budget.n}, "
-                       f"eps = {budget.eps:g}, delta = {budget.delta:g}, weight = {budget.weight}, D = {budget.dim}); "
+        site = budget.site
+        return _refuse(f"site {config.name}: its budget or data changed since the design (now N_s = {site.n}, "
+                       f"eps = {site.eps:g}, delta = {site.delta:g}, weight = {site.weight}, D = {budget.dim}); "
                        "it releases nothing under a design made for other values")
-    key = state.get(f"{round_id}/key")
+    key = state.get(f"{c['round']}/key")
     if key is None:
-        return _refuse(f"site {config.name}: it has no key for round {round_id} (was it restarted after the hello?)")
-    kind = str(c["kind"])
-    count = dp.unique_count(kind, dim)
+        return _refuse(f"site {config.name}: it has no key for round {c['round']} (was it restarted after the hello?)")
+    stage, path, law, k, dim = str(c["stage"]), str(c["path"]), str(c["m3_noise"]), int(c["k"]), budget.dim
     try:
-        e = open_array(bytes(c["sealed_e"]), key, seal_context(round_id, stage, config.name), count)
-    except SealError as exc:
+        count = dp.noise_unique(stage, path, dim, k)
+        size = dp.noise_size(stage, law, path, dim, k)
+    except dp.InputError as exc:
         return _refuse(f"site {config.name}: {exc}")
-    f = np.asarray(request.arrays.get("f", np.empty(0)), dtype=float)
-    if f.shape != (count,) or not np.all(np.isfinite(f)):
-        return _refuse(f"site {config.name}: the aggregator's noise f must be {count} finite numbers (got shape "
-                       f"{f.shape})")
-    w = np.asarray(request.arrays.get("w", np.empty((0, 0))), dtype=float)
-    if stage == "M3" and (w.ndim != 2 or w.shape[0] != dim or not np.all(np.isfinite(w))):
-        return _refuse(f"site {config.name}: the whitening W must be a finite D x K matrix with D = {dim} (got shape "
-                       f"{w.shape})")
-    var_g = float(c["var_g"])
+    inputs = _open_inputs(config, request, key, count, dim, k)
+    if isinstance(inputs, str):
+        return _refuse(f"site {config.name}: {inputs}")
+    e, f, w = inputs
     rng = dp.party_rng(_seed(config), int(c["run"]), algorithm, stage, dp.SITE, config.name)
-    g = dp.site_noise(var_g, kind, dim, rng)
-    if algorithm == "capePCA":
-        release = dp.site_release(dp.site_statistic_pca(data), e, f, g)
-    elif stage == "M2":
-        release = dp.site_release(dp.site_statistic_m2(data), e, f, g)
-    else:
-        release = dp.site_release_m3(data.m3(), e, f, g, w)
+    g = dp.noise_entries(dp.site_noise(float(c["var_g"]), size, rng), stage, law, path, dim, w)
+    release = dp.site_stage_release(stage, path, data, e, f, g, w)
     return Payload({"status": "ok", "digest": digest}, {"release": release})
 
 

@@ -65,8 +65,10 @@ def _third_moment_numbers(dim: int, k: int, path: str) -> int:
 
 
 def cape_communication(n_sites: int, dim: int, k: int, path: str) -> int:
-    """3 S D^2 + S D K + 2 S T + S K^3 with T = D^3 (dense) or K^3 (projected)."""
-    return 3 * n_sites * dim * dim + n_sites * dim * k + 2 * n_sites * _third_moment_numbers(dim, k, path) \
+    """3 S D^2 + S D K + 2 S T + S K^3 with T = D^3 (dense) or K^3 (projected), plus D K on the projected path
+    (W to the helper, which projects its noise on it)."""
+    helper_w = dim * k if path == "projected" else 0
+    return 3 * n_sites * dim * dim + n_sites * dim * k + helper_w + 2 * n_sites * _third_moment_numbers(dim, k, path) \
         + n_sites * k**3
 
 
@@ -81,7 +83,7 @@ ALGORITHMS = (
         collusion_robust=True,
         description="capeAGN: CAPE correlated noise on every site's M2 and M3 releases (Algorithm 3)",
         communication_text="3 S D^2 + S D K + 2 S T + S K^3: E2_s, F2_s, M2_hat_s, W to every site, E3_s and F3_s "
-        "(T = D^3 dense, K^3 projected), M3_tilde_s",
+        "(T = D^3 dense, K^3 projected), M3_tilde_s; projected: + D K (W to the helper)",
         communication=cape_communication,
         run=lambda ctx: _distributed(ctx, correlated=True),
     ),
