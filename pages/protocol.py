@@ -21,6 +21,7 @@ from dpcore.cape.protocol import (
 )
 from dpcore.scenario import scenario_from_json
 from dpcore.validation import InputError
+from pages.shared.federated_log import show_run_log
 from pages.shared.navigation import start_page
 from pages.shared.state import cached_plan
 from pages.shared.widgets import remember_widgets, restore_widgets, scenario_sidebar, show_chart, show_error
@@ -261,3 +262,6 @@ if pca_plan is not None and pca_plan.design.feasible:
         st.markdown(f"With capePCA's design, site {worst.site} would get ε = {worst.eps_iid:.3g} instead of "
                     f"{worst.eps_symmetric:.3g} (promised {worst.eps:g}). Every noise term on a symmetric object, "
                     "E, F and G alike, is drawn on the unique entries and mirrored.")
+
+# --- a real run -----------------------------------------------------------------------------------------------------
+show_run_log()
