@@ -21,6 +21,7 @@ from capefed.sealing import OVERHEAD_BYTES, SealError, new_key_pair, open_array,
 from capefed.site import SiteConfig, SiteConfigError, load_pca_data
 
 from dpcore.federation import protocol_differences
+from dpcore.privacy import unique_entries_matrix
 
 
 @pytest.fixture(scope="module")
@@ -424,3 +425,18 @@ def test_loopback_security_files(tmp_path):
         key = load_ssh_private_key(private.read_bytes(), password=None)
         assert isinstance(key, ec.EllipticCurvePrivateKey)
         assert load_ssh_public_key(public.read_bytes()).public_numbers() == key.public_key().public_numbers()
+
+
+def test_a_failed_whitening_stops_the_round_after_stage_one(demo):
+    """Every M2 release replaced by minus the identity (right shape, finite, digest kept): the aggregate has no
+    positive eigenvalue, W does not exist, and the round stops with the explanation before W or any output leaves."""
+    def negative(action, node, payload):
+        if action == "release" and payload.arrays["release"].size == 55:  # capeAGN's M2 stage, D = 10
+            payload.arrays["release"] = -unique_entries_matrix(np.eye(10))
+        return payload
+
+    outcome, _, _ = _round(demo, "capeAGN", transport_cls=Intercepting, reply=negative)
+    assert outcome.status == "stopped" and outcome.reason.startswith("stage M2: whitening failed")
+    assert "Nothing was released" in outcome.reason
+    assert outcome.aggregates == {} and outcome.outputs == {}
+    assert not [e for e in outcome.log if e.content == "W (whitening)" or e.receiver == "everyone"]

@@ -30,7 +30,16 @@ def no_local_run(tmp_path, monkeypatch):
     return tmp_path / "federated-run" / "message-log.json"
 
 
+def _shown(at):
+    """The section switched on (it is off by default: the page does not read any file unless asked)."""
+    assert "pr_log_source" not in [r.key for r in at.radio]
+    at.toggle(key="pr_log_show").set_value(True).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def _upload(at, content: bytes, name: str = "message-log.json"):
+    at = _shown(at)
     at.radio(key="pr_log_source").set_value("an uploaded message log").run()
     at.file_uploader(key="pr_log_upload").set_value((name, content, "application/json")).run()
     assert not at.exception, [e.value for e in at.exception]
@@ -43,7 +52,8 @@ def _frame(at):
 
 def test_without_a_local_run_the_page_says_how_to_make_one(no_local_run):
     at = app_test(PAGE)
-    assert not at.exception
+    assert not at.exception and not at.get("file_uploader")
+    at = _shown(at)
     assert at.radio(key="pr_log_source").value == "an uploaded message log"
     at.radio(key="pr_log_source").set_value("the last local run").run()
     assert any("make federated" in i.value for i in at.info)
@@ -54,7 +64,8 @@ def test_the_last_local_run_is_shown_beside_the_protocol(no_local_run, document)
     no_local_run.parent.mkdir()
     no_local_run.write_text(json.dumps(document))
     at = app_test(PAGE)
-    assert not at.exception
+    assert not at.exception and not [d for d in at.dataframe if "status" in d.value.columns]
+    at = _shown(at)
     assert at.radio(key="pr_log_source").value == "the last local run"
     frame = _frame(at)
     assert set(frame["status"]) == {"same"}

@@ -29,6 +29,7 @@ from .log import (
 from .outputs import pca_output, tensor_output, whitening_output
 from .plan import (
     AGN_PATHS,
+    DEFAULT_M3_NOISE,
     ROUND_STAGES,
     RoundPlan,
     RoundSettings,
@@ -52,6 +53,7 @@ from .site import (
 
 __all__ = [
     "AGN_PATHS",
+    "DEFAULT_M3_NOISE",
     "LOG_FORMAT",
     "ComparedMessage",
     "LogEntry",

@@ -16,16 +16,19 @@ from ..cape.plan import SOLVERS, plan_scenario
 from ..cape.stages import AGN_MODELS, agn_stage_plans
 from ..limits import MAX_FEDERATED_MATRIX_DIM, MAX_FEDERATED_TENSOR_DIM
 from ..otd.power import DEFAULT_ITERATIONS, DEFAULT_RESTARTS
+from ..otd.problem import OtdSettings
 from ..otd.release import M3_NOISE
 from ..scenario import ScenarioError, Site, scenario_from_dict
 from ..validation import InputError, check_choice, check_positive, check_positive_int, check_rank
 from .site import noise_shape, noise_size, noise_unique
 
-__all__ = ["AGN_PATHS", "ROUND_STAGES", "RoundPlan", "RoundSettings", "RoundStage", "SiteBudget", "budget_digest",
-           "plan_round"]
+__all__ = ["AGN_PATHS", "DEFAULT_M3_NOISE", "ROUND_STAGES", "RoundPlan", "RoundSettings", "RoundStage", "SiteBudget",
+           "budget_digest", "plan_round"]
 
 ROUND_STAGES: dict[str, tuple[str, ...]] = {"capePCA": ("A",), "capeAGN": ("M2", "M3")}
 """The algorithms a federated round runs and their stages, in order."""
+DEFAULT_M3_NOISE: str = OtdSettings.__dataclass_fields__["m3_noise"].default
+"""The third-moment noise law a federated round draws unless told otherwise: the in-process capeAGN's default."""
 AGN_PATHS = ("dense", "projected")
 """capeAGN's third-moment paths in a federated round: ``dense`` (the helper and the aggregator send D x D x D noise,
 D <= MAX_FEDERATED_TENSOR_DIM) or ``projected`` (K x K x K noise projected on W; the helper receives W)."""
@@ -82,7 +85,7 @@ class RoundSettings:
     sigma2: float | None = None
     norm_bound: float | None = None
     path: str = "dense"
-    m3_noise: str = "symmetrized"  # the default of dpcore.otd.OtdSettings
+    m3_noise: str = DEFAULT_M3_NOISE
     n_restarts: int = DEFAULT_RESTARTS
     n_iter: int = DEFAULT_ITERATIONS
     run: int = 0

@@ -179,6 +179,7 @@ def m3_noise_tensor(law: str, path: str, dim: int, w: np.ndarray | None = None) 
 
 
 def _check_projected_law(law: str, path: str) -> None:
+    """The law must have a sampler on the path: 'published' has none on the projected path."""
     if path == "projected" and law == "published":
         raise InputError("the 'published' third-moment noise has no projected sampler; use 'symmetrized' or the "
                          "dense path", "m3_noise")
@@ -195,9 +196,7 @@ def release_m3(
     Returns (M3_tilde K x K x K, messages with projected releases and e, f, g, or None). ``path`` ("dense" or
     "projected") and ``law`` (:data:`M3_NOISE`) were checked where they entered (:class:`~dpcore.otd.OtdSettings`,
     :func:`~dpcore.otd.choose_path`)."""
-    if path == "projected" and law == "published":
-        raise InputError("the 'published' third-moment noise has no projected sampler; use 'symmetrized' or the "
-                         "dense path", "m3_noise")
+    _check_projected_law(law, path)
     dim, k = w.shape
     weights = np.asarray(weights, dtype=float)
     kept: list[StageMessages] | None = [] if keep_messages else None

@@ -95,7 +95,7 @@ def prepare_demo(workdir: str | Path, *, sites: Sequence[Mapping[str, Any]] = DE
     run_config = {"algorithms": "capePCA,capeAGN", "sites": len(sites), "pca-k": PCA_K, "agn-k": AGN_K,
                   "seed": DEMO_SEEDS["aggregator"], "run": 0, "solver": "collusion-robust",
                   "calibration": "analytic", "neighbouring": "replace-one", "split": 0.5, "timeout": 120.0,
-                  "connect-timeout": 120.0, "agn-path": agn_path, "m3-noise": "symmetrized", **agn_config}
+                  "connect-timeout": 120.0, "agn-path": agn_path, **agn_config}
     truth = {"pca_preprocessing": prepared.note, "agn_model": agn_model,
              "agn_components": model.components.tolist(), "agn_weights": model.weights.tolist()}
     (workdir / "truth.json").write_text(json.dumps(truth))

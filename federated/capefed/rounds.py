@@ -135,6 +135,12 @@ def _optional(run_config: Mapping[str, Any], key: str) -> float | None:
     return None if value < 0 else value
 
 
+def _law(run_config: Mapping[str, Any]) -> dict[str, str]:
+    """The third-moment noise law of the run configuration ("" or absent: dpcore's default)."""
+    law = str(run_config.get("m3-noise", ""))
+    return {"m3_noise": law} if law else {}
+
+
 def settings_from_run_config(run_config: Mapping[str, Any], algorithm: str, round_id: str) -> AggregatorSettings:
     """The aggregator's settings for one algorithm from the run configuration (keys as in the app's pyproject)."""
     k = int(run_config["pca-k"] if algorithm == "capePCA" else run_config["agn-k"])
@@ -147,7 +153,7 @@ def settings_from_run_config(run_config: Mapping[str, Any], algorithm: str, roun
                                 sigma2=_optional(run_config, "agn-sigma2"),
                                 norm_bound=_optional(run_config, "agn-norm-bound"),
                                 path=str(run_config.get("agn-path", "dense")),
-                                m3_noise=str(run_config.get("m3-noise", "symmetrized")))
+                                **_law(run_config))
     seed = run_config.get("seed", -1)
     return AggregatorSettings(round=settings, sites=int(run_config["sites"]),
                               seed=None if int(seed) < 0 else int(seed),

@@ -106,6 +106,9 @@ def show_run_log() -> None:
                 "protocol lists for the same design: same steps, parties, shapes and counts, or the difference "
                 "highlighted. Control messages of the real flow (hello, the design sent to the helper) are listed "
                 "separately. How to run it across real machines: docs/federated.md.")
+    if not st.toggle("Load a message log", key="pr_log_show",
+                     help="The last local run (federated-run/message-log.json) or an uploaded one."):
+        return
     default = 0 if LOCAL_LOG.is_file() else 1
     source = st.radio("Message log", _SOURCES, index=default, key="pr_log_source", horizontal=True)
     log = _load(source)
