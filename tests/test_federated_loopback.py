@@ -71,7 +71,9 @@ def test_superlink_helper_and_three_sites_as_processes(tmp_path):
     # the in-process run, computed by the launcher with one BLAS thread like every party
     reference = json.loads((tmp_path / "simulation.json").read_text())
     assert [r["algorithm"] for r in rounds] == ["capePCA", "capeAGN"]
-    for outcome in rounds:
+    logged = read_log(tmp_path / "message-log.json")  # the message log, read back with every field checked
+    assert [r.status for r in logged.rounds] == ["released", "released"]
+    for outcome, logged_round in zip(rounds, logged.rounds, strict=True):
         assert outcome["status"] == "released", outcome["reason"]
         simulated = reference[outcome["algorithm"]]
         assert set(outcome["aggregates"]) == set(simulated["aggregates"])
@@ -82,10 +84,9 @@ def test_superlink_helper_and_three_sites_as_processes(tmp_path):
             assert np.array_equal(np.asarray(outcome["outputs"][key]), np.asarray(value)), key
         settings = settings_from_run_config(summary["run_config"], outcome["algorithm"], "check")
         plan = plan_round([SiteBudget.from_dict(b) for b in outcome["plan"]["sites"]], settings.round)
-        assert protocol_differences(outcome["log"], plan) == []
-        sealed = [e for e in outcome["log"] if e["protocol"] and e["sender"] == "helper"]
-        assert sealed and all(e["route"] == ["helper", "aggregator", e["receiver"]] for e in sealed)
-    logged = read_log(tmp_path / "message-log.json")
-    assert [r.status for r in logged.rounds] == ["released", "released"]
-    assert all(r.settings is not None and len(r.budgets) == 3 for r in logged.rounds)
+        assert logged_round.settings == plan.settings and logged_round.budgets == plan.budgets
+        assert [e.to_dict() for e in logged_round.entries] == outcome["log"]
+        assert protocol_differences(logged_round.entries, plan) == []
+        sealed = [e for e in logged_round.entries if e.protocol and e.sender == "helper"]
+        assert sealed and all(e.route == ("helper", "aggregator", e.receiver) for e in sealed)
     assert "identical to the in-process run" in output and "no process left" in output

@@ -45,8 +45,11 @@ CONNECTION = "capefed-loopback"
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 10.0
 DEFAULT_RUN_TIMEOUT = 600.0
-TASK_POLL_SECONDS = 0.1
-"""Seconds between a SuperExec's requests for a new task (FLWR_SUPEREXEC_TASK_POLL_INTERVAL)."""
+TASK_POLL_SECONDS = 0.5
+"""Seconds between a SuperExec's requests for a new task (FLWR_SUPEREXEC_TASK_POLL_INTERVAL; Flower's default is 1).
+Measured with benchmarks/bench_federated.py on a loaded 2-core machine (load average 13-15): 0.1 s took 81 CPU seconds
+per run (all processes) and 116-117 s, 0.5 s took 66 CPU seconds and 96 s, 1 s 66 CPU seconds and 102 s: at 0.1 s the
+five SuperExecs' polling alone costs about 0.2 cores."""
 
 
 class FederationError(RuntimeError):
@@ -328,19 +331,21 @@ class Federation:
             _set_subreaper(False)
         return sorted(set(left))
 
-    def cpu_seconds(self) -> dict[str, float]:
-        """CPU seconds (user + system) used so far by each process this federation started, with its living
-        descendants (a SuperNode's SuperExec), by name; what has exited is not counted."""
+    def cpu_seconds(self) -> dict[str, dict[str, float]]:
+        """CPU seconds (user + system) used so far by the processes this federation started and everything below
+        them that has not been reaped yet (a ClientApp process that has exited stays a zombie until its SuperExec
+        ends, with its CPU time), by kind (the kernel's 15-character command name): {kind: {"processes", "cpu"}}."""
         tick = os.sysconf("SC_CLK_TCK")
-        out = {}
-        for name, process, _ in self.processes:
-            total = 0
-            for pid in [process.pid, *_descendants(process.pid)]:
-                with contextlib.suppress(OSError, ValueError, IndexError):
-                    stat = Path(f"/proc/{pid}/stat").read_text()
-                    fields = stat[stat.rindex(")") + 2:].split()
-                    total += int(fields[11]) + int(fields[12])
-            out[name] = total / tick
+        pids = {pid for _, process, _ in self.processes for pid in [process.pid, *_descendants(process.pid)]}
+        out: dict[str, dict[str, float]] = {}
+        for pid in sorted(pids):
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                stat = Path(f"/proc/{pid}/stat").read_text()
+                kind = stat[stat.index("(") + 1:stat.rindex(")")]
+                fields = stat[stat.rindex(")") + 2:].split()
+                row = out.setdefault(kind, {"processes": 0, "cpu": 0.0})
+                row["processes"] += 1
+                row["cpu"] += (int(fields[11]) + int(fields[12])) / tick
         return out
 
     def _reap(self, pids: set[int]) -> None:
@@ -480,6 +485,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--secure", action="store_true",
                         help="TLS (a throw-away CA) and SuperNode authentication (registered keys) instead of insecure "
                              "mode")
+    parser.add_argument("--agn-path", choices=("dense", "projected"), default="dense",
+                        help="capeAGN's third-moment path: dense (D x D x D noise) or projected (K x K x K noise, W "
+                             "sent to the helper; one exchange more) (default: %(default)s)")
     args = parser.parse_args(argv)
     # Ctrl-C, kill and a closed terminal all end in the same clean-up (SIGINT explicitly: a shell may have started
     # this process with it ignored).
@@ -490,7 +498,8 @@ def main(argv: list[str] | None = None) -> int:
     mode = "TLS and SuperNode authentication" if args.secure else "insecure mode"
     print(f"starting a SuperLink, a helper and three sites on 127.0.0.1, {mode} (files in {workdir})", flush=True)
     try:
-        result = run_loopback(workdir, timeout=args.timeout, tag=args.tag, reap_all=True, secure=args.secure)
+        result = run_loopback(workdir, timeout=args.timeout, tag=args.tag, reap_all=True, secure=args.secure,
+                              agn_path=args.agn_path)
     except FederationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -1,0 +1,129 @@
+"""Time and CPU of the real federated run of ``make federated``: a SuperLink, a helper and three sites as separate
+processes on loopback (Flower 1.41, insecure mode), one capePCA and one capeAGN round, everything stopped.
+
+Run: ``.venv/bin/python benchmarks/bench_federated.py [--task-poll 0.1 0.5] [--path dense projected] [--runs 1]``.
+
+Each case runs in its own subprocess (which adopts and reaps every process the federation starts), so its
+``RUSAGE_CHILDREN`` is the CPU of every party. Phases: the federation's start-up (SuperLink port open, SuperNodes
+started), ``flwr run`` until the ServerApp's first request plus its end (FAB build and upload, ServerApp process
+start-up and exit), every exchange of the rounds (the aggregator's request to the last reply: SuperNode pull, ClientApp
+process start, computation, reply), and the shutdown. The machine's load average is printed with every case: on a
+shared machine the wall times grow with it, the CPU seconds much less.
+
+Where the time goes (flwr 1.41): every message starts a new ``flwr-clientapp`` process (imports of flwr, numpy, scipy
+and dpcore: about 2.5 CPU seconds each; Flower 1.41 has no long-lived ClientApp process: ``--isolation process``
+only moves the SuperExec that starts them out of the SuperNode), and a SuperNode that finds no message waits 3 s
+before it asks again (fixed in flwr/supernode/start_client_internal.py), so every exchange costs up to 3 s of
+waiting on top. Target (issue 14): the whole real run within two minutes on an idle 2-core machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGET_SECONDS = 120.0
+
+CASE = r"""
+import json, os, resource, sys, time
+sys.path[:0] = [{root!r}, {app!r}]
+for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[variable] = "1"
+from capefed.federation import run_loopback
+load = os.getloadavg()[0]
+start = time.perf_counter()
+result = run_loopback({workdir!r}, reap_all=True, task_poll={task_poll!r}, agn_path={path!r},
+                      run_config={{"poll": {poll!r}}})
+total = time.perf_counter() - start
+summary = json.loads((result.log_path.parent / "summary.json").read_text())
+mine, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({{"seconds": result.seconds, "total": total, "rounds": result.rounds, "leftover": result.leftover,
+                  "cpu_children": children.ru_utime + children.ru_stime, "cpu_self": mine.ru_utime + mine.ru_stime,
+                  "cpu_alive": summary["cpu_seconds_alive_at_stop"], "load_before": load,
+                  "load_after": os.getloadavg()[0]}}))
+"""
+
+
+def _exchanges(rounds: list[dict]) -> list[tuple[str, float, int]]:
+    """(what, seconds, messages) of every exchange, in order: the rounds' requests for one node in one exchange
+    travelled together, as one message, and share its time."""
+    seen: dict[float, tuple[list[str], set[str]]] = {}
+    for outcome in rounds:
+        for e in outcome["exchanges"]:
+            labels, nodes = seen.setdefault(e["seconds"], ([], set()))
+            if e["action"] not in labels:
+                labels.append(e["action"])
+            nodes.add(e["node"])
+    return [(" + ".join(labels), seconds, len(nodes)) for seconds, (labels, nodes) in seen.items()]
+
+
+def run_case(task_poll: float, path: str, poll: float) -> dict:
+    with tempfile.TemporaryDirectory(prefix="bench-federated-") as workdir:
+        code = CASE.format(root=str(ROOT), app=str(ROOT / "federated"), workdir=workdir, task_poll=task_poll,
+                           path=path, poll=poll)
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900)
+    if done.returncode != 0:
+        raise SystemExit(f"case failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def print_case(case: dict, title: str) -> None:
+    s = case["seconds"]
+    rounds = case["rounds"]
+    exchanges = _exchanges(rounds)
+    in_rounds = max(r["seconds"] for r in rounds)
+    print(f"\n{title}   (load average before {case['load_before']:.1f}, after {case['load_after']:.1f})")
+    rows = [("federation start-up (SuperLink, 4 SuperNodes)", s["start"]),
+            ("flwr run: app upload, ServerApp start and exit", s["run"] - in_rounds)]
+    rows += [(f"exchange {i}: {what} ({count} nodes)", seconds)
+             for i, (what, seconds, count) in enumerate(exchanges, 1)]
+    rows += [("aggregator's own work between exchanges", in_rounds - sum(x for _, x, _ in exchanges)),
+             ("shutdown (every process stopped)", s["stop"]), ("total", case["total"])]
+    width = max(len(r[0]) for r in rows)
+    for name, seconds in rows:
+        print(f"  {name:<{width}}  {seconds:7.1f} s")
+    kinds = case["cpu_alive"]
+    cpu = case["cpu_children"] + case["cpu_self"]
+    counted = sum(row["cpu"] for row in kinds.values())
+    print(f"  CPU seconds, all processes: {cpu:.1f} (launcher {case['cpu_self']:.1f}; the flwr CLI and what was "
+          f"reaped early {case['cpu_children'] - counted:.1f})")
+    for kind, row in sorted(kinds.items(), key=lambda kv: -kv[1]["cpu"]):
+        print(f"    {kind:<16} {int(row['processes']):3d} process(es) {row['cpu']:6.1f} s"
+              f"  ({row['cpu'] / max(row['processes'], 1):.1f} s each)")
+    status = ", ".join(f"{r['algorithm']} {r['status']}" for r in rounds)
+    print(f"  {status}; processes left: {case['leftover'] or 'none'}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--task-poll", type=float, nargs="+", default=[0.1, 0.5],
+                        help="SuperExec task poll intervals to compare (seconds)")
+    parser.add_argument("--path", nargs="+", default=["dense"], choices=["dense", "projected"],
+                        help="capeAGN third-moment paths")
+    parser.add_argument("--poll", type=float, default=0.2, help="the aggregator's poll interval (seconds)")
+    parser.add_argument("--runs", type=int, default=1, help="runs per case")
+    args = parser.parse_args(argv)
+    print(f"cores: {os.cpu_count()}; target: the whole run within {TARGET_SECONDS:g} s on an idle machine")
+    totals = []
+    for path in args.path:
+        for task_poll in args.task_poll:
+            for run in range(args.runs):
+                case = run_case(task_poll, path, args.poll)
+                title = f"capeAGN {path}, SuperExec task poll {task_poll:g} s, aggregator poll {args.poll:g} s"
+                print_case(case, title + (f", run {run + 1}" if args.runs > 1 else ""))
+                totals.append((title, case["total"], case["cpu_children"] + case["cpu_self"], case["load_before"]))
+    print("\nsummary")
+    width = max(len(t[0]) for t in totals)
+    for title, total, cpu, load in totals:
+        print(f"  {title:<{width}}  {total:6.1f} s wall  {cpu:6.1f} s CPU  (load {load:.1f})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
