@@ -33,6 +33,17 @@ import numpy as np
 from .certificates import SecurityFiles, make_security_files
 from .demo import Demo, identical, message_log_round, prepare_demo, print_report, simulate
 from .messages import write_log
+from .processes import (
+    TAG_VARIABLE,
+    alive,
+    children,
+    descendants,
+    reap,
+    reap_any,
+    set_subreaper,
+    signal_all,
+    tagged_processes,
+)
 from .rounds import settings_from_run_config
 
 __all__ = ["Federation", "FederationError", "LoopbackRun", "main", "node_config_text", "report", "run_loopback",
@@ -40,7 +51,6 @@ __all__ = ["Federation", "FederationError", "LoopbackRun", "main", "node_config_
 
 APP_DIR = Path(__file__).resolve().parents[1]
 REPO_DIR = APP_DIR.parent
-TAG_VARIABLE = "CAPEFED_RUN_TAG"
 CONNECTION = "capefed-loopback"
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 10.0
@@ -104,80 +114,6 @@ def node_config_text(config: Mapping[str, Any]) -> str:
     return " ".join(f"{key}={_toml_value(key, value)}" for key, value in config.items())
 
 
-def _children() -> dict[int, list[int]]:
-    tree: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        ppid = int(stat[stat.rindex(")") + 2:].split()[1])
-        tree.setdefault(ppid, []).append(int(entry.name))
-    return tree
-
-
-def _descendants(pid: int) -> list[int]:
-    tree, out, todo = _children(), [], [pid]
-    while todo:
-        for child in tree.get(todo.pop(), []):
-            out.append(child)
-            todo.append(child)
-    return out
-
-
-def tagged_processes(tag: str) -> list[int]:
-    """Processes whose environment carries ``CAPEFED_RUN_TAG=tag`` (this launcher's, and what they started)."""
-    marker = f"{TAG_VARIABLE}={tag}".encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            environ = (entry / "environ").read_bytes()
-        except OSError:
-            continue
-        if marker in environ.split(b"\0"):
-            found.append(int(entry.name))
-    return found
-
-
-_PR_SET_CHILD_SUBREAPER = 36
-
-
-def _set_subreaper(on: bool) -> None:
-    """Make this process adopt its orphaned descendants (Linux prctl), so that it can reap the processes Flower
-    starts detached once their parents are gone; where pid 1 does not reap they would stay zombies."""
-    with contextlib.suppress(OSError, AttributeError):
-        import ctypes  # noqa: PLC0415
-
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0)
-
-
-def _reap(pids: Sequence[int]) -> None:
-    for pid in pids:
-        with contextlib.suppress(ChildProcessError, OSError):
-            os.waitpid(pid, os.WNOHANG)
-
-
-def _reap_any() -> None:
-    """Reap every child that has exited (only for a process whose children are all the federation's)."""
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-
-
-def _signal_all(pids: Sequence[int], sig: int) -> None:
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, sig)
-
-
 @dataclass
 class Federation:
     """A SuperLink and SuperNodes on loopback. Use as a context manager: leaving it stops every process."""
@@ -220,7 +156,7 @@ class Federation:
         self.processes.append((name, process, log))
         return process
 
-    def _check_alive(self) -> None:
+    def _checkalive(self) -> None:
         for name, process, log in self.processes:
             if process.poll() is not None and not name.startswith("register-"):
                 raise FederationError(f"{name} exited with code {process.returncode}; see {log}:\n"
@@ -228,7 +164,7 @@ class Federation:
 
     def start(self) -> None:
         if self.reap_all:
-            _set_subreaper(True)
+            set_subreaper(True)
         self.superlink_port = _free_port()
         sec = self.security
         link_security = ["--insecure"] if sec is None else [
@@ -239,7 +175,7 @@ class Federation:
                                   "--port", str(self.superlink_port)])
         deadline = time.monotonic() + START_TIMEOUT
         while not _port_open(self.superlink_port):
-            self._check_alive()
+            self._checkalive()
             if time.monotonic() > deadline:
                 raise FederationError(f"the SuperLink did not open port {self.superlink_port} within "
                                       f"{START_TIMEOUT:g} s")
@@ -301,34 +237,34 @@ class Federation:
         pids: set[int] = set()
         for _, process, _ in self.processes:
             pids.add(process.pid)
-            pids.update(_descendants(process.pid))
+            pids.update(descendants(process.pid))
         pids.update(tagged_processes(self.tag))
         for _, process, _ in self.processes:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(process.pid, signal.SIGTERM)
-        _signal_all(sorted(pids), signal.SIGTERM)
+        signal_all(sorted(pids), signal.SIGTERM)
         deadline = time.monotonic() + STOP_TIMEOUT
         while time.monotonic() < deadline:
             for _, process, _ in self.processes:
                 process.poll()
             pids.update(tagged_processes(self.tag))
             self._reap(pids)
-            alive = [p for p in pids if _alive(p)]
+            alive = [p for p in pids if alive(p)]
             if not alive:
                 break
             time.sleep(0.2)
-        alive = [p for p in pids | set(tagged_processes(self.tag)) if _alive(p)]
-        _signal_all(alive, signal.SIGKILL)
+        alive = [p for p in pids | set(tagged_processes(self.tag)) if alive(p)]
+        signal_all(alive, signal.SIGKILL)
         for _, process, _ in self.processes:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=2)
         time.sleep(0.2)
         pids.update(alive)
         self._reap(pids)
-        left = [p for p in pids | set(tagged_processes(self.tag)) if _alive(p)]
+        left = [p for p in pids | set(tagged_processes(self.tag)) if alive(p)]
         if self.reap_all:
             left += self._reap_every_child()
-            _set_subreaper(False)
+            set_subreaper(False)
         return sorted(set(left))
 
     def cpu_seconds(self) -> dict[str, dict[str, float]]:
@@ -336,7 +272,7 @@ class Federation:
         them that has not been reaped yet (a ClientApp process that has exited stays a zombie until its SuperExec
         ends, with its CPU time), by kind (the kernel's 15-character command name): {kind: {"processes", "cpu"}}."""
         tick = os.sysconf("SC_CLK_TCK")
-        pids = {pid for _, process, _ in self.processes for pid in [process.pid, *_descendants(process.pid)]}
+        pids = {pid for _, process, _ in self.processes for pid in [process.pid, *descendants(process.pid)]}
         out: dict[str, dict[str, float]] = {}
         for pid in sorted(pids):
             with contextlib.suppress(OSError, ValueError, IndexError):
@@ -350,21 +286,21 @@ class Federation:
 
     def _reap(self, pids: set[int]) -> None:
         if self.reap_all:
-            _reap_any()
+            reap_any()
         else:
-            _reap(sorted(pids))
+            reap(sorted(pids))
 
     def _reap_every_child(self) -> list[int]:
         """Wait until this process has no child left (adopted orphans included); returns any still running."""
         deadline = time.monotonic() + STOP_TIMEOUT
         while time.monotonic() < deadline:
-            _reap_any()
-            children = _children().get(os.getpid(), [])
-            if not children:
+            reap_any()
+            mine = children().get(os.getpid(), [])
+            if not mine:
                 return []
-            _signal_all([c for c in children if _alive(c)], signal.SIGKILL)
+            signal_all([c for c in mine if alive(c)], signal.SIGKILL)
             time.sleep(0.1)
-        return [c for c in _children().get(os.getpid(), []) if _alive(c)]
+        return [c for c in children().get(os.getpid(), []) if alive(c)]
 
     def __enter__(self) -> Federation:
         return self
@@ -373,14 +309,6 @@ class Federation:
         left = self.stop()
         if left:
             print(f"warning: processes {left} did not stop", file=sys.stderr)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return state[state.rindex(")") + 2] != "Z"
 
 
 def _tail(path: Path, lines: int = 15) -> str:
