@@ -249,17 +249,17 @@ class Federation:
                 process.poll()
             pids.update(tagged_processes(self.tag))
             self._reap(pids)
-            alive = [p for p in pids if alive(p)]
-            if not alive:
+            running = [p for p in pids if alive(p)]
+            if not running:
                 break
             time.sleep(0.2)
-        alive = [p for p in pids | set(tagged_processes(self.tag)) if alive(p)]
-        signal_all(alive, signal.SIGKILL)
+        running = [p for p in pids | set(tagged_processes(self.tag)) if alive(p)]
+        signal_all(running, signal.SIGKILL)
         for _, process, _ in self.processes:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=2)
         time.sleep(0.2)
-        pids.update(alive)
+        pids.update(running)
         self._reap(pids)
         left = [p for p in pids | set(tagged_processes(self.tag)) if alive(p)]
         if self.reap_all:
