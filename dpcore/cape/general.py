@@ -12,7 +12,7 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import csr_array
 
-from ..privacy.zero_sum import weighted_zero_sum_mixing
+from ..privacy.zero_sum import weighted_zero_sum_law, weighted_zero_sum_mixing
 from ..validation import InputError, check_positive
 from .design import NoiseDesign, Objective, SiteBudgets, check_objective, dp_floor, floor_note, site_budgets
 
@@ -65,19 +65,18 @@ class _Program:
         self.eq_text.append(text)
 
     def _matrix(self, blocks: list[_Block], n_rows: int) -> csr_array | None:
+        """The rows as a CSR matrix, built directly: blocks are row-major and a row never repeats a column."""
         if not blocks:
             return None
-        rows, cols, vals, offset = [], [], [], 0
-        for r, c, v, count in blocks:
-            rows.append(r + offset)
-            cols.append(c)
-            vals.append(v)
-            offset += count
-        matrix = csr_array((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                           shape=(n_rows, self.n_vars))
-        matrix.sum_duplicates()
-        matrix.eliminate_zeros()  # as a dense matrix would: explicit zeros are not constraint entries
-        return matrix
+        rows = np.concatenate([r + offset for (r, _, _, _), offset in
+                               zip(blocks, np.cumsum([0] + [b[3] for b in blocks[:-1]]), strict=True)])
+        cols = np.concatenate([b[1] for b in blocks])
+        vals = np.concatenate([b[2] for b in blocks])
+        keep = vals != 0.0  # as a dense matrix would: explicit zeros are not constraint entries
+        rows, cols, vals = rows[keep], cols[keep], vals[keep]
+        order = np.lexsort((cols, rows))
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n_rows))])
+        return csr_array((vals[order], cols[order], indptr), shape=(n_rows, self.n_vars))
 
     def solve(self, cost: np.ndarray, bounds: list[tuple[float | None, float | None]]):
         return linprog(
@@ -243,7 +242,7 @@ def finish_design(
     ve = ve * e_scale
     return NoiseDesign(
         names=names, weights=mu, tau=tau, var_e=ve, var_f=vf, var_g=vg, tau_c=tau_c, method=method, feasible=True,
-        objective=objective, e_mixing=weighted_zero_sum_mixing(mu, ve),
+        objective=objective, e_mixing=weighted_zero_sum_mixing(mu, ve), e_law=weighted_zero_sum_law(mu, ve),
         e_construction="balanced full-rank: mu*e = (I - c 1^T) diag(d) z with c proportional to mu_s tau_e,s",
         e_scale=e_scale, collusion=collusion, notes=notes + floor_note(tau_c, mu, tau),
     )

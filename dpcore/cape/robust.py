@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..validation import InputError, check_positive
-from .audit import view_sigmas
+from .audit import short_views
 from .design import NoiseDesign, Objective, SiteBudgets, check_objective, site_budgets
 from .general import finish_design, solve_variances
 
@@ -56,13 +56,12 @@ def solve_collusion_robust(
     if variances is None:
         return finish(None, reason, 1.0)
     e_scale = 16.0
-    # The outside and sites views do not depend on the helper noise and hold by the LP constraints.
-    aggregator_views = ("aggregator", "aggregator+coalition")
+    # The outside and sites views do not depend on the helper noise and hold by the LP constraints. Every
+    # aggregator view's sigma_eff grows with the helper noise (Cov grows in the Loewner order), so the first
+    # passing scale is the smallest one on the grid 16, 64, 256, ...
     while True:
         design = finish(variances, None, e_scale)
-        short = [v for v in view_sigmas(design, collusion, aggregator_views)
-                 if v.sigma_eff < tau[v.site] * (1 - 1e-9)]
-        if not short:
+        if not short_views(design, collusion, tau):
             note = (f"helper noise scaled by {e_scale:g} so that the aggregator cannot separate releases; "
                     f"every view with up to {collusion} colluder(s) keeps sigma_eff >= tau_s")
             return finish(variances, None, e_scale, (note,))

@@ -29,7 +29,13 @@ from .symmetric import (
     unique_entries_matrix,
     unique_entries_tensor,
 )
-from .zero_sum import plain_zero_sum_noise, weighted_zero_sum_mixing, zero_sum_feasible
+from .zero_sum import (
+    ZeroSumLaw,
+    plain_zero_sum_noise,
+    weighted_zero_sum_law,
+    weighted_zero_sum_mixing,
+    zero_sum_feasible,
+)
 
 __all__ = [
     "CALIBRATIONS",
@@ -39,6 +45,7 @@ __all__ = [
     "ClassicCalibrationWarning",
     "Neighbouring",
     "Statistic",
+    "ZeroSumLaw",
     "avn_noise",
     "classic_caveat",
     "delta_for_sigma",
@@ -60,6 +67,7 @@ __all__ = [
     "unique_count_tensor",
     "unique_entries_matrix",
     "unique_entries_tensor",
+    "weighted_zero_sum_law",
     "weighted_zero_sum_mixing",
     "zero_sum_feasible",
 ]
