@@ -79,15 +79,16 @@ class _Program:
         return csr_array((vals[order], cols[order], indptr), shape=(n_rows, self.n_vars))
 
     def solve(self, cost: np.ndarray, bounds: list[tuple[float | None, float | None]]):
-        return linprog(
-            cost,
-            A_ub=self._matrix(self._ub, len(self.b_ub)),
-            b_ub=np.array(self.b_ub) if self.b_ub else None,
-            A_eq=self._matrix(self._eq, len(self.b_eq)),
-            b_eq=np.array(self.b_eq) if self.b_eq else None,
-            bounds=bounds,
-            method="highs",
-        )
+        """HiGHS; once more without presolve if it ends without a status (seen when the aggregate's equality sits
+        exactly on the smallest achievable tau_c and some weights are below 1e-4: presolve then declares the
+        problem's status unknown)."""
+        problem = {"A_ub": self._matrix(self._ub, len(self.b_ub)), "b_ub": np.array(self.b_ub) if self.b_ub else None,
+                   "A_eq": self._matrix(self._eq, len(self.b_eq)), "b_eq": np.array(self.b_eq) if self.b_eq else None,
+                   "bounds": bounds, "method": "highs"}
+        result = linprog(cost, **problem)
+        if result.status == 4:
+            result = linprog(cost, **problem, options={"presolve": False})
+        return result
 
 
 def _base_program(t2: np.ndarray, mu: np.ndarray, names: tuple[str, ...], coalition: int | None, margin: float):
@@ -124,27 +125,7 @@ def _base_program(t2: np.ndarray, mu: np.ndarray, names: tuple[str, ...], coalit
                      f"zero-sum: site {names[i]}'s weighted helper-noise variance may not exceed the others' "
                      "together (so that sum mu_s e_s = 0 can hold)")
     if use_collusion:
-        k = min(int(coalition), n - 1)
-        theta = 3 * n + 1
-        p = lambda j: 3 * n + 2 + j  # noqa: E731
-        if k > 0:
-            # p_j >= mu_j^2 v_g,j - theta for every site j, one row each
-            sites = np.arange(n)
-            rows = np.repeat(sites, 3)
-            cols = np.column_stack([p(sites), g(sites), np.full(n, theta)]).ravel()
-            vals = np.column_stack([np.full(n, -1.0), mu**2, np.full(n, -1.0)]).ravel()
-            prog.at_most_block(rows, cols, vals, np.zeros(n), _AUX)
-        for i in active:
-            coefs = {g(j): mu[j] ** 2 for j in range(n)}
-            if k > 0:
-                coefs[theta] = -float(k)
-                for j in range(n):
-                    if j != i:
-                        coefs[p(j)] = -1.0
-            who = "the outside observer" if k == 0 else f"the aggregator or sites with {k} colluding site(s)"
-            prog.at_least(coefs, (1 + margin) * mu[i] ** 2 * t2[i],
-                          f"site {names[i]} against {who}: the site noise g outside the worst coalition must "
-                          "give sum mu_t^2 tau_g,t^2 >= mu_s^2 tau_s^2")
+        _add_collusion_rows(prog, t2, mu, names, min(int(coalition), n - 1), margin, active)
     bounds: list[tuple[float | None, float | None]] = [(0.0, None)] * n_vars
     if use_collusion:
         # Collusion-robust designs rely on helper noise in every weighted release: a release without
@@ -156,6 +137,29 @@ def _base_program(t2: np.ndarray, mu: np.ndarray, names: tuple[str, ...], coalit
 
 
 _ROBUST_E_SHARE = 0.1
+
+
+def _add_collusion_rows(prog: _Program, t2: np.ndarray, mu: np.ndarray, names: tuple[str, ...], k: int, margin: float,
+                        active: list[int]) -> None:
+    """sum_t L_t - k theta - sum_(j != i) p_j >= (1 + margin) mu_i^2 tau_i^2 for every weighted site i, with
+    p_j >= L_j - theta, p_j >= 0 (L_t = mu_t^2 v_g,t; :func:`_base_program` proves it exact)."""
+    n = t2.size
+    g = 2 * n + np.arange(n)
+    theta, p = 3 * n + 1, 3 * n + 2 + np.arange(n)
+    if k > 0:  # p_j >= mu_j^2 v_g,j - theta for every site j, one row each
+        rows = np.repeat(np.arange(n), 3)
+        cols = np.column_stack([p, g, np.full(n, theta)]).ravel()
+        vals = np.column_stack([np.full(n, -1.0), mu**2, np.full(n, -1.0)]).ravel()
+        prog.at_most_block(rows, cols, vals, np.zeros(n), _AUX)
+    who = "the outside observer" if k == 0 else f"the aggregator or sites with {k} colluding site(s)"
+    for i in active:
+        coefs = {int(g[j]): mu[j] ** 2 for j in range(n)}
+        if k > 0:
+            coefs[theta] = -float(k)
+            coefs.update({int(p[j]): -1.0 for j in range(n) if j != i})
+        prog.at_least(coefs, (1 + margin) * mu[i] ** 2 * t2[i],
+                      f"site {names[i]} against {who}: the site noise g outside the worst coalition must "
+                      "give sum mu_t^2 tau_g,t^2 >= mu_s^2 tau_s^2")
 
 
 _AUX = "auxiliary"
