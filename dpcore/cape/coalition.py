@@ -259,17 +259,19 @@ class _Sweep:
 
 
 def _tops(w: np.ndarray, count: int, head: int) -> np.ndarray:
-    """The distinct first ``count`` positions of the orders of (eta . w_t)^2 over all sweep directions, with the
-    first ``head`` of each row sorted (only their set matters), in chunks of MAX_SWEEP_ENTRIES."""
+    """The first ``count`` positions of the orders of (eta . w_t)^2 over all sweep directions, with the first
+    ``head`` of each row sorted (only their set matters), in chunks of MAX_SWEEP_ENTRIES. The directions go round
+    the half circle in order, so equal rows come in runs: a row equal to the one before it is dropped."""
     directions = _directions(w)
     chunk = max(1, MAX_SWEEP_ENTRIES // max(w.shape[0], 1))
     rows = []
     for lo in range(0, directions.shape[0], chunk):
         scores = (directions[lo : lo + chunk] @ w.T) ** 2
         order = np.argsort(-scores, axis=1, kind="stable")[:, :count]
-        order[:, :head] = np.sort(order[:, :head], axis=1)
-        rows.append(np.unique(order, axis=0))
-    return np.unique(np.concatenate(rows), axis=0)
+        order[:, :head].sort(axis=1)
+        rows.append(order)
+    order = np.concatenate(rows)
+    return order[np.concatenate([[True], np.any(order[1:] != order[:-1], axis=1)])]
 
 
 def _sweep(t: SiteTerms, size: int, base: tuple[np.ndarray, np.ndarray, np.ndarray]) -> _Sweep:
