@@ -267,7 +267,11 @@ def _tops(w: np.ndarray, count: int, head: int) -> np.ndarray:
     rows = []
     for lo in range(0, directions.shape[0], chunk):
         scores = (directions[lo : lo + chunk] @ w.T) ** 2
-        order = np.argsort(-scores, axis=1, kind="stable")[:, :count]
+        if count < w.shape[0]:  # the top ``count`` by a partition, then in order (ties: equal contributions)
+            top = np.argpartition(-scores, count - 1, axis=1)[:, :count]
+            order = np.take_along_axis(top, np.argsort(-np.take_along_axis(scores, top, axis=1), axis=1), axis=1)
+        else:
+            order = np.argsort(-scores, axis=1)
         order[:, :head].sort(axis=1)
         rows.append(order)
     order = np.concatenate(rows)
