@@ -26,7 +26,9 @@ from dpcore.cape.coalition import (
     site_terms,
     worst_coalitions,
 )
+from dpcore.cape.design import SiteBudgets
 from dpcore.cape.explain import closed_form_tau_c_range
+from dpcore.cape.general import finish_design
 from dpcore.privacy import weighted_zero_sum_law, weighted_zero_sum_mixing
 from dpcore.validation import InputError
 
@@ -281,3 +283,30 @@ def test_report_marks_bounds_and_judges_them_conservatively():
     inexact = [r for r in report.rows if not r.exact]
     assert inexact and all(r.sigma_bound is not None and not r.ok for r in inexact)
     assert all("proven bound" in w for w in report.warnings)
+
+
+def test_sites_that_reveal_w_are_handled_exactly():
+    """A site with no private helper noise (d_t = 0) shows a multiple of W: the published closed form's last site,
+    every site but one on the boundary of the polygon inequality (rank-one law), and, with no site noise either,
+    a site that reveals W to every view. Brute force over the direct model for every coalition size."""
+    low, high = closed_form_tau_c_range([1.0, 1.5, 2.0, 0.8], [0.3, 0.2, 0.3, 0.2], 1)
+    designs = [design_closed_form([1.0, 2.0, 2.0], [0.5, 0.25, 0.25]),  # last site: var_g = 0 as well
+               design_closed_form([1.0, 1.5, 2.0, 0.8], [0.3, 0.2, 0.3, 0.2], tau_c=(low + high) / 2, last=1)]
+    mu = np.array([0.4, 0.2, 0.2, 0.2])
+    tau = np.array([1.0, 1.2, 0.9, 1.1])
+    ve = np.array([0.0, 0.5, 1.0, 0.0])
+    ve[0] = ((mu[1] * np.sqrt(ve[1]) + mu[2] * np.sqrt(ve[2])) / mu[0]) ** 2  # exactly on the boundary
+    vg = np.clip(tau**2 - ve, 0.05, None)
+    budgets = SiteBudgets(tuple("ABCD"), tau, mu)
+    designs.append(finish_design(budgets, np.vstack([ve, tau**2, vg]), float(np.sqrt(np.sum(mu**2 * vg))),
+                                 method="general", reason=None, objective="balanced", e_scale=1.0, collusion=None))
+    for d in designs:
+        terms = site_terms(d)
+        assert terms is not None and np.any(terms.revealing)
+        n = d.n_sites
+        for size in range(1, n):
+            for w in worst_coalitions(terms, size):
+                others = [t for t in range(n) if t != w.site]
+                refs = [direct_sigma2(d, w.site, c)[0] for c in combinations(others, size)]
+                assert w.exact
+                assert w.sigma2 == pytest.approx(min(refs), rel=1e-8, abs=1e-14)

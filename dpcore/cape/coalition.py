@@ -365,9 +365,11 @@ def _enumerate(t: SiteTerms, s: int, k: int, base: tuple[np.ndarray, ...]) -> tu
 
 def _revealing_branch(t: SiteTerms, size: int, forced: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For every site, the worst coalition among those that see W exactly (lambda = 0) and its sigma^2 (inf when
-    there is none): sigma^2 then increases with R = sum of d_t^2 gamma_t / a_t outside C, so the worst holds a
-    revealing site and the largest such terms. Where ``forced`` (a revealing site without g noise is seen by every
-    view) every coalition is of this kind and the worst holds the largest terms."""
+    there is none). Exact: with E infinite, beta^2 sigma^2 = [d_s^2 (R + gamma_s) + gamma_s R] / (R + d_s^2), whose
+    derivative in R is d_s^4 / (R + d_s^2)^2 >= 0, and R = sum over non-members of d_t^2 gamma_t / a_t; a revealing
+    site has d_t = 0, so which one joins does not matter, and the worst holds one of them and the c - 1 largest
+    terms. Where ``forced`` (a revealing site without g noise is seen by every view) every coalition is of this
+    kind and the worst holds the c largest terms."""
     n = t.n_sites
     sites = np.arange(n)
     revealing = np.flatnonzero(t.revealing)
