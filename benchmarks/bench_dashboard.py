@@ -48,7 +48,7 @@ def _seconds(fn) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sites", type=int, nargs="*", default=[5, 10, 20, 40])
-    parser.add_argument("--curve-max-sites", type=int, default=10, help="skip the c-curve above this S")
+    parser.add_argument("--curve-max-sites", type=int, default=20, help="skip the c-curve above this S")
     parser.add_argument("--no-pages", action="store_true")
     args = parser.parse_args()
     print(f"{'S':>4} {'plan s':>8} {'curve s':>8}  target plan < {TARGET_PLAN_SECONDS:g} s up to S = 20")

@@ -62,9 +62,21 @@ MAX_MESSAGE_LOG_DEPTH = 8
 
 # --- audit -----------------------------------------------------------------------------------------------------
 MAX_COALITIONS = 3000
-"""Exact enumeration of the worst coalition up to this many coalitions per site."""
+"""Designs without a factored helper law (dpcore.cape.audit's general path): exact enumeration of the worst
+coalition up to this many coalitions per site (each costs an eigendecomposition)."""
 MAX_GREEDY_SITES = 30
-"""Greedy coalition search up to this many sites; one heuristic coalition beyond."""
+"""General path: greedy coalition search up to this many sites; one heuristic coalition beyond."""
+MAX_SWEEP_SITES = MAX_SITES
+"""Weighted sites of one coalition audit (dpcore.cape.coalition): the sweep has at most S(S-1) candidate
+coalitions per site, about 10,000 at 100 sites."""
+MAX_SWEEP_ENTRIES = 1 << 20
+"""Candidates x sites held at once while sweeping (each a few float64 arrays of this size: about 40 MB)."""
+MAX_HELPER_SCALES = 40
+"""Helper-noise scales 16, 64, 256, ... tried by the collusion-robust calibration (it stops at its max_e_scale,
+1e8 by default: 13 scales; 40 reach 1e25)."""
+MAX_ENUMERATED_COALITIONS = 200_000
+"""Coalitions enumerated (closed form, about 1 microsecond each) for a site whose sweep and Lagrangian bound
+disagree; beyond it the audit reports the bound."""
 
 # --- gain explorer ---------------------------------------------------------------------------------------------
 MAX_DRAWS = 5_000

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -140,14 +141,28 @@ def test_collusion_robust_design_passes_every_view():
         assert report.all_ok, [(r.site, r.view, r.eps_eff) for r in report.failing()]
 
 
-def test_large_s_uses_a_heuristic_with_a_warning_and_a_proven_bound():
+def test_large_s_without_a_factored_law_uses_a_heuristic_with_a_warning_and_a_proven_bound():
+    # the general path (a design whose helper law is only given as e_mixing) cannot enumerate 40 choose 13
     n_sites = 40
-    d = design_general(np.ones(n_sites), np.full(n_sites, 1 / n_sites))
+    d = replace(design_general(np.ones(n_sites), np.full(n_sites, 1 / n_sites)), e_law=None)
     report = audit_design(d, np.ones(n_sites), np.ones(n_sites), np.full(n_sites, 1e-5), collusion=13)
     heuristic = [r for r in report.rows if not r.exact]
     assert heuristic and report.warnings
     assert all(r.sigma_eff >= r.sigma_bound * (1 - 1e-9) for r in heuristic)
+    assert not any(r.ok for r in heuristic)  # "kept" is judged on the proven bound, which is below tau here
     assert default_collusion(40) == 13
+
+
+def test_large_s_with_the_factored_law_is_exact():
+    n_sites = 40
+    d = design_general(np.ones(n_sites), np.full(n_sites, 1 / n_sites))
+    report = audit_design(d, np.ones(n_sites), np.ones(n_sites), np.full(n_sites, 1e-5), collusion=13)
+    assert all(r.exact for r in report.rows) and not report.warnings
+    # equal sites: every coalition of 13 is as bad as any other; the general path on one coalition agrees
+    general = replace(d, e_law=None)
+    row = next(r for r in report.rows if r.site == "s1" and r.view == "aggregator+coalition")
+    coalition = tuple(d.names.index(x) for x in row.coalition)
+    assert row.sigma_eff == pytest.approx(direct_view_sigma(general, 0, coalition, True), rel=1e-7)
 
 
 def direct_view_sigma(design, site, coalition, with_aggregator):

@@ -6,8 +6,8 @@ scenario (design + audit), capeAGN's two stages, one protocol round as messages,
 computes (:mod:`~dpcore.cape.parties`: helper, aggregator and site noise, releases, the combination).
 
 Imports the bottom layer, :mod:`dpcore.privacy`, :mod:`dpcore.data` (site sizes) and :mod:`dpcore.scenario`.
-Inside the package: design <- closed_form, general <- audit <- robust <- explain, plan <- stages; protocol <-
-parties.
+Inside the package: design <- closed_form, general, coalition (the audit's closed forms) <- audit <- robust <-
+explain, plan <- stages; protocol <- parties.
 """
 
 from .audit import (

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..privacy.zero_sum import ZeroSumLaw
 from ..validation import InputError, check_positive
 from .design import NoiseDesign, SiteBudgets, design_target, floor_note, site_budgets
 
@@ -66,6 +67,7 @@ def solve_closed_form(budgets: SiteBudgets, tau_c: float | None, last: int) -> N
     return NoiseDesign(
         names=names, weights=mu, tau=tau, var_e=ve, var_f=ve.copy(), var_g=vg, tau_c=tau_c, method="closed-form",
         feasible=feasible, reason=reason, e_mixing=_mixing(mu, ve, last, others) if feasible else None,
+        e_law=_law(mu, ve, last, others) if feasible else None,
         e_construction=f"published: e_s independent for s != {names[last]}, e_{names[last]} = -(1/mu) sum mu_s e_s",
         notes=floor_note(tau_c, mu, tau),
     )
@@ -106,3 +108,13 @@ def _mixing(mu: np.ndarray, ve: np.ndarray, last: int, others: np.ndarray) -> np
         mixing[i, col] = std_others[col]
     mixing[last, :] = -(mu[others] * std_others) / mu[last]
     return mixing
+
+
+def _law(mu: np.ndarray, ve: np.ndarray, last: int, others: np.ndarray) -> ZeroSumLaw:
+    """The published construction in factored form: u_s = mu_s e_s = w_s for s != S, u_S = -sum_s w_s, i.e.
+    c = the last site's unit vector and var_w = mu_s^2 tau_e,s^2 (0 for the last site)."""
+    common = np.zeros(mu.size)
+    common[last] = 1.0
+    var_w = np.zeros(mu.size)
+    var_w[others] = mu[others] ** 2 * np.clip(ve[others], 0.0, None)
+    return ZeroSumLaw(common=common, var_w=var_w)

@@ -23,6 +23,7 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 
+from ..privacy.zero_sum import ZeroSumLaw
 from ..scenario import Scenario
 from ..validation import InputError, check_choice, check_positive, check_probability_vector
 
@@ -59,7 +60,9 @@ assert tuple(OBJECTIVES) == get_args(Objective)
 class NoiseDesign:
     """A solved (or failed) noise design. Variances may be negative for the closed form: then
     ``feasible`` is False and ``reason`` says which constraint fails. ``e_mixing`` (S x m) gives the
-    helper's noise as e = e_mixing @ z with z ~ N(0, I), so its joint law is explicit for the audit."""
+    helper's noise as e = e_mixing @ z with z ~ N(0, I), so its joint law is explicit for the audit; ``e_law`` is
+    the same law in factored form (:class:`~dpcore.privacy.zero_sum.ZeroSumLaw`), which the audit checks against
+    ``e_mixing`` and then uses for its closed forms (docs/math/audit.md)."""
 
     names: tuple[str, ...]
     weights: np.ndarray
@@ -73,6 +76,7 @@ class NoiseDesign:
     reason: str | None = None
     objective: str | None = None
     e_mixing: np.ndarray | None = None
+    e_law: ZeroSumLaw | None = None
     e_construction: str = ""
     e_scale: float = 1.0
     collusion: int | None = None
@@ -268,6 +272,7 @@ def design_equal(tau: float, n_sites: int, names: Any = None) -> NoiseDesign:
         names=budgets.names, weights=budgets.weights, tau=budgets.tau, var_e=np.full(n_sites, ve),
         var_f=np.full(n_sites, vf), var_g=np.full(n_sites, vg), tau_c=tau / n_sites, method="equal", feasible=True,
         e_mixing=mixing, e_construction="plain: e_s = z_s - mean(z)",
+        e_law=ZeroSumLaw(common=np.full(n_sites, 1.0 / n_sites), var_w=np.full(n_sites, (tau / n_sites) ** 2)),
     )
 
 

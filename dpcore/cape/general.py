@@ -10,66 +10,104 @@ from typing import Any
 
 import numpy as np
 from scipy.optimize import linprog
+from scipy.sparse import csr_array
 
-from ..privacy.zero_sum import weighted_zero_sum_mixing
+from ..privacy.zero_sum import weighted_zero_sum_law, weighted_zero_sum_mixing
 from ..validation import InputError, check_positive
 from .design import NoiseDesign, Objective, SiteBudgets, check_objective, dp_floor, floor_note, site_budgets
 
 __all__ = ["design_general", "finish_design", "solve_general", "solve_variances"]
 
 
+_Block = tuple[np.ndarray, np.ndarray, np.ndarray, int]  # row offsets in the block, columns, values, rows
+
+
 class _Program:
-    """Rows of a linear program, each with a sentence saying what it protects."""
+    """Rows of a linear program, each with a sentence saying what it protects.
+
+    Rows are kept sparse (coordinates and values): the collusion constraints add S^2 auxiliary variables and
+    rows of three entries each, which a dense matrix would hold as S^4 numbers (3.4 GB at S = 100)."""
 
     def __init__(self, n_vars: int):
         self.n_vars = n_vars
-        self.a_ub: list[np.ndarray] = []
+        self._ub: list[_Block] = []
         self.b_ub: list[float] = []
         self.ub_text: list[str] = []
-        self.a_eq: list[np.ndarray] = []
+        self._eq: list[_Block] = []
         self.b_eq: list[float] = []
         self.eq_text: list[str] = []
 
+    @staticmethod
+    def _row(coefs: dict[int, float]) -> _Block:
+        cols = np.fromiter(coefs.keys(), dtype=np.int64, count=len(coefs))
+        vals = np.fromiter(coefs.values(), dtype=float, count=len(coefs))
+        return np.zeros(cols.size, dtype=np.int64), cols, vals, 1
+
     def at_most(self, coefs: dict[int, float], bound: float, text: str) -> None:
-        row = np.zeros(self.n_vars)
-        for j, c in coefs.items():
-            row[j] += c
-        self.a_ub.append(row)
+        self._ub.append(self._row(coefs))
         self.b_ub.append(bound)
         self.ub_text.append(text)
 
     def at_least(self, coefs: dict[int, float], bound: float, text: str) -> None:
         self.at_most({j: -c for j, c in coefs.items()}, -bound, text)
 
+    def at_most_block(self, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, bounds: np.ndarray,
+                      text: str) -> None:
+        """Many rows at once: entry k is in row ``rows[k]`` (0-based within the block) and column ``cols[k]``."""
+        self._ub.append((np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64),
+                         np.asarray(vals, dtype=float), len(bounds)))
+        self.b_ub.extend(float(b) for b in bounds)
+        self.ub_text.extend([text] * len(bounds))
+
     def equal(self, coefs: dict[int, float], bound: float, text: str) -> None:
-        row = np.zeros(self.n_vars)
-        for j, c in coefs.items():
-            row[j] += c
-        self.a_eq.append(row)
+        self._eq.append(self._row(coefs))
         self.b_eq.append(bound)
         self.eq_text.append(text)
 
+    def _matrix(self, blocks: list[_Block], n_rows: int) -> csr_array | None:
+        """The rows as a CSR matrix, built directly: blocks are row-major and a row never repeats a column."""
+        if not blocks:
+            return None
+        rows = np.concatenate([r + offset for (r, _, _, _), offset in
+                               zip(blocks, np.cumsum([0] + [b[3] for b in blocks[:-1]]), strict=True)])
+        cols = np.concatenate([b[1] for b in blocks])
+        vals = np.concatenate([b[2] for b in blocks])
+        keep = vals != 0.0  # as a dense matrix would: explicit zeros are not constraint entries
+        rows, cols, vals = rows[keep], cols[keep], vals[keep]
+        order = np.lexsort((cols, rows))
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n_rows))])
+        return csr_array((vals[order], cols[order], indptr), shape=(n_rows, self.n_vars))
+
     def solve(self, cost: np.ndarray, bounds: list[tuple[float | None, float | None]]):
-        return linprog(
-            cost,
-            A_ub=np.array(self.a_ub) if self.a_ub else None,
-            b_ub=np.array(self.b_ub) if self.b_ub else None,
-            A_eq=np.array(self.a_eq) if self.a_eq else None,
-            b_eq=np.array(self.b_eq) if self.b_eq else None,
-            bounds=bounds,
-            method="highs",
-        )
+        """HiGHS; once more without presolve if it ends without a status (seen when the aggregate's equality sits
+        exactly on the smallest achievable tau_c and some weights are below 1e-4: presolve then declares the
+        problem's status unknown)."""
+        problem = {"A_ub": self._matrix(self._ub, len(self.b_ub)), "b_ub": np.array(self.b_ub) if self.b_ub else None,
+                   "A_eq": self._matrix(self._eq, len(self.b_eq)), "b_eq": np.array(self.b_eq) if self.b_eq else None,
+                   "bounds": bounds, "method": "highs"}
+        result = linprog(cost, **problem)
+        if result.status == 4:
+            result = linprog(cost, **problem, options={"presolve": False})
+        return result
 
 
 def _base_program(t2: np.ndarray, mu: np.ndarray, names: tuple[str, ...], coalition: int | None, margin: float):
-    """Variables [v_e (S), v_f (S), v_g (S), share t, theta (S), p (S*S)] in units of max tau_s^2.
+    """Variables [v_e (S), v_f (S), v_g (S), share t, theta, p (S)] in units of max tau_s^2.
 
-    theta and p express "sum of the k largest mu_t^2 v_g,t" linearly (only with a coalition bound)."""
+    With a coalition bound k, site i's constraint is sum_t L_t - top_k(L_-i) >= (1 + margin) mu_i^2 tau_i^2 with
+    loads L_t = mu_t^2 v_g,t and top_k(L_-i) the sum of the k largest loads of the other sites. It is written
+    with one threshold theta and one p_j >= max(L_j - theta, 0) per site, shared by all i:
+    sum_t L_t - k theta - sum_(j != i) p_j >= (1 + margin) mu_i^2 tau_i^2. This is exact, not a restriction:
+    for every theta, k theta + sum_(j != i) (L_j - theta)_+ >= top_k(L_-i), so any feasible point keeps the
+    original constraints; conversely theta = L_(k+1), the (k+1)-th largest load of all sites, makes it an
+    equality for every i at once (if i is among the k largest, the k-th largest of L_-i is L_(k+1); otherwise
+    L_(k+1) lies between the k-th and (k+1)-th largest of L_-i), so every L that keeps the original constraints
+    is feasible. S + 2 extra variables instead of the S^2 + S of one threshold per site."""
     n = t2.size
     e, f, g = (lambda i: i), (lambda i: n + i), (lambda i: 2 * n + i)
     share = 3 * n
     use_collusion = coalition is not None
-    n_vars = 3 * n + 1 + (n + n * n if use_collusion else 0)
+    n_vars = 3 * n + 1 + (1 + n if use_collusion else 0)
     prog = _Program(n_vars)
     for i in range(n):
         prog.at_least({e(i): 1, g(i): 1}, t2[i],
@@ -87,21 +125,7 @@ def _base_program(t2: np.ndarray, mu: np.ndarray, names: tuple[str, ...], coalit
                      f"zero-sum: site {names[i]}'s weighted helper-noise variance may not exceed the others' "
                      "together (so that sum mu_s e_s = 0 can hold)")
     if use_collusion:
-        k = min(int(coalition), n - 1)
-        theta = lambda i: 3 * n + 1 + i  # noqa: E731
-        p = lambda i, j: 4 * n + 1 + i * n + j  # noqa: E731
-        for i in active:
-            coefs = {g(j): mu[j] ** 2 for j in range(n)}
-            if k > 0:
-                coefs[theta(i)] = -float(k)
-                for j in range(n):
-                    if j != i:
-                        coefs[p(i, j)] = -1.0
-                        prog.at_least({p(i, j): 1, g(j): -mu[j] ** 2, theta(i): 1}, 0.0, _AUX)
-            who = "the outside observer" if k == 0 else f"the aggregator or sites with {k} colluding site(s)"
-            prog.at_least(coefs, (1 + margin) * mu[i] ** 2 * t2[i],
-                          f"site {names[i]} against {who}: the site noise g outside the worst coalition must "
-                          "give sum mu_t^2 tau_g,t^2 >= mu_s^2 tau_s^2")
+        _add_collusion_rows(prog, t2, mu, names, min(int(coalition), n - 1), margin, active)
     bounds: list[tuple[float | None, float | None]] = [(0.0, None)] * n_vars
     if use_collusion:
         # Collusion-robust designs rely on helper noise in every weighted release: a release without
@@ -113,6 +137,29 @@ def _base_program(t2: np.ndarray, mu: np.ndarray, names: tuple[str, ...], coalit
 
 
 _ROBUST_E_SHARE = 0.1
+
+
+def _add_collusion_rows(prog: _Program, t2: np.ndarray, mu: np.ndarray, names: tuple[str, ...], k: int, margin: float,
+                        active: list[int]) -> None:
+    """sum_t L_t - k theta - sum_(j != i) p_j >= (1 + margin) mu_i^2 tau_i^2 for every weighted site i, with
+    p_j >= L_j - theta, p_j >= 0 (L_t = mu_t^2 v_g,t; :func:`_base_program` proves it exact)."""
+    n = t2.size
+    g = 2 * n + np.arange(n)
+    theta, p = 3 * n + 1, 3 * n + 2 + np.arange(n)
+    if k > 0:  # p_j >= mu_j^2 v_g,j - theta for every site j, one row each
+        rows = np.repeat(np.arange(n), 3)
+        cols = np.column_stack([p, g, np.full(n, theta)]).ravel()
+        vals = np.column_stack([np.full(n, -1.0), mu**2, np.full(n, -1.0)]).ravel()
+        prog.at_most_block(rows, cols, vals, np.zeros(n), _AUX)
+    who = "the outside observer" if k == 0 else f"the aggregator or sites with {k} colluding site(s)"
+    for i in active:
+        coefs = {int(g[j]): mu[j] ** 2 for j in range(n)}
+        if k > 0:
+            coefs[theta] = -float(k)
+            coefs.update({int(p[j]): -1.0 for j in range(n) if j != i})
+        prog.at_least(coefs, (1 + margin) * mu[i] ** 2 * t2[i],
+                      f"site {names[i]} against {who}: the site noise g outside the worst coalition must "
+                      "give sum mu_t^2 tau_g,t^2 >= mu_s^2 tau_s^2")
 
 
 _AUX = "auxiliary"
@@ -199,7 +246,7 @@ def finish_design(
     ve = ve * e_scale
     return NoiseDesign(
         names=names, weights=mu, tau=tau, var_e=ve, var_f=vf, var_g=vg, tau_c=tau_c, method=method, feasible=True,
-        objective=objective, e_mixing=weighted_zero_sum_mixing(mu, ve),
+        objective=objective, e_mixing=weighted_zero_sum_mixing(mu, ve), e_law=weighted_zero_sum_law(mu, ve),
         e_construction="balanced full-rank: mu*e = (I - c 1^T) diag(d) z with c proportional to mu_s tau_e,s",
         e_scale=e_scale, collusion=collusion, notes=notes + floor_note(tau_c, mu, tau),
     )

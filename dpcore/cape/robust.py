@@ -7,8 +7,9 @@ from typing import Any
 
 import numpy as np
 
+from ..limits import MAX_HELPER_SCALES
 from ..validation import InputError, check_positive
-from .audit import view_sigmas
+from .audit import short_views
 from .design import NoiseDesign, Objective, SiteBudgets, check_objective, site_budgets
 from .general import finish_design, solve_variances
 
@@ -55,18 +56,44 @@ def solve_collusion_robust(
 
     if variances is None:
         return finish(None, reason, 1.0)
-    e_scale = 16.0
-    # The outside and sites views do not depend on the helper noise and hold by the LP constraints.
-    aggregator_views = ("aggregator", "aggregator+coalition")
-    while True:
+    # The outside and sites views do not depend on the helper noise and hold by the LP constraints. Every
+    # aggregator view's sigma_eff grows with the helper noise (Cov grows in the Loewner order), so the first
+    # passing scale is the smallest one on the grid 16, 64, 256, ...
+    for e_scale in helper_scales(max_e_scale):
         design = finish(variances, None, e_scale)
-        short = [v for v in view_sigmas(design, collusion, aggregator_views)
-                 if v.sigma_eff < tau[v.site] * (1 - 1e-9)]
+        short = short_views(design, collusion, tau)
         if not short:
             note = (f"helper noise scaled by {e_scale:g} so that the aggregator cannot separate releases; "
                     f"every view with up to {collusion} colluder(s) keeps sigma_eff >= tau_s")
             return finish(variances, None, e_scale, (note,))
-        if e_scale >= max_e_scale:  # pragma: no cover - the margin makes this unreachable in practice
-            reason = "could not reach sigma_eff >= tau_s with helper noise up to 1e8 tau^2; raise the margin"
-            return finish(None, reason, e_scale)
-        e_scale *= 4.0
+    return finish(None, _unreached(budgets, variances, collusion, margin, e_scale, short), e_scale)
+
+
+def helper_scales(max_e_scale: float) -> list[float]:
+    """16, 64, 256, ... up to the first value >= ``max_e_scale`` (13 values for 1e8), at most MAX_HELPER_SCALES."""
+    scales = [16.0]
+    while scales[-1] < max_e_scale and len(scales) < MAX_HELPER_SCALES:
+        scales.append(scales[-1] * 4.0)
+    return scales
+
+
+def _unreached(budgets: SiteBudgets, variances: np.ndarray, collusion: int, margin: float, e_scale: float,
+               short: list) -> str:
+    """Why no helper scale works: a coalition constraint that the linear program's solution misses (weights far
+    below the others put it under the solver's tolerance), or else the sites still short at the largest scale."""
+    mu, tau = budgets.weights, budgets.tau
+    loads = mu**2 * variances[2]
+    for i in np.flatnonzero(mu > 0):
+        others = np.sort(np.delete(loads, i))[::-1]
+        kept = float(loads.sum() - others[:collusion].sum())
+        need = (1.0 + margin) * mu[i] ** 2 * tau[i] ** 2
+        if kept < need * (1.0 - 1e-6):
+            return (f"could not reach sigma_eff >= tau_s: the linear program left site {budgets.names[i]} "
+                    f"sum mu_t^2 tau_g,t^2 = {kept:.3g} outside its worst coalition of {collusion}, below the "
+                    f"{need:.3g} it needs; its weight {mu[i]:.2g} is too small next to the others for the solver's "
+                    "tolerance. Give it a larger weight or leave it out.")
+    sites = sorted({budgets.names[v.site] for v in short})
+    return (f"could not reach sigma_eff >= tau_s with the helper noise scaled up to {e_scale:g}: still short at "
+            f"{', '.join(sites[:6])}{', ...' if len(sites) > 6 else ''} (with weights as small as "
+            f"{float(np.min(mu[mu > 0])):.2g} the aggregator's views approach their limit slowly); raise the margin "
+            "or give the smallest sites larger weights")

@@ -30,7 +30,13 @@ from .symmetric import (
     unique_entries_matrix,
     unique_entries_tensor,
 )
-from .zero_sum import plain_zero_sum_noise, weighted_zero_sum_mixing, zero_sum_feasible
+from .zero_sum import (
+    ZeroSumLaw,
+    plain_zero_sum_noise,
+    weighted_zero_sum_law,
+    weighted_zero_sum_mixing,
+    zero_sum_feasible,
+)
 
 __all__ = [
     "CALIBRATIONS",
@@ -40,6 +46,7 @@ __all__ = [
     "ClassicCalibrationWarning",
     "Neighbouring",
     "Statistic",
+    "ZeroSumLaw",
     "avn_noise",
     "classic_caveat",
     "delta_for_sigma",
@@ -62,6 +69,7 @@ __all__ = [
     "unique_count_tensor",
     "unique_entries_matrix",
     "unique_entries_tensor",
+    "weighted_zero_sum_law",
     "weighted_zero_sum_mixing",
     "zero_sum_feasible",
 ]

@@ -3,15 +3,79 @@
 * :func:`plain_zero_sum_noise` - the plain CAPE construction for equal weights (section "Equal sites").
 * :func:`zero_sum_feasible` / :func:`weighted_zero_sum_mixing` - the polygon condition and an explicit law for
   any weights and variances (section "Generalized CAPE", zero-sum condition).
+* :class:`ZeroSumLaw` / :func:`weighted_zero_sum_law` - the same law in factored form, mu_s e_s = w_s - c_s sum_t w_t
+  with independent w_t, which is what makes the privacy audit fast (docs/math/audit.md).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..validation import InputError
 
-__all__ = ["plain_zero_sum_noise", "weighted_zero_sum_mixing", "zero_sum_feasible"]
+__all__ = ["ZeroSumLaw", "plain_zero_sum_noise", "weighted_zero_sum_law", "weighted_zero_sum_mixing",
+           "zero_sum_feasible"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ZeroSumLaw:
+    """The joint law of the helper's terms in factored form (docs/math/audit.md, "The structure of the helper's
+    noise").
+
+    For a site with weight mu_s > 0, u_s = mu_s e_s = w_s - c_s W with W = sum_t w_t over those sites and
+    w_t ~ N(0, ``var_w``_t) independent; a site with mu_s = 0 draws e_s ~ N(0, ``var_w``_s) independently of
+    everything (``common``_s = 0). So Cov(u) = diag(var_w) - c var_w^T - var_w c^T + (sum var_w) c c^T on the
+    weighted sites: diagonal plus rank two. Every design of :mod:`dpcore.cape` has this form: the equal design
+    (c_s = 1/S), the published closed form (c = the last site's unit vector, var_w of the last site 0) and the
+    weighted construction of :func:`weighted_zero_sum_mixing` (c proportional to mu_s tau_e,s)."""
+
+    common: np.ndarray
+    var_w: np.ndarray
+
+    def covariance(self, weights: np.ndarray) -> np.ndarray:
+        """Cov(e), S x S, for the aggregation weights the law was built for."""
+        mu = np.asarray(weights, dtype=float)
+        c, v = self.common, self.var_w
+        cov_u = np.diag(v) - np.outer(c, v) - np.outer(v, c) + float(np.sum(v[mu > 0])) * np.outer(c, c)
+        weighted = mu > 0
+        scale = np.where(weighted, 1.0 / np.where(weighted, mu, 1.0), 0.0)
+        cov = cov_u * np.outer(scale, scale)
+        free = np.flatnonzero(~weighted)
+        cov[free, free] = v[free]
+        return cov
+
+
+def weighted_zero_sum_law(weights: np.ndarray, variances: np.ndarray) -> ZeroSumLaw:
+    """:func:`weighted_zero_sum_mixing` in factored form (:class:`ZeroSumLaw`), for the same valid inputs.
+
+    Inside: with a_s = mu_s sqrt(v_s), A = sum(a) and c = a / A, the mixing is u = (I - c 1^T) diag(d) z, i.e.
+    w = diag(d) z and var_w = d^2 = c^2 A^2 / ((1 + Q)(1 - 2 c)). On the boundary (one a_s equal to the others'
+    sum A') the law is rank one, u_t = a_t z_0 and u_big = -A' z_0: w_big ~ N(0, A'^2), c_t = a_t / A' for the
+    others and c_big = 0. Sites with mu_s > 0 and v_s = 0 have c_s = var_w,s = 0."""
+    mu = np.asarray(weights, dtype=float)
+    v = np.asarray(variances, dtype=float)
+    n_sites = mu.size
+    common = np.zeros(n_sites)
+    var_w = np.where(mu <= 0, v, 0.0)
+    active = np.flatnonzero((mu > 0) & (v > 0))
+    if active.size == 0:
+        return ZeroSumLaw(common=common, var_w=var_w)
+    a = mu[active] * np.sqrt(v[active])
+    total = a.sum()
+    c = a / total
+    if np.max(c) >= 0.5 - 1e-12:
+        big = int(np.argmax(c))
+        rest = total - a[big]
+        common[active] = a / rest
+        common[active[big]] = 0.0
+        var_w[active[big]] = rest**2
+        return ZeroSumLaw(common=common, var_w=var_w)
+    q = np.sum(c**2 / (1.0 - 2.0 * c))
+    common[active] = c
+    var_w[active] = c**2 * total**2 / ((1.0 + q) * (1.0 - 2.0 * c))
+    return ZeroSumLaw(common=common, var_w=var_w)
 
 
 def plain_zero_sum_noise(rng: np.random.Generator, stds: np.ndarray, size: int) -> np.ndarray:
