@@ -125,8 +125,8 @@ def test_scenario_file_and_overrides(tmp_path, capsys):
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--dataset", "digits", "--k", "65"], "K must be <= D = 64"),
-    (["--dataset", "digits", "--eps", "-1"], "--eps must be > 0"),
-    (["--dataset", "digits", "--delta", "1.5"], "--delta must be in the open interval (0, 1)"),
+    (["--dataset", "digits", "--eps", "-1"], "--eps must be in [1e-06, 10000] (got -1)"),
+    (["--dataset", "digits", "--delta", "1.5"], "--delta must be in [1e-100, 1) (got 1.5)"),
     (["--dataset", "digits", "--sites", "2", "--site-size", "1000", "--no-replacement"],
      "need 2,000 samples but the data set has 1,797"),
     (["--dataset", "digits", "--runs", "0"], "--runs must be an integer >= 1"),

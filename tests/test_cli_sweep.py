@@ -109,7 +109,7 @@ def test_scenario_file_and_otd_sweeps(capsys, tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["--vary", "eps", "--grid", "0.1,abc"], "grid value 'abc' is not a number"),
     (["--vary", "eps", "--grid", ""], "the grid is empty"),
-    (["--vary", "delta", "--grid", "0.1,2"], "open interval (0, 1)"),
+    (["--vary", "delta", "--grid", "0.1,2"], "must be in [1e-100, 1) (got 2)"),
     (["--vary", "c", "--grid", "0,9", "--sites", "5"], "collusion bound c must be at most S - 1 = 4"),
     (["--preset", "fig9"], "unknown preset 'fig9'"),
     (["--preset", "fig2c-covertype-eps"], "is unavailable: Covertype"),
