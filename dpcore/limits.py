@@ -73,6 +73,12 @@ or MOG samples, S x N_s x L words of STM documents (comparisons and sweeps)."""
 # --- PCA -------------------------------------------------------------------------------------------------------
 MAX_PCA_ENTRIES = 8_000_000
 """Largest S x D(D+1)/2 (numbers in one noise term across sites): about 64 MB per array."""
+MAX_SYNTHETIC_DIM = 3_000
+"""D of synthetic PCA data: its covariance's D x D random rotation (a QR decomposition) is drawn first."""
+DECAY_RANGE = (1e-3, 100.0)
+"""Decay rate of the synthetic spectrum (d^-decay or exp(-decay (d - 1)))."""
+CONCENTRATION_RANGE = (1e-3, 1e3)
+"""Dirichlet concentration of skewed site sizes: below 1e-3 the draws underflow to NaN."""
 
 # --- tensors ---------------------------------------------------------------------------------------------------
 MAX_DENSE_ENTRIES = 64_000_000
