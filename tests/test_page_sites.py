@@ -37,7 +37,7 @@ def test_default_state_shows_the_shared_scenario_and_its_link(at):
     assert not at.error
     table = at.data_editor[0].value
     assert table["name"].tolist() == default_scenario().names
-    assert table["n"].tolist() == default_scenario().sizes.tolist()
+    assert table["n"].tolist() == [str(n) for n in default_scenario().sizes]  # N_s is edited as text
     link = at.code[0].value
     assert link.startswith("?scenario=1.")
     assert scenario_from_query(link.split("=", 1)[1]) == default_scenario()
@@ -94,7 +94,7 @@ def test_presets_load_and_reset_the_editor(at):
     assert at.session_state["scenario"] == preset_scenario("equal")
     assert scenario_from_query(at.query_params["scenario"]) == preset_scenario("equal")  # set in a callback
     assert at.data_editor[0].key == "sites_editor_2"
-    assert at.data_editor[0].value["n"].tolist() == [1000] * 5
+    assert at.data_editor[0].value["n"].tolist() == ["1000"] * 5
     assert "Loaded the preset 'equal'" in at.info[0].value
 
 
@@ -162,7 +162,7 @@ def test_opening_a_shared_link_restores_the_scenario():
     assert "Loaded the scenario from the link: 5 sites, N = 6,000" in at.success[0].value
     at.switch_page(PAGE).run()
     assert not at.success or "Loaded the scenario" not in at.success[0].value  # said once
-    assert at.data_editor[0].value["n"].tolist() == target.sizes.tolist()
+    assert at.data_editor[0].value["n"].tolist() == [str(n) for n in target.sizes]
 
 
 def test_a_malformed_link_shows_an_error_and_keeps_the_scenario():
