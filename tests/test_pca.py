@@ -341,7 +341,7 @@ def test_compare_errors():
         compare_pca(setup.problem, setup.privacy, ["cape", "pca-magic"])
     with pytest.raises(InputError, match="at least one algorithm"):
         compare_pca(setup.problem, setup.privacy, [])
-    with pytest.raises(InputError, match="runs must be an integer >= 1"):
+    with pytest.raises(InputError, match="runs must be an integer from 1 to 1,000"):
         compare_pca(setup.problem, setup.privacy, runs=0)
     with pytest.raises(InputError, match="K = 3 <= R <= D = 8"):
         compare_pca(setup.problem, setup.privacy, ["dpdis"], rank=2)
