@@ -1,8 +1,11 @@
-"""Every limit on the size of an input or a computation, in one place.
+"""Every limit on the size of an input or a computation, and every allowed range of a number, in one place.
 
 Each limit is checked at the boundary, before the allocation or loop it bounds, with a message that names the
-limit and says what to change. Later work adds its limits here too (one constant, one line saying what it
-bounds and why that value).
+limit and says what is allowed. Later work adds its limits here too (one constant, one line saying what it
+bounds and why that value). docs/limits.md lists them; ``tests/test_limits_doc.py`` checks that table against
+this module, so a new constant needs a row there.
+
+Ranges are ``(low, high)`` tuples, both ends allowed unless the docstring says otherwise.
 """
 
 from __future__ import annotations
@@ -10,18 +13,49 @@ from __future__ import annotations
 # --- sites and scenarios ---------------------------------------------------------------------------------------
 MAX_SITES = 100
 """Sites in one scenario (file, link, table, CLI ``--sites``)."""
+MAX_SITE_SIZE = 1_000_000_000
+"""Samples N_s of one site. 100 sites of this size sum to 1e11, exact in int64 and float64."""
+MAX_SITE_NAME_CHARS = 100
+"""Characters of a site name."""
+EPS_RANGE = (1e-6, 1e4)
+"""eps of a site (and of every command-line or grid eps): both calibrations and their exact inverse hold to
+1e-6 relative over this range (tests/test_limits.py)."""
+DELTA_RANGE = (1e-100, 1.0)
+"""delta of a site, the upper end excluded: the analytic calibration loses its bracket below 1e-280."""
+TAU_C_RANGE = (1e-20, 1e20)
+"""tau_c of a scenario (an absolute noise std): its square stays a normal float64."""
+TAU_C_FLOOR_RATIO = (1e-6, 1e6)
+"""tau_c divided by the DP floor of the statistic being designed: the design's linear program is exact over
+this range (tests/test_limits.py)."""
+MAX_SEED = 2**32 - 1
+"""Seeds are integers 0..MAX_SEED (scenario, command line, pages); the dashboard's number inputs hold at most
+2^53 - 1."""
+E_SCALE_RANGE = (1.0, 1e6)
+"""Multiplier of the helper's noise variance (general solver)."""
+MAX_SIGMA2 = 1e6
+"""Largest MOG component variance sigma^2 (sensitivities, synthetic models, uploads)."""
+
+# --- scenario files and links ----------------------------------------------------------------------------------
 MAX_SCENARIO_FILE_BYTES = 1_000_000
 """Largest uploaded scenario JSON file."""
 MAX_QUERY_CHARS = 50_000
 """Longest ``?scenario=`` link value."""
 MAX_LINK_JSON_CHARS = 2_000_000
 """Largest JSON text a scenario link may decompress to (no decompression bombs)."""
+MAX_JSON_DEPTH = 32
+"""Deepest nesting of brackets in a JSON input (a scenario needs 3); checked before parsing, so no recursion."""
+MAX_NUMBER_CHARS = 100
+"""Longest number literal in a JSON input (no integers of thousands of digits)."""
 
 # --- uploads ---------------------------------------------------------------------------------------------------
 MAX_UPLOAD_BYTES = 64 * 1024 * 1024
-"""Largest accepted numeric CSV (after decompression) or OTD data file, in bytes."""
+"""Largest accepted numeric CSV (after decompression) or OTD data file, in bytes. The dashboard's server refuses
+larger uploads (``.streamlit/config.toml``, server.maxUploadSize in MB)."""
 MAX_UPLOAD_CELLS = 5_000_000
 """Largest accepted number of CSV cells (rows x columns, label column included)."""
+MAX_UPLOAD_COLUMNS = 20_000
+"""Columns of a CSV (features, or words of a count table: MAX_VOCABULARY); counted on the first line before
+anything is parsed."""
 MAX_TEXT_BYTES = 32 * 1024 * 1024
 """Largest uploaded text corpus or vocabulary file."""
 MAX_DOCUMENTS = 500_000
@@ -29,17 +63,40 @@ MAX_DOCUMENTS = 500_000
 MAX_VOCABULARY = 20_000
 """Words in a vocabulary (the STM dimension D of uploads)."""
 
+# --- runs ------------------------------------------------------------------------------------------------------
+MAX_RUNS = 1000
+"""Runs of one comparison (capePCA or capeAGN, command line and pages)."""
+MAX_SITE_NUMBERS = 60_000_000
+"""Largest number of data values held for the sites at once (8 bytes each: 480 MB): S x N_s x D of PCA data
+or MOG samples, S x N_s x L words of STM documents (comparisons and sweeps)."""
+
 # --- PCA -------------------------------------------------------------------------------------------------------
 MAX_PCA_ENTRIES = 8_000_000
 """Largest S x D(D+1)/2 (numbers in one noise term across sites): about 64 MB per array."""
+MAX_SYNTHETIC_DIM = 3_000
+"""D of synthetic PCA data: its covariance's D x D random rotation (a QR decomposition) is drawn first."""
+DECAY_RANGE = (1e-3, 100.0)
+"""Decay rate of the synthetic spectrum (d^-decay or exp(-decay (d - 1)))."""
+CONCENTRATION_RANGE = (1e-3, 1e3)
+"""Dirichlet concentration of skewed site sizes: below 1e-3 the draws underflow to NaN."""
 
 # --- tensors ---------------------------------------------------------------------------------------------------
 MAX_DENSE_ENTRIES = 64_000_000
 """Largest dense symmetric array (D^2 or D^3 entries): 512 MB of float64; larger tensors take the projected path."""
 DEFAULT_MEMORY_BUDGET = 1 << 30
 """Default memory budget (bytes) for the arrays of one OTD run; decides the dense or projected path."""
-MAX_RUNS = 1000
-"""Runs of one OTD comparison."""
+MEMORY_BUDGET_RANGE = (16 << 20, 64 << 30)
+"""Memory budget of one OTD run in bytes (16 MiB to 64 GiB)."""
+MAX_OTD_DIM = 20_000
+"""Dimension D of a capeAGN problem (features, or vocabulary size = MAX_VOCABULARY)."""
+MAX_COMPONENTS = 200
+"""Components K of a capeAGN problem (its K^3 tensors)."""
+MAX_DOC_LENGTH = 1000
+"""Words L of one synthetic STM document."""
+MAX_POWER_RESTARTS = 1000
+"""Random starts L per component of the tensor power method."""
+MAX_POWER_ITERATIONS = 1000
+"""Iterations N per start of the tensor power method."""
 EIGH_MAX_DIM = 800
 """Above this D the OTD whitening takes its top-K eigenpairs from Lanczos (eigsh) instead of a full eigh."""
 
@@ -87,7 +144,5 @@ MAX_SWEEP_RUNS = 200
 """Runs R of one sweep."""
 MAX_GRID_POINTS = 25
 """Values on one sweep grid."""
-MAX_SITE_NUMBERS = 60_000_000
-"""Largest S x max N_s x D of a PCA sweep's site data (8 bytes each: 480 MB)."""
 MAX_OTD_SAMPLES = 5_000_000
-"""Largest S x max N_s of an OTD sweep (samples drawn per run)."""
+"""Largest S x N_s of capeAGN (samples drawn per run, comparisons and sweeps)."""

@@ -12,16 +12,23 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from .limits import DELTA_RANGE, EPS_RANGE, MAX_SEED
+
 __all__ = [
     "InputError",
+    "as_float",
     "check_choice",
     "check_delta",
     "check_epsilon",
     "check_finite_array",
+    "check_int_range",
     "check_positive",
     "check_positive_int",
     "check_probability_vector",
+    "check_range",
     "check_rank",
+    "check_seed",
+    "shown",
 ]
 
 
@@ -37,11 +44,33 @@ def _is_real(value: object) -> bool:
     return isinstance(value, Real) and not isinstance(value, bool)
 
 
+def shown(value: object, limit: int = 40) -> str:
+    """``repr(value)`` for a message, cut to ``limit`` characters (an integer of 1000 digits stays readable;
+    Python refuses to print integers of more than 4300 digits at all)."""
+    if isinstance(value, Integral) and not isinstance(value, bool):
+        number = int(value)
+        if number.bit_length() > 128:
+            return f"an integer of about {int(number.bit_length() * 0.30103) + 1} digits"
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):  # pragma: no cover - objects whose repr fails
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def as_float(value: object) -> float:
+    """A real as a float without raising: integers too large for a float become +-inf (never OverflowError)."""
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf  # type: ignore[operator]
+
+
 def check_positive(value: object, name: str, *, allow_zero: bool = False) -> float:
     """A finite real > 0 (or >= 0 with ``allow_zero``)."""
     if not _is_real(value):
-        raise InputError(f"{name} must be a number (got {value!r})", name)
-    value = float(value)  # type: ignore[arg-type]
+        raise InputError(f"{name} must be a number (got {shown(value)})", name)
+    value = as_float(value)
     if not math.isfinite(value):
         raise InputError(f"{name} must be finite (got {value})", name)
     if value < 0 or (value == 0 and not allow_zero):
@@ -50,47 +79,80 @@ def check_positive(value: object, name: str, *, allow_zero: bool = False) -> flo
     return value
 
 
+def check_range(value: object, name: str, low: float, high: float, *, high_open: bool = False) -> float:
+    """A finite real in [low, high] (or [low, high) with ``high_open``); the message names the range."""
+    allowed = f"[{low:g}, {high:g})" if high_open else f"[{low:g}, {high:g}]"
+    if not _is_real(value):
+        raise InputError(f"{name} must be a number in {allowed} (got {shown(value)})", name)
+    number = as_float(value)
+    inside = low <= number < high if high_open else low <= number <= high
+    if not inside:
+        raise InputError(f"{name} must be in {allowed} (got {number:g})", name)
+    return number
+
+
 def check_epsilon(eps: object, name: str = "eps") -> float:
-    """Privacy parameter epsilon: a finite real > 0."""
-    return check_positive(eps, name)
+    """Privacy parameter epsilon: a real in :data:`~dpcore.limits.EPS_RANGE`."""
+    return check_range(eps, name, *EPS_RANGE)
 
 
 def check_delta(delta: object, name: str = "delta") -> float:
-    """Privacy parameter delta: a real in the open interval (0, 1)."""
-    if not _is_real(delta):
-        raise InputError(f"{name} must be a number in (0, 1) (got {delta!r})", name)
-    delta = float(delta)  # type: ignore[arg-type]
-    if not (0.0 < delta < 1.0):
-        raise InputError(f"{name} must be in the open interval (0, 1) (got {delta:g})", name)
-    return delta
+    """Privacy parameter delta: a real in :data:`~dpcore.limits.DELTA_RANGE` (below 1)."""
+    return check_range(delta, name, *DELTA_RANGE, high_open=True)
+
+
+def _integer(value: object) -> int | None:
+    """An integer, or a real with an integral value, as int; None for anything else (NaN, inf, 2.5, text)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, Integral):
+        return int(value)
+    if _is_real(value):
+        number = as_float(value)
+        if math.isfinite(number) and number == int(number):
+            return int(number)
+    return None
 
 
 def check_positive_int(value: object, name: str, *, minimum: int = 1) -> int:
     """An integer >= ``minimum`` (floats with an integral value are accepted)."""
-    if isinstance(value, bool):
-        raise InputError(f"{name} must be an integer >= {minimum} (got {value!r})", name)
-    if _is_real(value) and not isinstance(value, Integral):
-        if not math.isfinite(float(value)) or float(value) != int(value):  # type: ignore[arg-type]
-            raise InputError(f"{name} must be an integer >= {minimum} (got {value!r})", name)
-        value = int(value)  # type: ignore[arg-type]
-    if not isinstance(value, Integral):
-        raise InputError(f"{name} must be an integer >= {minimum} (got {value!r})", name)
-    if value < minimum:
-        raise InputError(f"{name} must be an integer >= {minimum} (got {value})", name)
-    return int(value)
+    number = _integer(value)
+    if number is None or number < minimum:
+        raise InputError(f"{name} must be an integer >= {minimum} (got {shown(value)})", name)
+    return number
+
+
+def check_int_range(value: object, name: str, low: int, high: int) -> int:
+    """An integer in low..high (floats with an integral value are accepted); the message names the limit."""
+    number = _integer(value)
+    if number is None or not low <= number <= high:
+        raise InputError(f"{name} must be an integer from {low:,} to {high:,} (got {shown(value)})", name)
+    return number
+
+
+def check_seed(value: object, name: str = "seed") -> int:
+    """A seed: an integer 0..:data:`~dpcore.limits.MAX_SEED`."""
+    return check_int_range(value, name, 0, MAX_SEED)
 
 
 def check_choice(value: object, name: str, allowed: tuple[str, ...] | list[str]) -> str:
     """One of a fixed set of strings."""
-    if value not in allowed:
+    try:
+        known = isinstance(value, str) and value in allowed
+    except TypeError:  # pragma: no cover - unhashable or odd values
+        known = False
+    if not known:
         options = ", ".join(repr(a) for a in allowed)
-        raise InputError(f"{name} must be one of {options} (got {value!r})", name)
+        raise InputError(f"{name} must be one of {options} (got {shown(value)})", name)
     return str(value)
 
 
 def check_probability_vector(weights: object, name: str = "weights", *, atol: float = 1e-6) -> np.ndarray:
     """Non-negative finite weights that sum to 1 (within ``atol``)."""
-    w = np.asarray(weights, dtype=float)
+    try:
+        w = np.asarray(weights, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(f"{name} must be a non-empty list of numbers", name) from None
     if w.ndim != 1 or w.size == 0:
         raise InputError(f"{name} must be a non-empty list of numbers", name)
     if not np.all(np.isfinite(w)):
@@ -107,7 +169,7 @@ def check_finite_array(array: object, name: str) -> np.ndarray:
     """A numeric array with no NaN or infinite entries."""
     try:
         a = np.asarray(array, dtype=float)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise InputError(f"{name} must be numeric ({exc})", name) from exc
     if not np.all(np.isfinite(a)):
         bad = int(np.size(a) - np.count_nonzero(np.isfinite(a)))

@@ -9,7 +9,7 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from dpcore.data import parse_count_csv, parse_documents, parse_numeric_csv, parse_vocabulary, top_words
-from dpcore.limits import DEFAULT_MEMORY_BUDGET
+from dpcore.limits import DEFAULT_MEMORY_BUDGET, MAX_SEED
 from dpcore.otd import (
     ALGORITHMS,
     DEFAULT_ITERATIONS,
@@ -187,7 +187,7 @@ algorithms = st.multiselect("Algorithms", list(ALGORITHMS), list(default_algorit
                             help="; ".join(f"{e.title}: {e.description}" for e in ALGORITHMS.values()))
 c1, c2, c3, c4 = st.columns(4)
 runs = c1.number_input("Runs", 1, 200, 5, key="capeagn_runs", help="Independent runs (10 in the paper).")
-seed = c2.number_input("Seed", 0, 2**31 - 1, int(scenario.seed), key="capeagn_seed",
+seed = c2.number_input("Seed", 0, MAX_SEED, int(scenario.seed), key="capeagn_seed",
                        help="Reproduces the model, the data and every noise draw.")
 split = c3.slider("Share of the budget for whitening (a)", 0.05, 0.95, 0.5, 0.05, key="capeagn_split",
                   help="eps1 = a eps, delta1 = a delta for M2; the rest for M3 (the paper splits equally).")

@@ -21,7 +21,7 @@ from dpcore.data import (
     synthetic_dataset,
     table_to_dataset,
 )
-from dpcore.limits import MAX_UPLOAD_BYTES, MAX_UPLOAD_CELLS
+from dpcore.limits import MAX_SEED, MAX_UPLOAD_BYTES, MAX_UPLOAD_CELLS
 from dpcore.pca import (
     ALGORITHMS,
     METRICS,
@@ -214,7 +214,7 @@ with run_col:
     rank = st.number_input("DPdisPCA rank R (0 = K)", 0, 1000, 0, key="pca_rank",
                            help="Each DPdisPCA site sends its top-R partial square root; R must be >= K.")
     runs = st.number_input("Runs", 1, 100, 5, key="pca_runs", help="Independent noise draws per algorithm.")
-    seed = st.number_input("Seed", 0, 2**31 - 1, int(shared.seed), key="pca_seed",
+    seed = st.number_input("Seed", 0, MAX_SEED, int(shared.seed), key="pca_seed",
                            help="Seeds the data generation, the split and every noise draw.")
     clicked = st.button("Run", type="primary", key="pca_run", width="stretch",
                         help="Prepare the sites and run every chosen algorithm.")

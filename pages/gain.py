@@ -16,6 +16,7 @@ from dpcore.cape.gain import (
     imbalanced_sizes,
     scenario_gains,
 )
+from dpcore.limits import MAX_SEED
 from dpcore.validation import InputError
 from pages.shared.navigation import start_page
 from pages.shared.state import set_scenario
@@ -159,7 +160,7 @@ st.markdown(
 d1, d2, d3 = st.columns(3, gap="medium")
 alpha = d1.select_slider("Concentration α", CONCENTRATIONS, key="gain_alpha",
                          help="Dirichlet(α, ..., α) shares; α = 1 is uniform over all share vectors.")
-seed = d2.number_input("Seed", min_value=0, step=1, key="gain_seed",
+seed = d2.number_input("Seed", min_value=0, max_value=MAX_SEED, step=1, key="gain_seed",
                        help="The same seed reproduces the draws (starts at the scenario's seed).")
 draws = d3.number_input("Draws per α", min_value=10, max_value=2000, step=50, key="gain_draws",
                         help="Size vectors drawn per concentration (10 to 2000).")

@@ -40,6 +40,7 @@ from dpcore.experiments import (
     sweep_runs,
 )
 from dpcore.experiments.figures import METRIC_LABELS, curve_figure, figure_html, gain_figure
+from dpcore.limits import MAX_SEED
 from dpcore.validation import InputError
 from pages.shared.navigation import start_page
 from pages.shared.widgets import scenario_sidebar, show_chart, show_error
@@ -181,7 +182,7 @@ else:
         alg_slot = st.empty()
         runs = st.number_input("Runs R", 1, 200, 5, key="pu_runs", help="Independent repetitions per value; the "
                                "interval narrows as 1/sqrt(R).")
-        seed = st.number_input("Seed", 0, 2**31 - 1, int(shared.seed), key="pu_seed",
+        seed = st.number_input("Seed", 0, MAX_SEED, int(shared.seed), key="pu_seed",
                                help="Seeds data, split and every noise draw: the same seed gives the same table.")
     if data is not None:
         try:

@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.cape import WEIGHT_OBJECTIVES, dp_floor, suggest_weights
-from dpcore.limits import MAX_SITES
+from dpcore.limits import MAX_SEED, MAX_SITE_SIZE, MAX_SITES
 from dpcore.privacy import CALIBRATIONS, NEIGHBOURING
 from dpcore.scenario import (
     PRESETS,
@@ -51,9 +51,11 @@ CALIBRATION_HELP = {
 COLUMN_CONFIG = {
     "name": st.column_config.TextColumn(
         "site", help="A unique name for the data holder (a hospital, a lab).", max_chars=40),
-    "n": st.column_config.NumberColumn(
-        "N_s", help="Number of samples the site holds (an integer >= 1). Sensitivities scale as 1/N_s.",
-        step=1, format="%d"),
+    # N_s is edited as text: a number cell drops what it cannot hold (1e19 came back as the old value, "1e19" as
+    # 119) without a word, while text reaches the validator, which says what is allowed.
+    "n": st.column_config.TextColumn(
+        "N_s", help=f"Number of samples the site holds (an integer from 1 to {MAX_SITE_SIZE:,}). Sensitivities "
+        "scale as 1/N_s.", max_chars=40),
     "eps": st.column_config.NumberColumn(
         "ε_s", help="The site's privacy parameter epsilon (> 0). Smaller means more private and more noise.",
         format="%g"),
@@ -79,10 +81,20 @@ def _new_form(scenario: Scenario, gen: int) -> dict[str, Any]:
 def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=list(SITE_COLUMNS))
     frame["name"] = frame["name"].astype(object)
-    frame["n"] = pd.to_numeric(frame["n"], errors="coerce").astype("Int64")
+    frame["n"] = frame["n"].map(_size_text).astype(object)
     for column in ("eps", "delta", "weight"):
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
     return frame
+
+
+def _size_text(value: Any) -> str | None:
+    """A site size as the text the N_s column shows: whole numbers without a decimal point, anything else as
+    typed, blanks as None."""
+    if value is None or (isinstance(value, float) and value != value):
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and float(value).is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def _reset_form(rows: list[dict[str, Any]], settings: dict[str, Any] | None = None) -> None:
@@ -202,7 +214,8 @@ with settings_box:
             )
     with c3:
         settings["seed"] = st.number_input(
-            "Seed", min_value=0, step=1, value=int(settings["seed"]), key=f"sites_seed_{gen}",
+            "Seed", min_value=0, max_value=MAX_SEED, step=1, value=int(settings["seed"]),
+            key=f"sites_seed_{gen}",
             help="Seed of every random draw the other pages make for this scenario (simulations, samples); "
             "the same seed reproduces a run. numpy's generator is for simulation, not for a deployment.",
         )

@@ -7,6 +7,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests (tests/test_properties.py): derandomized and without an example database, so that every machine and
+# every run tries the same inputs (CI stays reproducible; a failure prints the failing input). No per-example deadline:
+# the time of each example is bounded by the limits under test, the suite's time by max_examples.
+settings.register_profile(
+    "dpcore", derandomize=True, database=None, deadline=None, print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.load_profile("dpcore")
 
 ROOT = Path(__file__).resolve().parents[1]
 for _path in (ROOT, ROOT / "federated"):  # dpcore, and the Flower app's package capefed

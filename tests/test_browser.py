@@ -263,3 +263,25 @@ def test_a_deep_link_on_a_fresh_server_uses_the_app_navigation(browser):
         assert len(titles) == len(PAGES)
         _assert_clean(page, "deep link /sites")
         page.close()
+
+
+def test_typing_n_1e19_into_the_sites_table_gets_a_message(server, browser):
+    """issue 12: a number cell silently reverted 1e19 (and turned "1e19" into 119); N_s is text now, so the value
+    reaches the check and the message says what is allowed, next to the table."""
+    page = _open(browser, server, 1280)
+    _goto(page, "Sites and budgets")
+    grid = page.locator('[data-testid="stDataFrame"]').first
+    grid.wait_for(timeout=30_000)
+    page.wait_for_timeout(1000)
+    box = grid.bounding_box()
+    x, y = box["x"] + 150, box["y"] + 35 + 2 * 35 + 35 / 2  # N_s of the third row (site C)
+    for typed in ("1e19", "10000000000000000000"):
+        _edit_grid_cell(page, x, y, typed)
+        errors = page.locator('[data-testid="stAlertContentError"]')
+        assert errors.count() == 1, typed
+        assert f"site 3 (C), n: must be an integer from 1 to 1,000,000,000 (got '{typed}')" in errors.first.inner_text()
+        assert "Traceback" not in page.locator("body").inner_text()
+    _edit_grid_cell(page, x, y, "2400")  # a valid value clears it
+    assert page.locator('[data-testid="stAlertContentError"]').count() == 0
+    assert "N = 6,200" in page.locator('[data-testid="stSidebar"]').inner_text()
+    page.close()

@@ -93,6 +93,6 @@ def test_bad_input_is_one_line_and_nonzero(tmp_path, scenario_file):
         assert proc.returncode == 2
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: ")
-    assert "site 1 (A), eps: must be a number > 0" in subprocess.run(
+    assert "site 1 (A), eps: must be a number from 1e-06 to 10000" in subprocess.run(
         [sys.executable, "-m", "dpcore", "design", str(path)], cwd=ROOT, capture_output=True, text=True
     ).stderr

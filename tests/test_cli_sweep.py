@@ -109,7 +109,7 @@ def test_scenario_file_and_otd_sweeps(capsys, tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["--vary", "eps", "--grid", "0.1,abc"], "grid value 'abc' is not a number"),
     (["--vary", "eps", "--grid", ""], "the grid is empty"),
-    (["--vary", "delta", "--grid", "0.1,2"], "open interval (0, 1)"),
+    (["--vary", "delta", "--grid", "0.1,2"], "must be in [1e-100, 1) (got 2)"),
     (["--vary", "c", "--grid", "0,9", "--sites", "5"], "collusion bound c must be at most S - 1 = 4"),
     (["--preset", "fig9"], "unknown preset 'fig9'"),
     (["--preset", "fig2c-covertype-eps"], "is unavailable: Covertype"),
@@ -120,7 +120,7 @@ def test_scenario_file_and_otd_sweeps(capsys, tmp_path):
     (["--vary", "eps", "--algorithms", "cape", "magic"], "unknown pca algorithm(s) magic"),
     (["--vary", "eps", "--metric", "q_comp"], "--metric must be one of"),
     (["--vary", "eps", "--dataset", "digits", "--k", "80"], "K must be <= D = 64"),
-    (["--vary", "eps", "--runs", "0"], "runs must be an integer >= 1"),
+    (["--vary", "eps", "--runs", "0"], "argument --runs: must be an integer from 1 to 200 (got '0')"),
     (["--scenario", "/nonexistent/s.json", "--vary", "eps"], "/nonexistent/s.json"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, args, message):

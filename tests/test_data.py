@@ -164,9 +164,16 @@ def test_label_column_errors():
     assert "header must be" in error_of("1,2\n3,4\n", header="yes")
 
 
-def test_header_hint_when_first_row_has_one_text_cell():
+def test_a_first_row_mixing_text_and_numbers_is_a_question_not_a_guess():
     msg = error_of("1,2,x\n1,2,3\n4,5,6\n")
-    assert "row 1, column 3" in msg and "header=True" in msg
+    assert "mixes text (row 1, column 3 is 'x') and numbers (column 1 is '1')" in msg and "header yes or no" in msg
+    # half text: before, silently a header (its numbers became column names)
+    assert "mixes text" in error_of("name,size,3,4\n1,2,3,4\n5,6,7,8\n")
+    assert parse_numeric_csv("name,size,3,4\n1,2,3,4\n5,6,7,8\n", header=True).columns == ["name", "size", "3", "4"]
+    assert parse_numeric_csv("1,2,x\n1,2,3\n4,5,6\n", header=True).values.shape == (2, 3)
+    # a text label cell given by position does not count; empty cells do not either
+    assert parse_numeric_csv("1,2,cat\n3,4,dog\n", label_column=-1).values.shape == (2, 2)
+    assert "row 1, column 2 is empty" in error_of("1,,3\n4,5,6\n")
 
 
 # ----------------------------------------------------------------------------------------------

@@ -115,11 +115,11 @@ def test_profile_and_inverse_edge_cases():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"eps": 0.0, "delta": 1e-5}, "eps must be > 0"),
-        ({"eps": -1.0, "delta": 1e-5}, "eps must be > 0"),
-        ({"eps": 0.5, "delta": 0.0}, r"delta must be in the open interval \(0, 1\)"),
-        ({"eps": 0.5, "delta": 1.0}, r"delta must be in the open interval \(0, 1\)"),
-        ({"eps": float("nan"), "delta": 1e-5}, "eps must be finite"),
+        ({"eps": 0.0, "delta": 1e-5}, r"eps must be in \[1e-06, 10000\] \(got 0\)"),
+        ({"eps": -1.0, "delta": 1e-5}, r"eps must be in \[1e-06, 10000\] \(got -1\)"),
+        ({"eps": 0.5, "delta": 0.0}, r"delta must be in \[1e-100, 1\) \(got 0\)"),
+        ({"eps": 0.5, "delta": 1.0}, r"delta must be in \[1e-100, 1\) \(got 1\)"),
+        ({"eps": float("nan"), "delta": 1e-5}, r"eps must be in \[1e-06, 10000\] \(got nan\)"),
         ({"eps": "a lot", "delta": 1e-5}, "eps must be a number"),
     ],
 )

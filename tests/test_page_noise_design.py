@@ -79,7 +79,8 @@ def test_closed_form_with_the_strict_site_last_is_feasible():
 def test_bad_helper_scale_is_reported(at):
     at.number_input(key="nd_e_scale").set_value(0.5).run()
     _clean(at)
-    assert at.error[0].value == "e_scale must be >= 1 (got 0.5); smaller helper noise breaks the e + g constraint"
+    assert at.error[0].value == ("e_scale (helper-noise scale) must be in [1, 1e+06] (got 0.5); below 1 the "
+                                 "helper's noise no longer covers each release")
     assert at.number_input(key="nd_e_scale").value == 0.5  # kept as typed
     at.number_input(key="nd_e_scale").set_value(64.0).run()
     assert not at.error
@@ -97,7 +98,7 @@ def test_tau_c_below_the_floor_is_flagged_and_audited(at):
     assert outside["kept"].tolist() == ["NO"]
     assert outside["σ_eff / τ_s"].iloc[0] == pytest.approx(0.5)
     at.number_input(key="nd_tau_c").set_value(0.0).run()
-    assert "tau_c: must be a number > 0" in at.error[0].value
+    assert "tau_c: must be a number from 1e-20 to 1e+20" in at.error[0].value
     assert at.session_state["scenario"].tau_c == pytest.approx(floor / 2)
 
 

@@ -259,7 +259,7 @@ def test_cape_and_pooled_ag_have_the_same_mean_captured_energy():
 
 
 def test_large_eps_approaches_non_dp_pool():
-    setup = equal_setup(n_sites=4, site_size=200, dim=10, k=3, eps=1e6)
+    setup = equal_setup(n_sites=4, site_size=20_000, dim=10, k=3, eps=1e4)
     problem, privacy = setup.problem, setup.privacy
     for algorithm in ("cape", "pool_ag", "conv", "central"):
         r = run_algorithm(algorithm, problem, privacy, run_rng(0, 0, algorithm, "pca"))
@@ -341,7 +341,7 @@ def test_compare_errors():
         compare_pca(setup.problem, setup.privacy, ["cape", "pca-magic"])
     with pytest.raises(InputError, match="at least one algorithm"):
         compare_pca(setup.problem, setup.privacy, [])
-    with pytest.raises(InputError, match="runs must be an integer >= 1"):
+    with pytest.raises(InputError, match="runs must be an integer from 1 to 1,000"):
         compare_pca(setup.problem, setup.privacy, runs=0)
     with pytest.raises(InputError, match="K = 3 <= R <= D = 8"):
         compare_pca(setup.problem, setup.privacy, ["dpdis"], rank=2)

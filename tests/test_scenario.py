@@ -83,9 +83,9 @@ def test_every_invalid_field_is_reported_with_site_and_field():
             (2, "weight"), (None, "neighbouring"), (None, "calibration"), (None, "tau_c"), (None, "seed"),
             (None, "extra")} <= found
     messages = {(e.site, e.field): str(e) for e in errors}
-    assert messages[(0, "eps")] == "site 1 (A), eps: must be a number > 0 (got -1)"
-    assert messages[(0, "delta")] == "site 1 (A), delta: must be in the open interval (0, 1) (got 1.5)"
-    assert "integer >= 1" in messages[(1, "n")]
+    assert messages[(0, "eps")] == "site 1 (A), eps: must be a number from 1e-06 to 10000 (got -1)"
+    assert messages[(0, "delta")] == "site 1 (A), delta: must be a number from 1e-100 to below 1 (got 1.5)"
+    assert "integer from 1 to 1,000,000,000" in messages[(1, "n")]
     with pytest.raises(ScenarioError) as info:
         scenario_from_dict(bad)
     assert len(info.value.errors) == len(errors)
@@ -110,7 +110,7 @@ def test_cross_field_rules(change, message):
 
 
 def test_bad_json_and_missing_file(tmp_path):
-    with pytest.raises(ScenarioError, match="json: is not valid JSON"):
+    with pytest.raises(ScenarioError, match="json: the scenario is not valid JSON"):
         scenario_from_json("{sites: [")
     with pytest.raises(InputError, match="cannot read scenario file"):
         load_scenario(tmp_path / "nope.json")
@@ -131,7 +131,7 @@ def test_with_sites_and_replace_validate():
     scenario = scenario_from_dict(EXAMPLE)
     assert np.allclose(scenario.with_sites(eps=0.1).eps, 0.1)
     assert scenario.with_sites(n=10).total_n == 20
-    with pytest.raises(ScenarioError, match="eps: must be a number > 0"):
+    with pytest.raises(ScenarioError, match="eps: must be a number from 1e-06 to 10000"):
         scenario.with_sites(eps=0)
     with pytest.raises(ScenarioError, match="calibration"):
         scenario.replace(calibration="exact")

@@ -251,8 +251,12 @@ def test_every_algorithm_runs_and_states_its_privacy():
 
 
 def test_whitening_failures_are_recorded_not_averaged():
-    """Noise-dominated M2 with K close to D: the 9th largest eigenvalue of the noisy 10 x 10 M2 is negative."""
-    scenario = equal_scenario(n_sites=3, n=100, eps=0.05, delta=1e-5)
+    """Noise-dominated M2 with K close to D: the 9th largest eigenvalue of the noisy 10 x 10 M2 is negative.
+
+    N_s = 20,000 keeps the non-private control from failing too: at N_s = 100 its own finite-sample M2 lost the
+    9th eigenvalue in 7 of 8 independent seeds (the test's seed happened to pass); at 20,000, 0 of 30 runs failed
+    in 10 seeds while local failed all 30."""
+    scenario = equal_scenario(n_sites=3, n=20_000, eps=0.05, delta=1e-5)
     spec = SyntheticSpec(kind="mog", dim=10, k=9)
     result = compare_algorithms(scenario, ["local", "nonpriv"], spec=spec, runs=3, seed=1)
     local = result.summary("local")
@@ -271,16 +275,20 @@ def test_whitening_failures_are_recorded_not_averaged():
 @pytest.mark.parametrize("kind", ["mog", "stm"])
 @pytest.mark.parametrize("sizes", [(10, 5), (50, 10)])
 def test_nonprivate_recovery_is_accurate_at_the_papers_sizes(kind, sizes):
+    """The paper's (D, K) with S = 5: the non-private recovery is far better than random vectors and improves with
+    N_s. Margins measured over 8 independent seeds (5, 105, ..., 705): at N_s = 1000 / 4000 STM with D = 50, K = 10
+    reached q/q_random = 0.54 > 0.5 and 0.29 against 0.3 (one seed failed); at 2000 / 20,000 the worst ratios were
+    0.38 (< 0.5), 0.15 (< 0.3) and 0.49 for q(20,000) / q(2,000) (< 1)."""
     dim, k = sizes
     spec = SyntheticSpec(kind=kind, dim=dim, k=k)
     q = {}
-    for n in (1000, 4000):
+    for n in (2000, 20_000):
         result = compare_algorithms(equal_scenario(n=n), ["nonpriv", "random"], spec=spec, runs=2, seed=5)
         q[n] = result.summary("nonpriv").mean
         random_q = result.summary("random").mean
         assert q[n] < 0.5 * random_q
-    assert q[4000] < 0.3 * random_q
-    assert q[4000] < q[1000]  # consistent: more data, smaller error
+    assert q[20_000] < 0.3 * random_q
+    assert q[20_000] < q[2000]  # consistent: more data, smaller error
 
 
 def _paired_gap(result, worse, better):

@@ -24,8 +24,9 @@ from typing import Any, Literal, get_args
 import numpy as np
 
 from ..privacy.zero_sum import ZeroSumLaw
+from ..limits import E_SCALE_RANGE
 from ..scenario import Scenario
-from ..validation import InputError, check_choice, check_positive, check_probability_vector
+from ..validation import InputError, check_choice, check_positive, check_probability_vector, check_range
 
 __all__ = [
     "OBJECTIVES",
@@ -192,6 +193,16 @@ def scenario_budgets(scenario: Scenario, tau: np.ndarray) -> SiteBudgets:
 
 def check_objective(objective: str) -> Objective:
     return check_choice(objective, "objective", tuple(OBJECTIVES))
+
+
+def check_e_scale(e_scale: object) -> float:
+    """The helper-noise multiplier: a number in :data:`~dpcore.limits.E_SCALE_RANGE` (below 1 the helper's noise
+    no longer covers e + g >= tau_s^2)."""
+    low, high = E_SCALE_RANGE
+    try:
+        return check_range(e_scale, "e_scale (helper-noise scale)", low, high)
+    except InputError as exc:
+        raise InputError(f"{exc}; below {low:g} the helper's noise no longer covers each release", "e_scale") from None
 
 
 # ----------------------------------------------------------------------------------------------

@@ -8,10 +8,10 @@ from typing import Any, Literal, get_args
 import numpy as np
 
 from ..scenario import Scenario
-from ..validation import InputError, check_choice, check_positive
+from ..validation import InputError, check_choice
 from .audit import AuditReport, audit_design, default_collusion
 from .closed_form import solve_closed_form
-from .design import NoiseDesign, Objective, check_objective, scenario_budgets
+from .design import NoiseDesign, Objective, check_e_scale, check_objective, scenario_budgets
 from .general import solve_general
 from .robust import solve_collusion_robust
 
@@ -86,10 +86,7 @@ def plan_scenario(
             raise InputError(f"--last must name a site ({', '.join(names)}); got {last!r}", "last")
         design = solve_closed_form(budgets, scenario.tau_c, n - 1 if last is None else names.index(last))
     elif solver == "general":
-        e_scale = check_positive(e_scale, "e_scale")
-        if e_scale < 1:
-            raise InputError(f"e_scale must be >= 1 (got {e_scale:g}); smaller helper noise breaks the e + g "
-                             "constraint")
+        e_scale = check_e_scale(e_scale)
         design = solve_general(budgets, scenario.tau_c, objective, e_scale)
     else:
         design = solve_collusion_robust(budgets, collusion, scenario.tau_c, objective=objective)

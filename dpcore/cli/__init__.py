@@ -1,8 +1,12 @@
 """Command line: ``python -m dpcore <command> ...``.
 
 Installed with ``pip install .``, the same command is ``dpcore ...``. Each command lives in its own module with
-``register(subparsers)`` that adds its parser and sets ``func``; ``func(args)`` returns the exit code. Bad input
-exits with status 2 and one line on stderr.
+``register(subparsers)`` that adds its parser and sets ``func``; ``func(args)`` returns the exit code. Numeric flags
+are typed by :mod:`dpcore.cli.options` (ranges from :mod:`dpcore.limits`, checked before any work).
+
+Exit codes: 0 done, 1 done but the design is infeasible (``design``), 2 bad input (one line on stderr: a flag, a
+file, a scenario), 3 an internal error (one line ``internal error: ... (please report)``; the traceback goes to the
+log file named there, ``$DPCORE_LOG`` or ``dpcore-cli.log`` in the temporary folder), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -10,17 +14,29 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import logging
 import os
 import sys
-from typing import Any
+import tempfile
+from typing import Any, NoReturn
 
+from ..textio import printable
 from ..validation import InputError
 
 COMMAND_MODULES = ("design", "otd", "pca", "sweep")
+LOG_ENV = "DPCORE_LOG"
+log = logging.getLogger("dpcore.cli")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (``error: argument --runs: must be ...``), exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"error: {printable(message)} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="dpcore" if os.path.basename(sys.argv[0]) == "dpcore" else "python -m dpcore",
         description="Distributed differentially private PCA and tensor decomposition with correlated noise (CAPE).",
     )
@@ -46,14 +62,62 @@ def print_json(data: Any) -> None:
     sys.stdout.write("\n")
 
 
+def say(text: str) -> None:
+    """One line on stderr, terminal control characters escaped (names and cells come from the user)."""
+    print(printable(text), file=sys.stderr)
+
+
+def _log_file() -> str:
+    return os.environ.get(LOG_ENV) or os.path.join(tempfile.gettempdir(), "dpcore-cli.log")
+
+
+def _log_internal_error(exc: BaseException) -> str | None:
+    """Log the traceback of an unexpected exception to the log file; its path, or None when it cannot be written."""
+    path = _log_file()
+    try:
+        handler = logging.FileHandler(path, encoding="utf-8")
+    except OSError:
+        return None
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    log.addHandler(handler)
+    log.propagate = False
+    try:
+        log.error("internal error in %s", " ".join(sys.argv), exc_info=exc)
+    finally:
+        log.removeHandler(handler)
+        handler.close()
+    return path
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    first = text[0] if text else ""
+    first = first if len(first) <= 200 else first[:197] + "..."
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, or a bad flag (reported on one line by _Parser.error)
+        return exc.code if isinstance(exc.code, int) else 2
     try:
         return int(args.func(args) or 0)
     except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        say(f"error: {exc}")
         return 2
     except OSError as exc:
-        print(f"error: {exc.strerror or exc}: {exc.filename}" if exc.filename else f"error: {exc}", file=sys.stderr)
+        say(f"error: {exc.strerror or exc}: {exc.filename}" if exc.filename else f"error: {exc}")
         return 2
+    except MemoryError:
+        say("error: not enough memory for this computation; use fewer sites, samples, features or runs")
+        return 2
+    except KeyboardInterrupt:
+        say("interrupted")
+        return 130
+    except Exception as exc:  # the last line of defence: one line for the user, the traceback in the log
+        where = _log_internal_error(exc)
+        detail = f"; details in {where}" if where else ""
+        say(f"internal error: {_short(exc)} (please report{detail})")
+        return 3

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from ..cape import OBJECTIVES, SOLVERS, plan_scenario
+from ..limits import E_SCALE_RANGE, MAX_OTD_DIM, MAX_SITES
 from ..privacy import STATISTICS
 from ..scenario import load_scenario
-from . import print_json
+from ..textio import printable
+from . import print_json, say
+from .options import E_SCALE, OTD_DIM, SIGMA2, integer
 from .table import fmt, table
 
 
@@ -26,11 +28,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "calibration for --collusion")
     p.add_argument("--objective", choices=tuple(OBJECTIVES), default="balanced", help="objective of the general solver")
     p.add_argument("--last", metavar="NAME", help="closed form: the site playing site S (default: the last listed)")
-    p.add_argument("--collusion", type=int, metavar="C", help="coalition bound of the audit (default ceil(S/3) - 1)")
-    p.add_argument("--e-scale", type=float, default=1.0, help="multiply the helper's noise variance (>= 1)")
+    p.add_argument("--collusion", type=integer(0, MAX_SITES - 1), metavar="C",
+                   help="coalition bound of the audit, 0..S-1 (default ceil(S/3) - 1)")
+    p.add_argument("--e-scale", type=E_SCALE, default=1.0,
+                   help=f"multiply the helper's noise variance ({E_SCALE_RANGE[0]:g} to {E_SCALE_RANGE[1]:g})")
     p.add_argument("--statistic", choices=STATISTICS, default="mean", help="statistic whose sensitivity is used")
-    p.add_argument("--dim", type=int, default=10, help="dimension D (mog-m3 only)")
-    p.add_argument("--sigma2", type=float, default=0.05, help="scaled MOG component variance (mog-m3 only)")
+    p.add_argument("--dim", type=OTD_DIM, default=10, help=f"dimension D (mog-m3 only; 2 to {MAX_OTD_DIM:,})")
+    p.add_argument("--sigma2", type=SIGMA2, default=0.05, help="scaled MOG component variance (mog-m3 only)")
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
     p.set_defaults(func=run)
 
@@ -45,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
         print_json(plan.to_dict())
         return 0
     for w in plan.warnings:
-        print(f"warning: {w}", file=sys.stderr)
+        say(f"warning: {w}")
     d = plan.design
     print(f"statistic {plan.statistic}, {scenario.neighbouring} neighbours, {scenario.calibration} calibration, "
           f"solver {d.method}" + (f" ({d.objective})" if d.objective else ""))
@@ -59,12 +63,12 @@ def run(args: argparse.Namespace) -> int:
           + (", BELOW the floor)" if d.below_floor else ")"))
     print(f"tau_conv  {fmt(d.tau_conv)}   (conventional scheme)")
     print(f"gain      {fmt(d.gain)}   (tau_conv^2 / tau_c^2)")
-    print(f"feasible  {fmt(d.feasible)}" + (f": {d.reason}" if d.reason else ""))
+    print(printable(f"feasible  {fmt(d.feasible)}" + (f": {d.reason}" if d.reason else "")))
     if plan.robust is not None:
         r = plan.robust
-        print(f"collusion-robust calibration for c = {r.collusion}: "
-              + (f"gain {fmt(r.gain)}, tau_c {fmt(r.tau_c)}, helper noise x{fmt(r.e_scale)}" if r.feasible
-                 else f"infeasible: {r.reason}"))
+        print(printable(f"collusion-robust calibration for c = {r.collusion}: "
+                        + (f"gain {fmt(r.gain)}, tau_c {fmt(r.tau_c)}, helper noise x{fmt(r.e_scale)}" if r.feasible
+                           else f"infeasible: {r.reason}")))
     if plan.audit is not None:
         print()
         print(f"privacy audit (coalitions of up to {plan.collusion} other sites)")

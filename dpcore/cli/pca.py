@@ -9,7 +9,6 @@ every site's budget.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +27,22 @@ from ..data import (
     synthetic_dataset,
     table_to_dataset,
 )
-from ..limits import MAX_UPLOAD_BYTES
+from ..limits import (
+    CONCENTRATION_RANGE,
+    DECAY_RANGE,
+    MAX_RUNS,
+    MAX_SITE_NUMBERS,
+    MAX_SITES,
+    MAX_SYNTHETIC_DIM,
+    MAX_UPLOAD_BYTES,
+)
 from ..pca import ALGORITHMS, METRICS, compare_pca, default_algorithms, prepare_pca
 from ..privacy import CALIBRATIONS, NEIGHBOURING
 from ..scenario import Scenario, equal_sites_scenario, load_scenario
-from ..validation import InputError, check_delta, check_epsilon, check_positive_int
-from . import print_json
+from ..textio import printable, read_file
+from ..validation import InputError
+from . import print_json, say
+from .options import DELTA, EPS, POSITIVE, RUNS, SEED, SITE_SIZE, SITES, integer, real
 from .table import fmt, table
 
 DEFAULT_EPS = 0.5
@@ -54,37 +63,42 @@ def register(sub: argparse._SubParsersAction) -> None:
     data.add_argument("--dataset", choices=(*BUNDLED, "synthetic"), default=None,
                       help="bundled data set or the synthetic Gaussian (default: synthetic)")
     data.add_argument("--csv", metavar="PATH", help="numeric CSV file, one sample per row (gzip accepted)")
-    p.add_argument("--sites", type=int, default=None, metavar="S",
-                   help=f"number of equal sites (default {DEFAULT_SITES})")
+    p.add_argument("--sites", type=SITES, default=None, metavar="S",
+                   help=f"number of equal sites (default {DEFAULT_SITES}, at most {MAX_SITES})")
     p.add_argument("--scenario", metavar="FILE", help="scenario JSON: sites, sizes, budgets, calibration, neighbouring")
-    p.add_argument("--eps", type=float, default=None, help=f"eps of every site (default {DEFAULT_EPS})")
-    p.add_argument("--delta", type=float, default=None, help=f"delta of every site (default {DEFAULT_DELTA})")
-    p.add_argument("--k", type=int, default=10, metavar="K", help="dimension of the subspace (default 10)")
+    p.add_argument("--eps", type=EPS, default=None, help=f"eps of every site (default {DEFAULT_EPS})")
+    p.add_argument("--delta", type=DELTA, default=None, help=f"delta of every site (default {DEFAULT_DELTA})")
+    p.add_argument("--k", type=integer(1, MAX_SYNTHETIC_DIM), default=10, metavar="K",
+                   help="dimension of the subspace (default 10)")
     p.add_argument("--algorithms", nargs="+", choices=tuple(ALGORITHMS), default=list(default_algorithms()),
                    metavar="NAME", help=f"algorithms to run: {', '.join(ALGORITHMS)} (default "
                    f"{'all' if default_algorithms() == tuple(ALGORITHMS) else ' '.join(default_algorithms())})")
-    p.add_argument("--runs", type=int, default=10, help="runs per algorithm (default 10)")
-    p.add_argument("--seed", type=int, default=0, help="seed of data generation, split and noise (default 0)")
+    p.add_argument("--runs", type=RUNS, default=10, help=f"runs per algorithm (default 10, at most {MAX_RUNS:,})")
+    p.add_argument("--seed", type=SEED, default=0, help="seed of data generation, split and noise (default 0)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    p.add_argument("--site-size", type=int, default=None, metavar="N_S",
+    p.add_argument("--site-size", type=SITE_SIZE, default=None, metavar="N_S",
                    help="samples per site without --scenario (default: all samples shared out; synthetic 1000)")
     p.add_argument("--split", choices=tuple(SIZE_SCHEMES), default="equal",
                    help="site sizes without --scenario: equal or skewed (Dirichlet)")
-    p.add_argument("--concentration", type=float, default=1.0, help="Dirichlet concentration of a skewed split")
+    p.add_argument("--concentration", type=real(*CONCENTRATION_RANGE), default=1.0,
+                   help="Dirichlet concentration of a skewed split")
     p.add_argument("--by-label", action="store_true", help="non-IID split: sort samples by label before dealing")
     p.add_argument("--no-replacement", action="store_true",
                    help="fail instead of sampling with replacement when the sites need more samples than exist")
     p.add_argument("--preprocess", choices=tuple(PREPROCESSING), default="max-norm",
                    help="max-norm (the papers') or clip to norm 1 after dividing by --scale; both centre first")
-    p.add_argument("--scale", type=float, default=1.0, help="public scale divided out before clipping")
+    p.add_argument("--scale", type=POSITIVE, default=1.0, help="public scale divided out before clipping")
     p.add_argument("--calibration", choices=CALIBRATIONS, default=None,
                    help="Gaussian calibration (default classic, or the scenario's)")
     p.add_argument("--neighbouring", choices=NEIGHBOURING, default=None,
                    help="neighbouring relation (default replace-one, or the scenario's)")
-    p.add_argument("--rank", type=int, default=None, metavar="R", help="DPdisPCA rank R (default K)")
-    p.add_argument("--dim", type=int, default=200, help="synthetic: dimension D (default 200)")
+    p.add_argument("--rank", type=integer(1, MAX_SYNTHETIC_DIM), default=None, metavar="R",
+                   help="DPdisPCA rank R (default K)")
+    p.add_argument("--dim", type=integer(2, MAX_SYNTHETIC_DIM), default=200,
+                   help=f"synthetic: dimension D (default 200, at most {MAX_SYNTHETIC_DIM:,}; N x D at most "
+                   f"{MAX_SITE_NUMBERS:,})")
     p.add_argument("--spectrum", choices=SPECTRA, default="power", help="synthetic: eigenvalue decay shape")
-    p.add_argument("--decay", type=float, default=1.0, help="synthetic: decay rate of the spectrum")
+    p.add_argument("--decay", type=real(*DECAY_RANGE), default=1.0, help="synthetic: decay rate of the spectrum")
     p.add_argument("--header", choices=("auto", "yes", "no"), default="auto", help="CSV: is the first row a header?")
     p.add_argument("--label-column", default=None, metavar="NAME|POS",
                    help="CSV: column holding labels, excluded from the features (name, or position 1..D, -1 = last)")
@@ -93,14 +107,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _load_csv(path: str, header: str, label_column: str | None) -> Dataset:
     file = Path(path)
-    try:
-        size = file.stat().st_size
-        if size > MAX_UPLOAD_BYTES:
-            limit = MAX_UPLOAD_BYTES / 2**20
-            raise InputError(f"{path} is {size / 2**20:.1f} MB, more than the limit of {limit:.1f} MB")
-        content = file.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    content = read_file(path, MAX_UPLOAD_BYTES, "CSV file")
     flag = {"auto": None, "yes": True, "no": False}[header]
     try:
         table_ = parse_numeric_csv(content, header=flag, label_column=parse_label_column(label_column))
@@ -117,18 +124,18 @@ def _build_scenario(args: argparse.Namespace, n_available: int | None) -> Scenar
         scenario = load_scenario(args.scenario)
         changes: dict[str, Any] = {}
         if args.eps is not None:
-            changes["eps"] = check_epsilon(args.eps, "--eps")
+            changes["eps"] = args.eps
         if args.delta is not None:
-            changes["delta"] = check_delta(args.delta, "--delta")
+            changes["delta"] = args.delta
         if changes:
             scenario = scenario.with_sites(**changes)
         overrides = {k: v for k, v in (("calibration", args.calibration), ("neighbouring", args.neighbouring)) if v}
         return scenario.replace(**overrides) if overrides else scenario
-    n_sites = check_positive_int(DEFAULT_SITES if args.sites is None else args.sites, "--sites")
-    eps = check_epsilon(DEFAULT_EPS if args.eps is None else args.eps, "--eps")
-    delta = check_delta(DEFAULT_DELTA if args.delta is None else args.delta, "--delta")
+    n_sites = DEFAULT_SITES if args.sites is None else args.sites
+    eps = DEFAULT_EPS if args.eps is None else args.eps
+    delta = DEFAULT_DELTA if args.delta is None else args.delta
     if args.site_size is not None:
-        total = n_sites * check_positive_int(args.site_size, "--site-size")
+        total = n_sites * args.site_size
     elif n_available is None:
         total = n_sites * SYNTHETIC_SITE_SIZE
     else:
@@ -143,9 +150,7 @@ def _build_scenario(args: argparse.Namespace, n_available: int | None) -> Scenar
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.seed < 0:
-        raise InputError(f"--seed must be an integer >= 0 (got {args.seed})")
-    runs = check_positive_int(args.runs, "--runs")
+    runs = args.runs
     if args.csv:
         dataset: Dataset | None = _load_csv(args.csv, args.header, args.label_column)
     elif args.dataset in BUNDLED:
@@ -154,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
         dataset = None
     scenario = _build_scenario(args, None if dataset is None else dataset.n_samples)
     if dataset is None:
-        dim = check_positive_int(args.dim, "--dim", minimum=2)
+        dim = args.dim
         dataset = synthetic_dataset(scenario.total_n, np.random.default_rng([int(args.seed), 2]), dim=dim,
                                     spectrum=args.spectrum, decay=args.decay)
     setup = prepare_pca(dataset, scenario, args.k, preprocessing=args.preprocess, scale=args.scale,
@@ -173,13 +178,14 @@ def run(args: argparse.Namespace) -> int:
                     "notes": list(setup.notes) + [n for n in comparison.notes if n not in setup.notes]})
         return 0
     for note in list(setup.notes) + [n for n in comparison.notes if n not in setup.notes]:
-        print(f"note: {note}", file=sys.stderr)
+        say(f"note: {note}")
     same_budget = len(set(scenario.eps)) == 1 and len(set(scenario.delta)) == 1
     budget = (f"eps = {scenario.eps[0]:g}, delta = {scenario.delta[0]:g} at every site" if same_budget
               else "per-site budgets from the scenario")
     sizes = scenario.sizes
     size_text = f"N_s = {sizes[0]:,}" if np.all(sizes == sizes[0]) else f"N_s = {', '.join(f'{n:,}' for n in sizes)}"
-    print(f"{dataset.name}: D = {dataset.dim}, {dataset.n_samples:,} samples; S = {scenario.n_sites} sites ({size_text}"
+    print(f"{printable(dataset.name)}: D = {dataset.dim}, {dataset.n_samples:,} samples; S = {scenario.n_sites} sites "
+          f"({size_text}"
           f"{', resampled with replacement' if setup.split.with_replacement else ''}); K = {setup.problem.k}; "
           f"{runs} runs, seed {args.seed}")
     print(f"{scenario.calibration} calibration, {scenario.neighbouring} neighbours, {budget}")

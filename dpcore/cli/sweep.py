@@ -40,12 +40,26 @@ from ..experiments import (
     quick_spec,
     run_sweep,
 )
-from ..limits import MAX_SITES
+from ..limits import DECAY_RANGE, MAX_SWEEP_RUNS, MAX_SYNTHETIC_DIM
 from ..otd import DEFAULT_SIGMA2, ESTIMATORS, MODELS, PATHS
 from ..privacy import CALIBRATIONS, NEIGHBOURING
 from ..scenario import Scenario, equal_sites_scenario, load_scenario
-from ..validation import InputError, check_delta, check_epsilon, check_positive_int
-from . import print_json
+from ..validation import InputError
+from . import print_json, say
+from .options import (
+    DELTA,
+    DOC_LENGTH,
+    EPS,
+    OTD_DIM,
+    SEED,
+    SIGMA2,
+    SITE_SIZE,
+    SITES,
+    SPLIT,
+    check_writable,
+    integer,
+    real,
+)
 from .table import fmt, table
 
 DEFAULT_SITES = {"pca": 10, "otd": 5}
@@ -78,38 +92,40 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--grid", metavar="V1,V2,...", help="grid values, comma separated (default: a grid for --vary)")
     p.add_argument("--algorithms", nargs="+", metavar="NAME", help=f"algorithms (default pca: "
                    f"{' '.join(default_algorithms('pca'))}; otd: {' '.join(default_algorithms('otd'))})")
-    p.add_argument("--runs", type=int, help="runs R per grid point (default 10)")
-    p.add_argument("--seed", type=int, help="seed of data, split and noise (default: the scenario's, presets 0)")
-    p.add_argument("--out", metavar="CSV", help="write the tidy table here")
+    p.add_argument("--runs", type=integer(1, MAX_SWEEP_RUNS), help=f"runs R per grid point (default 10, at most "
+                   f"{MAX_SWEEP_RUNS})")
+    p.add_argument("--seed", type=SEED, help="seed of data, split and noise (default: the scenario's, presets 0)")
+    p.add_argument("--out", metavar="CSV", help="write the tidy table here (checked writable before the sweep runs)")
     p.add_argument("--summary-out", metavar="CSV", help="write the summary table here")
     p.add_argument("--html", metavar="FILE", help="write the figure (curves and gain) as HTML with plotly.js embedded")
     p.add_argument("--metric", help="metric of the printed table and the figure (pca: captured_energy, "
                    "captured_energy_ratio, subspace_distance; otd: q_comp, weight_error)")
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
     sites = p.add_argument_group("equal sites (without --scenario)")
-    sites.add_argument("--sites", type=int, help="number of sites S (default 10 for pca, 5 for otd)")
-    sites.add_argument("--ns", type=int, help=f"samples per site N_s (default {DEFAULT_SITE_SIZE})")
-    sites.add_argument("--eps", type=float, help="eps of every site (default 1)")
-    sites.add_argument("--delta", type=float, help="delta of every site (default 0.01, as in the paper)")
+    sites.add_argument("--sites", type=SITES, help="number of sites S (default 10 for pca, 5 for otd)")
+    sites.add_argument("--ns", type=SITE_SIZE, help=f"samples per site N_s (default {DEFAULT_SITE_SIZE})")
+    sites.add_argument("--eps", type=EPS, help="eps of every site (default 1)")
+    sites.add_argument("--delta", type=DELTA, help="delta of every site (default 0.01, as in the paper)")
     sites.add_argument("--calibration", choices=CALIBRATIONS, help="Gaussian calibration (default classic)")
     sites.add_argument("--neighbouring", choices=NEIGHBOURING, help="neighbouring relation (default replace-one)")
     pca = p.add_argument_group("pca data")
     pca.add_argument("--dataset", choices=tuple(PCA_DATASETS), help="synthetic (default), mnist or digits")
-    pca.add_argument("--k", type=int, help="subspace dimension K (pca, default 10) or components K (otd, default 5)")
-    pca.add_argument("--dim", type=int, help="synthetic D (default 200)")
+    pca.add_argument("--k", type=integer(1, MAX_SYNTHETIC_DIM), help="subspace dimension K (pca, default 10) or "
+                     "components K (otd, default 5)")
+    pca.add_argument("--dim", type=integer(2, MAX_SYNTHETIC_DIM), help="synthetic D (default 200)")
     pca.add_argument("--spectrum", choices=SPECTRA, help="synthetic eigenvalue decay shape (default power)")
-    pca.add_argument("--decay", type=float, help="synthetic decay rate (default 1)")
+    pca.add_argument("--decay", type=real(*DECAY_RANGE), help="synthetic decay rate (default 1)")
     pca.add_argument("--preprocess", choices=tuple(PREPROCESSING), help="max-norm (default) or clip")
-    pca.add_argument("--rank", type=int, help="DPdisPCA rank R (default K)")
+    pca.add_argument("--rank", type=integer(1, MAX_SYNTHETIC_DIM), help="DPdisPCA rank R (default K)")
     pca.add_argument("--precision", choices=SOLVER_DTYPES, help="precision of the eigen-decompositions of the noisy "
                      "matrices (default float32; float64 reproduces `dpcore pca` exactly)")
     otd = p.add_argument_group("otd model")
     otd.add_argument("--model", choices=MODELS, help="mog or stm (default mog)")
-    otd.add_argument("--d", type=int, help="dimension D (default 10)")
-    otd.add_argument("--sigma2", type=float, help=f"MOG sigma^2 (default {DEFAULT_SIGMA2})")
-    otd.add_argument("--doc-length", type=int, help="STM words per document L >= 3 (default 3)")
+    otd.add_argument("--d", type=OTD_DIM, help="dimension D (default 10)")
+    otd.add_argument("--sigma2", type=SIGMA2, help=f"MOG sigma^2 (default {DEFAULT_SIGMA2})")
+    otd.add_argument("--doc-length", type=DOC_LENGTH, help="STM words per document L >= 3 (default 3)")
     otd.add_argument("--estimator", choices=tuple(ESTIMATORS), help="STM moment estimator (default first)")
-    otd.add_argument("--split", type=float, help="share of eps and delta for the first stage (default 0.5)")
+    otd.add_argument("--split", type=SPLIT, help="share of eps and delta for the first stage (default 0.5)")
     otd.add_argument("--path", choices=PATHS, help="third-moment path (default auto)")
     p.set_defaults(func=run)
 
@@ -145,12 +161,10 @@ def _base_scenario(args: argparse.Namespace, family: str) -> Scenario:
                              "budgets")
         scenario = load_scenario(args.scenario)
     else:
-        n_sites = check_positive_int(DEFAULT_SITES[family] if args.sites is None else args.sites, "--sites")
-        if n_sites > MAX_SITES:
-            raise InputError(f"--sites must be at most {MAX_SITES} (got {n_sites})")
-        site = {"n": check_positive_int(DEFAULT_SITE_SIZE if args.ns is None else args.ns, "--ns"),
-                "eps": check_epsilon(1.0 if args.eps is None else args.eps, "--eps"),
-                "delta": check_delta(0.01 if args.delta is None else args.delta, "--delta")}
+        n_sites = DEFAULT_SITES[family] if args.sites is None else args.sites
+        site = {"n": DEFAULT_SITE_SIZE if args.ns is None else args.ns,
+                "eps": 1.0 if args.eps is None else args.eps,
+                "delta": 0.01 if args.delta is None else args.delta}
         scenario = equal_sites_scenario(n_sites, site["n"], site["eps"], site["delta"])
     changes = {k: v for k, v in (("calibration", args.calibration), ("neighbouring", args.neighbouring)) if v}
     return scenario.replace(**changes) if changes else scenario
@@ -241,8 +255,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--metric must be one of {', '.join(METRICS[spec.family])} for a {spec.family} sweep "
                          f"(got {metric!r})")
     for option, path in (("--out", args.out), ("--summary-out", args.summary_out), ("--html", args.html)):
-        if path is not None and Path(path).is_dir():
-            raise InputError(f"{option} {path} is a directory; give a file name")
+        check_writable(option, path)  # before the sweep: a bad path must not cost the results
     result = run_sweep(spec, progress=_progress if sys.stderr.isatty() and not args.json else None)
     if args.out:
         _write(args.out, result.to_csv())
@@ -257,7 +270,7 @@ def run(args: argparse.Namespace) -> int:
         print_json(result.to_dict())
         return 0
     for note in result.notes:
-        print(f"note: {note}", file=sys.stderr)
+        say(f"note: {note}")
     print(spec.describe())
     print(f"{spec.scenario.n_sites} base site(s), {spec.scenario.calibration} calibration, "
           f"{spec.scenario.neighbouring} neighbours; {result.status()}; {result.seconds:.1f} s")

@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from ..textio import printable
+
 
 def fmt(value: Any, digits: int = 4) -> str:
     if value is None:
@@ -21,7 +23,7 @@ def fmt(value: Any, digits: int = 4) -> str:
         if math.isinf(value):
             return "inf" if value > 0 else "-inf"
         return f"{value:.{digits}g}"
-    return str(value)
+    return printable(value)  # names and cells come from the user: no terminal escape sequences
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -29,6 +31,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     numeric = [all(isinstance(r[i], (int, float, np.number)) and not isinstance(r[i], bool) for r in rows)
                for i in range(len(headers))]
     widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
+    headers = [printable(h) for h in headers]
     line = "  ".join(h.rjust(w) if num else h.ljust(w) for h, w, num in zip(headers, widths, numeric, strict=True))
     out = [line, "  ".join("-" * w for w in widths)]
     for r in cells:

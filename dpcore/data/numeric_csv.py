@@ -10,17 +10,20 @@ the numeric features. :func:`parse_numeric_csv` runs the steps below in order; e
 
 from __future__ import annotations
 
+import codecs
 import csv
 import gzip
 import io
 import math
 import re
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from ..limits import MAX_UPLOAD_BYTES, MAX_UPLOAD_CELLS
+from ..limits import MAX_UPLOAD_BYTES, MAX_UPLOAD_CELLS, MAX_UPLOAD_COLUMNS
+from ..textio import decode_text, size_text
 from ..validation import InputError, check_positive_int
 
 __all__ = ["NumericTable", "parse_label_column", "parse_numeric_csv"]
@@ -55,7 +58,7 @@ class NumericTable:
 
 def _megabytes(n: int) -> str:
     """A byte count for messages: '64.0 MB', or '1,000 bytes' below one megabyte."""
-    return f"{n / (1024 * 1024):.1f} MB" if n >= 1024 * 1024 else f"{n:,} bytes"
+    return size_text(n)
 
 
 def _to_text(content: bytes | str, max_bytes: int) -> str:
@@ -71,20 +74,16 @@ def _to_text(content: bytes | str, max_bytes: int) -> str:
         try:
             with gzip.GzipFile(fileobj=io.BytesIO(raw)) as handle:
                 raw = handle.read(max_bytes + 1)
-        except (OSError, EOFError) as exc:
+        except (OSError, EOFError, zlib.error) as exc:
             raise InputError(f"the file looks gzip-compressed but cannot be decompressed ({exc})", "file") from exc
         if len(raw) > max_bytes:
             raise InputError(f"the decompressed file is larger than the limit of {_megabytes(max_bytes)}", "file")
     elif len(raw) > max_bytes:
         raise InputError(f"the file is {_megabytes(len(raw))}, more than the limit of {_megabytes(max_bytes)}", "file")
-    if b"\x00" in raw[:4096]:
+    utf16 = raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+    if not utf16 and b"\x00" in raw[:4096]:
         raise InputError("the file is binary, not CSV text (only numeric CSV files are accepted)", "file")
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            f"the file is not UTF-8 text (undecodable byte at position {exc.start}); save it as UTF-8 CSV", "file"
-        ) from exc
+    return decode_text(raw, "file")
 
 
 def _is_number(cell: str) -> bool:
@@ -124,13 +123,18 @@ class _Layout:
     n_fields: int
 
 
-def _sniff(text: str, max_cells: int) -> _Layout:
+def _sniff(text: str, max_cells: int, max_columns: int) -> _Layout:
     """The delimiter (the most frequent of comma, semicolon, tab in the first line; comma when none occurs) and
-    the cell limit checked on the estimate rows x first-row cells, before anything is parsed."""
+    the column and cell limits, checked on the first line and the line count before anything is parsed."""
     first_line = text.split("\n", 1)[0].rstrip("\r")
     delimiter = max(_DELIMITERS, key=first_line.count)
     if first_line.count(delimiter) == 0:
         delimiter = ","
+    n_fields = first_line.count(delimiter) + 1  # an upper bound (quoted delimiters), before the csv module reads it
+    if n_fields > max_columns:
+        raise InputError(
+            f"the first row has {n_fields:,} columns, more than the limit of {max_columns:,} columns; use fewer "
+            "features", "file")
     first_row = next(csv.reader([first_line], delimiter=delimiter))
     n_fields = len(first_row)
     n_lines = text.count("\n") + 1
@@ -143,14 +147,32 @@ def _sniff(text: str, max_cells: int) -> _Layout:
 
 
 def _has_header(header: bool | None, label_column: str | int | None, first_row: list[str]) -> bool:
-    """``header`` as given, or auto-detected: a label column given by name implies a header; otherwise the first
-    row is a header when at least half of its cells are not numbers."""
+    """``header`` as given, or decided from the first row: a label column given by name implies a header; otherwise
+    the first row is a header when its non-empty cells (the label column's aside) are all text, data when they are
+    all numbers, and an InputError asks the user to say which when it mixes the two."""
     if header is not None:
         return header
     if isinstance(label_column, str):
         return True
-    non_numbers = sum(not _is_number(c) for c in first_row)
-    return non_numbers > 0 and 2 * non_numbers >= len(first_row)
+    skip = None
+    if isinstance(label_column, (int, np.integer)) and not isinstance(label_column, bool):
+        if -len(first_row) <= int(label_column) < len(first_row):
+            skip = int(label_column) % len(first_row)
+    cells = [(j, c.strip()) for j, c in enumerate(first_row) if j != skip and c.strip()]
+    text = [(j, c) for j, c in cells if not _is_number(c)]
+    if not text:
+        return False
+    if len(text) == len(cells):
+        return True
+    number = next((j, c) for j, c in cells if _is_number(c))
+    raise InputError(
+        f"the first row mixes text (row 1, column {text[0][0] + 1} is {_short(text[0][1])}) and numbers (column "
+        f"{number[0] + 1} is {_short(number[1])}), so it is neither clearly a header nor clearly data; say whether "
+        "it is a header (header yes or no)", "header")
+
+
+def _short(cell: str) -> str:
+    return repr(cell if len(cell) <= 30 else cell[:27] + "...")
 
 
 def _read_frame(text: str, layout: _Layout, header: bool, max_cells: int) -> pd.DataFrame:
@@ -239,12 +261,23 @@ class _BadCell:
 
 
 def _feature_values(frame: pd.DataFrame, feature_index: list[int]) -> tuple[np.ndarray, _BadCell | None]:
-    """The features as an n_rows x len(feature_index) float array, and the first non-finite cell if any."""
+    """The features as an n_rows x len(feature_index) float array, and the first non-finite cell if any.
+    Columns pandas already read as numbers are converted in one step; only text columns are read cell by cell."""
     values = np.empty((frame.shape[0], len(feature_index)), dtype=float)
+    dtypes = frame.dtypes.to_numpy()
+    numeric = [out for out, j in enumerate(feature_index)
+               if pd.api.types.is_numeric_dtype(dtypes[j]) and not pd.api.types.is_bool_dtype(dtypes[j])]
+    if numeric:
+        values[:, numeric] = frame.iloc[:, [feature_index[out] for out in numeric]].to_numpy(dtype=float)
     worst: tuple[int, int, str] | None = None
     n_bad = 0
+    numeric_set = set(numeric)
     for out, j in enumerate(feature_index):
-        numbers, cells = _column_numbers(frame.iloc[:, j])
+        if out in numeric_set:
+            numbers, cells = values[:, out], None
+        else:
+            numbers, cells = _column_numbers(frame.iloc[:, j])
+            values[:, out] = numbers
         bad = ~np.isfinite(numbers)
         if bad.any():
             n_bad += int(bad.sum())
@@ -252,7 +285,6 @@ def _feature_values(frame: pd.DataFrame, feature_index: list[int]) -> tuple[np.n
             if worst is None or first < worst[0] or (first == worst[0] and j < worst[1]):
                 cell = str(cells.iloc[first]) if cells is not None else str(numbers[first])
                 worst = (first, j, _cell_problem(cell))
-        values[:, out] = numbers
     return values, None if worst is None else _BadCell(worst[0], worst[1], worst[2], n_bad)
 
 
@@ -284,23 +316,26 @@ def parse_numeric_csv(
     label_column: str | int | None = None,
     max_cells: int = MAX_UPLOAD_CELLS,
     max_bytes: int = MAX_UPLOAD_BYTES,
+    max_columns: int = MAX_UPLOAD_COLUMNS,
 ) -> NumericTable:
     """Parse CSV text (comma, semicolon or tab separated; gzip accepted) into a :class:`NumericTable`.
 
-    ``header`` None auto-detects a header row (at least half of the first row's cells are not
-    numbers). ``label_column`` (a header name or a 0-based position, negative counts from the end)
-    is excluded from the numeric values and returned as ``labels``. Every other cell must be a
-    finite number. Errors (:class:`InputError`) name the row (line of the file, counting from 1)
-    and the column of the first bad cell, and state the limits. Nothing is evaluated or unpickled.
+    ``header`` None decides from the first row: a header when its non-empty cells are all text, data when they
+    are all numbers, an InputError asking which when it mixes both. ``label_column`` (a header name or a 0-based
+    position, negative counts from the end) is excluded from the numeric values and returned as ``labels``. Every
+    other cell must be a finite number. Errors (:class:`InputError`) name the row (line of the file, counting from
+    1) and the column of the first bad cell, and state the limits (bytes, MAX_UPLOAD_COLUMNS columns checked on the
+    first line, cells). Nothing is evaluated or unpickled.
     """
     max_cells = check_positive_int(max_cells, "max_cells")
     max_bytes = check_positive_int(max_bytes, "max_bytes")
+    max_columns = check_positive_int(max_columns, "max_columns")
     if header is not None and not isinstance(header, bool):
         raise InputError(f"header must be True, False or None for auto-detection (got {header!r})", "header")
     text = _to_text(content, max_bytes).rstrip()  # trailing blank lines are not samples
     if not text:
         raise InputError("the file is empty; it needs at least 2 rows (samples) and 2 numeric columns", "file")
-    layout = _sniff(text, max_cells)
+    layout = _sniff(text, max_cells, max_columns)
     header = _has_header(header, label_column, layout.first_row)
     columns = [c.strip() for c in layout.first_row] if header else [f"x{j + 1}" for j in range(layout.n_fields)]
     frame = _read_frame(text, layout, header, max_cells)

@@ -12,7 +12,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..validation import InputError, check_choice, check_positive, check_positive_int
+from ..limits import CONCENTRATION_RANGE
+from ..validation import InputError, check_choice, check_positive_int, check_range
 
 __all__ = ["SIZE_SCHEMES", "SiteSplit", "SizeScheme", "apportion", "site_sizes", "sizes_from_fractions",
            "split_sites"]
@@ -77,7 +78,7 @@ def site_sizes(n_total: int, n_sites: int, scheme: str = "equal", *, rng: np.ran
         return sizes
     if rng is None:
         raise InputError("a skewed split needs a random generator (rng)", "rng")
-    concentration = check_positive(concentration, "concentration")
+    concentration = check_range(concentration, "concentration", *CONCENTRATION_RANGE)
     p = rng.dirichlet(np.full(n_sites, concentration))
     return min_size + rng.multinomial(n_total - n_sites * min_size, p)
 

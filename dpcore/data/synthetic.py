@@ -7,7 +7,8 @@ from typing import Literal, get_args
 
 import numpy as np
 
-from ..validation import check_choice, check_positive, check_positive_int
+from ..limits import DECAY_RANGE, MAX_SITE_NUMBERS, MAX_SYNTHETIC_DIM
+from ..validation import InputError, check_choice, check_int_range, check_positive_int, check_range
 from .dataset import Dataset
 
 __all__ = ["SPECTRA", "SYNTHETIC_COVARIANCE_SEED", "SYNTHETIC_PRESET", "Spectrum", "synthetic_covariance",
@@ -28,9 +29,9 @@ def synthetic_covariance(dim: int = 200, spectrum: str = "power", decay: float =
     The eigenbasis is a fixed random rotation drawn from ``covariance_seed``, independent of the sampling
     generator, so the covariance stays the same across runs while the samples change.
     """
-    dim = check_positive_int(dim, "D", minimum=2)
+    dim = check_int_range(dim, "D", 2, MAX_SYNTHETIC_DIM)
     spectrum = check_choice(spectrum, "spectrum", SPECTRA)
-    decay = check_positive(decay, "decay")
+    decay = check_range(decay, "decay", *DECAY_RANGE)
     d = np.arange(1, dim + 1, dtype=float)
     eigenvalues = d**-decay if spectrum == "power" else np.exp(-decay * (d - 1))
     basis_rng = np.random.default_rng(covariance_seed)
@@ -41,8 +42,13 @@ def synthetic_covariance(dim: int = 200, spectrum: str = "power", decay: float =
 
 def synthetic_dataset(n: int, rng: np.random.Generator, *, dim: int = 200, spectrum: str = "power",
                       decay: float = 1.0, covariance_seed: int = SYNTHETIC_COVARIANCE_SEED) -> Dataset:
-    """``n`` zero-mean Gaussian samples (D x n) with the fixed covariance of :func:`synthetic_covariance`."""
+    """``n`` zero-mean Gaussian samples (D x n) with the fixed covariance of :func:`synthetic_covariance`;
+    n x D at most MAX_SITE_NUMBERS, checked before anything is drawn."""
     n = check_positive_int(n, "N")
+    dim = check_int_range(dim, "D", 2, MAX_SYNTHETIC_DIM)
+    if n * dim > MAX_SITE_NUMBERS:
+        raise InputError(f"{n:,} samples of D = {dim:,} are {n * dim:,} numbers, more than the {MAX_SITE_NUMBERS:,} "
+                         "this tool keeps in memory; use fewer or smaller sites or a smaller D", "N")
     eigenvalues, basis = synthetic_covariance(dim, spectrum, decay, covariance_seed)
     z = rng.standard_normal((eigenvalues.size, n))
     x = basis @ (np.sqrt(eigenvalues)[:, None] * z)

@@ -17,6 +17,7 @@ executed or unpickled; sizes are limited (:mod:`dpcore.limits`). Splitting a cor
 
 from __future__ import annotations
 
+import codecs
 import re
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -25,6 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..limits import MAX_DOCUMENTS, MAX_TEXT_BYTES, MAX_VOCABULARY
+from ..textio import decode_text
 from ..validation import InputError, check_positive_int
 from .numeric_csv import parse_numeric_csv
 
@@ -58,13 +60,9 @@ def _text(content: bytes | str, what: str, max_bytes: int = MAX_TEXT_BYTES) -> s
     if len(raw) > max_bytes:
         raise InputError(f"the {what} is {len(raw) / 2**20:.1f} MB, more than the limit of {max_bytes / 2**20:.0f} MB",
                          "file")
-    if b"\x00" in raw[:4096]:
+    if not raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) and b"\x00" in raw[:4096]:
         raise InputError(f"the {what} is binary; upload plain UTF-8 text", "file")
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"the {what} is not UTF-8 text (undecodable byte at position {exc.start}); save it as "
-                         "UTF-8", "file") from exc
+    return decode_text(raw, what)
 
 
 def tokenize(line: str) -> list[str]:

@@ -13,7 +13,7 @@ from ..limits import MAX_RUNS
 from ..scenario import Scenario
 from ..seeding import data_rng, run_rng
 from ..summary import MetricSummary, summarise_values
-from ..validation import InputError, check_positive_int
+from ..validation import InputError, check_int_range, check_seed
 from .algorithm import OtdAlgorithm
 from .evaluation import METRICS, evaluate
 from .models import MixtureModel
@@ -154,11 +154,11 @@ def compare_algorithms(
     if (spec is None) == (problem is None):
         raise InputError("give either a synthetic model or data, not both")
     entries = check_algorithms(algorithms)
-    runs = check_positive_int(runs, "runs")
-    if runs > MAX_RUNS:
-        raise InputError(f"runs must be at most {MAX_RUNS} (got {runs})", "runs")
-    seed = check_positive_int(seed, "seed", minimum=0)
+    runs = check_int_range(runs, "runs", 1, MAX_RUNS)
+    seed = check_seed(seed)
     settings = OtdSettings() if settings is None else settings
+    if spec is not None:
+        spec.check_load(scenario.sizes)
     model = None if spec is None else spec.model(np.random.default_rng([seed, MODEL_STREAM]))
     scenario_run = scenario if problem is None else scenario.with_sizes(problem.sizes)
     dim, k = (model.dim, model.k) if model is not None else (problem.dim, problem.k)

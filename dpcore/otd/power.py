@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..limits import MAX_POWER_ITERATIONS, MAX_POWER_RESTARTS
 from ..privacy.calibration import multiplier
-from ..validation import check_positive_int, check_rank
+from ..validation import check_int_range, check_rank
 from .whitening import Whitening
 
 __all__ = [
@@ -56,7 +57,9 @@ def _cube(u: np.ndarray) -> np.ndarray:
 
 
 def check_iterations(n_restarts: int, n_iter: int) -> tuple[int, int]:
-    return (check_positive_int(n_restarts, "restarts L"), check_positive_int(n_iter, "iterations N"))
+    """Restarts L and iterations N of the power method, bounded by MAX_POWER_RESTARTS and MAX_POWER_ITERATIONS."""
+    return (check_int_range(n_restarts, "restarts L", 1, MAX_POWER_RESTARTS),
+            check_int_range(n_iter, "iterations N", 1, MAX_POWER_ITERATIONS))
 
 
 def tensor_power_method(

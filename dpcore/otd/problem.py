@@ -12,8 +12,26 @@ import scipy.linalg
 
 from ..data.split import sizes_from_fractions
 from ..data.text import Corpus
-from ..limits import DEFAULT_MEMORY_BUDGET
-from ..validation import InputError, check_choice, check_finite_array, check_positive, check_positive_int, check_rank
+from ..limits import (
+    DEFAULT_MEMORY_BUDGET,
+    MAX_COMPONENTS,
+    MAX_DOC_LENGTH,
+    MAX_OTD_DIM,
+    MAX_OTD_SAMPLES,
+    MAX_SIGMA2,
+    MAX_SITE_NUMBERS,
+    MEMORY_BUDGET_RANGE,
+)
+from ..validation import (
+    InputError,
+    check_choice,
+    check_finite_array,
+    check_int_range,
+    check_positive,
+    check_positive_int,
+    check_range,
+    check_rank,
+)
 from .models import (
     DEFAULT_SIGMA2,
     DEFAULT_TOPIC_CONCENTRATION,
@@ -86,7 +104,7 @@ class OtdSettings:
             raise InputError(f"eps split must be strictly between 0 and 1 (got {split:g})", "eps_split")
         check_iterations(self.n_restarts, self.n_iter)
         check_choice(self.path, "path", PATHS)
-        check_positive_int(self.memory_budget, "memory budget")
+        check_int_range(self.memory_budget, "memory budget (bytes)", *MEMORY_BUDGET_RANGE)
         check_choice(self.m3_noise, "m3_noise", tuple(M3_NOISE))
         if self.collusion is not None:
             check_positive_int(self.collusion, "collusion", minimum=0)
@@ -118,6 +136,28 @@ class SyntheticSpec:
     estimator: str = "first"
     topic_concentration: float = DEFAULT_TOPIC_CONCENTRATION
     weight_concentration: float = DEFAULT_WEIGHT_CONCENTRATION
+
+    def __post_init__(self) -> None:
+        """Sizes are bounded here, before a model or a sample is drawn (dpcore/limits.py)."""
+        check_int_range(self.dim, "D", 2, MAX_OTD_DIM)
+        check_int_range(self.k, "K", 1, MAX_COMPONENTS)
+        check_int_range(self.doc_length, "document length L", 3, MAX_DOC_LENGTH)
+        check_range(self.sigma2, "sigma^2", 0.0, MAX_SIGMA2)
+
+    def check_load(self, sizes: Sequence[int]) -> None:
+        """The samples one run draws for sites of ``sizes``: S x N_s at most MAX_OTD_SAMPLES, and S x N_s x D (MOG
+        coordinates) or S x N_s x L (STM words) at most MAX_SITE_NUMBERS; checked before anything is drawn."""
+        total = int(sum(int(n) for n in sizes))
+        if total > MAX_OTD_SAMPLES:
+            raise InputError(f"the sites hold {total:,} samples in all (S x N_s), more than the {MAX_OTD_SAMPLES:,} a "
+                             "capeAGN run draws; use fewer sites or smaller N_s", "sites")
+        per_sample = self.dim if self.kind == "mog" else self.doc_length
+        numbers = total * per_sample
+        if numbers > MAX_SITE_NUMBERS:
+            what = "D" if self.kind == "mog" else "L"
+            raise InputError(f"the sites' samples hold {numbers:,} numbers (S x N_s x {what}), more than the "
+                             f"{MAX_SITE_NUMBERS:,} a run keeps in memory; use fewer or smaller sites or a smaller "
+                             f"{what}", "sites")
 
     def model(self, rng: np.random.Generator) -> MixtureModel:
         check_choice(self.estimator, "estimator", tuple(ESTIMATORS))

@@ -10,9 +10,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..limits import MAX_RUNS
 from ..seeding import run_rng
 from ..summary import MetricSummary, summarise_values
-from ..validation import InputError, check_positive_int
+from ..validation import InputError, check_int_range, check_seed
 from .algorithms.local import default_local_site
 from .metrics import METRICS
 from .problem import PcaPrivacy, PcaProblem, check_pair
@@ -76,7 +77,8 @@ def compare_pca(problem: PcaProblem, privacy: PcaPrivacy, algorithms: Sequence[s
     :func:`dpcore.seeding.run_rng` (seed, run, name). ``progress(done, total, label)`` is called after each run of
     each algorithm; ``keep_first_matrix`` keeps the decomposed matrix of run 0 (for the scree plot)."""
     entries = check_algorithms(default_algorithms() if algorithms is None else algorithms)
-    runs = check_positive_int(runs, "runs")
+    runs = check_int_range(runs, "runs", 1, MAX_RUNS)
+    seed = check_seed(seed)
     check_pair(problem, privacy)
     names = [e.name for e in entries]
     if "dpdis" in names and rank is not None and not problem.k <= rank <= problem.dim:

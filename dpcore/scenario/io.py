@@ -23,13 +23,15 @@ import base64
 import binascii
 import json
 import math
+import re
 import zlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..limits import MAX_LINK_JSON_CHARS, MAX_QUERY_CHARS, MAX_SCENARIO_FILE_BYTES
-from ..validation import InputError
+from ..textio import decode_text, load_json, read_file
+from ..validation import InputError, shown
 from .model import FieldError, Scenario, ScenarioError, scenario_errors, scenario_from_dict
 
 __all__ = [
@@ -51,30 +53,36 @@ __all__ = [
 SITE_COLUMNS = ("name", "n", "eps", "delta", "weight")
 QUERY_KEY = "scenario"
 QUERY_VERSION = "1."
+_NOT_BASE64URL = re.compile(r"[^A-Za-z0-9_-]")
 
 
 # ----------------------------------------------------------------------------------------------
 # JSON text and files
 # ----------------------------------------------------------------------------------------------
 
+def _json_error(exc: InputError, field: str = "json") -> ScenarioError:
+    return ScenarioError([FieldError(field, str(exc))])
+
+
 def scenario_from_json(text: str) -> Scenario:
-    """Validated Scenario from JSON text."""
+    """Validated Scenario from JSON text (nesting and number literals bounded before parsing,
+    :func:`dpcore.textio.load_json`)."""
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ScenarioError([FieldError("json", f"is not valid JSON ({exc.msg} at line {exc.lineno})")]) from exc
+        data = load_json(text, "scenario")
+    except InputError as exc:
+        raise _json_error(exc) from None
     return scenario_from_dict(data)
 
 
 def load_scenario(path: str | Path) -> Scenario:
-    """Read and validate a scenario JSON file."""
-    path = Path(path)
+    """Read and validate a scenario JSON file: at most MAX_SCENARIO_FILE_BYTES are read (devices and pipes too),
+    UTF-8 with or without a byte-order mark, or UTF-16 with one."""
+    raw = read_file(path, MAX_SCENARIO_FILE_BYTES, "scenario file")
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read scenario file {path}: {exc.strerror or exc}") from exc
+        text = decode_text(raw, "scenario file")
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}", "file") from None
     return scenario_from_json(text)
-
 
 
 # ----------------------------------------------------------------------------------------------
@@ -211,36 +219,46 @@ def scenario_from_query(value: Any) -> Scenario:
             f"is not a scenario link: the value must start with {QUERY_VERSION!r} (as the Sites page writes it) "
             "or be JSON starting with '{'"
         )
-    body = text[len(QUERY_VERSION):]
+    body = text[len(QUERY_VERSION):].rstrip("=")  # padding, if a tool added it, is not needed
+    if not body:
+        raise _link_error("holds no scenario after '1.'; copy the whole link again")
+    wrong = _NOT_BASE64URL.search(body)
+    if wrong is not None:
+        where = wrong.start() + len(QUERY_VERSION) + 1
+        raise _link_error(f"is damaged: the text after '1.' is not base64url ({shown(wrong.group())} at character "
+                          f"{where} is none of A-Z, a-z, 0-9, '-', '_'); copy the whole link again")
     try:
         packed = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
     except (binascii.Error, ValueError):
-        raise _link_error("is damaged: the text after '1.' is not base64url (A-Z, a-z, 0-9, '-', '_'); "
+        raise _link_error("is damaged: the text after '1.' is not valid base64url (its length is impossible); "
                           "copy the whole link again") from None
     decomp = zlib.decompressobj()
     try:
         raw = decomp.decompress(packed, MAX_LINK_JSON_CHARS)
     except zlib.error:
         raise _link_error(
-            "is damaged or cut short (its data cannot be decompressed); copy the whole link again"
+            "is damaged: its data cannot be decompressed (it is base64url but not a compressed scenario); copy the "
+            "whole link again"
         ) from None
     if decomp.unconsumed_tail:
         raise _link_error(f"holds more than {MAX_LINK_JSON_CHARS:,} characters of JSON")
     if not decomp.eof:
         raise _link_error("is cut short (its compressed data ends early); copy the whole link again")
     try:
-        return scenario_from_json(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise _link_error("is damaged (its data is not UTF-8 text)") from None
+    return scenario_from_json(text)
 
 
 def scenario_from_bytes(data: bytes) -> Scenario:
-    """A scenario from the bytes of an uploaded JSON file; raises ScenarioError."""
+    """A scenario from the bytes of an uploaded JSON file (UTF-8 with or without a byte-order mark, or UTF-16
+    with one); raises ScenarioError."""
     if len(data) > MAX_SCENARIO_FILE_BYTES:
         raise ScenarioError([FieldError("file", f"is too large ({len(data):,} bytes; at most "
                                                 f"{MAX_SCENARIO_FILE_BYTES:,})")])
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise ScenarioError([FieldError("file", "is not UTF-8 text; upload a scenario .json file")]) from None
+        text = decode_text(bytes(data), "scenario file")
+    except InputError as exc:
+        raise _json_error(exc, "file") from None
     return scenario_from_json(text)

@@ -17,16 +17,28 @@ from __future__ import annotations
 
 import json
 import math
+import unicodedata
 from dataclasses import asdict, dataclass
 from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 
-from ..limits import MAX_SITES
+from ..limits import (
+    DELTA_RANGE,
+    EPS_RANGE,
+    MAX_NUMBER_CHARS,
+    MAX_OTD_DIM,
+    MAX_SEED,
+    MAX_SIGMA2,
+    MAX_SITE_NAME_CHARS,
+    MAX_SITE_SIZE,
+    MAX_SITES,
+    TAU_C_RANGE,
+)
 from ..privacy.calibration import CALIBRATIONS, Calibration, classic_caveat, multiplier
 from ..privacy.sensitivity import NEIGHBOURING, STATISTICS, Neighbouring, sensitivity_unchecked
-from ..validation import InputError, check_choice, check_positive, check_positive_int
+from ..validation import InputError, as_float, check_choice, check_int_range, check_range, shown
 
 __all__ = ["FieldError", "Scenario", "ScenarioError", "Site", "scenario_errors", "scenario_from_dict"]
 
@@ -126,8 +138,8 @@ class Scenario:
         if statistic == "mog-m3":
             if dim is None or sigma2 is None:
                 raise InputError("the mog-m3 sensitivity needs the dimension D and the component variance sigma^2")
-            dim = check_positive_int(dim, "D")
-            sigma2 = check_positive(sigma2, "sigma^2", allow_zero=True)
+            dim = check_int_range(dim, "D", 1, MAX_OTD_DIM)
+            sigma2 = check_range(sigma2, "sigma^2", 0.0, MAX_SIGMA2)
         return np.array([sensitivity_unchecked(statistic, s.n, self.neighbouring, dim=dim, sigma2=sigma2)
                          for s in self.sites])
 
@@ -220,14 +232,41 @@ def _sites_label(sites: list[Site], shown: int = 6) -> str:
 # ----------------------------------------------------------------------------------------------
 
 def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, Real):
-        if isinstance(value, str):
-            try:
-                return float(value)
-            except ValueError:
-                return None
+    """A real or a numeric text as a float (integers too large for a float become +-inf); None otherwise.
+    Never raises: the validator itself must survive any value."""
+    if isinstance(value, bool):
         return None
-    return float(value)
+    if isinstance(value, Real):
+        return as_float(value)
+    if isinstance(value, str):
+        text = value.strip()
+        if len(text) > MAX_NUMBER_CHARS:
+            return None
+        try:
+            return float(text)
+        except ValueError:
+            return None
+    return None
+
+
+def _in_range(number: float | None, low: float, high: float, *, high_open: bool = False) -> bool:
+    if number is None or not math.isfinite(number):
+        return False
+    return low <= number < high if high_open else low <= number <= high
+
+
+def _whole(number: float | None, low: int, high: int) -> bool:
+    return _in_range(number, low, high) and number == int(number)  # type: ignore[arg-type]
+
+
+def _name_problem(name: Any) -> str | None:
+    if not isinstance(name, str) or not name.strip():
+        return "must be a non-empty text"
+    if len(name.strip()) > MAX_SITE_NAME_CHARS:
+        return f"must be at most {MAX_SITE_NAME_CHARS} characters (got {len(name.strip()):,})"
+    if any(unicodedata.category(ch) == "Cc" for ch in name):
+        return "must not contain control characters (tabs, line breaks, terminal escape codes)"
+    return None
 
 
 def _site_errors(index: int, raw: Any) -> tuple[list[FieldError], Site | None]:
@@ -235,38 +274,39 @@ def _site_errors(index: int, raw: Any) -> tuple[list[FieldError], Site | None]:
         return [FieldError("site", f"must be an object with fields {', '.join(SITE_FIELDS)}", index)], None
     errors: list[FieldError] = []
     name = raw.get("name")
-    label = name if isinstance(name, str) else None
+    label = name if isinstance(name, str) and _name_problem(name) is None else None
 
     def bad(fld: str, message: str) -> None:
         errors.append(FieldError(fld, message, index, label))
 
     for key in raw:
         if key not in SITE_FIELDS:
-            bad(str(key), f"unknown field; allowed: {', '.join(SITE_FIELDS)}")
-    if not isinstance(name, str) or not name.strip():
-        bad("name", "must be a non-empty text")
+            bad(shown(key, 40).strip("'"), f"unknown field; allowed: {', '.join(SITE_FIELDS)}")
+    problem = _name_problem(name)
+    if problem:
+        bad("name", problem)
     n = raw.get("n")
     n_num = _number(n)
     if n is None:
-        bad("n", "is missing (number of samples, an integer >= 1)")
-    elif n_num is None or not math.isfinite(n_num) or n_num != int(n_num) or n_num < 1:
-        bad("n", f"must be an integer >= 1 (got {n!r})")
+        bad("n", f"is missing (number of samples, an integer from 1 to {MAX_SITE_SIZE:,})")
+    elif not _whole(n_num, 1, MAX_SITE_SIZE):
+        bad("n", f"must be an integer from 1 to {MAX_SITE_SIZE:,} (got {shown(n)})")
     eps = raw.get("eps")
     eps_num = _number(eps)
     if eps is None:
-        bad("eps", "is missing (privacy parameter, a number > 0)")
-    elif eps_num is None or not math.isfinite(eps_num) or eps_num <= 0:
-        bad("eps", f"must be a number > 0 (got {eps!r})")
+        bad("eps", f"is missing (privacy parameter, a number from {EPS_RANGE[0]:g} to {EPS_RANGE[1]:g})")
+    elif not _in_range(eps_num, *EPS_RANGE):
+        bad("eps", f"must be a number from {EPS_RANGE[0]:g} to {EPS_RANGE[1]:g} (got {shown(eps)})")
     delta = raw.get("delta")
     delta_num = _number(delta)
     if delta is None:
-        bad("delta", "is missing (privacy parameter, a number in (0, 1))")
-    elif delta_num is None or not (0.0 < delta_num < 1.0):
-        bad("delta", f"must be in the open interval (0, 1) (got {delta!r})")
+        bad("delta", f"is missing (privacy parameter, a number from {DELTA_RANGE[0]:g} to below 1)")
+    elif not _in_range(delta_num, *DELTA_RANGE, high_open=True):
+        bad("delta", f"must be a number from {DELTA_RANGE[0]:g} to below 1 (got {shown(delta)})")
     weight = raw.get("weight")
     weight_num = _number(weight)
-    if weight is not None and (weight_num is None or not math.isfinite(weight_num) or weight_num < 0):
-        bad("weight", f"must be a number >= 0 or omitted (got {weight!r})")
+    if weight is not None and not _in_range(weight_num, 0.0, 1.0):
+        bad("weight", f"must be a number from 0 to 1 or omitted (got {shown(weight)})")
     if errors:
         return errors, None
     return [], Site(name=name.strip(), n=int(n_num), eps=float(eps_num), delta=float(delta_num), weight=weight_num)
@@ -279,7 +319,8 @@ def scenario_errors(data: Any) -> tuple[list[FieldError], Scenario | None]:
     errors: list[FieldError] = []
     for key in data:
         if key not in SCENARIO_FIELDS:
-            errors.append(FieldError(str(key), f"unknown field; allowed: {', '.join(SCENARIO_FIELDS)}"))
+            errors.append(FieldError(shown(key, 40).strip("'"),
+                                     f"unknown field; allowed: {', '.join(SCENARIO_FIELDS)}"))
     raw_sites = data.get("sites")
     sites: list[Site] = []
     if not isinstance(raw_sites, list) or not raw_sites:
@@ -309,22 +350,24 @@ def scenario_errors(data: Any) -> tuple[list[FieldError], Scenario | None]:
             if abs(total - 1.0) > WEIGHT_TOLERANCE:
                 errors.append(FieldError("weights", f"must sum to 1 (they sum to {total:.6g})"))
     neighbouring = data.get("neighbouring", "replace-one")
-    if neighbouring not in NEIGHBOURING:
-        errors.append(FieldError("neighbouring", f"must be one of {', '.join(NEIGHBOURING)} (got {neighbouring!r})"))
+    if not isinstance(neighbouring, str) or neighbouring not in NEIGHBOURING:
+        errors.append(FieldError("neighbouring",
+                                 f"must be one of {', '.join(NEIGHBOURING)} (got {shown(neighbouring)})"))
     calibration = data.get("calibration", "classic")
-    if calibration not in CALIBRATIONS:
-        errors.append(FieldError("calibration", f"must be one of {', '.join(CALIBRATIONS)} (got {calibration!r})"))
+    if not isinstance(calibration, str) or calibration not in CALIBRATIONS:
+        errors.append(FieldError("calibration",
+                                 f"must be one of {', '.join(CALIBRATIONS)} (got {shown(calibration)})"))
     tau_c = data.get("tau_c")
     tau_num = _number(tau_c)
-    if tau_c is not None and (tau_num is None or not math.isfinite(tau_num) or tau_num <= 0):
-        errors.append(FieldError("tau_c", f"must be a number > 0 or null for the DP floor (got {tau_c!r})"))
+    if tau_c is not None and not _in_range(tau_num, *TAU_C_RANGE):
+        errors.append(FieldError("tau_c", f"must be a number from {TAU_C_RANGE[0]:g} to {TAU_C_RANGE[1]:g}, or null "
+                                          f"for the DP floor (got {shown(tau_c)})"))
     seed = data.get("seed", 0)
-    if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
-        seed_num = _number(seed)
-        if seed_num is None or seed_num != int(seed_num) or seed_num < 0:
-            errors.append(FieldError("seed", f"must be an integer >= 0 (got {seed!r})"))
-        else:
-            seed = int(seed_num)
+    seed_num = _number(seed)
+    if not _whole(seed_num, 0, MAX_SEED):
+        errors.append(FieldError("seed", f"must be an integer from 0 to {MAX_SEED:,} (got {shown(seed)})"))
+    else:
+        seed = int(seed) if isinstance(seed, Integral) else int(seed_num)  # type: ignore[arg-type]
     if errors:
         return errors, None
     return [], Scenario(sites=tuple(sites), neighbouring=neighbouring, calibration=calibration, tau_c=tau_num,

@@ -21,6 +21,7 @@ import streamlit as st
 from dpcore.scenario import Scenario
 from pages.shared.catalog import PAGES
 from pages.shared.state import current_scenario
+from pages.shared.widgets import remember_widgets, show_error
 
 __all__ = ["run_app", "start_page"]
 
@@ -34,8 +35,14 @@ def run_app() -> None:
         [st.Page(p.path, title=p.title, icon=p.icon, default=(i == 0)) for i, p in enumerate(PAGES)]
     )
     _ROUTING.active = True
+    remember_widgets()
     try:
         navigation.run()
+    except Exception as exc:  # noqa: BLE001 - the dashboard's last line of defence, once for every page
+        # st.stop, st.rerun and st.switch_page raise Streamlit's ScriptControlException, a BaseException: they
+        # pass through. Anything else is a message on the page (never a traceback) and, when unexpected, a log
+        # record with the traceback. The shared scenario and every remembered widget value are kept.
+        show_error(exc)
     finally:
         _ROUTING.active = False
 

@@ -3,6 +3,7 @@ scenario's summary and link notices. Pages stay thin: widgets, calls into dpcore
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 
 import streamlit as st
@@ -29,15 +30,30 @@ STATISTIC_HELP = (
     "Gaussian-mixture (mog) moments of capeAGN."
 )
 CHART_MARGIN = {"l": 10, "r": 10, "t": 10, "b": 10}
+REMEMBERED_KEY = "_remembered_widget_keys"
+log = logging.getLogger("dpcore.dashboard")
 
 
 def show_error(exc: Exception, where: str | None = None) -> None:
-    """An input problem as a readable message (never a traceback)."""
+    """A failure as a readable message, never a traceback: an input problem (:class:`InputError`) as its message,
+    running out of memory as advice, anything else as "internal error: ... (please report)", logged with its
+    traceback (Python logging, the server's console)."""
     prefix = f"{where}: " if where else ""
     if isinstance(exc, InputError):
         st.error(prefix + str(exc), icon=":material/error:")
-    else:  # unexpected: still no traceback for the user, but say what kind of failure it was
-        st.error(f"{prefix}{type(exc).__name__}: {exc}", icon=":material/error:")
+    elif isinstance(exc, MemoryError):
+        st.error(prefix + "not enough memory for this computation; use fewer sites, samples, features or runs",
+                 icon=":material/memory:")
+    else:
+        log.error("internal error%s", f" ({where})" if where else "", exc_info=exc)
+        st.error(f"{prefix}internal error: {_short(exc)} (please report)", icon=":material/bug_report:")
+
+
+def _short(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    first = lines[0] if lines else ""
+    first = first if len(first) <= 200 else first[:197] + "..."
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
 def show_chart(fig, title: str, *, key: str, height: int = 360) -> None:
@@ -54,6 +70,8 @@ def restore_widgets(defaults: dict[str, object], valid: dict[str, object] | None
     state of widgets a page run did not draw), else the default. ``valid`` maps a key to a predicate or a
     collection of allowed values; a remembered value that is no longer allowed falls back to the default."""
     valid = valid or {}
+    registered = st.session_state.setdefault(REMEMBERED_KEY, set())
+    registered.update(defaults)
     for key, default in defaults.items():
         if key in st.session_state:
             continue
@@ -64,8 +82,12 @@ def restore_widgets(defaults: dict[str, object], valid: dict[str, object] | None
         st.session_state[key] = value
 
 
-def remember_widgets(keys: Iterable[str]) -> None:
-    """Store the current values of the widgets ``keys`` for :func:`restore_widgets`."""
+def remember_widgets(keys: Iterable[str] | None = None) -> None:
+    """Store the current values of the widgets ``keys`` (default: every key a page passed to
+    :func:`restore_widgets`) for :func:`restore_widgets`. The router calls it before every page run, so that a
+    run cut short by an error, whose later widgets Streamlit then forgets, gives them back on the next run."""
+    if keys is None:
+        keys = tuple(st.session_state.get(REMEMBERED_KEY, ()))
     for key in keys:
         if key in st.session_state:
             st.session_state[f"_remember_{key}"] = st.session_state[key]

@@ -1,0 +1,143 @@
+"""Typed command-line values, checked by argparse before any work starts.
+
+Every numeric flag has a type from this module: an integer range or a finite real range taken from
+:mod:`dpcore.limits`, so ``--runs 1000000000``, ``--memory-budget nan`` or ``--dim 100000`` are refused on one line
+with the allowed range before a sample is drawn. Files are read with :func:`dpcore.textio.read_file` (bounded
+reads: devices and pipes cannot run the memory out).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from ..limits import (
+    DELTA_RANGE,
+    E_SCALE_RANGE,
+    EPS_RANGE,
+    MAX_COMPONENTS,
+    MAX_DOC_LENGTH,
+    MAX_OTD_DIM,
+    MAX_POWER_ITERATIONS,
+    MAX_POWER_RESTARTS,
+    MAX_RUNS,
+    MAX_SEED,
+    MAX_SIGMA2,
+    MAX_SITE_SIZE,
+    MAX_SITES,
+    MEMORY_BUDGET_RANGE,
+)
+from ..textio import printable
+from ..validation import InputError
+
+__all__ = [
+    "COMPONENTS",
+    "DELTA",
+    "DOC_LENGTH",
+    "EPS",
+    "E_SCALE",
+    "ITERATIONS",
+    "MEMORY_MIB",
+    "OTD_DIM",
+    "POSITIVE",
+    "RESTARTS",
+    "RUNS",
+    "SEED",
+    "SIGMA2",
+    "SITES",
+    "SITE_SIZE",
+    "SPLIT",
+    "check_writable",
+    "integer",
+    "real",
+]
+
+_MAX_FLAG_CHARS = 40
+
+
+def integer(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: an integer low..high, written as digits (or as a whole number such as 1e6)."""
+
+    def parse(text: str) -> int:
+        value = text.strip().replace("_", "")
+        number: int | None = None
+        if len(value) <= _MAX_FLAG_CHARS:
+            try:
+                number = int(value)
+            except ValueError:
+                try:
+                    as_float = float(value)
+                except ValueError:
+                    as_float = math.nan
+                if math.isfinite(as_float) and as_float == int(as_float):
+                    number = int(as_float)
+        if number is None or not low <= number <= high:
+            raise argparse.ArgumentTypeError(
+                f"must be an integer from {low:,} to {high:,} (got {printable(text[:_MAX_FLAG_CHARS])!r})")
+        return number
+
+    parse.__name__ = "integer"
+    return parse
+
+
+def real(low: float, high: float, *, low_open: bool = False, high_open: bool = False) -> Callable[[str], float]:
+    """An argparse type: a finite real in the range (ends open or closed as given)."""
+    allowed = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+
+    def parse(text: str) -> float:
+        try:
+            number = float(text) if len(text) <= _MAX_FLAG_CHARS else math.nan
+        except ValueError:
+            number = math.nan
+        above = number > low if low_open else number >= low
+        below = number < high if high_open else number <= high
+        if not (math.isfinite(number) and above and below):
+            raise argparse.ArgumentTypeError(
+                f"must be a finite number in {allowed} (got {printable(text[:_MAX_FLAG_CHARS])!r})")
+        return number
+
+    parse.__name__ = "number"
+    return parse
+
+
+SITES = integer(1, MAX_SITES)
+SITE_SIZE = integer(1, MAX_SITE_SIZE)
+RUNS = integer(1, MAX_RUNS)
+SEED = integer(0, MAX_SEED)
+OTD_DIM = integer(2, MAX_OTD_DIM)
+COMPONENTS = integer(1, MAX_COMPONENTS)
+DOC_LENGTH = integer(3, MAX_DOC_LENGTH)
+RESTARTS = integer(1, MAX_POWER_RESTARTS)
+ITERATIONS = integer(1, MAX_POWER_ITERATIONS)
+EPS = real(*EPS_RANGE)
+DELTA = real(*DELTA_RANGE, high_open=True)
+E_SCALE = real(*E_SCALE_RANGE)
+SIGMA2 = real(0.0, MAX_SIGMA2)
+SPLIT = real(0.0, 1.0, low_open=True, high_open=True)
+MEMORY_MIB = real(MEMORY_BUDGET_RANGE[0] / 2**20, MEMORY_BUDGET_RANGE[1] / 2**20)
+POSITIVE = real(0.0, 1e12, low_open=True)
+
+
+def check_writable(option: str, path: str | None) -> None:
+    """Refuse an output path that cannot be written, before the work that produces it: a directory, a missing
+    folder, or no permission. The check opens the file for appending (so an existing file is not truncated) and
+    removes it again if it did not exist."""
+    if path is None:
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise InputError(f"{option} {path} is a directory; give a file name", option)
+    existed = target.exists()
+    try:
+        with open(target, "a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise InputError(f"{option} {path} cannot be written: {exc.strerror or exc}", option) from None
+    if not existed:
+        try:
+            os.remove(target)
+        except OSError:  # pragma: no cover - removed meanwhile
+            pass

@@ -1,0 +1,134 @@
+"""Reading what a user hands over: files with bounded reads, bytes as text, JSON with bounded nesting.
+
+* :func:`read_file` reads at most ``max_bytes + 1`` bytes, whatever the file claims to be: ``st_size`` is 0 for
+  ``/dev/zero``, pipes and FIFOs, so the size check is on what was read, never on what ``stat`` says.
+* :func:`decode_text` accepts UTF-8 with or without a byte-order mark (spreadsheet programs write one) and UTF-16
+  with its byte-order mark ("Unicode text" exports); anything else (Latin-1, Windows-1252, UTF-16 without a mark)
+  is refused with the position of the first byte that is not UTF-8 and what to do.
+* :func:`load_json` refuses nesting deeper than :data:`~dpcore.limits.MAX_JSON_DEPTH` (a scan of the brackets
+  outside strings, before the parser's recursion) and number literals longer than
+  :data:`~dpcore.limits.MAX_NUMBER_CHARS` (before Python turns them into integers).
+
+Every failure is an :class:`~dpcore.validation.InputError` whose message says what is wrong and what is allowed.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .limits import MAX_JSON_DEPTH, MAX_NUMBER_CHARS
+from .validation import InputError
+
+__all__ = ["decode_text", "json_depth", "load_json", "printable", "read_file", "size_text"]
+
+_CHUNK = 1 << 20
+# A string literal, its closing quote optional: an unterminated string then ends the scan in one match (linear
+# time; with a required closing quote, each escaped quote would restart the scan: quadratic).
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def size_text(n: int) -> str:
+    """A byte count for messages: '64.0 MB' from one megabyte on, else '1,000 bytes'."""
+    return f"{n / 2**20:.1f} MB" if n >= 2**20 else f"{n:,} bytes"
+
+
+def read_file(path: str | Path, max_bytes: int, what: str = "file") -> bytes:
+    """The bytes of ``path``, at most ``max_bytes`` of them (an InputError beyond). Reads in chunks and stops one
+    byte past the limit, so a device or a pipe that never ends costs at most ``max_bytes + 1`` bytes."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as handle:
+            parts: list[bytes] = []
+            total = 0
+            while total <= max_bytes:
+                chunk = handle.read(min(_CHUNK, max_bytes + 1 - total))
+                if not chunk:
+                    break
+                parts.append(chunk)
+                total += len(chunk)
+    except IsADirectoryError:
+        raise InputError(f"{what} {path} is a directory; give a file", "file") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {what} {path}: {exc.strerror or exc}", "file") from None
+    if total > max_bytes:
+        raise InputError(f"{what} {path} is larger than the limit of {size_text(max_bytes)}", "file")
+    return b"".join(parts)
+
+
+def decode_text(raw: bytes, what: str = "file") -> str:
+    """``raw`` as text: UTF-8 (a leading byte-order mark is dropped) or UTF-16 with a byte-order mark."""
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) and not raw.startswith(codecs.BOM_UTF32_LE):
+        try:
+            return raw.decode("utf-16")
+        except UnicodeDecodeError:
+            raise InputError(f"the {what} starts like UTF-16 text but is not valid UTF-16; save it as UTF-8",
+                             "file") from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        encoding = "UTF-32 or binary" if raw.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)) else (
+            "probably Latin-1 or Windows-1252" if raw[exc.start] >= 0x80 else "binary")
+        raise InputError(
+            f"the {what} is not UTF-8 text (byte 0x{raw[exc.start]:02x} at position {exc.start:,}, line {line:,}; "
+            f"{encoding}); save it as UTF-8 (with or without BOM) or UTF-16", "file") from None
+
+
+def json_depth(text: str) -> int:
+    """The deepest nesting of ``[`` and ``{`` outside strings (a linear scan, no recursion)."""
+    brackets = _NOT_BRACKET.sub("", _STRING.sub('""', text))
+    if not brackets:
+        return 0
+    codes = np.frombuffer(brackets.encode("ascii"), dtype=np.uint8)
+    steps = np.where((codes == ord("[")) | (codes == ord("{")), 1, -1)
+    return int(np.cumsum(steps).max(initial=0))
+
+
+class _LongNumber(Exception):
+    def __init__(self, literal: str):
+        self.literal = literal
+
+
+def _int_literal(literal: str) -> int:
+    if len(literal) > MAX_NUMBER_CHARS:
+        raise _LongNumber(literal)
+    return int(literal)
+
+
+def _float_literal(literal: str) -> float:
+    if len(literal) > MAX_NUMBER_CHARS:
+        raise _LongNumber(literal)
+    return float(literal)
+
+
+def load_json(text: str, what: str = "JSON") -> Any:
+    """Parsed JSON text, refusing nesting deeper than MAX_JSON_DEPTH and number literals longer than
+    MAX_NUMBER_CHARS before they cost anything. ``NaN`` and ``Infinity`` (which Python writes) parse to floats;
+    the validators refuse them where a finite number is needed. Errors are InputError with field "json"."""
+    depth = json_depth(text)
+    if depth > MAX_JSON_DEPTH:
+        raise InputError(f"the {what} is nested {depth:,} levels deep; at most {MAX_JSON_DEPTH} are allowed", "json")
+    try:
+        return json.loads(text, parse_int=_int_literal, parse_float=_float_literal)
+    except _LongNumber as exc:
+        raise InputError(f"the {what} holds a number written with {len(exc.literal):,} characters; at most "
+                         f"{MAX_NUMBER_CHARS} are allowed", "json") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"the {what} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})",
+                         "json") from None
+    except RecursionError:  # pragma: no cover - the depth scan refuses such text first
+        raise InputError(f"the {what} is nested too deeply", "json") from None
+
+
+def printable(text: object) -> str:
+    """``text`` with terminal control characters (escape sequences, carriage returns, bells) shown as ``\\x1b``
+    and so on; newlines and tabs are kept."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
