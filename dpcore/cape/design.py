@@ -23,8 +23,8 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 
-from ..privacy.zero_sum import ZeroSumLaw
 from ..limits import E_SCALE_RANGE
+from ..privacy.zero_sum import ZeroSumLaw
 from ..scenario import Scenario
 from ..validation import InputError, check_choice, check_positive, check_probability_vector, check_range
 
