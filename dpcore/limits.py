@@ -40,6 +40,9 @@ DEFAULT_MEMORY_BUDGET = 1 << 30
 """Default memory budget (bytes) for the arrays of one OTD run; decides the dense or projected path."""
 MAX_RUNS = 1000
 """Runs of one OTD comparison."""
+MAX_PUBLISHED_PROJECTED_K = 20
+"""Largest K for the published third-moment noise law on the projected path: its exact sampler factors the
+C(K+2, 3) x C(K+2, 3) covariance of the projected noise (K = 20: 1,540 x 1,540, about 2 s at D = 10,000)."""
 EIGH_MAX_DIM = 800
 """Above this D the OTD whitening takes its top-K eigenpairs from Lanczos (eigsh) instead of a full eigh."""
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ..data import parse_count_csv, parse_documents, parse_numeric_csv, parse_vocabulary
-from ..limits import DEFAULT_MEMORY_BUDGET, MAX_SITES, MAX_UPLOAD_BYTES
+from ..limits import DEFAULT_MEMORY_BUDGET, MAX_PUBLISHED_PROJECTED_K, MAX_SITES, MAX_UPLOAD_BYTES
 from ..otd import (
     ALGORITHMS,
     DEFAULT_ITERATIONS,
@@ -66,8 +66,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--memory-budget", type=float, default=DEFAULT_MEMORY_BUDGET / 2**20, metavar="MIB",
                    help=f"memory budget in MiB that decides the path (default {DEFAULT_MEMORY_BUDGET // 2**20})")
     p.add_argument("--split", type=float, default=0.5, help="share of eps and delta for the first stage (default 0.5)")
-    p.add_argument("--m3-noise", choices=tuple(M3_NOISE), default="symmetrized",
-                   help="third-moment noise law: symmetrized (both paths) or published (dense only)")
+    p.add_argument("--m3-noise", choices=tuple(M3_NOISE), default="published",
+                   help="third-moment noise law: published (i.i.d. unique entries, the paper's; default; projected "
+                   f"path up to K = {MAX_PUBLISHED_PROJECTED_K}) or symmetrized (more noise on repeated indices, "
+                   "any K)")
     p.add_argument("--restarts", type=int, default=DEFAULT_RESTARTS, help="tensor power method restarts L")
     p.add_argument("--iterations", type=int, default=DEFAULT_ITERATIONS, help="tensor power method iterations N")
     p.add_argument("--sigma2", type=float, help=f"MOG component variance sigma^2 (default {DEFAULT_SIGMA2}; "

@@ -18,11 +18,10 @@ import numpy as np
 import pandas as pd
 
 from ..data import load_bundled, preprocess, split_sites, synthetic_dataset
-from ..otd import MixtureModel, OtdSettings, choose_path, mog_norm_bound
+from ..otd import MixtureModel, OtdSettings, check_m3_law, choose_path, mog_norm_bound
 from ..otd.compare import MODEL_STREAM
 from ..pca import PcaPrivacy, PcaProblem, noise_dominance_note, pca_privacy, pca_problem
 from ..scenario import Scenario
-from ..validation import InputError
 from .cache import lookup_plan, store_plan
 from .designs import pca_design, sweep_gains
 from .families import invariant_algorithms
@@ -159,8 +158,7 @@ def _otd_plan(spec: SweepSpec) -> SweepPlan:
         sizes_max = tuple(int(n) for n in spec.scenario.sizes)
     model = data.synthetic().model(np.random.default_rng([spec.seed, MODEL_STREAM]))  # as otd.compare_algorithms
     choice = choose_path(data.path, data.dim, data.k, len(sizes_max))
-    if choice.path == "projected" and data.m3_noise == "published":
-        raise InputError("the 'published' third-moment noise needs the dense path; use 'symmetrized'", "m3_noise")
+    check_m3_law(data.m3_noise, choice.path, data.k)
     points = []
     for value, scenario in zip(spec.grid, scenarios, strict=True):
         settings = data.settings(int(value) if spec.parameter == "c" else None)

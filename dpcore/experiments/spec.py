@@ -151,7 +151,7 @@ class OtdData:
     n_restarts: int = DEFAULT_RESTARTS
     n_iter: int = DEFAULT_ITERATIONS
     path: str = "auto"
-    m3_noise: str = "symmetrized"
+    m3_noise: str = "published"
 
     def __post_init__(self) -> None:
         model = check_choice(self.model, "model", MODELS)

@@ -53,7 +53,7 @@ from .problem import (
     mog_problem,
     synthetic_problem,
 )
-from .release import M3_NOISE, StageMessages, StageNoise, release_m2, release_m3
+from .release import M3_NOISE, StageMessages, StageNoise, check_m3_law, release_m2, release_m3
 from .table import (
     ALGORITHMS,
     algorithm,
@@ -118,6 +118,7 @@ __all__ = [
     "q_comp",
     "random_components",
     "recover",
+    "check_m3_law",
     "release_m2",
     "release_m3",
     "run_algorithm",

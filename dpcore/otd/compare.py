@@ -19,6 +19,7 @@ from .evaluation import METRICS, evaluate
 from .models import MixtureModel
 from .paths import PathChoice, choose_path
 from .problem import Decomposition, OtdProblem, OtdSettings, SyntheticSpec, synthetic_problem
+from .release import check_m3_law
 from .table import check_algorithms, run_algorithm
 from .whitening import WhiteningError
 
@@ -121,14 +122,13 @@ def _reference(problem: OtdProblem | None, model: MixtureModel | None, scenario:
     return _Reference("nonprivate", ref.components, ref.weights, ref)
 
 
-def _check_path(entries: tuple[OtdAlgorithm, ...], choice: PathChoice, dim: int, settings: OtdSettings) -> None:
+def _check_path(entries: tuple[OtdAlgorithm, ...], choice: PathChoice, dim: int, k: int, settings: OtdSettings) -> None:
     """Refuse, before any run, a path some chosen algorithm or the noise law cannot use."""
     for entry in entries:
         if entry.dense_only and choice.path != "dense":
             raise InputError(f"{entry.name.upper()} needs the dense path, but D = {dim} runs on the projected path "
                              f"({choice.reason}). Drop {entry.name} or use a smaller D.", "algorithms")
-    if choice.path == "projected" and settings.m3_noise == "published":
-        raise InputError("the 'published' third-moment noise needs the dense path; use 'symmetrized'", "m3_noise")
+    check_m3_law(settings.m3_noise, choice.path, k)
 
 
 def compare_algorithms(
@@ -163,7 +163,7 @@ def compare_algorithms(
     scenario_run = scenario if problem is None else scenario.with_sizes(problem.sizes)
     dim, k = (model.dim, model.k) if model is not None else (problem.dim, problem.k)
     choice = choose_path(settings.path, dim, k, scenario_run.n_sites, settings.memory_budget)
-    _check_path(entries, choice, dim, settings)
+    _check_path(entries, choice, dim, k, settings)
     notes = scenario_run.caveats() + (list(problem.notes) if problem is not None else [])
     reference = _reference(problem, model, scenario_run, settings, seed, choice.path)
     if reference.run is not None:

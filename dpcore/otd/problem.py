@@ -74,7 +74,7 @@ class OtdSettings:
     n_iter: int = DEFAULT_ITERATIONS
     path: str = "auto"
     memory_budget: int = DEFAULT_MEMORY_BUDGET
-    m3_noise: str = "symmetrized"
+    m3_noise: str = "published"
     local_site: int | None = None
     topic_concentration: float = DEFAULT_TOPIC_CONCENTRATION
     collusion: int | None = None

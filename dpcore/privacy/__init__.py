@@ -28,6 +28,7 @@ from .symmetric import (
     unique_count_tensor,
     unique_entries_matrix,
     unique_entries_tensor,
+    unique_index_tuples,
 )
 from .zero_sum import plain_zero_sum_noise, weighted_zero_sum_mixing, zero_sum_feasible
 
@@ -60,6 +61,7 @@ __all__ = [
     "unique_count_tensor",
     "unique_entries_matrix",
     "unique_entries_tensor",
+    "unique_index_tuples",
     "weighted_zero_sum_mixing",
     "zero_sum_feasible",
 ]
