@@ -30,8 +30,14 @@ MAX_VOCABULARY = 20_000
 """Words in a vocabulary (the STM dimension D of uploads)."""
 
 # --- PCA -------------------------------------------------------------------------------------------------------
-MAX_PCA_ENTRIES = 8_000_000
-"""Largest S x D(D+1)/2 (numbers in one noise term across sites): about 64 MB per array."""
+MAX_PCA_ENTRIES = 64_000_000
+"""Largest S x D(D+1)/2: the sites' second moments A_s, the one array of that size a PCA comparison keeps (8 bytes
+each: 512 MB). A run streams its noise in blocks (dpcore.pca.algorithms.cape.BLOCK_NUMBERS), so its memory beyond
+the data is O(D^2) whatever S: S = 100 at D = 784 (30.8 M) or S = 10 at D = 2,000 (20 M) fit."""
+MAX_REPLAY_NUMBERS = 24_000_000
+"""Largest number of standard normals a PCA sweep records for one (run, algorithm) to replay them at the other grid
+points (192 MB; capePCA draws about 3 S D(D+1)/2): above it the sweep draws them again at every grid point, the same
+numbers from the same stream."""
 
 # --- tensors ---------------------------------------------------------------------------------------------------
 MAX_DENSE_ENTRIES = 64_000_000
@@ -64,12 +70,16 @@ MAX_GREEDY_SITES = 30
 MAX_DRAWS = 5_000
 """Dirichlet size vectors per concentration in the gain explorer."""
 
+# --- worker processes ------------------------------------------------------------------------------------------
+MAX_WORKERS = 8
+"""Worker processes for independent runs (comparisons, sweeps): the default is the available CPUs up to this."""
+
 # --- sweeps ----------------------------------------------------------------------------------------------------
 MAX_SWEEP_RUNS = 200
 """Runs R of one sweep."""
 MAX_GRID_POINTS = 25
 """Values on one sweep grid."""
-MAX_SITE_NUMBERS = 60_000_000
-"""Largest S x max N_s x D of a PCA sweep's site data (8 bytes each: 480 MB)."""
+MAX_SITE_NUMBERS = 100_000_000
+"""Largest S x max N_s x D of a PCA sweep's site data (8 bytes each: 800 MB; 100 sites of 1,000 MNIST images fit)."""
 MAX_OTD_SAMPLES = 5_000_000
 """Largest S x max N_s of an OTD sweep (samples drawn per run)."""

@@ -28,7 +28,7 @@ def test_json_shape_and_path(capsys):
     data = run_json(capsys, "--model", "stm", *SMALL, "--algorithms", "cape", "nonpriv", "random", "--seed", "3")
     assert data["path"] == "dense"
     assert [(r["algorithm"], r["metric"]) for r in data["results"]] == [
-        (a, m) for a in ("cape", "nonpriv", "random") for m in ("q_comp", "weight_error")]
+        (a, m) for a in ("cape", "nonpriv", "random") for m in ("q_comp", "q_comp_normalised", "weight_error")]
     for row in data["results"]:
         assert set(row) >= {"algorithm", "metric", "mean", "std", "runs"}
         assert row["runs"] == 2 and row["failed"] == 0 and row["mean"] >= 0 and row["std"] >= 0

@@ -112,9 +112,9 @@ def test_published_law_variances_by_index_pattern():
     np.testing.assert_allclose(cov, np.eye(unique_count_tensor(k)), atol=1e-14)
     sym = _sym_matrix(k)
     excess = 6 * sym @ sym.T  # covariance of vec(sqrt(6) Sym(Z)), Z i.i.d.
-    i, j, l = unique_index_tuples(k, 3)
-    flat = (i * k + j) * k + l
-    distinct = np.array([len({a, b, c}) for a, b, c in zip(i, j, l, strict=True)])
+    first, second, third = unique_index_tuples(k, 3)
+    flat = (first * k + second) * k + third
+    distinct = np.array([len({a, b, c}) for a, b, c in zip(first, second, third, strict=True)])
     variances = np.diag(excess)[flat]
     np.testing.assert_allclose(variances, np.select([distinct == 3, distinct == 2], [1.0, 2.0], 6.0))
 
@@ -135,8 +135,8 @@ def test_dense_and_projected_noise_have_the_same_law(seed):
     zero = np.zeros(unique_count_tensor(3))
     b = _published_projection(w)
     published = tau**2 * b @ b.T
-    i, j, l = unique_index_tuples(3, 3)
-    flat = (i * 3 + j) * 3 + l
+    first, second, third = unique_index_tuples(3, 3)
+    flat = (first * 3 + second) * 3 + third
     sym = _sym_matrix(3)
     gram = w.T @ w
     symmetrized = (6 * tau**2 * sym @ np.kron(np.kron(gram, gram), gram) @ sym.T)[np.ix_(flat, flat)]

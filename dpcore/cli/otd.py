@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ..data import parse_count_csv, parse_documents, parse_numeric_csv, parse_vocabulary
-from ..limits import DEFAULT_MEMORY_BUDGET, MAX_PUBLISHED_PROJECTED_K, MAX_SITES, MAX_UPLOAD_BYTES
+from ..limits import DEFAULT_MEMORY_BUDGET, MAX_PUBLISHED_PROJECTED_K, MAX_SITES, MAX_UPLOAD_BYTES, MAX_WORKERS
 from ..otd import (
     ALGORITHMS,
     DEFAULT_ITERATIONS,
@@ -23,6 +23,7 @@ from ..otd import (
     M3_NOISE,
     MODELS,
     PATHS,
+    TRUTHS,
     OtdSettings,
     SyntheticSpec,
     compare_algorithms,
@@ -33,6 +34,7 @@ from ..otd import (
 from ..privacy import CALIBRATIONS, NEIGHBOURING
 from ..scenario import Scenario, equal_sites_scenario, load_scenario
 from ..validation import InputError, check_delta, check_epsilon, check_positive_int
+from ..workers import WORKERS_ENV, worker_count
 from . import print_json
 from .table import fmt, table
 
@@ -84,6 +86,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--vocabulary", metavar="FILE", help="stm: a public vocabulary file (one word per line)")
     p.add_argument("--norm-bound", type=float, help="mog --data: public bound on sample norms (default: the largest "
                    "norm, not private)")
+    p.add_argument("--truth", choices=tuple(TRUTHS), default="ours",
+                   help="synthetic ground truth: ours (default: " + TRUTHS["ours"] + ") or authors (" +
+                   TRUTHS["authors"] + ")")
+    p.add_argument("--workers", type=int, metavar="W",
+                   help=f"worker processes for the runs (default: {WORKERS_ENV} or the CPUs, at most {MAX_WORKERS}; "
+                   "any number gives the same results)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=run)
 
@@ -147,15 +155,19 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--memory-budget must be > 0 MiB (got {args.memory_budget:g})")
     settings = OtdSettings(eps_split=args.split, n_restarts=args.restarts, n_iter=args.iterations, path=args.path,
                            memory_budget=int(args.memory_budget * 2**20), m3_noise=args.m3_noise)
+    workers = worker_count(check_positive_int(args.runs, "--runs"), args.workers)  # checked before anything runs
     if args.data:
+        if args.truth != "ours":
+            raise InputError("--truth applies to synthetic data only (uploaded data have no ground truth)")
         problem = _upload_problem(args, scenario, seed)
         result = compare_algorithms(scenario, algorithms, problem=problem, runs=args.runs, seed=seed,
-                                    settings=settings)
+                                    settings=settings, workers=workers)
     else:
         spec = SyntheticSpec(kind=args.model, dim=10 if args.d is None else args.d, k=5 if args.k is None else args.k,
                              sigma2=DEFAULT_SIGMA2 if args.sigma2 is None else args.sigma2,
-                             doc_length=args.doc_length, estimator=args.estimator or "first")
-        result = compare_algorithms(scenario, algorithms, spec=spec, runs=args.runs, seed=seed, settings=settings)
+                             doc_length=args.doc_length, estimator=args.estimator or "first", truth=args.truth)
+        result = compare_algorithms(scenario, algorithms, spec=spec, runs=args.runs, seed=seed, settings=settings,
+                                    workers=workers)
     if args.json:
         print_json(result.to_dict())
         return 0
@@ -168,12 +180,13 @@ def run(args: argparse.Namespace) -> int:
     print(f"path: {result.path.path} ({result.path.reason})")
     reference = ("true components" if result.reference == "truth" else
                  "the non-private result (no ground truth: q_comp is the distance to it)")
-    print(f"q_comp and weight error against {reference}")
+    print(f"q_comp (ours), q_comp of unit-length components (the paper's) and weight error against {reference}")
     rows = []
     for alg in result.algorithms:
-        q, w = result.summary(alg, "q_comp"), result.summary(alg, "weight_error")
-        rows.append([ALGORITHMS[alg].title, fmt(q.mean), fmt(q.std), fmt(w.mean), fmt(w.std), q.runs, q.failed])
-    print(table(["algorithm", "q_comp", "std", "weight error", "std", "runs", "failed"], rows))
+        q, u, w = (result.summary(alg, m) for m in ("q_comp", "q_comp_normalised", "weight_error"))
+        rows.append([ALGORITHMS[alg].title, fmt(q.mean), fmt(q.std), fmt(u.mean), fmt(u.std), fmt(w.mean),
+                     fmt(w.std), q.runs, q.failed])
+    print(table(["algorithm", "q_comp", "std", "q_comp unit", "std", "weight error", "std", "runs", "failed"], rows))
     for alg, message in result.failures.items():
         print(f"{ALGORITHMS[alg].title}: {message}", file=sys.stderr)
     return 0

@@ -70,12 +70,9 @@ def lower_matrix(unique: np.ndarray, dim: int, dtype: str = "float64") -> np.nda
 
 def decompose(algorithm: str, problem: PcaProblem, unique: np.ndarray, communication: int,
               noise_std: float | None, keep_matrix: bool) -> PcaResult:
-    """Top-K of the symmetric matrix with unique entries ``unique`` (in ``problem.solver_dtype``)."""
-    if keep_matrix:
-        matrix = symmetric_matrix(unique, problem.dim)
-        values, vectors = linalg.top_eigenpairs(matrix, problem.k)
-    else:
-        matrix = None
-        values, vectors = linalg.top_eigenpairs(lower_matrix(unique, problem.dim, problem.solver_dtype), problem.k,
-                                         overwrite=True)
+    """Top-K of the symmetric matrix with unique entries ``unique`` (in ``problem.solver_dtype``; the same whether or
+    not the float64 matrix is kept for the scree plot)."""
+    matrix = symmetric_matrix(unique, problem.dim) if keep_matrix else None
+    values, vectors = linalg.top_eigenpairs(lower_matrix(unique, problem.dim, problem.solver_dtype), problem.k,
+                                            overwrite=True)
     return make_result(algorithm, problem, values, vectors, communication, noise_std, matrix)
