@@ -194,7 +194,8 @@ def algorithm_notes(spec: SweepSpec) -> tuple[str, ...]:
         if "dpdis" in spec.algorithms:
             notes.append(f"DPdisPCA rank R = {spec.data.rank if spec.data.rank is not None else spec.data.k}")
     elif "local" in spec.algorithms:
-        notes.append("local: AGN on the largest site (the first site when they are equal)")
+        notes.append("local: AGN on the least noisy site, the largest for equal budgets (the first when they are "
+                     "equal)")
     return tuple(notes)
 
 

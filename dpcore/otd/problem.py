@@ -66,8 +66,9 @@ class OtdProblem:
 @dataclass(frozen=True, kw_only=True)
 class OtdSettings:
     """Algorithm settings shared by every run. ``eps_split`` is the share a of eps and delta spent on
-    the first (whitening) stage; ``local_site`` None means the largest site. ``collusion`` c (None: the plain
-    design) makes capeAGN use ``design_collusion_robust`` with c colluders for both stages."""
+    the first (whitening) stage; ``local_site`` None means the least noisy site (the largest for equal budgets).
+    ``collusion`` c (None: the plain design) makes capeAGN use ``design_collusion_robust`` with c colluders for
+    both stages."""
 
     eps_split: float = 0.5
     n_restarts: int = DEFAULT_RESTARTS
