@@ -242,3 +242,27 @@ def test_workers_run_with_one_blas_thread():
 
 def blas_environment_task(shared, task, tick) -> dict:
     return {name: os.environ.get(name) for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+
+
+def test_comparisons_stop_and_keep_the_finished_runs():
+    setup = pca.prepare_pca(load_bundled("digits"), _equal(4, 300, 1.0), 5, seed=2)
+    calls = {"n": 0}
+
+    def should_stop() -> bool:
+        calls["n"] += 1
+        return calls["n"] >= 5  # two algorithms per run: runs 0 and 1 finished, run 2 started
+
+    stopped = pca.compare_pca(setup.problem, setup.privacy, ("cape", "conv"), runs=6, seed=4, workers=1,
+                              should_stop=should_stop)
+    full = pca.compare_pca(setup.problem, setup.privacy, ("cape", "conv"), runs=6, seed=4, workers=1)
+    assert stopped.stopped and len(stopped.results["cape"]) == 2 and not full.stopped
+    assert stopped.runs_csv().splitlines()[1:3] == full.runs_csv().splitlines()[1:3]
+    assert any("stopped after 2 of 6 runs" in n for n in stopped.notes)
+    with pytest.raises(InputError, match="stopped before its first run finished"):
+        pca.compare_pca(setup.problem, setup.privacy, ("cape", "conv"), runs=3, workers=1, should_stop=lambda: True)
+    labels = []
+    result = otd.compare_algorithms(_equal(3, 500, 2.0), ("cape", "nonpriv"), spec=otd.SyntheticSpec(kind="mog", dim=6,
+                                    k=2), runs=4, seed=1, workers=2, progress=lambda f, label: labels.append(f),
+                                    should_stop=lambda: len(labels) >= 5)
+    # by the fifth label one worker has sent three, so its first run (two labels) is in
+    assert 1 <= result.runs < 4 and any("stopped after" in n for n in result.notes)

@@ -203,6 +203,7 @@ def compare_algorithms(  # long: the checks, the run loop and the result, each a
     finished, stopped = run_tasks(_compare_run, shared, list(range(runs)), workers=workers, tick=tick)
     if not finished:
         raise InputError("the comparison was stopped before its first run finished", "runs")
+    stopped = stopped and len(finished) < runs
     if progress is not None and not stopped:
         progress(1.0, "done")
     collected = _collect([finished[r] for r in sorted(finished)])

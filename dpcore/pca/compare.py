@@ -116,6 +116,7 @@ def compare_pca(problem: PcaProblem, privacy: PcaPrivacy, algorithms: Sequence[s
     finished, stopped = run_tasks(_compare_run, shared, list(range(runs)), workers=workers, tick=tick)
     if not finished:
         raise InputError("the comparison was stopped before its first run finished", "runs")
+    stopped = stopped and len(finished) < runs
     order = sorted(finished)
     results: dict[str, list[PcaResult]] = {name: [finished[r][i] for r in order] for i, name in enumerate(names)}
     communication = {name: results[name][0].communication for name in names}
