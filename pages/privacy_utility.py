@@ -71,8 +71,6 @@ def designs_ok(spec_json: str) -> None:
 def build_result(spec_json: str, chunks: list[int], seconds: float) -> SweepResult:
     """The result of the runs done so far: ``chunks`` are the numbers of runs of the steps, in order."""
     spec = spec_from_json(spec_json)
-    if sum(chunks) == spec.runs and (hit := cached_result(spec)) is not None:
-        return hit
     firsts = [sum(chunks[:i]) for i in range(len(chunks))]
     return sweep_result(spec, [sweep_chunk(spec_json, f, c) for f, c in zip(firsts, chunks, strict=True)],
                         seconds=seconds)
@@ -221,7 +219,7 @@ if clicked and spec is not None:
     hit = cached_result(spec)
     if hit is not None:
         st.session_state[JOB_KEY] = {"spec": spec_json, "runs": spec.runs, "done": spec.runs, "stopped": False,
-                                     "seconds": hit.seconds, "error": None, "chunks": [spec.runs]}
+                                     "seconds": hit.seconds, "error": None, "chunks": [spec.runs], "hit": hit}
     else:
         st.session_state[JOB_KEY] = {"spec": spec_json, "runs": spec.runs, "done": 0, "stopped": False,
                                      "seconds": 0.0, "error": None, "chunks": []}
@@ -268,7 +266,7 @@ elif job is not None and job.get("error"):
 result: SweepResult | None = None
 if job is not None and not running and not job.get("error") and job["done"] > 0:
     try:
-        result = build_result(job["spec"], job["chunks"], job["seconds"])
+        result = job.get("hit") or build_result(job["spec"], job["chunks"], job["seconds"])
     except InputError as exc:
         with run_msg.container():
             show_error(exc)
