@@ -487,3 +487,34 @@ def test_dpdis_gram_route_gives_the_d_by_d_subspace(dtype):
     assert np.linalg.norm(result.subspace @ result.subspace.T - full[1] @ full[1].T, 2) < 1e3 * tol
     assert top_of_outer(np.ones((3, 4)), 2) == (None, None)  # S R >= D: the D x D route
     assert top_of_outer(np.outer(np.arange(6.0), np.ones(2)), 2) == (None, None)  # rank 1 < K: l_K ~ 0
+
+
+# ----------------------------------------------------------------------------------------------
+# Streaming the noise (memory O(D^2) whatever S)
+# ----------------------------------------------------------------------------------------------
+
+def test_streamed_aggregate_is_the_message_flow_and_memory_does_not_grow_with_s(monkeypatch):
+    """capePCA's run draws its noise block by block of unique entries: the aggregate equals the one formed from every
+    message (same draws, exactly), and the memory a run allocates beyond the data stays at a few blocks and a few
+    D(D+1)/2 arrays - the same at S = 10 and S = 40 (tracemalloc peak)."""
+    import tracemalloc
+
+    import dpcore.pca.algorithms.cape as cape_module
+    from dpcore.pca.algorithms.cape import cape_aggregate, cape_aggregate_streamed, cape_messages, noise_blocks
+
+    monkeypatch.setattr(cape_module, "BLOCK_NUMBERS", 1 << 12)
+    peaks = {}
+    for n_sites in (10, 40):
+        setup = equal_setup(n_sites=n_sites, site_size=20, dim=60, k=3, eps=1.0)
+        problem, privacy = setup.problem, setup.privacy
+        assert len(noise_blocks(n_sites, problem.site_moments.shape[1])) > 3
+        messages = cape_messages(problem.site_moments, privacy.design, run_rng(0, 1, "cape", "pca"))
+        expected = cape_aggregate(messages.released, messages.f, privacy.design.weights)
+        streamed = cape_aggregate_streamed(problem.site_moments, privacy.design, run_rng(0, 1, "cape", "pca"))
+        assert np.array_equal(streamed, expected)
+        tracemalloc.start()
+        pca.cape_pca(problem, privacy, run_rng(0, 2, "cape", "pca"))
+        peaks[n_sites] = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert peaks[n_sites] < 8 * (12 * (1 << 12) + 10 * 60 * 60)  # a few blocks and D x D arrays
+    assert peaks[40] < 1.5 * peaks[10]  # 4 times the sites, not 4 times the memory
