@@ -20,8 +20,11 @@ $(VENV)/.dev-installed: requirements-dev.txt $(VENV)/.runtime-installed
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	touch $@
 
+# One BLAS thread in the dashboard too: its runs go to worker processes (dpcore.workers), one core each, and a run
+# in the dashboard's own process then gives the same numbers as in a worker.
 run: $(VENV)/.runtime-installed
-	$(BIN)/python -m streamlit run app.py --server.port $(PORT) --browser.gatherUsageStats false
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m streamlit run app.py --server.port $(PORT) \
+	  --browser.gatherUsageStats false
 
 # The browser test drives Debian's chromium; install it when missing (tests run as root in CI).
 chromium:

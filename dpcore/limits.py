@@ -66,13 +66,19 @@ MAX_VOCABULARY = 20_000
 # --- runs ------------------------------------------------------------------------------------------------------
 MAX_RUNS = 1000
 """Runs of one comparison (capePCA or capeAGN, command line and pages)."""
-MAX_SITE_NUMBERS = 60_000_000
-"""Largest number of data values held for the sites at once (8 bytes each: 480 MB): S x N_s x D of PCA data
-or MOG samples, S x N_s x L words of STM documents (comparisons and sweeps)."""
+MAX_SITE_NUMBERS = 100_000_000
+"""Largest number of data values held for the sites at once (8 bytes each: 800 MB; 100 sites of 1,000 MNIST images
+fit): S x N_s x D of PCA data or MOG samples, S x N_s x L words of STM documents (comparisons and sweeps)."""
 
 # --- PCA -------------------------------------------------------------------------------------------------------
-MAX_PCA_ENTRIES = 8_000_000
-"""Largest S x D(D+1)/2 (numbers in one noise term across sites): about 64 MB per array."""
+MAX_PCA_ENTRIES = 64_000_000
+"""Largest S x D(D+1)/2: the sites' second moments A_s, the one array of that size a PCA comparison keeps (8 bytes
+each: 512 MB). A run streams its noise in blocks (dpcore.pca.algorithms.cape.BLOCK_NUMBERS), so its memory beyond
+the data is O(D^2) whatever S: S = 100 at D = 784 (30.8 M) or S = 10 at D = 2,000 (20 M) fit."""
+MAX_REPLAY_NUMBERS = 24_000_000
+"""Largest number of standard normals a PCA sweep records for one (run, algorithm) to replay them at the other grid
+points (192 MB; capePCA draws about 3 S D(D+1)/2): above it the sweep draws them again at every grid point, the same
+numbers from the same stream."""
 MAX_SYNTHETIC_DIM = 3_000
 """D of synthetic PCA data: its covariance's D x D random rotation (a QR decomposition) is drawn first."""
 DECAY_RANGE = (1e-3, 100.0)
@@ -97,6 +103,9 @@ MAX_POWER_RESTARTS = 1000
 """Random starts L per component of the tensor power method."""
 MAX_POWER_ITERATIONS = 1000
 """Iterations N per start of the tensor power method."""
+MAX_PUBLISHED_PROJECTED_K = 20
+"""Largest K for the published third-moment noise law on the projected path: its exact sampler factors the
+C(K+2, 3) x C(K+2, 3) covariance of the projected noise (K = 20: 1,540 x 1,540, about 2 s at D = 10,000)."""
 EIGH_MAX_DIM = 800
 """Above this D the OTD whitening takes its top-K eigenpairs from Lanczos (eigsh) instead of a full eigh."""
 
@@ -138,6 +147,10 @@ disagree; beyond it the audit reports the bound."""
 # --- gain explorer ---------------------------------------------------------------------------------------------
 MAX_DRAWS = 5_000
 """Dirichlet size vectors per concentration in the gain explorer."""
+
+# --- worker processes ------------------------------------------------------------------------------------------
+MAX_WORKERS = 8
+"""Worker processes for independent runs (comparisons, sweeps): the default is the available CPUs up to this."""
 
 # --- sweeps ----------------------------------------------------------------------------------------------------
 MAX_SWEEP_RUNS = 200

@@ -22,9 +22,10 @@ def top_eigenpairs(
     Exact by default: scipy.linalg.eigh(subset_by_index=[D-k, D-1]) reading the lower triangle only (the upper
     triangle may be left unset), so a matrix filled from its unique entries needs no mirroring; ``overwrite``
     lets LAPACK destroy ``matrix``. With ``lanczos_above`` and D > lanczos_above: Lanczos (ARPACK eigsh,
-    which = "LA", fixed start vector) on a float32 copy - the matrix-vector products are memory-bound, so this
-    halves their cost - then a Rayleigh-Ritz step in float64 on the Lanczos vectors, which makes the
-    eigenvalues accurate to second order (the vectors to about 1e-6 relative); the matrix must then be full.
+    which = "LA", fixed start vector) on a float32 copy (or the matrix itself when it is float32) - the
+    matrix-vector products are memory-bound, so this halves their cost - then a Rayleigh-Ritz step in float64 on
+    the Lanczos vectors, which makes the eigenvalues accurate to second order (the vectors to about 1e-6
+    relative); the matrix must then be full.
     """
     d = matrix.shape[0]
     if lanczos_above is not None and d > lanczos_above:
@@ -35,10 +36,24 @@ def top_eigenpairs(
     return values[::-1], np.ascontiguousarray(vectors[:, ::-1])
 
 
+_RITZ_ROWS = 1024  # rows of a float32 matrix upcast at a time in the Rayleigh-Ritz product
+
+
+def _times(matrix: np.ndarray, basis: np.ndarray) -> np.ndarray:
+    """matrix @ basis in float64, a block of rows at a time when the matrix is float32 (no float64 copy of it)."""
+    if matrix.dtype == np.float64:
+        return matrix @ basis
+    out = np.empty((matrix.shape[0], basis.shape[1]))
+    for start in range(0, matrix.shape[0], _RITZ_ROWS):
+        out[start:start + _RITZ_ROWS] = matrix[start:start + _RITZ_ROWS].astype(np.float64) @ basis
+    return out
+
+
 def _lanczos(matrix: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Ascending top-k eigenpairs by float32 Lanczos and a float64 Rayleigh-Ritz step (see top_eigenpairs)."""
+    """Ascending top-k eigenpairs by float32 Lanczos and a float64 Rayleigh-Ritz step (see top_eigenpairs); a
+    float32 matrix is used as it is (no copy)."""
     d = matrix.shape[0]
-    single = matrix.astype(np.float32)
+    single = np.asarray(matrix, dtype=np.float32)
     operator = LinearOperator((d, d), matvec=lambda v: (single @ v.astype(np.float32)).astype(np.float64),
                               dtype=np.float64)
     start = np.random.default_rng(0).standard_normal(d)  # fixed Lanczos start; not a privacy draw
@@ -46,8 +61,8 @@ def _lanczos(matrix: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         _, vecs = eigsh(operator, k=k, which="LA", v0=start, ncv=min(d - 1, max(4 * k, 20)), tol=1e-6,
                         maxiter=20 * d)
     except ArpackNoConvergence:  # pragma: no cover - fall back to the exact solver
-        return scipy.linalg.eigh(matrix, subset_by_index=[d - k, d - 1])
+        return scipy.linalg.eigh(np.asarray(matrix, dtype=np.float64), subset_by_index=[d - k, d - 1])
     basis, _ = np.linalg.qr(vecs)
-    small = basis.T @ (matrix @ basis)
+    small = basis.T @ _times(matrix, basis)
     vals, rotation = scipy.linalg.eigh((small + small.T) / 2)
     return vals, basis @ rotation

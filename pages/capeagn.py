@@ -99,7 +99,7 @@ if source == "Synthetic model":
         sigma2 = c1.number_input("Component variance sigma^2", 0.0, 10.0, DEFAULT_SIGMA2, step=0.01, format="%.3f",
                                  key="capeagn_sigma2", help="Spherical covariance sigma^2 I of each component "
                                  "(0.05 in the paper). Samples are divided by the public bound "
-                                 "1 + sigma (sqrt(D) + 4).")
+                                 "sqrt(1 + D sigma^2) + 4 sigma.")
         doc_length, estimator = 3, "first"
     else:
         sigma2 = DEFAULT_SIGMA2

@@ -42,6 +42,7 @@ from dpcore.experiments import (
 from dpcore.experiments.figures import METRIC_LABELS, curve_figure, figure_html, gain_figure
 from dpcore.limits import MAX_SEED
 from dpcore.validation import InputError
+from dpcore.workers import worker_count
 from pages.shared.navigation import start_page
 from pages.shared.widgets import scenario_sidebar, show_chart, show_error
 
@@ -56,9 +57,10 @@ DATA_FIELDS = {"dataset", "D", "K", "R", "spectrum", "decay", "preprocessing", "
 
 
 @st.cache_data(max_entries=512, show_spinner=False)
-def sweep_chunk(spec_json: str, run: int) -> pd.DataFrame:
-    """The tidy rows of one run of a sweep (cached by the spec's JSON and the run index)."""
-    return sweep_runs(spec_from_json(spec_json), [run])
+def sweep_chunk(spec_json: str, first: int, count: int) -> pd.DataFrame:
+    """The tidy rows of runs first .. first + count - 1 of a sweep, computed side by side in worker processes
+    (cached by the spec's JSON and the runs)."""
+    return sweep_runs(spec_from_json(spec_json), range(first, first + count))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -67,9 +69,12 @@ def designs_ok(spec_json: str) -> None:
     sweep_gains(spec_from_json(spec_json))
 
 
-def build_result(spec_json: str, runs_done: int, seconds: float) -> SweepResult:
+def build_result(spec_json: str, chunks: list[int], seconds: float) -> SweepResult:
+    """The result of the runs done so far: ``chunks`` are the numbers of runs of the steps, in order."""
     spec = spec_from_json(spec_json)
-    return sweep_result(spec, [sweep_chunk(spec_json, r) for r in range(runs_done)], seconds=seconds)
+    firsts = [sum(chunks[:i]) for i in range(len(chunks))]
+    return sweep_result(spec, [sweep_chunk(spec_json, f, c) for f, c in zip(firsts, chunks, strict=True)],
+                        seconds=seconds)
 
 
 def request_stop() -> None:
@@ -215,31 +220,35 @@ if clicked and spec is not None:
     hit = cached_result(spec)
     if hit is not None:
         st.session_state[JOB_KEY] = {"spec": spec_json, "runs": spec.runs, "done": spec.runs, "stopped": False,
-                                     "seconds": hit.seconds, "error": None}
+                                     "seconds": hit.seconds, "error": None, "chunks": [spec.runs], "hit": hit}
     else:
         st.session_state[JOB_KEY] = {"spec": spec_json, "runs": spec.runs, "done": 0, "stopped": False,
-                                     "seconds": 0.0, "error": None}
+                                     "seconds": 0.0, "error": None, "chunks": []}
     job = st.session_state[JOB_KEY]
     running = job["done"] < job["runs"]
 
 
 def advance() -> None:
-    """One run of the sweep per call; the fragment reruns itself every STEP_SECONDS until done or stopped."""
+    """One step of the sweep per call - as many runs as there are worker processes, side by side; the fragment
+    reruns itself every STEP_SECONDS until done or stopped."""
     current = st.session_state.get(JOB_KEY)
     if current is None or current["stopped"] or current["done"] >= current["runs"] or current["error"]:
         st.rerun(scope="app")
     done, total = current["done"], current["runs"]
-    bar = st.progress(done / total, text=f"Run {done + 1} of {total} running ({current['seconds']:.1f} s so far)")
+    count = worker_count(total - done)
+    running_text = f"Run {done + 1}" if count == 1 else f"Runs {done + 1} to {done + count}"
+    bar = st.progress(done / total, text=f"{running_text} of {total} running ({current['seconds']:.1f} s so far)")
     st.button("Stop", key="pu_stop", on_click=request_stop, icon=":material/stop_circle:",
-              help="Stop after the current run; the curves then use the runs that finished.")
+              help="Stop after the current runs; the curves then use the runs that finished.")
     start = time.perf_counter()
     try:
-        sweep_chunk(current["spec"], done)
+        sweep_chunk(current["spec"], done, count)
     except InputError as exc:
         current["error"] = str(exc)
         st.rerun(scope="app")
     current["seconds"] += time.perf_counter() - start
-    current["done"] = done + 1
+    current["chunks"] = [*current["chunks"], count]
+    current["done"] = done + count
     if current["done"] >= total:
         st.rerun(scope="app")
     bar.progress(current["done"] / total, text=f"{current['done']} of {total} runs done ({current['seconds']:.1f} s)")
@@ -258,7 +267,7 @@ elif job is not None and job.get("error"):
 result: SweepResult | None = None
 if job is not None and not running and not job.get("error") and job["done"] > 0:
     try:
-        result = build_result(job["spec"], job["done"], job["seconds"])
+        result = job.get("hit") or build_result(job["spec"], job["chunks"], job["seconds"])
     except InputError as exc:
         with run_msg.container():
             show_error(exc)

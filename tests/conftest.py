@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -22,6 +23,10 @@ ROOT = Path(__file__).resolve().parents[1]
 for _path in (ROOT, ROOT / "federated"):  # dpcore, and the Flower app's package capefed
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
+
+# One process per test unless a test asks for workers (tests/test_workers.py passes workers=2): the suite itself runs
+# in parallel (pytest -n 2), so default worker pools would oversubscribe the cores.
+os.environ.setdefault("DPCORE_WORKERS", "1")
 
 
 @pytest.fixture

@@ -28,7 +28,7 @@ def test_json_shape_and_path(capsys):
     data = run_json(capsys, "--model", "stm", *SMALL, "--algorithms", "cape", "nonpriv", "random", "--seed", "3")
     assert data["path"] == "dense"
     assert [(r["algorithm"], r["metric"]) for r in data["results"]] == [
-        (a, m) for a in ("cape", "nonpriv", "random") for m in ("q_comp", "weight_error")]
+        (a, m) for a in ("cape", "nonpriv", "random") for m in ("q_comp", "q_comp_normalised", "weight_error")]
     for row in data["results"]:
         assert set(row) >= {"algorithm", "metric", "mean", "std", "runs"}
         assert row["runs"] == 2 and row["failed"] == 0 and row["mean"] >= 0 and row["std"] >= 0
@@ -107,3 +107,19 @@ def test_module_entry_point():
                             cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["path"] == "dense"
+
+
+def test_authors_truth_workers_and_both_metrics(capsys):
+    """--truth authors uses the authors' set-up (its note says so), --workers 2 gives the same numbers as one worker,
+    and the table shows both metrics; a bad worker count or --truth with uploaded data is refused with one line."""
+    args = ["--model", "mog", *SMALL, "--algorithms", "cape", "nonpriv", "--truth", "authors", "--seed", "2"]
+    one = run_json(capsys, *args, "--workers", "1")
+    two = run_json(capsys, *args, "--workers", "2")
+    for a, b in zip(one["results"], two["results"], strict=True):  # equal; approx only for multi-threaded BLAS here
+        assert (a["algorithm"], a["metric"]) == (b["algorithm"], b["metric"]) and a["mean"] == pytest.approx(b["mean"])
+    assert any("the authors' synthetic set-up" in n for n in one["notes"])
+    assert {r["metric"] for r in one["results"]} == {"q_comp", "q_comp_normalised", "weight_error"}
+    assert main(["otd", "--model", "mog", *SMALL, "--truth", "authors"]) == 0
+    assert "q_comp unit" in capsys.readouterr().out
+    assert main(["otd", "--model", "mog", *SMALL, "--workers", "0"]) == 2
+    assert "workers must be a whole number of worker processes from 1 to 8" in capsys.readouterr().err

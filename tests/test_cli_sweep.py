@@ -102,7 +102,7 @@ def test_scenario_file_and_otd_sweeps(capsys, tmp_path):
                              "--grid", "1,10", "--sites", "3", "--ns", "400", "--runs", "1", "--json")
     assert code == 0, err
     data = json.loads(out)
-    assert {r["metric"] for r in data["summary"]} == {"q_comp", "weight_error"}
+    assert {r["metric"] for r in data["summary"]} == {"q_comp", "q_comp_normalised", "weight_error"}
     assert {g["design"] for g in data["gains"]} == {"M2 stage", "M3 stage"}
 
 
@@ -138,7 +138,7 @@ def test_runs_as_a_module(tmp_path):
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
     table = pd.read_csv(io.StringIO(out_csv.read_text()))
-    assert set(table["metric"]) == {"q_comp", "weight_error"} and len(table) == 5 * 5 * 1 * 2
+    assert set(table["metric"]) == {"q_comp", "q_comp_normalised", "weight_error"} and len(table) == 5 * 5 * 1 * 3
     proc = subprocess.run([sys.executable, "-m", "dpcore", "sweep", "--vary", "eps", "--grid", "x"], cwd=ROOT,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0

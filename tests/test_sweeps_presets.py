@@ -27,7 +27,7 @@ def test_every_panel_of_the_paper_is_listed():
     for p in unavailable:
         assert p.spec is None and "Covertype" in p.unavailable and "not bundled" in p.unavailable
         assert "unavailable" in p.describe()
-    assert len(AVAILABLE) == 6 + 12
+    assert len(AVAILABLE) == 6 + 12 + 2  # Fig. 2 (a, b, d, e, g, h), Figs. 3-5 (12), the authors' set-up (2)
     with pytest.raises(InputError, match="unknown preset 'fig9'"):
         get_preset("fig9")
 
@@ -54,7 +54,10 @@ def test_otd_presets_use_the_papers_settings():
     for name in (n for n in AVAILABLE if not n.startswith("fig2")):
         preset = get_preset(name)
         spec = preset.spec
-        assert spec.family == "otd" and spec.runs == 10 and preset.metric == "q_comp"
+        authors = name.startswith("authors")
+        assert spec.family == "otd" and spec.runs == 10
+        assert preset.metric == ("q_comp_normalised" if authors else "q_comp")
+        assert spec.data.truth == ("authors" if authors else "ours")
         assert spec.algorithms == ("cape", "conv", "local", "nonpriv", "random")
         assert spec.scenario.n_sites == 5 and set(spec.scenario.delta) == {0.01}
         assert spec.scenario.calibration == "classic" and spec.data.eps_split == 0.5

@@ -244,7 +244,8 @@ def test_every_algorithm_runs_and_states_its_privacy():
     for dec in result.examples.values():
         assert dec.components.shape == (3, 8) and np.all(np.isfinite(dec.components))
         assert dec.privacy
-    assert "sample-level" in result.privacy["noisy_tpm"] and "advanced composition" in result.privacy["noisy_tpm"]
+    assert "sample-level" in result.privacy["noisy_tpm"]
+    assert "composed exactly as Gaussian mechanisms" in result.privacy["noisy_tpm"]
     assert "pure" in result.privacy["avn"]
     assert result.privacy["nonpriv"] == "no privacy"
     assert result.to_dict()["path"] == "dense"
@@ -327,3 +328,75 @@ def test_cape_approaches_nonprivate_as_eps_and_n_grow():
         result = compare_algorithms(equal_scenario(n=n, eps=2.0), ["cape", "nonpriv"], spec=spec, runs=6, seed=3)
         n_gaps.append(result.summary("cape").mean - result.summary("nonpriv").mean)
     assert n_gaps[0] > n_gaps[1] > n_gaps[2] and n_gaps[2] < 0.1 * n_gaps[0]
+
+
+# ----------------------------------------------------------------------------------------------
+# The noisy tensor power method's composition, and the budgets of the single-party baselines
+# ----------------------------------------------------------------------------------------------
+
+def _composed_delta_by_integration(mu: float, eps: float) -> float:
+    """delta(eps) = E[(1 - e^(eps - L))_+] for the privacy loss L ~ N(mu^2 / 2, mu^2) of a Gaussian mechanism with
+    mu = Delta / sigma, by numerical integration (no closed form used)."""
+    import scipy.integrate
+    import scipy.stats
+
+    def integrand(x: float) -> float:
+        return (1.0 - math.exp(eps - x)) * scipy.stats.norm.pdf(x, mu**2 / 2, mu)
+
+    upper = mu**2 / 2 + 40 * mu
+    return scipy.integrate.quad(integrand, eps, max(upper, eps + 1.0), limit=200)[0] if upper > eps else 0.0
+
+
+@pytest.mark.parametrize("calibration", ["classic", "analytic"])
+def test_noisy_tpm_budget_holds_by_exact_gaussian_composition(calibration):
+    """The K = k L (R + 1) releases with eps' = eps / sqrt(K (4 + ln(2/delta))), delta' = delta / (2K) are K Gaussian
+    mechanisms with Delta / sigma = 1 / c(eps', delta') each; K of them compose to one Gaussian mechanism with
+    mu = sqrt(K) / c (the privacy losses add: N(K m^2 / 2, K m^2)). Its delta at eps, by integration, is at most delta
+    for every setting - while Dwork-Roth's advanced composition with the same eps' exceeds eps when ln(2/delta) > 4,
+    so the statement 'by advanced composition' would have been wrong."""
+    from dpcore.otd import noisy_tpm_budget
+
+    for eps, delta, k, restarts, iters in [(0.5, 0.005, 5, 10, 30), (2.0, 1e-5, 10, 10, 30), (0.1, 0.05, 3, 5, 10),
+                                           (5.0, 1e-3, 20, 20, 50), (1.0, 0.01, 1, 1, 1)]:
+        budget = noisy_tpm_budget(eps, delta, k, restarts, iters, calibration, 1.0)
+        assert budget.releases == k * restarts * (iters + 1)
+        c = noise_multiplier(budget.eps_release, budget.delta_release, calibration)
+        assert budget.sigma == pytest.approx(c) and budget.mu == pytest.approx(math.sqrt(budget.releases) / c)
+        integrated = _composed_delta_by_integration(budget.mu, eps)
+        assert integrated <= delta and budget.delta_composed <= delta
+        assert budget.delta_composed == pytest.approx(integrated, abs=1e-12)
+        assert f"({eps:g}, " in budget.describe() and "composed exactly" in budget.describe()
+    example = noisy_tpm_budget(0.5, 0.005, 5, 10, 30, "classic", 1.0)  # docs/math/capeagn.md's example: K = 1550
+    eps_r, releases, delta2 = example.eps_release, example.releases, 0.005 / 2
+    advanced = math.sqrt(2 * releases * math.log(1 / delta2)) * eps_r + releases * eps_r * math.expm1(eps_r)
+    assert releases == 1550 and advanced == pytest.approx(0.573, abs=1e-3) and advanced > 0.5
+
+
+def test_pooled_baselines_honour_every_site_with_the_largest_multiplier():
+    """Pooled AGN, AVN and the noisy TPM use max_s c(eps_s, delta_s) of each stage's share (PCA's pooled AG rule), not
+    c(min eps, min delta): when the smallest eps and the smallest delta belong to different sites the latter is
+    strictly larger than needed. local uses the least noisy site (smallest M3-stage tau_s): the largest site when
+    budgets are equal, a smaller site with a larger budget otherwise."""
+    from dpcore.otd.algorithm import RunContext
+    from dpcore.otd.algorithms.pooled import _party, local_site_index
+    from dpcore.privacy import multiplier
+
+    scenario = scenario_from_dict({"sites": [{"name": "a", "n": 400, "eps": 0.5, "delta": 1e-2},
+                                             {"name": "b", "n": 600, "eps": 2.0, "delta": 1e-6}],
+                                   "calibration": "classic"})
+    model = make_model("mog", 6, 2, np.random.default_rng(0))
+    problem = synthetic_problem(model, [400, 600], np.random.default_rng(1))
+    ctx = RunContext(name="agn", problem=problem, scenario=scenario, settings=OtdSettings(),
+                     rng=np.random.default_rng(2), path="dense")
+    party = _party(ctx, alone=False)
+    for share in (0.5, 1.0):
+        per_site = [multiplier(share * e, share * d, "classic") for e, d in ((0.5, 1e-2), (2.0, 1e-6))]
+        assert party.multiplier(share, share) == pytest.approx(max(per_site))
+        assert party.multiplier(share, share) < multiplier(share * 0.5, share * 1e-6, "classic")
+    assert local_site_index(problem, scenario, 0.5) == 1  # b: larger and with the larger budget
+    equal = scenario_from_dict({"sites": [{"name": "a", "n": 400, "eps": 1.0, "delta": 1e-3},
+                                          {"name": "b", "n": 600, "eps": 1.0, "delta": 1e-3}]})
+    assert local_site_index(problem, equal, 0.5) == 1  # equal budgets: the largest site
+    skewed = scenario_from_dict({"sites": [{"name": "a", "n": 400, "eps": 5.0, "delta": 1e-3},
+                                           {"name": "b", "n": 600, "eps": 1.0, "delta": 1e-3}]})
+    assert local_site_index(problem, skewed, 0.5) == 0  # the smaller site with 5 times the eps is less noisy

@@ -28,6 +28,7 @@ from ..limits import (
     MAX_SIGMA2,
     MAX_SITE_SIZE,
     MAX_SITES,
+    MAX_WORKERS,
     MEMORY_BUDGET_RANGE,
 )
 from ..textio import printable
@@ -104,6 +105,7 @@ def real(low: float, high: float, *, low_open: bool = False, high_open: bool = F
 
 
 SITES = integer(1, MAX_SITES)
+WORKERS = integer(1, MAX_WORKERS)
 SITE_SIZE = integer(1, MAX_SITE_SIZE)
 RUNS = integer(1, MAX_RUNS)
 SEED = integer(0, MAX_SEED)

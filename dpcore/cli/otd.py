@@ -19,9 +19,11 @@ from ..limits import (
     MAX_OTD_SAMPLES,
     MAX_POWER_ITERATIONS,
     MAX_POWER_RESTARTS,
+    MAX_PUBLISHED_PROJECTED_K,
     MAX_RUNS,
     MAX_TEXT_BYTES,
     MAX_UPLOAD_BYTES,
+    MAX_WORKERS,
     MEMORY_BUDGET_RANGE,
 )
 from ..otd import (
@@ -33,6 +35,7 @@ from ..otd import (
     M3_NOISE,
     MODELS,
     PATHS,
+    TRUTHS,
     OtdSettings,
     SyntheticSpec,
     compare_algorithms,
@@ -44,6 +47,7 @@ from ..privacy import CALIBRATIONS, NEIGHBOURING
 from ..scenario import Scenario, equal_sites_scenario, load_scenario
 from ..textio import read_file
 from ..validation import InputError
+from ..workers import WORKERS_ENV, worker_count
 from . import print_json, say
 from .options import (
     COMPONENTS,
@@ -61,13 +65,14 @@ from .options import (
     SITE_SIZE,
     SITES,
     SPLIT,
+    WORKERS,
 )
 from .table import fmt, table
 
 DEFAULT_ALGORITHMS = default_algorithms()
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument per option, in help order
     p = sub.add_parser(
         "otd",
         help="capeAGN: distributed private tensor decomposition (MOG or single topic model) and baselines",
@@ -100,8 +105,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    f"{MEMORY_BUDGET_RANGE[0] // 2**20} to {MEMORY_BUDGET_RANGE[1] // 2**20:,})")
     p.add_argument("--split", type=SPLIT, default=0.5, help="share of eps and delta for the first stage, strictly "
                    "between 0 and 1 (default 0.5)")
-    p.add_argument("--m3-noise", choices=tuple(M3_NOISE), default="symmetrized",
-                   help="third-moment noise law: symmetrized (both paths) or published (dense only)")
+    p.add_argument("--m3-noise", choices=tuple(M3_NOISE), default="published",
+                   help="third-moment noise law: published (i.i.d. unique entries, the paper's; default; projected "
+                   f"path up to K = {MAX_PUBLISHED_PROJECTED_K}) or symmetrized (more noise on repeated indices, "
+                   "any K)")
     p.add_argument("--restarts", type=RESTARTS, default=DEFAULT_RESTARTS,
                    help=f"tensor power method restarts L (at most {MAX_POWER_RESTARTS:,})")
     p.add_argument("--iterations", type=ITERATIONS, default=DEFAULT_ITERATIONS,
@@ -120,6 +127,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "D, so it does not go with --d")
     p.add_argument("--norm-bound", type=POSITIVE, help="mog --data: public bound on sample norms (default: the "
                    "largest norm, not private)")
+    p.add_argument("--truth", choices=tuple(TRUTHS), default="ours",
+                   help="synthetic ground truth: ours (default: " + TRUTHS["ours"] + ") or authors (" +
+                   TRUTHS["authors"] + ")")
+    p.add_argument("--workers", type=WORKERS, metavar="W",
+                   help=f"worker processes for the runs (default: {WORKERS_ENV} or the CPUs, at most {MAX_WORKERS}; "
+                   "any number gives the same results)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=run)
 
@@ -179,15 +192,19 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--vocabulary applies to --data (uploaded documents) only")
     settings = OtdSettings(eps_split=args.split, n_restarts=args.restarts, n_iter=args.iterations, path=args.path,
                            memory_budget=int(args.memory_budget * 2**20), m3_noise=args.m3_noise)
+    workers = worker_count(args.runs, args.workers)  # checked before anything runs
     if args.data:
+        if args.truth != "ours":
+            raise InputError("--truth applies to synthetic data only (uploaded data have no ground truth)")
         problem = _upload_problem(args, scenario, seed)
         result = compare_algorithms(scenario, algorithms, problem=problem, runs=args.runs, seed=seed,
-                                    settings=settings)
+                                    settings=settings, workers=workers)
     else:
         spec = SyntheticSpec(kind=args.model, dim=10 if args.d is None else args.d, k=5 if args.k is None else args.k,
                              sigma2=DEFAULT_SIGMA2 if args.sigma2 is None else args.sigma2,
-                             doc_length=args.doc_length, estimator=args.estimator or "first")
-        result = compare_algorithms(scenario, algorithms, spec=spec, runs=args.runs, seed=seed, settings=settings)
+                             doc_length=args.doc_length, estimator=args.estimator or "first", truth=args.truth)
+        result = compare_algorithms(scenario, algorithms, spec=spec, runs=args.runs, seed=seed, settings=settings,
+                                    workers=workers)
     if args.json:
         print_json(result.to_dict())
         return 0
@@ -200,12 +217,13 @@ def run(args: argparse.Namespace) -> int:
     print(f"path: {result.path.path} ({result.path.reason})")
     reference = ("true components" if result.reference == "truth" else
                  "the non-private result (no ground truth: q_comp is the distance to it)")
-    print(f"q_comp and weight error against {reference}")
+    print(f"q_comp (ours), q_comp of unit-length components (the paper's) and weight error against {reference}")
     rows = []
     for alg in result.algorithms:
-        q, w = result.summary(alg, "q_comp"), result.summary(alg, "weight_error")
-        rows.append([ALGORITHMS[alg].title, fmt(q.mean), fmt(q.std), fmt(w.mean), fmt(w.std), q.runs, q.failed])
-    print(table(["algorithm", "q_comp", "std", "weight error", "std", "runs", "failed"], rows))
+        q, u, w = (result.summary(alg, m) for m in ("q_comp", "q_comp_normalised", "weight_error"))
+        rows.append([ALGORITHMS[alg].title, fmt(q.mean), fmt(q.std), fmt(u.mean), fmt(u.std), fmt(w.mean),
+                     fmt(w.std), q.runs, q.failed])
+    print(table(["algorithm", "q_comp", "std", "q_comp unit", "std", "weight error", "std", "runs", "failed"], rows))
     for alg, message in result.failures.items():
         say(f"{ALGORITHMS[alg].title}: {message}")
     return 0

@@ -35,14 +35,16 @@ from ..limits import (
     MAX_SITES,
     MAX_SYNTHETIC_DIM,
     MAX_UPLOAD_BYTES,
+    MAX_WORKERS,
 )
-from ..pca import ALGORITHMS, METRICS, compare_pca, default_algorithms, prepare_pca
+from ..pca import ALGORITHMS, METRICS, SOLVER_DTYPES, compare_pca, default_algorithms, prepare_pca
 from ..privacy import CALIBRATIONS, NEIGHBOURING
 from ..scenario import Scenario, equal_sites_scenario, load_scenario
 from ..textio import printable, read_file
 from ..validation import InputError
+from ..workers import WORKERS_ENV, worker_count
 from . import print_json, say
-from .options import DELTA, EPS, POSITIVE, RUNS, SEED, SITE_SIZE, SITES, integer, real
+from .options import DELTA, EPS, POSITIVE, RUNS, SEED, SITE_SIZE, SITES, WORKERS, integer, real
 from .table import fmt, table
 
 DEFAULT_EPS = 0.5
@@ -94,6 +96,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="neighbouring relation (default replace-one, or the scenario's)")
     p.add_argument("--rank", type=integer(1, MAX_SYNTHETIC_DIM), default=None, metavar="R",
                    help="DPdisPCA rank R (default K)")
+    p.add_argument("--precision", choices=SOLVER_DTYPES, default="float32",
+                   help="precision of the eigen-decompositions of the noisy matrices (default float32: faster, its "
+                   "error is orders of magnitude below the DP noise; see docs/math/capepca.md)")
+    p.add_argument("--workers", type=WORKERS, metavar="W",
+                   help=f"worker processes for the runs (default: {WORKERS_ENV} or the CPUs, at most {MAX_WORKERS}; "
+                   "any number gives the same numbers)")
     p.add_argument("--dim", type=integer(2, MAX_SYNTHETIC_DIM), default=200,
                    help=f"synthetic: dimension D (default 200, at most {MAX_SYNTHETIC_DIM:,}; N x D at most "
                    f"{MAX_SITE_NUMBERS:,})")
@@ -162,16 +170,19 @@ def run(args: argparse.Namespace) -> int:
         dim = args.dim
         dataset = synthetic_dataset(scenario.total_n, np.random.default_rng([int(args.seed), 2]), dim=dim,
                                     spectrum=args.spectrum, decay=args.decay)
+    workers = worker_count(runs, args.workers)  # checked before anything runs
     setup = prepare_pca(dataset, scenario, args.k, preprocessing=args.preprocess, scale=args.scale,
-                        by_label=args.by_label, allow_replacement=not args.no_replacement, seed=args.seed)
-    comparison = compare_pca(setup.problem, setup.privacy, args.algorithms, runs, args.seed, rank=args.rank)
+                        by_label=args.by_label, allow_replacement=not args.no_replacement, seed=args.seed,
+                        solver_dtype=args.precision)
+    comparison = compare_pca(setup.problem, setup.privacy, args.algorithms, runs, args.seed, rank=args.rank,
+                             workers=workers)
     settings = {
         "dataset": dataset.name, "dim": dataset.dim, "samples": dataset.n_samples, "k": setup.problem.k,
         "sites": scenario.n_sites, "site_sizes": scenario.sizes.tolist(), "eps": scenario.eps.tolist(),
         "delta": scenario.delta.tolist(), "calibration": scenario.calibration, "neighbouring": scenario.neighbouring,
         "preprocessing": args.preprocess, "with_replacement": setup.split.with_replacement,
         "by_label": setup.split.by_label, "runs": runs, "seed": args.seed,
-        "dpdis_rank": args.rank if args.rank is not None else setup.problem.k,
+        "dpdis_rank": args.rank if args.rank is not None else setup.problem.k, "precision": args.precision,
     }
     if args.json:
         print_json({"results": comparison.records(), "settings": settings, "communication": comparison.communication,

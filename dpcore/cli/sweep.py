@@ -40,11 +40,12 @@ from ..experiments import (
     quick_spec,
     run_sweep,
 )
-from ..limits import DECAY_RANGE, MAX_SWEEP_RUNS, MAX_SYNTHETIC_DIM
-from ..otd import DEFAULT_SIGMA2, ESTIMATORS, MODELS, PATHS
+from ..limits import DECAY_RANGE, MAX_SWEEP_RUNS, MAX_SYNTHETIC_DIM, MAX_WORKERS
+from ..otd import DEFAULT_SIGMA2, ESTIMATORS, MODELS, PATHS, TRUTHS
 from ..privacy import CALIBRATIONS, NEIGHBOURING
 from ..scenario import Scenario, equal_sites_scenario, load_scenario
 from ..validation import InputError
+from ..workers import WORKERS_ENV, worker_count
 from . import print_json, say
 from .options import (
     DELTA,
@@ -56,6 +57,7 @@ from .options import (
     SITE_SIZE,
     SITES,
     SPLIT,
+    WORKERS,
     check_writable,
     integer,
     real,
@@ -67,10 +69,10 @@ DEFAULT_SITE_SIZE = 1000
 # Options that describe a sweep built here; a preset fixes them.
 _BUILD_OPTIONS = ("scenario", "family", "vary", "grid", "sites", "ns", "eps", "delta", "calibration", "neighbouring",
                   "dataset", "k", "dim", "spectrum", "decay", "preprocess", "rank", "model", "d", "sigma2",
-                  "doc_length", "estimator", "split", "path")
+                  "doc_length", "estimator", "split", "path", "truth")
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument per option, in help order
     p = sub.add_parser(
         "sweep",
         help="privacy-utility curves: vary eps, delta, N_s, S or c and run the algorithms R times",
@@ -99,8 +101,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--summary-out", metavar="CSV", help="write the summary table here")
     p.add_argument("--html", metavar="FILE", help="write the figure (curves and gain) as HTML with plotly.js embedded")
     p.add_argument("--metric", help="metric of the printed table and the figure (pca: captured_energy, "
-                   "captured_energy_ratio, subspace_distance; otd: q_comp, weight_error)")
+                   "captured_energy_ratio, subspace_distance; otd: q_comp, q_comp_normalised, weight_error; default: "
+                   "the preset's, else the first)")
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    p.add_argument("--workers", type=WORKERS, metavar="W",
+                   help=f"worker processes for the runs (default: {WORKERS_ENV} or the CPUs, at most {MAX_WORKERS}; "
+                   "any number gives the same table byte for byte)")
     sites = p.add_argument_group("equal sites (without --scenario)")
     sites.add_argument("--sites", type=SITES, help="number of sites S (default 10 for pca, 5 for otd)")
     sites.add_argument("--ns", type=SITE_SIZE, help=f"samples per site N_s (default {DEFAULT_SITE_SIZE})")
@@ -127,6 +133,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     otd.add_argument("--estimator", choices=tuple(ESTIMATORS), help="STM moment estimator (default first)")
     otd.add_argument("--split", type=SPLIT, help="share of eps and delta for the first stage (default 0.5)")
     otd.add_argument("--path", choices=PATHS, help="third-moment path (default auto)")
+    otd.add_argument("--truth", choices=tuple(TRUTHS), help="synthetic ground truth: ours (default) or the authors' "
+                     "set-up (" + TRUTHS["authors"] + ")")
     p.set_defaults(func=run)
 
 
@@ -185,7 +193,7 @@ def _built_spec(args: argparse.Namespace) -> SweepSpec:
     family = args.family or ("otd" if args.model is not None else "pca")
     pca_only = [n for n in ("dataset", "dim", "spectrum", "decay", "preprocess", "rank", "precision")
                 if getattr(args, n) is not None]
-    otd_only = [n for n in ("model", "d", "sigma2", "doc_length", "estimator", "split", "path")
+    otd_only = [n for n in ("model", "d", "sigma2", "doc_length", "estimator", "split", "path", "truth")
                 if getattr(args, n) is not None]
     wrong = otd_only if family == "pca" else pca_only
     if wrong:
@@ -206,7 +214,7 @@ def _built_spec(args: argparse.Namespace) -> SweepSpec:
                        sigma2=DEFAULT_SIGMA2 if args.sigma2 is None else args.sigma2,
                        doc_length=3 if args.doc_length is None else args.doc_length,
                        estimator=args.estimator or "first", eps_split=0.5 if args.split is None else args.split,
-                       path=args.path or "auto")
+                       path=args.path or "auto", truth=args.truth or "ours")
     return SweepSpec(family=family, parameter=args.vary, grid=grid, algorithms=_algorithm_list(args, family),
                      scenario=scenario, data=data, runs=10 if args.runs is None else args.runs,
                      seed=scenario.seed if args.seed is None else args.seed)
@@ -250,13 +258,16 @@ def run(args: argparse.Namespace) -> int:
     if args.quick and not args.preset:
         raise InputError("--quick applies to --preset only")
     spec = _preset_spec(args) if args.preset else _built_spec(args)
-    metric = args.metric or next(iter(METRICS[spec.family]))
+    default_metric = get_preset(args.preset).metric if args.preset else next(iter(METRICS[spec.family]))
+    metric = args.metric or default_metric
     if metric not in METRICS[spec.family]:
         raise InputError(f"--metric must be one of {', '.join(METRICS[spec.family])} for a {spec.family} sweep "
                          f"(got {metric!r})")
     for option, path in (("--out", args.out), ("--summary-out", args.summary_out), ("--html", args.html)):
         check_writable(option, path)  # before the sweep: a bad path must not cost the results
-    result = run_sweep(spec, progress=_progress if sys.stderr.isatty() and not args.json else None)
+    workers = worker_count(spec.runs, args.workers)  # checked before anything runs
+    result = run_sweep(spec, progress=_progress if sys.stderr.isatty() and not args.json else None,
+                       workers=workers)
     if args.out:
         _write(args.out, result.to_csv())
     if args.summary_out:

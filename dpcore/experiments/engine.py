@@ -18,10 +18,15 @@ wherever the mathematics allows, so curves are smooth and differences between gr
 * For PCA along eps, delta, N_s and c the standard normals of one (run, algorithm) are drawn once and replayed
   at the other grid points (identical numbers, no redraw).
 
+Runs are independent tasks for worker processes (:mod:`dpcore.workers`): by default as many as there are CPUs
+(capped), each run on one of them; the table is the same byte for byte with any number of workers, because every
+draw comes from a stream keyed by (seed, run, name) and the rows are sorted before they are returned.
+
 Results are cached in process by the spec's JSON (:func:`~dpcore.experiments.cache.cache_info`,
-:func:`~dpcore.experiments.cache.clear_cache`). ``progress(done, total, label)`` is called after every
-(algorithm, grid point) of every run; ``should_stop()`` is checked after each of them too, and a stopped sweep
-returns the runs it finished (a partial run is dropped, so every point has the same runs), marked incomplete.
+:func:`~dpcore.experiments.cache.clear_cache`). ``progress(done, total, label)`` is called (in the calling
+process) after every (algorithm, grid point) of every run; ``should_stop()`` is checked after each of them too,
+and a stopped sweep returns the runs it finished (a partial run is dropped, so every point has the same runs),
+marked incomplete; with several workers these are the runs that had finished when Stop came, in any order.
 numpy's generators are fine for simulation, not a cryptographic source for a deployment
 (docs/math/corrections.md, item 9).
 """
@@ -39,6 +44,7 @@ import pandas as pd
 from .. import otd, pca
 from ..seeding import data_rng, run_rng
 from ..validation import InputError
+from ..workers import run_tasks
 from .families import algorithm_table
 from .plan import SweepPlan, sweep_plan
 from .results import SweepResult, cached_result, sweep_result, to_table
@@ -161,8 +167,8 @@ def _otd_run(plan: SweepPlan, spec: SweepSpec, run: int, tick: Callable[[str], b
                 metrics: dict[str, float | None] = {}
                 status = "whitening failed"
             else:
-                qc, we = otd.evaluate(dec.components, dec.weights, truth.components, truth.weights)
-                metrics, status = {"q_comp": qc, "weight_error": we}, "ok"
+                metrics = otd.evaluate_metrics(dec.components, dec.weights, truth.components, truth.weights)
+                status = "ok"
             targets = plan.points if algorithm in plan.invariant else (point,)
             for target in targets:
                 rows.extend(_rows(spec, target.value, algorithm, run, metrics, status))
@@ -176,12 +182,21 @@ def _steps_per_run(plan: SweepPlan, spec: SweepSpec) -> int:
     return sum(1 if a in plan.invariant else g for a in spec.algorithms)
 
 
+def _sweep_task(shared: tuple[SweepPlan, SweepSpec], run: int, tick: Callable[[str], bool]) -> list[tuple] | None:
+    """One run of a sweep (a task of :func:`dpcore.workers.run_tasks`): its rows, or None when stopped."""
+    plan, spec = shared
+    run_one = _pca_run if spec.family == "pca" else _otd_run
+    return run_one(plan, spec, run, tick)
+
+
 def sweep_runs(spec: SweepSpec, runs: Sequence[int] | range | None = None, *, progress: Progress | None = None,
-               should_stop: ShouldStop | None = None) -> pd.DataFrame:
+               should_stop: ShouldStop | None = None, workers: int | None = None) -> pd.DataFrame:
     """The tidy rows (:data:`TABLE_COLUMNS`) of the given runs (default all), for running a sweep in pieces (the
-    dashboard runs one run per step so that it can be stopped). Stops early when ``should_stop()`` is true,
+    dashboard runs a few runs per step so that it can be stopped). Stops early when ``should_stop()`` is true,
     returning only the runs it finished. Runs are independent: the rows of run r are the same whichever
-    other runs are computed."""
+    other runs are computed, and whichever process computes them: ``workers`` processes
+    (:func:`dpcore.workers.worker_count`: by default the available CPUs, capped; 1 for a single run) give the
+    same table byte for byte."""
     runs = list(range(spec.runs)) if runs is None else [int(r) for r in runs]
     for r in runs:
         if not 0 <= r < spec.runs:
@@ -192,35 +207,27 @@ def sweep_runs(spec: SweepSpec, runs: Sequence[int] | range | None = None, *, pr
         if getattr(table[name], "dense_only", False) and plan.path != "dense":
             raise InputError(f"{name.upper()} needs the dense path, but D = {spec.data.dim} runs on the projected "
                              f"path. Drop {name} or use a smaller D.", "algorithms")
-    per_run = _steps_per_run(plan, spec)
-    total = per_run * len(runs)
+    total = _steps_per_run(plan, spec) * len(runs)
     done = 0
-    stop = {"now": False}
 
     def tick(label: str) -> bool:
         nonlocal done
         done += 1
         if progress is not None:
             progress(done, total, label)
-        if should_stop is not None and should_stop():
-            stop["now"] = True
-        return stop["now"]
+        return should_stop is not None and bool(should_stop())
 
-    run_one = _pca_run if spec.family == "pca" else _otd_run
+    finished, _ = run_tasks(_sweep_task, (plan, spec), runs, workers=workers, tick=tick)
     rows: list[tuple] = []
-    for r in runs:
-        got = run_one(plan, spec, r, tick)
-        if got is None:
-            break
-        rows.extend(got)
-        if stop["now"]:
-            break
+    for index in sorted(finished):
+        rows.extend(finished[index])
     return to_table(spec, rows)
 
 
 def run_sweep(spec: SweepSpec, *, progress: Progress | None = None, should_stop: ShouldStop | None = None,
-              use_cache: bool = True) -> SweepResult:
-    """Run every algorithm of ``spec`` ``spec.runs`` times at every grid point (see the module docstring).
+              use_cache: bool = True, workers: int | None = None) -> SweepResult:
+    """Run every algorithm of ``spec`` ``spec.runs`` times at every grid point (see the module docstring), the runs
+    in ``workers`` processes (:func:`sweep_runs`; the same table for any number).
 
     ``progress(done, total, label)`` after each (run, algorithm, grid point); ``should_stop()`` checked as often:
     when it returns True the finished runs are returned, ``complete`` False. Complete results are cached by the
@@ -234,5 +241,5 @@ def run_sweep(spec: SweepSpec, *, progress: Progress | None = None, should_stop:
                 progress(1, 1, "cached result")
             return hit
     start = time.perf_counter()
-    table = sweep_runs(spec, progress=progress, should_stop=should_stop)
+    table = sweep_runs(spec, progress=progress, should_stop=should_stop, workers=workers)
     return sweep_result(spec, [table], seconds=time.perf_counter() - start)

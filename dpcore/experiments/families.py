@@ -24,11 +24,13 @@ METRICS: dict[str, dict[str, str]] = {
     },
     "otd": {
         "q_comp": "q_comp = (1/K) sum_k min_k' ||a_hat_k - a_k'||_2 (lower is better)",
+        "q_comp_normalised": "the paper's q_comp: the same distance between unit-length components (lower is "
+        "better)",
         "weight_error": "weight error (1/K) sum_k |w_hat_k - w_m(k)| (lower is better)",
     },
 }
 HIGHER_IS_BETTER = {"captured_energy": True, "captured_energy_ratio": True, "subspace_distance": False,
-                    "q_comp": False, "weight_error": False}
+                    "q_comp": False, "q_comp_normalised": False, "weight_error": False}
 
 
 def algorithm_table(family: str) -> dict[str, Any]:

@@ -24,6 +24,7 @@ METRIC_LABELS = {
     "captured_energy_ratio": "q_CE / q_CE(non-dp pool)",
     "subspace_distance": "subspace distance",
     "q_comp": "q_comp (component error)",
+    "q_comp_normalised": "q_comp of unit-length components (the paper's)",
     "weight_error": "weight error",
 }
 AXIS_TITLES = {"eps": "privacy parameter eps (every site)", "delta": "privacy parameter delta (every site)",

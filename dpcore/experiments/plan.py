@@ -18,11 +18,12 @@ import numpy as np
 import pandas as pd
 
 from ..data import load_bundled, preprocess, split_sites, synthetic_dataset
-from ..otd import MixtureModel, OtdSettings, choose_path, mog_norm_bound
+from ..limits import MAX_REPLAY_NUMBERS
+from ..otd import MixtureModel, OtdSettings, check_m3_law, choose_path, mog_norm_bound
 from ..otd.compare import MODEL_STREAM
 from ..pca import PcaPrivacy, PcaProblem, noise_dominance_note, pca_privacy, pca_problem
+from ..privacy.symmetric import unique_count_matrix
 from ..scenario import Scenario
-from ..validation import InputError
 from .cache import lookup_plan, store_plan
 from .designs import pca_design, sweep_gains
 from .families import invariant_algorithms
@@ -146,8 +147,10 @@ def _pca_plan(spec: SweepSpec) -> SweepPlan:
         notes.append(f"at {spec.label} = {', '.join(f'{v:g}' for v in crowded)} the aggregate's noise (spectral norm "
                      "about 2 sqrt(D) tau_c) exceeds the K-th eigenvalue of A: there even capePCA recovers mostly "
                      "noise directions")
+    recorded = 3 * len(sizes_max) * unique_count_matrix(points[0].problem.dim)  # capePCA's normals of one run
+    replay = spec.parameter != "sites" and recorded <= MAX_REPLAY_NUMBERS
     return SweepPlan(spec=spec, points=tuple(points), invariant=invariant_algorithms("pca", spec.parameter),
-                     notes=tuple(dict.fromkeys(notes)), gains=sweep_gains(spec), replay=spec.parameter != "sites")
+                     notes=tuple(dict.fromkeys(notes)), gains=sweep_gains(spec), replay=replay)
 
 
 def _otd_plan(spec: SweepSpec) -> SweepPlan:
@@ -159,8 +162,7 @@ def _otd_plan(spec: SweepSpec) -> SweepPlan:
         sizes_max = tuple(int(n) for n in spec.scenario.sizes)
     model = data.synthetic().model(np.random.default_rng([spec.seed, MODEL_STREAM]))  # as otd.compare_algorithms
     choice = choose_path(data.path, data.dim, data.k, len(sizes_max))
-    if choice.path == "projected" and data.m3_noise == "published":
-        raise InputError("the 'published' third-moment noise needs the dense path; use 'symmetrized'", "m3_noise")
+    check_m3_law(data.m3_noise, choice.path, data.k)
     points = []
     for value, scenario in zip(spec.grid, scenarios, strict=True):
         settings = data.settings(int(value) if spec.parameter == "c" else None)
@@ -170,7 +172,7 @@ def _otd_plan(spec: SweepSpec) -> SweepPlan:
                     f"third moment on the {choice.path} path ({choice.reason})")
     if data.model == "mog":
         zeta = mog_norm_bound(data.dim, data.sigma2)
-        notes.append(f"MOG samples divided by the public bound zeta = 1 + sigma (sqrt(D) + 4) = {zeta:.3g}")
+        notes.append(f"MOG samples divided by the public bound zeta = sqrt(1 + D sigma^2) + 4 sigma = {zeta:.3g}")
     return SweepPlan(spec=spec, points=tuple(points), invariant=invariant_algorithms("otd", spec.parameter),
                      notes=tuple(dict.fromkeys(notes)), gains=sweep_gains(spec), model=model, sizes_max=sizes_max,
                      path=choice.path)
@@ -192,7 +194,8 @@ def algorithm_notes(spec: SweepSpec) -> tuple[str, ...]:
         if "dpdis" in spec.algorithms:
             notes.append(f"DPdisPCA rank R = {spec.data.rank if spec.data.rank is not None else spec.data.k}")
     elif "local" in spec.algorithms:
-        notes.append("local: AGN on the largest site (the first site when they are equal)")
+        notes.append("local: AGN on the least noisy site, the largest for equal budgets (the first when they are "
+                     "equal)")
     return tuple(notes)
 
 

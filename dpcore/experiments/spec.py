@@ -33,10 +33,12 @@ from ..otd import (
     DEFAULT_SIGMA2,
     ESTIMATORS,
     MODELS,
+    TRUTHS,
     OtdSettings,
     SyntheticSpec,
     mog_norm_bound,
 )
+from ..pca import SOLVER_DTYPES
 from ..scenario import Scenario, scenario_from_dict
 from ..validation import (
     InputError,
@@ -83,7 +85,6 @@ PCA_DATASETS: dict[str, str] = {
     "digits": "optical digits, 1,797 images, D = 64 (bundled)",
 }
 _BUNDLED_DIMS = {"mnist": 784, "digits": 64}
-SOLVER_DTYPES = ("float32", "float64")
 DEFAULT_GRIDS = {"eps": (0.01, 0.1, 1.0, 10.0), "delta": (1e-4, 1e-3, 1e-2), "ns": (100, 1000, 4000)}
 
 def _set(obj: Any, name: str, value: Any) -> None:
@@ -137,9 +138,10 @@ class PcaData:
 
 @dataclass(frozen=True, kw_only=True)
 class OtdData:
-    """The model of an OTD sweep (synthetic MOG or STM with D, K, sigma^2 / document length and estimator) and
-    the capeAGN settings (eps split between the stages, power-method restarts and iterations, third-moment path
-    and noise law). Validated and normalised on construction."""
+    """The model of an OTD sweep (synthetic MOG or STM with D, K, sigma^2 / document length and estimator, and the
+    ground truth: ours or the authors' set-up, :data:`~dpcore.otd.models.TRUTHS`) and the capeAGN settings (eps
+    split between the stages, power-method restarts and iterations, third-moment path and noise law). Validated and
+    normalised on construction."""
 
     model: str = "mog"
     dim: int = 10
@@ -151,10 +153,12 @@ class OtdData:
     n_restarts: int = DEFAULT_RESTARTS
     n_iter: int = DEFAULT_ITERATIONS
     path: str = "auto"
-    m3_noise: str = "symmetrized"
+    m3_noise: str = "published"
+    truth: str = "ours"
 
     def __post_init__(self) -> None:
         model = check_choice(self.model, "model", MODELS)
+        _set(self, "truth", check_choice(self.truth, "truth", tuple(TRUTHS)))
         _set(self, "model", model)
         _set(self, "dim", check_positive_int(self.dim, "D", minimum=2))
         _set(self, "k", check_rank(self.k, self.dim))
@@ -173,7 +177,7 @@ class OtdData:
 
     def synthetic(self) -> SyntheticSpec:
         return SyntheticSpec(kind=self.model, dim=self.dim, k=self.k, sigma2=self.sigma2, doc_length=self.doc_length,
-                             estimator=self.estimator)
+                             estimator=self.estimator, truth=self.truth)
 
     def settings(self, collusion: int | None = None) -> OtdSettings:
         return OtdSettings(eps_split=self.eps_split, n_restarts=self.n_restarts, n_iter=self.n_iter,
@@ -187,7 +191,8 @@ class OtdData:
     def describe(self) -> str:
         what = (f"MOG, sigma^2 = {self.sigma2:g}" if self.model == "mog"
                 else f"STM, L = {self.doc_length} words, estimator {self.estimator}")
-        return f"synthetic {what}; D = {self.dim}, K = {self.k}; eps split {self.eps_split:g}"
+        truth = "; the authors' ground truth" if self.truth == "authors" else ""
+        return f"synthetic {what}; D = {self.dim}, K = {self.k}; eps split {self.eps_split:g}{truth}"
 
 
 def default_grid(parameter: str, scenario: Scenario | None = None) -> tuple[float, ...]:

@@ -17,14 +17,17 @@ Imports the bottom layer, privacy, data, scenario and cape.
 
 from .algorithm import OtdAlgorithm, RunContext
 from .compare import AlgorithmRun, OtdComparison, compare_algorithms
-from .evaluation import METRICS, evaluate, match_components, q_comp
+from .evaluation import METRICS, evaluate, evaluate_metrics, match_components, q_comp, q_comp_normalised
 from .models import (
     DEFAULT_SIGMA2,
     DEFAULT_TOPIC_CONCENTRATION,
     DEFAULT_WEIGHT_CONCENTRATION,
     MODELS,
     OTD_PRESETS,
+    TRUTHS,
     MixtureModel,
+    Truth,
+    authors_truth,
     make_model,
     mog_norm_bound,
     random_components,
@@ -53,7 +56,7 @@ from .problem import (
     mog_problem,
     synthetic_problem,
 )
-from .release import M3_NOISE, StageMessages, StageNoise, release_m2, release_m3
+from .release import M3_NOISE, StageMessages, StageNoise, check_m3_law, release_m2, release_m3
 from .table import (
     ALGORITHMS,
     algorithm,
@@ -77,10 +80,12 @@ __all__ = [
     "METRICS",
     "MODELS",
     "OTD_PRESETS",
+    "TRUTHS",
     "PATHS",
     "AlgorithmRun",
     "Decomposition",
     "MixtureModel",
+    "Truth",
     "MogSite",
     "NoisyTpmBudget",
     "OtdAlgorithm",
@@ -104,6 +109,8 @@ __all__ = [
     "corpus_problem",
     "default_algorithms",
     "evaluate",
+    "evaluate_metrics",
+    "authors_truth",
     "make_model",
     "match_components",
     "memory_estimate",
@@ -116,8 +123,10 @@ __all__ = [
     "paper_algorithms",
     "pool_sites",
     "q_comp",
+    "q_comp_normalised",
     "random_components",
     "recover",
+    "check_m3_law",
     "release_m2",
     "release_m3",
     "run_algorithm",

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..scenario import Scenario
-from ..validation import InputError
 from .power import PowerResult, recover, tensor_power_method
 from .problem import Decomposition, OtdProblem, OtdSettings
+from .release import check_m3_law
 from .whitening import Whitening
 
 __all__ = ["OtdAlgorithm", "RunContext", "Runner"]
@@ -40,11 +40,9 @@ class RunContext:
         return f"{self.scenario.neighbouring} neighbours, {self.scenario.calibration} calibration"
 
     def m3_law(self, law: str | None = None) -> str:
-        """The third-moment noise law (the settings' unless ``law``); the published law needs the dense path."""
-        law = self.settings.m3_noise if law is None else law
-        if self.path == "projected" and law == "published":
-            raise InputError("the 'published' third-moment noise needs the dense path", "m3_noise")
-        return law
+        """The third-moment noise law (the settings' unless ``law``), checked against the path and K
+        (:func:`~dpcore.otd.release.check_m3_law`)."""
+        return check_m3_law(self.settings.m3_noise if law is None else law, self.path, self.problem.k)
 
     def tpm(self, tensor: np.ndarray) -> PowerResult:
         """The robust tensor power method with the settings' restarts and iterations, on this run's stream."""

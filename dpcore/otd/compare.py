@@ -14,12 +14,14 @@ from ..scenario import Scenario
 from ..seeding import data_rng, run_rng
 from ..summary import MetricSummary, summarise_values
 from ..validation import InputError, check_int_range, check_seed
+from ..workers import run_tasks
 from .algorithm import OtdAlgorithm
-from .evaluation import METRICS, evaluate
+from .evaluation import METRICS, evaluate_metrics
 from .models import MixtureModel
 from .paths import PathChoice, choose_path
 from .problem import Decomposition, OtdProblem, OtdSettings, SyntheticSpec, synthetic_problem
-from .table import check_algorithms, run_algorithm
+from .release import check_m3_law
+from .table import ALGORITHMS, check_algorithms, run_algorithm
 from .whitening import WhiteningError
 
 __all__ = ["AlgorithmRun", "OtdComparison", "compare_algorithms"]
@@ -38,6 +40,7 @@ class AlgorithmRun:
     algorithm: str
     q_comp: float | None
     weight_error: float | None
+    q_comp_normalised: float | None = None
     error: str | None = None
 
 
@@ -121,17 +124,30 @@ def _reference(problem: OtdProblem | None, model: MixtureModel | None, scenario:
     return _Reference("nonprivate", ref.components, ref.weights, ref)
 
 
-def _check_path(entries: tuple[OtdAlgorithm, ...], choice: PathChoice, dim: int, settings: OtdSettings) -> None:
+def _reference_notes(problem: OtdProblem | None, model: MixtureModel | None, scenario: Scenario,
+                     reference: _Reference) -> tuple[OtdProblem | None, list[str]]:
+    """The notes a comparison starts with, and uploaded MOG data with the random reference's norm set."""
+    notes = scenario.caveats() + (list(problem.notes) if problem is not None else [])
+    if reference.run is not None:
+        if problem.kind == "mog":
+            problem = replace(problem, random_norm=float(np.linalg.norm(reference.components, axis=1).mean()))
+        notes.append("no ground truth: q_comp is the distance of each result to the non-private result "
+                     "(same matching rule), and the weight error is measured against its weights")
+    if model is not None:
+        notes.extend(model.notes)
+    return problem, notes
+
+
+def _check_path(entries: tuple[OtdAlgorithm, ...], choice: PathChoice, dim: int, k: int, settings: OtdSettings) -> None:
     """Refuse, before any run, a path some chosen algorithm or the noise law cannot use."""
     for entry in entries:
         if entry.dense_only and choice.path != "dense":
             raise InputError(f"{entry.name.upper()} needs the dense path, but D = {dim} runs on the projected path "
                              f"({choice.reason}). Drop {entry.name} or use a smaller D.", "algorithms")
-    if choice.path == "projected" and settings.m3_noise == "published":
-        raise InputError("the 'published' third-moment noise needs the dense path; use 'symmetrized'", "m3_noise")
+    check_m3_law(settings.m3_noise, choice.path, k)
 
 
-def compare_algorithms(
+def compare_algorithms(  # long: the checks, the run loop and the result, each a few lines, read top to bottom
     scenario: Scenario,
     algorithms: Sequence[str],
     *,
@@ -141,16 +157,20 @@ def compare_algorithms(
     seed: int = 0,
     settings: OtdSettings | None = None,
     progress: Callable[[float, str], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    workers: int | None = None,
 ) -> OtdComparison:
-    """Run ``algorithms`` ``runs`` times and summarise q_comp and the weight error.
+    """Run ``algorithms`` ``runs`` times and summarise q_comp, the paper's normalised q_comp and the weight error.
 
     Synthetic (``spec``): one ground truth drawn from ``seed``, fresh samples per run at the scenario's
     N_s, the truth is the reference. Uploaded (``problem``): the same data every run (runs differ in the
     noise), the reference is the non-private result (no ground truth): q_comp is then the distance to it.
     A whitening failure is recorded for that run and algorithm (``failed``), not averaged in. ``settings`` defaults
-    to ``OtdSettings()``. Every algorithm
-    draws from its own stream :func:`dpcore.seeding.run_rng` (seed, run, name); synthetic data from
-    :func:`dpcore.seeding.data_rng` (seed, run)."""
+    to ``OtdSettings()``. Every algorithm draws from its own stream :func:`dpcore.seeding.run_rng` (seed, run,
+    name); synthetic data from :func:`dpcore.seeding.data_rng` (seed, run). Runs go to ``workers`` processes
+    (:func:`dpcore.workers.worker_count`), with the same results for any number; ``progress(fraction, label)``
+    after each algorithm of each run; ``should_stop()`` as often: a stopped comparison keeps the runs that
+    finished (at least one is needed; the notes say so)."""
     if (spec is None) == (problem is None):
         raise InputError("give either a synthetic model or data, not both")
     entries = check_algorithms(algorithms)
@@ -163,64 +183,124 @@ def compare_algorithms(
     scenario_run = scenario if problem is None else scenario.with_sizes(problem.sizes)
     dim, k = (model.dim, model.k) if model is not None else (problem.dim, problem.k)
     choice = choose_path(settings.path, dim, k, scenario_run.n_sites, settings.memory_budget)
-    _check_path(entries, choice, dim, settings)
-    notes = scenario_run.caveats() + (list(problem.notes) if problem is not None else [])
+    _check_path(entries, choice, dim, k, settings)
     reference = _reference(problem, model, scenario_run, settings, seed, choice.path)
-    if reference.run is not None:
-        if problem.kind == "mog":
-            problem = replace(problem, random_norm=float(np.linalg.norm(reference.components, axis=1).mean()))
-        notes.append("no ground truth: q_comp is the distance of each result to the non-private result "
-                     "(same matching rule), and the weight error is measured against its weights")
-    runner = _Runs(entries, scenario_run, settings, choice.path, seed, reference, progress, runs * len(entries))
-    current = problem
-    for run in range(runs):
-        if model is not None:
-            current = synthetic_problem(model, scenario.sizes, data_rng(seed, run), spec.estimator)
-            if run == 0:
-                notes.extend(current.notes)
-        runner.run_all(current, run, runs)
-    if progress is not None:
+    problem, notes = _reference_notes(problem, model, scenario_run, reference)
+    total = runs * len(entries)
+    done = 0
+
+    def tick(label: str) -> bool:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done / total, label)
+        return should_stop is not None and bool(should_stop())
+
+    shared = _Shared(names=tuple(e.name for e in entries), scenario=scenario_run, settings=settings,
+                     path=choice.path, seed=seed, runs=runs, reference=reference, model=model,
+                     estimator=None if spec is None else spec.estimator, sizes=tuple(int(n) for n in scenario.sizes),
+                     problem=problem)
+    finished, stopped = run_tasks(_compare_run, shared, list(range(runs)), workers=workers, tick=tick)
+    if not finished:
+        raise InputError("the comparison was stopped before its first run finished", "runs")
+    stopped = stopped and len(finished) < runs
+    if progress is not None and not stopped:
         progress(1.0, "done")
+    collected = _collect([finished[r] for r in sorted(finished)])
+    if model is not None:
+        notes.extend(collected.first_notes)
     if reference.run is not None:
         notes.extend(reference.run.notes)
-    names = tuple(e.name for e in entries)
+    if stopped:
+        notes.append(f"stopped after {len(finished)} of {runs} runs: the summary uses the runs that finished")
+    names = shared.names
     return OtdComparison(
-        algorithms=names, summaries=_summaries(names, runner.records), records=tuple(runner.records), path=choice,
-        reference=reference.kind, reference_components=np.asarray(reference.components),
-        reference_weights=np.asarray(reference.weights), examples=runner.examples, privacy=runner.privacy,
-        failures=runner.failures, problem=current, scenario=scenario_run, settings=settings, runs=runs, seed=seed,
+        algorithms=names, summaries=_summaries(names, collected.records), records=tuple(collected.records),
+        path=choice, reference=reference.kind, reference_components=np.asarray(reference.components),
+        reference_weights=np.asarray(reference.weights), examples=collected.examples, privacy=collected.privacy,
+        failures=collected.failures, problem=collected.problem if problem is None else problem,
+        scenario=scenario_run, settings=settings, runs=len(finished), seed=seed,
         notes=tuple(dict.fromkeys(notes)),
     )
 
 
-class _Runs:
-    """Runs every algorithm of one comparison and collects records, one example and the privacy statement per
-    algorithm, and the first whitening failure of each."""
+@dataclass(frozen=True, eq=False, kw_only=True)
+class _Shared:
+    """What every run of a comparison needs (sent once to each worker process)."""
 
-    def __init__(self, entries: tuple[OtdAlgorithm, ...], scenario: Scenario, settings: OtdSettings, path: str,
-                 seed: int, reference: _Reference, progress: Callable[[float, str], None] | None, total: int):
-        self.entries, self.scenario, self.settings, self.path = entries, scenario, settings, path
-        self.seed, self.reference, self.progress, self.total = seed, reference, progress, total
-        self.done = 0
-        self.records: list[AlgorithmRun] = []
-        self.examples: dict[str, Decomposition] = {}
-        self.privacy: dict[str, str] = {}
-        self.failures: dict[str, str] = {}
+    names: tuple[str, ...]
+    scenario: Scenario
+    settings: OtdSettings
+    path: str
+    seed: int
+    runs: int
+    reference: _Reference
+    model: MixtureModel | None
+    estimator: str | None
+    sizes: tuple[int, ...]
+    problem: OtdProblem | None
 
-    def run_all(self, problem: OtdProblem, run: int, runs: int) -> None:
-        for entry in self.entries:
-            if self.progress is not None:
-                self.progress(self.done / self.total, f"run {run + 1}/{runs}: {entry.title}")
-            rng = run_rng(self.seed, run, entry.name, "otd")
-            try:
-                dec = run_algorithm(entry, problem, self.scenario, self.settings, rng, path=self.path)
-            except WhiteningError as exc:
-                self.records.append(AlgorithmRun(run=run, algorithm=entry.name, q_comp=None, weight_error=None,
-                                                 error=str(exc)))
-                self.failures.setdefault(entry.name, str(exc))
-            else:
-                qc, we = evaluate(dec.components, dec.weights, self.reference.components, self.reference.weights)
-                self.records.append(AlgorithmRun(run=run, algorithm=entry.name, q_comp=qc, weight_error=we))
-                self.examples.setdefault(entry.name, dec)
-                self.privacy.setdefault(entry.name, dec.privacy)
-            self.done += 1
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class _RunOutcome:
+    """One run of every algorithm: records, decompositions (None where whitening failed), failure messages, and
+    the run's problem (synthetic data, kept for run 0 only)."""
+
+    run: int
+    records: list[AlgorithmRun]
+    decompositions: dict[str, Decomposition]
+    failures: dict[str, str]
+    problem: OtdProblem | None
+
+
+def _compare_run(shared: _Shared, run: int, tick: Callable[[str], bool]) -> _RunOutcome | None:
+    """Every algorithm in one run (a task of :func:`dpcore.workers.run_tasks`); None when stopped."""
+    problem = shared.problem
+    if shared.model is not None:
+        problem = synthetic_problem(shared.model, shared.sizes, data_rng(shared.seed, run), shared.estimator)
+    records, decompositions, failures = [], {}, {}
+    for name in shared.names:
+        entry = ALGORITHMS[name]
+        rng = run_rng(shared.seed, run, name, "otd")
+        try:
+            dec = run_algorithm(entry, problem, shared.scenario, shared.settings, rng, path=shared.path)
+        except WhiteningError as exc:
+            records.append(AlgorithmRun(run=run, algorithm=name, q_comp=None, weight_error=None, error=str(exc)))
+            failures[name] = str(exc)
+        else:
+            m = evaluate_metrics(dec.components, dec.weights, shared.reference.components, shared.reference.weights)
+            records.append(AlgorithmRun(run=run, algorithm=name, q_comp=m["q_comp"], weight_error=m["weight_error"],
+                                        q_comp_normalised=m["q_comp_normalised"]))
+            decompositions[name] = dec
+        if tick(f"run {run + 1}/{shared.runs}: {entry.title}") and name != shared.names[-1]:
+            return None
+    kept = problem if run == 0 and shared.model is not None else None
+    return _RunOutcome(run=run, records=records, decompositions=decompositions, failures=failures, problem=kept)
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class _Collected:
+    records: list[AlgorithmRun]
+    examples: dict[str, Decomposition]
+    privacy: dict[str, str]
+    failures: dict[str, str]
+    problem: OtdProblem | None
+    first_notes: tuple[str, ...]
+
+
+def _collect(outcomes: list[_RunOutcome]) -> _Collected:
+    """Records in run order, the first example, privacy statement and failure of every algorithm."""
+    records: list[AlgorithmRun] = []
+    examples: dict[str, Decomposition] = {}
+    privacy: dict[str, str] = {}
+    failures: dict[str, str] = {}
+    for outcome in outcomes:
+        records.extend(outcome.records)
+        for name, dec in outcome.decompositions.items():
+            examples.setdefault(name, dec)
+            privacy.setdefault(name, dec.privacy)
+        for name, message in outcome.failures.items():
+            failures.setdefault(name, message)
+    first = next((o.problem for o in outcomes if o.problem is not None), None)
+    return _Collected(records=records, examples=examples, privacy=privacy, failures=failures, problem=first,
+                      first_notes=tuple(first.notes) if first is not None else ())

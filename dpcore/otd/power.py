@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..limits import MAX_POWER_ITERATIONS, MAX_POWER_RESTARTS
-from ..privacy.calibration import multiplier
+from ..privacy.calibration import multiplier, privacy_profile
 from ..validation import check_int_range, check_rank
 from .whitening import Whitening
 
@@ -95,13 +95,24 @@ def tensor_power_method(
 
 @dataclass(frozen=True, kw_only=True)
 class NoisyTpmBudget:
-    """Paper 001, Theorem 4.1: K = k L (R + 1) Gaussian releases composed by advanced composition."""
+    """Paper 001, Algorithm 3: K = k L (R + 1) Gaussian releases with the published per-release budget
+    eps' = eps / sqrt(K (4 + ln(2/delta))), delta' = delta / (2K), each with noise multiplier c(eps', delta').
+
+    The guarantee the code has (docs/math/capeagn.md, "Noisy tensor power method"; docs/math/corrections.md, note C)
+    is exact Gaussian composition, not the advanced composition the paper cites (whose Dwork-Roth constant does not
+    add up to eps when ln(2/delta) > 4): K adaptively composed Gaussian mechanisms with sensitivity / std at most
+    1 / c each are exactly as private as one Gaussian mechanism with mu = sqrt(K) / c (Dong, Roth & Su 2022), so
+    the releases are (eps, delta_composed)-DP with delta_composed = privacy_profile(mu, eps) <= delta."""
 
     releases: int
     eps_release: float
     delta_release: float
     sigma: float
     relation: str
+    eps: float
+    delta: float
+    mu: float
+    delta_composed: float
 
     def describe(self) -> str:
         scale = ("per-release noise std Delta3 ||W||_2^3 c(eps', delta') (sample-level neighbours: one sample "
@@ -109,7 +120,9 @@ class NoisyTpmBudget:
                  "per-release std 6 ||u||_inf^2 c(eps', delta') (the paper's entry-level neighbours: tensors "
                  "differing by one symmetrised unit entry)")
         return (f"{self.releases} noisy releases with eps' = {self.eps_release:.3g}, delta' = "
-                f"{self.delta_release:.3g}; {scale}")
+                f"{self.delta_release:.3g}; {scale}; composed exactly as Gaussian mechanisms (mu = "
+                f"sqrt(K) / c(eps', delta') = {self.mu:.3g}): ({self.eps:g}, {self.delta_composed:.3g})-DP, "
+                f"within delta = {self.delta:g}")
 
 
 def noisy_tpm_budget(
@@ -117,16 +130,19 @@ def noisy_tpm_budget(
     sensitivity_value: float | None,
 ) -> NoisyTpmBudget:
     """eps' = eps / sqrt(K (4 + ln(2/delta))), delta' = delta / (2K), K = k L (R + 1); sigma = Delta c(eps', delta')
-    (sample-level, ``sensitivity_value`` given) or 6 c(eps', delta') (entry-level, scaled by ||u||_inf^2 later)."""
+    (sample-level, ``sensitivity_value`` given) or 6 c(eps', delta') (entry-level, scaled by ||u||_inf^2 later);
+    mu = sqrt(K) / c(eps', delta') and delta_composed = privacy_profile(mu, eps), the exact delta of the K
+    releases at eps (:class:`NoisyTpmBudget`)."""
     releases = k * n_restarts * (n_iter + 1)
     eps_r = eps / math.sqrt(releases * (4.0 + math.log(2.0 / delta)))
     delta_r = delta / (2.0 * releases)
     c = multiplier(eps_r, delta_r, calibration)  # the classic caveat is the scenario's (Scenario.caveats)
+    mu = math.sqrt(releases) / c
+    common = {"releases": releases, "eps_release": eps_r, "delta_release": delta_r, "eps": float(eps),
+              "delta": float(delta), "mu": mu, "delta_composed": privacy_profile(mu, eps)}
     if sensitivity_value is None:
-        return NoisyTpmBudget(releases=releases, eps_release=eps_r, delta_release=delta_r, sigma=6.0 * c,
-                              relation="entry")
-    return NoisyTpmBudget(releases=releases, eps_release=eps_r, delta_release=delta_r, sigma=sensitivity_value * c,
-                          relation="sample")
+        return NoisyTpmBudget(sigma=6.0 * c, relation="entry", **common)
+    return NoisyTpmBudget(sigma=sensitivity_value * c, relation="sample", **common)
 
 
 def noisy_tensor_power_method(

@@ -84,15 +84,16 @@ class OtdProblem:
 @dataclass(frozen=True, kw_only=True)
 class OtdSettings:
     """Algorithm settings shared by every run. ``eps_split`` is the share a of eps and delta spent on
-    the first (whitening) stage; ``local_site`` None means the largest site. ``collusion`` c (None: the plain
-    design) makes capeAGN use ``design_collusion_robust`` with c colluders for both stages."""
+    the first (whitening) stage; ``local_site`` None means the least noisy site (the largest for equal budgets).
+    ``collusion`` c (None: the plain design) makes capeAGN use ``design_collusion_robust`` with c colluders for
+    both stages."""
 
     eps_split: float = 0.5
     n_restarts: int = DEFAULT_RESTARTS
     n_iter: int = DEFAULT_ITERATIONS
     path: str = "auto"
     memory_budget: int = DEFAULT_MEMORY_BUDGET
-    m3_noise: str = "symmetrized"
+    m3_noise: str = "published"
     local_site: int | None = None
     topic_concentration: float = DEFAULT_TOPIC_CONCENTRATION
     collusion: int | None = None
@@ -126,7 +127,8 @@ class Decomposition:
 
 @dataclass(frozen=True, kw_only=True)
 class SyntheticSpec:
-    """A synthetic model: kind, D, K, MOG sigma^2, STM document length and estimator."""
+    """A synthetic model: kind, D, K, MOG sigma^2, STM document length and estimator, and which ground truth
+    (:data:`~dpcore.otd.models.TRUTHS`: ours or the authors' set-up)."""
 
     kind: str
     dim: int
@@ -136,6 +138,7 @@ class SyntheticSpec:
     estimator: str = "first"
     topic_concentration: float = DEFAULT_TOPIC_CONCENTRATION
     weight_concentration: float = DEFAULT_WEIGHT_CONCENTRATION
+    truth: str = "ours"
 
     def __post_init__(self) -> None:
         """Sizes are bounded here, before a model or a sample is drawn (dpcore/limits.py)."""
@@ -163,19 +166,19 @@ class SyntheticSpec:
         check_choice(self.estimator, "estimator", tuple(ESTIMATORS))
         return make_model(self.kind, self.dim, self.k, rng, sigma2=self.sigma2, doc_length=self.doc_length,
                           topic_concentration=self.topic_concentration,
-                          weight_concentration=self.weight_concentration)
+                          weight_concentration=self.weight_concentration, truth=self.truth)
 
 
 def synthetic_problem(model: MixtureModel, sizes: Sequence[int], rng: np.random.Generator,
                       estimator: str = "first") -> OtdProblem:
     """Fresh samples of ``model`` for sites of the given sizes (drawn site by site). MOG samples are
-    divided by the public bound zeta = 1 + sigma (sqrt(D) + 4) and clipped to norm 1."""
+    divided by the public bound zeta = sqrt(1 + D sigma^2) + 4 sigma and clipped to norm 1."""
     sizes = [check_positive_int(int(n), "N_s") for n in sizes]
     if model.kind == "mog":
         parts = [sample_mog(model, n, rng) for n in sizes]
         zeta = mog_norm_bound(model.dim, model.sigma2)
         sites, sigma2, clipped = mog_sites(parts, model.sigma2, zeta)
-        notes = (f"samples divided by the public bound zeta = 1 + sigma (sqrt(D) + 4) = {zeta:.3g}"
+        notes = (f"samples divided by the public bound zeta = sqrt(1 + D sigma^2) + 4 sigma = {zeta:.3g}"
                  + (f"; {clipped} sample(s) clipped to norm zeta" if clipped else ""),)
         return OtdProblem(kind="mog", sites=sites, k=model.k, scale=zeta, sigma2=sigma2, truth=model, notes=notes)
     sites = tuple(stm_site_from_words(sample_stm(model, n, rng), model.dim, estimator) for n in sizes)

@@ -6,12 +6,13 @@ symmetric (docs/math/corrections.md, items 1 and 7). Noise is drawn from explici
 stage by column blocks that depend on D only, then M3 stage) and only scaled afterwards: re-seeding reproduces
 the same underlying standard normals at any eps, delta or N_s (common random numbers for sweeps).
 
-Third-moment noise law (``law``): ``symmetrized`` = sqrt(6) tau Sym(Z) (unique-entry variances tau^2, 2 tau^2,
-6 tau^2 for 3, 2, 1 distinct indices: at least as private as the published noise), the only law with an exact
-projected sampler, used on both paths so that the choice of path never changes the distribution of a result;
-``published`` = i.i.d. N(0, tau^2) unique entries (the paper's AGN), dense path only. On the projected path
-Z(W, W, W) has the law of Y(R, R, R) with Y K x K x K i.i.d. N(0, 1) and R^T R = W^T W (R from a QR of W)
-(docs/math/capeagn.md, "Large D: the projected path").
+Third-moment noise law (``law``, :data:`M3_NOISE`): ``published`` (default) = i.i.d. N(0, tau^2) unique entries,
+mirrored (the paper's AGN, preprint Appendix E.1): on the dense path drawn as such, on the projected path drawn
+already projected with exactly the law of P(W, W, W) (:mod:`dpcore.otd.projected_noise`), so the choice of path
+never changes the distribution of a result. ``symmetrized`` = sqrt(6) tau Sym(Z) (unique-entry variances tau^2,
+2 tau^2, 6 tau^2 for 3, 2, 1 distinct indices: more noise than the privacy argument needs, kept for comparison); on
+the projected path Z(W, W, W) has the law of Y(R, R, R) with Y K x K x K i.i.d. N(0, 1) and R^T R = W^T W (R from
+a QR of W) (docs/math/capeagn.md, "Large D: the projected path").
 """
 
 from __future__ import annotations
@@ -24,19 +25,23 @@ from typing import Literal
 import numpy as np
 
 from ..cape import NoiseDesign, sample_noise
+from ..limits import EIGH_MAX_DIM, MAX_PUBLISHED_PROJECTED_K
 from ..privacy.avn import avn_noise
 from ..privacy.symmetric import symmetric_tensor, unique_count_tensor
-from ..validation import InputError
+from ..validation import InputError, check_choice
 from .moments import MogSite, StmSite
 from .multilinear import multilinear, symmetrize
+from .projected_noise import published_factor
 
-__all__ = ["BLOCK_UNIQUE", "M3_NOISE", "M3Noise", "StageMessages", "StageNoise", "m3_noise_size", "m3_noise_tensor",
-           "release_m2", "release_m3"]
+__all__ = ["BLOCK_UNIQUE", "M3_NOISE", "M3Noise", "StageMessages", "StageNoise", "check_m3_law", "m3_noise_size",
+           "m3_noise_tensor", "release_m2", "release_m3"]
 
-M3Noise = Literal["symmetrized", "published"]
+M3Noise = Literal["published", "symmetrized"]
 M3_NOISE: dict[M3Noise, str] = {
-    "symmetrized": "sqrt(6) tau Sym(Z), Z i.i.d. N(0, 1): exact on both paths, unique-entry variance >= tau^2",
-    "published": "i.i.d. N(0, tau^2) unique entries mirrored (the paper's AGN); dense path only",
+    "published": "i.i.d. N(0, tau^2) unique entries mirrored (the paper's AGN); exact on both paths (projected: "
+    f"K <= {MAX_PUBLISHED_PROJECTED_K})",
+    "symmetrized": "sqrt(6) tau Sym(Z), Z i.i.d. N(0, 1): unique-entry variances tau^2, 2 tau^2, 6 tau^2 (more noise "
+    "on repeated indices than needed); any K",
 }
 BLOCK_UNIQUE = 1 << 18
 """Unique M2 entries per block of the CAPE flow (bounds the noise arrays)."""
@@ -122,10 +127,12 @@ def release_m2(
 
     Processed in blocks of columns of the upper triangle (unique entries in colex order, the order of
     :func:`dpcore.privacy.unique_entries_matrix`), so the noise arrays stay small for any D; the
-    blocks depend on D only, so the draws are the same at any eps. Returns (M2_hat, messages or None)."""
+    blocks depend on D only, so the draws are the same at any eps. Each block is aggregated in float64; above
+    EIGH_MAX_DIM, where the whitening's Lanczos solver works in float32 anyway, M2_hat is stored in float32 (half the
+    D^2 memory; its rounding, 6e-8 relative, is far below the DP noise). Returns (M2_hat, messages or None)."""
     dim = sites[0].dim
     weights = np.asarray(weights, dtype=float)
-    out = np.empty((dim, dim))
+    out = np.empty((dim, dim), dtype=np.float32 if dim > EIGH_MAX_DIM else np.float64)
     kept: list[StageMessages] | None = [] if keep_messages else None
     for j0, j1 in _column_blocks(dim):
         cols = j1 - j0
@@ -143,15 +150,32 @@ def release_m2(
     return out, messages
 
 
+def check_m3_law(law: str, path: str, k: int) -> str:
+    """The third-moment noise law ``law`` when it can be drawn on ``path`` with K = ``k`` components: the published
+    law's projected sampler keeps a C(K+2, 3)^2 covariance, so it needs K <= MAX_PUBLISHED_PROJECTED_K."""
+    law = check_choice(law, "m3_noise", tuple(M3_NOISE))
+    if path == "projected" and law == "published" and k > MAX_PUBLISHED_PROJECTED_K:
+        raise InputError(
+            f"the published third-moment noise on the projected path is drawn from its exact C(K+2, 3) x C(K+2, 3) "
+            f"covariance, which needs K <= {MAX_PUBLISHED_PROJECTED_K} (got K = {k}); use the 'symmetrized' law "
+            "(--m3-noise symmetrized: at least as private, more noise on entries with repeated indices), a smaller "
+            "K, or the dense path", "m3_noise")
+    return law
+
+
 def _m3_noise_size(law: str, path: str, dim: int, k: int) -> int:
     if path == "projected":
-        return k**3
+        return unique_count_tensor(k) if law == "published" else k**3
     return unique_count_tensor(dim) if law == "published" else dim**3
 
 
 def _m3_shaper(law: str, path: str, dim: int, w: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
-    """Map one site's row of i.i.d. noise (variance tau^2) to its third-moment noise tensor."""
+    """Map one site's row of i.i.d. noise (variance tau^2) to its third-moment noise tensor (projected on W on
+    the projected path)."""
     k = w.shape[1]
+    if path == "projected" and law == "published":
+        factor = published_factor(w)  # F F^T = Cov of the unique entries of P(W, W, W)
+        return lambda row: symmetric_tensor(factor @ row, k)
     if path == "projected":
         r = np.linalg.qr(w, mode="r")  # R^T R = W^T W
         return lambda row: math.sqrt(6.0) * symmetrize(multilinear(row.reshape(k, k, k), r))
@@ -164,7 +188,7 @@ def m3_noise_size(law: str, path: str, dim: int, k: int) -> int:
     """Standard normals one site needs for one third-moment noise term of ``law`` on ``path`` (D^3 or C(D+2, 3)
     dense, K^3 projected): the length of the row :func:`m3_noise_tensor` maps. For a party that draws its own term
     (the federated round, :mod:`dpcore.federation`); the law is the one :func:`release_m3` draws."""
-    _check_projected_law(law, path)
+    check_m3_law(law, path, k)
     return _m3_noise_size(law, path, dim, k)
 
 
@@ -172,22 +196,15 @@ def m3_noise_tensor(law: str, path: str, dim: int, w: np.ndarray | None = None) 
     """The linear map from one row of i.i.d. noise with variance tau^2 (:func:`m3_noise_size` numbers) to the
     third-moment noise tensor of ``law``: D x D x D on the dense path (``w`` not needed), already projected on W
     (K x K x K) on the projected path. Linear, so zero-sum rows still cancel after it."""
-    _check_projected_law(law, path)
     if w is None:
         w = np.empty((dim, 0))
+    check_m3_law(law, path, w.shape[1])
     return _m3_shaper(law, path, dim, w)
-
-
-def _check_projected_law(law: str, path: str) -> None:
-    """The law must have a sampler on the path: 'published' has none on the projected path."""
-    if path == "projected" and law == "published":
-        raise InputError("the 'published' third-moment noise has no projected sampler; use 'symmetrized' or the "
-                         "dense path", "m3_noise")
 
 
 def release_m3(
     sites: Sequence[MogSite | StmSite], weights: np.ndarray, w: np.ndarray, noise: StageNoise,
-    rng: np.random.Generator, *, path: str = "projected", law: str = "symmetrized", keep_messages: bool = False,
+    rng: np.random.Generator, *, path: str = "projected", law: str = "published", keep_messages: bool = False,
 ) -> tuple[np.ndarray, StageMessages | None]:
     """Stage 2: M3_tilde = sum_s mu_s (M3_tilde_s - F3_s(W, W, W)), M3_tilde_s = (M3_s + E3_s + F3_s + G3_s)(W, W, W).
 
@@ -196,7 +213,6 @@ def release_m3(
     Returns (M3_tilde K x K x K, messages with projected releases and e, f, g, or None). ``path`` ("dense" or
     "projected") and ``law`` (:data:`M3_NOISE`) were checked where they entered (:class:`~dpcore.otd.OtdSettings`,
     :func:`~dpcore.otd.choose_path`)."""
-    _check_projected_law(law, path)
     dim, k = w.shape
     weights = np.asarray(weights, dtype=float)
     kept: list[StageMessages] | None = [] if keep_messages else None
@@ -206,7 +222,7 @@ def release_m3(
         noisy = sites[0].m3() + symmetric_tensor(avn_noise(rng, unique_count_tensor(dim), noise.beta), dim)
         return multilinear(noisy, w), None
     size = _m3_noise_size(law, path, dim, k)
-    shape = _m3_shaper(law, path, dim, w)
+    shape = _m3_shaper(law, path, dim, w) if noise.mode != "none" else None
     if path == "projected":
         data = np.stack([site.m3_projected(w) for site in sites])
         agg = _combine(data, weights, noise, rng, size, shape, kept)

@@ -21,7 +21,7 @@ from .algorithms.nondp import nondp_pca
 from .algorithms.pool_ag import pool_ag_pca
 from .compare import PcaComparison, compare_pca, summarise
 from .metrics import METRICS, align_signs, captured_energy, noise_spectral_norm, scree, subspace_distance
-from .problem import PcaPrivacy, PcaProblem, pca_privacy, pca_problem
+from .problem import SOLVER_DTYPES, PcaPrivacy, PcaProblem, pca_privacy, pca_problem
 from .result import PcaResult
 from .setup import PcaSetup, noise_dominance_note, prepare_pca
 from .table import (
@@ -35,6 +35,7 @@ from .table import (
 )
 
 __all__ = [
+    "SOLVER_DTYPES",
     "ALGORITHMS",
     "METRICS",
     "CapeMessages",

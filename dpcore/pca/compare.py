@@ -14,11 +14,12 @@ from ..limits import MAX_RUNS
 from ..seeding import run_rng
 from ..summary import MetricSummary, summarise_values
 from ..validation import InputError, check_int_range, check_seed
+from ..workers import run_tasks
 from .algorithms.local import default_local_site
 from .metrics import METRICS
 from .problem import PcaPrivacy, PcaProblem, check_pair
 from .result import PcaResult
-from .table import check_algorithms, default_algorithms, run_algorithm
+from .table import ALGORITHMS, check_algorithms, default_algorithms, run_algorithm
 
 __all__ = ["PcaComparison", "compare_pca", "summarise"]
 
@@ -32,6 +33,7 @@ class PcaComparison:
     communication: dict[str, int]
     notes: tuple[str, ...]
     seconds: float
+    stopped: bool = False
 
     def records(self) -> list[dict[str, Any]]:
         return [m.to_dict() for m in self.summary]
@@ -69,13 +71,31 @@ def summarise(results: dict[str, list[PcaResult]]) -> list[MetricSummary]:
             for algorithm, runs in results.items() for metric in METRICS]
 
 
+def _compare_run(shared: tuple, run: int, tick: Callable[[str], bool]) -> list[PcaResult] | None:
+    """Every chosen algorithm in one run (a task of :func:`dpcore.workers.run_tasks`), each on its own stream."""
+    problem, privacy, names, seed, runs, rank, local_site, keep_first_matrix = shared
+    results = []
+    for name in names:
+        entry = ALGORITHMS[name]
+        results.append(run_algorithm(entry, problem, privacy, run_rng(seed, run, name, "pca"), rank=rank,
+                                     local_site=local_site, keep_matrix=keep_first_matrix and run == 0))
+        if tick(f"run {run + 1}/{runs}: {entry.title}") and name != names[-1]:
+            return None
+    return results
+
+
 def compare_pca(problem: PcaProblem, privacy: PcaPrivacy, algorithms: Sequence[str] | None = None,
                 runs: int = 10, seed: int = 0, *, rank: int | None = None, local_site: int | None = None,
                 keep_first_matrix: bool = False,
-                progress: Callable[[int, int, str], None] | None = None) -> PcaComparison:
+                progress: Callable[[int, int, str], None] | None = None,
+                should_stop: Callable[[], bool] | None = None, workers: int | None = None) -> PcaComparison:
     """Run every algorithm (default: the table's default ones) ``runs`` times, each on its own stream
     :func:`dpcore.seeding.run_rng` (seed, run, name). ``progress(done, total, label)`` is called after each run of
-    each algorithm; ``keep_first_matrix`` keeps the decomposed matrix of run 0 (for the scree plot)."""
+    each algorithm; ``keep_first_matrix`` keeps the decomposed matrix of run 0 (for the scree plot).
+
+    Runs go to ``workers`` processes (:func:`dpcore.workers.worker_count`: by default the available CPUs, capped):
+    the results are the same for any number. ``should_stop()`` is checked after each step; when it returns True
+    the comparison keeps the runs that finished (``stopped`` in the result) - at least one is needed."""
     entries = check_algorithms(default_algorithms() if algorithms is None else algorithms)
     runs = check_int_range(runs, "runs", 1, MAX_RUNS)
     seed = check_seed(seed)
@@ -84,21 +104,29 @@ def compare_pca(problem: PcaProblem, privacy: PcaPrivacy, algorithms: Sequence[s
     if "dpdis" in names and rank is not None and not problem.k <= rank <= problem.dim:
         raise InputError(f"DPdisPCA rank R must satisfy K = {problem.k} <= R <= D = {problem.dim} (got {rank})", "R")
     start = time.perf_counter()
-    results: dict[str, list[PcaResult]] = {name: [] for name in names}
     total = runs * len(entries)
     done = 0
-    for run in range(runs):
-        for entry in entries:
-            result = run_algorithm(entry, problem, privacy, run_rng(seed, run, entry.name, "pca"), rank=rank,
-                                   local_site=local_site, keep_matrix=keep_first_matrix and run == 0)
-            results[entry.name].append(result)
-            done += 1
-            if progress is not None:
-                progress(done, total, f"run {run + 1}/{runs}: {entry.title}")
+
+    def tick(label: str) -> bool:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, total, label)
+        return should_stop is not None and bool(should_stop())
+
+    shared = (problem, privacy, tuple(names), seed, runs, rank, local_site, keep_first_matrix)
+    finished, stopped = run_tasks(_compare_run, shared, list(range(runs)), workers=workers, tick=tick)
+    if not finished:
+        raise InputError("the comparison was stopped before its first run finished", "runs")
+    stopped = stopped and len(finished) < runs
+    order = sorted(finished)
+    results: dict[str, list[PcaResult]] = {name: [finished[r][i] for r in order] for i, name in enumerate(names)}
     communication = {name: results[name][0].communication for name in names}
     notes = list(privacy.notes)
     if "local" in names:
         site = default_local_site(privacy) if local_site is None else local_site
         notes.append(f"local uses site {privacy.scenario.names[site]} (N_s = {problem.sizes[site]:,})")
+    if stopped:
+        notes.append(f"stopped after {len(order)} of {runs} runs: the summary uses the runs that finished")
     return PcaComparison(results=results, summary=summarise(results), communication=communication,
-                         notes=tuple(notes), seconds=time.perf_counter() - start)
+                         notes=tuple(notes), seconds=time.perf_counter() - start, stopped=stopped)

@@ -19,9 +19,13 @@ from ..limits import MAX_PCA_ENTRIES
 from ..privacy.sensitivity import sensitivity_unchecked
 from ..privacy.symmetric import symmetric_matrix, unique_count_matrix, unique_entries_matrix
 from ..scenario import Scenario
-from ..validation import InputError, check_rank
+from ..validation import InputError, check_choice, check_rank
 
 __all__ = ["PcaPrivacy", "PcaProblem", "check_pair", "pca_privacy", "pca_problem", "site_moment"]
+__all__ = ["SOLVER_DTYPES", "PcaPrivacy", "PcaProblem", "check_pair", "pca_privacy", "pca_problem"]
+
+SOLVER_DTYPES = ("float32", "float64")
+"""Precisions of the eigen-decompositions of the noisy matrices."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -30,8 +34,10 @@ class PcaProblem:
 
     ``site_moments`` (S, D(D+1)/2) holds the unique entries of A_s = X_s X_s^T / N_s; ``pooled`` is the D x D
     pooled A; ``eigenvalues`` all eigenvalues of A (descending); ``top_vectors`` V_K(A) (D x K).
-    ``solver_dtype`` is the precision of the eigen-decompositions of the noisy matrices (float64; float32 is about
-    twice as fast and its rounding, about 1e-7 ||A||, is far below any DP noise; the sweeps use it).
+    ``solver_dtype`` is the precision of the eigen-decompositions of the noisy matrices: float32 (default; about
+    1.5 to 2 times faster) or float64. The float32 error is bounded in docs/math/capepca.md ("Precision of the
+    eigensolver"): eigenvalues within 4 sqrt(D) eps32 ||M||_2, captured energy within 2 K ||A||_2 times that over
+    the eigengap, orders of magnitude below the DP noise; tests/test_pca.py checks both bounds.
     """
 
     site_moments: np.ndarray
@@ -42,7 +48,7 @@ class PcaProblem:
     pooled: np.ndarray
     eigenvalues: np.ndarray
     top_vectors: np.ndarray
-    solver_dtype: str = "float64"
+    solver_dtype: str = "float32"
 
     @property
     def n_sites(self) -> int:
@@ -69,11 +75,13 @@ def site_moment(x: np.ndarray, scatter: np.ndarray | None = None) -> np.ndarray:
     return unique_entries_matrix(scatter / x.shape[1])
 
 
-def pca_problem(sites: Sequence[np.ndarray], k: int) -> PcaProblem:
-    """Site second-moment matrices, the pooled A and its eigen-decomposition for top-``k`` PCA.
+def pca_problem(sites: Sequence[np.ndarray], k: int, *, solver_dtype: str = "float32") -> PcaProblem:
+    """Site second-moment matrices, the pooled A and its eigen-decomposition for top-``k`` PCA (in float64), and the
+    precision of the noisy matrices' eigen-decompositions (``solver_dtype``: float32 or float64).
 
     Every site is a D x N_s array (samples as columns) with ||x|| <= 1: the sensitivities assume it.
     """
+    solver_dtype = check_choice(solver_dtype, "solver precision", SOLVER_DTYPES)
     if len(sites) == 0:
         raise InputError("need at least one site", "sites")
     arrays = [np.asarray(x, dtype=float) for x in sites]
@@ -115,7 +123,7 @@ def pca_problem(sites: Sequence[np.ndarray], k: int) -> PcaProblem:
     pooled_unique = unique_entries_matrix(pooled)
     pooled_unique.setflags(write=False)
     return PcaProblem(site_moments=moments, sizes=sizes, dim=dim, k=k, pooled_unique=pooled_unique, pooled=pooled,
-                      eigenvalues=eigenvalues, top_vectors=top)
+                      eigenvalues=eigenvalues, top_vectors=top, solver_dtype=solver_dtype)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -76,11 +76,8 @@ def top_subspace(unique: np.ndarray, dim: int, k: int, dtype: str = "float64") -
 
 def decompose(algorithm: str, problem: PcaProblem, unique: np.ndarray, communication: int,
               noise_std: float | None, keep_matrix: bool) -> PcaResult:
-    """Top-K of the symmetric matrix with unique entries ``unique`` (in ``problem.solver_dtype``)."""
-    if keep_matrix:
-        matrix = symmetric_matrix(unique, problem.dim)
-        values, vectors = linalg.top_eigenpairs(matrix, problem.k)
-    else:
-        matrix = None
-        values, vectors = top_subspace(unique, problem.dim, problem.k, problem.solver_dtype)
+    """Top-K of the symmetric matrix with unique entries ``unique`` (in ``problem.solver_dtype``; the same whether or
+    not the float64 matrix is kept for the scree plot)."""
+    matrix = symmetric_matrix(unique, problem.dim) if keep_matrix else None
+    values, vectors = top_subspace(unique, problem.dim, problem.k, problem.solver_dtype)
     return make_result(algorithm, problem, values, vectors, communication, noise_std, matrix)

@@ -43,15 +43,15 @@ class PcaSetup:
 
 def prepare_pca(dataset: Dataset, scenario: Scenario, k: int, *, preprocessing: str = "max-norm", scale: float = 1.0,
                 by_label: bool = False, allow_replacement: bool = True, seed: int = 0,
-                design: NoiseDesign | None = None) -> PcaSetup:
+                design: NoiseDesign | None = None, solver_dtype: str = "float32") -> PcaSetup:
     """Preprocess ``dataset`` (centre, then max-norm or clip; not private), deal its samples to the scenario's
     sites (sizes N_s; shuffled with ``default_rng([seed, 1])``; with replacement when needed, flagged), and build
-    the :class:`PcaProblem` and :class:`PcaPrivacy`."""
+    the :class:`PcaProblem` (eigensolves of the noisy matrices in ``solver_dtype``) and :class:`PcaPrivacy`."""
     k = check_rank(k, dataset.dim)
     prepared = preprocess(dataset.x, preprocessing, scale=scale)
     split = split_sites(prepared.x, scenario.sizes, np.random.default_rng([int(seed), 1]), labels=dataset.labels,
                         by_label=by_label, allow_replacement=allow_replacement)
-    problem = pca_problem(split.sites, k)
+    problem = pca_problem(split.sites, k, solver_dtype=solver_dtype)
     privacy = pca_privacy(scenario, design)
     notes = [f"preprocessing: {prepared.note}"]
     if split.message:

@@ -29,6 +29,7 @@ from .symmetric import (
     unique_count_tensor,
     unique_entries_matrix,
     unique_entries_tensor,
+    unique_index_tuples,
 )
 from .zero_sum import (
     ZeroSumLaw,
@@ -69,6 +70,7 @@ __all__ = [
     "unique_count_tensor",
     "unique_entries_matrix",
     "unique_entries_tensor",
+    "unique_index_tuples",
     "weighted_zero_sum_law",
     "weighted_zero_sum_mixing",
     "zero_sum_feasible",

@@ -24,6 +24,7 @@ __all__ = [
     "unique_count_tensor",
     "unique_entries_matrix",
     "unique_entries_tensor",
+    "unique_index_tuples",
 ]
 
 
@@ -90,6 +91,12 @@ def _unique_tuples(dim: int, order: int) -> np.ndarray:
         tuples = np.stack([i_all[offset], j_all[offset], k])
     tuples.setflags(write=False)
     return tuples
+
+
+def unique_index_tuples(dim: int, order: int) -> np.ndarray:
+    """(order, n_unique) sorted index tuples i <= j (<= k) of the unique entries, in colex order (read-only;
+    ``order`` is 2 or 3)."""
+    return _unique_tuples(check_positive_int(dim, "D"), order)
 
 
 def _check_dense_dim(dim: int, order: int) -> int:

@@ -8,56 +8,81 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...cape import AGN_MODELS
+from ...cape import AGN_MODELS, stage_taus
 from ...privacy.calibration import multiplier
 from ...privacy.sensitivity import sensitivity_unchecked
+from ...scenario import Scenario
 from ...validation import InputError
 from ..algorithm import OtdAlgorithm, RunContext
 from ..moments import Site, pool_sites
-from ..power import noisy_tensor_power_method
-from ..problem import Decomposition
+from ..power import noisy_tensor_power_method, noisy_tpm_budget
+from ..problem import Decomposition, OtdProblem
 from ..release import StageNoise, release_m2, release_m3
 from ..whitening import Whitening, whiten
 
-__all__ = ["ALGORITHMS"]
+__all__ = ["ALGORITHMS", "local_site_index"]
 
 
 @dataclass(frozen=True, kw_only=True)
 class _Party:
-    """The data one party holds, the budget it spends, in words, and its M2 and M3 sensitivities."""
+    """The data one party holds, the site budgets it must honour (one site's, or every site's for pooled data), in
+    words, and its M2 and M3 sensitivities."""
 
     site: Site
-    eps: float
-    delta: float
+    eps: np.ndarray
+    delta: np.ndarray
     who: str
     delta2: float
     delta3: float
+    calibration: str
+
+    def multiplier(self, eps_share: float, delta_share: float) -> float:
+        """max_s c(eps_share eps_s, delta_share delta_s): noise of this multiplier (times the sensitivity) gives
+        every covered site its own (eps_share eps_s, delta_share delta_s) - the same rule as PCA's pooled AG
+        (docs/math/capeagn.md, "Baselines")."""
+        return max(multiplier(eps_share * e, delta_share * d, self.calibration)
+                   for e, d in zip(self.eps, self.delta, strict=True))
+
+    def budget_text(self) -> str:
+        if self.eps.size == 1:
+            return f"(eps, delta) = ({self.eps[0]:g}, {self.delta[0]:g})"
+        return "every site's (eps_s, delta_s): noise multiplier max_s c(eps_s, delta_s) of each stage's share"
+
+
+def local_site_index(problem: OtdProblem, scenario: Scenario, split: float) -> int:
+    """The site ``local`` uses by default: the one whose own releases are least noisy, the smallest M3-stage tau_s
+    (then the smallest M2-stage tau_s, then the first) - with equal budgets, the largest site. The same rule as
+    PCA's local (smallest tau_s)."""
+    sigma2 = problem.sigma2 if problem.kind == "mog" else None
+    tau2, tau3 = stage_taus(scenario, problem.kind, split, dim=problem.dim, sigma2=sigma2)
+    return int(np.lexsort((np.arange(tau3.size), tau2, tau3))[0])
 
 
 def _party(ctx: RunContext, alone: bool) -> _Party:
-    """One site alone (the largest unless the settings choose) with its own budget, or the pooled data with the
-    strictest site budget."""
+    """One site alone (the least noisy unless the settings choose) with its own budget, or the pooled data with
+    every site's budget."""
     problem, scenario = ctx.problem, ctx.scenario
     if alone:
-        index = int(np.argmax(problem.sizes)) if ctx.settings.local_site is None else int(ctx.settings.local_site)
+        index = (local_site_index(problem, scenario, ctx.settings.eps_split) if ctx.settings.local_site is None
+                 else int(ctx.settings.local_site))
         if not 0 <= index < problem.n_sites:
             raise InputError(f"local site must be in 0..{problem.n_sites - 1} (got {index})", "local_site")
         site, who = problem.sites[index], f"site {scenario.names[index]}'s data only"
-        eps, delta = float(scenario.eps[index]), float(scenario.delta[index])
+        eps, delta = scenario.eps[index : index + 1], scenario.delta[index : index + 1]
     else:
-        site, who = pool_sites(problem.sites), "pooled data at one trusted party, the strictest site budget"
-        eps, delta = float(scenario.eps.min()), float(scenario.delta.min())
+        site, who = pool_sites(problem.sites), "pooled data at one trusted party, every site's budget honoured"
+        eps, delta = scenario.eps, scenario.delta
     m2_stat, m3_stat = AGN_MODELS[problem.kind]
     extra = {"dim": problem.dim, "sigma2": problem.sigma2} if problem.kind == "mog" else {}
     delta2 = sensitivity_unchecked(m2_stat, site.n, scenario.neighbouring, **extra)
     delta3 = sensitivity_unchecked(m3_stat, site.n, scenario.neighbouring, **extra)
-    return _Party(site=site, eps=eps, delta=delta, who=who, delta2=delta2, delta3=delta3)
+    return _Party(site=site, eps=np.asarray(eps, float), delta=np.asarray(delta, float), who=who, delta2=delta2,
+                  delta3=delta3, calibration=scenario.calibration)
 
 
-def _noisy_whitening(ctx: RunContext, party: _Party, delta_stage1: float) -> Whitening:
-    """Stage 1 by Analyze Gauss on the party's M2 with budget (a eps, delta_stage1), then the whitening."""
-    a = ctx.settings.eps_split
-    tau2 = party.delta2 * multiplier(a * party.eps, delta_stage1, ctx.scenario.calibration)
+def _noisy_whitening(ctx: RunContext, party: _Party, delta_share: float) -> Whitening:
+    """Stage 1 by Analyze Gauss on the party's M2 with the budget shares (a, delta_share), then the whitening."""
+    tau2 = party.delta2 * party.multiplier(ctx.settings.eps_split, delta_share)
     m2_hat, _ = release_m2([party.site], np.ones(1), StageNoise("independent", stds=np.array([tau2])), ctx.rng)
     return whiten(m2_hat, ctx.problem.k)
 
@@ -67,12 +92,11 @@ def _gaussian(ctx: RunContext, alone: bool) -> Decomposition:
     law = ctx.m3_law()
     party = _party(ctx, alone)
     a = ctx.settings.eps_split
-    wh = _noisy_whitening(ctx, party, a * party.delta)
-    tau3 = party.delta3 * multiplier((1 - a) * party.eps, (1 - a) * party.delta, ctx.scenario.calibration)
+    wh = _noisy_whitening(ctx, party, a)
+    tau3 = party.delta3 * party.multiplier(1 - a, 1 - a)
     m3_tilde, _ = release_m3([party.site], np.ones(1), wh.w, StageNoise("independent", stds=np.array([tau3])),
                              ctx.rng, path=ctx.path, law=law)
-    privacy = (f"{party.who}: (eps, delta) = ({party.eps:g}, {party.delta:g}) split a = {a:g} between M2 and M3 "
-               f"({ctx.relation})")
+    privacy = f"{party.who}: {party.budget_text()} split a = {a:g} between M2 and M3 ({ctx.relation})"
     return ctx.decomposition(wh, ctx.tpm(m3_tilde), privacy)
 
 
@@ -84,30 +108,34 @@ def _avn(ctx: RunContext) -> Decomposition:
     ctx.m3_law("published")
     party = _party(ctx, alone=False)
     a = ctx.settings.eps_split
-    wh = _noisy_whitening(ctx, party, party.delta)  # AVN's M3 is pure DP (appendix E.2)
-    beta = (1 - a) * party.eps / party.delta3
+    wh = _noisy_whitening(ctx, party, 1.0)  # AVN's M3 is pure DP (appendix E.2): all of delta for M2
+    beta = (1 - a) * float(party.eps.min()) / party.delta3  # pure DP: the smallest eps_s covers every site
     m3_tilde, _ = release_m3([party.site], np.ones(1), wh.w, StageNoise("avn", beta=beta), ctx.rng, path="dense",
                              law="published")
-    privacy = (f"{party.who}: W is (a eps, delta)-DP by Analyze Gauss, M3 pure ((1-a) eps)-DP by vector noise "
-               f"with beta = (1-a) eps / Delta3 = {beta:.3g}; (eps, delta) = ({party.eps:g}, {party.delta:g}) in "
-               f"total ({ctx.relation})")
+    privacy = (f"{party.who}: W is (a eps_s, delta_s)-DP for every site by Analyze Gauss, M3 pure ((1-a) eps_s)-DP "
+               f"by vector noise with beta = (1-a) min_s eps_s / Delta3 = {beta:.3g} ({ctx.relation})")
     return ctx.decomposition(wh, ctx.tpm(m3_tilde), privacy)
 
 
 def _noisy_tpm(ctx: RunContext) -> Decomposition:
-    """Paper 001, Alg. 3: Analyze Gauss whitening, then the power method with noise at every iteration."""
+    """Paper 001, Alg. 3: Analyze Gauss whitening, then the power method with noise at every iteration; for pooled
+    data the strictest site's composed budget (the largest per-release noise) covers every site."""
     law = ctx.m3_law()
     party = _party(ctx, alone=False)
     a = ctx.settings.eps_split
-    wh = _noisy_whitening(ctx, party, a * party.delta)
+    wh = _noisy_whitening(ctx, party, a)
     m3_tilde, _ = release_m3([party.site], np.ones(1), wh.w, StageNoise("none"), ctx.rng, path=ctx.path, law=law)
     spectral = float(wh.eigenvalues[-1]) ** -1.5  # ||W||_2^3
+    strictest = max(range(party.eps.size), key=lambda s: noisy_tpm_budget(
+        (1 - a) * party.eps[s], (1 - a) * party.delta[s], ctx.problem.k, ctx.settings.n_restarts,
+        ctx.settings.n_iter, party.calibration, 1.0).sigma)
     power, budget = noisy_tensor_power_method(
-        m3_tilde, ctx.problem.k, ctx.rng, eps=(1 - a) * party.eps, delta=(1 - a) * party.delta,
-        sensitivity_value=party.delta3 * spectral, calibration=ctx.scenario.calibration,
-        n_restarts=ctx.settings.n_restarts, n_iter=ctx.settings.n_iter)
-    privacy = (f"{party.who}: W is (a eps, a delta)-DP by Analyze Gauss; the power method is "
-               f"((1-a) eps, (1-a) delta)-DP by advanced composition over {budget.describe()} ({ctx.relation})")
+        m3_tilde, ctx.problem.k, ctx.rng, eps=(1 - a) * float(party.eps[strictest]),
+        delta=(1 - a) * float(party.delta[strictest]), sensitivity_value=party.delta3 * spectral,
+        calibration=party.calibration, n_restarts=ctx.settings.n_restarts, n_iter=ctx.settings.n_iter)
+    privacy = (f"{party.who}: W is (a eps_s, a delta_s)-DP by Analyze Gauss; the power method's {budget.releases} "
+               f"Gaussian releases compose exactly to ((1-a) eps, (1-a) delta)-DP for every site ({budget.describe()}; "
+               f"the strictest site's budget) ({ctx.relation})")
     return ctx.decomposition(wh, power, privacy)
 
 
@@ -148,7 +176,7 @@ ALGORITHMS = (
     ),
     OtdAlgorithm(
         name="local", title="local", position=50, default=True, paper_order=3, colour="#8c564b",
-        description="AGN on one site's data only (the largest site unless chosen)",
+        description="AGN on one site's data only (the least noisy site, the largest for equal budgets, unless chosen)",
         communication_text="0: one site works alone", communication=local_communication,
         run=lambda ctx: _gaussian(ctx, alone=True),
     ),

@@ -9,15 +9,21 @@ from ..algorithm import PcaAlgorithm
 from ..problem import PcaPrivacy, PcaProblem, check_pair
 from ..result import PcaResult, decompose
 
-__all__ = ["ALGORITHM", "conv_pca", "conventional_releases"]
+__all__ = ["ALGORITHM", "conv_pca", "conventional_release", "conventional_releases"]
+
+
+def conventional_release(problem: PcaProblem, privacy: PcaPrivacy, rng: np.random.Generator, site: int) -> np.ndarray:
+    """A_s + G_s of one site (unique entries): D(D+1)/2 standard normals, scaled by tau_s. Drawn site by site, in
+    order, these are the same numbers as one (S, D(D+1)/2) draw (numpy fills it row by row)."""
+    z = rng.standard_normal(problem.site_moments.shape[1])
+    z *= privacy.tau[site]
+    z += problem.site_moments[site]
+    return z
 
 
 def conventional_releases(problem: PcaProblem, privacy: PcaPrivacy, rng: np.random.Generator) -> np.ndarray:
     """A_s + G_s for every site, (S, D(D+1)/2): standard normals drawn site by site, scaled by tau_s."""
-    z = rng.standard_normal(problem.site_moments.shape)
-    z *= privacy.tau[:, None]
-    z += problem.site_moments
-    return z
+    return np.stack([conventional_release(problem, privacy, rng, s) for s in range(problem.n_sites)])
 
 
 def communication(n_sites: int, dim: int, rank: int | None = None) -> int:
@@ -29,8 +35,10 @@ def conv_pca(problem: PcaProblem, privacy: PcaPrivacy, rng: np.random.Generator,
              keep_matrix: bool = False) -> PcaResult:
     """Conventional scheme: site releases A_s + G_s with std tau_s, aggregator sum_s mu_s (A_s + G_s)."""
     check_pair(problem, privacy)
-    releases = conventional_releases(problem, privacy, rng)
-    return decompose("conv", problem, privacy.weights @ releases, communication(problem.n_sites, problem.dim),
+    estimate = np.zeros(problem.site_moments.shape[1])
+    for s in range(problem.n_sites):  # one site's release at a time: memory O(D^2) whatever S
+        estimate += privacy.weights[s] * conventional_release(problem, privacy, rng, s)
+    return decompose("conv", problem, estimate, communication(problem.n_sites, problem.dim),
                      privacy.conventional_std, keep_matrix)
 
 

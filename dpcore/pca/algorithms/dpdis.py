@@ -1,5 +1,6 @@
 """DPdisPCA (Imtiaz & Sarwate 2018): each site sends P_s = V_R Lambda_R^(1/2) of its A_s + G_s (top-R eigenpairs,
-negative eigenvalues clipped at 0); the aggregator takes the top-K of sum_s mu_s P_s P_s^T (docs/math/capepca.md)."""
+negative eigenvalues clipped at 0); the aggregator takes the top-K of sum_s mu_s P_s P_s^T (docs/math/capepca.md),
+from the S R x S R Gram matrix when S R < D (:func:`top_of_outer`)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ from ...validation import InputError, check_positive_int
 from ..algorithm import PcaAlgorithm
 from ..problem import PcaPrivacy, PcaProblem, check_pair
 from ..result import PcaResult, lower_matrix, make_result
-from .conv import conventional_releases
+from .conv import conventional_release
 
-__all__ = ["ALGORITHM", "check_dpdis_rank", "dpdis_pca"]
+__all__ = ["ALGORITHM", "check_dpdis_rank", "dpdis_pca", "top_of_outer"]
 
 
 def check_dpdis_rank(rank: int, k: int, dim: int) -> int:
@@ -34,17 +35,34 @@ def dpdis_pca(problem: PcaProblem, privacy: PcaPrivacy, rng: np.random.Generator
     ``rank`` R defaults to K and must satisfy K <= R <= D."""
     check_pair(problem, privacy)
     rank = problem.k if rank is None else check_dpdis_rank(rank, problem.k, problem.dim)
-    releases = conventional_releases(problem, privacy, rng)
     parts = []
-    for s in range(problem.n_sites):
-        values, vectors = linalg.top_eigenpairs(lower_matrix(releases[s], problem.dim, problem.solver_dtype), rank,
-                                         overwrite=True)
+    for s in range(problem.n_sites):  # one site's noisy matrix at a time: memory O(D^2) whatever S
+        release = conventional_release(problem, privacy, rng, s)
+        values, vectors = linalg.top_eigenpairs(lower_matrix(release, problem.dim, problem.solver_dtype), rank,
+                                                overwrite=True)
         parts.append(vectors * np.sqrt(np.clip(values, 0.0, None) * privacy.weights[s])[None, :])
     stacked = np.concatenate(parts, axis=1)
-    matrix = stacked @ stacked.T
-    values, vectors = linalg.top_eigenpairs(matrix, problem.k)
+    values, vectors = top_of_outer(stacked, problem.k)
+    if values is None:
+        values, vectors = linalg.top_eigenpairs(stacked @ stacked.T, problem.k, overwrite=True)
+    matrix = (stacked @ stacked.T).astype(float) if keep_matrix else None
     return make_result("dpdis", problem, values, vectors, communication(problem.n_sites, problem.dim, rank), None,
-                       matrix if keep_matrix else None)
+                       matrix)
+
+
+def top_of_outer(stacked: np.ndarray, k: int) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Top-k eigenpairs of P P^T (P = ``stacked``, D x S R) from the smaller S R x S R Gram matrix P^T P when
+    S R < D: P^T P = U L U^T gives P P^T = (P U L^(-1/2)) L (P U L^(-1/2))^T, the same nonzero eigenvalues and the
+    eigenvectors v_j = P u_j / sqrt(l_j). (None, None) when S R >= D, or when l_k is too small for the division
+    (below 1e-4 of l_1 in the solver's precision: the D x D route is then used)."""
+    dim, width = stacked.shape
+    if width >= dim:
+        return None, None
+    values, small = linalg.top_eigenpairs(stacked.T @ stacked, k)
+    if not values[-1] > 1e-4 * max(float(values[0]), 0.0):
+        return None, None
+    vectors = (stacked @ small) / np.sqrt(values)[None, :]
+    return values, vectors
 
 
 ALGORITHM = PcaAlgorithm(
