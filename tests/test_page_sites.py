@@ -66,14 +66,14 @@ def test_invalid_cells_are_listed_and_nothing_typed_is_lost(at):
     _clean(at)
     message = at.error[0].value
     assert "4 problem(s)" in message
-    assert "site 2 (B), eps: must be a number > 0 (got -1.0)" in message
-    assert "site 4 (D), delta: must be in the open interval (0, 1) (got 2.0)" in message
-    assert "site 6 (F), eps: is missing" in message and "site 6 (F), delta: is missing" in message
+    assert "site 2 (B), ε: must be a number > 0 (got -1.0)" in message
+    assert "site 4 (D), δ: must be in the open interval (0, 1) (got 2.0)" in message
+    assert "site 6 (F), ε: is missing" in message and "site 6 (F), δ: is missing" in message
     assert at.session_state["scenario"] == default_scenario()  # other pages keep the last valid scenario
     assert at.session_state["sites_table_problems"] == 4
     # the marked copy of the table shows every value as typed
     marked = at.dataframe[1].value
-    assert marked["eps"].tolist()[:2] == [0.5, -1.0] and marked["name"].tolist()[-1] == "F"
+    assert marked["ε_s"].tolist()[:2] == [0.5, -1.0] and marked["site"].tolist()[-1] == "F"
     # the user's edits survive a visit to another page
     at.switch_page("pages/home.py").run()
     assert any("The Sites table has 4 problem(s)" in c.value for c in at.sidebar.caption)
@@ -112,7 +112,7 @@ def test_upload_valid_and_invalid_files(at):
     at.run()
     _clean(at)
     text = at.error[0].value
-    assert "bad.json was not loaded" in text and "n: must be an integer >= 1" in text and "calibration" in text
+    assert "bad.json was not loaded" in text and "n: must be an integer ≥ 1" in text and "calibration" in text
     assert at.session_state["scenario"] == good
 
 
@@ -124,7 +124,7 @@ def test_settings_and_a_bad_tau_c(at):
     assert at.session_state["scenario"].tau_c == pytest.approx(floor)
     at.number_input(key="sites_tau_c_1").set_value(0.0).run()
     _clean(at)
-    assert "tau_c: must be a number > 0" in at.error[0].value
+    assert "τ_c: must be a number > 0" in at.error[0].value
     assert at.session_state["scenario"].tau_c == pytest.approx(floor)
     at.number_input(key="sites_tau_c_1").set_value(0.02).run()
     assert not at.error and at.session_state["scenario"].tau_c == 0.02
@@ -136,7 +136,7 @@ def test_bulk_edit_sets_every_site_and_shows_caveats(at):
     at.button(key="sites_bulk_apply_1").click().run()
     _clean(at)
     assert at.session_state["scenario"].eps.tolist() == [1.5] * 5
-    assert any("classic Gaussian calibration at eps = 1.5" in w.value for w in at.warning)
+    assert any("classic Gaussian calibration at ε = 1.5" in w.value for w in at.warning)
 
 
 def test_suggested_weights_and_clearing_them(at):
