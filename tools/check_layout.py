@@ -38,7 +38,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("scenario",),
     ("cape",),
     ("pca", "otd"),
-    ("experiments",),
+    ("experiments", "federation"),
     ("cli",),
     ("root",),
 ]
