@@ -308,7 +308,7 @@ def test_what_epsilon_means_draws_the_views(server, browser):
     sentence = " ".join(page.locator('[data-testid="stAlertContentInfo"]').first.inner_text().split())
     assert "Take one person who may or may not be in site C's data." in sentence
     page.wait_for_function("() => document.querySelectorAll('[data-testid=\"stPlotlyChart\"] .main-svg').length >= 2")
-    legend = page.locator('[data-testid="stPlotlyChart"]').nth(1).locator(".legend").inner_text()
+    legend = page.locator('[data-testid="stPlotlyChart"]').nth(1).locator(".legend").text_content()
     for label in ("the site's own promise", "what the aggregator effectively sees", "pooled data", "guessing"):
         assert label in legend
     page.get_by_text("what the aggregator effectively sees", exact=True).first.click()
