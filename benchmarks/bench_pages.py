@@ -26,6 +26,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -86,29 +87,86 @@ def _wait_usable(page, heading: str, timeout_ms: int = 300_000) -> None:
     page.wait_for_function(USABLE_JS, arg=heading, timeout=timeout_ms, polling=20)
 
 
+def _children() -> dict[int, list[int]]:
+    """Parent pid -> child pids, from /proc."""
+    tree: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            tree.setdefault(int(fields[1]), []).append(int(entry))
+    return tree
+
+
+def _cpu(root: int, exclude: int | None = None) -> float:
+    """CPU seconds (user + system) of process ``root`` and its live descendants, without the tree of ``exclude``."""
+    tree, total, todo = _children(), 0.0, [root]
+    tick = os.sysconf("SC_CLK_TCK")
+    while todo:
+        pid = todo.pop()
+        if pid == exclude:
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+        except OSError:
+            pass
+        todo.extend(tree.get(pid, []))
+    return total
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One navigation: wall-clock seconds to usable, and the CPU seconds the server and the browser spent."""
+
+    wall: float
+    server_cpu: float
+    browser_cpu: float
+
+
+def _measure(server: int, act, wait) -> Sample:
+    server0, browser0 = _cpu(server), _cpu(os.getpid(), exclude=server)
+    start = time.perf_counter()
+    act()
+    wait()
+    wall = time.perf_counter() - start
+    return Sample(wall=wall, server_cpu=_cpu(server) - server0,
+                  browser_cpu=_cpu(os.getpid(), exclude=server) - browser0)
+
+
 def _home(page, url: str, home_title: str) -> None:
     page.goto(url, wait_until="domcontentloaded")
     _wait_usable(page, home_title)
 
 
-def _click(page, url: str, info, home_title: str) -> float:
+def _click(page, url: str, info, home_title: str, server: int) -> Sample:
     _home(page, url, home_title)
     link = page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=info.title, exact=True)
-    start = time.perf_counter()
-    link.click()
-    _wait_usable(page, _heading(info))
-    return time.perf_counter() - start
+    return _measure(server, link.click, lambda: _wait_usable(page, _heading(info)))
 
 
-def _direct(browser, url: str, info) -> float:
+def _direct(browser, url: str, info, server: int) -> Sample:
     page = browser.new_page(viewport={"width": 1280, "height": 900})
+    address = f"{url}/{Path(info.path).stem}" if info is not PAGES[0] else url
     try:
-        start = time.perf_counter()
-        page.goto(f"{url}/{Path(info.path).stem}" if info is not PAGES[0] else url, wait_until="commit")
-        _wait_usable(page, _heading(info))
-        return time.perf_counter() - start
+        return _measure(server, lambda: page.goto(address, wait_until="commit"),
+                        lambda: _wait_usable(page, _heading(info)))
     finally:
         page.close()
+
+
+def _row(title: str, clicks: list[Sample], directs: list[Sample]) -> str:
+    def med(samples: list[Sample], field: str) -> float:
+        return statistics.median(getattr(x, field) for x in samples)
+
+    return (f"{title:<24} {med(clicks, 'wall'):8.2f} {max(x.wall for x in clicks):6.2f} "
+            f"{med(clicks, 'server_cpu'):7.2f} {med(clicks, 'browser_cpu'):7.2f}   "
+            f"{med(directs, 'wall'):8.2f} {max(x.wall for x in directs):6.2f} "
+            f"{med(directs, 'server_cpu'):7.2f} {med(directs, 'browser_cpu'):7.2f}")
 
 
 def main() -> int:
@@ -131,22 +189,27 @@ def main() -> int:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             warm_start = time.perf_counter()
             for info in PAGES:  # warm-up: first imports, caches of the default scenario
-                _click(page, url, info, home_title) if info is not PAGES[0] else _home(page, url, home_title)
-                _direct(browser, url, info)
+                if info is PAGES[0]:
+                    _home(page, url, home_title)
+                else:
+                    _click(page, url, info, home_title, proc.pid)
+                _direct(browser, url, info, proc.pid)
             print(f"warm-up (every page once by click and by address): {time.perf_counter() - warm_start:.1f} s; "
                   f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-            print(f"{'page':<24} {'click median':>12} {'click max':>10} {'direct median':>14} {'direct max':>11}"
-                  f"   target {TARGET_SECONDS:g} s")
+            print(f"{'':<24} {'--- click in the sidebar ---':^32}   {'--- open the address ---':^32}")
+            print(f"{'page':<24} {'median':>8} {'max':>6} {'srv cpu':>7} {'brw cpu':>7}   "
+                  f"{'median':>8} {'max':>6} {'srv cpu':>7} {'brw cpu':>7}   (seconds; target {TARGET_SECONDS:g} s)")
             for info in chosen:
-                clicks = [_click(page, url, info, home_title) for _ in range(args.repeat)]
-                directs = [_direct(browser, url, info) for _ in range(args.repeat)]
-                worst = max(statistics.median(clicks), statistics.median(directs))
+                clicks = [_click(page, url, info, home_title, proc.pid) for _ in range(args.repeat)]
+                directs = [_direct(browser, url, info, proc.pid) for _ in range(args.repeat)]
+                worst = max(statistics.median(x.wall for x in clicks), statistics.median(x.wall for x in directs))
                 flag = "  SLOW" if worst > TARGET_SECONDS else ""
                 slow |= bool(flag)
-                print(f"{info.title:<24} {statistics.median(clicks):12.2f} {max(clicks):10.2f} "
-                      f"{statistics.median(directs):14.2f} {max(directs):11.2f}{flag}", flush=True)
+                print(_row(info.title, clicks, directs) + flag, flush=True)
             browser.close()
-        print(f"load average at the end: {os.getloadavg()[0]:.1f}")
+        print(f"load average at the end: {os.getloadavg()[0]:.1f}. srv cpu / brw cpu: CPU seconds of the streamlit "
+              "server and of chromium (all its processes) during the navigation, medians; on a busy machine the "
+              "wall-clock time can be several times their sum.")
     finally:
         proc.terminate()
         try:

@@ -12,7 +12,14 @@ import streamlit as st
 
 from dpcore.cape import attack_sentence, default_collusion, site_attack_views
 from dpcore.notation import symbolic
-from dpcore.privacy.tradeoff import dp_tradeoff_bound, neighbour_densities, threshold
+from dpcore.privacy.tradeoff import (
+    BUDGET_LADDER,
+    dp_tradeoff_bound,
+    gaussian_tradeoff,
+    neighbour_densities,
+    promise_separation,
+    threshold,
+)
 from dpcore.validation import InputError
 from pages.shared.navigation import start_page
 from pages.shared.state import cached_plan
@@ -60,6 +67,22 @@ def _tradeoff_chart(views, fpr: float, eps: float, delta: float) -> go.Figure:
                         hovertemplate=f"{view.label}: %{{y:.3f}} at %{{x:.2f}}<extra></extra>")
     fig.update_layout(xaxis_title="false-positive rate (absent people called present)",
                       yaxis_title="true-positive rate (present people caught)", xaxis_range=[0, 1], yaxis_range=[0, 1])
+    return fig
+
+
+def _ladder_chart(delta: float, fpr: float) -> go.Figure:
+    """The best attacker against releases calibrated (exactly) for ε on the ladder, at the site's δ."""
+    fig = go.Figure()
+    fig.add_scatter(x=CURVE, y=CURVE, mode="lines", name="guessing", line={"color": "#bbbbbb", "dash": "dot"})
+    shades = np.linspace(0.25, 1.0, len(BUDGET_LADDER))
+    for eps, shade in zip(BUDGET_LADDER, shades, strict=True):
+        m = promise_separation(eps, delta)
+        fig.add_scatter(x=CURVE, y=gaussian_tradeoff(CURVE, m), mode="lines", name=f"ε = {eps:g}",
+                        line={"color": f"rgba(31, 59, 115, {shade:.2f})", "width": 2},
+                        hovertemplate=f"ε = {eps:g}: %{{y:.3f}} at %{{x:.2f}}<extra></extra>")
+    fig.add_vline(x=fpr, line_dash="dash", line_color="#888888")
+    fig.update_layout(xaxis_title="false-positive rate", yaxis_title="true-positive rate", xaxis_range=[0, 1],
+                      yaxis_range=[0, 1])
     return fig
 
 
@@ -146,5 +169,17 @@ st.dataframe(pd.DataFrame([{
     "best advantage": st.column_config.NumberColumn(
         format="%.3f", help="the largest true-positive minus false-positive rate over all thresholds: 2Φ(m/2) − 1"),
 })
+if st.toggle("Compare with other budgets", key="eps_ladder",
+             help="The best attacker against one release calibrated exactly (analytic calibration) for each ε, at "
+             "this site's δ: how much each ε lets through."):
+    left, right = st.columns([3, 2], gap="medium")
+    with left:
+        show_chart(_ladder_chart(delta, float(fpr)), f"One release at δ = {delta:.0e}, for each ε",
+                   key="eps_ladder_chart", height=380)
+    with right:
+        caught = [(eps, float(gaussian_tradeoff(fpr, promise_separation(eps, delta)))) for eps in BUDGET_LADDER]
+        st.markdown(f"At {100 * fpr:.0f} % false positives the best attacker catches "
+                    + ", ".join(f"**{100 * rate:.0f} %** at ε = {eps:g}" for eps, rate in caught)
+                    + f", against {100 * fpr:.0f} % by guessing.")
 st.caption("Views: " + " · ".join(f"**{v.label}**: {symbolic(v.description)}" for v in views) + ". The pooled-data "
            "view is the audit's outside view, σ = τ_c / μ_s.")

@@ -105,7 +105,8 @@ st.info(
 # --- imbalance slider --------------------------------------------------------------------------------
 st.subheader("Sizes becoming unequal")
 defaults = {"gain_total": int(scenario.total_n), "gain_sites": int(scenario.n_sites), "gain_family": "one-large",
-            "gain_imbalance": 0.5, "gain_alpha": 1.0, "gain_seed": int(scenario.seed), "gain_draws": 400}
+            "gain_imbalance": 0.5, "gain_alpha": 1.0, "gain_seed": int(scenario.seed), "gain_draws": 400,
+            "gain_show_dirichlet": False}
 restore_widgets(defaults, {"gain_family": tuple(FAMILIES), "gain_alpha": CONCENTRATIONS})
 c1, c2, c3 = st.columns(3, gap="medium")
 total = c1.number_input("Total samples N", min_value=1, step=100, key="gain_total",
@@ -169,6 +170,11 @@ st.markdown(
     "with concentration α: large α gives nearly equal sizes, small α very unequal ones. The band shows the "
     "10-90 % range of G(n) over the draws, the line its median."
 )
+show_dirichlet = st.toggle("Draw random sizes", key="gain_show_dirichlet",
+                           help="Draw the size vectors and their gains (on request: the page does not wait for it).")
+if not show_dirichlet:
+    remember_widgets(defaults)
+    st.stop()
 d1, d2, d3 = st.columns(3, gap="medium")
 alpha = d1.select_slider("Concentration α", CONCENTRATIONS, key="gain_alpha",
                          help="Dirichlet(α, ..., α) shares; α = 1 is uniform over all share vectors.")

@@ -160,10 +160,11 @@ st.latex(r"\begin{gathered}\tau_{f,s}^2+\tau_{g,s}^2\ge\tau_s^2,\quad \tau_{e,s}
 summary_slot = st.container()  # the headline and the before-and-after panel, once this run's τ_c edit is known
 
 defaults = {"nd_statistic": "mean", "nd_solver": "general", "nd_objective": "balanced", "nd_e_scale": 1.0,
-            "nd_dim": 10, "nd_sigma2": 0.05, "nd_relative": True, "nd_failing_only": False,
+            "nd_dim": 10, "nd_sigma2": 0.05, "nd_relative": True, "nd_failing_only": False, "nd_chart": "sites",
+            "nd_audit_as_chart": False,
             "nd_last": names[-1], "nd_collusion": min(default_collusion(n_sites), max(n_sites - 1, 0))}
 restore_widgets(defaults, {"nd_last": names, "nd_collusion": range(n_sites), "nd_statistic": STATISTICS,
-                           "nd_solver": SOLVERS, "nd_objective": tuple(OBJECTIVES)})
+                           "nd_solver": SOLVERS, "nd_objective": tuple(OBJECTIVES), "nd_chart": ("sites", "aggregate")})
 
 # --- tau_c, two-way bound to the shared scenario --------------------------------------------------
 if st.session_state.get("nd_tau_c_source", "unset") != scenario.tau_c or "nd_at_floor" not in st.session_state:
@@ -290,37 +291,40 @@ elif design.feasible and statistic != "mean" and scenario.tau_c is not None:
     st.caption(f"τ_c is an absolute standard deviation; for the {statistic} statistic this τ_c gives a CAPE gain "
                f"G = {design.gain:.3g} (the headline above is for the mean).")
 
-# --- charts -------------------------------------------------------------------------------------------
+# --- charts: one at a time, so that the page draws one plotly chart on arrival ---------------------------------
 st.subheader("Who adds how much noise")
+CHARTS = {"sites": "noise per site: e, f and g", "aggregate": "τ_c against the DP floor and τ_conv"}
+chart = st.radio("Chart", list(CHARTS), key="nd_chart", horizontal=True, format_func=CHARTS.get,
+                 label_visibility="collapsed")
 left, right = st.columns([3, 2], gap="medium")
-with left:
-    relative = st.toggle("Show variances in units of τ_s²", key="nd_relative",
-                         help="Divide each site's variances by its τ_s², so sites with different budgets share "
-                         "one scale and the requirement is the dashed line at 1.")
-    show_chart(_variance_chart(design, relative), "Noise variances per site against τ_s²", key="nd_variance_chart",
-               height=400)
-with right:
-    st.markdown(
-        "Each site has two bars. **e+g** is the noise the aggregator faces in that site's release (it knows f); "
-        "**f+g** is what the helper would face (it knows e). Both must reach **τ_s²**. The blue part, **g**, is "
-        "the only noise that survives in the aggregate: the e terms cancel and the aggregator subtracts f."
-    )
-    if not design.feasible:
-        st.markdown("Bars **below zero** are the negative variances of the infeasible design: no random noise "
-                    "has them.")
-
-left, right = st.columns([3, 2], gap="medium")
-with left:
-    show_chart(_level_chart(design), "τ_c against the DP floor and the conventional level", key="nd_level_chart")
-with right:
-    st.markdown(
-        "An outside observer of the aggregate sees site s behind noise τ_c / μ_s, so it needs "
-        "**τ_c ≥ μ_s τ_s**: the tallest bar is the **DP floor** (the pale band). The conventional scheme (no "
-        "correlated noise) leaves the dashed level τ_conv; CAPE leaves the dark line τ_c, on the band when τ_c is at "
-        "the floor."
-    )
-    st.latex(r"G=\frac{\tau_{\mathrm{conv}}^2}{\tau_c^2}=\frac{\sum_s\mu_s^2\tau_s^2}{\tau_c^2},\qquad "
-             r"\tau_c\ge\max_s\mu_s\tau_s")
+if chart == "sites":
+    with left:
+        relative = st.toggle("Show variances in units of τ_s²", key="nd_relative",
+                             help="Divide each site's variances by its τ_s², so sites with different budgets share "
+                             "one scale and the requirement is the dashed line at 1.")
+        show_chart(_variance_chart(design, relative), "Noise variances per site against τ_s²",
+                   key="nd_variance_chart", height=400)
+    with right:
+        st.markdown(
+            "Each site has two bars. **e+g** is the noise the aggregator faces in that site's release (it knows f); "
+            "**f+g** is what the helper would face (it knows e). Both must reach **τ_s²**. The blue part, **g**, is "
+            "the only noise that survives in the aggregate: the e terms cancel and the aggregator subtracts f."
+        )
+        if not design.feasible:
+            st.markdown("Bars **below zero** are the negative variances of the infeasible design: no random noise "
+                        "has them.")
+else:
+    with left:
+        show_chart(_level_chart(design), "τ_c against the DP floor and the conventional level", key="nd_level_chart")
+    with right:
+        st.markdown(
+            "An outside observer of the aggregate sees site s behind noise τ_c / μ_s, so it needs "
+            "**τ_c ≥ μ_s τ_s**: the tallest bar is the **DP floor** (the pale band). The conventional scheme (no "
+            "correlated noise) leaves the dashed level τ_conv; CAPE leaves the dark line τ_c, on the band when τ_c is "
+            "at the floor."
+        )
+        st.latex(r"\begin{gathered}G=\frac{\tau_{\mathrm{conv}}^2}{\tau_c^2}=\frac{\sum_s\mu_s^2\tau_s^2}{\tau_c^2}\\ "
+                 r"\tau_c\ge\max_s\mu_s\tau_s\end{gathered}")
 
 with st.expander("Variances as a table"):
     std = design.std
@@ -357,18 +361,18 @@ else:
     else:
         st.success(f"Every site keeps its promised ε in every view with up to c = {plan.collusion} colluders.",
                    icon=":material/verified_user:")
-    left, right = st.columns([3, 2], gap="medium")
-    with left:
+    st.markdown(
+        "A view in which ε effective exceeds ε promised gives a site **less** privacy than it was promised. "
+        "Classic calibration is conservative, so σ_eff a little below τ_s can still keep ε; with the analytic "
+        "calibration (Sites page) any σ_eff < τ_s breaks the promise. Raising the helper-noise scale or "
+        "choosing the collusion-robust calibration closes the gap."
+    )
+    t1, t2 = st.columns(2)
+    failing_only = t1.toggle("Only rows that break the promise", key="nd_failing_only",
+                             help="Hide the site-views whose effective ε is within the promise.")
+    if t2.toggle("Show the audit as a chart", key="nd_audit_as_chart",
+                 help="ε effective over ε promised for every site and view, as bars (drawn on request)."):
         show_chart(_audit_chart(plan), "Effective ε relative to the promise (capped at 5)", key="nd_audit_chart")
-    with right:
-        st.markdown(
-            "Bars above the dashed line are views in which a site gets **less** privacy than it was promised. "
-            "Classic calibration is conservative, so σ_eff a little below τ_s can still keep ε; with the analytic "
-            "calibration (Sites page) any σ_eff < τ_s breaks the promise. Raising the helper-noise scale or "
-            "choosing the collusion-robust calibration closes the gap."
-        )
-    failing_only = st.toggle("Only rows that break the promise", key="nd_failing_only",
-                             help="Hide the site-views whose effective epsilon is within the promise.")
     frame = _audit_frame(plan)
     if failing_only:
         frame = frame[frame["kept"] == "NO"]

@@ -42,7 +42,8 @@ def _agn_plans(scenario_json: str, model: str, split: float, dim: int, sigma2: f
 
 def _messages_frame(step) -> pd.DataFrame:
     return pd.DataFrame([{
-        "from": m.sender, "to": m.receiver, "carries": m.content, "noise std per entry": m.noise_std,
+        "step": step.number, "from": m.sender, "to": m.receiver, "carries": m.content,
+        "noise std per entry": m.noise_std,
         "shape": m.shape_text, "numbers": m.numbers, "unique": m.unique, "channel": m.channel,
     } for m in step.messages])
 
@@ -190,15 +191,15 @@ with right:
               help="τ_c of the (last) CAPE stage: √(Σ_s μ_s² τ_g,s²), per entry.")
 
 st.subheader("Step by step")
-for step in round_.steps:
-    st.markdown(symbolic(f"**{step.number}. {step.title}**  \n{step.description}"))
-    if step.messages:
-        st.dataframe(_messages_frame(step), hide_index=True, width="stretch",
-                     height=min(38 + 35 * len(step.messages), 250),
-                     column_config={"noise std per entry": st.column_config.NumberColumn(format="%.3e"),
-                                    "numbers": st.column_config.NumberColumn(format="%d", help="dense count"),
-                                    "unique": st.column_config.NumberColumn(
-                                        format="%d", help="unique entries of a symmetric object")})
+st.markdown(symbolic("\n".join(f"{step.number}. **{step.title}**: {step.description}" for step in round_.steps)))
+# Every message in one table (one data grid draws much faster than one per step), with its step's number.
+st.dataframe(pd.concat([_messages_frame(step) for step in round_.steps if step.messages], ignore_index=True),
+             hide_index=True, width="stretch", height=min(38 + 35 * len(round_.messages), 420),
+             column_config={"step": st.column_config.NumberColumn(format="%d", width="small"),
+                            "noise std per entry": st.column_config.NumberColumn(format="%.3e"),
+                            "numbers": st.column_config.NumberColumn(format="%d", help="dense count"),
+                            "unique": st.column_config.NumberColumn(
+                                format="%d", help="unique entries of a symmetric object")})
 
 # --- communication -----------------------------------------------------------------------------------------------
 st.subheader("Communication")

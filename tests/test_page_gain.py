@@ -56,6 +56,7 @@ def test_imbalance_slider_reaches_the_maximum(at):
 
 
 def test_more_sites_than_samples_is_an_error(at):
+    at.toggle(key="gain_show_dirichlet").set_value(True).run()
     at.number_input(key="gain_total").set_value(3).run()
     _clean(at)
     messages = [e.value for e in at.error]
@@ -65,7 +66,11 @@ def test_more_sites_than_samples_is_an_error(at):
     assert not at.error
 
 
-def test_dirichlet_draw_follows_the_seed(at):
+def test_dirichlet_draws_on_request_and_follow_the_seed(at):
+    charts = len(at.get("plotly_chart"))
+    assert not any(m.value.startswith("This draw") for m in at.markdown)  # not drawn on arrival
+    at.toggle(key="gain_show_dirichlet").set_value(True).run()
+    assert len(at.get("plotly_chart")) == charts + 2
     at.select_slider(key="gain_alpha").set_value(0.2)
     at.number_input(key="gain_seed").set_value(123).run()
     _clean(at)

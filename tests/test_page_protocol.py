@@ -33,7 +33,8 @@ def test_cape_round_default(at):
     assert metrics["Numbers moved"] == "15" and metrics["Conventional scheme"] == "5"
     plan = plan_scenario(default_scenario(), "mean")
     assert metrics["Noise std left in the output"] == f"{plan.design.output_std:.4g}"
-    first = at.dataframe[0].value
+    messages = at.dataframe[0].value
+    first = messages[messages["step"] == 1]
     assert first["from"].tolist() == ["helper"] * 5
     assert first["noise std per entry"].tolist() == pytest.approx(plan.design.std(plan.design.var_e).tolist())
     links = [p for p in at.get("page_link")]

@@ -38,7 +38,8 @@ def test_default_state_shows_the_shared_scenario_and_its_link(at):
     table = at.data_editor[0].value
     assert table["name"].tolist() == default_scenario().names
     assert table["n"].tolist() == default_scenario().sizes.tolist()
-    link = at.code[0].value
+    shared = next(m.value for m in at.markdown if m.value.startswith("**Shareable link**"))
+    link = shared.split("](", 1)[1].split(")", 1)[0]
     assert link.startswith("?scenario=1.")
     assert scenario_from_query(link.split("=", 1)[1]) == default_scenario()
     assert "Valid: 5 sites" in at.success[0].value

@@ -27,12 +27,18 @@ import numpy as np
 from scipy.special import ndtr, ndtri
 
 from ..validation import InputError
+from .calibration import noise_multiplier
+
+# Budgets to compare one site's promise with (the page draws the best attacker's curve for each).
+BUDGET_LADDER: tuple[float, ...] = (0.1, 0.5, 1.0, 2.0, 4.0, 8.0)
 
 __all__ = [
+    "BUDGET_LADDER",
     "best_advantage",
     "dp_tradeoff_bound",
     "gaussian_tradeoff",
     "neighbour_densities",
+    "promise_separation",
     "separation",
     "threshold",
 ]
@@ -57,6 +63,13 @@ def separation(sensitivity: float, sigma: float) -> float:
     if not sensitivity > 0 or math.isnan(sigma) or sigma < 0:
         raise InputError(f"need Delta > 0 and sigma >= 0 (got Delta = {sensitivity!r}, sigma = {sigma!r})", "sigma")
     return math.inf if sigma == 0 else float(sensitivity) / float(sigma)
+
+
+def promise_separation(eps: float, delta: float, calibration: str = "analytic") -> float:
+    """m = Delta / sigma = 1 / c(eps, delta) of a release calibrated for (eps, delta): the same for every
+    statistic, since sigma = Delta c(eps, delta). The analytic calibration (default) makes the curve the exact
+    meaning of (eps, delta); classic warns like :func:`noise_multiplier` at eps >= 1."""
+    return 1.0 / noise_multiplier(eps, delta, calibration)
 
 
 def gaussian_tradeoff(fpr, m: float) -> np.ndarray:
