@@ -251,8 +251,16 @@ if pca_plan is not None and pca_plan.design.feasible:
     rows = symmetry_leak(pca_plan.design, pca_plan.sensitivities, scenario.eps, scenario.delta)
     left, right = st.columns([3, 2], gap="medium")
     with left:
-        show_chart(_symmetry_chart(rows), "Noise the aggregator faces on an off-diagonal pair", key="pr_symmetry_chart",
-                   height=320)
+        st.dataframe(pd.DataFrame([{"site": r.site, "σ_eff / τ_s, symmetric E": r.sigma_symmetric / r.tau,
+                                    "σ_eff / τ_s, i.i.d. E": r.sigma_iid / r.tau, "ε promised": r.eps,
+                                    "ε with i.i.d. E": r.eps_iid} for r in rows]),
+                     hide_index=True, width="stretch",
+                     column_config={c: st.column_config.NumberColumn(format="%.3g") for c in
+                                    ("σ_eff / τ_s, symmetric E", "σ_eff / τ_s, i.i.d. E", "ε with i.i.d. E")})
+        if st.toggle("Show as a chart", key="pr_symmetry_as_chart",
+                     help="The same numbers as bars (drawn on request)."):
+            show_chart(_symmetry_chart(rows), "Noise the aggregator faces on an off-diagonal pair",
+                       key="pr_symmetry_chart", height=320)
     with right:
         st.markdown(
             "A site's matrix A_s is symmetric, so entries (i, j) and (j, i) carry the same value. If the helper drew "
