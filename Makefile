@@ -47,8 +47,9 @@ federated: $(VENV)/.runtime-installed
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 PYTHONPATH=$(CURDIR):$(CURDIR)/federated \
 	  $(BIN)/python -m capefed.launch --workdir federated-run
 
-bench: $(VENV)/.runtime-installed
-	$(BIN)/python -m benchmarks
+# bench_pages.py drives chromium with Playwright (a test requirement): the benchmarks need the dev set too.
+bench: $(VENV)/.dev-installed chromium
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m benchmarks
 
 clean:
 	rm -rf $(VENV) .pytest_cache federated-run
