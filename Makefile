@@ -49,7 +49,7 @@ federated: $(VENV)/.runtime-installed
 
 # bench_pages.py drives chromium with Playwright (a test requirement): the benchmarks need the dev set too.
 bench: $(VENV)/.dev-installed chromium
-	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m benchmarks
+	$(BIN)/python -m benchmarks
 
 clean:
 	rm -rf $(VENV) .pytest_cache federated-run
