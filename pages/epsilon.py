@@ -48,7 +48,7 @@ def _densities_chart(view, fpr: float) -> go.Figure:
     fig.add_scatter(x=x, y=absent, mode="lines", name="person absent", line={"color": "#444444", "width": 2})
     fig.add_scatter(x=x, y=present, mode="lines", name="person present", line={"color": COLOURS[view.key], "width": 3})
     fig.add_vline(x=cut, line_dash="dash", line_color="black")
-    fig.update_layout(xaxis_title="release minus everything else the attacker knows (units of Δ_s)",
+    fig.update_layout(xaxis_title="release − what the attacker knows (units of Δ_s)",
                       yaxis_title="density", yaxis_showticklabels=False)
     return fig
 
