@@ -50,7 +50,8 @@ federated: $(VENV)/.runtime-installed
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 PYTHONPATH=$(CURDIR):$(CURDIR)/federated \
 	  $(BIN)/python -m capefed.launch --workdir federated-run
 
-bench: $(VENV)/.runtime-installed
+# bench_pages.py drives chromium with Playwright (a test requirement): the benchmarks need the dev set too.
+bench: $(VENV)/.dev-installed chromium
 	$(BIN)/python -m benchmarks
 
 clean:

@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from dpcore.cape import gain_equal_weights
+from dpcore.cape import GAINS, HEADLINE_GAIN, gain_equal_weights
 from dpcore.cape.gain import (
     FAMILIES,
     dirichlet_gain_quantiles,
@@ -20,7 +20,15 @@ from dpcore.limits import MAX_SEED
 from dpcore.validation import InputError
 from pages.shared.navigation import start_page
 from pages.shared.state import set_scenario
-from pages.shared.widgets import remember_widgets, restore_widgets, scenario_sidebar, show_chart, show_error
+from pages.shared.widgets import (
+    change_panel,
+    headline,
+    remember_widgets,
+    restore_widgets,
+    scenario_sidebar,
+    show_chart,
+    show_error,
+)
 
 scenario = start_page()
 
@@ -42,7 +50,7 @@ def _dirichlet(total: int, n_sites: int, draws: int, seed: int) -> np.ndarray:
 def _sizes_chart(sizes: np.ndarray) -> go.Figure:
     fig = go.Figure(go.Bar(x=[f"{i + 1}" for i in range(sizes.size)], y=sizes, marker_color="#9ecae9",
                            hovertemplate="site %{x}: %{y:,} samples<extra></extra>"))
-    fig.update_layout(xaxis_title="site", yaxis_title="N_s", xaxis={"type": "category"})
+    fig.update_layout(xaxis_title="site", yaxis_title="N_s", xaxis={"type": "category"}, showlegend=False)
     return fig
 
 
@@ -51,49 +59,55 @@ scenario_sidebar(scenario)
 
 st.title("Gain G(n)")
 st.markdown(
-    "How much less noise does the aggregate carry with CAPE than when every site adds its full noise on its "
-    "own? For a mean with equal budgets, τ_s = c/N_s, and Proposition 1 of the paper gives the gain of the "
-    "**equally weighted** average as a function of the sizes n = (N_1, ..., N_S):"
+    "How much less noise does the aggregate carry with CAPE than in the **conventional scheme**, where every site "
+    "adds its full noise τ_s on its own? One number answers that for the scenario as it is, the **CAPE gain G**:"
 )
-st.latex(r"G(n)=\frac{\tau_{\mathrm{conv}}^2}{\tau_{\mathrm{CAPE}}^2}=\frac{N^2}{S^2}\sum_{s=1}^S\frac1{N_s^2}")
-st.latex(r"S\le G(n)\le\frac{N^2}{S^2}\left(\frac1{(N-S+1)^2}+S-1\right)")
-st.caption("Minimum S at equal sizes; maximum at n = (1, ..., 1, N-S+1).")
+headline(scenario)
+change_panel()
 
 try:
     gains = scenario_gains(scenario)
+    values = {name: gain.of(scenario) for name, gain in GAINS.items() if name != "robust"}
 except InputError as exc:
     show_error(exc)
     st.stop()
 
-st.subheader("This scenario")
-m1, m2, m3, m4, m5 = st.columns(5)
-m1.metric("G(n), Prop. 1", f"{gains.prop1:.4g}",
-          help="Equal weights 1/S, equal budgets, tau_c = tau_pooled = c/N (below the DP floor when sizes differ).")
-m2.metric("minimum S", f"{gains.prop1_min:.4g}", help="G at equal sizes.")
-m3.metric("maximum", f"{gains.prop1_max:.4g}", help="G at n = (1, ..., 1, N-S+1) for this N and S.")
-m4.metric("G at DP floor", f"{gains.floor_equal:.4g}",
-          help="Equal weights with tau_c raised to the DP floor max_s tau_s / S: sum_s (N_min/N_s)^2 <= S.")
-m5.metric("G, scenario μ_s", f"{gains.generalized:.4g}",
-          help="sum_s mu_s^2 tau_s^2 / tau_c^2 with this scenario's weights, budgets and tau_c (mean statistic).")
-st.latex(r"G_{\mathrm{gen}}=\frac{\sum_s\mu_s^2\tau_s^2}{\tau_c^2},\quad \tau_c\ge\max_s\mu_s\tau_s")
+st.subheader("Every gain, beside its definition")
+st.markdown(
+    "The papers and this tool compute other gains too. Each answers a narrower question, so each has its own name; "
+    "only the first is the headline."
+)
+for name, gain in GAINS.items():
+    value = values.get(name)
+    with st.container(border=name == HEADLINE_GAIN, key=f"gain_definition_{name}"):
+        left, right = st.columns([1, 3], gap="medium", vertical_alignment="center")
+        with left:
+            if name == "robust":
+                st.markdown(f"**{gain.symbol}**  \n{gain.title}: on the *Noise design* page, for the chosen number c "
+                            "of colluders")
+            else:
+                st.markdown(f"**{gain.symbol} = {value:.3g}**  \n{gain.title}"
+                            + ("" if gain.private else " (not private)"))
+        with right:
+            st.latex(gain.latex)
+            st.caption(gain.definition)
+st.caption(f"For these N = {gains.total:,} and S = {gains.n_sites}, Proposition 1's G(n) ranges from S = "
+           f"{gains.prop1_min:.4g} (equal sizes) to {gains.prop1_max:.4g} at n = (1, ..., 1, N-S+1).")
 st.info(
     "**Read G(n) with care.** Proposition 1 compares against τ_c = τ_pooled = c/N. With equal weights 1/S the DP "
     "floor is max_s τ_s/S = c/(S·N_min), which is larger than c/N whenever the sizes differ: the published "
     "aggregate would then break the smallest site's budget (the **outside** view of the audit on the Noise "
-    "design page shows it). Raising τ_c to the floor leaves Σ(N_min/N_s)² ≤ S. Weights **μ_s = N_s/N** put "
-    "every μ_s τ_s at c/N, so the floor is τ_pooled itself and the gain is exactly **S** for any sizes."
-    + (f" With this scenario's budgets, weights N_s/N give G = {gains.size_weights:.3g}." if
-       abs(gains.size_weights - scenario.n_sites) > 1e-6 else ""),
+    "design page shows it). Raising τ_c to the floor leaves G_floor = Σ(N_min/N_s)² ≤ S. Weights **μ_s = N_s/N** put "
+    "every μ_s τ_s at c/N, so the floor is τ_pooled itself and G_pool is exactly **S** for any sizes (with equal "
+    "budgets).",
     icon=":material/lightbulb:",
 )
-if gains.below_floor:
-    st.warning(f"This scenario's τ_c = {gains.tau_c:.4g} is below its DP floor {gains.tau_floor:.4g}: its "
-               "generalized gain is not a private one.", icon=":material/warning:")
 
 # --- imbalance slider --------------------------------------------------------------------------------
 st.subheader("Sizes becoming unequal")
 defaults = {"gain_total": int(scenario.total_n), "gain_sites": int(scenario.n_sites), "gain_family": "one-large",
-            "gain_imbalance": 0.5, "gain_alpha": 1.0, "gain_seed": int(scenario.seed), "gain_draws": 400}
+            "gain_imbalance": 0.5, "gain_alpha": 1.0, "gain_seed": int(scenario.seed), "gain_draws": 400,
+            "gain_show_dirichlet": False}
 restore_widgets(defaults, {"gain_family": tuple(FAMILIES), "gain_alpha": CONCENTRATIONS})
 c1, c2, c3 = st.columns(3, gap="medium")
 total = c1.number_input("Total samples N", min_value=1, step=100, key="gain_total",
@@ -120,9 +134,9 @@ if curves is not None and sizes is not None:
         fig = go.Figure()
         fig.add_scatter(x=curves.imbalance, y=curves.prop1, name="G(n), Proposition 1 (τ_c below the floor)",
                         line={"color": COLOURS["prop1"], "width": 3})
-        fig.add_scatter(x=curves.imbalance, y=curves.floor_equal, name="equal weights at the DP floor",
+        fig.add_scatter(x=curves.imbalance, y=curves.floor_equal, name="G_floor: equal weights at the DP floor",
                         line={"color": COLOURS["floor"], "width": 3})
-        fig.add_scatter(x=curves.imbalance, y=curves.size_weights, name="weights N_s/N (= S)",
+        fig.add_scatter(x=curves.imbalance, y=curves.size_weights, name="G_pool: weights N_s/N (= S)",
                         line={"color": COLOURS["size"], "dash": "dash"})
         fig.add_scatter(x=[imbalance, imbalance], y=[g_now, floor_now], mode="markers", name="chosen imbalance",
                         marker={"size": 11, "color": "black", "symbol": "diamond"})
@@ -132,9 +146,9 @@ if curves is not None and sizes is not None:
     with right:
         show_chart(_sizes_chart(sizes), f"Sizes at imbalance {imbalance:.2f}", key="gain_sizes_chart", height=260)
         st.markdown(
-            f"Here G(n) = **{g_now:.4g}**, but only **{floor_now:.3g}** at the DP floor with equal weights, "
-            f"and **{int(n_sites)}** with weights N_s/N. The red curve grows without bound because the smallest "
-            "site's τ_s = c/N_s is huge and the conventional average carries it at weight 1/S, while the "
+            f"Here G(n) = **{g_now:.4g}**, but only G_floor = **{floor_now:.3g}** at the DP floor with equal "
+            f"weights, and G_pool = **{int(n_sites)}** with weights N_s/N. The red curve grows without bound because "
+            "the smallest site's τ_s = c/N_s is huge and the conventional average carries it at weight 1/S, while the "
             "comparison keeps τ_c = c/N."
         )
         if int(n_sites) == scenario.n_sites:
@@ -157,6 +171,11 @@ st.markdown(
     "with concentration α: large α gives nearly equal sizes, small α very unequal ones. The band shows the "
     "10-90 % range of G(n) over the draws, the line its median."
 )
+show_dirichlet = st.toggle("Draw random sizes", key="gain_show_dirichlet",
+                           help="Draw the size vectors and their gains (on request: the page does not wait for it).")
+if not show_dirichlet:
+    remember_widgets(defaults)
+    st.stop()
 d1, d2, d3 = st.columns(3, gap="medium")
 alpha = d1.select_slider("Concentration α", CONCENTRATIONS, key="gain_alpha",
                          help="Dirichlet(α, ..., α) shares; α = 1 is uniform over all share vectors.")
@@ -186,8 +205,9 @@ if quantiles is not None and example is not None:
                         line={"color": COLOURS["prop1"], "width": 3})
         fig.add_scatter(x=[alpha], y=[float(np.interp(np.log(alpha), np.log(xs), quantiles[:, 1]))],
                         mode="markers", name="chosen α", marker={"size": 11, "color": "black", "symbol": "diamond"})
-        fig.add_hline(y=int(n_sites), line_dash="dash", line_color=COLOURS["size"], annotation_text="S",
-                      annotation_position="bottom right")
+        # The line at S as a trace with a legend entry: an add_hline annotation on a log axis is placed at 10^S.
+        fig.add_scatter(x=[xs[0], xs[-1]], y=[int(n_sites)] * 2, mode="lines", name=f"S = {int(n_sites)}",
+                        line={"color": COLOURS["size"], "dash": "dash"}, hoverinfo="skip")
         fig.update_layout(xaxis_type="log", yaxis_type="log", xaxis_title="concentration α",
                           yaxis_title="G(n) (log scale)")
         show_chart(fig, f"Proposition 1's G over {int(draws)} draws per α", key="gain_dirichlet_chart", height=400)
@@ -195,4 +215,4 @@ if quantiles is not None and example is not None:
         show_chart(_sizes_chart(example), f"One draw at α = {alpha:g} (seed {int(seed)})", key="gain_dirichlet_sizes",
                    height=260)
         st.markdown(f"This draw: G(n) = **{gain_equal_weights(example):.4g}**, "
-                    f"at the DP floor with equal weights **{gain_equal_weights_at_floor(example):.3g}**.")
+                    f"G_floor (equal weights at the DP floor) = **{gain_equal_weights_at_floor(example):.3g}**.")

@@ -1,28 +1,70 @@
-"""Home: what CAPE is, one picture, and a tour of the pages."""
+"""Home: what CAPE is, the live scenario's headline, one click to where CAPE wins and to where it stops helping, and
+a five-minute lesson through the pages."""
 
 import streamlit as st
 
-from dpcore.cape import design_equal
+from dpcore.scenario import preset_scenario
 from pages.shared.catalog import PAGES
 from pages.shared.navigation import start_page
-from pages.shared.widgets import scenario_sidebar
+from pages.shared.state import set_scenario
+from pages.shared.widgets import change_panel, headline, scenario_sidebar
 
 scenario = start_page()
+
+# One click each: a scenario and the sentence that says what it shows (the before-and-after panel shows the rest).
+LESSONS = {
+    "wins": ("equal", "CAPE wins: equal sites",
+             "Five sites with 1,000 samples and ε = 0.5 each. Every site's noise counts the same, so correlated noise "
+             "removes all but one S-th of it: the gain is S = 5, the most CAPE can give five sites at the DP floor."),
+    "stops": ("one-strict", "CAPE stops helping: a strict site",
+              "Five sites with 1,000 samples each, as in the first button, but site C asks for ε = 0.1. Anyone who "
+              "reads the published aggregate sees site C behind noise τ_c / μ_C, so τ_c must be at least μ_C τ_C "
+              "(the DP floor). That one site's noise is most of what the conventional scheme carries anyway: the "
+              "gain falls to 1.16, and no noise design can do better, because the published average itself must "
+              "hide site C."),
+    "breaks": ("default", "A promise breaks: exact calibration",
+               "The default five sites with the analytic (exact) calibration. Each release keeps its promise on its "
+               "own, but the aggregator sees all of them and can combine them: the audit on the Noise design page "
+               "finds views in which sites get less privacy than promised, and the collusion-robust calibration "
+               "buys it back with part of the gain."),
+}
+
+
+def _load(lesson: str) -> None:
+    preset, _, _ = LESSONS[lesson]
+    chosen = preset_scenario(preset)
+    if lesson == "breaks":
+        chosen = chosen.replace(calibration="analytic")
+    set_scenario(chosen)
+    st.session_state["home_lesson"] = lesson
+
 
 scenario_sidebar(scenario)
 
 st.title("Private multi-site analysis with correlated noise")
 st.markdown(
     """
-Hospitals, imaging consortia and labs each hold a few hundred sensitive samples and may not pool
-them. If every site adds its own differential-privacy noise, the aggregate carries **S times** the noise
-that pooled data would need. **CAPE** (correlation-assisted private estimation) fixes this: a trusted
-helper hands the sites noise terms *e* that cancel in the aggregate, the aggregator adds *f* terms it
-later subtracts, and each site adds a small term *g* of its own. Each release is noisy enough on its own,
-yet the aggregate carries only the pooled-data noise. On top of it sit **capePCA** (private PCA) and
-**capeAGN** (private tensor decomposition for mixtures of Gaussians and topic models).
+Hospitals, imaging consortia and labs each hold a few hundred sensitive records and may not pool them.
+**Differential privacy** lets each site publish a statistic with a proven bound **(ε, δ)** on what it reveals about
+any one person, at the price of added noise. If every site adds its own noise (the **conventional scheme**), the
+combined result carries **S times** the noise variance that pooled data would need. **CAPE** (correlation-assisted
+private estimation) removes that penalty: a trusted **helper** hands the sites noise terms *e* that cancel in the
+aggregate, the **aggregator** (who combines the releases) hands out terms *f* it later subtracts, and each site adds
+a small term *g* of its own. Each release is noisy enough on its own, yet the aggregate keeps only the *g* terms:
+noise of standard deviation **τ_c**, the pooled-data level. On top of it sit **capePCA** (private PCA) and **capeAGN**
+(private tensor decomposition). Every term is defined on the *Glossary* page.
 """
 )
+headline(scenario)
+change_panel()
+
+st.subheader("One click: where CAPE wins, and where it does not")
+columns = st.columns(len(LESSONS), gap="medium")
+for column, (key, (_, label, _)) in zip(columns, LESSONS.items(), strict=True):
+    column.button(label, key=f"home_lesson_{key}", on_click=_load, args=(key,), width="stretch")
+chosen = st.session_state.get("home_lesson")
+if chosen is not None:
+    st.info(LESSONS[chosen][2], icon=":material/school:")
 
 left, right = st.columns([3, 2], gap="large")
 with left:
@@ -34,7 +76,7 @@ digraph cape {
   s1 [label="site 1\\nadds g_1", fillcolor="#d7e9f7"]; s2 [label="site 2\\nadds g_2", fillcolor="#d7e9f7"];
   s3 [label="site S\\nadds g_S", fillcolor="#d7e9f7"];
   {rank=same; s1; s2; s3;}
-  agg [label="aggregator\\nsum mu_s (a_s - f_s)\\n= pooled noise level", fillcolor="#dff3dc"];
+  agg [label="aggregator\\nΣ μ_s (a_s − f_s)\\n= pooled noise level", fillcolor="#dff3dc"];
   helper -> s1 [label="e_1"]; helper -> s2 [label="e_2"]; helper -> s3 [label="e_S"];
   agg -> s1 [label="f_1", style=dashed]; agg -> s2 [label="f_2", style=dashed]; agg -> s3 [label="f_S", style=dashed];
   s1 -> agg [label="a_1+e_1+f_1+g_1"]; s2 -> agg [label="a_2+e_2+f_2+g_2"]; s3 -> agg [label="a_S+e_S+f_S+g_S"];
@@ -43,36 +85,35 @@ digraph cape {
         width="stretch",
     )
 with right:
-    design = design_equal(1.0, scenario.n_sites)
     st.markdown("**Equal sites, one number each** (Algorithm 1 of the journal paper)")
     st.latex(r"\tau_e^2=\tau_f^2=\left(1-\tfrac1S\right)\tau_s^2,\qquad \tau_g^2=\tfrac{\tau_s^2}{S}")
     st.latex(r"\operatorname{var}\Big(\tfrac1S\sum_s(\hat a_s-f_s)\Big)=\tfrac{\tau_s^2}{S^2}=\tau_{\text{pooled}}^2")
-    st.metric(f"Noise reduction over independent noise, S = {scenario.n_sites}", f"{design.gain:.1f}x",
-              help="G = conventional aggregator variance / CAPE aggregator variance; S for equal sites.")
     st.caption(
-        "The papers prove each release private on its own. What an aggregator who sees every release, "
-        "or sites that collude, can learn is shown by this tool's privacy audit."
+        "τ_s is the noise a site's release needs on its own. Against the aggregator (who knows f) a release carries "
+        "e + g, against the helper (who knows e) f + g: both τ_s². The conventional average carries τ_s²/S, CAPE "
+        "τ_s²/S², so for equal sites the CAPE gain is exactly S. What an aggregator who sees every release, or "
+        "sites that collude, can learn is this tool's privacy audit."
     )
+
+st.subheader("A five-minute lesson")
+st.markdown(
+    f"""
+The scenario every page uses has **{scenario.n_sites} sites** and **N = {scenario.total_n:,}** samples
+({scenario.calibration} calibration). Press the buttons above, or follow the pages:
+
+1. **Sites and budgets**: each row is a site with its N_s and its budget (ε_s, δ_s). Give one site ε = 0.1 and
+   watch the panel above the table: the gain falls, because that site's noise sets the DP floor.
+2. **Noise design**: who adds how much noise; why a design is feasible or not; the audit, view by view.
+3. **What ε means**: for one site, how well the best attacker can tell whether a person is in its data, from the
+   site's own release, from everything the aggregator sees, and from the published result.
+4. **Gain G(n)**: how the gain moves as sites become unequal, and why the paper's Proposition 1 overstates it.
+5. **capePCA** and **capeAGN**: the same noise inside real algorithms, against every baseline; each page can show
+   where CAPE stops helping.
+
+Every change to the scenario is written into the address bar: copy it to share the exact scenario.
+"""
+)
 
 st.subheader("Pages")
 for page in PAGES[1:]:
     st.page_link(page.path, label=f"**{page.title}**: {page.summary}", icon=page.icon)
-
-st.subheader("Try this")
-st.markdown(
-    f"""
-The scenario every page uses right now has **{scenario.n_sites} sites** and **N = {scenario.total_n:,}** samples
-({scenario.calibration} calibration). A short tour:
-
-1. **Sites and budgets**: load the preset *equal*, then give one site ε = 0.1: the *one strict site* case.
-2. **Noise design**: switch to the *published closed form*. On equal sites it is infeasible; the page says which
-   constraint fails and from which τ_c on it would work. The general solver always finds a design.
-3. **Noise design**, audit: move the collusion slider and switch the calibration to *analytic* on the Sites page
-   to see which views keep their promise.
-4. **Gain G(n)**: slide the imbalance to 1 and compare Proposition 1 with the DP-safe gains.
-5. **Protocol walk-through**: follow one round of capePCA message by message, and see why non-symmetric noise
-   would leak.
-
-Every change to the scenario is also written into the address bar: copy it to share the exact scenario.
-"""
-)

@@ -9,8 +9,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dpcore.cape import OBJECTIVES, SOLVERS, VIEWS, default_collusion, dp_floor
+from dpcore.cape import GAINS, OBJECTIVES, SOLVERS, VIEWS, default_collusion, dp_floor
 from dpcore.cape.explain import closed_form_orders, explain_design, floor_site, robust_gain_curve
+from dpcore.notation import symbolic
 from dpcore.privacy import STATISTICS
 from dpcore.scenario import ScenarioError
 from dpcore.validation import InputError
@@ -18,6 +19,8 @@ from pages.shared.navigation import start_page
 from pages.shared.state import cached_plan, set_scenario
 from pages.shared.widgets import (
     STATISTIC_HELP,
+    change_panel,
+    headline,
     remember_widgets,
     restore_widgets,
     scenario_sidebar,
@@ -36,15 +39,14 @@ SOLVER_HELP = (
     "General: a linear program that finds feasible variances whenever they exist, for any site order. "
     "Published closed form: the journal paper's formulas; they depend on which site is last and can give "
     "negative variances (shown, never clipped). Collusion-robust: keeps every audited view with up to c "
-    "colluders at sigma_eff >= tau_s, at the price of some gain."
+    "colluders at σ_eff ≥ τ_s, at the price of some gain."
 )
 VIEW_TEXT = {
     "outside": "an outside observer of the published aggregate",
-    "aggregator": "the aggregator, who sees every release and knows every f_s",
+    "aggregator": "the aggregator, who sees every release and knows every f_s (the noise it handed out)",
     "aggregator+coalition": "the aggregator together with the worst coalition of up to c other sites",
     "sites": "a coalition of up to c other sites, without the aggregator (they see the aggregate)",
 }
-AUTO_CURVE_SITES = 10  # robust_gain_curve: 0.4 s at S = 10, 3 s at 12, 25 s at 20 (bench_dashboard.py)
 COLOURS = {"g": "#4c78a8", "e": "#f58518", "f": "#54a24b", "neg": "#e45756"}
 
 
@@ -81,15 +83,19 @@ def _variance_chart(design, relative: bool) -> go.Figure:
 
 
 def _level_chart(design) -> go.Figure:
-    """mu_s tau_s per site (what each site needs in the aggregate) against tau_c, the floor and tau_conv."""
+    """μ_s τ_s per site (what each site needs in the aggregate) against τ_c, the DP floor and τ_conv. τ_c sits on
+    the floor by default, so the floor is a wide pale band and τ_c a thin dark line on top of it: both stay visible."""
     contrib = design.weights * design.tau
+    names = list(design.names)
     fig = go.Figure()
-    fig.add_bar(x=list(design.names), y=contrib, name="μ_s τ_s (site s needs τ_c ≥ this)",
+    fig.add_bar(x=names, y=contrib, name="μ_s τ_s (site s needs τ_c ≥ this)",
                 marker_color="#9ecae9", hovertemplate="%{x}: %{y:.4g}<extra></extra>")
-    for value, label, style in ((design.tau_c, "τ_c (CAPE)", "solid"), (design.tau_floor, "DP floor", "dot"),
-                                (design.tau_conv, "conventional", "dash")):
-        fig.add_scatter(x=list(design.names), y=[value] * design.n_sites, mode="lines", name=f"{label} = {value:.3g}",
-                        line={"dash": style, "width": 2})
+    lines = ((design.tau_floor, "DP floor", {"color": "rgba(228, 87, 86, 0.35)", "width": 12}),
+             (design.tau_conv, "conventional τ_conv", {"color": "#7f7f7f", "width": 2, "dash": "dash"}),
+             (design.tau_c, "τ_c (CAPE)", {"color": "#1f3b73", "width": 3}))
+    for value, label, style in lines:
+        fig.add_scatter(x=names, y=[value] * design.n_sites, mode="lines", name=f"{label} = {value:.3g}", line=style,
+                        hovertemplate=f"{label}: {value:.4g}<extra></extra>")
     fig.update_layout(yaxis_title="std of the aggregate's noise", yaxis_rangemode="tozero")
     return fig
 
@@ -128,11 +134,11 @@ def _robust_chart(points, n_sites: int, equal: bool) -> go.Figure:
     fig = go.Figure()
     cs = [p.collusion for p in points]
     fig.add_scatter(x=cs, y=[p.gain if p.feasible else None for p in points], mode="lines+markers",
-                    name="collusion-robust gain", line={"width": 3})
+                    name="collusion-robust gain G_c", line={"width": 3})
     if equal:
         fig.add_scatter(x=cs, y=[n_sites - c for c in cs], mode="lines", name="S - c (equal sites)",
                         line={"dash": "dot"})
-    fig.update_layout(xaxis_title="colluding sites c", yaxis_title="gain G", xaxis={"dtick": 1},
+    fig.update_layout(xaxis_title="colluding sites c", yaxis_title="G_c", xaxis={"dtick": 1},
                       yaxis_rangemode="tozero")
     return fig
 
@@ -151,12 +157,14 @@ st.markdown(
 )
 st.latex(r"\begin{gathered}\tau_{f,s}^2+\tau_{g,s}^2\ge\tau_s^2,\quad \tau_{e,s}^2+\tau_{g,s}^2\ge\tau_s^2\\ "
          r"\textstyle\sum_s\mu_s^2\tau_{g,s}^2=\tau_c^2,\quad \sum_s\mu_s e_s=0\end{gathered}")
+summary_slot = st.container()  # the headline and the before-and-after panel, once this run's τ_c edit is known
 
 defaults = {"nd_statistic": "mean", "nd_solver": "general", "nd_objective": "balanced", "nd_e_scale": 1.0,
-            "nd_dim": 10, "nd_sigma2": 0.05, "nd_relative": True, "nd_failing_only": False,
+            "nd_dim": 10, "nd_sigma2": 0.05, "nd_relative": True, "nd_failing_only": False, "nd_chart": "sites",
+            "nd_audit_as_chart": False,
             "nd_last": names[-1], "nd_collusion": min(default_collusion(n_sites), max(n_sites - 1, 0))}
 restore_widgets(defaults, {"nd_last": names, "nd_collusion": range(n_sites), "nd_statistic": STATISTICS,
-                           "nd_solver": SOLVERS, "nd_objective": tuple(OBJECTIVES)})
+                           "nd_solver": SOLVERS, "nd_objective": tuple(OBJECTIVES), "nd_chart": ("sites", "aggregate")})
 
 # --- tau_c, two-way bound to the shared scenario --------------------------------------------------
 if st.session_state.get("nd_tau_c_source", "unset") != scenario.tau_c or "nd_at_floor" not in st.session_state:
@@ -170,7 +178,7 @@ with c1:
     dim = sigma2 = None
     if statistic == "mog-m3":
         dim = st.number_input("Dimension D", min_value=1, step=1, key="nd_dim",
-                              help="Data dimension; the MOG third-moment sensitivity grows with D sigma^2.")
+                              help="Data dimension; the MOG third-moment sensitivity grows with D σ².")
         sigma2 = st.number_input("Component variance σ²", min_value=0.0, format="%.4f", key="nd_sigma2",
                                  help="Scaled variance of each Gaussian component (samples scaled to norm <= 1).")
 with c2:
@@ -179,7 +187,7 @@ with c2:
     e_scale = 1.0
     if solver in ("general", "collusion-robust"):
         objective = st.selectbox("Objective", list(OBJECTIVES), key="nd_objective",
-                                 help=" · ".join(f"{k}: {v}" for k, v in OBJECTIVES.items()))
+                                 help=symbolic(" · ".join(f"{k}: {v}" for k, v in OBJECTIVES.items())))
     if solver == "closed-form":
         last = st.selectbox("Site playing 'site S' (last)", names, key="nd_last",
                             help="The closed form treats one site specially; its feasibility depends on which.")
@@ -190,7 +198,7 @@ with c2:
             "(see the audit), the same noise in the aggregate.")
 with c3:
     at_floor = st.toggle("τ_c at the DP floor", key="nd_at_floor",
-                         help="Use the smallest tau_c that keeps every site's budget against an outside observer. "
+                         help="Use the smallest τ_c that keeps every site's budget against an outside observer. "
                          "This setting is part of the shared scenario (also on the Sites page).")
     tau_c_value = None
     if not at_floor:
@@ -232,6 +240,10 @@ except InputError as exc:
     show_error(exc)
     st.stop()
 
+with summary_slot:
+    headline(scenario)
+    change_panel()
+
 design = plan.design
 st.caption(f"Statistic **{statistic}**, {scenario.neighbouring} neighbours, {scenario.calibration} calibration, "
            f"solver **{SOLVER_LABELS[solver]}**" + (f" ({design.objective})" if design.objective else "")
@@ -240,7 +252,7 @@ st.caption(f"Statistic **{statistic}**, {scenario.neighbouring} neighbours, {sce
               f". Sensitivity Δ_s = {plan.sensitivities[0]:.3g} at every site."))
 
 # --- verdict ----------------------------------------------------------------------------------------
-explanation = explain_design(design)
+explanation = [symbolic(line) for line in explain_design(design, gain=False)]
 if design.feasible:
     st.success(explanation[0], icon=":material/check_circle:")
     for line in explanation[1:]:
@@ -261,46 +273,58 @@ else:
         st.latex(r"\begin{gathered}m_s=\mu_s^2\tau_s^2,\quad M=\textstyle\sum_s m_s:\\ \tau_c^2\le M,\quad "
                  r"\tau_c^2\ge M-2m_S,\quad \tau_c^2\ge M-2(S-1)m_s\ (s\ne S)\end{gathered}")
 for warning in plan.warnings:
-    st.warning(warning, icon=":material/warning:")
+    st.warning(symbolic(warning), icon=":material/warning:")
 
-m1, m2, m3, m4 = st.columns(4)
+m1, m2, m3 = st.columns(3)
 m1.metric("τ_c (aggregate noise std)" if design.feasible else "τ_c asked for", f"{design.tau_c:.4g}",
-          help="sqrt(sum_s mu_s^2 tau_g,s^2): the noise std left in the published aggregate.")
-m2.metric("DP floor", f"{design.tau_floor:.4g}", help=f"max_s mu_s tau_s, set by site {floor_site(design)}.")
-m3.metric("Conventional", f"{design.tau_conv:.4g}",
-          help="sqrt(sum_s mu_s^2 tau_s^2): the aggregate's noise when every site adds its full tau_s independently.")
-m4.metric("Gain G", f"{design.gain:.3g}" if design.feasible else "none",
-          help="G = sum_s mu_s^2 tau_s^2 / tau_c^2 (conventional over CAPE variance); none without a feasible design.")
+          help="√(Σ_s μ_s² τ_g,s²): the noise std left in the published aggregate.")
+m2.metric("DP floor", f"{design.tau_floor:.4g}", help=f"max_s μ_s τ_s, set by site {floor_site(design)}: the "
+          "smallest τ_c with which the published aggregate alone keeps every site's budget.")
+m3.metric("Conventional τ_conv", f"{design.tau_conv:.4g}",
+          help="√(Σ_s μ_s² τ_s²): the aggregate's noise in the conventional scheme, where every site adds its full "
+          "τ_s on its own.")
+if design.feasible and solver == "collusion-robust":
+    robust_gain = GAINS["robust"]
+    st.markdown(f"**{robust_gain.title} {robust_gain.symbol} = {design.gain:.3g}** for up to c = {plan.collusion} "
+                f"colluders: {robust_gain.definition}.")
+elif design.feasible and statistic != "mean" and scenario.tau_c is not None:
+    st.caption(f"τ_c is an absolute standard deviation; for the {statistic} statistic this τ_c gives a CAPE gain "
+               f"G = {design.gain:.3g} (the headline above is for the mean).")
 
-# --- charts -------------------------------------------------------------------------------------------
+# --- charts: one at a time, so that the page draws one plotly chart on arrival ---------------------------------
 st.subheader("Who adds how much noise")
+CHARTS = {"sites": "noise per site: e, f and g", "aggregate": "τ_c against the DP floor and τ_conv"}
+chart = st.radio("Chart", list(CHARTS), key="nd_chart", horizontal=True, format_func=CHARTS.get,
+                 label_visibility="collapsed")
 left, right = st.columns([3, 2], gap="medium")
-with left:
-    relative = st.toggle("Show variances in units of τ_s²", key="nd_relative",
-                         help="Divide each site's variances by its tau_s^2, so sites with different budgets share "
-                         "one scale and the requirement is the dashed line at 1.")
-    show_chart(_variance_chart(design, relative), "Noise variances per site against τ_s²", key="nd_variance_chart",
-               height=400)
-with right:
-    st.markdown(
-        "Each site has two bars. **e+g** is the noise the aggregator faces in that site's release (it knows f); "
-        "**f+g** is what the helper would face (it knows e). Both must reach **τ_s²**. The blue part, **g**, is "
-        "the only noise that survives in the aggregate: the e terms cancel and the aggregator subtracts f."
-    )
-    if not design.feasible:
-        st.markdown("Bars **below zero** are the negative variances of the infeasible design: no random noise "
-                    "has them.")
-
-left, right = st.columns([3, 2], gap="medium")
-with left:
-    show_chart(_level_chart(design), "τ_c against the DP floor and the conventional level", key="nd_level_chart")
-with right:
-    st.markdown(
-        "An outside observer of the aggregate sees site s behind noise τ_c / μ_s, so it needs "
-        "**τ_c ≥ μ_s τ_s**: the tallest bar is the **DP floor**. The conventional scheme (no correlated noise) "
-        "leaves the dashed level; CAPE at the floor leaves the solid one."
-    )
-    st.latex(r"G=\frac{\sum_s\mu_s^2\tau_s^2}{\tau_c^2},\qquad \tau_c\ge\max_s\mu_s\tau_s")
+if chart == "sites":
+    with left:
+        relative = st.toggle("Show variances in units of τ_s²", key="nd_relative",
+                             help="Divide each site's variances by its τ_s², so sites with different budgets share "
+                             "one scale and the requirement is the dashed line at 1.")
+        show_chart(_variance_chart(design, relative), "Noise variances per site against τ_s²",
+                   key="nd_variance_chart", height=400)
+    with right:
+        st.markdown(
+            "Each site has two bars. **e+g** is the noise the aggregator faces in that site's release (it knows f); "
+            "**f+g** is what the helper would face (it knows e). Both must reach **τ_s²**. The blue part, **g**, is "
+            "the only noise that survives in the aggregate: the e terms cancel and the aggregator subtracts f."
+        )
+        if not design.feasible:
+            st.markdown("Bars **below zero** are the negative variances of the infeasible design: no random noise "
+                        "has them.")
+else:
+    with left:
+        show_chart(_level_chart(design), "τ_c against the DP floor and the conventional level", key="nd_level_chart")
+    with right:
+        st.markdown(
+            "An outside observer of the aggregate sees site s behind noise τ_c / μ_s, so it needs "
+            "**τ_c ≥ μ_s τ_s**: the tallest bar is the **DP floor** (the pale band). The conventional scheme (no "
+            "correlated noise) leaves the dashed level τ_conv; CAPE leaves the dark line τ_c, on the band when τ_c is "
+            "at the floor."
+        )
+        st.latex(r"\begin{gathered}G=\frac{\tau_{\mathrm{conv}}^2}{\tau_c^2}=\frac{\sum_s\mu_s^2\tau_s^2}{\tau_c^2}\\ "
+                 r"\tau_c\ge\max_s\mu_s\tau_s\end{gathered}")
 
 with st.expander("Variances as a table"):
     std = design.std
@@ -317,7 +341,9 @@ st.subheader("Privacy audit")
 st.markdown(
     "The papers prove each release private **on its own**. The releases are correlated (the e terms sum to "
     "zero), so an adversary who sees several of them can learn more. The audit computes, for every site and "
-    "every view, the exact noise σ_eff left on that site's statistic and the ε it really gets at δ_s:"
+    "every view, the exact noise σ_eff left on that site's statistic (the **effective noise**: the view is exactly as "
+    "private as one release with that noise) and the ε it really gets at δ_s. The *What ε means* page shows what "
+    "that does for an attacker:"
 )
 st.markdown("\n".join(f"- **{v}**: {t}" for v, t in VIEW_TEXT.items()))
 st.latex(r"\begin{gathered}\sigma_{\mathrm{eff}}^2=\big(b^\top\mathrm{Cov}^{+}b\big)^{-1},\quad "
@@ -335,25 +361,25 @@ else:
     else:
         st.success(f"Every site keeps its promised ε in every view with up to c = {plan.collusion} colluders.",
                    icon=":material/verified_user:")
-    left, right = st.columns([3, 2], gap="medium")
-    with left:
+    st.markdown(
+        "A view in which ε effective exceeds ε promised gives a site **less** privacy than it was promised. "
+        "Classic calibration is conservative, so σ_eff a little below τ_s can still keep ε; with the analytic "
+        "calibration (Sites page) any σ_eff < τ_s breaks the promise. Raising the helper-noise scale or "
+        "choosing the collusion-robust calibration closes the gap."
+    )
+    t1, t2 = st.columns(2)
+    failing_only = t1.toggle("Only rows that break the promise", key="nd_failing_only",
+                             help="Hide the site-views whose effective ε is within the promise.")
+    if t2.toggle("Show the audit as a chart", key="nd_audit_as_chart",
+                 help="ε effective over ε promised for every site and view, as bars (drawn on request)."):
         show_chart(_audit_chart(plan), "Effective ε relative to the promise (capped at 5)", key="nd_audit_chart")
-    with right:
-        st.markdown(
-            "Bars above the dashed line are views in which a site gets **less** privacy than it was promised. "
-            "Classic calibration is conservative, so σ_eff a little below τ_s can still keep ε; with the analytic "
-            "calibration (Sites page) any σ_eff < τ_s breaks the promise. Raising the helper-noise scale or "
-            "choosing the collusion-robust calibration closes the gap."
-        )
-    failing_only = st.toggle("Only rows that break the promise", key="nd_failing_only",
-                             help="Hide the site-views whose effective epsilon is within the promise.")
     frame = _audit_frame(plan)
     if failing_only:
         frame = frame[frame["kept"] == "NO"]
     st.dataframe(frame, hide_index=True, width="stretch", column_config={
-        "σ_eff / τ_s": st.column_config.NumberColumn(format="%.3f", help="1 means exactly the site's own tau_s"),
-        "ε effective": st.column_config.NumberColumn(format="%.4g", help="exact eps of this view at delta_s"),
-        "δ at ε promised": st.column_config.NumberColumn(format="%.2e", help="exact delta of this view at eps_s"),
+        "σ_eff / τ_s": st.column_config.NumberColumn(format="%.3f", help="1 means exactly the site's own τ_s"),
+        "ε effective": st.column_config.NumberColumn(format="%.4g", help="exact ε of this view at δ_s"),
+        "δ at ε promised": st.column_config.NumberColumn(format="%.2e", help="exact δ of this view at ε_s"),
         "δ promised": st.column_config.NumberColumn(format="%.1e"),
         "exact": st.column_config.CheckboxColumn(help="False: worst coalition searched heuristically (large S)"),
     })
@@ -366,13 +392,14 @@ if robust is None:
 else:
     left, right = st.columns([3, 2], gap="medium")
     with right:
+        robust_gain = GAINS["robust"]
         if robust.feasible:
-            compare = f" (the design above: {design.gain:.3g})" if design.feasible else ""
-            st.markdown(f"Against up to **c = {plan.collusion}** colluders: τ_c = {robust.tau_c:.4g}, gain "
-                        f"**{robust.gain:.3g}**{compare}.")
-            st.caption(" ".join(robust.notes))
+            compare = f" (the CAPE gain G of the design above: {design.gain:.3g})" if design.feasible else ""
+            st.markdown(f"Against up to **c = {plan.collusion}** colluders: τ_c = {robust.tau_c:.4g}, "
+                        f"{robust_gain.title} **{robust_gain.symbol} = {robust.gain:.3g}**{compare}.")
+            st.caption(f"{robust_gain.symbol}: {robust_gain.definition}. " + symbolic(" ".join(robust.notes)))
         else:
-            st.warning(f"No collusion-robust design for c = {plan.collusion}: {robust.reason}",
+            st.warning(symbolic(f"No collusion-robust design for c = {plan.collusion}: {robust.reason}"),
                        icon=":material/warning:")
         st.markdown(
             "With very large helper noise the aggregator and c colluders learn only the weighted sum of the other "
@@ -384,18 +411,20 @@ else:
     with left:
         tau_key = tuple(float(x) for x in design.tau)
         args = (tau_key, tuple(float(w) for w in design.weights), tuple(design.names), objective or "balanced")
-        if n_sites <= AUTO_CURVE_SITES or st.session_state.get("nd_curve_for") == args:
+        done = st.session_state.setdefault("nd_curves_done", set())
+        if args in done:  # computed on request earlier in this session: cached, instant
             points = _robust_curve(*args)
             equal = bool(np.allclose(design.tau, design.tau[0]) and np.allclose(design.weights, 1 / n_sites))
-            show_chart(_robust_chart(points, n_sites, equal), "Gain kept against c colluders", key="nd_robust_chart",
-                       height=320)
+            show_chart(_robust_chart(points, n_sites, equal), "Collusion-robust gain G_c against c colluders",
+                       key="nd_robust_chart", height=320)
             bad = [p.collusion for p in points if not p.feasible]
             if bad:
                 st.caption(f"No robust design was found for c = {', '.join(map(str, bad))} (gaps in the curve).")
         else:
-            st.caption(f"With {n_sites} sites the curve over every c takes a while.")
-            if st.button("Compute the gain for every c", key="nd_curve_button",
+            st.caption(f"The curve solves the collusion-robust calibration once for every c = 0 .. {n_sites - 1}; "
+                       "it is computed on request, so that the page never waits for it.")
+            if st.button("Compute G_c for every c", key="nd_curve_button", icon=":material/show_chart:",
                          help="Solve the collusion-robust calibration for c = 0 .. S-1 (cached afterwards)."):
-                st.session_state["nd_curve_for"] = args
+                done.add(args)
                 st.rerun()
 

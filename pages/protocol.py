@@ -19,6 +19,7 @@ from dpcore.cape.protocol import (
     party_views,
     symmetry_leak,
 )
+from dpcore.notation import symbolic
 from dpcore.scenario import scenario_from_json
 from dpcore.validation import InputError
 from pages.shared.federated_log import show_run_log
@@ -30,7 +31,7 @@ scenario = start_page()
 
 ALGORITHM_HELP = (
     "CAPE: one private weighted average (Algorithm 1 and its generalization). capePCA: the same flow for the "
-    "D x D second-moment matrix, then top-K eigenvectors (Algorithm 2). capeAGN: two CAPE stages, M2 for "
+    "D × D second-moment matrix, then top-K eigenvectors (Algorithm 2). capeAGN: two CAPE stages, M2 for "
     "whitening and the whitened third moment for the tensor power method (Algorithm 3)."
 )
 
@@ -42,7 +43,8 @@ def _agn_plans(scenario_json: str, model: str, split: float, dim: int, sigma2: f
 
 def _messages_frame(step) -> pd.DataFrame:
     return pd.DataFrame([{
-        "from": m.sender, "to": m.receiver, "carries": m.content, "noise std per entry": m.noise_std,
+        "step": step.number, "from": m.sender, "to": m.receiver, "carries": m.content,
+        "noise std per entry": m.noise_std,
         "shape": m.shape_text, "numbers": m.numbers, "unique": m.unique, "channel": m.channel,
     } for m in step.messages])
 
@@ -139,21 +141,21 @@ try:
         a, b, c = st.columns(3)
         model = a.radio("Model", tuple(AGN_MODELS), key="pr_model", horizontal=True,
                         format_func={"mog": "Gaussian mixture", "stm": "single-topic model"}.get,
-                        help="The model sets the moment sensitivities: MOG M3 grows with D sigma^2, STM does not.")
+                        help="The model sets the moment sensitivities: MOG M3 grows with D σ², STM does not.")
         dim = b.number_input("Dimension D", min_value=2, max_value=5000, step=1, key="pr_dim_agn",
                              help="Features (MOG) or vocabulary size (STM).")
         rank = c.number_input("Components K", min_value=1, step=1, key="pr_rank_agn",
                               help="Mixture components or topics (1 <= K <= D).")
         a, b, c = st.columns(3)
         split = a.slider("Budget share of stage 1", 0.05, 0.95, step=0.05, key="pr_split",
-                         help="Stage 1 (M2, whitening) gets (share x eps_s, share x delta_s), stage 2 the rest. "
+                         help="Stage 1 (M2, whitening) gets (share × ε_s, share × δ_s), stage 2 the rest. "
                          "The paper splits equally.")
         sigma2 = None
         if model == "mog":
             sigma2 = b.number_input("Component variance σ²", min_value=0.0, format="%.4f", key="pr_sigma2",
-                                    help="Scaled MOG component variance; M3 sensitivity 2/N + 6 D sigma^2/N.")
+                                    help="Scaled MOG component variance; M3 sensitivity 2/N + 6 D σ²/N.")
         projected = c.toggle("Noise sent already projected", key="pr_projected",
-                             help="Send stage-2 noise as K x K x K tensors with the law of projected D x D x D noise "
+                             help="Send stage-2 noise as K × K × K tensors with the law of projected D × D × D noise "
                              "(docs/math/capeagn.md, \"Large D: the projected path\"): far less traffic for large D, "
                              "same privacy.")
         stage1, stage2 = _agn_plans(scenario.to_json(indent=None), model, float(split), int(dim),
@@ -169,8 +171,8 @@ remember_widgets(defaults)
 
 if round_ is None:
     if plan is not None and not plan.design.feasible:
-        st.error(f"No feasible noise design for this scenario: {plan.design.reason} Change τ_c on the Sites or "
-                 "Noise design page.", icon=":material/block:")
+        st.error(symbolic(f"No feasible noise design for this scenario: {plan.design.reason} Change τ_c on the "
+                          "Sites or Noise design page."), icon=":material/block:")
     st.stop()
 
 # --- diagram and steps -----------------------------------------------------------------------------------------
@@ -187,24 +189,24 @@ with right:
         st.latex(r"\begin{aligned}\hat a&=\textstyle\sum_s\mu_s(\hat a_s-f_s)\\ &=\textstyle\sum_s\mu_s a_s"
                  r"+\underbrace{\textstyle\sum_s\mu_s e_s}_{=0}+\sum_s\mu_s g_s\end{aligned}")
     st.metric("Noise std left in the output", f"{round_.output_std:.4g}",
-              help="tau_c of the (last) CAPE stage: sqrt(sum_s mu_s^2 tau_g,s^2), per entry.")
+              help="τ_c of the (last) CAPE stage: √(Σ_s μ_s² τ_g,s²), per entry.")
 
 st.subheader("Step by step")
-for step in round_.steps:
-    st.markdown(f"**{step.number}. {step.title}**  \n{step.description}")
-    if step.messages:
-        st.dataframe(_messages_frame(step), hide_index=True, width="stretch",
-                     height=min(38 + 35 * len(step.messages), 250),
-                     column_config={"noise std per entry": st.column_config.NumberColumn(format="%.3e"),
-                                    "numbers": st.column_config.NumberColumn(format="%d", help="dense count"),
-                                    "unique": st.column_config.NumberColumn(
-                                        format="%d", help="unique entries of a symmetric object")})
+st.markdown(symbolic("\n".join(f"{step.number}. **{step.title}**: {step.description}" for step in round_.steps)))
+# Every message in one table (one data grid draws much faster than one per step), with its step's number.
+st.dataframe(pd.concat([_messages_frame(step) for step in round_.steps if step.messages], ignore_index=True),
+             hide_index=True, width="stretch", height=min(38 + 35 * len(round_.messages), 420),
+             column_config={"step": st.column_config.NumberColumn(format="%d", width="small"),
+                            "noise std per entry": st.column_config.NumberColumn(format="%.3e"),
+                            "numbers": st.column_config.NumberColumn(format="%d", help="dense count"),
+                            "unique": st.column_config.NumberColumn(
+                                format="%d", help="unique entries of a symmetric object")})
 
 # --- communication -----------------------------------------------------------------------------------------------
 st.subheader("Communication")
 m1, m2, m3 = st.columns(3)
 m1.metric("Numbers moved", f"{round_.total_numbers:,}", help="Dense count of every message between parties "
-          "(D^2 per D x D matrix), not counting what is published.")
+          "(D² per D × D matrix), not counting what is published.")
 m2.metric("Unique entries", f"{round_.total_unique:,}", help="Only the unique entries of symmetric objects; "
           "what an implementation has to send.")
 m3.metric("Conventional scheme", f"{round_.conventional_numbers:,}", help="Only the releases (and broadcasts), "
@@ -213,7 +215,7 @@ parties = round_.per_party()
 st.dataframe(pd.DataFrame([{"party": p, "sends": v["sent"], "receives": v["received"]} for p, v in parties.items()]),
              hide_index=True, width="stretch")
 for note in round_.notes:
-    st.caption(note)
+    st.caption(symbolic(note))
 
 # --- what each party learns --------------------------------------------------------------------------------------
 st.subheader("What each party can learn")
@@ -222,14 +224,15 @@ if audit is None:
     st.info("No audit for an infeasible design.")
 else:
     views = party_views(plan.design, audit)
-    st.dataframe(pd.DataFrame([{
-        "party": v.party, "sees": v.sees, "knows": v.knows, "worst site": v.worst_site,
-        "σ_eff / τ_s": v.sigma_ratio, "ε effective": v.eps_eff, "ε promised": v.eps,
+    # A static table: its text wraps, so every column fits any window (a data grid cut the last columns at 1400 px).
+    st.table(pd.DataFrame([{
+        "party": v.party, "sees": symbolic(v.sees), "knows": symbolic(v.knows), "worst site": v.worst_site,
+        "σ_eff / τ_s": f"{v.sigma_ratio:.3f}",
+        "ε effective / promised": "-" if v.eps_eff is None else f"{v.eps_eff:.3g} / {v.eps:g}",
         "sites over budget": v.failing,
-    } for v in views]), hide_index=True, width="stretch",
-        column_config={"σ_eff / τ_s": st.column_config.NumberColumn(format="%.3f",
-                                                                    help="1 = exactly the site's own tau_s"),
-                       "ε effective": st.column_config.NumberColumn(format="%.3g")})
+    } for v in views]).set_index("party"))
+    st.caption("σ_eff / τ_s = 1: the view leaves the site exactly the noise of its own release. The helper is not "
+               "audited by ε: it sees no release, and the design gives it f + g ≥ τ_s² by construction.")
     which = "stage 1 (M2)" if algorithm == "capeAGN" else "this statistic"
     st.markdown(
         f"Worst site per party, for {which}, with up to c = {audit.collusion} colluders. The helper only ever "
@@ -249,8 +252,16 @@ if pca_plan is not None and pca_plan.design.feasible:
     rows = symmetry_leak(pca_plan.design, pca_plan.sensitivities, scenario.eps, scenario.delta)
     left, right = st.columns([3, 2], gap="medium")
     with left:
-        show_chart(_symmetry_chart(rows), "Noise the aggregator faces on an off-diagonal pair", key="pr_symmetry_chart",
-                   height=320)
+        st.dataframe(pd.DataFrame([{"site": r.site, "σ_eff / τ_s, symmetric E": r.sigma_symmetric / r.tau,
+                                    "σ_eff / τ_s, i.i.d. E": r.sigma_iid / r.tau, "ε promised": r.eps,
+                                    "ε with i.i.d. E": r.eps_iid} for r in rows]),
+                     hide_index=True, width="stretch",
+                     column_config={c: st.column_config.NumberColumn(format="%.3g") for c in
+                                    ("σ_eff / τ_s, symmetric E", "σ_eff / τ_s, i.i.d. E", "ε with i.i.d. E")})
+        if st.toggle("Show as a chart", key="pr_symmetry_as_chart",
+                     help="The same numbers as bars (drawn on request)."):
+            show_chart(_symmetry_chart(rows), "Noise the aggregator faces on an off-diagonal pair",
+                       key="pr_symmetry_chart", height=320)
     with right:
         st.markdown(
             "A site's matrix A_s is symmetric, so entries (i, j) and (j, i) carry the same value. If the helper drew "

@@ -16,6 +16,7 @@ import streamlit as st
 
 from dpcore.cape import WEIGHT_OBJECTIVES, dp_floor, suggest_weights
 from dpcore.limits import MAX_SEED, MAX_SITE_SIZE, MAX_SITES
+from dpcore.notation import symbolic
 from dpcore.privacy import CALIBRATIONS, NEIGHBOURING
 from dpcore.scenario import (
     PRESETS,
@@ -31,7 +32,7 @@ from dpcore.scenario import (
 )
 from pages.shared.navigation import start_page
 from pages.shared.state import SITES_PROBLEMS_KEY, scenario_link, set_scenario
-from pages.shared.widgets import link_loaded_notice, scenario_sidebar, show_link_error
+from pages.shared.widgets import change_panel, headline, link_loaded_notice, scenario_sidebar, show_link_error
 
 scenario = start_page()
 
@@ -40,13 +41,13 @@ NOTICE_KEY = "sites_notice"
 
 NEIGHBOURING_HELP = {
     "replace-one": "neighbouring data sets differ by replacing one sample (the safe default; Frobenius-norm "
-    "sensitivities, e.g. sqrt(2)/N_s for PCA)",
+    "sensitivities, e.g. √2/N_s for PCA)",
     "as-published": "the papers' constants (e.g. 1/N_s for PCA); kept to reproduce the papers, not a guarantee "
     "for matrix releases",
 }
 CALIBRATION_HELP = {
-    "classic": "sigma = Delta sqrt(2 ln(1.25/delta)) / eps; a guarantee only for eps < 1",
-    "analytic": "Balle & Wang (2018): the smallest sigma that is (eps, delta)-DP, valid for every eps > 0",
+    "classic": "σ = Δ √(2 ln(1.25/δ)) / ε; a guarantee only for ε < 1",
+    "analytic": "Balle & Wang (2018): the smallest σ that is (ε, δ)-DP, valid for every ε > 0",
 }
 COLUMN_CONFIG = {
     "name": st.column_config.TextColumn(
@@ -57,15 +58,15 @@ COLUMN_CONFIG = {
         "N_s", help=f"Number of samples the site holds (an integer from 1 to {MAX_SITE_SIZE:,}). Sensitivities "
         "scale as 1/N_s.", max_chars=40),
     "eps": st.column_config.NumberColumn(
-        "ε_s", help="The site's privacy parameter epsilon (> 0). Smaller means more private and more noise.",
+        "ε_s", help="The site's privacy parameter ε (> 0). Smaller means more private and more noise.",
         format="%g"),
     "delta": st.column_config.NumberColumn(
-        "δ_s", help="The site's privacy parameter delta, in (0, 1); keep it well below 1/N_s.", format="%.1e"),
+        "δ_s", help="The site's privacy parameter δ, in (0, 1); keep it well below 1/N_s.", format="%.1e"),
     "weight": st.column_config.NumberColumn(
-        "weight μ_s", help="Aggregation weight (>= 0, all weights sum to 1). Leave the whole column blank for "
+        "weight μ_s", help="Aggregation weight (≥ 0, all weights sum to 1). Leave the whole column blank for "
         "μ_s = N_s / N, the pooled statistic.", format="%g"),
 }
-BULK_FIELDS = {"eps": "ε (epsilon)", "delta": "δ (delta)", "n": "N_s (samples)"}
+BULK_FIELDS = {"eps": "ε_s (privacy)", "delta": "δ_s (failure probability)", "n": "N_s (samples)"}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -112,7 +113,7 @@ def _load(scenario: Scenario, notice: str) -> None:
 
 def _on_preset(key: str) -> None:
     name = st.session_state[key]
-    _load(preset_scenario(name), f"Loaded the preset '{name}': {PRESETS[name]}.")
+    _load(preset_scenario(name), symbolic(f"Loaded the preset '{name}': {PRESETS[name]}."))
 
 
 def _on_bulk(field_key: str, value_key: str) -> None:
@@ -134,7 +135,7 @@ def _on_weights(scenario: Scenario, objective_key: str | None) -> None:
         objective = st.session_state[objective_key]
         w = suggest_weights(scenario.taus("mean"), scenario.sizes, objective).weights
         rows = [dict(r, weight=float(x)) for r, x in zip(scenario_to_rows(scenario), w, strict=True)]
-        note = f"Weights set by '{objective}': {WEIGHT_OBJECTIVES[objective]}."
+        note = symbolic(f"Weights set by '{objective}': {WEIGHT_OBJECTIVES[objective]}.")
     _reset_form(rows, settings_of(scenario))
     st.session_state[NOTICE_KEY] = note
 
@@ -163,6 +164,7 @@ st.markdown(
     "at the bottom of the table or select rows to delete them; a problem is shown beside the table and the "
     "other pages keep the last valid scenario until it is fixed."
 )
+summary_slot = st.container()  # the headline and the before-and-after panel, filled once this run's edit is known
 notice = st.session_state.pop(NOTICE_KEY, None)
 if notice:
     st.info(notice, icon=":material/info:")
@@ -189,12 +191,12 @@ with settings_box:
         settings["calibration"] = st.radio(
             "Gaussian calibration", CALIBRATIONS, index=CALIBRATIONS.index(settings["calibration"]),
             key=f"sites_calibration_{gen}",
-            help="How sigma follows from (eps, delta). " + " · ".join(f"{k}: {v}" for k, v in CALIBRATION_HELP.items()),
+            help="How σ follows from (ε, δ). " + " · ".join(f"{k}: {v}" for k, v in CALIBRATION_HELP.items()),
         )
     with c2:
         at_floor = st.toggle(
             "τ_c at the DP floor", value=settings["tau_c"] is None, key=f"sites_floor_{gen}",
-            help="tau_c is the noise std left in the released aggregate. The DP floor max_s mu_s tau_s is the "
+            help="τ_c is the noise std left in the released aggregate. The DP floor max_s μ_s τ_s is the "
             "smallest value that keeps every site's budget against an outside observer; switch off to set "
             "your own value (below the floor is allowed but flagged).",
         )
@@ -235,7 +237,8 @@ with right:
     if errors:
         st.error(
             f"**{len(errors)} problem(s)** - the other pages keep the last valid scenario "
-            f"({scenario.n_sites} sites) until they are fixed:\n\n" + "\n".join(f"- {e}" for e in errors),
+            f"({scenario.n_sites} sites) until they are fixed:\n\n"
+            + "\n".join(f"- {symbolic(str(e))}" for e in errors),
             icon=":material/error:",
         )
     else:
@@ -245,18 +248,20 @@ with right:
             icon=":material/check_circle:",
         )
     for caveat in scenario.caveats():
-        st.warning(caveat, icon=":material/warning:")
+        st.warning(symbolic(caveat), icon=":material/warning:")
     st.caption(f"Up to {MAX_SITES} sites. Names must be unique. Give every weight or none.")
 
 if errors:
     with left:
         cells = cell_errors(errors, len(rows))
-        marked = pd.DataFrame(rows, columns=list(SITE_COLUMNS)).astype(object)
+        labels = {c: COLUMN_CONFIG[c]["label"] for c in SITE_COLUMNS}  # the editor's headers: site, N_s, ε_s, ...
+        fields = {label: c for c, label in labels.items()}
+        marked = pd.DataFrame(rows, columns=list(SITE_COLUMNS)).astype(object).rename(columns=labels)
 
         def _mark(frame: pd.DataFrame) -> pd.DataFrame:
             return pd.DataFrame(
-                [["background-color: rgba(255, 75, 75, 0.35)" if (i, c) in cells else "" for c in frame.columns]
-                 for i in range(len(frame))], index=frame.index, columns=frame.columns)
+                [["background-color: rgba(255, 75, 75, 0.35)" if (i, fields[c]) in cells else ""
+                  for c in frame.columns] for i in range(len(frame))], index=frame.index, columns=frame.columns)
 
         def _text(value: Any) -> str:
             if value is None or value is pd.NA or (isinstance(value, float) and value != value):
@@ -274,13 +279,13 @@ with left:
         floor = dp_floor(mu, tau)
         st.latex(r"\tau_s=\Delta_s\,c(\varepsilon_s,\delta_s),\qquad \text{DP floor}=\max_s \mu_s\tau_s")
         st.dataframe(
-            pd.DataFrame({"site": scenario.names, "Delta_s": scenario.sensitivities("mean"), "tau_s": tau,
-                          "mu_s": mu, "mu_s tau_s": mu * tau, "sets the floor": (mu * tau) >= floor * (1 - 1e-12)}),
+            pd.DataFrame({"site": scenario.names, "Δ_s": scenario.sensitivities("mean"), "τ_s": tau,
+                          "μ_s": mu, "μ_s τ_s": mu * tau, "sets the floor": (mu * tau) >= floor * (1 - 1e-12)}),
             hide_index=True, width="stretch",
-            column_config={"Delta_s": st.column_config.NumberColumn(format="%.3e"),
-                           "tau_s": st.column_config.NumberColumn(format="%.3e"),
-                           "mu_s": st.column_config.NumberColumn(format="%.3f"),
-                           "mu_s tau_s": st.column_config.NumberColumn(format="%.3e")},
+            column_config={"Δ_s": st.column_config.NumberColumn(format="%.3e"),
+                           "τ_s": st.column_config.NumberColumn(format="%.3e"),
+                           "μ_s": st.column_config.NumberColumn(format="%.3f"),
+                           "μ_s τ_s": st.column_config.NumberColumn(format="%.3e")},
         )
 
 # --- quick edits ----------------------------------------------------------------------------------
@@ -301,7 +306,7 @@ with q2:
         st.markdown("**Weights**")
         objective_key = f"sites_weight_objective_{gen}"
         st.selectbox("Suggest weights by", list(WEIGHT_OBJECTIVES), key=objective_key,
-                     help=" · ".join(f"{k}: {v}" for k, v in WEIGHT_OBJECTIVES.items()))
+                     help=symbolic(" · ".join(f"{k}: {v}" for k, v in WEIGHT_OBJECTIVES.items())))
         b1, b2 = st.columns(2)
         b1.button("Apply suggested weights", key=f"sites_weights_apply_{gen}", on_click=_on_weights,
                   args=(scenario, objective_key),
@@ -314,21 +319,21 @@ st.subheader("Load, save and share")
 l1, l2, l3 = st.columns(3, gap="medium")
 with l1:
     preset_key = f"sites_preset_{gen}"
-    st.selectbox("Preset", list(PRESETS), key=preset_key, format_func=lambda p: f"{p}: {PRESETS[p]}",
-                 help="Starting points: " + " · ".join(f"{k}: {v}" for k, v in PRESETS.items()))
+    st.selectbox("Preset", list(PRESETS), key=preset_key, format_func=lambda p: symbolic(f"{p}: {PRESETS[p]}"),
+                 help=symbolic("Starting points: " + " · ".join(f"{k}: {v}" for k, v in PRESETS.items())))
     st.button("Load preset", key=f"sites_preset_load_{gen}", on_click=_on_preset, args=(preset_key,),
               help="Replace the table and settings with the preset.")
 with l2:
     uploaded = st.file_uploader(
         "Load a scenario JSON", type=["json"], key=f"sites_upload_{gen}",
-        help="A file saved with 'Save scenario JSON' (format in docs/cli.md, section 'The scenario file'): sites with "
-        "name, n, eps, delta and optional weight; neighbouring, calibration, tau_c, seed.",
+        help="A file saved with 'Save scenario JSON' (format in docs/cli.md, 'The scenario file'): `sites` with "
+        "`name`, `n`, `eps`, `delta` and optional `weight`; `neighbouring`, `calibration`, `tau_c`, `seed`.",
     )
     if uploaded is not None:
         try:
             loaded = scenario_from_bytes(uploaded.getvalue())
         except ScenarioError as exc:
-            st.error(f"{uploaded.name} was not loaded:\n\n" + "\n".join(f"- {e}" for e in exc.errors),
+            st.error(f"{uploaded.name} was not loaded:\n\n" + "\n".join(f"- {symbolic(str(e))}" for e in exc.errors),
                      icon=":material/error:")
         else:
             _load(loaded, f"Loaded {uploaded.name}: {loaded.n_sites} sites.")
@@ -342,7 +347,12 @@ with l3:
     st.caption("Also usable on the command line: `python -m dpcore design scenario.json`.")
 
 link = scenario_link(scenario)
-st.markdown("**Shareable link** - opens the dashboard with this scenario (also in your address bar):")
-st.code(link, language=None, wrap_lines=True)
+# A plain link, not st.code: syntax-highlighting the long link cost the browser about 0.4 s on every visit.
+st.markdown(f"**Shareable link**: [open the dashboard with this scenario]({link}) (right-click to copy it; the "
+            "address bar holds the same link).")
+
+with summary_slot:
+    headline(scenario)
+    change_panel()
 
 scenario_sidebar(scenario, notices=False)  # last, so that it counts this run's problems

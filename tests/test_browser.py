@@ -136,7 +136,8 @@ def test_narrow_window_has_no_horizontal_scroll(server, browser):
 
 # --- dashboard pages of issue 6: narrow windows, editing the Sites table, shared links ---------------------------
 
-DASHBOARD_PAGES = ("pages/home.py", "pages/sites.py", "pages/noise_design.py", "pages/gain.py", "pages/protocol.py")
+DASHBOARD_PAGES = ("pages/home.py", "pages/sites.py", "pages/noise_design.py", "pages/gain.py", "pages/epsilon.py",
+                   "pages/protocol.py", "pages/glossary.py")
 
 
 def _open(browser, server, width: int, query: str = ""):
@@ -284,4 +285,77 @@ def test_typing_n_1e19_into_the_sites_table_gets_a_message(server, browser):
     _edit_grid_cell(page, x, y, "2400")  # a valid value clears it
     assert page.locator('[data-testid="stAlertContentError"]').count() == 0
     assert "N = 6,200" in page.locator('[data-testid="stSidebar"]').inner_text()
+
+
+# --- issue 11: one headline, the before-and-after panel, what ε means, charts and tables that fit -------------
+
+def _headline(page) -> str:
+    return " ".join(page.locator(".st-key-headline_box").first.inner_text().split())
+
+
+def test_one_headline_on_every_scenario_page_and_the_change_panel_with_undo(server, browser):
+    page = _open(browser, server, 1280)
+    assert page.locator('[data-testid="stAppDeployButton"]').count() == 0  # .streamlit/config.toml: viewer toolbar
+    first = _headline(page)
+    assert first.startswith("The aggregate carries 2.22 times less noise variance than if each site added its own.")
+    for title in ("Sites and budgets", "Noise design", "Gain G(n)"):
+        _goto(page, title)
+        _assert_clean(page, title)
+        assert _headline(page) == first, title
+    _goto(page, "Home")
+    page.get_by_role("button", name="CAPE stops helping: a strict site").click()
+    _wait_idle(page)
+    panel = page.locator(".st-key-change_panel")
+    panel.wait_for(timeout=30_000)
+    text = " ".join(panel.inner_text().split())
+    assert "site C:" in text and "ε 0.3 → 0.1" in text and "The gain fell from 2.22× to 1.16×." in text
+    assert "CAPE gain G" in text and "τ_c" in text and "audit" in text
+    assert _headline(page).startswith("The aggregate carries 1.16 times less noise variance")
+    _goto(page, "Noise design")  # the panel and the headline follow the scenario to every page
+    assert page.locator(".st-key-change_panel").count() == 1
+    assert _headline(page).startswith("The aggregate carries 1.16 times")
+    page.locator(".st-key-change_panel").get_by_role("button", name="Undo").click()
+    _wait_idle(page)
+    assert _headline(page) == first
+    assert page.locator(".st-key-change_panel").count() == 0
+    _assert_clean(page, "after undo")
+    page.close()
+
+
+def test_what_epsilon_means_draws_the_views(server, browser):
+    page = _open(browser, server, 1280)
+    _goto(page, "What ε means")
+    _assert_clean(page, "What ε means")
+    sentence = " ".join(page.locator('[data-testid="stAlertContentInfo"]').first.inner_text().split())
+    assert "Take one person who may or may not be in site C's data." in sentence
+    page.wait_for_function("() => document.querySelectorAll('[data-testid=\"stPlotlyChart\"] .main-svg').length >= 2")
+    legend = page.locator('[data-testid="stPlotlyChart"]').nth(1).locator(".legend").text_content()
+    for label in ("the site's own promise", "what the aggregator effectively sees", "pooled data", "guessing"):
+        assert label in legend
+    page.get_by_text("what the aggregator effectively sees", exact=True).first.click()
+    _wait_idle(page)
+    _assert_clean(page, "What ε means, aggregator view")
+    page.close()
+
+
+def _legends_below_plots(page) -> list[str]:
+    """Charts whose legend is not entirely below the plotting area (where the mode bar cannot cover it)."""
+    return page.evaluate("""() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].flatMap((c, i) => {
+        const legend = c.querySelector('.legend'), plot = c.querySelector('.nsewdrag');
+        if (!legend || !plot) return [];
+        return legend.getBoundingClientRect().top >= plot.getBoundingClientRect().bottom - 1 ? [] : [`chart ${i}`];
+    })""")
+
+
+@pytest.mark.parametrize("width", [420, 1400])
+def test_tables_and_legends_fit(server, browser, width):
+    page = _open(browser, server, width)
+    for title in ("Noise design", "Gain G(n)", "What ε means", "Protocol walk-through"):
+        _goto(page, title)
+        page.wait_for_timeout(800)  # let plotly lay out
+        assert _legends_below_plots(page) == [], f"{title} at {width}px"
+        cut = page.evaluate("""() => [...document.querySelectorAll('[data-testid="stTable"]')]
+            .filter(t => t.scrollWidth > t.clientWidth + 1 || t.getBoundingClientRect().right >
+                         document.documentElement.clientWidth + 1).length""")
+        assert cut == 0, f"{title}: a table is cut at {width}px"
     page.close()

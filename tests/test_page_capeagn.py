@@ -58,13 +58,13 @@ def test_bad_inputs_are_shown_next_to_the_input():
     at.selectbox(key="capeagn_preset").set_value("custom").run()
     at.number_input(key="capeagn_k_custom").set_value(30).run()
     assert not at.exception
-    assert "K must be <= D = 20 (got K = 30)" in _texts(at.error)
+    assert "K must be ≤ D = 20 (got K = 30)" in _texts(at.error)
     assert at.button(key="capeagn_run").disabled
     at.number_input(key="capeagn_k_custom").set_value(3).run()
     assert len(at.error) == 0 and not at.button(key="capeagn_run").disabled
     at.toggle(key="capeagn_override").set_value(True).run()
     at.number_input(key="capeagn_eps").set_value(0.0).run()
-    assert "eps: must be a number from 1e-06 to 10000 (got 0.0)" in _texts(at.error)
+    assert "ε: must be a number from 1e-06 to 10000 (got 0.0)" in _texts(at.error)
     at.number_input(key="capeagn_eps").set_value(1.0).run()
     at.selectbox(key="capeagn_path").set_value("dense").run()
     at.number_input(key="capeagn_d_custom").set_value(400).run()

@@ -67,7 +67,7 @@ def test_k_larger_than_d_is_explained(at):
     at.number_input(key="pca_k").set_value(65)
     at.button(key="pca_run").click().run()
     assert not at.exception
-    assert errors(at) == ["K must be <= D = 64 (got K = 65)"]
+    assert errors(at) == ["K must be ≤ D = 64 (got K = 65)"]
     assert results_table(at) is None
     assert at.number_input(key="pca_k").value == 65
 

@@ -38,7 +38,8 @@ def test_default_state_shows_the_shared_scenario_and_its_link(at):
     table = at.data_editor[0].value
     assert table["name"].tolist() == default_scenario().names
     assert table["n"].tolist() == [str(n) for n in default_scenario().sizes]  # N_s is edited as text
-    link = at.code[0].value
+    shared = next(m.value for m in at.markdown if m.value.startswith("**Shareable link**"))
+    link = shared.split("](", 1)[1].split(")", 1)[0]
     assert link.startswith("?scenario=1.")
     assert scenario_from_query(link.split("=", 1)[1]) == default_scenario()
     assert "Valid: 5 sites" in at.success[0].value
@@ -66,14 +67,14 @@ def test_invalid_cells_are_listed_and_nothing_typed_is_lost(at):
     _clean(at)
     message = at.error[0].value
     assert "4 problem(s)" in message
-    assert "site 2 (B), eps: must be a number from 1e-06 to 10000 (got -1.0)" in message
-    assert "site 4 (D), delta: must be a number from 1e-100 to below 1 (got 2.0)" in message
-    assert "site 6 (F), eps: is missing" in message and "site 6 (F), delta: is missing" in message
+    assert "site 2 (B), ε: must be a number from 1e-06 to 10000 (got -1.0)" in message
+    assert "site 4 (D), δ: must be a number from 1e-100 to below 1 (got 2.0)" in message
+    assert "site 6 (F), ε: is missing" in message and "site 6 (F), δ: is missing" in message
     assert at.session_state["scenario"] == default_scenario()  # other pages keep the last valid scenario
     assert at.session_state["sites_table_problems"] == 4
     # the marked copy of the table shows every value as typed
     marked = at.dataframe[1].value
-    assert marked["eps"].tolist()[:2] == [0.5, -1.0] and marked["name"].tolist()[-1] == "F"
+    assert marked["ε_s"].tolist()[:2] == [0.5, -1.0] and marked["site"].tolist()[-1] == "F"
     # the user's edits survive a visit to another page
     at.switch_page("pages/home.py").run()
     assert any("The Sites table has 4 problem(s)" in c.value for c in at.sidebar.caption)
@@ -125,7 +126,7 @@ def test_settings_and_a_bad_tau_c(at):
     assert at.session_state["scenario"].tau_c == pytest.approx(floor)
     at.number_input(key="sites_tau_c_1").set_value(0.0).run()
     _clean(at)
-    assert "tau_c: must be a number from 1e-20 to 1e+20" in at.error[0].value
+    assert "τ_c: must be a number from 1e-20 to 1e+20" in at.error[0].value
     assert at.session_state["scenario"].tau_c == pytest.approx(floor)
     at.number_input(key="sites_tau_c_1").set_value(0.02).run()
     assert not at.error and at.session_state["scenario"].tau_c == 0.02
@@ -137,7 +138,7 @@ def test_bulk_edit_sets_every_site_and_shows_caveats(at):
     at.button(key="sites_bulk_apply_1").click().run()
     _clean(at)
     assert at.session_state["scenario"].eps.tolist() == [1.5] * 5
-    assert any("classic Gaussian calibration at eps = 1.5" in w.value for w in at.warning)
+    assert any("classic Gaussian calibration at ε = 1.5" in w.value for w in at.warning)
 
 
 def test_suggested_weights_and_clearing_them(at):

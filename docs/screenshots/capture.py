@@ -3,7 +3,8 @@
 Starts the dashboard on a free port, opens every page listed in pages/shared/catalog.py: PAGES in headless Debian
 chromium (Playwright) at 1280 px, and saves one full-page PNG per page into docs/screenshots/. With
 ``--narrow`` it also saves 420 px wide versions (``*-narrow.png``) and prints any horizontal overflow; with
-``--extras`` two more states (sites-problems.png, noise-design-infeasible.png); with ``--results`` the
+``--extras`` more states (sites-problems.png, noise-design-infeasible.png, home-change.png after the Home page's
+"CAPE stops helping" button, epsilon-broken.png after "A promise breaks"); with ``--results`` the
 capePCA, capeAGN and Privacy-utility pages after pressing their Run button (``*-results.png``).
 The README's pictures: ``capture.py --extras --results``.
 """
@@ -108,6 +109,24 @@ def _extras(browser, url: str) -> None:
     print("docs/screenshots/noise-design-infeasible.png")
     page.close()
 
+    # The lesson's one click: equal sites (CAPE wins), then one strict site (it stops helping), with the panel.
+    page = browser.new_page(viewport={"width": 1280, "height": 1250})
+    page.goto(url, wait_until="domcontentloaded")
+    _wait(page)
+    for label in ("CAPE wins: equal sites", "CAPE stops helping: a strict site"):
+        page.get_by_role("button", name=label).click()
+        _wait(page)
+    page.mouse.move(5, 5)
+    page.screenshot(path=str(OUT / "home-change.png"))
+    print("docs/screenshots/home-change.png")
+    # A promise that breaks: the default sites with the exact calibration, seen on What ε means.
+    page.get_by_role("button", name="A promise breaks: exact calibration").click()
+    _wait(page)
+    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name="What ε means", exact=True).click()
+    _wait(page)
+    _shoot_full(page, OUT / "epsilon-broken.png")
+    page.close()
+
 
 def _shoot_full(page, target: Path, width: int = 1280) -> None:
     """Grow the window to the main container's height (the app scrolls inside it), then a full-page PNG."""
@@ -144,7 +163,8 @@ def main() -> int:
     parser.add_argument("--narrow", action="store_true", help="also take 420 px wide screenshots")
     parser.add_argument("--only", nargs="*", help="page file stems to capture (default: all)")
     parser.add_argument("--extras", action="store_true",
-                        help="also capture two states worth a picture: Sites with problems, the infeasible closed form")
+                        help="also capture the states worth a picture: Sites with problems, the infeasible closed "
+                        "form, the Home page's one-click lessons, a broken promise on What ε means")
     parser.add_argument("--results", action="store_true",
                         help="also capture capePCA, capeAGN and Privacy-utility after pressing Run")
     args = parser.parse_args()

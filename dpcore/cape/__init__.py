@@ -7,9 +7,10 @@ computes (:mod:`~dpcore.cape.parties`: helper, aggregator and site noise, releas
 
 Imports the bottom layer, :mod:`dpcore.privacy`, :mod:`dpcore.data` (site sizes) and :mod:`dpcore.scenario`.
 Inside the package: design <- closed_form, general, coalition (the audit's closed forms) <- audit <- robust <-
-explain, plan <- stages; protocol <- parties.
+explain, plan, gain <- stages; protocol <- parties; plan <- attack; plan, gain <- change.
 """
 
+from .attack import ATTACK_VIEWS, AttackView, attack_sentence, site_attack_views
 from .audit import (
     VIEWS,
     AuditReport,
@@ -21,6 +22,7 @@ from .audit import (
     entry_pair_sigma,
     view_sigmas,
 )
+from .change import ChangeRow, PlanChange, compare_plans
 from .closed_form import design_closed_form, solve_closed_form
 from .design import (
     OBJECTIVES,
@@ -39,6 +41,7 @@ from .design import (
     scenario_budgets,
     site_budgets,
 )
+from .gain import GAINS, HEADLINE_GAIN, GainDefinition, Headline, headline_gain, headline_of
 from .general import design_general, solve_general
 from .plan import SOLVERS, Plan, Solver, plan_scenario
 from .robust import design_collusion_robust, solve_collusion_robust
@@ -55,16 +58,24 @@ from .weights import WEIGHT_OBJECTIVES, SuggestedWeights, suggest_weights
 
 __all__ = [
     "AGN_MODELS",
+    "ATTACK_VIEWS",
+    "GAINS",
+    "HEADLINE_GAIN",
     "OBJECTIVES",
     "SOLVERS",
     "VIEWS",
     "WEIGHT_OBJECTIVES",
     "AuditReport",
+    "AttackView",
     "AuditRow",
     "CapeNoise",
+    "ChangeRow",
+    "GainDefinition",
+    "Headline",
     "NoiseDesign",
     "Objective",
     "Plan",
+    "PlanChange",
     "SiteBudgets",
     "Solver",
     "StagePlan",
@@ -73,7 +84,9 @@ __all__ = [
     "agn_stage_designs",
     "agn_stage_plans",
     "agn_stage_taus",
+    "attack_sentence",
     "audit_design",
+    "compare_plans",
     "conventional_std",
     "default_collusion",
     "design_closed_form",
@@ -87,9 +100,12 @@ __all__ = [
     "gain_bounds",
     "gain_equal_weights",
     "generalized_gain",
+    "headline_gain",
+    "headline_of",
     "plan_scenario",
     "sample_noise",
     "scenario_budgets",
+    "site_attack_views",
     "site_budgets",
     "solve_closed_form",
     "solve_collusion_robust",

@@ -133,15 +133,16 @@ def _infeasible_lines(design: NoiseDesign) -> list[str]:
     low = min(r[0] for r in ranges)
     lines.append(
         f"No choice of last site works at tau_c = {_fmt(design.tau_c)}: the closed form needs "
-        f"tau_c >= {_fmt(low)} for its best order (gain at most "
+        f"tau_c >= {_fmt(low)} for its best order (CAPE gain at most "
         f"{design.tau_conv**2 / low**2:.3g} instead of {design.tau_conv**2 / design.tau_floor**2:.3g} at the "
         "DP floor). The general solver reaches the floor."
     )
     return lines
 
 
-def explain_design(design: NoiseDesign) -> list[str]:
-    """Plain sentences about a design: feasibility and why, the DP floor, tight constraints, the gain."""
+def explain_design(design: NoiseDesign, *, gain: bool = True) -> list[str]:
+    """Plain sentences about a design: feasibility and why, the DP floor, tight constraints and (with ``gain``) the
+    gain in the words of the headline (docs/math/cape.md, "Gains"; the dashboard shows the headline separately)."""
     if not design.feasible:
         return _infeasible_lines(design)
     lines: list[str] = []
@@ -176,10 +177,10 @@ def explain_design(design: NoiseDesign) -> list[str]:
         parts.append(f"f + g = tau_s^2 (the helper's view) at {_sites_text(f_tight)}")
     if parts:
         lines.append("Binding, no slack: " + "; ".join(parts) + ".")
-    lines.append(
-        f"Gain G = sum mu_s^2 tau_s^2 / tau_c^2 = {design.gain:.3g}: the aggregate's noise variance is "
-        f"{design.gain:.3g} times smaller than if every site added its full tau_s independently."
-    )
+    if gain:
+        name = "collusion-robust gain G_c" if design.method == "collusion-robust" else "CAPE gain G"
+        lines.append(f"{name} = sum mu_s^2 tau_s^2 / tau_c^2 = {design.gain:.3g}: the aggregate carries "
+                     f"{design.gain:.3g} times less noise variance than if each site added its own.")
     return lines
 
 

@@ -1,4 +1,11 @@
-"""The gain of CAPE over independent noise as site sizes become unequal (Proposition 1; docs/math/cape.md).
+"""The gains of CAPE over independent noise: one table of their names and definitions, the headline of a scenario,
+and how the gain moves as site sizes become unequal (Proposition 1; docs/math/cape.md, "Gains").
+
+:data:`GAINS` names every gain the project computes, with its symbol, a one-line definition and the function that
+computes it for a scenario. Exactly one of them is the **headline**, the CAPE gain G of the scenario as it is
+(its weights, budgets and tau_c): :func:`headline_of` turns a design into the sentence every page shows, "the
+aggregate carries G times less noise variance than if each site added its own". The others answer narrower
+questions and are shown only beside their definitions.
 
 With equal budgets, tau_s = c / N_s for a mean (Delta_s = 1/N_s). Three gains along a path of sizes:
 
@@ -15,6 +22,7 @@ family, 1) and :func:`dirichlet_sizes` (random shares with a concentration, seed
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,16 +31,25 @@ from ..data.split import apportion
 from ..limits import MAX_DRAWS
 from ..scenario import Scenario
 from ..validation import InputError, check_choice, check_positive, check_positive_int
-from .design import dp_floor, gain_bounds, gain_equal_weights, generalized_gain
+from .audit import default_collusion
+from .design import NoiseDesign, dp_floor, gain_bounds, gain_equal_weights, generalized_gain, scenario_budgets
+from .general import solve_general
+from .robust import solve_collusion_robust
 
 __all__ = [
     "FAMILIES",
+    "GAINS",
+    "HEADLINE_GAIN",
     "GainCurves",
+    "GainDefinition",
+    "Headline",
     "ScenarioGains",
     "dirichlet_gain_quantiles",
     "dirichlet_sizes",
     "gain_curves",
     "gain_equal_weights_at_floor",
+    "headline_gain",
+    "headline_of",
     "imbalanced_sizes",
     "scenario_gains",
 ]
@@ -175,3 +192,132 @@ def scenario_gains(scenario: Scenario, statistic: str = "mean") -> ScenarioGains
         below_floor=tau_c < floor * (1 - 1e-9),
         size_weights=generalized_gain(size_mu, tau, dp_floor(size_mu, tau)),
     )
+
+
+# ----------------------------------------------------------------------------------------------
+# The named gains and the headline
+# ----------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class Headline:
+    """The headline gain of a design of the mean (docs/math/cape.md, "Gains"): G = tau_conv^2 / tau_c^2.
+
+    ``gain`` is None when there is no feasible design; ``below_floor`` flags a tau_c under the DP floor, where the
+    gain is real but the published aggregate breaks the budget of ``floor_site``."""
+
+    gain: float | None
+    tau_c: float
+    tau_conv: float
+    tau_floor: float
+    floor_site: str
+    below_floor: bool
+    reason: str | None
+
+    @property
+    def value_text(self) -> str:
+        """The gain as the pages print it: three significant digits and a times sign, or 'none'."""
+        return "none" if self.gain is None else f"{self.gain:.3g}×"
+
+    @property
+    def sentence(self) -> str:
+        """The one headline sentence, in the same words on every page (markdown)."""
+        if self.gain is None:
+            return f"No CAPE design exists for this scenario: {self.reason}"
+        text = (f"The aggregate carries **{self.gain:.3g} times less noise variance** than if each site added its "
+                "own.")
+        if self.below_floor:
+            text += (f" But tau_c = {self.tau_c:.4g} is below the DP floor {self.tau_floor:.4g}: the published "
+                     f"aggregate breaks site {self.floor_site}'s budget.")
+        return text
+
+
+def headline_of(design: NoiseDesign) -> Headline:
+    """The headline of a design (of the mean, by the general solver, for the scenario's tau_c)."""
+    weights, tau = design.weights, design.tau
+    setter = design.names[int(np.argmax(weights * tau))]
+    return Headline(gain=design.gain if design.feasible else None, tau_c=float(design.tau_c),
+                    tau_conv=design.tau_conv, tau_floor=design.tau_floor, floor_site=setter,
+                    below_floor=design.below_floor, reason=design.reason)
+
+
+def headline_gain(scenario: Scenario) -> Headline:
+    """The scenario's headline: the general solver's design of the mean at the scenario's tau_c (the DP floor when
+    unset). The dashboard computes the same design as part of its plan and calls :func:`headline_of`."""
+    budgets = scenario_budgets(scenario, scenario.taus("mean"))
+    return headline_of(solve_general(budgets, scenario.tau_c, "balanced", 1.0))
+
+
+def _cape_gain(scenario: Scenario, collusion: int | None) -> float | None:
+    return headline_gain(scenario).gain
+
+
+def _prop1_gain(scenario: Scenario, collusion: int | None) -> float | None:
+    return float(gain_equal_weights(scenario.sizes))
+
+
+def _floor_equal_gain(scenario: Scenario, collusion: int | None) -> float | None:
+    return gain_equal_weights_at_floor(scenario.sizes)
+
+
+def _pooled_weights_gain(scenario: Scenario, collusion: int | None) -> float | None:
+    tau = scenario.taus("mean")
+    mu = scenario.sizes / scenario.total_n
+    return generalized_gain(mu, tau, dp_floor(mu, tau))
+
+
+def _robust_gain(scenario: Scenario, collusion: int | None) -> float | None:
+    if scenario.n_sites < 2:
+        return None
+    c = default_collusion(scenario.n_sites) if collusion is None else int(collusion)
+    design = solve_collusion_robust(scenario_budgets(scenario, scenario.taus("mean")), c, None)
+    return design.gain if design.feasible else None
+
+
+@dataclass(frozen=True, kw_only=True)
+class GainDefinition:
+    """One named gain: ``function(scenario, collusion)`` computes it for a scenario (mean statistic); ``latex`` is
+    its formula; ``private`` says whether the aggregate it assumes keeps every site's budget."""
+
+    name: str
+    title: str
+    symbol: str
+    definition: str
+    latex: str
+    private: bool
+    function: Callable[[Scenario, int | None], float | None]
+
+    def of(self, scenario: Scenario, collusion: int | None = None) -> float | None:
+        return self.function(scenario, collusion)
+
+
+HEADLINE_GAIN = "cape"
+GAINS: dict[str, GainDefinition] = {g.name: g for g in (
+    GainDefinition(
+        name="cape", title="CAPE gain", symbol="G",
+        definition="how many times less noise variance the aggregate carries than if each site added its own: "
+        "the conventional aggregate variance Σ μ_s² τ_s² over τ_c², with this scenario's weights, budgets and τ_c",
+        latex=r"G=\frac{\sum_s\mu_s^2\tau_s^2}{\tau_c^2}", private=True, function=_cape_gain),
+    GainDefinition(
+        name="prop1", title="Proposition 1 gain", symbol="G(n)",
+        definition="the paper's gain for sizes n: equal weights 1/S, equal budgets, and τ_c at the pooled level c/N; "
+        "when sizes differ that τ_c is below the DP floor, so this aggregate would break the smallest site's budget",
+        latex=r"G(n)=\frac{N^2}{S^2}\sum_s\frac1{N_s^2}", private=False, function=_prop1_gain),
+    GainDefinition(
+        name="floor_equal", title="equal-weight gain at the DP floor", symbol="G_floor",
+        definition="equal weights 1/S and equal budgets with τ_c raised to the DP floor, so that the aggregate is "
+        "private: at most S, and smaller the more the sizes differ",
+        latex=r"G_{\mathrm{floor}}=\sum_s\Big(\frac{N_{\min}}{N_s}\Big)^2", private=True,
+        function=_floor_equal_gain),
+    GainDefinition(
+        name="pooled_weights", title="pooled-weight gain", symbol="G_pool",
+        definition="weights μ_s = N_s/N (the pooled statistic) with this scenario's budgets and τ_c at the DP floor; "
+        "exactly S when every site has the same budget",
+        latex=r"G_{\mathrm{pool}}=\frac{\sum_s N_s^2\tau_s^2}{\max_s N_s^2\tau_s^2}", private=True,
+        function=_pooled_weights_gain),
+    GainDefinition(
+        name="robust", title="collusion-robust gain", symbol="G_c",
+        definition="the CAPE gain of the collusion-robust calibration, which keeps every site's promise even "
+        "against the aggregator with up to c colluding sites; S − c for equal sites",
+        latex=r"G_c=\frac{\sum_s\mu_s^2\tau_s^2}{\tau_{c,\mathrm{robust}}^2}", private=True,
+        function=_robust_gain),
+)}

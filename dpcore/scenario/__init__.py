@@ -3,6 +3,7 @@
 
 Imports the bottom layer and :mod:`dpcore.privacy`."""
 
+from .diff import scenario_edits
 from .io import (
     QUERY_KEY,
     QUERY_VERSION,
@@ -36,6 +37,7 @@ __all__ = [
     "load_scenario",
     "preset_scenario",
     "rows_to_dict",
+    "scenario_edits",
     "scenario_errors",
     "scenario_from_bytes",
     "scenario_from_dict",

@@ -21,9 +21,14 @@ PAGES: list[PageInfo] = [
     PageInfo("pages/sites.py", "Sites and budgets", ":material/table_edit:",
              "edit the sites, their sizes and privacy budgets; presets, load, save and share a scenario"),
     PageInfo("pages/noise_design.py", "Noise design", ":material/tune:",
-             "how much noise helper, aggregator and sites add, why a design is (in)feasible, and the privacy audit"),
+             "how much noise the helper, the aggregator and the sites add, why a design is (in)feasible, and the "
+             "privacy audit"),
     PageInfo("pages/gain.py", "Gain G(n)", ":material/trending_up:",
-             "how much CAPE gains over independent noise, and how unequal site sizes change it"),
+             "how much CAPE gains over independent noise, every gain beside its definition, and how unequal site "
+             "sizes change it"),
+    PageInfo("pages/epsilon.py", "What ε means", ":material/person_search:",
+             "for one site, how well the best attacker can tell whether a person is in its data: from its own "
+             "release, from everything the aggregator sees, from the published result"),
     PageInfo("pages/protocol.py", "Protocol walk-through", ":material/route:",
              "one round of CAPE, capePCA and capeAGN message by message, and what each party can learn"),
     PageInfo("pages/capepca.py", "capePCA", ":material/scatter_plot:",
@@ -31,5 +36,7 @@ PAGES: list[PageInfo] = [
     PageInfo("pages/capeagn.py", "capeAGN", ":material/deployed_code:",
              "private tensor decomposition of topic models and Gaussian mixtures across sites, large vocabularies"),
     PageInfo("pages/privacy_utility.py", "Privacy-utility", ":material/show_chart:",
-             "utility against eps, delta, N_s, S or c: the paper's Figs. 2-5 as presets, or sweeps of your scenario"),
+             "utility against ε, δ, N_s, S or c: the paper's Figs. 2-5 as presets, or sweeps of your scenario"),
+    PageInfo("pages/glossary.py", "Glossary", ":material/menu_book:",
+             "every term the pages use (τ_c, DP floor, conventional scheme, helper, σ_eff, ...) and every gain"),
 ]

@@ -2,7 +2,9 @@
 
 A page opened with ``?scenario=<value>`` in its address (see :mod:`dpcore.scenario.io`) starts from that scenario;
 a malformed value is kept aside for :func:`pages.shared.widgets.show_link_error` and the current scenario is kept.
-Every :func:`set_scenario` writes the new scenario into the address bar, so the address is always a link to it.
+Every :func:`set_scenario` writes the new scenario into the address bar, so the address is always a link to it, and
+remembers the scenario it replaced: the before-and-after panel (pages.shared.widgets.change_panel) compares the two and
+:func:`undo_scenario` goes back, one edit at a time.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from dpcore.scenario import (
 from pages.shared.catalog import PAGES
 
 __all__ = [
+    "CHANGE_HIDDEN_KEY",
+    "HISTORY_KEY",
     "LINK_APPLIED_KEY",
     "LINK_ERROR_KEY",
     "LINK_LOADED_KEY",
@@ -31,8 +35,10 @@ __all__ = [
     "SITES_PROBLEMS_KEY",
     "cached_plan",
     "current_scenario",
+    "last_change",
     "scenario_link",
     "set_scenario",
+    "undo_scenario",
 ]
 
 SCENARIO_KEY = "scenario"
@@ -40,6 +46,9 @@ LINK_APPLIED_KEY = "scenario_link_applied"
 LINK_ERROR_KEY = "scenario_link_error"
 LINK_LOADED_KEY = "scenario_link_loaded"
 SITES_PROBLEMS_KEY = "sites_table_problems"
+HISTORY_KEY = "scenario_history"  # the scenarios replaced by edits, oldest first
+CHANGE_HIDDEN_KEY = "scenario_change_hidden"  # the user closed the before-and-after panel of the last edit
+MAX_HISTORY = 30
 
 
 def _apply_link() -> None:
@@ -53,6 +62,7 @@ def _apply_link() -> None:
     except ScenarioError as exc:
         st.session_state[LINK_ERROR_KEY] = (value, [str(e) for e in exc.errors])
     else:
+        _remember(st.session_state.get(SCENARIO_KEY), scenario)
         st.session_state[SCENARIO_KEY] = scenario
         st.session_state[LINK_LOADED_KEY] = True
         st.session_state.pop(LINK_ERROR_KEY, None)
@@ -67,12 +77,42 @@ def current_scenario() -> Scenario:
     return st.session_state[SCENARIO_KEY]
 
 
-def set_scenario(scenario: Scenario) -> None:
-    """Share ``scenario`` with every page and put its link in the address bar."""
+def _remember(previous: Scenario | None, scenario: Scenario) -> None:
+    """Push the scenario an edit replaces onto the history (the before-and-after panel shows the edit)."""
+    if previous is None or previous == scenario:
+        return
+    history = st.session_state.setdefault(HISTORY_KEY, [])
+    history.append(previous)
+    del history[:-MAX_HISTORY]
+    st.session_state[CHANGE_HIDDEN_KEY] = False
+
+
+def _publish(scenario: Scenario) -> None:
     st.session_state[SCENARIO_KEY] = scenario
     value = scenario_to_query(scenario)
     st.session_state[LINK_APPLIED_KEY] = value
     st.query_params[QUERY_KEY] = value
+
+
+def set_scenario(scenario: Scenario) -> None:
+    """Share ``scenario`` with every page, put its link in the address bar and remember the one it replaces."""
+    _remember(st.session_state.get(SCENARIO_KEY), scenario)
+    _publish(scenario)
+
+
+def last_change() -> tuple[Scenario, Scenario] | None:
+    """(before, after) of the edit that led to the current scenario, or None (no edit yet, or all undone)."""
+    history = st.session_state.get(HISTORY_KEY) or []
+    if not history or SCENARIO_KEY not in st.session_state:
+        return None
+    return history[-1], st.session_state[SCENARIO_KEY]
+
+
+def undo_scenario() -> None:
+    """Go back to the scenario before the last edit (the edit before it becomes the last one)."""
+    history = st.session_state.get(HISTORY_KEY) or []
+    if history:
+        _publish(history.pop())
 
 
 def scenario_link(scenario: Scenario) -> str:

@@ -1,5 +1,7 @@
-"""Widget helpers shared by the pages: error display, charts, remembering widget values between visits, and the
-scenario's summary and link notices. Pages stay thin: widgets, calls into dpcore, plots."""
+"""Widget helpers shared by the pages: error display, charts, remembering widget values between visits, the
+scenario's summary and link notices, the headline gain and the before-and-after panel of the last edit. Pages stay
+thin: widgets, calls into dpcore, plots. Every text that dpcore wrote passes through
+:func:`dpcore.notation.symbolic`, so the app shows one notation (τ_c, ε, σ_eff) whichever layer wrote a message."""
 
 from __future__ import annotations
 
@@ -8,13 +10,27 @@ from collections.abc import Iterable
 
 import streamlit as st
 
+from dpcore.cape import compare_plans, headline_of
+from dpcore.notation import symbolic
 from dpcore.scenario import QUERY_KEY, Scenario
 from dpcore.validation import InputError
-from pages.shared.state import LINK_ERROR_KEY, LINK_LOADED_KEY, SCENARIO_KEY, SITES_PROBLEMS_KEY
+from pages.shared.state import (
+    CHANGE_HIDDEN_KEY,
+    LINK_ERROR_KEY,
+    LINK_LOADED_KEY,
+    SCENARIO_KEY,
+    SITES_PROBLEMS_KEY,
+    cached_plan,
+    last_change,
+    undo_scenario,
+)
 
 __all__ = [
+    "CHART_CONFIG",
     "CHART_MARGIN",
     "STATISTIC_HELP",
+    "change_panel",
+    "headline",
     "link_loaded_notice",
     "remember_widgets",
     "restore_widgets",
@@ -25,11 +41,15 @@ __all__ = [
 ]
 
 STATISTIC_HELP = (
-    "The released statistic sets the sensitivity Delta_s, hence tau_s = Delta_s c(eps_s, delta_s): "
-    "mean of values in [0, 1] (1/N_s), PCA second-moment matrix (sqrt(2)/N_s replace-one), topic-model (stm) or "
+    "The released statistic sets the sensitivity Δ_s, hence τ_s = Δ_s c(ε_s, δ_s): "
+    "mean of values in [0, 1] (1/N_s), PCA second-moment matrix (√2/N_s replace-one), topic-model (stm) or "
     "Gaussian-mixture (mog) moments of capeAGN."
 )
 CHART_MARGIN = {"l": 10, "r": 10, "t": 10, "b": 10}
+# No plotly logo; the mode bar only on hover. The legend sits under the plot (show_chart), where neither the mode bar
+# nor Streamlit's element toolbar, both at the top right, can cover it on a phone.
+CHART_CONFIG = {"displaylogo": False, "displayModeBar": "hover"}
+
 REMEMBERED_KEY = "_remembered_widget_keys"
 log = logging.getLogger("dpcore.dashboard")
 
@@ -40,7 +60,7 @@ def show_error(exc: Exception, where: str | None = None) -> None:
     traceback (Python logging, the server's console)."""
     prefix = f"{where}: " if where else ""
     if isinstance(exc, InputError):
-        st.error(prefix + str(exc), icon=":material/error:")
+        st.error(symbolic(prefix + str(exc)), icon=":material/error:")
     elif isinstance(exc, MemoryError):
         st.error(prefix + "not enough memory for this computation; use fewer sites, samples, features or runs",
                  icon=":material/memory:")
@@ -57,12 +77,67 @@ def _short(exc: BaseException) -> str:
 
 
 def show_chart(fig, title: str, *, key: str, height: int = 360) -> None:
-    """A plotly figure with its title above it (not inside, so the legend can sit on top without overlap),
-    the shared margins and a horizontal legend that wraps on narrow screens."""
+    """A plotly figure with its title above it, the shared margins and a horizontal legend under the plot that
+    wraps on narrow screens (the plot's margins grow to make room for it)."""
     st.markdown(f"**{title}**")
     fig.update_layout(height=height, margin=CHART_MARGIN,
-                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0, "xanchor": "left"})
-    st.plotly_chart(fig, width="stretch", key=key)
+                      legend={"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0, "xanchor": "left"})
+    st.plotly_chart(fig, width="stretch", key=key, config=CHART_CONFIG)
+
+
+def headline(scenario: Scenario) -> None:
+    """The one headline of the live scenario, in the same words on every page: the CAPE gain G of the mean at the
+    scenario's τ_c (dpcore.cape.headline_of), from the plan every page shares."""
+    try:
+        plan = cached_plan(scenario, "mean")
+    except InputError as exc:
+        show_error(exc)
+        return
+    line = headline_of(plan.design)
+    with st.container(border=True, key="headline_box"):
+        st.markdown(symbolic(line.sentence))
+        st.caption(f"CAPE gain G = τ_conv² / τ_c² = {line.value_text}, for a mean: the conventional scheme (every "
+                   f"site adds its own noise) leaves τ_conv = {line.tau_conv:.4g}, CAPE leaves τ_c = {line.tau_c:.4g}. "
+                   "Other gains answer narrower questions; each is defined beside its value on the Gain page.")
+
+
+def _on_undo() -> None:
+    undo_scenario()
+
+
+def _on_hide() -> None:
+    st.session_state[CHANGE_HIDDEN_KEY] = True
+
+
+def _arrow(row) -> str:
+    if not row.changed:
+        return f"{row.after} (unchanged)"
+    colour = {True: "green", False: "red", None: "blue"}[row.better]
+    return f":{colour}[**{row.after}**]"
+
+
+def change_panel() -> None:
+    """After a scenario edit: what it changed (τ_c, the headline gain, feasibility, the audit's verdicts for the mean
+    with the general solver and the default number of colluders) against the scenario before, with Undo."""
+    change = last_change()
+    if change is None or st.session_state.get(CHANGE_HIDDEN_KEY):
+        return
+    before, after = change
+    try:
+        diff = compare_plans(cached_plan(before, "mean"), cached_plan(after, "mean"))
+    except InputError as exc:
+        show_error(exc, "Before and after")
+        return
+    with st.container(border=True, key="change_panel"):
+        top, undo, hide = st.columns([6, 1, 1], vertical_alignment="center")
+        top.markdown(f"**Your last edit**: {symbolic('; '.join(diff.edits) or 'no visible change')}.  \n"
+                     f"{symbolic(diff.summary)}")
+        undo.button("Undo", key="change_undo", icon=":material/undo:", on_click=_on_undo,
+                    help="Go back to the scenario before this edit (again for the edit before it).")
+        hide.button("Hide", key="change_hide", on_click=_on_hide, help="Close this panel until the next edit.")
+        table = "\n".join(f"| {symbolic(r.quantity)} | {symbolic(r.before)} | {symbolic(_arrow(r))} |"
+                           for r in diff.rows)
+        st.markdown("| | before | after |\n|---|---|---|\n" + table)
 
 
 def restore_widgets(defaults: dict[str, object], valid: dict[str, object] | None = None) -> None:
