@@ -111,6 +111,24 @@ def test_all_four_configurations_run_where_the_conditions_hold(separated_corpus)
     assert [c.name for c in cond4] == ["M2 spectral gap (Table 3)", "tensor eigengap (Table 3)"]
 
 
+def test_configuration_2_with_propose_test_release(symmetric_corpus):
+    """privacy="ptr": three edges (test, e6, e8), noise at the proposed bound, (eps, delta)-DP guarantee; at a small
+    eps the private test fails and the result says so."""
+    model, data = symmetric_corpus
+    res = run_configuration(2, data, 300.0, 1e-6, np.random.default_rng(7), privacy="ptr")
+    assert res.usable, res.reason
+    assert [b.edge for b in res.budgets] == ["test", "e6", "e8"]
+    assert res.conditions[0].name == "propose-test-release" and res.conditions[0].holds
+    assert "(eps, delta)-DP" in res.guarantee and "propose-test-release" in res.guarantee
+    assert sum(b.eps for b in res.budgets) == pytest.approx(300.0)
+    assert topic_error(res.topics, model.topics) < 0.2
+    weak = run_configuration(2, data, 0.05, 1e-6, np.random.default_rng(7), privacy="ptr")
+    assert not weak.usable and weak.topics is None
+    assert "stability test did not pass" in weak.reason or "no finite sensitivity bound" in weak.reason
+    with pytest.raises(InputError, match="configuration 2 only"):
+        run_configuration(3, data, 1.0, 1e-6, np.random.default_rng(0), privacy="ptr")
+
+
 def test_bad_settings_are_rejected(symmetric_corpus):
     _, data = symmetric_corpus
     with pytest.raises(InputError, match="edges e6, e8"):

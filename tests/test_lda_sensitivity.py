@@ -28,6 +28,7 @@ from dpcore.lda.sensitivity import (
     m2_sensitivity_published,
     m3_sensitivity,
     m3_sensitivity_published,
+    ptr_distance,
     sqrt_whitening_lipschitz,
     tensor_gap_condition,
     topic_sensitivities,
@@ -352,3 +353,31 @@ def test_decomposition_and_topic_sensitivities_under_their_conditions(rng):
             worst_l = max(worst_l, float(np.abs(lam4 - lam4b).max()) * per3 / per4)
     assert worst_v <= per3 and worst_l <= per3
     assert worst_mu <= 1.0
+
+
+def test_ptr_distance_is_one_lipschitz_and_certifies_the_bound(rng):
+    """Propose-test-release for configuration 2 needs (i) |h(D) - h(D')| <= 1 for neighbours and (ii) h(D) >= 1 =>
+    ||T(D) - T(D')||_F <= b. Checked over every removed document type and extreme, random and hill-climbed
+    replacements (the basis B is public and fixed, as in the mechanism)."""
+    docs = _corpus(3000, 4)
+    stats = Stats.of(docs)
+    m2, m3 = stats.moments(ALPHA0)
+    basis = _eigen_parts(m2 + 0.001 * np.diag([1.0, -1.0, 0.5, 0.0]), 2)[1]
+    n = len(docs)
+    d2, d3 = m2_sensitivity(n, ALPHA0), m3_sensitivity(n, ALPHA0)
+    t, g = _basis_tensor(m2, m3, basis)
+    bound = basis_whitened_tensor_sensitivity(0.6 * g, 1.5 * float(np.linalg.norm(t)), d2, d3)
+    h = ptr_distance(g, float(np.linalg.norm(t)), d2, d3, bound)
+    assert h >= 5  # the test is not vacuous: there is room to move
+
+    def neighbour(old: np.ndarray, new: np.ndarray) -> tuple[int, float]:
+        m2b, m3b = stats.replaced(old, new).moments(ALPHA0)
+        tb, gb = _basis_tensor(m2b, m3b, basis)
+        return ptr_distance(gb, float(np.linalg.norm(tb)), d2, d3, bound), float(np.linalg.norm(t - tb))
+
+    for old in _removed_docs(docs)[::3]:
+        for new in _neighbour_docs(rng, 4, 3):
+            h_new, change = neighbour(old, new)
+            assert abs(h_new - h) <= 1 and change <= bound
+        worst = _hill_climb(lambda d, old=old: abs(neighbour(old, d)[0] - h), _random_doc(4, rng), rng, 15)
+        assert worst <= 1

@@ -36,6 +36,12 @@ the conditions hold, is not (eps, delta)-differential privacy by itself: both de
 Every result of configurations 2-4 says so (``guarantee``); configuration 1 uses global sensitivities only
 and is (eps, delta)-DP. The conditions are checked on the data before any noise is drawn; when one fails
 the configuration is reported unusable with the reason and returns no topics.
+
+**Propose-test-release** (``privacy="ptr"``, configuration 2): the local bound of T is a monotone function
+L(g, ||T||_F) of two quantities whose change per replaced document is bounded (g by Delta2, ||T||_F by L itself),
+so the number of replacements before L may exceed a proposed b has a 1-Lipschitz lower bound
+(:func:`dpcore.lda.sensitivity.ptr_distance`). A Laplace-noised test of it, then the Gaussian mechanism at b,
+is (eps, delta)-DP with no assumption on the corpus (Dwork and Lei 2009; Dwork and Roth 2014, section 7.3).
 """
 
 from __future__ import annotations
@@ -81,6 +87,7 @@ from .sensitivity import (
     eigengap,
     m2_sensitivity,
     m3_sensitivity,
+    ptr_distance,
     sqrt_whitening_lipschitz,
     tensor_gap_condition,
     topic_sensitivities,
@@ -89,6 +96,8 @@ from .sensitivity import (
 __all__ = [
     "CONFIGURATIONS",
     "EDGES",
+    "PRIVACY",
+    "PTR_EDGES",
     "ConfigurationResult",
     "LdaDataSummary",
     "edge_budgets",
@@ -103,6 +112,18 @@ CONFIGURATIONS: dict[int, str] = {
     4: "noise on the recovered topics (e9, output perturbation); needs both gaps",
 }
 EDGES: dict[int, tuple[str, ...]] = {1: ("e3", "e4", "e8"), 2: ("e6", "e8"), 3: ("e7", "e8"), 4: ("e9",)}
+PRIVACY = {
+    "local": "paper 004 as published: noise at the local sensitivity of the corpus at hand, conditions checked on it",
+    "ptr": "configuration 2 made (eps, delta)-DP by propose-test-release: a public proposal b for the sensitivity of "
+           "T, a Laplace test that the corpus is far from any corpus where b fails, then noise at b",
+}
+PTR_EDGES = ("test", "e6", "e8")
+PTR_GUARANTEE = (
+    "(eps, delta)-DP for replace-one-document neighbours: propose-test-release (Dwork and Lei 2009) - a proposed "
+    "bound b on the sensitivity of T from public quantities, a Laplace test (eps_test) of a 1-Lipschitz lower bound "
+    "on the number of documents to change before b may fail, passing by mistake with probability <= delta_test, "
+    "then the Gaussian mechanism at b; e8 with the global Delta2; basic composition over test, e6 and e8"
+)
 LOCAL_GUARANTEE = (
     "noise calibrated to paper 004's local (data-dependent) sensitivity: the bound holds for every neighbour of "
     "this corpus, but it and the usable verdict are computed from the private corpus, so this is not an "
@@ -138,8 +159,8 @@ class ConfigurationResult:
     notes: tuple[str, ...] = field(default=())
 
 
-def _split(configuration: int, split: Mapping[str, float] | None) -> dict[str, float]:
-    edges = EDGES[configuration]
+def _split(configuration: int, split: Mapping[str, float] | None, privacy: str = "local") -> dict[str, float]:
+    edges = PTR_EDGES if privacy == "ptr" else EDGES[configuration]
     if split is None:
         return {e: 1.0 / len(edges) for e in edges}
     if set(split) != set(edges):
@@ -152,10 +173,11 @@ def _split(configuration: int, split: Mapping[str, float] | None) -> dict[str, f
     return fractions
 
 
-def edge_budgets(configuration: int, eps: float, delta: float,
-                 split: Mapping[str, float] | None = None) -> dict[str, tuple[float, float]]:
-    """(eps_e, delta_e) = (f_e eps, f_e delta) per edge of the configuration (basic composition)."""
-    return {e: (f * eps, f * delta) for e, f in _split(configuration, split).items()}
+def edge_budgets(configuration: int, eps: float, delta: float, split: Mapping[str, float] | None = None,
+                 privacy: str = "local") -> dict[str, tuple[float, float]]:
+    """(eps_e, delta_e) = (f_e eps, f_e delta) per edge of the configuration (basic composition); with
+    ``privacy="ptr"`` (configuration 2) the edges are the test, e6 and e8."""
+    return {e: (f * eps, f * delta) for e, f in _split(configuration, split, privacy).items()}
 
 
 def _sigma(sensitivity: float, eps: float, delta: float, calibration: str, notes: list[str]) -> float:
@@ -248,12 +270,14 @@ class BasisWhitening:
     g_eigenvalues: np.ndarray
 
 
-def basis_whitening(m2: np.ndarray, basis: np.ndarray) -> BasisWhitening:
-    """The symmetric whitening of ``m2`` inside span(basis); G must be positive definite (checked by the
-    caller through the g > Delta2 condition, which implies it)."""
+def basis_whitening(m2: np.ndarray, basis: np.ndarray, floor: float = 0.0) -> BasisWhitening:
+    """The symmetric whitening of ``m2`` inside span(basis), W_B = B G^{-1/2}, G = B^T m2 B, with G's eigenvalues
+    raised to at least ``floor`` (> 0 keeps W_B finite when G is not positive definite; the callers only use an
+    unclamped W_B: the g > Delta2 condition, or the propose-test-release test, covers the clamped case).
+    ``g_eigenvalues`` are G's own eigenvalues (not clamped)."""
     g = basis.T @ m2 @ basis
     vals, vecs = np.linalg.eigh((g + g.T) / 2.0)
-    inv_sqrt = (vecs / np.sqrt(np.maximum(vals, 1e-300))) @ vecs.T
+    inv_sqrt = (vecs / np.sqrt(np.maximum(vals, max(floor, 1e-300)))) @ vecs.T
     return BasisWhitening(basis, basis @ inv_sqrt, vals)
 
 
@@ -360,6 +384,58 @@ def _configuration_2_or_3(number: int, data: LdaDataSummary, budget: dict[str, t
     return _finish(number, conditions, unnormalised, lam, data.alpha0, budgets, LOCAL_GUARANTEE, notes)
 
 
+def _symmetric_tensor_norm(k: int, alpha0: float) -> float:
+    """||T||_F of the population whitened tensor for a symmetric alpha: sqrt(K) (2/(alpha_0+2)) sqrt((alpha_0+1) K),
+    the smallest over all alpha with this alpha_0 (Cauchy-Schwarz on sum 1/alpha_i)."""
+    return 2.0 / (alpha0 + 2.0) * k * math.sqrt(alpha0 + 1.0)
+
+
+def _configuration_2_ptr(data: LdaDataSummary, budget: dict[str, tuple[float, float]], calibration: str,
+                         rng: np.random.Generator, n_restarts: int, n_iter: int) -> ConfigurationResult:
+    """Configuration 2 with propose-test-release. Proposal from public quantities only: with g~ = sigma_K(M2_tilde)
+    from the e8 release, g_prop = max(g~/2, g~ - 2 sqrt(D) sigma_8 - (threshold + 3) Delta2) (g~ exceeds g by at most
+    the spectral norm of the e8 noise, typically 2 sqrt(D) sigma_8, and the test needs about ``threshold`` steps of
+    Delta2 to spare), ||T||_prop = 2 ||T||_F of the symmetric-alpha population tensor; b = L(g_prop, ||T||_prop).
+    Test: h_hat = h + Laplace(1 / eps_test) with h = :func:`ptr_distance`; release only if
+    h_hat > ln(1 / (2 delta_test)) / eps_test (a corpus with h = 0 passes with probability delta_test)."""
+    notes: list[str] = []
+    e8, basis, sigma8 = _released_basis(data, budget["e8"], calibration, rng, notes)
+    eps0, delta0 = budget["test"]
+    threshold = math.log(1.0 / (2.0 * delta0)) / eps0
+    g_tilde = float(np.min(sigma8))
+    spare = 2.0 * math.sqrt(data.m2.shape[0]) * e8.sigma + (threshold + 3.0) * data.delta2
+    g_prop = max(0.5 * g_tilde, g_tilde - spare)
+    t_prop = 2.0 * _symmetric_tensor_norm(data.k, data.alpha0)
+    bound = basis_whitened_tensor_sensitivity(g_prop, t_prop, data.delta2, data.delta3)
+    if not math.isfinite(bound):
+        text = (f"no finite sensitivity bound can be proposed: half the K-th eigenvalue of the released M2, "
+                f"{g_prop:.3g}, is <= Delta2 = {data.delta2:.3g} (more documents or a larger eps for e8)")
+        cond = Condition("propose-test-release", False, math.inf, threshold, text)
+        return ConfigurationResult(2, False, (cond,), f"configuration 2 is unusable on this corpus: {text}",
+                                   budgets=(e8,), guarantee=PTR_GUARANTEE, notes=tuple(notes))
+    bw = basis_whitening(data.m2, basis, floor=data.delta2)
+    tensor = lda_m3_projected(data.counts, data.alpha0, bw.w)
+    g_min, t_norm = float(bw.g_eigenvalues.min()), float(np.linalg.norm(tensor))
+    h = ptr_distance(g_min, t_norm, data.delta2, data.delta3, bound)
+    noisy_h = h + float(rng.laplace(0.0, 1.0 / eps0))
+    passed = noisy_h > threshold
+    text = (f"the private stability test {'passed' if passed else 'did not pass'}: noisy distance to a corpus where "
+            f"the proposed bound b = {bound:.3g} may fail = {noisy_h:.3g} {'>' if passed else '<='} "
+            f"ln(1/(2 delta_test))/eps_test = {threshold:.3g}")
+    if not passed:
+        text += " (more documents, a larger eps or a larger share of it for the test)"
+    cond = Condition("propose-test-release", bool(passed), float(noisy_h), float(threshold), text)
+    test = EdgeBudget("test", eps0, delta0, 1.0, 1.0 / eps0)  # Laplace scale 1/eps on a 1-Lipschitz count
+    if not passed:
+        return ConfigurationResult(2, False, (cond,), f"configuration 2 is unusable on this corpus: {text}",
+                                   budgets=(test, e8), guarantee=PTR_GUARANTEE, notes=tuple(notes))
+    s6 = _sigma(bound, *budget["e6"], calibration, notes)
+    power = _tpm(tensor + _symmetric_tensor_noise(data.k, s6, rng), data.k, rng, n_restarts, n_iter)
+    unnormalised = unwhiten(basis * np.sqrt(sigma8), power.eigenvalues, power.eigenvectors, data.alpha0)
+    budgets = [test, EdgeBudget("e6", *budget["e6"], bound, s6), e8]
+    return _finish(2, [cond], unnormalised, power.eigenvalues, data.alpha0, budgets, PTR_GUARANTEE, notes)
+
+
 def _configuration_4(data: LdaDataSummary, budget: dict[str, tuple[float, float]], calibration: str,
                      rng: np.random.Generator, n_restarts: int, n_iter: int) -> ConfigurationResult:
     notes: list[str] = []
@@ -394,10 +470,11 @@ def _configuration_4(data: LdaDataSummary, budget: dict[str, tuple[float, float]
 def run_configuration(
     configuration: int, data: LdaDataSummary, eps: float, delta: float, rng: np.random.Generator, *,
     calibration: str = "analytic", split: Mapping[str, float] | None = None, share_m2: bool = False,
-    n_restarts: int = DEFAULT_RESTARTS, n_iter: int = DEFAULT_ITERATIONS,
+    privacy: str = "local", n_restarts: int = DEFAULT_RESTARTS, n_iter: int = DEFAULT_ITERATIONS,
 ) -> ConfigurationResult:
     """Run configuration 1-4 on the corpus summarised by ``data`` (:func:`summarize_data`) with total budget
     (eps, delta) split over its edges. ``share_m2`` (configuration 1 only) releases M2 once for both e4 and e8.
+    ``privacy`` (:data:`PRIVACY`): "local" as published, "ptr" (configuration 2 only) propose-test-release.
     Raises WhiteningError when a noisy M2 cannot be whitened (configurations 1-3)."""
     if configuration not in CONFIGURATIONS:
         raise InputError(f"configuration must be one of {', '.join(map(str, CONFIGURATIONS))} (got {configuration!r})",
@@ -407,7 +484,13 @@ def run_configuration(
     check_choice(calibration, "calibration", ("classic", "analytic"))
     if share_m2 and configuration != 1:
         raise InputError("sharing one M2 release between e4 and e8 applies to configuration 1 only", "share_m2")
-    budget = edge_budgets(configuration, eps, delta, split)
+    check_choice(privacy, "privacy", tuple(PRIVACY))
+    if privacy == "ptr" and configuration != 2:
+        raise InputError("propose-test-release is implemented for configuration 2 only (configuration 1 is DP as it "
+                         "is; 3 and 4 would need a private estimate of the tensor's eigengaps)", "privacy")
+    budget = edge_budgets(configuration, eps, delta, split, privacy)
+    if privacy == "ptr":
+        return _configuration_2_ptr(data, budget, calibration, rng, n_restarts, n_iter)
     if configuration == 1:
         return _configuration_1(data, budget, calibration, rng, n_restarts, n_iter, share_m2)
     if configuration in (2, 3):

@@ -76,6 +76,7 @@ __all__ = [
     "eigen_whitened_tensor_sensitivity",
     "m2_sensitivity",
     "m2_sensitivity_published",
+    "ptr_distance",
     "m3_sensitivity",
     "m3_sensitivity_published",
     "sqrt_whitening_lipschitz",
@@ -127,6 +128,27 @@ def basis_whitened_tensor_sensitivity(g: float, t_norm: float, delta2: float, de
         return math.inf
     rho = delta2 / (2.0 * slack)
     return delta3 * slack**-1.5 + t_norm * rho * (3.0 + 3.0 * rho + rho * rho)
+
+
+def ptr_distance(g: float, t_norm: float, delta2: float, delta3: float, bound: float, *,
+                 max_steps: int = 1_000_000) -> int:
+    """Propose-test-release distance for configuration 2: h = the number of steps j = 0, 1, ... (before the first
+    failure) with L_j = L(g - j Delta2, t_j) <= ``bound``, where L is :func:`basis_whitened_tensor_sensitivity`,
+    t_0 = ||T||_F and t_{j+1} = t_j + L_j.
+
+    Every corpus within j <= h - 1 replacements of this one has g >= g - j Delta2 (Weyl) and ||T||_F <= t_j (each
+    replacement moves T by at most the local sensitivity of the corpus it starts from), hence local sensitivity
+    <= L_j <= bound, since L decreases in g and increases in ||T||. And h is 1-Lipschitz: a neighbour starts from
+    a state (g', t') no worse than step 1 of this sequence (g' >= g - Delta2, t' <= t_1), so by induction its
+    step j is no worse than step j + 1 here, and h' >= h - 1 (and symmetrically). Capped at ``max_steps``."""
+    h, t = 0, float(t_norm)
+    while h < max_steps:
+        local = basis_whitened_tensor_sensitivity(g - h * delta2, t, delta2, delta3)
+        if not local <= bound:
+            break
+        t += local
+        h += 1
+    return h
 
 
 def eigen_whitening_lipschitz(sigma_k: float, sigma_k1: float, delta2: float) -> float:
