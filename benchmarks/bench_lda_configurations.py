@@ -8,7 +8,8 @@ documents of 50 words, drawn once (seed 2026). delta = 1e-6 (below 1/N). For eac
 independent noise draws (``numpy.random.default_rng([run, configuration, eps index])``); the table shows the mean
 topic error (mean L1 per topic after optimal matching, in [0, 2]) with its standard error, and how many runs were
 unusable (a Table 3 condition failed: no output) or failed to whiten. Configuration "1s" is configuration 1 with
-one M2 release shared by e4 and e8. Not a test: it prints a table (a few minutes on one core).
+one M2 release shared by e4 and e8; "2ptr" is configuration 2 made (eps, delta)-DP by propose-test-release
+(budget split equally over the test, e6 and e8). Not a test: it prints a table (a few minutes on one core).
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from dpcore.lda.corpus import ISSUE_CORPUS, make_lda_model, sample_lda_corpus  #
 from dpcore.lda.recovery import fit_lda, topic_error  # noqa: E402
 from dpcore.tensor import WhiteningError  # noqa: E402
 
-CONFIGS = (("1", 1, False), ("1s", 1, True), ("2", 2, False), ("3", 3, False), ("4", 4, False))
+CONFIGS = (("1", 1, False, "local"), ("1s", 1, True, "local"), ("2", 2, False, "local"), ("2ptr", 2, False, "ptr"),
+           ("3", 3, False, "local"), ("4", 4, False, "local"))
 
 
 def main() -> int:
@@ -52,16 +54,17 @@ def main() -> int:
     print(f"random topics from the prior (reference): topic error {chance:.3f}")
     print(f"non-private topic error {nonpriv:.4f}; Delta2 = {data.delta2:.3g}, Delta3 = {data.delta3:.3g}; "
           f"top eigenvalues of M2_hat {np.array2string(data.top_eigenvalues, precision=4)}")
-    print(f"{'eps':>8} " + " ".join(f"{'conf ' + name:>20}" for name, _, _ in CONFIGS))
+    print(f"{'eps':>8} " + " ".join(f"{'conf ' + name:>20}" for name, _, _, _ in CONFIGS))
     reasons: dict[str, str] = {}
     for i, eps in enumerate(args.eps):
         cells = []
-        for name, number, share in CONFIGS:
+        for name, number, share, privacy in CONFIGS:
             errors, unusable, failed = [], 0, 0
             for run in range(args.runs):
                 try:
                     res = run_configuration(number, data, eps, 1e-6, np.random.default_rng([run, number, i]),
-                                            calibration=args.calibration, share_m2=share)
+                                            calibration=args.calibration, share_m2=share,
+                                            privacy=privacy)
                 except WhiteningError:
                     failed += 1
                     continue
