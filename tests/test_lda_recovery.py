@@ -66,7 +66,7 @@ def test_issue_corpus_non_private_error_is_small():
     0.015-0.018 (mean L1 per topic) and alpha within 3.1% over five seeds; asserted < 0.05 and within 10%."""
     spec = ISSUE_CORPUS
     model = make_lda_model(spec["dim"], spec["k"], np.random.default_rng(2026), alpha0=spec["alpha0"],
-                           alpha_shape="symmetric")
+                           alpha_shape=spec["alpha_shape"])
     counts = sample_lda_corpus(model, spec["n_docs"], np.random.default_rng(2027), doc_length=spec["doc_length"])
     fit = fit_lda(counts, spec["k"], spec["alpha0"], np.random.default_rng(2028))
     assert topic_error(fit.topics, model.topics) < 0.05

@@ -57,7 +57,6 @@ from ._core import (
     ClassicCalibrationWarning,
     InputError,
     PowerResult,
-    WhiteningError,
     check_choice,
     check_delta,
     check_epsilon,
@@ -497,5 +496,3 @@ def run_configuration(
         return _configuration_2_or_3(configuration, data, budget, calibration, rng, n_restarts, n_iter)
     return _configuration_4(data, budget, calibration, rng, n_restarts, n_iter)
 
-
-_ = WhiteningError  # re-exported through the docstring contract: whitening failures propagate to the caller

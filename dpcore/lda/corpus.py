@@ -48,8 +48,9 @@ ALPHA_SHAPES = {
     "symmetric": "alpha_i = alpha_0 / K (all whitened eigenvalues equal: configurations 3 and 4 have no eigengap)",
     "dirichlet": "alpha / alpha_0 ~ Dirichlet(5 * 1_K), drawn once with the topics (distinct eigenvalues)",
 }
-# The synthetic corpus of issue 13: K = 5 topics over D = 100 words, alpha_0 = 1, 20,000 documents of 50 words.
-ISSUE_CORPUS = {"dim": 100, "k": 5, "alpha0": 1.0, "n_docs": 20_000, "doc_length": 50}
+# The synthetic corpus of issue 13: K = 5 topics over D = 100 words, alpha_0 = 1 (symmetric prior, the usual
+# reading), 20,000 documents of 50 words.
+ISSUE_CORPUS = {"dim": 100, "k": 5, "alpha0": 1.0, "alpha_shape": "symmetric", "n_docs": 20_000, "doc_length": 50}
 MAX_SYNTHETIC_ENTRIES = 1 << 22  # documents x D entries of dense counts drawn at once (32 MiB of int64)
 
 
