@@ -34,8 +34,11 @@ chromium:
 test: $(VENV)/.dev-installed chromium
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# ruff, then the layout check: imports strictly downward between dpcore's layers, no import cycles, module and
+# function sizes (tools/check_layout.py; tests/test_layout.py runs the same check in `make test`).
 lint: $(VENV)/.dev-installed
-	$(BIN)/ruff check dpcore pages tests benchmarks app.py
+	$(BIN)/ruff check dpcore pages tests benchmarks tools app.py
+	$(BIN)/python tools/check_layout.py
 
 bench: $(VENV)/.runtime-installed
 	$(BIN)/python -m benchmarks

@@ -1,5 +1,5 @@
-"""CAPE dashboard: `make run` (or `streamlit run app.py`). Pages are listed in pages/common.py."""
+"""CAPE dashboard: `make run` (or `streamlit run app.py`). The pages are listed in pages/shared/catalog.py."""
 
-from pages.common import run_app
+from pages.shared.navigation import run_app
 
 run_app()

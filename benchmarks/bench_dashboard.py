@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from dpcore.explain import robust_gain_curve  # noqa: E402
-from dpcore.plan import plan_scenario  # noqa: E402
+from dpcore.cape import plan_scenario  # noqa: E402
+from dpcore.cape.explain import robust_gain_curve  # noqa: E402
 from dpcore.scenario import scenario_from_dict  # noqa: E402
 
 TARGET_PLAN_SECONDS = 2.0

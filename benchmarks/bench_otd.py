@@ -29,11 +29,12 @@ import json, resource, sys, time
 import numpy as np
 sys.path.insert(0, {root!r})
 from dpcore.scenario import scenario_from_dict
-from dpcore.tensor import OtdSettings, SyntheticSpec, algorithm_rng, run_algorithm, synthetic_problem, WhiteningError
+from dpcore.otd import OtdSettings, SyntheticSpec, run_algorithm, synthetic_problem, WhiteningError
+from dpcore.seeding import run_rng
 dim, path = {dim}, {path!r}
 sites = [{{"name": f"s{{i}}", "n": 2000, "eps": 1.0, "delta": 0.01}} for i in range(5)]
 scenario = scenario_from_dict({{"sites": sites}})
-model = SyntheticSpec("stm", dim, 10).model(np.random.default_rng(1))
+model = SyntheticSpec(kind="stm", dim=dim, k=10).model(np.random.default_rng(1))
 start = time.perf_counter()
 problem = synthetic_problem(model, scenario.sizes, np.random.default_rng(2))
 data_seconds = time.perf_counter() - start
@@ -41,7 +42,7 @@ before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 start = time.perf_counter()
 status = "ok"
 try:
-    run_algorithm("cape", problem, scenario, OtdSettings(path=path), algorithm_rng(0, 0, "cape"))
+    run_algorithm("cape", problem, scenario, OtdSettings(path=path), run_rng(0, 0, "cape", "otd"))
 except WhiteningError:
     status = "whitening failed"
 seconds = time.perf_counter() - start
@@ -63,7 +64,8 @@ def run_case(dim: int, path: str, threads: int) -> dict:
 def main() -> None:
     sys.path.insert(0, str(ROOT))
     from dpcore.cli.table import table
-    from dpcore.tensor import DEFAULT_MEMORY_BUDGET, choose_path
+    from dpcore.limits import DEFAULT_MEMORY_BUDGET
+    from dpcore.otd import choose_path
     from dpcore.validation import InputError
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])

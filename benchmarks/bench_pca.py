@@ -2,7 +2,7 @@
 
 Run: ``.venv/bin/python benchmarks/bench_pca.py [--runs 10] [--site-size 500] [--repeats 3]``.
 
-Every eigen-decomposition in dpcore.pca goes through ``dpcore.pca.top_eigenpairs``; this script wraps it
+Every eigen-decomposition in dpcore.pca goes through ``dpcore.linalg.top_eigenpairs``; this script wraps it
 with a timer, so "eigensolver" is the time spent inside exactly the calls the run makes. Target (issue 3):
 the comparison (all algorithms, 10 runs) costs at most 1.5x its eigensolver calls.
 
@@ -28,6 +28,8 @@ from benchmarks.timing import EigenTimer  # noqa: E402
 from dpcore import pca  # noqa: E402
 from dpcore.cli.table import table  # noqa: E402
 from dpcore.data import load_bundled  # noqa: E402
+from dpcore.scenario import equal_sites_scenario  # noqa: E402
+from dpcore.seeding import run_rng  # noqa: E402
 
 TARGET = 1.5
 
@@ -41,19 +43,19 @@ def main() -> None:
     args = parser.parse_args()
 
     start = time.perf_counter()
-    scenario = pca.equal_sites_scenario(10, args.site_size, args.eps, 0.01)
+    scenario = equal_sites_scenario(10, args.site_size, args.eps, 0.01)
     setup = pca.prepare_pca(load_bundled("mnist"), scenario, 50)
     setup_seconds = time.perf_counter() - start
     problem, privacy = setup.problem, setup.privacy
     # Warm-up: index caches of the symmetric mirroring, BLAS start-up.
-    pca.run_algorithm("cape", problem, privacy, pca.algorithm_rng(99, 0, "cape"))
+    pca.run_algorithm("cape", problem, privacy, run_rng(99, 0, "cape", "pca"))
 
     rows = []
     single, single_eig, single_calls = [], [], 0
     for r in range(args.repeats):
         with EigenTimer() as timer:
             t0 = time.perf_counter()
-            pca.cape_pca(problem, privacy, pca.algorithm_rng(0, r, "cape"))
+            pca.cape_pca(problem, privacy, run_rng(0, r, "cape", "pca"))
             single.append(time.perf_counter() - t0)
         single_eig.append(timer.seconds)
         single_calls = timer.calls

@@ -5,8 +5,8 @@ Run: ``.venv/bin/python benchmarks/bench_sweep.py [--repeats 1] [--float64] [--p
 
 "total" is what a user waits for from a cold start: loading and preprocessing the data, splitting it into sites,
 the site and pooled matrices (the "prepare" column) and every run. "eigensolver" is the time spent inside
-``dpcore.pca.top_eigenpairs`` (wrapped with a timer), which dominates PCA sweeps. ``--float64`` adds the Fig. 2(b)
-preset with the float64 eigensolver (bit-identical to ``python -m dpcore pca``; about 1.5x slower).
+``dpcore.linalg.top_eigenpairs`` (wrapped with a timer), which dominates PCA sweeps. ``--float64`` adds the
+Fig. 2(b) preset with the float64 eigensolver (bit-identical to ``python -m dpcore pca``; about 1.5x slower).
 Target (issue 5): Fig. 2(b) in under 30 s with one BLAS thread.
 
 BLAS threads: one unless OPENBLAS_NUM_THREADS is set (see bench_pca.py for why).
@@ -27,22 +27,23 @@ from pathlib import Path  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.timing import EigenTimer  # noqa: E402
-from dpcore import sweeps  # noqa: E402
+from dpcore import experiments  # noqa: E402
 from dpcore.cli.table import table  # noqa: E402
-from dpcore.sweep_presets import get_preset, quick_spec  # noqa: E402
+from dpcore.experiments import get_preset, quick_spec  # noqa: E402
+from dpcore.experiments.plan import sweep_plan  # noqa: E402
 
 TARGET_SECONDS = 30.0
 MAIN = "fig2b-mnist-eps"
 
 
-def measure(spec: sweeps.SweepSpec) -> tuple[float, float, float, int]:
+def measure(spec: experiments.SweepSpec) -> tuple[float, float, float, int]:
     """(total, prepare, eigensolver seconds, eigensolver calls) of one cold run."""
-    sweeps.clear_cache()
+    experiments.clear_cache()
     with EigenTimer() as timer:
         start = time.perf_counter()
-        sweeps._plan(spec)  # the cached preparation that run_sweep would do first
+        sweep_plan(spec)  # the cached preparation that run_sweep would do first
         prepared = time.perf_counter() - start
-        result = sweeps.run_sweep(spec, use_cache=False)
+        result = experiments.run_sweep(spec, use_cache=False)
         total = time.perf_counter() - start
     assert result.complete
     return total, prepared, timer.seconds, timer.calls
@@ -59,7 +60,7 @@ def main() -> None:
     cases = [(f"{MAIN} (paper size)", main_spec)]
     if args.float64:
         cases.append((f"{MAIN}, float64 eigensolver",
-                       main_spec.replace(data=sweeps.PcaData("mnist", k=50, solver_dtype="float64"))))
+                       main_spec.replace(data=experiments.PcaData(dataset="mnist", k=50, solver_dtype="float64"))))
     cases.append((f"{MAIN} --quick", quick_spec(main_spec)))
     cases.extend((name, get_preset(name).spec) for name in args.presets)
 

@@ -1,18 +1,18 @@
-"""Shared by the benchmarks: time spent inside dpcore.pca.top_eigenpairs."""
+"""Shared by the benchmarks: time spent inside dpcore.linalg.top_eigenpairs."""
 
 from __future__ import annotations
 
 import time
 
-from dpcore import pca
+from dpcore import linalg
 
 
 class EigenTimer:
-    """Context manager that wraps dpcore.pca.top_eigenpairs (every eigen-decomposition of the PCA code
-    goes through it) and adds up the seconds and calls spent inside."""
+    """Context manager that wraps dpcore.linalg.top_eigenpairs (every eigen-decomposition of the PCA and OTD
+    code goes through it) and adds up the seconds and calls spent inside."""
 
     def __init__(self) -> None:
-        self.original = pca.top_eigenpairs
+        self.original = linalg.top_eigenpairs
         self.seconds = 0.0
         self.calls = 0
 
@@ -24,8 +24,8 @@ class EigenTimer:
             self.calls += 1
             return out
 
-        pca.top_eigenpairs = timed
+        linalg.top_eigenpairs = timed
         return self
 
     def __exit__(self, *exc) -> None:
-        pca.top_eigenpairs = self.original
+        linalg.top_eigenpairs = self.original

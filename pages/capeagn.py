@@ -8,39 +8,40 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from dpcore.data import parse_numeric_csv
-from dpcore.mechanisms import CALIBRATIONS
-from dpcore.models import DEFAULT_SIGMA2, ESTIMATORS, OTD_PRESETS
-from dpcore.scenario import Scenario, equal_sites_scenario
-from dpcore.sensitivity import NEIGHBOURING
-from dpcore.tensor import (
+from dpcore.data import parse_count_csv, parse_documents, parse_numeric_csv, parse_vocabulary, top_words
+from dpcore.limits import DEFAULT_MEMORY_BUDGET
+from dpcore.otd import (
     ALGORITHMS,
     DEFAULT_ITERATIONS,
-    DEFAULT_MEMORY_BUDGET,
     DEFAULT_RESTARTS,
-    LABELS,
+    DEFAULT_SIGMA2,
+    ESTIMATORS,
     M3_NOISE,
+    OTD_PRESETS,
     PATHS,
     OtdComparison,
     OtdSettings,
     SyntheticSpec,
     choose_path,
     compare_algorithms,
+    corpus_problem,
+    default_algorithms,
     match_components,
     mog_problem,
 )
-from dpcore.text import corpus_problem, parse_count_csv, parse_documents, parse_vocabulary, top_words
+from dpcore.privacy import CALIBRATIONS, NEIGHBOURING
+from dpcore.scenario import Scenario, equal_sites_scenario
 from dpcore.validation import InputError, check_positive_int, check_rank
-from pages.common import current_scenario, ensure_routed, scenario_sidebar, show_error
+from pages.shared.navigation import start_page
+from pages.shared.widgets import scenario_sidebar, show_error
 
-ensure_routed()
+scenario = start_page()
 
 RESULT_KEY = "capeagn_result"
-DEFAULT_ALGORITHMS = ["cape", "conv", "local", "nonpriv", "random"]
+TITLES = {name: entry.title for name, entry in ALGORITHMS.items()}
 MODEL_NAMES = {"stm": "single topic model (documents)", "mog": "mixture of spherical Gaussians"}
 MAX_HEATMAP_COLUMNS = 60
 
-scenario = current_scenario()
 scenario_sidebar(scenario)
 
 st.title("capeAGN: private tensor decomposition across sites")
@@ -108,7 +109,7 @@ if source == "Synthetic model":
                                  help="; ".join(f"{k_}: {v}" for k_, v in ESTIMATORS.items()))
     try:
         check_rank(int(k), int(dim))
-        spec = SyntheticSpec(model, int(dim), int(k), sigma2=float(sigma2), doc_length=int(doc_length),
+        spec = SyntheticSpec(kind=model, dim=int(dim), k=int(k), sigma2=float(sigma2), doc_length=int(doc_length),
                              estimator=estimator)
     except InputError as exc:
         input_problems.append(exc)
@@ -181,9 +182,9 @@ else:
 # ----------------------------------------------------------------------------------------------
 
 st.subheader("Algorithms")
-algorithms = st.multiselect("Algorithms", list(ALGORITHMS), DEFAULT_ALGORITHMS, format_func=LABELS.get,
+algorithms = st.multiselect("Algorithms", list(ALGORITHMS), list(default_algorithms()), format_func=TITLES.get,
                             key="capeagn_algorithms",
-                            help="; ".join(f"{LABELS[a]}: {t}" for a, t in ALGORITHMS.items()))
+                            help="; ".join(f"{e.title}: {e.description}" for e in ALGORITHMS.values()))
 c1, c2, c3, c4 = st.columns(4)
 runs = c1.number_input("Runs", 1, 200, 5, key="capeagn_runs", help="Independent runs (10 in the paper).")
 seed = c2.number_input("Seed", 0, 2**31 - 1, int(scenario.seed), key="capeagn_seed",
@@ -270,22 +271,22 @@ def _summary_table(result: OtdComparison) -> pd.DataFrame:
     rows = []
     for alg in result.algorithms:
         q, w = result.summary(alg, "q_comp"), result.summary(alg, "weight_error")
-        rows.append({"algorithm": LABELS[alg], "q_comp": q.mean, "q_comp std": q.std, "weight error": w.mean,
+        rows.append({"algorithm": TITLES[alg], "q_comp": q.mean, "q_comp std": q.std, "weight error": w.mean,
                      "weight error std": w.std, "runs": q.runs, "failed (whitening)": q.failed})
     return pd.DataFrame(rows)
 
 
 def _qcomp_chart(result: OtdComparison) -> go.Figure:
     fig = go.Figure()
-    names = [LABELS[a] for a in result.algorithms]
+    names = [TITLES[a] for a in result.algorithms]
     means = [result.summary(a).mean for a in result.algorithms]
     stds = [result.summary(a).std for a in result.algorithms]
     fig.add_bar(x=names, y=means, error_y={"type": "data", "array": stds}, name="mean +- std",
                 marker_color="#4c78a8")
     for alg in result.algorithms:
         vals = [r.q_comp for r in result.records if r.algorithm == alg and r.error is None]
-        fig.add_scatter(x=[LABELS[alg]] * len(vals), y=vals, mode="markers", showlegend=False,
-                        marker={"color": "#222", "size": 5, "opacity": 0.6}, name=LABELS[alg])
+        fig.add_scatter(x=[TITLES[alg]] * len(vals), y=vals, mode="markers", showlegend=False,
+                        marker={"color": "#222", "size": 5, "opacity": 0.6}, name=TITLES[alg])
     label = "q_comp" if result.reference == "truth" else "distance to non-private"
     fig.update_layout(yaxis_title=label, margin={"l": 10, "r": 10, "t": 30, "b": 10}, height=360,
                       title="Component error per algorithm (bars: mean, dots: runs)")
@@ -305,7 +306,7 @@ def _components_figure(result: OtdComparison, alg: str, cols: np.ndarray, labels
     idx, _ = match_components(dec.components, ref)
     order = np.argsort(idx, kind="stable")
     ref_name = "true" if result.reference == "truth" else "non-private"
-    fig = make_subplots(rows=2, cols=1, subplot_titles=(f"{ref_name} components", f"{LABELS[alg]} (matched order)"),
+    fig = make_subplots(rows=2, cols=1, subplot_titles=(f"{ref_name} components", f"{TITLES[alg]} (matched order)"),
                         vertical_spacing=0.18)
     zmax = float(max(np.abs(ref[:, cols]).max(), 1e-12))
     for row, (mat, ylab) in enumerate(((ref[:, cols], [f"{ref_name} {i + 1}" for i in range(ref.shape[0])]),
@@ -325,7 +326,7 @@ def _weights_figure(result: OtdComparison, alg: str) -> go.Figure:
     ref_name = "true" if result.reference == "truth" else "non-private"
     names = [f"recovered {i + 1} ~ {ref_name} {j + 1}" for i, j in enumerate(idx)]
     fig = go.Figure()
-    fig.add_bar(x=names, y=dec.weights, name=f"{LABELS[alg]} w_hat")
+    fig.add_bar(x=names, y=dec.weights, name=f"{TITLES[alg]} w_hat")
     fig.add_bar(x=names, y=result.reference_weights[idx], name="true w" if result.reference == "truth"
                 else "non-private w")
     fig.update_layout(barmode="group", height=320, margin={"l": 10, "r": 10, "t": 30, "b": 10},
@@ -350,7 +351,7 @@ else:
         st.info("No ground truth for uploaded data: **q_comp is replaced by the distance of each result to the "
                 "non-private result** (same matching rule), and the weight error is measured against its weights.")
     for alg, message in result.failures.items():
-        st.warning(f"{LABELS[alg]}: {result.summary(alg).failed} of {result.runs} run(s) stopped at whitening. "
+        st.warning(f"{TITLES[alg]}: {result.summary(alg).failed} of {result.runs} run(s) stopped at whitening. "
                    f"{message}", icon=":material/warning:")
     st.dataframe(_summary_table(result), width="stretch", hide_index=True)
     if any(result.summary(a).mean is not None for a in result.algorithms):
@@ -358,7 +359,7 @@ else:
     shown = [a for a in result.algorithms if a in result.examples]
     if shown:
         default = shown.index("cape") if "cape" in shown else 0
-        alg = st.selectbox("Show the components of", shown, index=default, format_func=LABELS.get,
+        alg = st.selectbox("Show the components of", shown, index=default, format_func=TITLES.get,
                            key="capeagn_show", help="One run (the first that finished) of this algorithm.")
         cols = _columns_to_show(result.reference_components)
         vocab = p.vocabulary
@@ -368,20 +369,20 @@ else:
         st.plotly_chart(_components_figure(result, alg, cols, labels), width="stretch")
         st.plotly_chart(_weights_figure(result, alg), width="stretch")
         if vocab:
-            st.markdown(f"**Top words per topic** - {LABELS[alg]} (each matched to its nearest non-private topic) "
+            st.markdown(f"**Top words per topic** - {TITLES[alg]} (each matched to its nearest non-private topic) "
                         "and the non-private result")
             rec_components = result.examples[alg].components
             match, _ = match_components(rec_components, result.reference_components)
             order = np.argsort(match, kind="stable")
             rec = top_words(rec_components[order], vocab)
             ref = top_words(result.reference_components, vocab)
-            table = {f"{LABELS[alg]} {o + 1} ~ {match[o] + 1}": [w for w, _ in words]
+            table = {f"{TITLES[alg]} {o + 1} ~ {match[o] + 1}": [w for w, _ in words]
                      for o, words in zip(order, rec, strict=True)}
             table.update({f"non-private {i + 1}": [w for w, _ in words] for i, words in enumerate(ref)})
             st.dataframe(pd.DataFrame(table), width="stretch", hide_index=True)
     with st.expander("Privacy of each algorithm"):
         for alg, text in result.privacy.items():
-            st.markdown(f"- **{LABELS[alg]}**: {text}")
+            st.markdown(f"- **{TITLES[alg]}**: {text}")
     if result.notes:
         with st.expander(f"Notes ({len(result.notes)})"):
             for note in result.notes:

@@ -12,8 +12,6 @@ from plotly.subplots import make_subplots
 
 from dpcore.data import (
     BUNDLED,
-    MAX_UPLOAD_BYTES,
-    MAX_UPLOAD_CELLS,
     PREPROCESSING,
     SPECTRA,
     NumericTable,
@@ -23,24 +21,26 @@ from dpcore.data import (
     synthetic_dataset,
     table_to_dataset,
 )
+from dpcore.limits import MAX_UPLOAD_BYTES, MAX_UPLOAD_CELLS
 from dpcore.pca import (
-    ALGORITHM_TITLES,
     ALGORITHMS,
-    COMMUNICATION,
     METRICS,
     PcaSetup,
     align_signs,
     compare_pca,
+    default_algorithms,
     prepare_pca,
     scree,
 )
 from dpcore.scenario import Scenario, equal_sites_scenario
 from dpcore.validation import InputError
-from pages.common import current_scenario, ensure_routed, scenario_sidebar, show_error
+from pages.shared.navigation import start_page
+from pages.shared.widgets import scenario_sidebar, show_error
 
-ensure_routed()
+shared = start_page()
 
 RESULT_KEY = "capepca_result"
+TITLES = {name: entry.title for name, entry in ALGORITHMS.items()}
 DATA_CHOICES = {
     "digits": "digits (bundled, 1,797 images, D = 64)",
     "mnist": "MNIST (bundled, 5,000 images, D = 784)",
@@ -97,7 +97,6 @@ def show_in(slot: Any, exc: Exception) -> None:
 # Page
 # ----------------------------------------------------------------------------------------------
 
-shared = current_scenario()
 scenario_sidebar(shared)
 
 st.title("capePCA: distributed private PCA")
@@ -114,9 +113,9 @@ with st.expander("The algorithms and the metrics"):
         "generalized CAPE noise design of the scenario, with tau_s = Delta_s c(eps_s, delta_s) and Delta_s the PCA "
         "sensitivity (sqrt(2)/N_s for replace-one neighbours, 1/N_s as published)."
     )
-    st.dataframe(pd.DataFrame({"algorithm": [ALGORITHM_TITLES[a] for a in ALGORITHMS],
-                               "what it does": list(ALGORITHMS.values()),
-                               "numbers sent": [COMMUNICATION[a] for a in ALGORITHMS]}),
+    st.dataframe(pd.DataFrame({"algorithm": [e.title for e in ALGORITHMS.values()],
+                               "what it does": [e.description for e in ALGORITHMS.values()],
+                               "numbers sent": [e.communication_text for e in ALGORITHMS.values()]}),
                  hide_index=True, width="stretch")
     st.latex(r"q_{CE}=\operatorname{tr}(V^\top A V),\qquad d=\|V_KV_K^\top-VV^\top\|_2")
     st.caption("A is the pooled, non-private second-moment matrix; V_K its true top-K subspace. "
@@ -209,9 +208,9 @@ with run_col:
     st.subheader("Run")
     k = st.number_input("K (subspace dimension)", 1, 1000, 10, key="pca_k",
                         help="Number of principal components; at most D.")
-    algorithms = st.multiselect("Algorithms", list(ALGORITHMS), default=list(ALGORITHMS),
-                                format_func=ALGORITHM_TITLES.get, key="pca_algorithms",
-                                help="; ".join(f"{ALGORITHM_TITLES[a]}: {d}" for a, d in ALGORITHMS.items()))
+    algorithms = st.multiselect("Algorithms", list(ALGORITHMS), default=list(default_algorithms()),
+                                format_func=TITLES.get, key="pca_algorithms",
+                                help="; ".join(f"{e.title}: {e.description}" for e in ALGORITHMS.values()))
     rank = st.number_input("DPdisPCA rank R (0 = K)", 0, 1000, 0, key="pca_rank",
                            help="Each DPdisPCA site sends its top-R partial square root; R must be >= K.")
     runs = st.number_input("Runs", 1, 100, 5, key="pca_runs", help="Independent noise draws per algorithm.")
@@ -284,7 +283,7 @@ else:
     by_key = {(m.algorithm, m.metric): m for m in comparison.summary}
     rows = []
     for algorithm, runs_ in comparison.results.items():
-        row: dict[str, Any] = {"algorithm": ALGORITHM_TITLES[algorithm]}
+        row: dict[str, Any] = {"algorithm": TITLES[algorithm]}
         for metric in METRICS:
             m = by_key[(algorithm, metric)]
             row[METRIC_LABELS[metric]] = m.mean
@@ -304,7 +303,7 @@ else:
                               key="pca_chart_metric", help="Bars show the mean over runs, whiskers one std.")
         names = list(comparison.results)
         fig = go.Figure(go.Bar(
-            x=[ALGORITHM_TITLES[a] for a in names], y=[by_key[(a, metric)].mean for a in names],
+            x=[TITLES[a] for a in names], y=[by_key[(a, metric)].mean for a in names],
             error_y={"type": "data", "array": [by_key[(a, metric)].std for a in names], "visible": True},
             marker_color=["#d62728" if a == "cape" else "#1f77b4" for a in names],
         ))
@@ -312,9 +311,10 @@ else:
                           height=380, title="Mean over runs (error bars: one std)")
         st.plotly_chart(fig, width="stretch")
     with scree_col:
-        noisy_choices = [a for a in comparison.results if a != "nondp"]
+        noisy_choices = [a for a in comparison.results  # algorithms that decompose a matrix (not nondp's true A)
+                         if a != "nondp" and comparison.results[a][0].matrix is not None]
         if noisy_choices:
-            shown = st.selectbox("Noisy matrix", noisy_choices, format_func=ALGORITHM_TITLES.get, key="pca_scree_alg",
+            shown = st.selectbox("Noisy matrix", noisy_choices, format_func=TITLES.get, key="pca_scree_alg",
                                  help="Eigenvalues of the matrix this algorithm decomposed (first run) against "
                                  "those of the true pooled second-moment matrix.")
             count = min(problem.dim, max(3 * problem.k, 30))
@@ -323,7 +323,7 @@ else:
             fig = go.Figure()
             fig.add_trace(go.Scatter(x=index, y=true_values, mode="lines+markers", name="true A"))
             fig.add_trace(go.Scatter(x=index, y=noisy_values, mode="lines+markers",
-                                     name=f"{ALGORITHM_TITLES[shown]} (run 1)"))
+                                     name=f"{TITLES[shown]} (run 1)"))
             fig.add_vline(x=problem.k + 0.5, line_dash="dot", annotation_text="K")
             fig.update_layout(xaxis_title="eigenvalue index", yaxis_title="eigenvalue", height=380,
                               margin={"l": 10, "r": 10, "t": 30, "b": 10}, title="Scree plot",
@@ -348,7 +348,7 @@ else:
                               col=i + 1)
         fig.update_layout(coloraxis={"colorscale": "RdBu", "cmid": 0.0, "cmin": -limit, "cmax": limit,
                                      "showscale": False}, height=330, margin={"l": 10, "r": 30, "t": 40, "b": 10},
-                          title=f"Top components: true vs {ALGORITHM_TITLES[shown]} (run 1, signs aligned)")
+                          title=f"Top components: true vs {TITLES[shown]} (run 1, signs aligned)")
         fig.update_xaxes(visible=False)
         fig.update_yaxes(visible=False, autorange="reversed", scaleanchor="x")
         st.plotly_chart(fig, width="stretch")

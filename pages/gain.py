@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dpcore.cape import gain_equal_weights
-from dpcore.gain import (
+from dpcore.cape.gain import (
     FAMILIES,
     dirichlet_gain_quantiles,
     dirichlet_sizes,
@@ -17,18 +17,11 @@ from dpcore.gain import (
     scenario_gains,
 )
 from dpcore.validation import InputError
-from pages.common import (
-    current_scenario,
-    ensure_routed,
-    remember_widgets,
-    restore_widgets,
-    scenario_sidebar,
-    set_scenario,
-    show_chart,
-    show_error,
-)
+from pages.shared.navigation import start_page
+from pages.shared.state import set_scenario
+from pages.shared.widgets import remember_widgets, restore_widgets, scenario_sidebar, show_chart, show_error
 
-ensure_routed()
+scenario = start_page()
 
 CONCENTRATIONS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 1000.0)
 CURVE_POINTS = 101
@@ -53,7 +46,6 @@ def _sizes_chart(sizes: np.ndarray) -> go.Figure:
 
 
 # ------------------------------------------------------------------------------------------------
-scenario = current_scenario()
 scenario_sidebar(scenario)
 
 st.title("Gain G(n)")

@@ -3,11 +3,12 @@
 import streamlit as st
 
 from dpcore.cape import design_equal
-from pages.common import PAGES, current_scenario, ensure_routed, scenario_sidebar
+from pages.shared.catalog import PAGES
+from pages.shared.navigation import start_page
+from pages.shared.widgets import scenario_sidebar
 
-ensure_routed()
+scenario = start_page()
 
-scenario = current_scenario()
 scenario_sidebar(scenario)
 
 st.title("Private multi-site analysis with correlated noise")

@@ -9,27 +9,23 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dpcore.audit import VIEWS, default_collusion
-from dpcore.cape import OBJECTIVES, dp_floor
-from dpcore.explain import closed_form_orders, explain_design, floor_site, robust_gain_curve
-from dpcore.plan import SOLVERS
+from dpcore.cape import OBJECTIVES, SOLVERS, VIEWS, default_collusion, dp_floor
+from dpcore.cape.explain import closed_form_orders, explain_design, floor_site, robust_gain_curve
+from dpcore.privacy import STATISTICS
 from dpcore.scenario import ScenarioError
-from dpcore.sensitivity import STATISTICS
 from dpcore.validation import InputError
-from pages.common import (
+from pages.shared.navigation import start_page
+from pages.shared.state import cached_plan, set_scenario
+from pages.shared.widgets import (
     STATISTIC_HELP,
-    cached_plan,
-    current_scenario,
-    ensure_routed,
     remember_widgets,
     restore_widgets,
     scenario_sidebar,
-    set_scenario,
     show_chart,
     show_error,
 )
 
-ensure_routed()
+scenario = start_page()
 
 SOLVER_LABELS = {
     "general": "General solver (linear program)",
@@ -142,7 +138,6 @@ def _robust_chart(points, n_sites: int, equal: bool) -> go.Figure:
 
 
 # ------------------------------------------------------------------------------------------------
-scenario = current_scenario()
 scenario_sidebar(scenario)
 n_sites = scenario.n_sites
 names = scenario.names

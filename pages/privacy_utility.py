@@ -13,37 +13,42 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from dpcore.sweep_figures import METRIC_LABELS, curve_figure, figure_html, gain_figure
-from dpcore.sweep_presets import PRESET_CALIBRATION, QUICK, get_preset, preset_names, presets, quick_spec
-from dpcore.sweeps import (
+from dpcore.experiments import (
     FAMILIES,
     METRICS,
     PARAMETER_LABELS,
     PARAMETERS,
     PCA_DATASETS,
+    PRESET_CALIBRATION,
+    QUICK,
     OtdData,
     PcaData,
     SweepResult,
     SweepSpec,
     algorithm_titles,
     cached_result,
+    default_algorithms,
     default_grid,
+    get_preset,
     parse_grid,
+    preset_names,
+    presets,
+    quick_spec,
     spec_from_json,
     sweep_gains,
     sweep_result,
     sweep_runs,
 )
+from dpcore.experiments.figures import METRIC_LABELS, curve_figure, figure_html, gain_figure
 from dpcore.validation import InputError
-from pages.common import current_scenario, ensure_routed, scenario_sidebar, show_chart, show_error
+from pages.shared.navigation import start_page
+from pages.shared.widgets import scenario_sidebar, show_chart, show_error
 
-ensure_routed()
+shared = start_page()
 
 JOB_KEY = "pu_job"
 RESULT_KEY = "pu_result"
 STEP_SECONDS = 0.1
-DEFAULT_ALGORITHMS = {"pca": ["cape", "dpdis", "conv", "local", "nondp"], "otd": ["cape", "conv", "local", "nonpriv",
-                                                                               "random"]}
 MODES = {"preset": "a figure of the paper (preset)", "scenario": "my shared scenario"}
 DATA_FIELDS = {"dataset", "D", "K", "R", "spectrum", "decay", "preprocessing", "model", "sigma^2", "data",
                "document length L", "estimator", "eps_split", "path", "m3_noise", "solver precision"}
@@ -80,7 +85,6 @@ def fmt_grid(values) -> str:
 # Page
 # ----------------------------------------------------------------------------------------------
 
-shared = current_scenario()
 scenario_sidebar(shared)
 
 st.title("Privacy-utility")
@@ -148,14 +152,14 @@ else:
                                     help="Number of principal components; at most D.")
                 dim = st.number_input("D (synthetic features)", 2, 1000, 50, key="pu_dim",
                                       disabled=dataset != "synthetic", help="Dimension of the synthetic data.")
-                data = PcaData(dataset, k=int(k), dim=int(dim))
+                data = PcaData(dataset=dataset, k=int(k), dim=int(dim))
             else:
                 model = st.selectbox("Model", ["mog", "stm"], key="pu_model",
                                      format_func={"mog": "mixture of Gaussians", "stm": "single topic model"}.get,
                                      help="Synthetic ground truth; q_comp is measured against it.")
                 d = st.number_input("D", 2, 200, 10, key="pu_d", help="Features (MOG) or vocabulary size (STM).")
                 k_otd = st.number_input("K (components)", 1, 50, 5, key="pu_otd_k", help="Components, K <= D.")
-                data = OtdData(model, int(d), int(k_otd), path="projected")
+                data = OtdData(model=model, dim=int(d), k=int(k_otd), path="projected")
         except InputError as exc:
             show_error(exc)
             data_msg = exc
@@ -170,7 +174,7 @@ else:
         grid_slot = st.empty()
     with right:
         titles = algorithm_titles(family)
-        chosen = st.multiselect("Algorithms to run", list(titles), default=DEFAULT_ALGORITHMS[family],
+        chosen = st.multiselect("Algorithms to run", list(titles), default=list(default_algorithms(family)),
                                 format_func=titles.get, key=f"pu_algorithms_{family}",
                                 help="The paper's figures use capePCA/capeAGN, DPdisPCA (PCA), conv, local and the "
                                 "non-private and random references.")
@@ -182,7 +186,8 @@ else:
     if data is not None:
         try:
             grid = parse_grid(grid_text, parameter)
-            spec = SweepSpec(family, parameter, grid, tuple(chosen), shared, data, int(runs), int(seed))
+            spec = SweepSpec(family=family, parameter=parameter, grid=grid, algorithms=tuple(chosen), scenario=shared,
+                             data=data, runs=int(runs), seed=int(seed))
             designs_ok(spec.to_json())
         except InputError as exc:
             spec = None

@@ -7,13 +7,12 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dpcore.protocol import (
+from dpcore.cape import AGN_MODELS, agn_stage_plans
+from dpcore.cape.protocol import (
     AGGREGATOR,
-    AGN_MODELS,
     ALGORITHMS,
     PUBLIC,
     ProtocolRound,
-    agn_stage_plans,
     cape_round,
     capeagn_round,
     capepca_round,
@@ -22,18 +21,11 @@ from dpcore.protocol import (
 )
 from dpcore.scenario import scenario_from_json
 from dpcore.validation import InputError
-from pages.common import (
-    cached_plan,
-    current_scenario,
-    ensure_routed,
-    remember_widgets,
-    restore_widgets,
-    scenario_sidebar,
-    show_chart,
-    show_error,
-)
+from pages.shared.navigation import start_page
+from pages.shared.state import cached_plan
+from pages.shared.widgets import remember_widgets, restore_widgets, scenario_sidebar, show_chart, show_error
 
-ensure_routed()
+scenario = start_page()
 
 ALGORITHM_HELP = (
     "CAPE: one private weighted average (Algorithm 1 and its generalization). capePCA: the same flow for the "
@@ -100,7 +92,6 @@ def _symmetry_chart(rows) -> go.Figure:
 
 
 # ------------------------------------------------------------------------------------------------
-scenario = current_scenario()
 scenario_sidebar(scenario)
 n_sites = scenario.n_sites
 
@@ -162,7 +153,8 @@ try:
                                     help="Scaled MOG component variance; M3 sensitivity 2/N + 6 D sigma^2/N.")
         projected = c.toggle("Noise sent already projected", key="pr_projected",
                              help="Send stage-2 noise as K x K x K tensors with the law of projected D x D x D noise "
-                             "(SPEC 7): far less traffic for large D, same privacy.")
+                             "(docs/math/capeagn.md, \"Large D: the projected path\"): far less traffic for large D, "
+                             "same privacy.")
         stage1, stage2 = _agn_plans(scenario.to_json(indent=None), model, float(split), int(dim),
                                     None if sigma2 is None else float(sigma2))
         plan = stage1

@@ -15,29 +15,25 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.cape import WEIGHT_OBJECTIVES, dp_floor, suggest_weights
-from dpcore.mechanisms import CALIBRATIONS
-from dpcore.scenario import MAX_SITES, PRESETS, Scenario, ScenarioError, preset_scenario
-from dpcore.scenario_io import (
+from dpcore.limits import MAX_SITES
+from dpcore.privacy import CALIBRATIONS, NEIGHBOURING
+from dpcore.scenario import (
+    PRESETS,
     SITE_COLUMNS,
+    Scenario,
+    ScenarioError,
     cell_errors,
+    preset_scenario,
     scenario_from_bytes,
     scenario_from_rows,
     scenario_to_rows,
     settings_of,
 )
-from dpcore.sensitivity import NEIGHBOURING
-from pages.common import (
-    SITES_PROBLEMS_KEY,
-    current_scenario,
-    ensure_routed,
-    link_loaded_notice,
-    scenario_link,
-    scenario_sidebar,
-    set_scenario,
-    show_link_error,
-)
+from pages.shared.navigation import start_page
+from pages.shared.state import SITES_PROBLEMS_KEY, scenario_link, set_scenario
+from pages.shared.widgets import link_loaded_notice, scenario_sidebar, show_link_error
 
-ensure_routed()
+scenario = start_page()
 
 FORM_KEY = "sites_form"
 NOTICE_KEY = "sites_notice"
@@ -135,7 +131,6 @@ def _on_weights(scenario: Scenario, objective_key: str | None) -> None:
 # Page
 # ------------------------------------------------------------------------------------------------
 
-scenario = current_scenario()
 show_link_error()
 link_loaded_notice()
 
@@ -313,7 +308,7 @@ with l1:
 with l2:
     uploaded = st.file_uploader(
         "Load a scenario JSON", type=["json"], key=f"sites_upload_{gen}",
-        help="A file saved with 'Save scenario JSON' (format in README.md): sites with name, n, eps, delta and "
+        help="A file saved with 'Save scenario JSON' (format in docs/cli.md, "The scenario file"): sites with name, n, eps, delta and "
         "optional weight; neighbouring, calibration, tau_c, seed.",
     )
     if uploaded is not None:

@@ -1,4 +1,4 @@
-"""Privacy audit (SPEC 5): the worked facts, brute-force checks of sigma_eff, and the report."""
+"""Privacy audit (docs/math/audit.md): the worked facts, brute-force checks of sigma_eff, and the report."""
 
 from __future__ import annotations
 
@@ -7,15 +7,18 @@ import math
 import numpy as np
 import pytest
 
-from dpcore.audit import (
+from dpcore.cape import (
     audit_design,
     default_collusion,
+    design_closed_form,
+    design_collusion_robust,
+    design_equal,
+    design_general,
     effective_sigma,
     entry_pair_sigma,
     view_sigmas,
 )
-from dpcore.cape import design_closed_form, design_collusion_robust, design_equal, design_general
-from dpcore.mechanisms import noise_multiplier
+from dpcore.privacy import noise_multiplier
 
 
 def sigma_of(views, site, view):
@@ -148,7 +151,7 @@ def test_large_s_uses_a_heuristic_with_a_warning_and_a_proven_bound():
 
 
 def direct_view_sigma(design, site, coalition, with_aggregator):
-    """Reference: write every observation of the view as rows over z = (z_e, z_g) and apply SPEC 5."""
+    """Reference: write every observation of the view as rows over z = (z_e, z_g) and apply docs/math/audit.md."""
     mix, std_g = design.e_mixing, np.sqrt(np.clip(design.var_g, 0, None))
     n, m = design.n_sites, mix.shape[1]
     if with_aggregator:  # every release minus its known f

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from pages.common import PAGES
+from pages.shared.catalog import PAGES
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -234,8 +234,7 @@ def test_editing_the_sites_table_reaches_the_noise_design_page(server, browser):
 
 
 def test_a_shared_link_opens_the_dashboard_with_its_scenario(server, browser):
-    from dpcore.scenario import preset_scenario
-    from dpcore.scenario_io import scenario_to_query
+    from dpcore.scenario import preset_scenario, scenario_to_query
 
     page = _open(browser, server, 1280, f"/?scenario={scenario_to_query(preset_scenario('one-large'))}")
     _assert_clean(page, "home from link")
@@ -251,7 +250,7 @@ def test_a_shared_link_opens_the_dashboard_with_its_scenario(server, browser):
 
 def test_a_deep_link_on_a_fresh_server_uses_the_app_navigation(browser):
     """Streamlit's legacy pages/ mode runs a page file directly when a deep link is a fresh server's first
-    request; pages.common.ensure_routed must put the app's navigation back."""
+    request; pages.shared.navigation.start_page must put the app's navigation back."""
     with _streamlit_server() as url:
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.goto(url + "/sites", wait_until="domcontentloaded")

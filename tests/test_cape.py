@@ -21,12 +21,12 @@ from dpcore.cape import (
     sample_noise,
     suggest_weights,
 )
-from dpcore.mechanisms import zero_sum_feasible
+from dpcore.privacy import zero_sum_feasible
 from dpcore.validation import InputError
 
 
 def assert_constraints(design, rtol=1e-7):
-    """The generalized problem's constraints (SPEC 4) hold for a feasible design."""
+    """The generalized problem's constraints (docs/math/cape.md, "Generalized CAPE") hold for a feasible design."""
     t2 = design.tau**2
     scale = t2.max()
     assert np.all(design.var_e >= -1e-12 * scale)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from dpcore.cli import main
-from dpcore.mechanisms import noise_multiplier
+from dpcore.privacy import noise_multiplier
 
 ROOT = Path(__file__).resolve().parents[1]
 

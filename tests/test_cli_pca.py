@@ -12,7 +12,8 @@ from conftest import ROOT
 
 from dpcore.cli import main
 from dpcore.data import load_bundled
-from dpcore.pca import ALGORITHMS, METRICS, compare_pca, equal_sites_scenario, prepare_pca
+from dpcore.pca import METRICS, compare_pca, default_algorithms, prepare_pca
+from dpcore.scenario import equal_sites_scenario
 
 
 def run_cli(capsys, *args):
@@ -30,8 +31,8 @@ def run_json(capsys, *args):
 def test_json_shape_and_values(capsys):
     data = run_json(capsys, "--dataset", "digits", "--sites", "3", "--k", "5", "--runs", "2")
     results = data["results"]
-    assert len(results) == len(ALGORITHMS) * len(METRICS)
-    assert [r["algorithm"] for r in results[::3]] == list(ALGORITHMS)
+    assert len(results) == len(default_algorithms()) * len(METRICS)
+    assert [r["algorithm"] for r in results[::3]] == list(default_algorithms())
     for r in results:
         assert set(r) == {"algorithm", "metric", "mean", "std", "runs"}
         assert r["metric"] in METRICS and r["runs"] == 2

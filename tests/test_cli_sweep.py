@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 from conftest import ROOT
 
-from dpcore import sweeps
+from dpcore import experiments
 from dpcore.cli import main
-from dpcore.sweep_presets import get_preset, presets, quick_spec
+from dpcore.experiments import get_preset, presets, quick_spec
 
 
 def run_cli(capsys, *args):
@@ -51,13 +51,13 @@ def test_preset_writes_table_summary_and_figure(capsys, tmp_path):
                              str(out_csv), "--summary-out", str(summary_csv), "--html", str(html))
     assert code == 0, err
     table = pd.read_csv(out_csv)
-    assert list(table.columns) == list(sweeps.TABLE_COLUMNS)
+    assert list(table.columns) == list(experiments.TABLE_COLUMNS)
     assert len(table) == 5 * 5 * 2 * 3  # values x algorithms x runs x metrics
     assert set(table["status"]) == {"ok"}
     spec = quick_spec(get_preset("fig2a-synthetic-eps").spec).replace(runs=2)
-    assert out_csv.read_text() == sweeps.run_sweep(spec, use_cache=False).to_csv()  # the library's table, verbatim
+    assert out_csv.read_text() == experiments.run_sweep(spec, use_cache=False).to_csv()  # the library's table, verbatim
     summary = pd.read_csv(summary_csv)
-    assert list(summary.columns) == list(sweeps.SUMMARY_COLUMNS) and len(summary) == 5 * 5 * 3
+    assert list(summary.columns) == list(experiments.SUMMARY_COLUMNS) and len(summary) == 5 * 5 * 3
     page = html.read_text()
     assert "<html>" in page[:100] and "plotly" in page and len(page) > 1_000_000  # plotly.js embedded
     assert "Fig. 2(a)" in page
@@ -70,7 +70,7 @@ def test_same_seed_gives_the_same_file(capsys, tmp_path):
             "--runs", "2", "--seed", "9", "--algorithms", "cape", "conv"]
     a, b = tmp_path / "a.csv", tmp_path / "b.csv"
     assert run_cli(capsys, *args, "--out", str(a))[0] == 0
-    sweeps.clear_cache()
+    experiments.clear_cache()
     assert run_cli(capsys, *args, "--out", str(b))[0] == 0
     assert a.read_bytes() == b.read_bytes()
 

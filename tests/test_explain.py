@@ -7,9 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from dpcore.audit import audit_design
-from dpcore.cape import design_closed_form, design_equal, design_general
-from dpcore.explain import (
+from dpcore.cape import audit_design, design_closed_form, design_equal, design_general, plan_scenario
+from dpcore.cape.explain import (
     audit_summary,
     closed_form_orders,
     closed_form_tau_c_range,
@@ -18,7 +17,6 @@ from dpcore.explain import (
     robust_gain_curve,
     tight_constraints,
 )
-from dpcore.plan import plan_scenario
 from dpcore.scenario import preset_scenario
 from dpcore.validation import InputError
 
@@ -119,7 +117,7 @@ def test_audit_summary_picks_the_worst_site_per_view():
     report = audit_design(design, 0.1, 0.5, 1e-5, collusion=1)
     summary = {s.view: s for s in audit_summary(report, design.tau, design.names)}
     assert list(summary) == ["outside", "aggregator", "aggregator+coalition", "sites"]
-    # SPEC 5 worked fact: aggregator view of equal CAPE has sigma_eff^2 = tau^2 (S+1)/(2S)
+    # docs/math/audit.md worked fact: aggregator view of equal CAPE has sigma_eff^2 = tau^2 (S+1)/(2S)
     assert math.isclose(summary["aggregator"].sigma_ratio, math.sqrt(0.6), rel_tol=1e-9)
     rows = [r for r in report.rows if r.view == "aggregator"]
     assert summary["aggregator"].eps_eff == max(r.eps_eff for r in rows)

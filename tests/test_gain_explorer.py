@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 from dpcore.cape import dp_floor, gain_bounds, gain_equal_weights, generalized_gain
-from dpcore.data import apportion
-from dpcore.gain import (
+from dpcore.cape.gain import (
     FAMILIES,
     dirichlet_gain_quantiles,
     dirichlet_sizes,
@@ -18,6 +17,7 @@ from dpcore.gain import (
     imbalanced_sizes,
     scenario_gains,
 )
+from dpcore.data import apportion
 from dpcore.scenario import preset_scenario, scenario_from_dict
 from dpcore.validation import InputError
 

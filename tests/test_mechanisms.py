@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from dpcore.mechanisms import (
+from dpcore.privacy import (
     ClassicCalibrationWarning,
     avn_noise,
     delta_for_sigma,

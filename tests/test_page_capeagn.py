@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from conftest import app_test
 
-from pages.common import PAGES
+from pages.shared.catalog import PAGES
 
 PAGE = "pages/capeagn.py"
 

@@ -7,7 +7,7 @@ import pytest
 from conftest import app_test
 
 from dpcore.cape import gain_bounds, gain_equal_weights
-from dpcore.gain import dirichlet_sizes, gain_equal_weights_at_floor, imbalanced_sizes, scenario_gains
+from dpcore.cape.gain import dirichlet_sizes, gain_equal_weights_at_floor, imbalanced_sizes, scenario_gains
 from dpcore.scenario import default_scenario
 
 PAGE = "pages/gain.py"

@@ -6,7 +6,7 @@ from conftest import ROOT, app_test
 from streamlit.testing.v1 import AppTest
 
 from dpcore.scenario import default_scenario, preset_scenario
-from pages.common import PAGES
+from pages.shared.catalog import PAGES
 
 
 def test_home_lists_every_page_and_describes_the_current_scenario():

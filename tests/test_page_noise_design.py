@@ -7,8 +7,8 @@ import math
 import pytest
 from conftest import app_test
 
-from dpcore.explain import closed_form_tau_c_range
-from dpcore.plan import plan_scenario
+from dpcore.cape import plan_scenario
+from dpcore.cape.explain import closed_form_tau_c_range
 from dpcore.scenario import default_scenario, preset_scenario, scenario_from_dict
 
 PAGE = "pages/noise_design.py"

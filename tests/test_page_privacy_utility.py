@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import app_test
 
-from dpcore import sweeps
+from dpcore import experiments, pca
 from dpcore.scenario import default_scenario
 
 PAGE = "pages/privacy_utility.py"
@@ -114,7 +114,7 @@ def test_collusion_bound_beyond_the_sites_and_no_algorithm(at):
     assert any("collusion bound c must be at most S - 1 = 4" in e for e in errors(at))
     at.text_input(key="pu_grid_c").set_value("0, 2")
     at.multiselect(key="pu_algorithms_pca").set_value([]).run()
-    assert errors(at) == ["choose at least one algorithm (cape, pool_ag, nondp, local, conv, dpdis, central)"]
+    assert errors(at) == [f"choose at least one algorithm ({', '.join(pca.ALGORITHMS)})"]
     assert at.button(key="pu_run").disabled
 
 
@@ -136,10 +136,10 @@ def test_running_a_finished_sweep_again_is_instant(at):
     use_scenario(at, "delta", "0.001, 0.01", runs=2, seed=31)
     at.button(key="pu_run").click().run()
     finish(at)
-    hits = sweeps.cache_info()["hits"]
+    hits = experiments.cache_info()["hits"]
     at.button(key="pu_run").click().run()
     assert not has_stop(at)  # no step needed: the complete result came from the cache
-    assert sweeps.cache_info()["hits"] == hits + 1
+    assert experiments.cache_info()["hits"] == hits + 1
     assert results_table(at) is not None and any("Complete: 2 runs" in c.value for c in at.caption)
 
 

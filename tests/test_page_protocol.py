@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from conftest import app_test
 
-from dpcore.plan import plan_scenario
-from dpcore.protocol import agn_stage_designs, capeagn_round, symmetry_leak
+from dpcore.cape import agn_stage_designs, plan_scenario
+from dpcore.cape.protocol import capeagn_round, symmetry_leak
 from dpcore.scenario import default_scenario
 
 PAGE = "pages/protocol.py"

@@ -10,8 +10,7 @@ from conftest import ROOT, app_test
 from streamlit.testing.v1 import AppTest
 
 from dpcore.cape import dp_floor
-from dpcore.scenario import default_scenario, preset_scenario
-from dpcore.scenario_io import scenario_from_query, scenario_to_query
+from dpcore.scenario import default_scenario, preset_scenario, scenario_from_query, scenario_to_query
 
 PAGE = "pages/sites.py"
 

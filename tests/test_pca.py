@@ -10,26 +10,25 @@ import pytest
 from dpcore import pca
 from dpcore.cape import design_general
 from dpcore.data import load_bundled, synthetic_dataset
-from dpcore.mechanisms import noise_multiplier, symmetric_matrix, unique_entries_matrix
+from dpcore.linalg import top_eigenpairs
 from dpcore.pca import (
     ALGORITHMS,
     METRICS,
-    algorithm_rng,
     cape_aggregate,
     cape_messages,
     captured_energy,
     communication_volume,
     compare_pca,
-    equal_sites_scenario,
     pca_privacy,
     pca_problem,
     prepare_pca,
     run_algorithm,
     scree,
     subspace_distance,
-    top_eigenpairs,
 )
-from dpcore.scenario import scenario_from_dict
+from dpcore.privacy import noise_multiplier, symmetric_matrix, unique_entries_matrix
+from dpcore.scenario import equal_sites_scenario, scenario_from_dict
+from dpcore.seeding import run_rng
 from dpcore.validation import InputError
 
 
@@ -110,7 +109,7 @@ def test_problem_errors(rng, monkeypatch):
         pca_problem([x], 5)
     with pytest.raises(InputError, match="D = 4"):
         pca_problem([x, x[:3]], 2)
-    monkeypatch.setattr(pca, "MAX_PCA_ENTRIES", 15)
+    monkeypatch.setattr(pca.problem, "MAX_PCA_ENTRIES", 15)
     with pytest.raises(InputError, match="2 x 10 = 20 numbers"):
         pca_problem([x, x], 2)
 
@@ -123,7 +122,9 @@ def test_communication_volumes():
     assert communication_volume("dpdis", s, d, r) == s * d * r
     assert communication_volume("local", s, d) == 0
     assert communication_volume("central", s, d) == s * (d * d + d + 1) + d * d + d
-    assert set(pca.COMMUNICATION) == set(ALGORITHMS)
+    assert all(entry.communication_text for entry in ALGORITHMS.values())
+    with pytest.raises(InputError, match="algorithm must be one of"):  # never another algorithm's formula
+        communication_volume("magic", s, d)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -175,8 +176,11 @@ def test_every_released_matrix_and_noise_term_is_symmetric():
         assert mats.shape == (3, problem.dim, problem.dim)
         np.testing.assert_array_equal(mats, np.swapaxes(mats, 1, 2))
         assert np.all(mats != 0)
-    for algorithm in ALGORITHMS:
+    for algorithm, entry in ALGORITHMS.items():
         result = run_algorithm(algorithm, problem, privacy, np.random.default_rng(2), keep_matrix=True)
+        if result.matrix is None:  # only a reference that uses no data decomposes no matrix
+            assert not entry.uses_data, algorithm
+            continue
         np.testing.assert_array_equal(result.matrix, result.matrix.T)
 
 
@@ -258,7 +262,7 @@ def test_large_eps_approaches_non_dp_pool():
     setup = equal_setup(n_sites=4, site_size=200, dim=10, k=3, eps=1e6)
     problem, privacy = setup.problem, setup.privacy
     for algorithm in ("cape", "pool_ag", "conv", "central"):
-        r = run_algorithm(algorithm, problem, privacy, algorithm_rng(0, 0, algorithm))
+        r = run_algorithm(algorithm, problem, privacy, run_rng(0, 0, algorithm, "pca"))
         assert r.captured_energy_ratio == pytest.approx(1.0, abs=1e-9)
         assert r.subspace_distance < 1e-4
     full = run_algorithm("dpdis", problem, privacy, np.random.default_rng(0), rank=problem.dim)
@@ -288,17 +292,17 @@ def test_cape_beats_conv_and_local_at_reduced_fig2_settings(eps):
 def test_same_seed_reuses_the_same_standard_normals_at_any_eps():
     low, high = (equal_setup(eps=e, calibration="analytic") for e in (0.2, 0.8))
     ratio = high.privacy.tau[0] / low.privacy.tau[0]
-    m_low = cape_messages(low.problem.site_moments, low.privacy.design, algorithm_rng(4, 2, "cape"))
-    m_high = cape_messages(high.problem.site_moments, high.privacy.design, algorithm_rng(4, 2, "cape"))
+    m_low = cape_messages(low.problem.site_moments, low.privacy.design, run_rng(4, 2, "cape", "pca"))
+    m_high = cape_messages(high.problem.site_moments, high.privacy.design, run_rng(4, 2, "cape", "pca"))
     for term in ("e", "f", "g"):
         np.testing.assert_allclose(getattr(m_high, term), ratio * getattr(m_low, term), rtol=1e-6, atol=1e-15)
     np.testing.assert_array_equal(low.problem.pooled, high.problem.pooled)  # same data, other budget
     for algorithm in ("pool_ag", "conv", "local", "central"):
         base = low.problem.site_matrix(0) if algorithm == "local" else low.problem.pooled
-        a = run_algorithm(algorithm, low.problem, low.privacy, algorithm_rng(4, 2, algorithm), keep_matrix=True)
-        b = run_algorithm(algorithm, high.problem, high.privacy, algorithm_rng(4, 2, algorithm), keep_matrix=True)
+        a = run_algorithm(algorithm, low.problem, low.privacy, run_rng(4, 2, algorithm, "pca"), keep_matrix=True)
+        b = run_algorithm(algorithm, high.problem, high.privacy, run_rng(4, 2, algorithm, "pca"), keep_matrix=True)
         np.testing.assert_allclose(b.matrix - base, ratio * (a.matrix - base), rtol=1e-6, atol=1e-14)
-    first, other = algorithm_rng(4, 2, "cape"), algorithm_rng(4, 3, "cape")
+    first, other = run_rng(4, 2, "cape", "pca"), run_rng(4, 3, "cape", "pca")
     assert not np.allclose(first.standard_normal(3), other.standard_normal(3))
 
 

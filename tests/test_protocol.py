@@ -7,25 +7,28 @@ import math
 import numpy as np
 import pytest
 
-from dpcore.audit import audit_design
-from dpcore.cape import design_closed_form, design_equal, sample_noise
-from dpcore.mechanisms import noise_multiplier
-from dpcore.plan import plan_scenario
-from dpcore.protocol import (
-    AGGREGATOR,
-    HELPER,
-    PUBLIC,
+from dpcore.cape import (
     agn_stage_designs,
     agn_stage_plans,
     agn_stage_taus,
+    audit_design,
+    design_closed_form,
+    design_equal,
+    plan_scenario,
+    sample_noise,
+)
+from dpcore.cape.protocol import (
+    AGGREGATOR,
+    HELPER,
+    PUBLIC,
     cape_round,
     capeagn_round,
     capepca_round,
     party_views,
     symmetry_leak,
 )
+from dpcore.privacy import noise_multiplier, sensitivity
 from dpcore.scenario import preset_scenario
-from dpcore.sensitivity import sensitivity
 from dpcore.validation import InputError
 
 
@@ -163,3 +166,18 @@ def test_agn_stage_plans_audit_each_stage_at_its_budget():
     floor = max(outside, key=lambda r: r.eps_eff / r.eps)
     i = scenario.names.index(floor.site)
     assert math.isclose(floor.sigma_eff, stage2.design.tau[i], rel_tol=1e-9)
+
+
+@pytest.mark.parametrize("projected", [False, True])
+def test_otd_table_communication_counts_the_capeagn_round(projected):
+    """The OTD table's communication formulas for capeAGN and conv are the numbers the round's messages move."""
+    from dpcore.otd import communication_volume
+
+    scenario = preset_scenario("default")
+    d2, d3 = agn_stage_designs(scenario, "stm", 0.5, dim=12)
+    round_ = capeagn_round(d2, d3, 12, 4, projected=projected)
+    path = "projected" if projected else "dense"
+    assert communication_volume("cape", scenario.n_sites, 12, 4, path) == round_.total_numbers
+    assert communication_volume("conv", scenario.n_sites, 12, 4, path) == round_.conventional_numbers
+    with pytest.raises(InputError, match="algorithm must be one of"):
+        communication_volume("magic", scenario.n_sites, 12, 4, path)

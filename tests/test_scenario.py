@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from dpcore.mechanisms import noise_multiplier
+from dpcore.privacy import noise_multiplier
 from dpcore.scenario import (
     PRESETS,
     ScenarioError,

@@ -10,12 +10,16 @@ import zlib
 
 import pytest
 
-from dpcore.scenario import PRESETS, FieldError, ScenarioError, preset_scenario, scenario_from_dict
-from dpcore.scenario_io import (
+from dpcore.scenario import (
+    PRESETS,
     QUERY_VERSION,
+    FieldError,
+    ScenarioError,
     cell_errors,
+    preset_scenario,
     rows_to_dict,
     scenario_from_bytes,
+    scenario_from_dict,
     scenario_from_query,
     scenario_from_rows,
     scenario_to_query,

@@ -1,4 +1,4 @@
-"""Sensitivities (SPEC 2) checked by brute force: random and adversarial neighbouring pairs.
+"""Sensitivities (docs/math/sensitivities.md) checked by brute force: random and adversarial neighbouring pairs.
 
 The moments are written out here independently of the library, as the papers define them.
 """
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from dpcore.sensitivity import sensitivity
+from dpcore.privacy import sensitivity
 from dpcore.validation import InputError
 
 

@@ -11,14 +11,15 @@ import pandas as pd
 import pytest
 import scipy.stats
 
-from dpcore import pca, sweeps, tensor
+from dpcore import experiments, otd, pca
 from dpcore.cape import design_collusion_robust
 from dpcore.data import load_bundled, preprocess, split_sites
+from dpcore.experiments import OtdData, PcaData, SweepSpec
+from dpcore.limits import MAX_SWEEP_RUNS
 from dpcore.scenario import scenario_from_dict
-from dpcore.sweeps import OtdData, PcaData, SweepSpec
 from dpcore.validation import InputError
 
-DIGITS = PcaData("digits", k=5, solver_dtype="float64")
+DIGITS = PcaData(dataset="digits", k=5, solver_dtype="float64")
 
 
 def equal_sites(n_sites: int, size: int, eps: float = 1.0, delta: float = 1e-3, **extra):
@@ -28,13 +29,15 @@ def equal_sites(n_sites: int, size: int, eps: float = 1.0, delta: float = 1e-3, 
 
 def pca_spec(parameter="eps", grid=(0.3, 1.0, 3.0), algorithms=("cape", "conv", "nondp"), runs=3, seed=3,
              scenario=None, data=DIGITS) -> SweepSpec:
-    return SweepSpec("pca", parameter, grid, algorithms, scenario or equal_sites(4, 300), data, runs, seed)
+    return SweepSpec(family="pca", parameter=parameter, grid=grid, algorithms=algorithms,
+                     scenario=scenario or equal_sites(4, 300), data=data, runs=runs, seed=seed)
 
 
 def otd_spec(parameter="eps", grid=(1.0, 10.0), algorithms=("cape", "conv", "nonpriv"), runs=2, seed=5,
              scenario=None, data=None) -> SweepSpec:
-    return SweepSpec("otd", parameter, grid, algorithms, scenario or equal_sites(3, 600, eps=3.0),
-                     data or OtdData("mog", 6, 3), runs, seed)
+    return SweepSpec(family="otd", parameter=parameter, grid=grid, algorithms=algorithms,
+                     scenario=scenario or equal_sites(3, 600, eps=3.0),
+                     data=data or OtdData(model="mog", dim=6, k=3), runs=runs, seed=seed)
 
 
 def pivot(result, algorithm, metric):
@@ -49,20 +52,22 @@ def pivot(result, algorithm, metric):
 # ----------------------------------------------------------------------------------------------
 
 def test_spec_is_normalised_and_round_trips_through_json():
-    spec = SweepSpec("pca", "eps", [10, 0.1, 1], ["conv", "cape", "conv"], equal_sites(3, 100),
-                     PcaData("digits", k=4, dim=999, spectrum="exponential"), 2, 7)
+    spec = SweepSpec(family="pca", parameter="eps", grid=[10, 0.1, 1], algorithms=["conv", "cape", "conv"],
+                     scenario=equal_sites(3, 100),
+                     data=PcaData(dataset="digits", k=4, dim=999, spectrum="exponential"), runs=2, seed=7)
     assert spec.grid == (0.1, 1.0, 10.0)
     assert spec.algorithms == ("conv", "cape")
     assert spec.data.dim == 64 and spec.data.spectrum == "power"  # settings of the synthetic data do not apply
     text = spec.to_json()
     assert json.loads(text)["grid"] == [0.1, 1.0, 10.0]
-    again = sweeps.spec_from_json(text)
+    again = experiments.spec_from_json(text)
     assert again == spec and again.to_json() == text
-    assert SweepSpec("pca", "eps", (0.1, 1.0, 10.0), ("conv", "cape"), equal_sites(3, 100),
-                     PcaData("digits", k=4), 2, 7).to_json() == text
+    assert SweepSpec(family="pca", parameter="eps", grid=(0.1, 1.0, 10.0), algorithms=("conv", "cape"),
+                     scenario=equal_sites(3, 100),
+                     data=PcaData(dataset="digits", k=4), runs=2, seed=7).to_json() == text
     otd = otd_spec(parameter="ns", grid=(300, 100))
     assert otd.grid == (100, 300) and all(isinstance(v, int) for v in otd.grid)
-    assert sweeps.spec_from_dict(otd.to_dict()) == otd
+    assert experiments.spec_from_dict(otd.to_dict()) == otd
     assert spec.replace(runs=5).runs == 5
 
 
@@ -78,14 +83,14 @@ def test_spec_is_normalised_and_round_trips_through_json():
 ])
 def test_bad_grids_are_explained(text, parameter, message):
     with pytest.raises(InputError, match=None) as info:
-        sweeps.parse_grid(text, parameter)
+        experiments.parse_grid(text, parameter)
     assert message in str(info.value)
     assert info.value.field == "grid"
 
 
 def test_parse_grid_accepts_scientific_notation_and_sorts():
-    assert sweeps.parse_grid("1e-2; 1e-4 1e-3", "delta") == (1e-4, 1e-3, 1e-2)
-    assert sweeps.parse_grid("1e3, 100", "ns") == (100, 1000)
+    assert experiments.parse_grid("1e-2; 1e-4 1e-3", "delta") == (1e-4, 1e-3, 1e-2)
+    assert experiments.parse_grid("1e3, 100", "ns") == (100, 1000)
 
 
 def test_spec_errors_name_the_problem():
@@ -96,17 +101,18 @@ def test_spec_errors_name_the_problem():
     with pytest.raises(InputError, match="algorithm must be one of"):
         pca_spec(algorithms=("cape", "capeAGN"))
     with pytest.raises(InputError, match="runs must be at most"):
-        pca_spec(runs=sweeps.MAX_SWEEP_RUNS + 1)
+        pca_spec(runs=MAX_SWEEP_RUNS + 1)
     with pytest.raises(InputError, match="K must be <= D = 64"):
-        PcaData("digits", k=65)
+        PcaData(dataset="digits", k=65)
     with pytest.raises(InputError, match="needs OtdData"):
-        SweepSpec("otd", "eps", (1.0,), ("cape",), equal_sites(3, 100), DIGITS)
+        SweepSpec(family="otd", parameter="eps", grid=(1.0,), algorithms=("cape",), scenario=equal_sites(3, 100),
+                  data=DIGITS)
     with pytest.raises(InputError, match="numbers of site data"):
-        pca_spec("ns", (100, 10**6), data=PcaData("mnist", k=5))
+        pca_spec("ns", (100, 10**6), data=PcaData(dataset="mnist", k=5))
     with pytest.raises(InputError, match="unknown sweep field"):
-        sweeps.spec_from_dict({**pca_spec().to_dict(), "colour": "red"})
+        experiments.spec_from_dict({**pca_spec().to_dict(), "colour": "red"})
     with pytest.raises(InputError, match="not valid JSON"):
-        sweeps.spec_from_json("{")
+        experiments.spec_from_json("{")
 
 
 def test_scenario_at_sets_the_swept_parameter_on_every_site():
@@ -114,15 +120,15 @@ def test_scenario_at_sets_the_swept_parameter_on_every_site():
                                          {"name": "B", "n": 300, "eps": 0.2, "delta": 1e-6, "weight": 0.6}],
                                "tau_c": 0.5})
     spec = pca_spec("eps", (0.1, 2.0), scenario=base)
-    at = sweeps.scenario_at(spec, 2.0)
+    at = experiments.scenario_at(spec, 2.0)
     assert list(at.eps) == [2.0, 2.0] and list(at.sizes) == [100, 300] and at.tau_c is None
     assert list(at.weights()) == [0.4, 0.6]
-    at = sweeps.scenario_at(pca_spec("ns", (50, 70), scenario=base), 70)
+    at = experiments.scenario_at(pca_spec("ns", (50, 70), scenario=base), 70)
     assert list(at.sizes) == [70, 70] and list(at.delta) == [1e-5, 1e-6]
-    at = sweeps.scenario_at(pca_spec("sites", (2, 5), scenario=base), 5)
+    at = experiments.scenario_at(pca_spec("sites", (2, 5), scenario=base), 5)
     assert at.names == ["A", "B", "A#2", "B#2", "A#3"]
     assert list(at.sizes) == [100, 300, 100, 300, 100] and not at.weights_given
-    equal = sweeps.scenario_at(pca_spec("sites", (2, 6)), 6)
+    equal = experiments.scenario_at(pca_spec("sites", (2, 6)), 6)
     assert equal.names == [f"s{i}" for i in range(1, 7)] and set(equal.sizes) == {300}
 
 
@@ -132,9 +138,9 @@ def test_scenario_at_sets_the_swept_parameter_on_every_site():
 
 def test_pca_sweep_equals_compare_pca_at_every_grid_point_exactly():
     spec = pca_spec(grid=(0.3, 3.0), algorithms=tuple(pca.ALGORITHMS), runs=2)
-    result = sweeps.run_sweep(spec, use_cache=False)
+    result = experiments.run_sweep(spec, use_cache=False)
     for value in spec.grid:
-        setup = pca.prepare_pca(load_bundled("digits"), sweeps.scenario_at(spec, value), 5, seed=spec.seed)
+        setup = pca.prepare_pca(load_bundled("digits"), experiments.scenario_at(spec, value), 5, seed=spec.seed)
         comparison = pca.compare_pca(setup.problem, setup.privacy, spec.algorithms, runs=2, seed=spec.seed)
         for algorithm, runs in comparison.results.items():
             for run, res in enumerate(runs):
@@ -145,8 +151,8 @@ def test_pca_sweep_equals_compare_pca_at_every_grid_point_exactly():
 
 
 def test_float32_solver_agrees_with_float64_to_rounding():
-    exact = sweeps.run_sweep(pca_spec(algorithms=("cape", "dpdis", "local")), use_cache=False)
-    fast = sweeps.run_sweep(pca_spec(algorithms=("cape", "dpdis", "local"), data=PcaData("digits", k=5)),
+    exact = experiments.run_sweep(pca_spec(algorithms=("cape", "dpdis", "local")), use_cache=False)
+    fast = experiments.run_sweep(pca_spec(algorithms=("cape", "dpdis", "local"), data=PcaData(dataset="digits", k=5)),
                             use_cache=False)
     a, b = exact.table["result"].to_numpy(), fast.table["result"].to_numpy()
     assert not np.array_equal(a, b)  # really computed in another precision
@@ -155,9 +161,9 @@ def test_float32_solver_agrees_with_float64_to_rounding():
 
 def test_otd_sweep_equals_compare_algorithms_at_every_grid_point():
     spec = otd_spec(algorithms=("cape", "conv", "local", "nonpriv", "random"))
-    result = sweeps.run_sweep(spec, use_cache=False)
+    result = experiments.run_sweep(spec, use_cache=False)
     for value in spec.grid:
-        comparison = tensor.compare_algorithms(sweeps.scenario_at(spec, value), spec.algorithms,
+        comparison = otd.compare_algorithms(experiments.scenario_at(spec, value), spec.algorithms,
                                                spec=spec.data.synthetic(), runs=spec.runs, seed=spec.seed)
         for record in comparison.records:
             got = result.table.query("value == @value and algorithm == @record.algorithm and run == @record.run")
@@ -168,23 +174,23 @@ def test_otd_sweep_equals_compare_algorithms_at_every_grid_point():
 @pytest.mark.parametrize("make", [lambda: pca_spec(), lambda: otd_spec()], ids=["pca", "otd"])
 def test_same_seed_same_table_byte_for_byte(make):
     spec = make()
-    first = sweeps.run_sweep(spec, use_cache=False).to_csv()
-    second = sweeps.run_sweep(spec, use_cache=False).to_csv()
+    first = experiments.run_sweep(spec, use_cache=False).to_csv()
+    second = experiments.run_sweep(spec, use_cache=False).to_csv()
     assert first == second
-    assert first.splitlines()[0] == ",".join(sweeps.TABLE_COLUMNS)
-    other = sweeps.run_sweep(spec.replace(seed=spec.seed + 1), use_cache=False).to_csv()
+    assert first.splitlines()[0] == ",".join(experiments.TABLE_COLUMNS)
+    other = experiments.run_sweep(spec.replace(seed=spec.seed + 1), use_cache=False).to_csv()
     assert other != first
 
 
 def test_running_the_runs_one_by_one_gives_the_same_table():
     spec = pca_spec(runs=3)
-    whole = sweeps.run_sweep(spec, use_cache=False)
-    pieces = [sweeps.sweep_runs(spec, [r]) for r in (2, 0, 1)]
-    assert sweeps.sweep_result(spec, pieces).to_csv() == whole.to_csv()
+    whole = experiments.run_sweep(spec, use_cache=False)
+    pieces = [experiments.sweep_runs(spec, [r]) for r in (2, 0, 1)]
+    assert experiments.sweep_result(spec, pieces).to_csv() == whole.to_csv()
     with pytest.raises(InputError, match="the same run appears twice"):
-        sweeps.sweep_result(spec, [pieces[0], pieces[0]])
+        experiments.sweep_result(spec, [pieces[0], pieces[0]])
     with pytest.raises(InputError, match="outside 0..2"):
-        sweeps.sweep_runs(spec, [3])
+        experiments.sweep_runs(spec, [3])
 
 
 # ----------------------------------------------------------------------------------------------
@@ -194,7 +200,7 @@ def test_running_the_runs_one_by_one_gives_the_same_table():
 def test_common_random_numbers_along_eps():
     """With the same standard normals, conv's aggregate is A + c(eps) Z: a 10% larger eps improves every run a
     little, while the runs differ from each other by much more; the non-private reference is identical."""
-    result = sweeps.run_sweep(pca_spec(grid=(1.0, 1.1), algorithms=("cape", "conv", "local", "nondp"), runs=6),
+    result = experiments.run_sweep(pca_spec(grid=(1.0, 1.1), algorithms=("cape", "conv", "local", "nondp"), runs=6),
                               use_cache=False)
     nondp = pivot(result, "nondp", "captured_energy")
     assert np.all(nondp == nondp[:, :1])
@@ -209,7 +215,7 @@ def test_common_random_numbers_along_eps():
 
 def test_nested_samples_along_n_s():
     spec = pca_spec("ns", (60, 150), algorithms=("nondp",), runs=1)
-    result = sweeps.run_sweep(spec, use_cache=False)
+    result = experiments.run_sweep(spec, use_cache=False)
     prepared = preprocess(load_bundled("digits").x, "max-norm")
     split = split_sites(prepared.x, [150] * 4, np.random.default_rng([spec.seed, 1]))
     for n in (60, 150):
@@ -221,7 +227,7 @@ def test_nested_samples_along_n_s():
 def test_nested_sites_along_s():
     """The first S sites of the largest configuration hold the same samples at every S."""
     spec = pca_spec("sites", (2, 3, 5), algorithms=("nondp", "conv"), runs=2, scenario=equal_sites(2, 120))
-    result = sweeps.run_sweep(spec, use_cache=False)
+    result = experiments.run_sweep(spec, use_cache=False)
     prepared = preprocess(load_bundled("digits").x, "max-norm")
     split = split_sites(prepared.x, [120] * 5, np.random.default_rng([spec.seed, 1]))
     for n_sites in spec.grid:
@@ -233,7 +239,7 @@ def test_nested_sites_along_s():
 
 def test_collusion_sweep_uses_robust_designs_and_leaves_baselines_alone():
     spec = pca_spec("c", (0, 1, 3), algorithms=("cape", "conv", "local"), runs=2)
-    result = sweeps.run_sweep(spec, use_cache=False)
+    result = experiments.run_sweep(spec, use_cache=False)
     tau = spec.scenario.sensitivities("pca") * spec.scenario.multipliers()
     for c, gain in zip(spec.grid, result.gains["gain"], strict=True):
         assert gain == pytest.approx(design_collusion_robust(tau, np.full(4, 0.25), c).gain)
@@ -247,12 +253,12 @@ def test_collusion_sweep_uses_robust_designs_and_leaves_baselines_alone():
 
 
 def test_otd_collusion_and_sites_sweeps_run():
-    result = sweeps.run_sweep(otd_spec("c", (0, 2), algorithms=("cape", "random")), use_cache=False)
+    result = experiments.run_sweep(otd_spec("c", (0, 2), algorithms=("cape", "random")), use_cache=False)
     assert set(result.gains["design"]) == {"M2 stage", "M3 stage"}
     np.testing.assert_allclose(result.gains["gain"], [3 / 1.01] * 2 + [1 / 1.01] * 2, rtol=1e-3)
     random = pivot(result, "random", "q_comp")
     assert np.all(random == random[:, :1])
-    result = sweeps.run_sweep(otd_spec("sites", (2, 4), algorithms=("cape", "local")), use_cache=False)
+    result = experiments.run_sweep(otd_spec("sites", (2, 4), algorithms=("cape", "local")), use_cache=False)
     local = pivot(result, "local", "q_comp")
     assert np.all(local == local[:, :1])  # site 1 is the largest site at every S and holds the same documents
     np.testing.assert_allclose(result.gains["gain"], [2, 2, 4, 4])
@@ -267,7 +273,7 @@ def test_summary_mean_standard_error_and_t_interval_by_hand():
     values = [1.0, 2.0, 3.0, 4.0]
     table = pd.DataFrame({"parameter": "eps", "value": 1.0, "algorithm": "cape", "run": range(4),
                           "metric": "captured_energy", "result": values, "status": "ok"})
-    row = sweeps.summarise_table(spec, table).query("metric == 'captured_energy'").iloc[0]
+    row = experiments.summarise_table(spec, table).query("metric == 'captured_energy'").iloc[0]
     assert row["runs"] == 4 and row["failed"] == 0
     assert row["mean"] == pytest.approx(2.5)
     assert row["std"] == pytest.approx(math.sqrt(5 / 3))
@@ -276,15 +282,15 @@ def test_summary_mean_standard_error_and_t_interval_by_hand():
     assert row["ci_low"] == pytest.approx(2.5 - t975_3 * math.sqrt(5 / 3) / 2)
     assert row["ci_high"] == pytest.approx(2.5 + t975_3 * math.sqrt(5 / 3) / 2)
     table.loc[3, ["result", "status"]] = [np.nan, "whitening failed"]
-    row = sweeps.summarise_table(spec, table).query("metric == 'captured_energy'").iloc[0]
+    row = experiments.summarise_table(spec, table).query("metric == 'captured_energy'").iloc[0]
     assert row["runs"] == 3 and row["failed"] == 1 and row["mean"] == pytest.approx(2.0)
-    other = sweeps.summarise_table(spec, table).query("metric == 'subspace_distance'").iloc[0]
+    other = experiments.summarise_table(spec, table).query("metric == 'subspace_distance'").iloc[0]
     assert other["runs"] == 0 and math.isnan(other["mean"])
 
 
 def test_failed_whitening_is_recorded_not_averaged():
     spec = otd_spec(grid=(0.01, 10.0), algorithms=("local",), runs=3)
-    result = sweeps.run_sweep(spec, use_cache=False)
+    result = experiments.run_sweep(spec, use_cache=False)
     failed = result.table[result.table["status"] != "ok"]
     assert len(failed) > 0 and set(failed["status"]) == {"whitening failed"}
     assert failed["result"].isna().all() and (failed["value"] == 0.01).all()
@@ -317,7 +323,7 @@ def paired_monotone(values: np.ndarray, increasing: bool, trend: bool = True) ->
 def test_pca_utility_is_non_decreasing_in_eps_and_n_s(parameter, grid):
     spec = pca_spec(parameter, grid, algorithms=("cape", "pool_ag", "conv", "local", "dpdis"), runs=8,
                     scenario=equal_sites(4, 300 if parameter == "eps" else 100))
-    result = sweeps.run_sweep(spec, use_cache=False)
+    result = experiments.run_sweep(spec, use_cache=False)
     for algorithm in spec.algorithms:
         paired_monotone(pivot(result, algorithm, "captured_energy_ratio"), increasing=True)
         paired_monotone(pivot(result, algorithm, "subspace_distance"), increasing=False, trend=False)
@@ -327,8 +333,8 @@ def test_pca_utility_is_non_decreasing_in_eps_and_n_s(parameter, grid):
 def test_otd_error_is_non_increasing_in_eps_and_n_s(model):
     for parameter, grid, size in (("eps", (1.0, 3.0, 10.0, 30.0), 2000), ("ns", (500, 1000, 2000, 4000), 500)):
         spec = otd_spec(parameter, grid, algorithms=("cape", "conv", "local"), runs=10,
-                        scenario=equal_sites(3, size, eps=3.0), data=OtdData(model, 8, 3))
-        result = sweeps.run_sweep(spec, use_cache=False)
+                        scenario=equal_sites(3, size, eps=3.0), data=OtdData(model=model, dim=8, k=3))
+        result = experiments.run_sweep(spec, use_cache=False)
         for algorithm in spec.algorithms:
             paired_monotone(pivot(result, algorithm, "q_comp"), increasing=False)
 
@@ -336,7 +342,7 @@ def test_otd_error_is_non_increasing_in_eps_and_n_s(model):
 def test_cape_matches_pooled_analyze_gauss_within_its_interval():
     spec = pca_spec(grid=(0.3, 1.0, 3.0, 10.0), algorithms=("cape", "pool_ag", "conv"), runs=10,
                     scenario=equal_sites(4, 300))
-    result = sweeps.run_sweep(spec, use_cache=False)
+    result = experiments.run_sweep(spec, use_cache=False)
     metric = "captured_energy_ratio"
     cape, pool, conv = (result.summary_of(a, metric) for a in ("cape", "pool_ag", "conv"))
     distinguishes = False
@@ -358,7 +364,7 @@ def test_cape_matches_pooled_analyze_gauss_within_its_interval():
 def test_progress_counts_every_step():
     spec = pca_spec(grid=(0.3, 1.0, 3.0), algorithms=("cape", "nondp"), runs=2)
     calls = []
-    sweeps.run_sweep(spec, use_cache=False, progress=lambda done, total, label: calls.append((done, total, label)))
+    experiments.run_sweep(spec, use_cache=False, progress=lambda done, total, label: calls.append((done, total, label)))
     per_run = 3 + 1  # cape at every eps, nondp once (it does not depend on eps)
     assert [c[0] for c in calls] == list(range(1, 2 * per_run + 1))
     assert {c[1] for c in calls} == {2 * per_run}
@@ -374,38 +380,38 @@ def test_stop_returns_the_finished_runs_marked_incomplete():
         calls["n"] += 1
         return calls["n"] >= 2 * per_run + 2  # two runs finished, the third started
 
-    result = sweeps.run_sweep(spec, use_cache=False, should_stop=should_stop)
+    result = experiments.run_sweep(spec, use_cache=False, should_stop=should_stop)
     assert not result.complete and result.runs_done == 2
     assert sorted(result.table["run"].unique()) == [0, 1]
     assert set(result.summary["runs"]) == {2}
     assert "stopped after 2 of 4 runs" in result.status()
-    full = sweeps.run_sweep(spec, use_cache=False)
+    full = experiments.run_sweep(spec, use_cache=False)
     assert result.table.equals(full.table[full.table["run"] < 2].reset_index(drop=True))
-    assert sweeps.cached_result(spec) is not None  # the complete run was cached, the stopped one was not
-    sweeps.clear_cache()
-    sweeps.run_sweep(spec, use_cache=False, should_stop=lambda: True)
-    assert sweeps.cached_result(spec) is None
+    assert experiments.cached_result(spec) is not None  # the complete run was cached, the stopped one was not
+    experiments.clear_cache()
+    experiments.run_sweep(spec, use_cache=False, should_stop=lambda: True)
+    assert experiments.cached_result(spec) is None
 
 
 def test_cache_hit_returns_the_stored_result():
-    sweeps.clear_cache()
+    experiments.clear_cache()
     spec = pca_spec(runs=2)
-    first = sweeps.run_sweep(spec)
-    info = sweeps.cache_info()
+    first = experiments.run_sweep(spec)
+    info = experiments.cache_info()
     assert info["misses"] == 1 and info["hits"] == 0 and info["results"] == 1
     calls = []
-    second = sweeps.run_sweep(sweeps.spec_from_json(spec.to_json()), progress=lambda *a: calls.append(a))
-    assert second is first and sweeps.cache_info()["hits"] == 1
+    second = experiments.run_sweep(experiments.spec_from_json(spec.to_json()), progress=lambda *a: calls.append(a))
+    assert second is first and experiments.cache_info()["hits"] == 1
     assert calls == [(1, 1, "cached result")]
-    third = sweeps.run_sweep(spec, use_cache=False)
+    third = experiments.run_sweep(spec, use_cache=False)
     assert third is not first and third.to_csv() == first.to_csv()
-    sweeps.clear_cache()
-    assert sweeps.cache_info() == {"hits": 0, "misses": 0, "results": 0, "plans": 0}
+    experiments.clear_cache()
+    assert experiments.cache_info() == {"hits": 0, "misses": 0, "results": 0, "plans": 0}
 
 
 def test_notes_state_calibration_caveats_and_what_is_shared():
     spec = pca_spec(grid=(0.5, 2.0), scenario=equal_sites(4, 300, delta=0.01, tau_c=0.1))
-    notes = " | ".join(sweeps.run_sweep(spec, use_cache=False).notes)
+    notes = " | ".join(experiments.run_sweep(spec, use_cache=False).notes)
     assert "classic calibration, replace-one neighbours" in notes
     assert "classic Gaussian calibration at eps = 2 (>= 1) is not a valid" in notes
     assert "delta is not well below 1/N_s at eps = 0.5, 2" in notes
@@ -415,9 +421,9 @@ def test_notes_state_calibration_caveats_and_what_is_shared():
 
 
 def test_to_dict_is_json_ready():
-    result = sweeps.run_sweep(pca_spec(runs=2), use_cache=False)
+    result = experiments.run_sweep(pca_spec(runs=2), use_cache=False)
     data = result.to_dict()
     assert data["complete"] and data["runs_done"] == 2
     assert len(data["summary"]) == 3 * 3 * 3 and len(data["gains"]) == 3
-    assert set(data["summary"][0]) == set(sweeps.SUMMARY_COLUMNS)
+    assert set(data["summary"][0]) == set(experiments.SUMMARY_COLUMNS)
     json.dumps(data)

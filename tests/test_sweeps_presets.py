@@ -1,4 +1,5 @@
-"""Presets of the paper's Figs. 2-5: settings as in SPEC 8, unavailable ones explained, every one runs small."""
+"""Presets of the paper's Figs. 2-5: settings as in docs/experiments.md, unavailable ones explained, every one runs
+small."""
 
 from __future__ import annotations
 
@@ -7,17 +8,9 @@ import json
 import numpy as np
 import pytest
 
-from dpcore import sweeps
-from dpcore.sweep_presets import (
-    FIG2_DELTA,
-    FIG2_EPS,
-    FIG2_NS,
-    PRESET_CALIBRATION,
-    get_preset,
-    preset_names,
-    presets,
-    quick_spec,
-)
+from dpcore import experiments
+from dpcore.experiments import PRESET_CALIBRATION, get_preset, preset_names, presets, quick_spec
+from dpcore.experiments.presets import FIG2_DELTA, FIG2_EPS, FIG2_NS
 from dpcore.validation import InputError
 
 AVAILABLE = preset_names(available_only=True)
@@ -81,7 +74,7 @@ def test_presets_state_their_calibration():
         assert PRESET_CALIBRATION in preset.describe()
         data = json.loads(json.dumps(preset.to_dict()))
         assert data["available"] and data["calibration"] == PRESET_CALIBRATION
-        assert sweeps.spec_from_dict(data["spec"]) == preset.spec
+        assert experiments.spec_from_dict(data["spec"]) == preset.spec
 
 
 def test_quick_versions_are_small_and_keep_the_sweep():
@@ -99,7 +92,7 @@ def test_quick_versions_are_small_and_keep_the_sweep():
 @pytest.mark.parametrize("name", AVAILABLE)
 def test_a_tiny_version_of_every_preset_runs(name):
     spec = quick_spec(get_preset(name).spec).replace(runs=1, grid=get_preset(name).spec.grid[:2])
-    result = sweeps.run_sweep(spec, use_cache=False)
+    result = experiments.run_sweep(spec, use_cache=False)
     assert result.complete and result.runs_done == 1
     reference = "nondp" if spec.family == "pca" else "nonpriv"
     rows = result.summary[result.summary["algorithm"] == reference]
@@ -110,7 +103,7 @@ def test_a_tiny_version_of_every_preset_runs(name):
 
 def test_mnist_preset_samples_with_replacement_and_says_so():
     spec = get_preset("fig2b-mnist-eps").spec.replace(runs=1, grid=(1.0, 10.0), algorithms=("cape", "nondp"))
-    result = sweeps.run_sweep(spec, use_cache=False)
+    result = experiments.run_sweep(spec, use_cache=False)
     notes = " ".join(result.notes)
     assert "sampled with replacement: the sites need 10,000 samples but the data set has 5,000" in notes
     assert "classic Gaussian calibration at eps = 1, 10 (>= 1) is not a valid" in notes

@@ -8,11 +8,7 @@ import numpy as np
 import pytest
 
 from dpcore.cape import design_general
-from dpcore.mechanisms import noise_multiplier, symmetric_matrix
-from dpcore.models import make_model
-from dpcore.scenario import scenario_from_dict
-from dpcore.sensitivity import sensitivity
-from dpcore.tensor import (
+from dpcore.otd import (
     ALGORITHMS,
     OtdSettings,
     PowerResult,
@@ -20,9 +16,9 @@ from dpcore.tensor import (
     SyntheticSpec,
     Whitening,
     WhiteningError,
-    algorithm_rng,
     compare_algorithms,
     evaluate,
+    make_model,
     multilinear,
     noisy_tensor_power_method,
     noisy_tpm_budget,
@@ -35,6 +31,9 @@ from dpcore.tensor import (
     tensor_power_method,
     whiten,
 )
+from dpcore.privacy import noise_multiplier, sensitivity, symmetric_matrix
+from dpcore.scenario import scenario_from_dict
+from dpcore.seeding import run_rng
 from dpcore.validation import InputError
 
 
@@ -149,7 +148,7 @@ def test_q_comp_and_weight_error_by_hand():
 
 
 # ----------------------------------------------------------------------------------------------
-# The message flow (SPEC 9.7: the real flow, not pooled noise on a pooled statistic)
+# The message flow (docs/math/corrections.md, item 7: the real flow, not pooled noise on a pooled statistic)
 # ----------------------------------------------------------------------------------------------
 
 def _sites(kind, dim, k, sizes, seed=0):
@@ -222,14 +221,14 @@ def test_common_random_numbers_across_eps():
         for tau in (0.01, 0.04):
             noise = (StageNoise("independent", stds=np.full(3, tau)) if mode == "independent"
                      else StageNoise("cape", design_general(np.full(3, tau), mu)))
-            m2, _ = release_m2(problem.sites, mu, noise, algorithm_rng(3, 0, "cape"))
+            m2, _ = release_m2(problem.sites, mu, noise, run_rng(3, 0, "cape", "otd"))
             results.append(m2 - data)
         np.testing.assert_allclose(results[1], 4 * results[0], atol=1e-13)
 
 
 def test_runs_are_reproducible_and_the_scenario_must_match():
     scenario = equal_scenario(n_sites=3, n=300, eps=2.0)
-    spec = SyntheticSpec("stm", 8, 3)
+    spec = SyntheticSpec(kind="stm", dim=8, k=3)
     a = compare_algorithms(scenario, ["cape", "conv"], spec=spec, runs=2, seed=4)
     b = compare_algorithms(scenario, ["cape", "conv"], spec=spec, runs=2, seed=4)
     assert [r.q_comp for r in a.records] == [r.q_comp for r in b.records]
@@ -240,7 +239,7 @@ def test_runs_are_reproducible_and_the_scenario_must_match():
 
 def test_every_algorithm_runs_and_states_its_privacy():
     scenario = equal_scenario(n_sites=3, n=2000, eps=4.0)
-    result = compare_algorithms(scenario, list(ALGORITHMS), spec=SyntheticSpec("stm", 8, 3), runs=1, seed=2)
+    result = compare_algorithms(scenario, list(ALGORITHMS), spec=SyntheticSpec(kind="stm", dim=8, k=3), runs=1, seed=2)
     assert set(result.examples) == set(ALGORITHMS)
     for dec in result.examples.values():
         assert dec.components.shape == (3, 8) and np.all(np.isfinite(dec.components))
@@ -254,7 +253,7 @@ def test_every_algorithm_runs_and_states_its_privacy():
 def test_whitening_failures_are_recorded_not_averaged():
     """Noise-dominated M2 with K close to D: the 9th largest eigenvalue of the noisy 10 x 10 M2 is negative."""
     scenario = equal_scenario(n_sites=3, n=100, eps=0.05, delta=1e-5)
-    spec = SyntheticSpec("mog", 10, 9)
+    spec = SyntheticSpec(kind="mog", dim=10, k=9)
     result = compare_algorithms(scenario, ["local", "nonpriv"], spec=spec, runs=3, seed=1)
     local = result.summary("local")
     assert local.failed == 3 and local.runs == 0 and local.mean is None and local.std is None
@@ -273,7 +272,7 @@ def test_whitening_failures_are_recorded_not_averaged():
 @pytest.mark.parametrize("sizes", [(10, 5), (50, 10)])
 def test_nonprivate_recovery_is_accurate_at_the_papers_sizes(kind, sizes):
     dim, k = sizes
-    spec = SyntheticSpec(kind, dim, k)
+    spec = SyntheticSpec(kind=kind, dim=dim, k=k)
     q = {}
     for n in (1000, 4000):
         result = compare_algorithms(equal_scenario(n=n), ["nonpriv", "random"], spec=spec, runs=2, seed=5)
@@ -301,14 +300,14 @@ def test_cape_beats_conv_and_local_in_expectation(kind, eps, n, runs):
     the smallest paired z was 6.3 (STM) and 5.8 (MOG), against 1.0 to 2.3 for the earlier N_s = 2000, 12 runs
     (which failed on a fresh machine)."""
     result = compare_algorithms(equal_scenario(n=n, eps=eps), ["cape", "conv", "local"],
-                                spec=SyntheticSpec(kind, 10, 5), runs=runs, seed=11)
+                                spec=SyntheticSpec(kind=kind, dim=10, k=5), runs=runs, seed=11)
     for other in ("conv", "local"):
         gap, se = _paired_gap(result, other, "cape")
         assert gap > 3 * se, (other, gap, se)
 
 
 def test_cape_approaches_nonprivate_as_eps_and_n_grow():
-    spec = SyntheticSpec("stm", 10, 5)
+    spec = SyntheticSpec(kind="stm", dim=10, k=5)
     gaps = []
     for eps in (0.3, 1.0, 3.0, 1000.0):
         result = compare_algorithms(equal_scenario(n=2000, eps=eps), ["cape", "nonpriv"], spec=spec, runs=6, seed=3)

@@ -1,4 +1,5 @@
-"""Models, empirical moments and their sensitivities (SPEC 2 and 7; appendix D/E of the preprint)."""
+"""Models, empirical moments and their sensitivities (docs/math/sensitivities.md, docs/math/capeagn.md; appendix
+D/E of the preprint)."""
 
 from __future__ import annotations
 
@@ -9,22 +10,21 @@ import numpy as np
 import pytest
 
 from dpcore.data import apportion
-from dpcore.mechanisms import unique_entries_matrix, unique_entries_tensor
-from dpcore.models import (
+from dpcore.otd import (
     MixtureModel,
     MogSite,
     StmSite,
     make_model,
     mog_norm_bound,
     mog_sites,
+    multilinear,
     pool_sites,
     sample_mog,
     sample_stm,
     stm_site_from_words,
     symmetrize,
 )
-from dpcore.sensitivity import sensitivity
-from dpcore.tensor import multilinear
+from dpcore.privacy import sensitivity, unique_entries_matrix, unique_entries_tensor
 from dpcore.validation import InputError
 
 
@@ -75,7 +75,7 @@ def test_generators_are_reproducible_and_validated():
 def test_stm_words_follow_the_topics():
     """One topic with known word probabilities: word frequencies within 5 standard errors."""
     p = np.array([0.5, 0.3, 0.15, 0.05])
-    model = MixtureModel("stm", p[None, :], np.array([1.0]), doc_length=3)
+    model = MixtureModel(kind="stm", components=p[None, :], weights=np.array([1.0]), doc_length=3)
     words = sample_stm(model, 40_000, np.random.default_rng(3)).ravel()
     freq = np.bincount(words, minlength=4) / words.size
     se = np.sqrt(p * (1 - p) / words.size)
@@ -223,7 +223,7 @@ def test_mog_scaling_clips_to_the_unit_ball():
 
 
 # ----------------------------------------------------------------------------------------------
-# Sensitivities by brute force (SPEC 2: random and adversarial neighbouring pairs never exceed them)
+# Sensitivities by brute force (docs/math/sensitivities.md: random and adversarial neighbouring pairs never exceed them)
 # ----------------------------------------------------------------------------------------------
 
 def _neighbour_gaps(make_site, base, alternatives):

@@ -1,4 +1,5 @@
-"""Large D: the projected path (SPEC 7 "Large D") agrees with the dense one; path choice and memory."""
+"""Large D: the projected path (docs/math/capeagn.md, "Large D: the projected path") agrees with the dense one; path
+choice and memory."""
 
 from __future__ import annotations
 
@@ -9,22 +10,29 @@ import tracemalloc
 import numpy as np
 import pytest
 
-import dpcore.tensor as tensor_mod
-from dpcore.mechanisms import symmetric_matrix, unique_count_matrix
-from dpcore.models import MogSite, make_model, mog_norm_bound, mog_sites, sample_mog, sample_stm, stm_site_from_words
-from dpcore.scenario import scenario_from_dict
-from dpcore.tensor import (
+import dpcore.otd.release as release_mod
+import dpcore.otd.whitening as whitening_mod
+from dpcore.otd import (
+    MogSite,
     OtdSettings,
     StageNoise,
-    algorithm_rng,
     choose_path,
+    make_model,
     memory_estimate,
+    mog_norm_bound,
+    mog_sites,
     release_m2,
     release_m3,
     run_algorithm,
+    sample_mog,
+    sample_stm,
+    stm_site_from_words,
     synthetic_problem,
     whiten,
 )
+from dpcore.privacy import symmetric_matrix, unique_count_matrix
+from dpcore.scenario import scenario_from_dict
+from dpcore.seeding import run_rng
 from dpcore.validation import InputError
 
 
@@ -96,9 +104,9 @@ def test_dense_and_projected_paths_have_the_same_data_term(kind):
 
 
 def test_m2_blocks_reassemble_the_matrix_in_colex_order(monkeypatch):
-    monkeypatch.setattr(tensor_mod, "_BLOCK_UNIQUE", 7)
-    assert len(tensor_mod._column_blocks(9)) > 4
-    covered = sum((j1 * (j1 + 1) - j0 * (j0 + 1)) // 2 for j0, j1 in tensor_mod._column_blocks(9))
+    monkeypatch.setattr(release_mod, "BLOCK_UNIQUE", 7)
+    assert len(release_mod._column_blocks(9)) > 4
+    covered = sum((j1 * (j1 + 1) - j0 * (j0 + 1)) // 2 for j0, j1 in release_mod._column_blocks(9))
     assert covered == unique_count_matrix(9)
     rng = np.random.default_rng(2)
     model = make_model("stm", 9, 2, rng)
@@ -119,7 +127,7 @@ def test_lanczos_whitening_matches_the_full_eigensolver(monkeypatch):
     noise = rng.standard_normal((60, 60)) * 1e-3
     m2 = basis @ np.diag([4.0, 3.0, 2.0, 1.0]) @ basis.T + (noise + noise.T) / 2
     exact = whiten(m2, 4)
-    monkeypatch.setattr(tensor_mod, "EIGH_MAX_DIM", 10)
+    monkeypatch.setattr(whitening_mod, "EIGH_MAX_DIM", 10)
     lanczos = whiten(m2, 4)
     np.testing.assert_allclose(lanczos.eigenvalues, exact.eigenvalues, rtol=1e-9)
     np.testing.assert_allclose(np.abs(lanczos.u.T @ exact.u), np.eye(4), atol=1e-8)
@@ -151,7 +159,7 @@ def test_projected_path_runs_at_large_d_without_a_d3_array():
     problem = synthetic_problem(model, sizes, np.random.default_rng(5))
     tracemalloc.start()
     try:
-        dec = run_algorithm("cape", problem, scenario, OtdSettings(), algorithm_rng(0, 0, "cape"))
+        dec = run_algorithm("cape", problem, scenario, OtdSettings(), run_rng(0, 0, "cape", "otd"))
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -159,7 +167,7 @@ def test_projected_path_runs_at_large_d_without_a_d3_array():
     assert dec.components.shape == (k, dim) and np.all(np.isfinite(dec.components))
     np.testing.assert_allclose(dec.components.sum(axis=1), 1.0)
     assert peak < 200 * 2**20 < 8 * dim**3
-    assert math.isclose(tensor_mod.EIGH_MAX_DIM, 800) and dim > tensor_mod.EIGH_MAX_DIM
+    assert math.isclose(whitening_mod.EIGH_MAX_DIM, 800) and dim > whitening_mod.EIGH_MAX_DIM
 
 
 def test_avn_and_published_noise_need_the_dense_path():

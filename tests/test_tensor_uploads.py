@@ -5,18 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpcore.models import make_model, sample_mog
+from dpcore.data import NOT_PRIVATE_VOCABULARY, parse_count_csv, parse_documents, parse_vocabulary, tokenize, top_words
+from dpcore.otd import compare_algorithms, corpus_problem, make_model, mog_problem, sample_mog
 from dpcore.scenario import scenario_from_dict
-from dpcore.tensor import compare_algorithms, mog_problem
-from dpcore.text import (
-    NOT_PRIVATE_VOCABULARY,
-    corpus_problem,
-    parse_count_csv,
-    parse_documents,
-    parse_vocabulary,
-    tokenize,
-    top_words,
-)
 from dpcore.validation import InputError
 
 TEXT = (

@@ -1,6 +1,6 @@
 """Take the README screenshots from the running app: `.venv/bin/python docs/screenshots/capture.py`.
 
-Starts the dashboard on a free port, opens every page listed in pages/common.py: PAGES in headless Debian
+Starts the dashboard on a free port, opens every page listed in pages/shared/catalog.py: PAGES in headless Debian
 chromium (Playwright) at 1280 px, and saves one full-page PNG per page into docs/screenshots/. With
 ``--narrow`` it also saves 420 px wide versions (``*-narrow.png``) and prints any horizontal overflow; with
 ``--extras`` two more states (sites-problems.png, noise-design-infeasible.png); with ``--results`` the
@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from pages.common import PAGES  # noqa: E402
+from pages.shared.catalog import PAGES  # noqa: E402
 
 OUT = Path(__file__).resolve().parent
 CHROMIUM = "/usr/bin/chromium"
@@ -70,8 +70,7 @@ def _slug(path: str) -> str:
 def _extras(browser, url: str) -> None:
     """Two states worth a picture: the Sites table with problems, the infeasible closed form on equal sites."""
     sys.path.insert(0, str(ROOT))
-    from dpcore.scenario import preset_scenario
-    from dpcore.scenario_io import scenario_to_query
+    from dpcore.scenario import preset_scenario, scenario_to_query
 
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     page.goto(url, wait_until="domcontentloaded")

@@ -1,7 +1,8 @@
 """Command line: ``python -m dpcore <command> ...``.
 
-Each command lives in its own module with ``register(subparsers)`` that adds its parser and sets
-``func``; ``func(args)`` returns the exit code. Bad input exits with status 2 and one line on stderr.
+Installed with ``pip install .``, the same command is ``dpcore ...``. Each command lives in its own module with
+``register(subparsers)`` that adds its parser and sets ``func``; ``func(args)`` returns the exit code. Bad input
+exits with status 2 and one line on stderr.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from typing import Any
 
@@ -19,7 +21,7 @@ COMMAND_MODULES = ("design", "otd", "pca", "sweep")
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m dpcore",
+        prog="dpcore" if os.path.basename(sys.argv[0]) == "dpcore" else "python -m dpcore",
         description="Distributed differentially private PCA and tensor decomposition with correlated noise (CAPE).",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

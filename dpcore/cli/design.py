@@ -5,10 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..cape import OBJECTIVES
-from ..plan import SOLVERS, plan_scenario
+from ..cape import OBJECTIVES, SOLVERS, plan_scenario
+from ..privacy import STATISTICS
 from ..scenario import load_scenario
-from ..sensitivity import STATISTICS
 from . import print_json
 from .table import fmt, table
 
@@ -21,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "scenario. The statistic is the mean of values in [0, 1] (Delta_s = 1/N_s) unless --statistic says "
         "otherwise.",
     )
-    p.add_argument("scenario", help="scenario JSON file (see README.md)")
+    p.add_argument("scenario", help="scenario JSON file (format: docs/cli.md, "The scenario file")")
     p.add_argument("--solver", choices=SOLVERS, default="general",
                    help="general linear program (default), the published closed form, or the collusion-robust "
                    "calibration for --collusion")

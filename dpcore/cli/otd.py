@@ -12,29 +12,31 @@ from pathlib import Path
 
 import numpy as np
 
-from ..mechanisms import CALIBRATIONS
-from ..models import DEFAULT_SIGMA2, ESTIMATORS, MODELS
-from ..scenario import Scenario, equal_sites_scenario, load_scenario
-from ..sensitivity import NEIGHBOURING
-from ..tensor import (
+from ..data import parse_count_csv, parse_documents, parse_numeric_csv, parse_vocabulary
+from ..limits import DEFAULT_MEMORY_BUDGET, MAX_SITES, MAX_UPLOAD_BYTES
+from ..otd import (
     ALGORITHMS,
     DEFAULT_ITERATIONS,
-    DEFAULT_MEMORY_BUDGET,
     DEFAULT_RESTARTS,
-    LABELS,
+    DEFAULT_SIGMA2,
+    ESTIMATORS,
     M3_NOISE,
+    MODELS,
     PATHS,
     OtdSettings,
     SyntheticSpec,
     compare_algorithms,
+    corpus_problem,
+    default_algorithms,
     mog_problem,
 )
+from ..privacy import CALIBRATIONS, NEIGHBOURING
+from ..scenario import Scenario, equal_sites_scenario, load_scenario
 from ..validation import InputError, check_delta, check_epsilon, check_positive_int
 from . import print_json
 from .table import fmt, table
 
-DEFAULT_ALGORITHMS = ("cape", "conv", "local", "nonpriv", "random")
-MAX_DATA_BYTES = 64 * 1024 * 1024
+DEFAULT_ALGORITHMS = default_algorithms()
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -95,8 +97,8 @@ def _scenario(args: argparse.Namespace) -> Scenario:
             scenario = scenario.with_sites(**changes)
     else:
         n_sites = check_positive_int(5 if args.sites is None else args.sites, "--sites")
-        if n_sites > 100:
-            raise InputError(f"--sites must be at most 100 (got {n_sites})")
+        if n_sites > MAX_SITES:
+            raise InputError(f"--sites must be at most {MAX_SITES} (got {n_sites})")
         site_size = check_positive_int(1000 if args.ns is None else args.ns, "--ns")
         eps = check_epsilon(1.0 if args.eps is None else args.eps, "--eps")
         delta = check_delta(0.01 if args.delta is None else args.delta, "--delta")
@@ -109,15 +111,12 @@ def _scenario(args: argparse.Namespace) -> Scenario:
 def _read(path: str) -> bytes:
     file = Path(path)
     size = file.stat().st_size
-    if size > MAX_DATA_BYTES:
-        raise InputError(f"{path} is {size / 2**20:.1f} MB, more than the limit of {MAX_DATA_BYTES // 2**20} MB")
+    if size > MAX_UPLOAD_BYTES:
+        raise InputError(f"{path} is {size / 2**20:.1f} MB, more than the limit of {MAX_UPLOAD_BYTES // 2**20} MB")
     return file.read_bytes()
 
 
 def _upload_problem(args: argparse.Namespace, scenario: Scenario, seed: int):
-    from ..data import parse_numeric_csv
-    from ..text import corpus_problem, parse_count_csv, parse_documents, parse_vocabulary
-
     content = _read(args.data)
     fractions = scenario.sizes / scenario.total_n
     rng = np.random.default_rng([seed, 0x5B117])
@@ -151,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
         result = compare_algorithms(scenario, algorithms, problem=problem, runs=args.runs, seed=seed,
                                     settings=settings)
     else:
-        spec = SyntheticSpec(args.model, 10 if args.d is None else args.d, 5 if args.k is None else args.k,
+        spec = SyntheticSpec(kind=args.model, dim=10 if args.d is None else args.d, k=5 if args.k is None else args.k,
                              sigma2=DEFAULT_SIGMA2 if args.sigma2 is None else args.sigma2,
                              doc_length=args.doc_length, estimator=args.estimator or "first")
         result = compare_algorithms(scenario, algorithms, spec=spec, runs=args.runs, seed=seed, settings=settings)
@@ -171,8 +170,8 @@ def run(args: argparse.Namespace) -> int:
     rows = []
     for alg in result.algorithms:
         q, w = result.summary(alg, "q_comp"), result.summary(alg, "weight_error")
-        rows.append([LABELS[alg], fmt(q.mean), fmt(q.std), fmt(w.mean), fmt(w.std), q.runs, q.failed])
+        rows.append([ALGORITHMS[alg].title, fmt(q.mean), fmt(q.std), fmt(w.mean), fmt(w.std), q.runs, q.failed])
     print(table(["algorithm", "q_comp", "std", "weight error", "std", "runs", "failed"], rows))
     for alg, message in result.failures.items():
-        print(f"{LABELS[alg]}: {message}", file=sys.stderr)
+        print(f"{ALGORITHMS[alg].title}: {message}", file=sys.stderr)
     return 0

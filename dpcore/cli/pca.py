@@ -17,7 +17,6 @@ import numpy as np
 
 from ..data import (
     BUNDLED,
-    MAX_UPLOAD_BYTES,
     PREPROCESSING,
     SIZE_SCHEMES,
     SPECTRA,
@@ -29,10 +28,10 @@ from ..data import (
     synthetic_dataset,
     table_to_dataset,
 )
-from ..mechanisms import CALIBRATIONS
-from ..pca import ALGORITHMS, METRICS, compare_pca, prepare_pca
+from ..limits import MAX_UPLOAD_BYTES
+from ..pca import ALGORITHMS, METRICS, compare_pca, default_algorithms, prepare_pca
+from ..privacy import CALIBRATIONS, NEIGHBOURING
 from ..scenario import Scenario, equal_sites_scenario, load_scenario
-from ..sensitivity import NEIGHBOURING
 from ..validation import InputError, check_delta, check_epsilon, check_positive_int
 from . import print_json
 from .table import fmt, table
@@ -47,10 +46,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "pca",
         help="compare capePCA with its baselines on synthetic, bundled or CSV data",
-        description="Runs capePCA (the real message flow) and the baselines (cape, pool_ag, nondp, local, conv, "
-        "dpdis, central) and prints, per algorithm, the mean and standard deviation over runs of the captured "
-        "energy, its ratio to non-dp pool and the subspace distance. Preprocessing (centre, then scale by the "
-        "largest norm or clip) is not private.",
+        description=f"Runs capePCA (the real message flow) and the baselines ({', '.join(ALGORITHMS)}) and prints, "
+        "per algorithm, the mean and standard deviation over runs of the captured energy, its ratio to non-dp pool "
+        "and the subspace distance. Preprocessing (centre, then scale by the largest norm or clip) is not private.",
     )
     data = p.add_mutually_exclusive_group()
     data.add_argument("--dataset", choices=(*BUNDLED, "synthetic"), default=None,
@@ -62,8 +60,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--eps", type=float, default=None, help=f"eps of every site (default {DEFAULT_EPS})")
     p.add_argument("--delta", type=float, default=None, help=f"delta of every site (default {DEFAULT_DELTA})")
     p.add_argument("--k", type=int, default=10, metavar="K", help="dimension of the subspace (default 10)")
-    p.add_argument("--algorithms", nargs="+", choices=tuple(ALGORITHMS), default=list(ALGORITHMS), metavar="NAME",
-                   help=f"algorithms to run: {', '.join(ALGORITHMS)} (default all)")
+    p.add_argument("--algorithms", nargs="+", choices=tuple(ALGORITHMS), default=list(default_algorithms()),
+                   metavar="NAME", help=f"algorithms to run: {', '.join(ALGORITHMS)} (default "
+                   f"{'all' if default_algorithms() == tuple(ALGORITHMS) else ' '.join(default_algorithms())})")
     p.add_argument("--runs", type=int, default=10, help="runs per algorithm (default 10)")
     p.add_argument("--seed", type=int, default=0, help="seed of data generation, split and noise (default 0)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")

@@ -20,32 +20,34 @@ import sys
 from pathlib import Path
 
 from ..data import PREPROCESSING, SPECTRA
-from ..mechanisms import CALIBRATIONS
-from ..models import DEFAULT_SIGMA2, ESTIMATORS, MODELS
-from ..scenario import Scenario, equal_sites_scenario, load_scenario
-from ..sensitivity import NEIGHBOURING
-from ..sweep_presets import PRESET_CALIBRATION, QUICK, get_preset, presets, quick_spec
-from ..sweeps import (
+from ..experiments import (
     FAMILIES,
     METRICS,
     PARAMETERS,
     PCA_DATASETS,
+    PRESET_CALIBRATION,
+    QUICK,
     SOLVER_DTYPES,
     OtdData,
     PcaData,
     SweepSpec,
     algorithm_titles,
+    default_algorithms,
     default_grid,
+    get_preset,
     parse_grid,
+    presets,
+    quick_spec,
     run_sweep,
 )
-from ..tensor import PATHS
+from ..limits import MAX_SITES
+from ..otd import DEFAULT_SIGMA2, ESTIMATORS, MODELS, PATHS
+from ..privacy import CALIBRATIONS, NEIGHBOURING
+from ..scenario import Scenario, equal_sites_scenario, load_scenario
 from ..validation import InputError, check_delta, check_epsilon, check_positive_int
 from . import print_json
 from .table import fmt, table
 
-DEFAULT_ALGORITHMS = {"pca": ("cape", "dpdis", "conv", "local", "nondp"),
-                      "otd": ("cape", "conv", "local", "nonpriv", "random")}
 DEFAULT_SITES = {"pca": 10, "otd": 5}
 DEFAULT_SITE_SIZE = 1000
 # Options that describe a sweep built here; a preset fixes them.
@@ -74,8 +76,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--vary", choices=tuple(PARAMETERS), help="the swept parameter: " + "; ".join(
         f"{k}: {v}" for k, v in PARAMETERS.items()))
     p.add_argument("--grid", metavar="V1,V2,...", help="grid values, comma separated (default: a grid for --vary)")
-    p.add_argument("--algorithms", nargs="+", metavar="NAME", help="algorithms (default pca: cape dpdis conv local "
-                   "nondp; otd: cape conv local nonpriv random)")
+    p.add_argument("--algorithms", nargs="+", metavar="NAME", help=f"algorithms (default pca: "
+                   f"{' '.join(default_algorithms('pca'))}; otd: {' '.join(default_algorithms('otd'))})")
     p.add_argument("--runs", type=int, help="runs R per grid point (default 10)")
     p.add_argument("--seed", type=int, help="seed of data, split and noise (default: the scenario's, presets 0)")
     p.add_argument("--out", metavar="CSV", help="write the tidy table here")
@@ -144,8 +146,8 @@ def _base_scenario(args: argparse.Namespace, family: str) -> Scenario:
         scenario = load_scenario(args.scenario)
     else:
         n_sites = check_positive_int(DEFAULT_SITES[family] if args.sites is None else args.sites, "--sites")
-        if n_sites > 100:
-            raise InputError(f"--sites must be at most 100 (got {n_sites})")
+        if n_sites > MAX_SITES:
+            raise InputError(f"--sites must be at most {MAX_SITES} (got {n_sites})")
         site = {"n": check_positive_int(DEFAULT_SITE_SIZE if args.ns is None else args.ns, "--ns"),
                 "eps": check_epsilon(1.0 if args.eps is None else args.eps, "--eps"),
                 "delta": check_delta(0.01 if args.delta is None else args.delta, "--delta")}
@@ -156,7 +158,7 @@ def _base_scenario(args: argparse.Namespace, family: str) -> Scenario:
 
 def _algorithm_list(args: argparse.Namespace, family: str) -> tuple[str, ...]:
     if not args.algorithms:
-        return DEFAULT_ALGORITHMS[family]
+        return default_algorithms(family)
     names = [n.strip() for item in args.algorithms for n in item.split(",") if n.strip()]
     allowed = tuple(algorithm_titles(family))
     unknown = [n for n in names if n not in allowed]
@@ -180,18 +182,20 @@ def _built_spec(args: argparse.Namespace) -> SweepSpec:
     scenario = _base_scenario(args, family)
     grid = parse_grid(args.grid, args.vary) if args.grid is not None else default_grid(args.vary, scenario)
     if family == "pca":
-        data = PcaData(args.dataset or "synthetic", k=10 if args.k is None else args.k,
+        data = PcaData(dataset=args.dataset or "synthetic", k=10 if args.k is None else args.k,
                        dim=200 if args.dim is None else args.dim, spectrum=args.spectrum or "power",
                        decay=1.0 if args.decay is None else args.decay, preprocessing=args.preprocess or "max-norm",
                        rank=args.rank, solver_dtype=args.precision or "float32")
     else:
-        data = OtdData(args.model or "mog", 10 if args.d is None else args.d, 5 if args.k is None else args.k,
+        data = OtdData(model=args.model or "mog", dim=10 if args.d is None else args.d,
+                       k=5 if args.k is None else args.k,
                        sigma2=DEFAULT_SIGMA2 if args.sigma2 is None else args.sigma2,
                        doc_length=3 if args.doc_length is None else args.doc_length,
                        estimator=args.estimator or "first", eps_split=0.5 if args.split is None else args.split,
                        path=args.path or "auto")
-    return SweepSpec(family, args.vary, grid, _algorithm_list(args, family), scenario, data,
-                     10 if args.runs is None else args.runs, scenario.seed if args.seed is None else args.seed)
+    return SweepSpec(family=family, parameter=args.vary, grid=grid, algorithms=_algorithm_list(args, family),
+                     scenario=scenario, data=data, runs=10 if args.runs is None else args.runs,
+                     seed=scenario.seed if args.seed is None else args.seed)
 
 
 def _preset_spec(args: argparse.Namespace) -> SweepSpec:
@@ -245,7 +249,7 @@ def run(args: argparse.Namespace) -> int:
     if args.summary_out:
         _write(args.summary_out, result.summary_csv())
     if args.html:
-        from ..sweep_figures import figure_html
+        from ..experiments.figures import figure_html  # plotly is imported only when a figure is written
 
         title = get_preset(args.preset).figure + " " + get_preset(args.preset).title if args.preset else None
         _write(args.html, figure_html(result, metric, title=title))

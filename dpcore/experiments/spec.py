@@ -1,0 +1,423 @@
+"""What a sweep is (docs/experiments.md): a frozen, JSON-serialisable :class:`SweepSpec` - the family, the swept
+parameter and its grid, the algorithms, the base scenario, the data (:class:`PcaData` or :class:`OtdData`), the
+number of runs R and the seed - validated and normalised on construction, and the scenario of each grid point.
+
+Swept parameters (:data:`PARAMETERS`); every other setting stays at the base scenario's value:
+
+* ``eps``, ``delta``: every site gets the grid value (the papers' equal-budget figures);
+* ``ns``: every site gets N_s = the grid value;
+* ``sites``: S sites, site s copying the base scenario's site ((s - 1) mod S0) (so equal sites stay equal);
+  given weights cannot be extended and are replaced by N_s / N (a note says so);
+* ``c``: capePCA/capeAGN use the collusion-robust design with c colluders (gain S - c for equal sites, times
+  1/1.01 for its safety margin); the other algorithms do not depend on c.
+
+A target ``tau_c`` of the base scenario is not carried along a sweep (it would not fit other budgets): every grid
+point uses the DP floor (a note says so).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from ..data import PREPROCESSING, SPECTRA
+from ..limits import MAX_GRID_POINTS, MAX_OTD_SAMPLES, MAX_PCA_ENTRIES, MAX_SITE_NUMBERS, MAX_SITES, MAX_SWEEP_RUNS
+from ..otd import (
+    DEFAULT_ITERATIONS,
+    DEFAULT_RESTARTS,
+    DEFAULT_SIGMA2,
+    ESTIMATORS,
+    MODELS,
+    OtdSettings,
+    SyntheticSpec,
+    mog_norm_bound,
+)
+from ..scenario import Scenario, scenario_from_dict
+from ..validation import (
+    InputError,
+    check_choice,
+    check_delta,
+    check_epsilon,
+    check_positive,
+    check_positive_int,
+    check_rank,
+)
+from .families import FAMILIES, METRICS, algorithm_table, algorithm_titles
+
+__all__ = [
+    "DEFAULT_GRIDS",
+    "INTEGER_PARAMETERS",
+    "LOG_PARAMETERS",
+    "PARAMETERS",
+    "PARAMETER_LABELS",
+    "PCA_DATASETS",
+    "SOLVER_DTYPES",
+    "OtdData",
+    "PcaData",
+    "SweepSpec",
+    "default_grid",
+    "parse_grid",
+    "scenario_at",
+    "spec_from_dict",
+    "spec_from_json",
+]
+
+PARAMETERS: dict[str, str] = {
+    "eps": "eps of every site",
+    "delta": "delta of every site",
+    "ns": "N_s, the number of samples of every site",
+    "sites": "S, the number of sites (site s copies the base scenario's site (s - 1) mod S0)",
+    "c": "c, the number of colluding sites the CAPE design is robust to (design_collusion_robust)",
+}
+PARAMETER_LABELS = {"eps": "eps", "delta": "delta", "ns": "N_s", "sites": "S", "c": "c"}
+INTEGER_PARAMETERS = ("ns", "sites", "c")
+LOG_PARAMETERS = ("eps", "delta", "ns")
+PCA_DATASETS: dict[str, str] = {
+    "synthetic": "synthetic zero-mean Gaussian with a fixed covariance (the paper's D = 200, K = 50)",
+    "mnist": "MNIST subset, 5,000 images, D = 784 (bundled)",
+    "digits": "optical digits, 1,797 images, D = 64 (bundled)",
+}
+_BUNDLED_DIMS = {"mnist": 784, "digits": 64}
+SOLVER_DTYPES = ("float32", "float64")
+DEFAULT_GRIDS = {"eps": (0.01, 0.1, 1.0, 10.0), "delta": (1e-4, 1e-3, 1e-2), "ns": (100, 1000, 4000)}
+
+def _set(obj: Any, name: str, value: Any) -> None:
+    object.__setattr__(obj, name, value)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PcaData:
+    """The data of a PCA sweep: a bundled data set or the synthetic Gaussian (``dim``, ``spectrum``, ``decay``),
+    the subspace dimension K, the (non-private) preprocessing and the DPdisPCA rank R (None: R = K).
+    ``solver_dtype``: precision of the eigen-decompositions of the noisy matrices. ``float32`` (default) halves
+    the dominant cost; its rounding (about 1e-7 ||A||) is orders of magnitude below the DP noise and moves the
+    metrics by about 1e-6 relative. ``float64`` reproduces ``dpcore.pca.compare_pca`` bit for bit.
+    Validated and normalised on construction (settings that do not apply are reset to their defaults)."""
+
+    dataset: str = "synthetic"
+    k: int = 10
+    dim: int = 200
+    spectrum: str = "power"
+    decay: float = 1.0
+    preprocessing: str = "max-norm"
+    rank: int | None = None
+    solver_dtype: str = "float32"
+
+    def __post_init__(self) -> None:
+        _set(self, "solver_dtype", check_choice(self.solver_dtype, "solver precision", SOLVER_DTYPES))
+        dataset = check_choice(self.dataset, "dataset", tuple(PCA_DATASETS))
+        _set(self, "dataset", dataset)
+        if dataset == "synthetic":
+            _set(self, "dim", check_positive_int(self.dim, "D", minimum=2))
+            _set(self, "spectrum", check_choice(self.spectrum, "spectrum", SPECTRA))
+            _set(self, "decay", check_positive(self.decay, "decay"))
+        else:
+            _set(self, "dim", _BUNDLED_DIMS[dataset])
+            _set(self, "spectrum", "power")
+            _set(self, "decay", 1.0)
+        _set(self, "k", check_rank(self.k, self.dim))
+        _set(self, "preprocessing", check_choice(self.preprocessing, "preprocessing", tuple(PREPROCESSING)))
+        if self.rank is not None:
+            rank = check_positive_int(self.rank, "R")
+            if not self.k <= rank <= self.dim:
+                raise InputError(f"DPdisPCA rank R must satisfy K = {self.k} <= R <= D = {self.dim} (got {rank})",
+                                 "R")
+            _set(self, "rank", rank)
+
+    def describe(self) -> str:
+        what = (f"synthetic Gaussian, D = {self.dim}, {self.spectrum} spectrum (decay {self.decay:g})"
+                if self.dataset == "synthetic" else PCA_DATASETS[self.dataset])
+        return f"{what}; K = {self.k}; preprocessing {self.preprocessing}; {self.solver_dtype} eigensolver"
+
+
+@dataclass(frozen=True, kw_only=True)
+class OtdData:
+    """The model of an OTD sweep (synthetic MOG or STM with D, K, sigma^2 / document length and estimator) and
+    the capeAGN settings (eps split between the stages, power-method restarts and iterations, third-moment path
+    and noise law). Validated and normalised on construction."""
+
+    model: str = "mog"
+    dim: int = 10
+    k: int = 5
+    sigma2: float = DEFAULT_SIGMA2
+    doc_length: int = 3
+    estimator: str = "first"
+    eps_split: float = 0.5
+    n_restarts: int = DEFAULT_RESTARTS
+    n_iter: int = DEFAULT_ITERATIONS
+    path: str = "auto"
+    m3_noise: str = "symmetrized"
+
+    def __post_init__(self) -> None:
+        model = check_choice(self.model, "model", MODELS)
+        _set(self, "model", model)
+        _set(self, "dim", check_positive_int(self.dim, "D", minimum=2))
+        _set(self, "k", check_rank(self.k, self.dim))
+        if model == "mog":
+            _set(self, "sigma2", check_positive(self.sigma2, "sigma^2", allow_zero=True))
+            _set(self, "doc_length", 3)
+            _set(self, "estimator", "first")
+        else:
+            _set(self, "sigma2", DEFAULT_SIGMA2)
+            _set(self, "doc_length", check_positive_int(self.doc_length, "document length L", minimum=3))
+            _set(self, "estimator", check_choice(self.estimator, "estimator", tuple(ESTIMATORS)))
+        _set(self, "eps_split", float(self.eps_split))
+        self.settings()  # OtdSettings checks the split, iterations, path and noise law
+        _set(self, "n_restarts", int(self.n_restarts))
+        _set(self, "n_iter", int(self.n_iter))
+
+    def synthetic(self) -> SyntheticSpec:
+        return SyntheticSpec(kind=self.model, dim=self.dim, k=self.k, sigma2=self.sigma2, doc_length=self.doc_length,
+                             estimator=self.estimator)
+
+    def settings(self, collusion: int | None = None) -> OtdSettings:
+        return OtdSettings(eps_split=self.eps_split, n_restarts=self.n_restarts, n_iter=self.n_iter,
+                           path=self.path, m3_noise=self.m3_noise, collusion=collusion)
+
+    @property
+    def scaled_sigma2(self) -> float:
+        """sigma^2 / zeta^2 with the public norm bound zeta of :func:`dpcore.otd.mog_norm_bound` (MOG)."""
+        return self.sigma2 / mog_norm_bound(self.dim, self.sigma2) ** 2 if self.model == "mog" else 0.0
+
+    def describe(self) -> str:
+        what = (f"MOG, sigma^2 = {self.sigma2:g}" if self.model == "mog"
+                else f"STM, L = {self.doc_length} words, estimator {self.estimator}")
+        return f"synthetic {what}; D = {self.dim}, K = {self.k}; eps split {self.eps_split:g}"
+
+
+def default_grid(parameter: str, scenario: Scenario | None = None) -> tuple[float, ...]:
+    """A reasonable grid for ``parameter`` (c: 0..S-1 of the scenario; S: 2..10)."""
+    parameter = check_choice(parameter, "parameter", tuple(PARAMETERS))
+    if parameter == "c":
+        n = 5 if scenario is None else scenario.n_sites
+        return tuple(range(max(n, 1)))
+    if parameter == "sites":
+        return (2, 3, 5, 10)
+    return DEFAULT_GRIDS[parameter]
+
+
+def _check_value(parameter: str, value: Any) -> float | int:
+    name = f"grid value ({PARAMETER_LABELS[parameter]})"
+    if parameter == "eps":
+        return check_epsilon(value, name)
+    if parameter == "delta":
+        return check_delta(value, name)
+    if parameter == "ns":
+        return check_positive_int(value, name)
+    if parameter == "sites":
+        s = check_positive_int(value, name, minimum=2)
+        if s > MAX_SITES:
+            raise InputError(f"{name} must be at most {MAX_SITES} (got {s})", "grid")
+        return s
+    return check_positive_int(value, name, minimum=0)
+
+
+def _normalise_grid(parameter: str, grid: Any) -> tuple[float | int, ...]:
+    if isinstance(grid, (str, bytes)) or not isinstance(grid, (Sequence, np.ndarray)):
+        raise InputError(f"the grid must be a list of values (got {grid!r})", "grid")
+    if len(grid) == 0:
+        raise InputError("the grid is empty: give at least one value", "grid")
+    values = []
+    for v in grid:
+        v = v.item() if isinstance(v, np.generic) else v
+        try:
+            values.append(_check_value(parameter, v))
+        except InputError as exc:
+            raise InputError(str(exc), "grid") from exc
+    if len(set(values)) != len(values):
+        repeated = sorted({v for v in values if values.count(v) > 1})
+        raise InputError(f"the grid repeats {', '.join(f'{v:g}' for v in repeated)}; give distinct values", "grid")
+    if len(values) > MAX_GRID_POINTS:
+        raise InputError(f"the grid has {len(values)} values; at most {MAX_GRID_POINTS} are allowed", "grid")
+    values.sort()
+    if parameter in INTEGER_PARAMETERS:
+        return tuple(int(v) for v in values)
+    return tuple(float(v) for v in values)
+
+
+def parse_grid(text: str, parameter: str) -> tuple[float | int, ...]:
+    """A grid typed by a user: numbers separated by commas, semicolons or spaces (``1e-3`` allowed), checked for
+    ``parameter`` (eps > 0, 0 < delta < 1, integers N_s >= 1, S >= 2, c >= 0), distinct, sorted ascending."""
+    parameter = check_choice(parameter, "parameter", tuple(PARAMETERS))
+    if text is None or not str(text).strip():
+        example = ", ".join(f"{v:g}" for v in default_grid(parameter))
+        raise InputError(f"the grid is empty: give the {PARAMETER_LABELS[parameter]} values separated by commas, "
+                         f"e.g. {example}", "grid")
+    parts = [p for p in str(text).replace(";", ",").replace(" ", ",").split(",") if p.strip()]
+    values: list[float | int] = []
+    for part in parts:
+        try:
+            number = float(part)
+        except ValueError:
+            raise InputError(f"grid value {part.strip()!r} is not a number; separate values by commas, e.g. "
+                             "0.1, 1, 10", "grid") from None
+        if parameter in INTEGER_PARAMETERS and math.isfinite(number) and number == int(number):
+            values.append(int(number))
+        else:
+            values.append(number)
+    return _normalise_grid(parameter, values)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SweepSpec:
+    """Everything a sweep depends on; validated and normalised on construction (grid sorted, algorithms
+    de-duplicated, settings that do not apply reset), so equal sweeps have equal JSON (:meth:`to_json`, the
+    cache key). ``scenario`` is the base scenario; ``seed`` seeds data, split and noise."""
+
+    family: str
+    parameter: str
+    grid: tuple[float | int, ...]
+    algorithms: tuple[str, ...]
+    scenario: Scenario
+    data: PcaData | OtdData
+    runs: int = 10
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        family = check_choice(self.family, "family", tuple(FAMILIES))
+        _set(self, "family", family)
+        parameter = check_choice(self.parameter, "parameter", tuple(PARAMETERS))
+        _set(self, "parameter", parameter)
+        if not isinstance(self.scenario, Scenario):
+            raise InputError("the base scenario must be a Scenario", "scenario")
+        expected = PcaData if family == "pca" else OtdData
+        if not isinstance(self.data, expected):
+            raise InputError(f"a {family} sweep needs {expected.__name__} data settings", "data")
+        grid = _normalise_grid(parameter, self.grid)
+        if parameter == "c":
+            too_many = [c for c in grid if c > self.scenario.n_sites - 1]
+            if too_many:
+                raise InputError(f"collusion bound c must be at most S - 1 = {self.scenario.n_sites - 1} for the "
+                                 f"{self.scenario.n_sites} sites of the scenario (got {too_many[0]})", "grid")
+        _set(self, "grid", grid)
+        if isinstance(self.algorithms, str):
+            raise InputError("algorithms must be a list of names", "algorithms")
+        algorithms = tuple(dict.fromkeys(self.algorithms))
+        if not algorithms:
+            raise InputError(f"choose at least one algorithm ({', '.join(algorithm_table(family))})", "algorithms")
+        table = algorithm_table(family)
+        for a in algorithms:
+            check_choice(a, "algorithm", tuple(table))
+        _set(self, "algorithms", algorithms)
+        runs = check_positive_int(self.runs, "runs")
+        if runs > MAX_SWEEP_RUNS:
+            raise InputError(f"runs must be at most {MAX_SWEEP_RUNS} (got {runs})", "runs")
+        _set(self, "runs", runs)
+        _set(self, "seed", check_positive_int(self.seed, "seed", minimum=0))
+        self._check_size()
+
+    def _check_size(self) -> None:
+        largest = scenario_at(self, self.grid[-1]) if self.parameter in ("ns", "sites") else self.scenario
+        if self.family == "pca":
+            numbers = largest.total_n * self.data.dim
+            if numbers > MAX_SITE_NUMBERS:
+                raise InputError(f"the largest grid point needs N x D = {largest.total_n:,} x {self.data.dim} = "
+                                 f"{numbers:,} numbers of site data, more than the {MAX_SITE_NUMBERS:,} a sweep keeps "
+                                 "in memory; use smaller N_s or fewer sites", "grid")
+            entries = largest.n_sites * (self.data.dim * (self.data.dim + 1) // 2)
+            if entries > MAX_PCA_ENTRIES:
+                raise InputError(f"S x D(D+1)/2 = {entries:,} numbers per noise term at the largest grid point is "
+                                 f"more than the {MAX_PCA_ENTRIES:,} this tool keeps in memory; use fewer "
+                                 "sites or fewer features", "grid")
+        elif largest.total_n > MAX_OTD_SAMPLES:
+            raise InputError(f"the largest grid point has N = {largest.total_n:,} samples, more than the "
+                             f"{MAX_OTD_SAMPLES:,} an OTD sweep draws per run; use smaller N_s or fewer sites", "grid")
+
+    # --- conversions --------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {"family": self.family, "parameter": self.parameter, "grid": list(self.grid),
+                "algorithms": list(self.algorithms), "runs": self.runs, "seed": self.seed,
+                "scenario": self.scenario.to_dict(), "data": asdict(self.data)}
+
+    def to_json(self, indent: int | None = None) -> str:
+        """Canonical JSON (sorted keys): equal specs give equal text."""
+        return json.dumps(self.to_dict(), indent=indent, sort_keys=True)
+
+    def replace(self, **changes: Any) -> SweepSpec:
+        """A validated copy with fields changed (e.g. ``runs=3``)."""
+        return replace(self, **changes)
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        return tuple(METRICS[self.family])
+
+    @property
+    def label(self) -> str:
+        return PARAMETER_LABELS[self.parameter]
+
+    def describe(self) -> str:
+        values = ", ".join(f"{v:g}" for v in self.grid)
+        titles = algorithm_titles(self.family)
+        return (f"{self.family.upper()} sweep over {self.label} in {{{values}}}; {self.data.describe()}; "
+                f"{', '.join(titles[a] for a in self.algorithms)}; {self.runs} runs, seed {self.seed}")
+
+
+def spec_from_dict(data: Any) -> SweepSpec:
+    """A :class:`SweepSpec` from :meth:`SweepSpec.to_dict` output (validated; unknown keys rejected)."""
+    if not isinstance(data, dict):
+        raise InputError("a sweep specification must be a JSON object", "spec")
+    allowed = {"family", "parameter", "grid", "algorithms", "runs", "seed", "scenario", "data"}
+    unknown = set(data) - allowed
+    if unknown:
+        raise InputError(f"unknown sweep field(s): {', '.join(sorted(unknown))}", "spec")
+    missing = {"family", "parameter", "grid", "algorithms", "scenario"} - set(data)
+    if missing:
+        raise InputError(f"missing sweep field(s): {', '.join(sorted(missing))}", "spec")
+    family = check_choice(data["family"], "family", tuple(FAMILIES))
+    cls = PcaData if family == "pca" else OtdData
+    raw = data.get("data") or {}
+    if not isinstance(raw, dict):
+        raise InputError("data settings must be a JSON object", "data")
+    names = {f for f in cls.__dataclass_fields__}
+    bad = set(raw) - names
+    if bad:
+        raise InputError(f"unknown {family} data setting(s): {', '.join(sorted(bad))}", "data")
+    return SweepSpec(family=family, parameter=data["parameter"],
+                     grid=tuple(data["grid"]) if isinstance(data["grid"], list) else data["grid"],
+                     algorithms=(tuple(data["algorithms"]) if isinstance(data["algorithms"], list)
+                                 else data["algorithms"]),
+                     scenario=scenario_from_dict(data["scenario"]), data=cls(**raw), runs=data.get("runs", 10),
+                     seed=data.get("seed", 0))
+
+
+def spec_from_json(text: str) -> SweepSpec:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"the sweep specification is not valid JSON ({exc.msg} at line {exc.lineno})", "spec") from exc
+    return spec_from_dict(data)
+
+
+def _cyclic_sites(base: Scenario, n_sites: int) -> list[dict[str, Any]]:
+    sites = base.sites
+    equal = len({(s.n, s.eps, s.delta) for s in sites}) == 1
+    out = []
+    for i in range(n_sites):
+        src = sites[i % len(sites)]
+        if equal:
+            name = f"s{i + 1}"
+        else:
+            name = src.name if i < len(sites) else f"{src.name}#{i // len(sites) + 1}"
+        out.append({"name": name, "n": src.n, "eps": src.eps, "delta": src.delta})
+    return out
+
+
+def scenario_at(spec: SweepSpec, value: float | int) -> Scenario:
+    """The scenario of one grid point: the base scenario with the swept parameter set (see the module
+    docstring), tau_c at the DP floor."""
+    data = spec.scenario.to_dict()
+    data["tau_c"] = None
+    if spec.parameter in ("eps", "delta", "ns"):
+        key = {"eps": "eps", "delta": "delta", "ns": "n"}[spec.parameter]
+        for entry in data["sites"]:
+            entry[key] = int(value) if key == "n" else float(value)
+    elif spec.parameter == "sites":
+        data["sites"] = _cyclic_sites(spec.scenario, int(value))
+    return scenario_from_dict(data)
+
+

@@ -1,0 +1,64 @@
+"""Every limit on the size of an input or a computation, in one place.
+
+Each limit is checked at the boundary, before the allocation or loop it bounds, with a message that names the
+limit and says what to change. Later work adds its limits here too (one constant, one line saying what it
+bounds and why that value).
+"""
+
+from __future__ import annotations
+
+# --- sites and scenarios ---------------------------------------------------------------------------------------
+MAX_SITES = 100
+"""Sites in one scenario (file, link, table, CLI ``--sites``)."""
+MAX_SCENARIO_FILE_BYTES = 1_000_000
+"""Largest uploaded scenario JSON file."""
+MAX_QUERY_CHARS = 50_000
+"""Longest ``?scenario=`` link value."""
+MAX_LINK_JSON_CHARS = 2_000_000
+"""Largest JSON text a scenario link may decompress to (no decompression bombs)."""
+
+# --- uploads ---------------------------------------------------------------------------------------------------
+MAX_UPLOAD_BYTES = 64 * 1024 * 1024
+"""Largest accepted numeric CSV (after decompression) or OTD data file, in bytes."""
+MAX_UPLOAD_CELLS = 5_000_000
+"""Largest accepted number of CSV cells (rows x columns, label column included)."""
+MAX_TEXT_BYTES = 32 * 1024 * 1024
+"""Largest uploaded text corpus or vocabulary file."""
+MAX_DOCUMENTS = 500_000
+"""Documents in one uploaded corpus."""
+MAX_VOCABULARY = 20_000
+"""Words in a vocabulary (the STM dimension D of uploads)."""
+
+# --- PCA -------------------------------------------------------------------------------------------------------
+MAX_PCA_ENTRIES = 8_000_000
+"""Largest S x D(D+1)/2 (numbers in one noise term across sites): about 64 MB per array."""
+
+# --- tensors ---------------------------------------------------------------------------------------------------
+MAX_DENSE_ENTRIES = 64_000_000
+"""Largest dense symmetric array (D^2 or D^3 entries): 512 MB of float64; larger tensors take the projected path."""
+DEFAULT_MEMORY_BUDGET = 1 << 30
+"""Default memory budget (bytes) for the arrays of one OTD run; decides the dense or projected path."""
+MAX_RUNS = 1000
+"""Runs of one OTD comparison."""
+EIGH_MAX_DIM = 800
+"""Above this D the OTD whitening takes its top-K eigenpairs from Lanczos (eigsh) instead of a full eigh."""
+
+# --- audit -----------------------------------------------------------------------------------------------------
+MAX_COALITIONS = 3000
+"""Exact enumeration of the worst coalition up to this many coalitions per site."""
+MAX_GREEDY_SITES = 30
+"""Greedy coalition search up to this many sites; one heuristic coalition beyond."""
+
+# --- gain explorer ---------------------------------------------------------------------------------------------
+MAX_DRAWS = 5_000
+"""Dirichlet size vectors per concentration in the gain explorer."""
+
+# --- sweeps ----------------------------------------------------------------------------------------------------
+MAX_SWEEP_RUNS = 200
+"""Runs R of one sweep."""
+MAX_GRID_POINTS = 25
+"""Values on one sweep grid."""
+MAX_SITE_NUMBERS = 60_000_000
+"""Largest S x max N_s x D of a PCA sweep's site data (8 bytes each: 480 MB)."""
+MAX_OTD_SAMPLES = 5_000_000
+"""Largest S x max N_s of an OTD sweep (samples drawn per run)."""

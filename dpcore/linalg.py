@@ -1,0 +1,53 @@
+"""The eigen-solver every algorithm uses: the K largest eigenpairs of a symmetric matrix, largest first.
+
+One helper for PCA (capePCA and its baselines decompose noisy D x D second-moment matrices) and OTD (the
+whitening of the noisy second moment M2). The result is a deterministic function of the matrix, so privacy is
+unaffected by how it is computed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
+
+__all__ = ["top_eigenpairs"]
+
+
+def top_eigenpairs(
+    matrix: np.ndarray, k: int, *, overwrite: bool = False, lanczos_above: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The k largest (algebraic) eigenvalues, descending, and their eigenvectors (D x k columns).
+
+    Exact by default: scipy.linalg.eigh(subset_by_index=[D-k, D-1]) reading the lower triangle only (the upper
+    triangle may be left unset), so a matrix filled from its unique entries needs no mirroring; ``overwrite``
+    lets LAPACK destroy ``matrix``. With ``lanczos_above`` and D > lanczos_above: Lanczos (ARPACK eigsh,
+    which = "LA", fixed start vector) on a float32 copy - the matrix-vector products are memory-bound, so this
+    halves their cost - then a Rayleigh-Ritz step in float64 on the Lanczos vectors, which makes the
+    eigenvalues accurate to second order (the vectors to about 1e-6 relative); the matrix must then be full.
+    """
+    d = matrix.shape[0]
+    if lanczos_above is not None and d > lanczos_above:
+        values, vectors = _lanczos(matrix, k)
+    else:
+        values, vectors = scipy.linalg.eigh(matrix, lower=True, subset_by_index=[d - k, d - 1], check_finite=False,
+                                            overwrite_a=overwrite)
+    return values[::-1], np.ascontiguousarray(vectors[:, ::-1])
+
+
+def _lanczos(matrix: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Ascending top-k eigenpairs by float32 Lanczos and a float64 Rayleigh-Ritz step (see top_eigenpairs)."""
+    d = matrix.shape[0]
+    single = matrix.astype(np.float32)
+    operator = LinearOperator((d, d), matvec=lambda v: (single @ v.astype(np.float32)).astype(np.float64),
+                              dtype=np.float64)
+    start = np.random.default_rng(0).standard_normal(d)  # fixed Lanczos start; not a privacy draw
+    try:
+        _, vecs = eigsh(operator, k=k, which="LA", v0=start, ncv=min(d - 1, max(4 * k, 20)), tol=1e-6,
+                        maxiter=20 * d)
+    except ArpackNoConvergence:  # pragma: no cover - fall back to the exact solver
+        return scipy.linalg.eigh(matrix, subset_by_index=[d - k, d - 1])
+    basis, _ = np.linalg.qr(vecs)
+    small = basis.T @ (matrix @ basis)
+    vals, rotation = scipy.linalg.eigh((small + small.T) / 2)
+    return vals, basis @ rotation

@@ -1,0 +1,234 @@
+"""The message flow of capeAGN and its baselines (docs/math/capeagn.md): every site's release of M2 and of the
+projected M3, perturbed by CAPE noise (e, f, g), independent noise, AVN noise or none; the aggregator's sum.
+
+The flow is run for real: helper noise e (zero-sum), aggregator noise f (subtracted), site noise g, every term
+symmetric (docs/math/corrections.md, items 1 and 7). Noise is drawn from explicit generators in a fixed order (M2
+stage by column blocks that depend on D only, then M3 stage) and only scaled afterwards: re-seeding reproduces
+the same underlying standard normals at any eps, delta or N_s (common random numbers for sweeps).
+
+Third-moment noise law (``law``): ``symmetrized`` = sqrt(6) tau Sym(Z) (unique-entry variances tau^2, 2 tau^2,
+6 tau^2 for 3, 2, 1 distinct indices: at least as private as the published noise), the only law with an exact
+projected sampler, used on both paths so that the choice of path never changes the distribution of a result;
+``published`` = i.i.d. N(0, tau^2) unique entries (the paper's AGN), dense path only. On the projected path
+Z(W, W, W) has the law of Y(R, R, R) with Y K x K x K i.i.d. N(0, 1) and R^T R = W^T W (R from a QR of W)
+(docs/math/capeagn.md, "Large D: the projected path").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from ..cape import NoiseDesign, sample_noise
+from ..privacy.avn import avn_noise
+from ..privacy.symmetric import symmetric_tensor, unique_count_tensor
+from ..validation import InputError
+from .moments import MogSite, StmSite
+from .multilinear import multilinear, symmetrize
+
+__all__ = ["BLOCK_UNIQUE", "M3_NOISE", "M3Noise", "StageMessages", "StageNoise", "release_m2", "release_m3"]
+
+M3Noise = Literal["symmetrized", "published"]
+M3_NOISE: dict[M3Noise, str] = {
+    "symmetrized": "sqrt(6) tau Sym(Z), Z i.i.d. N(0, 1): exact on both paths, unique-entry variance >= tau^2",
+    "published": "i.i.d. N(0, tau^2) unique entries mirrored (the paper's AGN); dense path only",
+}
+BLOCK_UNIQUE = 1 << 18
+"""Unique M2 entries per block of the CAPE flow (bounds the noise arrays)."""
+
+
+@dataclass(frozen=True, eq=False)
+class StageNoise:
+    """How one stage's releases are perturbed: ``cape`` (a NoiseDesign: e, f, g), ``independent``
+    (N(0, stds_s^2) added by each site), ``avn`` (vector noise with parameter ``beta``, one site, M3
+    only) or ``none``."""
+
+    mode: str
+    design: NoiseDesign | None = None
+    stds: np.ndarray | None = None
+    beta: float | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class StageMessages:
+    """What was sent in one stage (kept on request, small D only): per-site releases and the e, f, g
+    terms, each (S, size) - unique entries of M2 in colex order, or projected K x K x K tensors."""
+
+    releases: np.ndarray
+    e: np.ndarray | None
+    f: np.ndarray | None
+    g: np.ndarray | None
+
+
+def _column_blocks(dim: int, max_unique: int | None = None) -> list[tuple[int, int]]:
+    """Column blocks [j0, j1) of the upper triangle with at most ``max_unique`` entries (>= 1 column)."""
+    max_unique = BLOCK_UNIQUE if max_unique is None else max_unique
+    blocks = []
+    j0 = 0
+    while j0 < dim:
+        j1 = j0 + 1
+        while j1 < dim and (j1 + 1) * (j1 + 2) // 2 - j0 * (j0 + 1) // 2 <= max_unique:
+            j1 += 1
+        blocks.append((j0, j1))
+        j0 = j1
+    return blocks
+
+
+def _combine(data: np.ndarray, weights: np.ndarray, noise: StageNoise, rng: np.random.Generator, size: int,
+             shape: Callable[[np.ndarray], np.ndarray] | None = None, store: list | None = None) -> np.ndarray:
+    """Run one round of the protocol on per-site data (S, ...) and return the aggregate.
+
+    ``size`` standard normals are drawn per site and term; ``shape`` maps one site's row of them to the
+    release's shape (symmetric tensor, projection). Each site forms its release; the aggregator takes
+    sum_s mu_s (release_s - f_s): the real flow, not pooled noise on a pooled statistic."""
+    n_sites = data.shape[0]
+
+    def shaped(rows: np.ndarray) -> np.ndarray:
+        return rows if shape is None else np.stack([shape(rows[s]) for s in range(n_sites)])
+
+    if noise.mode == "none":
+        return np.tensordot(weights, data, axes=1)
+    if noise.mode == "independent":
+        z = rng.standard_normal((n_sites, size))
+        z *= np.asarray(noise.stds, float)[:, None]
+        g = shaped(z)
+        releases = data + g
+        if store is not None:
+            store.append(StageMessages(releases, None, None, g))
+        return np.tensordot(weights, releases, axes=1)
+    if noise.mode == "cape":
+        drawn = sample_noise(noise.design, rng, size)
+        e, f, g = shaped(drawn.e), shaped(drawn.f), shaped(drawn.g)
+        del drawn
+        releases = data + e  # what each site sends: data + e + f + g
+        releases += f
+        releases += g
+        if store is not None:
+            store.append(StageMessages(releases, e, f, g))
+        return np.tensordot(weights, releases - f, axes=1)  # the aggregator removes its own f_s
+    raise InputError(f"unknown noise mode {noise.mode!r}")
+
+
+def release_m2(
+    sites: Sequence[MogSite | StmSite], weights: np.ndarray, noise: StageNoise, rng: np.random.Generator,
+    *, keep_messages: bool = False,
+) -> tuple[np.ndarray, StageMessages | None]:
+    """Stage 1: M2_hat = sum_s mu_s (M2_hat_s - F2_s) with M2_hat_s = M2_s + E2_s + F2_s + G2_s.
+
+    Processed in blocks of columns of the upper triangle (unique entries in colex order, the order of
+    :func:`dpcore.privacy.unique_entries_matrix`), so the noise arrays stay small for any D; the
+    blocks depend on D only, so the draws are the same at any eps. Returns (M2_hat, messages or None)."""
+    dim = sites[0].dim
+    weights = np.asarray(weights, dtype=float)
+    out = np.empty((dim, dim))
+    kept: list[StageMessages] | None = [] if keep_messages else None
+    for j0, j1 in _column_blocks(dim):
+        cols = j1 - j0
+        mask = np.arange(j1)[None, :] <= (j0 + np.arange(cols))[:, None]  # (cols, j1): i <= j
+        data = np.stack([site.m2_block(j0, j1).T[mask] for site in sites])
+        agg = _combine(data, weights, noise, rng, data.shape[1], None, kept)
+        out.T[j0:j1, :j1][mask] = agg  # upper triangle (i <= j)
+        out[j0:j1, :j1][mask] = agg  # its mirror
+    messages = None
+    if kept:
+        def joined(name: str) -> np.ndarray | None:
+            parts = [getattr(m, name) for m in kept]
+            return None if parts[0] is None else np.concatenate(parts, axis=1)
+        messages = StageMessages(joined("releases"), joined("e"), joined("f"), joined("g"))
+    return out, messages
+
+
+def _m3_noise_size(law: str, path: str, dim: int, k: int) -> int:
+    if path == "projected":
+        return k**3
+    return unique_count_tensor(dim) if law == "published" else dim**3
+
+
+def _m3_shaper(law: str, path: str, dim: int, w: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """Map one site's row of i.i.d. noise (variance tau^2) to its third-moment noise tensor."""
+    k = w.shape[1]
+    if path == "projected":
+        r = np.linalg.qr(w, mode="r")  # R^T R = W^T W
+        return lambda row: math.sqrt(6.0) * symmetrize(multilinear(row.reshape(k, k, k), r))
+    if law == "published":
+        return lambda row: symmetric_tensor(row, dim)
+    return lambda row: math.sqrt(6.0) * symmetrize(row.reshape(dim, dim, dim))
+
+
+def release_m3(
+    sites: Sequence[MogSite | StmSite], weights: np.ndarray, w: np.ndarray, noise: StageNoise,
+    rng: np.random.Generator, *, path: str = "projected", law: str = "symmetrized", keep_messages: bool = False,
+) -> tuple[np.ndarray, StageMessages | None]:
+    """Stage 2: M3_tilde = sum_s mu_s (M3_tilde_s - F3_s(W, W, W)), M3_tilde_s = (M3_s + E3_s + F3_s + G3_s)(W, W, W).
+
+    ``dense``: the D^3 moment and noise tensors are formed and projected by each site (the aggregator
+    projects its own F3_s). ``projected``: M3_s(W, W, W) from the samples plus noise sampled projected.
+    Returns (M3_tilde K x K x K, messages with projected releases and e, f, g, or None). ``path`` ("dense" or
+    "projected") and ``law`` (:data:`M3_NOISE`) were checked where they entered (:class:`~dpcore.otd.OtdSettings`,
+    :func:`~dpcore.otd.choose_path`)."""
+    if path == "projected" and law == "published":
+        raise InputError("the 'published' third-moment noise has no projected sampler; use 'symmetrized' or the "
+                         "dense path", "m3_noise")
+    dim, k = w.shape
+    weights = np.asarray(weights, dtype=float)
+    kept: list[StageMessages] | None = [] if keep_messages else None
+    if noise.mode == "avn":
+        if path != "dense" or len(sites) != 1:
+            raise InputError("AVN noise needs the dense path and pooled data", "path")
+        noisy = sites[0].m3() + symmetric_tensor(avn_noise(rng, unique_count_tensor(dim), noise.beta), dim)
+        return multilinear(noisy, w), None
+    size = _m3_noise_size(law, path, dim, k)
+    shape = _m3_shaper(law, path, dim, w)
+    if path == "projected":
+        data = np.stack([site.m3_projected(w) for site in sites])
+        agg = _combine(data, weights, noise, rng, size, shape, kept)
+        return agg, (kept[0] if kept else None)
+    return _release_dense(sites, weights, w, noise, rng, size, shape, keep_messages)
+
+
+def _release_dense(
+    sites: Sequence[MogSite | StmSite], weights: np.ndarray, w: np.ndarray, noise: StageNoise,
+    rng: np.random.Generator, size: int, shape: Callable[[np.ndarray], np.ndarray], keep_messages: bool,
+) -> tuple[np.ndarray, StageMessages | None]:
+    """The dense path of :func:`release_m3`: every site perturbs its D^3 moment, then projects what it sends."""
+    k = w.shape[1]
+    if noise.mode == "none":
+        return sum(mu * multilinear(site.m3(), w) for mu, site in zip(weights, sites, strict=True)), None
+    n_sites = len(sites)
+    if noise.mode == "cape":
+        drawn = sample_noise(noise.design, rng, size)
+        terms = {"e": drawn.e, "f": drawn.f, "g": drawn.g}
+    elif noise.mode == "independent":
+        terms = {"e": None, "f": None, "g": rng.standard_normal((n_sites, size)) * np.asarray(noise.stds)[:, None]}
+    else:
+        raise InputError(f"unknown noise mode {noise.mode!r}")
+    agg = np.zeros((k, k, k))
+    releases, projected = [], {"e": [], "f": [], "g": []}
+    for s, site in enumerate(sites):
+        tensor = site.m3()
+        proj_terms = {}
+        for name, rows in terms.items():
+            if rows is None:
+                continue
+            noise_tensor = shape(rows[s])
+            tensor = tensor + noise_tensor
+            if name == "f" or keep_messages:  # the aggregator projects F3_s; e and g only when recorded
+                proj_terms[name] = multilinear(noise_tensor, w)
+        release = multilinear(tensor, w)  # what site s sends (K x K x K)
+        f_proj = proj_terms.get("f")  # the aggregator projects its own F3_s
+        agg += weights[s] * (release - f_proj if f_proj is not None else release)
+        if keep_messages:
+            releases.append(release)
+            for name in projected:
+                projected[name].append(proj_terms.get(name))
+    if not keep_messages:
+        return agg, None
+
+    def stacked(name: str) -> np.ndarray | None:
+        return None if terms[name] is None else np.stack(projected[name])
+
+    return agg, StageMessages(np.stack(releases), stacked("e"), stacked("f"), stacked("g"))

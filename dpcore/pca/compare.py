@@ -1,0 +1,102 @@
+"""Comparing PCA algorithms over runs (docs/math/capepca.md): every run of every chosen algorithm on its own
+random stream, and the summary (mean and standard deviation of every metric)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..seeding import run_rng
+from ..summary import MetricSummary, summarise_values
+from ..validation import InputError, check_positive_int
+from .algorithms.local import default_local_site
+from .metrics import METRICS
+from .problem import PcaPrivacy, PcaProblem, check_pair
+from .result import PcaResult
+from .table import check_algorithms, default_algorithms, run_algorithm
+
+__all__ = ["PcaComparison", "compare_pca", "summarise"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PcaComparison:
+    """Every run of every algorithm, the summary table, the communication volumes and notes."""
+
+    results: dict[str, list[PcaResult]]
+    summary: list[MetricSummary]
+    communication: dict[str, int]
+    notes: tuple[str, ...]
+    seconds: float
+
+    def records(self) -> list[dict[str, Any]]:
+        return [m.to_dict() for m in self.summary]
+
+    def summary_csv(self) -> str:
+        """The summary (algorithm, metric, mean, std, runs) as CSV text."""
+        return _csv(["algorithm", "metric", "mean", "std", "runs"], [m.to_dict() for m in self.summary])
+
+    def runs_csv(self) -> str:
+        """One row per (algorithm, run) as CSV text."""
+        return _csv(["algorithm", "run", *METRICS, "numbers_sent"], self.runs_table())
+
+    def runs_table(self) -> list[dict[str, Any]]:
+        """One row per (algorithm, run) with every metric: the CSV the dashboard offers."""
+        rows = []
+        for algorithm, results in self.results.items():
+            for run, r in enumerate(results):
+                rows.append({"algorithm": algorithm, "run": run, **{m: float(getattr(r, m)) for m in METRICS},
+                             "numbers_sent": r.communication})
+        return rows
+
+
+def _csv(headers: list[str], rows: list[dict[str, Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=headers, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in row.items()})
+    return buffer.getvalue()
+
+
+def summarise(results: dict[str, list[PcaResult]]) -> list[MetricSummary]:
+    """Mean and std over runs of every metric (:data:`~dpcore.pca.metrics.METRICS`) for every algorithm."""
+    return [summarise_values(algorithm, metric, [getattr(r, metric) for r in runs])
+            for algorithm, runs in results.items() for metric in METRICS]
+
+
+def compare_pca(problem: PcaProblem, privacy: PcaPrivacy, algorithms: Sequence[str] | None = None,
+                runs: int = 10, seed: int = 0, *, rank: int | None = None, local_site: int | None = None,
+                keep_first_matrix: bool = False,
+                progress: Callable[[int, int, str], None] | None = None) -> PcaComparison:
+    """Run every algorithm (default: the table's default ones) ``runs`` times, each on its own stream
+    :func:`dpcore.seeding.run_rng` (seed, run, name). ``progress(done, total, label)`` is called after each run of
+    each algorithm; ``keep_first_matrix`` keeps the decomposed matrix of run 0 (for the scree plot)."""
+    entries = check_algorithms(default_algorithms() if algorithms is None else algorithms)
+    runs = check_positive_int(runs, "runs")
+    check_pair(problem, privacy)
+    names = [e.name for e in entries]
+    if "dpdis" in names and rank is not None and not problem.k <= rank <= problem.dim:
+        raise InputError(f"DPdisPCA rank R must satisfy K = {problem.k} <= R <= D = {problem.dim} (got {rank})", "R")
+    start = time.perf_counter()
+    results: dict[str, list[PcaResult]] = {name: [] for name in names}
+    total = runs * len(entries)
+    done = 0
+    for run in range(runs):
+        for entry in entries:
+            result = run_algorithm(entry, problem, privacy, run_rng(seed, run, entry.name, "pca"), rank=rank,
+                                   local_site=local_site, keep_matrix=keep_first_matrix and run == 0)
+            results[entry.name].append(result)
+            done += 1
+            if progress is not None:
+                progress(done, total, f"run {run + 1}/{runs}: {entry.title}")
+    communication = {name: results[name][0].communication for name in names}
+    notes = list(privacy.notes)
+    if "local" in names:
+        site = default_local_site(privacy) if local_site is None else local_site
+        notes.append(f"local uses site {privacy.scenario.names[site]} (N_s = {problem.sizes[site]:,})")
+    return PcaComparison(results=results, summary=summarise(results), communication=communication,
+                         notes=tuple(notes), seconds=time.perf_counter() - start)

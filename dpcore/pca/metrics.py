@@ -1,0 +1,54 @@
+"""PCA metrics (docs/math/capepca.md): captured energy q = tr(V^T A V) with the pooled non-private A, its ratio to
+the optimum tr(V_K^T A V_K), and the subspace distance ||V_K V_K^T - V V^T||_2; pictures' helpers."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+
+from ..validation import InputError, check_positive_int
+from .problem import PcaProblem
+
+__all__ = ["METRICS", "align_signs", "captured_energy", "noise_spectral_norm", "scree", "subspace_distance"]
+
+METRICS: dict[str, str] = {
+    "captured_energy": "q_CE = tr(V^T A V), A the pooled non-private second-moment matrix",
+    "captured_energy_ratio": "q_CE / q_CE(non-dp pool); 1 is optimal",
+    "subspace_distance": "||V_K V_K^T - V V^T||_2 (0 = the true subspace, 1 = an orthogonal direction)",
+}
+
+def captured_energy(pooled: np.ndarray, subspace: np.ndarray) -> float:
+    """q_CE = tr(V^T A V)."""
+    return float(np.sum((pooled @ subspace) * subspace))
+
+
+def subspace_distance(v1: np.ndarray, v2: np.ndarray) -> float:
+    """||V1 V1^T - V2 V2^T||_2 for orthonormal D x K bases: the sine of the largest principal angle, computed
+    as the largest singular value of (I - V1 V1^T) V2 (accurate for small angles too)."""
+    if v1.shape != v2.shape:
+        raise InputError(f"subspaces of different shapes {v1.shape} and {v2.shape}")
+    residual = v2 - v1 @ (v1.T @ v2)
+    return min(1.0, float(np.linalg.svd(residual, compute_uv=False).max()))
+
+
+def align_signs(reference: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+    """Flip each column of ``vectors`` so that it has a non-negative inner product with the same column of
+    ``reference`` (eigenvectors are defined up to sign; for pictures of true vs private components)."""
+    count = min(reference.shape[1], vectors.shape[1])
+    signs = np.sign(np.sum(reference[:, :count] * vectors[:, :count], axis=0))
+    signs[signs == 0] = 1.0
+    out = np.array(vectors[:, :count], dtype=float)
+    return out * signs[None, :]
+
+
+def scree(problem: PcaProblem, matrix: np.ndarray, count: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The ``count`` (default: all) largest eigenvalues of the true A and of a noisy estimate, descending."""
+    count = problem.dim if count is None else min(check_positive_int(count, "count"), problem.dim)
+    noisy = np.sort(scipy.linalg.eigvalsh(matrix, check_finite=False))[::-1]
+    return problem.eigenvalues[:count].copy(), noisy[:count]
+
+
+def noise_spectral_norm(dim: int, std: float) -> float:
+    """About 2 sqrt(D) std: the spectral norm of a D x D symmetric matrix with i.i.d. N(0, std^2) unique
+    entries (the edge of Wigner's semicircle), for large D."""
+    return 2.0 * float(np.sqrt(dim)) * float(std)

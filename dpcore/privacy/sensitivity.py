@@ -1,0 +1,82 @@
+"""L2 sensitivities of the released statistics (docs/math/sensitivities.md), per site with N = N_s.
+
+Two neighbouring relations, chosen explicitly:
+
+* ``replace-one`` (default): neighbouring data sets differ by replacing one sample. The bounds are
+  Frobenius-norm bounds on the change of the released matrix or tensor, the norm the Gaussian
+  mechanism needs.
+* ``as-published``: the papers' constants. For ``pca`` and ``mog-m2`` they bound the spectral norm,
+  which the Gaussian mechanism does not use; replacing one sample can change the Frobenius norm by
+  sqrt(2)/N (orthogonal unit samples), so these constants are only kept to reproduce the papers.
+
+Statistics (samples have ||x|| <= 1 after preprocessing):
+
+=========  ==============================  =======================  =====================
+name       released quantity               as-published             replace-one
+=========  ==============================  =======================  =====================
+mean       mean of scalars in [0, 1]       1/N                      1/N
+pca        A = (1/N) X X^T                 1/N                      sqrt(2)/N
+stm-m2     sym. mean of t1 t2^T (one-hot)  sqrt(2)/N                sqrt(2)/N
+stm-m3     sym. mean of t1 x t2 x t3       sqrt(2)/N                sqrt(2)/N
+mog-m2     mean t t^T - sigma^2 I          1/N                      sqrt(2)/N
+mog-m3     mean t^(x)3 - sigma^2 correction 2/N + 6 D sigma^2 / N   2/N + 6 D sigma^2 / N
+=========  ==============================  =======================  =====================
+
+The MOG M3 constant is the papers' triangle-inequality bound; it is valid (if loose) under
+replace-one as well: ||x^(x)3 - y^(x)3||_F <= 2 and the sigma^2 correction moves by at most
+sigma^2 sqrt(3D + 6) * 2/N <= 6 D sigma^2 / N.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal, get_args
+
+from ..validation import InputError, check_choice, check_positive, check_positive_int
+
+__all__ = ["NEIGHBOURING", "STATISTICS", "Neighbouring", "Statistic", "sensitivity", "sensitivity_unchecked"]
+
+Neighbouring = Literal["replace-one", "as-published"]
+NEIGHBOURING: tuple[Neighbouring, ...] = get_args(Neighbouring)
+Statistic = Literal["mean", "pca", "stm-m2", "stm-m3", "mog-m2", "mog-m3"]
+STATISTICS: tuple[Statistic, ...] = get_args(Statistic)
+
+
+def sensitivity(
+    statistic: str,
+    n: int,
+    neighbouring: str = "replace-one",
+    *,
+    dim: int | None = None,
+    sigma2: float | None = None,
+) -> float:
+    """L2 sensitivity Delta of ``statistic`` computed from ``n`` samples (table in the module docstring).
+
+    ``dim`` (D) and ``sigma2`` (the scaled MOG component variance) are needed for ``mog-m3`` only. Checks its
+    arguments; :func:`sensitivity_unchecked` is the formula for validated inputs.
+    """
+    statistic = check_choice(statistic, "statistic", STATISTICS)
+    neighbouring = check_choice(neighbouring, "neighbouring", NEIGHBOURING)
+    n = check_positive_int(n, "N")
+    if statistic == "mog-m3":
+        if dim is None or sigma2 is None:
+            raise InputError("the mog-m3 sensitivity needs the dimension D and the component variance sigma^2")
+        dim = check_positive_int(dim, "D")
+        sigma2 = check_positive(sigma2, "sigma^2", allow_zero=True)
+    return sensitivity_unchecked(statistic, n, neighbouring, dim=dim, sigma2=sigma2)
+
+
+def sensitivity_unchecked(statistic: Statistic, n: int, neighbouring: Neighbouring, *, dim: int | None = None,
+                          sigma2: float | None = None) -> float:
+    """The formula of :func:`sensitivity` for inputs validated at the boundary (a Scenario's sizes and relation,
+    a statistic chosen from :data:`STATISTICS`; ``dim`` and ``sigma2`` given for mog-m3)."""
+    published = neighbouring == "as-published"
+    if statistic == "mean":
+        return 1.0 / n
+    if statistic in ("pca", "mog-m2"):
+        return (1.0 if published else math.sqrt(2.0)) / n
+    if statistic in ("stm-m2", "stm-m3"):
+        return math.sqrt(2.0) / n
+    if statistic == "mog-m3":
+        return (2.0 + 6.0 * dim * sigma2) / n
+    raise ValueError(f"unknown statistic {statistic!r}")

@@ -1,0 +1,340 @@
+"""Scenario: the shared input of every page and command (sites, budgets, weights, relation, calibration).
+
+The scenario is validated here, at the boundary, and nowhere below: a :class:`Scenario` holds only valid sites,
+a known neighbouring relation and calibration, and its derived quantities (sensitivities, noise multipliers,
+tau_s) use the unchecked formulas of :mod:`dpcore.privacy`.
+
+JSON format (weights may be omitted, then mu_s = N_s / N; ``tau_c`` null means "the DP floor")::
+
+    {"sites": [{"name": "A", "n": 1000, "eps": 0.5, "delta": 1e-5, "weight": 0.25}, ...],
+     "neighbouring": "replace-one", "calibration": "analytic", "tau_c": null, "seed": 7}
+
+:func:`scenario_errors` lists every invalid field at once (site and field named), which the dashboard
+uses to mark cells; :func:`scenario_from_dict` raises :class:`ScenarioError` carrying that list.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+
+from ..limits import MAX_SITES
+from ..privacy.calibration import CALIBRATIONS, Calibration, classic_caveat, multiplier
+from ..privacy.sensitivity import NEIGHBOURING, STATISTICS, Neighbouring, sensitivity_unchecked
+from ..validation import InputError, check_choice, check_positive, check_positive_int
+
+__all__ = ["FieldError", "Scenario", "ScenarioError", "Site", "scenario_errors", "scenario_from_dict"]
+
+SITE_FIELDS = ("name", "n", "eps", "delta", "weight")
+SCENARIO_FIELDS = ("sites", "neighbouring", "calibration", "tau_c", "seed")
+WEIGHT_TOLERANCE = 1e-6
+
+
+@dataclass(frozen=True)
+class FieldError:
+    """One invalid field: ``site`` is the 0-based site index (None for scenario-level fields)."""
+
+    field: str
+    message: str
+    site: int | None = None
+    site_name: str | None = None
+
+    def __str__(self) -> str:
+        if self.site is None:
+            return f"{self.field}: {self.message}"
+        label = f"site {self.site + 1}" + (f" ({self.site_name})" if self.site_name else "")
+        return f"{label}, {self.field}: {self.message}"
+
+
+class ScenarioError(InputError):
+    """An invalid scenario; ``errors`` lists every problem found."""
+
+    def __init__(self, errors: list[FieldError]):
+        self.errors = list(errors)
+        super().__init__("; ".join(str(e) for e in self.errors))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Site:
+    """One data holder: ``n`` samples, budget (``eps``, ``delta``), optional aggregation weight mu_s."""
+
+    name: str
+    n: int
+    eps: float
+    delta: float
+    weight: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Scenario:
+    """Sites plus the settings every computation needs. Build with :func:`scenario_from_dict` (which validates);
+    every method below trusts the fields."""
+
+    sites: tuple[Site, ...]
+    neighbouring: Neighbouring = "replace-one"
+    calibration: Calibration = "classic"
+    tau_c: float | None = None
+    seed: int = 0
+
+    # --- derived quantities -------------------------------------------------------------------
+    @property
+    def n_sites(self) -> int:
+        return len(self.sites)
+
+    @property
+    def names(self) -> list[str]:
+        return [s.name for s in self.sites]
+
+    @property
+    def sizes(self) -> np.ndarray:
+        return np.array([s.n for s in self.sites], dtype=int)
+
+    @property
+    def total_n(self) -> int:
+        return int(self.sizes.sum())
+
+    @property
+    def eps(self) -> np.ndarray:
+        return np.array([s.eps for s in self.sites], dtype=float)
+
+    @property
+    def delta(self) -> np.ndarray:
+        return np.array([s.delta for s in self.sites], dtype=float)
+
+    @property
+    def weights_given(self) -> bool:
+        return all(s.weight is not None for s in self.sites)
+
+    def weights(self) -> np.ndarray:
+        """mu_s as given, or N_s / N when the scenario omits weights."""
+        if self.weights_given:
+            return np.array([s.weight for s in self.sites], dtype=float)
+        return self.sizes / self.total_n
+
+    def sensitivities(
+        self, statistic: str = "mean", *, dim: int | None = None, sigma2: float | None = None
+    ) -> np.ndarray:
+        """Delta_s of ``statistic`` at every site under the scenario's neighbouring relation.
+
+        The statistic (and, for mog-m3, D and sigma^2) enter here and are checked once; the sites are valid."""
+        statistic = check_choice(statistic, "statistic", STATISTICS)
+        if statistic == "mog-m3":
+            if dim is None or sigma2 is None:
+                raise InputError("the mog-m3 sensitivity needs the dimension D and the component variance sigma^2")
+            dim = check_positive_int(dim, "D")
+            sigma2 = check_positive(sigma2, "sigma^2", allow_zero=True)
+        return np.array([sensitivity_unchecked(statistic, s.n, self.neighbouring, dim=dim, sigma2=sigma2)
+                         for s in self.sites])
+
+    def multipliers(self, eps_scale: float = 1.0, delta_scale: float = 1.0) -> np.ndarray:
+        """c(eps_s * eps_scale, delta_s * delta_scale) per site (the scales, in (0, 1], split a budget into
+        stages). No warning: the classic-calibration caveat is reported by :meth:`caveats`."""
+        return np.array([multiplier(s.eps * eps_scale, s.delta * delta_scale, self.calibration) for s in self.sites])
+
+    def taus(self, statistic: str = "mean", *, dim: int | None = None, sigma2: float | None = None) -> np.ndarray:
+        """tau_s = Delta_s * c(eps_s, delta_s): the noise std each site's own release needs."""
+        return self.sensitivities(statistic, dim=dim, sigma2=sigma2) * self.multipliers()
+
+    def caveats(self) -> list[str]:
+        """Caveats that apply to this scenario, one line per kind naming the sites concerned:
+        classic calibration at eps >= 1 (not a guarantee) and delta not well below 1/N_s."""
+        notes = []
+        if self.calibration == "classic":
+            loose = [s for s in self.sites if classic_caveat(s.eps)]
+            if loose:
+                values = ", ".join(f"{e:g}" for e in sorted({s.eps for s in loose}))
+                notes.append(f"{_sites_label(loose)}: classic Gaussian calibration at eps = {values} is not a valid "
+                             "(eps, delta) guarantee (it is proven only for eps < 1); it is used here to reproduce "
+                             "the papers. Use the analytic calibration for a real guarantee.")
+        large = [s for s in self.sites if s.delta >= 1.0 / s.n]
+        if large:
+            values = ", ".join(f"{d:g}" for d in sorted({s.delta for s in large}))
+            smallest = min(s.n for s in large)
+            notes.append(f"{_sites_label(large)}: delta = {values} is not well below 1/N_s (1/{smallest} = "
+                         f"{1.0 / smallest:.3g} at the smallest such site); a mechanism could then release a whole "
+                         "record with probability delta")
+        return notes
+
+    # --- conversions --------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        sites = []
+        for s in self.sites:
+            entry = asdict(s)
+            if s.weight is None:
+                del entry["weight"]
+            sites.append(entry)
+        return {
+            "sites": sites,
+            "neighbouring": self.neighbouring,
+            "calibration": self.calibration,
+            "tau_c": self.tau_c,
+            "seed": self.seed,
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def with_sites(self, **changes: Any) -> Scenario:
+        """A copy with one field set on every site, e.g. ``with_sites(eps=0.1)``; weights are kept."""
+        unknown = set(changes) - set(SITE_FIELDS)
+        if unknown:
+            raise InputError(f"unknown site field(s): {', '.join(sorted(unknown))}")
+        data = self.to_dict()
+        for entry in data["sites"]:
+            entry.update(changes)
+        return scenario_from_dict(data)
+
+    def with_sizes(self, sizes: Any) -> Scenario:
+        """A validated copy with site s holding ``sizes[s]`` samples (budgets, weights, settings kept)."""
+        sizes = np.asarray(sizes)
+        if sizes.shape != (self.n_sites,):
+            raise InputError(f"need one size per site ({self.n_sites}), got {sizes.size}", "sizes")
+        data = self.to_dict()
+        for entry, n in zip(data["sites"], sizes, strict=True):
+            entry["n"] = int(n)
+        return scenario_from_dict(data)
+
+    def replace(self, **changes: Any) -> Scenario:
+        """A validated copy with scenario-level fields changed."""
+        data = self.to_dict()
+        data.update(changes)
+        return scenario_from_dict(data)
+
+
+def _sites_label(sites: list[Site], shown: int = 6) -> str:
+    """'site A' or 'sites A, B, ... and 3 more'."""
+    if len(sites) == 1:
+        return f"site {sites[0].name}"
+    names = ", ".join(s.name for s in sites[:shown])
+    more = f" and {len(sites) - shown} more" if len(sites) > shown else ""
+    return f"sites {names}{more}"
+
+
+# ----------------------------------------------------------------------------------------------
+# Validation
+# ----------------------------------------------------------------------------------------------
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, Real):
+        if isinstance(value, str):
+            try:
+                return float(value)
+            except ValueError:
+                return None
+        return None
+    return float(value)
+
+
+def _site_errors(index: int, raw: Any) -> tuple[list[FieldError], Site | None]:
+    if not isinstance(raw, dict):
+        return [FieldError("site", f"must be an object with fields {', '.join(SITE_FIELDS)}", index)], None
+    errors: list[FieldError] = []
+    name = raw.get("name")
+    label = name if isinstance(name, str) else None
+
+    def bad(fld: str, message: str) -> None:
+        errors.append(FieldError(fld, message, index, label))
+
+    for key in raw:
+        if key not in SITE_FIELDS:
+            bad(str(key), f"unknown field; allowed: {', '.join(SITE_FIELDS)}")
+    if not isinstance(name, str) or not name.strip():
+        bad("name", "must be a non-empty text")
+    n = raw.get("n")
+    n_num = _number(n)
+    if n is None:
+        bad("n", "is missing (number of samples, an integer >= 1)")
+    elif n_num is None or not math.isfinite(n_num) or n_num != int(n_num) or n_num < 1:
+        bad("n", f"must be an integer >= 1 (got {n!r})")
+    eps = raw.get("eps")
+    eps_num = _number(eps)
+    if eps is None:
+        bad("eps", "is missing (privacy parameter, a number > 0)")
+    elif eps_num is None or not math.isfinite(eps_num) or eps_num <= 0:
+        bad("eps", f"must be a number > 0 (got {eps!r})")
+    delta = raw.get("delta")
+    delta_num = _number(delta)
+    if delta is None:
+        bad("delta", "is missing (privacy parameter, a number in (0, 1))")
+    elif delta_num is None or not (0.0 < delta_num < 1.0):
+        bad("delta", f"must be in the open interval (0, 1) (got {delta!r})")
+    weight = raw.get("weight")
+    weight_num = _number(weight)
+    if weight is not None and (weight_num is None or not math.isfinite(weight_num) or weight_num < 0):
+        bad("weight", f"must be a number >= 0 or omitted (got {weight!r})")
+    if errors:
+        return errors, None
+    return [], Site(name=name.strip(), n=int(n_num), eps=float(eps_num), delta=float(delta_num), weight=weight_num)
+
+
+def scenario_errors(data: Any) -> tuple[list[FieldError], Scenario | None]:
+    """All problems of a scenario given as a dict (parsed JSON), and the Scenario when there are none."""
+    if not isinstance(data, dict):
+        return [FieldError("scenario", "must be a JSON object with a 'sites' list")], None
+    errors: list[FieldError] = []
+    for key in data:
+        if key not in SCENARIO_FIELDS:
+            errors.append(FieldError(str(key), f"unknown field; allowed: {', '.join(SCENARIO_FIELDS)}"))
+    raw_sites = data.get("sites")
+    sites: list[Site] = []
+    if not isinstance(raw_sites, list) or not raw_sites:
+        errors.append(FieldError("sites", "must be a non-empty list of sites"))
+        raw_sites = []
+    elif len(raw_sites) > MAX_SITES:
+        errors.append(FieldError("sites", f"at most {MAX_SITES} sites are supported (got {len(raw_sites)})"))
+        raw_sites = []
+    for i, raw in enumerate(raw_sites):
+        site_errs, site = _site_errors(i, raw)
+        errors.extend(site_errs)
+        if site is not None:
+            sites.append(site)
+    if len(sites) == len(raw_sites) and sites:
+        names = [s.name for s in sites]
+        for i, s in enumerate(sites):
+            if names.index(s.name) != i:
+                errors.append(FieldError("name", f"duplicates the name of site {names.index(s.name) + 1}", i, s.name))
+        given = [s.weight is not None for s in sites]
+        if any(given) and not all(given):
+            missing = [i for i, g in enumerate(given) if not g]
+            for i in missing:
+                message = "is missing while other sites have weights (give all or none)"
+                errors.append(FieldError("weight", message, i, sites[i].name))
+        elif all(given):
+            total = sum(s.weight for s in sites)  # type: ignore[misc]
+            if abs(total - 1.0) > WEIGHT_TOLERANCE:
+                errors.append(FieldError("weights", f"must sum to 1 (they sum to {total:.6g})"))
+    neighbouring = data.get("neighbouring", "replace-one")
+    if neighbouring not in NEIGHBOURING:
+        errors.append(FieldError("neighbouring", f"must be one of {', '.join(NEIGHBOURING)} (got {neighbouring!r})"))
+    calibration = data.get("calibration", "classic")
+    if calibration not in CALIBRATIONS:
+        errors.append(FieldError("calibration", f"must be one of {', '.join(CALIBRATIONS)} (got {calibration!r})"))
+    tau_c = data.get("tau_c")
+    tau_num = _number(tau_c)
+    if tau_c is not None and (tau_num is None or not math.isfinite(tau_num) or tau_num <= 0):
+        errors.append(FieldError("tau_c", f"must be a number > 0 or null for the DP floor (got {tau_c!r})"))
+    seed = data.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
+        seed_num = _number(seed)
+        if seed_num is None or seed_num != int(seed_num) or seed_num < 0:
+            errors.append(FieldError("seed", f"must be an integer >= 0 (got {seed!r})"))
+        else:
+            seed = int(seed_num)
+    if errors:
+        return errors, None
+    return [], Scenario(sites=tuple(sites), neighbouring=neighbouring, calibration=calibration, tau_c=tau_num,
+                        seed=int(seed))
+
+
+def scenario_from_dict(data: Any) -> Scenario:
+    """Validated Scenario from a dict; raises :class:`ScenarioError` listing every invalid field."""
+    errors, scenario = scenario_errors(data)
+    if errors:
+        raise ScenarioError(errors)
+    assert scenario is not None
+    return scenario

@@ -1,0 +1,215 @@
+"""Layout check for dpcore: import layering, import cycles, module and function sizes.
+
+Run: ``python tools/check_layout.py`` (``make lint`` does; ``tests/test_layout.py`` runs the same checks).
+
+Fails (exit status 1) on
+* an import from a lower layer to a higher one, or between two packages of the same layer (``LAYERS`` below;
+  docs/architecture.md draws it);
+* an import cycle between modules (every import counts, also those inside functions, which is where the cycles
+  of the flat layout hid);
+* a dpcore module importing streamlit or flwr (the library stays UI- and framework-free);
+* a module of dpcore over ``MAX_MODULE_LINES`` lines, or a function over ``MAX_FUNCTION_LINES`` lines without a
+  reason comment ``# long: <why>`` on its ``def`` line or on the line above it.
+
+Pages (``pages/``, ``app.py``) get the size report but do not fail it: they are scripts, read top to bottom.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = "dpcore"
+MAX_MODULE_LINES = 500
+MAX_FUNCTION_LINES = 60
+REASON_MARK = "# long:"
+FORBIDDEN = ("streamlit", "flwr")
+
+# Bottom to top. A module may import its own package and any package of a lower layer; nothing else of dpcore.
+# "bottom" holds the top-level modules (validation, limits, linalg, seeding, summary); "root" the package's
+# __init__ and __main__ (the command's entry point).
+LAYERS: list[tuple[str, ...]] = [
+    ("bottom",),
+    ("privacy",),
+    ("data",),
+    ("scenario",),
+    ("cape",),
+    ("pca", "otd"),
+    ("experiments",),
+    ("cli",),
+    ("root",),
+]
+RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
+
+
+@dataclass(frozen=True)
+class Module:
+    name: str  # dotted, e.g. dpcore.pca.table
+    path: Path
+    is_package: bool
+
+    @property
+    def package(self) -> str:
+        """The layer unit: the subpackage (pca, otd, ...), "bottom" for top-level modules, "root" for dpcore's
+        own __init__ and __main__."""
+        parts = self.name.split(".")
+        if len(parts) == 1 or parts[1] == "__main__":
+            return "root"
+        if len(parts) == 2 and not self.is_package:
+            return "bottom"
+        return parts[1]
+
+
+def discover(root: Path = ROOT) -> dict[str, Module]:
+    """Every module of the package under ``root``."""
+    modules = {}
+    for path in sorted((root / PACKAGE).rglob("*.py")):
+        rel = path.relative_to(root).with_suffix("")
+        parts = list(rel.parts)
+        is_package = parts[-1] == "__init__"
+        if is_package:
+            parts = parts[:-1]
+        name = ".".join(parts)
+        modules[name] = Module(name, path, is_package)
+    return modules
+
+
+def _resolve(module: Module, node: ast.ImportFrom) -> str:
+    """The absolute module named by a (possibly relative) ``from X import ...``."""
+    if node.level == 0:
+        return node.module or ""
+    base = module.name.split(".")
+    if not module.is_package:
+        base = base[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def imports_of(module: Module, modules: dict[str, Module]) -> list[tuple[str, int]]:
+    """(imported module, line) for every import in the file, at any depth, resolved to a module of the package
+    when it names one (``from . import x`` names the submodule x); other imports are kept as written."""
+    tree = ast.parse(module.path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.extend((alias.name, node.lineno) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            target = _resolve(module, node)
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                found.append((sub if sub in modules else target, node.lineno))
+    return found
+
+
+def layering_problems(modules: dict[str, Module], root: Path = ROOT) -> list[str]:
+    """Upward or sideways imports between layers, and imports of UI frameworks."""
+    problems = []
+    for module in modules.values():
+        where = module.path.relative_to(root)
+        for target, line in imports_of(module, modules):
+            top = target.split(".")[0]
+            if top in FORBIDDEN:
+                problems.append(f"{where}:{line}: dpcore must not import {top}")
+            if target not in modules:
+                continue
+            source, dest = module.package, modules[target].package
+            if source == dest:
+                continue
+            if dest not in RANK or source not in RANK:
+                problems.append(f"{where}:{line}: package {dest or source} has no layer")
+            elif RANK[dest] >= RANK[source]:
+                kind = "sideways" if RANK[dest] == RANK[source] else "upward"
+                problems.append(f"{where}:{line}: {kind} import of {target} "
+                                f"({source} may import only layers below it)")
+    return problems
+
+
+def cycles(modules: dict[str, Module]) -> list[list[str]]:
+    """Strongly connected components with more than one module (or a module importing itself): Tarjan."""
+    graph = {name: sorted({t for t, _ in imports_of(m, modules) if t in modules}) for name, m in modules.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1 or v in graph[v]:
+                found.append(sorted(component))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return found
+
+
+def size_problems(paths: list[Path], root: Path = ROOT) -> list[str]:
+    """Modules over MAX_MODULE_LINES lines and functions over MAX_FUNCTION_LINES lines without a reason comment."""
+    problems = []
+    for path in paths:
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        where = path.relative_to(root)
+        if len(lines) > MAX_MODULE_LINES:
+            problems.append(f"{where}: {len(lines)} lines (more than {MAX_MODULE_LINES})")
+        for node in ast.walk(ast.parse(text)):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            length = node.end_lineno - node.lineno + 1
+            if length <= MAX_FUNCTION_LINES:
+                continue
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            nearby = lines[max(first - 2, 0): node.lineno]
+            if not any(REASON_MARK in line for line in nearby):
+                problems.append(f"{where}:{node.lineno}: function {node.name} has {length} lines (more than "
+                                f"{MAX_FUNCTION_LINES}) and no `{REASON_MARK} <reason>` comment")
+    return problems
+
+
+def check(root: Path = ROOT) -> tuple[list[str], list[str], dict[str, Module]]:
+    """(failures, report lines, modules) for the project under ``root``."""
+    modules = discover(root)
+    failures = layering_problems(modules, root)
+    failures += [f"import cycle: {' -> '.join(c)}" for c in cycles(modules)]
+    failures += size_problems([m.path for m in modules.values()], root)
+    scripts = sorted((root / "pages").rglob("*.py")) + [p for p in [root / "app.py"] if p.exists()]
+    return failures, size_problems(scripts, root), modules
+
+
+def main() -> int:
+    failures, report, modules = check()
+    for line in report:
+        print(f"report: {line}")
+    for line in failures:
+        print(f"error: {line}")
+    n_edges = sum(len(imports_of(m, modules)) for m in modules.values())
+    print(f"check_layout: {len(modules)} dpcore modules, {n_edges} imports, layers "
+          f"{' < '.join('/'.join(names) for names in LAYERS)}: "
+          + ("OK" if not failures else f"{len(failures)} problem(s)"))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
