@@ -5,7 +5,7 @@ paper 001 (Algorithm 2).
 Run: ``.venv/bin/python benchmarks/bench_online_tpm.py [--dims 100 1000 5000] [--threads 1]``.
 
 * dense: M2_hat (D x D), whitening, the dense M3_hat (D^3, only for D <= 60 here: dpcore.lda.moments allows no
-  more; the D^3 array is the point), projection, robust tensor power method;
+  more: dpcore.limits.MAX_DENSE_M3_DIM; the D^3 array is the point), projection, robust tensor power method;
 * projected: M2_hat (D x D), whitening, M3_hat(W, W, W) from the counts (K^3), robust tensor power method;
 * online: whitening from products M2_hat v (Lanczos, no D x D array), then Algorithm 2 reading all documents at
   every iteration (the exact power method).
@@ -33,8 +33,8 @@ sys.path.insert(0, {root!r})
 from dpcore.lda.corpus import make_lda_model, sample_lda_corpus
 from dpcore.lda.moments import lda_m2, lda_m3_dense, lda_m3_projected, prepare_counts
 from dpcore.lda.recovery import eigen_whitening
-from dpcore.online_tpm import lda_oracle, lda_streaming_whitening, online_tensor_power_method
-from dpcore.tensor import multilinear, tensor_power_method
+from dpcore.lda.online import lda_oracle, lda_streaming_whitening
+from dpcore.otd import multilinear, online_tensor_power_method, tensor_power_method
 dim, method, k = {dim}, {method!r}, 5
 model = make_lda_model(dim, k, np.random.default_rng(1), alpha0=1.0)
 counts = prepare_counts(sample_lda_corpus(model, 5000, np.random.default_rng(2), doc_length=50))

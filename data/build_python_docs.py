@@ -16,7 +16,7 @@ Documents, one per line (whitespace collapsed):
 Kept: documents with at least ``MIN_TOKENS`` vocabulary words after stop-word removal; exact duplicates dropped.
 
 Vocabulary (a public rule applied to this public corpus, so it costs no privacy here; the same rule applied to a
-private corpus would NOT be differentially private): lower-case words (dpcore.text.tokenize) of at least 3
+private corpus would NOT be differentially private): lower-case words (dpcore.data.text.tokenize) of at least 3
 letters, not in ``data/stopwords_en.txt``, appearing in at least ``MIN_DF`` documents and at most ``MAX_DF_SHARE``
 of them, the ``VOCABULARY_SIZE`` most frequent by document frequency (ties alphabetical).
 """
@@ -35,7 +35,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from dpcore.text import tokenize  # noqa: E402
+from dpcore.data.text import tokenize  # noqa: E402
 
 MODULES = (
     "abc argparse array ast asyncio base64 binascii bisect bz2 calendar cmath codecs collections "

@@ -40,13 +40,23 @@ from .design import (
 from .general import design_general, solve_general
 from .plan import SOLVERS, Plan, Solver, plan_scenario
 from .robust import design_collusion_robust, solve_collusion_robust
-from .stages import AGN_MODELS, StagePlan, agn_stage_designs, agn_stage_plans, agn_stage_taus, stage_taus
+from .stages import (
+    AGN_MODELS,
+    STAGE_MODELS,
+    StagePlan,
+    agn_stage_designs,
+    agn_stage_plans,
+    agn_stage_taus,
+    stage_sensitivities,
+    stage_taus,
+)
 from .weights import WEIGHT_OBJECTIVES, SuggestedWeights, suggest_weights
 
 __all__ = [
     "AGN_MODELS",
     "OBJECTIVES",
     "SOLVERS",
+    "STAGE_MODELS",
     "VIEWS",
     "WEIGHT_OBJECTIVES",
     "AuditReport",
@@ -84,6 +94,7 @@ __all__ = [
     "solve_closed_form",
     "solve_collusion_robust",
     "solve_general",
+    "stage_sensitivities",
     "stage_taus",
     "suggest_weights",
     "view_sigmas",

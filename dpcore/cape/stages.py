@@ -1,6 +1,7 @@
 """The two stages of capeAGN as CAPE designs: each stage's statistic, budget share, tau_s, design and audit
 (docs/math/capeagn.md). Stage 1 releases the second moment M2 with the share ``split`` of every site's (eps_s,
-delta_s); stage 2 the third moment M3 with the rest."""
+delta_s); stage 2 the third moment M3 with the rest. capeLDA (docs/math/lda.md) runs the same two stages on the
+LDA moments ("lda": their sensitivities need the Dirichlet concentration alpha_0)."""
 
 from __future__ import annotations
 
@@ -8,51 +9,70 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..privacy.sensitivity import Statistic
+from ..privacy.sensitivity import Statistic, lda_sensitivity_unchecked
 from ..scenario import Scenario
 from ..validation import InputError, check_choice
 from .audit import AuditReport, audit_design, default_collusion
 from .design import NoiseDesign, Objective, check_objective, scenario_budgets
 from .general import solve_general
 
-__all__ = ["AGN_MODELS", "StagePlan", "agn_stage_designs", "agn_stage_plans", "agn_stage_taus", "stage_taus"]
+__all__ = ["AGN_MODELS", "STAGE_MODELS", "StagePlan", "agn_stage_designs", "agn_stage_plans", "agn_stage_taus",
+           "stage_sensitivities", "stage_taus"]
 
 AGN_MODELS: dict[str, tuple[Statistic, Statistic]] = {"mog": ("mog-m2", "mog-m3"), "stm": ("stm-m2", "stm-m3")}
-"""The statistics (M2, M3) each latent-variable model releases."""
+"""The statistics (M2, M3) each latent-variable model of capeAGN releases."""
+STAGE_MODELS: dict[str, tuple[str, str]] = {**AGN_MODELS, "lda": ("lda-m2", "lda-m3")}
+"""Every model with two CAPE stages: capeAGN's and capeLDA's (LDA moments, docs/math/lda.md)."""
 
 
 def agn_stage_taus(
-    scenario: Scenario, model: str, split: float, *, dim: int, sigma2: float | None = None
+    scenario: Scenario, model: str, split: float, *, dim: int, sigma2: float | None = None,
+    alpha0: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """tau_s of the two capeAGN stages: M2 with budget (split eps_s, split delta_s), M3 with the rest.
 
-    ``model`` is "mog" or "stm" (:data:`AGN_MODELS`); ``sigma2`` is the MOG component variance (M3 only). Checks
-    its arguments; :func:`stage_taus` is the formula for validated ones."""
-    model = check_choice(model, "model", tuple(AGN_MODELS))
+    ``model`` is "mog", "stm" or "lda" (:data:`STAGE_MODELS`); ``sigma2`` is the MOG component variance (M3 only),
+    ``alpha0`` the LDA Dirichlet concentration. Checks its arguments; :func:`stage_taus` is the formula for validated
+    ones."""
+    model = check_choice(model, "model", tuple(STAGE_MODELS))
     split = float(split)
     if not 0.0 < split < 1.0:
         raise InputError(f"the budget split must be in (0, 1) (got {split!r})", "split")
     if model == "mog" and sigma2 is None:
         raise InputError("the MOG model needs the component variance sigma^2", "sigma2")
-    return stage_taus(scenario, model, split, dim=dim, sigma2=sigma2)
+    if model == "lda" and (alpha0 is None or not alpha0 > 0):
+        raise InputError(f"the LDA moments need a Dirichlet concentration alpha_0 > 0 (got {alpha0!r})", "alpha0")
+    return stage_taus(scenario, model, split, dim=dim, sigma2=sigma2, alpha0=alpha0)
 
 
-def stage_taus(scenario: Scenario, model: str, split: float, *, dim: int, sigma2: float | None = None
-               ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`agn_stage_taus` for a model of :data:`AGN_MODELS`, 0 < split < 1 and sigma2 given for MOG."""
-    stat2, stat3 = AGN_MODELS[model]
-    tau2 = scenario.sensitivities(stat2, dim=dim, sigma2=sigma2) * scenario.multipliers(split, split)
-    tau3 = scenario.sensitivities(stat3, dim=dim, sigma2=sigma2) * scenario.multipliers(1.0 - split, 1.0 - split)
-    return tau2, tau3
+def stage_sensitivities(scenario: Scenario, model: str, *, dim: int, sigma2: float | None = None,
+                        alpha0: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Delta_s of the M2 and the M3 release at every site (N_s documents or samples) for a model of
+    :data:`STAGE_MODELS` (validated: sigma2 given for MOG, alpha0 for LDA)."""
+    stat2, stat3 = STAGE_MODELS[model]
+    if model == "lda":
+        return tuple(np.array([lda_sensitivity_unchecked(stat, int(n), float(alpha0)) for n in scenario.sizes])
+                     for stat in (stat2, stat3))
+    return (scenario.sensitivities(stat2, dim=dim, sigma2=sigma2),
+            scenario.sensitivities(stat3, dim=dim, sigma2=sigma2))
+
+
+def stage_taus(scenario: Scenario, model: str, split: float, *, dim: int, sigma2: float | None = None,
+               alpha0: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`agn_stage_taus` for a model of :data:`STAGE_MODELS`, 0 < split < 1, sigma2 given for MOG and alpha0
+    for LDA: tau_s = Delta_s c(share eps_s, share delta_s) per stage."""
+    sens2, sens3 = stage_sensitivities(scenario, model, dim=dim, sigma2=sigma2, alpha0=alpha0)
+    return (sens2 * scenario.multipliers(split, split),
+            sens3 * scenario.multipliers(1.0 - split, 1.0 - split))
 
 
 def agn_stage_designs(
     scenario: Scenario, model: str, split: float, *, dim: int, sigma2: float | None = None,
-    objective: Objective = "balanced",
+    objective: Objective = "balanced", alpha0: float | None = None,
 ) -> tuple[NoiseDesign, NoiseDesign]:
-    """General-solver designs of both capeAGN stages, each with tau_c at its DP floor."""
+    """General-solver designs of both capeAGN (or capeLDA) stages, each with tau_c at its DP floor."""
     objective = check_objective(objective)
-    tau2, tau3 = agn_stage_taus(scenario, model, split, dim=dim, sigma2=sigma2)
+    tau2, tau3 = agn_stage_taus(scenario, model, split, dim=dim, sigma2=sigma2, alpha0=alpha0)
     return (solve_general(scenario_budgets(scenario, tau2), None, objective),
             solve_general(scenario_budgets(scenario, tau3), None, objective))
 
@@ -71,15 +91,17 @@ class StagePlan:
 
 def agn_stage_plans(
     scenario: Scenario, model: str, split: float, *, dim: int, sigma2: float | None = None,
-    objective: Objective = "balanced", collusion: int | None = None,
+    objective: Objective = "balanced", collusion: int | None = None, alpha0: float | None = None,
 ) -> tuple[StagePlan, StagePlan]:
-    """Designs of both capeAGN stages (:func:`agn_stage_designs`) with their audits at the stage budgets
-    (split eps_s, split delta_s) and ((1 - split) eps_s, (1 - split) delta_s)."""
-    design2, design3 = agn_stage_designs(scenario, model, split, dim=dim, sigma2=sigma2, objective=objective)
+    """Designs of both capeAGN (or capeLDA) stages (:func:`agn_stage_designs`) with their audits at the stage
+    budgets (split eps_s, split delta_s) and ((1 - split) eps_s, (1 - split) delta_s)."""
+    design2, design3 = agn_stage_designs(scenario, model, split, dim=dim, sigma2=sigma2, objective=objective,
+                                         alpha0=alpha0)
     collusion = default_collusion(scenario.n_sites) if collusion is None else collusion
+    sensitivities = stage_sensitivities(scenario, model, dim=dim, sigma2=sigma2, alpha0=alpha0)
     plans = []
-    for stat, design, share in zip(AGN_MODELS[model], (design2, design3), (split, 1.0 - split), strict=True):
-        sens = scenario.sensitivities(stat, dim=dim, sigma2=sigma2)
+    for stat, sens, design, share in zip(STAGE_MODELS[model], sensitivities, (design2, design3), (split, 1.0 - split),
+                                         strict=True):
         eps, delta = scenario.eps * share, scenario.delta * share
         audit = audit_design(design, sens, eps, delta, collusion) if design.feasible else None
         plans.append(StagePlan(statistic=stat, sensitivities=sens, eps=eps, delta=delta, design=design, audit=audit))

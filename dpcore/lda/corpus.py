@@ -24,7 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ._core import InputError, check_choice, check_positive, check_positive_int, check_rank, third_moment
+from ..otd.multilinear import third_moment
+from ..validation import InputError, check_choice, check_positive, check_positive_int, check_rank
 
 __all__ = [
     "ALPHA_SHAPES",

@@ -24,7 +24,7 @@ coefficients a2 and alpha_0^2/((alpha_0+1)(alpha_0+2)) and no minus sign; those 
 unbiasedness test by exact enumeration fails with them).
 
 Nothing here forms a D^3 array: :func:`lda_m3_projected` computes M3_hat(W, W, W) for a D x K matrix W in
-O(nnz K^3 + N K^3) time from the sparse counts (nnz = number of non-zero counts); with W = I_D it gives the
+O(nnz K + (N + D) K^3) time from the sparse counts (nnz = number of non-zero counts); with W = I_D it gives the
 dense tensor for small D (:func:`lda_m3_dense`).
 """
 
@@ -37,24 +37,29 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-from ._core import InputError, symmetrize, third_cross, third_moment
+from ..limits import MAX_DENSE_M3_DIM
+from ..otd.multilinear import symmetrize, third_cross, third_moment
+from ..validation import InputError
 from .corpus import MIN_DOC_LENGTH
 
 __all__ = [
     "MAX_DENSE_M3_DIM",
+    "DocumentSums",
     "MomentCoefficients",
     "coefficients",
+    "document_sums",
     "doc_count_tensor_p3",
     "lda_m1",
     "lda_m2",
     "lda_m2_matvec",
     "lda_m3_dense",
     "lda_m3_projected",
+    "m2_from_sums",
+    "m2_matvec_from_sums",
     "m3_frobenius_bound",
+    "m3_projected_from_sums",
     "prepare_counts",
 ]
-
-MAX_DENSE_M3_DIM = 60  # D^3 = 216,000 entries; the dense third moment is for tests and tiny vocabularies
 
 
 @dataclass(frozen=True)
@@ -92,7 +97,7 @@ def prepare_counts(counts: object) -> sp.csr_matrix:
 
 
 @dataclass(frozen=True, eq=False)
-class _Docs:
+class DocumentSums:
     """Per-document quantities shared by the estimators (counts already validated)."""
 
     counts: sp.csr_matrix
@@ -129,17 +134,18 @@ class _Docs:
         return np.asarray(self.p.sum(axis=0)).ravel()
 
 
-def _docs(counts: sp.csr_matrix) -> _Docs:
-    return _Docs(counts)
+def document_sums(counts: sp.csr_matrix) -> DocumentSums:
+    """The per-document quantities of a validated count matrix (:func:`prepare_counts`), computed when first used."""
+    return DocumentSums(counts)
 
 
 def lda_m1(counts: sp.csr_matrix) -> np.ndarray:
     """M1_hat = (1/N) sum_n c_n / l_n (paper eq. 10)."""
-    d = _docs(counts)
+    d = document_sums(counts)
     return d.s1 / d.n
 
 
-def _pair_sum_sparse(d: _Docs) -> sp.csr_matrix:
+def _pair_sum_sparse(d: DocumentSums) -> sp.csr_matrix:
     """S2 = sum_n P2_n = C^T diag(beta2) C - Diag(C^T beta2) (sparse D x D)."""
     c = d.counts
     gram = c.T @ sp.diags(d.beta2) @ c
@@ -148,7 +154,10 @@ def _pair_sum_sparse(d: _Docs) -> sp.csr_matrix:
 
 def lda_m2(counts: sp.csr_matrix, alpha0: float) -> np.ndarray:
     """Dense M2_hat = S2/N - a2 (S1 S1^T - Q1) / (N (N - 1)) (paper eq. 11, corrected: see the module)."""
-    d = _docs(counts)
+    return m2_from_sums(document_sums(counts), alpha0)
+
+
+def m2_from_sums(d: DocumentSums, alpha0: float) -> np.ndarray:
     n = d.n
     a2 = coefficients(alpha0).a2
     m2 = _pair_sum_sparse(d).toarray() / n
@@ -160,7 +169,10 @@ def lda_m2(counts: sp.csr_matrix, alpha0: float) -> np.ndarray:
 def lda_m2_matvec(counts: sp.csr_matrix, alpha0: float) -> Callable[[np.ndarray], np.ndarray]:
     """v -> M2_hat v for a vector or a D x r block, without forming M2_hat: O(nnz r) per product, memory
     O(nnz + D r). Used by the memory-light (online) path to whiten large vocabularies."""
-    d = _docs(counts)
+    return m2_matvec_from_sums(document_sums(counts), alpha0)
+
+
+def m2_matvec_from_sums(d: DocumentSums, alpha0: float) -> Callable[[np.ndarray], np.ndarray]:
     n, c, p = d.n, d.counts, d.p
     a2 = coefficients(alpha0).a2
     diag = np.asarray(c.T @ d.beta2).ravel()
@@ -183,26 +195,30 @@ def lda_m3_projected(counts: sp.csr_matrix, alpha0: float, w: np.ndarray) -> np.
 
     With y_n = W^T c_n, q_n = y_n / l_n, Q_n = W^T Diag(c_n) W = sum_d c_nd w_d w_d^T (w_d the rows of W):
     P3_n(W,W,W) = beta3_n (y_n^(x)3 - Sym3(Q_n x y_n) + 2 sum_d c_nd w_d^(x)3),
-    P2_n(W,W) = beta2_n (y_n y_n^T - Q_n). Time O(nnz K^3 + N K^3)."""
-    d = _docs(counts)
+    P2_n(W,W) = beta2_n (y_n y_n^T - Q_n). Time O(nnz K + (N + D) K^3)."""
+    return m3_projected_from_sums(document_sums(counts), alpha0, w)
+
+
+def m3_projected_from_sums(d: DocumentSums, alpha0: float, w: np.ndarray) -> np.ndarray:
+    """:func:`lda_m3_projected` from the document sums. The terms over the non-zero counts group by word:
+    sum_n b_n Q_n x y_n = sum_d w_d x w_d x z_d with z_d = sum_n b_n c_nd y_n (the rows of Z = C^T diag(b) Y), so
+    they cost O(nnz K + D K^3) instead of O(nnz K^3)."""
     n = d.n
     co = coefficients(alpha0)
     w = np.asarray(w, dtype=float)
     c = d.counts
     y = np.asarray(c @ w)  # N x K
     q = y / d.lengths[:, None]
-    coo = c.tocoo()
-    wcol = w[coo.col]
     # sum_n P3_n(W, W, W)
     cubes = third_moment(y, d.beta3)
-    spread = third_cross(wcol, wcol, y[coo.row], d.beta3[coo.row] * coo.data)  # sum beta3 Q_n x y_n
+    spread = third_cross(w, w, np.asarray(c.T @ (y * d.beta3[:, None])))  # sum beta3 Q_n x y_n
     diag3 = third_moment(w, np.asarray(c.T @ d.beta3).ravel())
     e3 = (cubes - 3.0 * symmetrize(spread) + 2.0 * diag3) / n
     # cross term: S2(W,W) x S1w - sum_n P2_n(W,W) x q_n
     s2w = y.T @ (y * d.beta2[:, None]) - w.T @ (w * np.asarray(c.T @ d.beta2).ravel()[:, None])
     s1w = q.sum(axis=0)
-    x_term = (third_moment(y, d.beta2 / d.lengths)
-              - third_cross(wcol, wcol, y[coo.row], (d.beta2 / d.lengths)[coo.row] * coo.data))
+    weights = d.beta2 / d.lengths
+    x_term = third_moment(y, weights) - third_cross(w, w, np.asarray(c.T @ (y * weights[:, None])))
     cross = np.einsum("ab,c->abc", s2w, s1w) - x_term
     # U-statistic of M1^(x)3: S1^(x)3 - Sym3(Q1 x S1) + 2 sum q_n^(x)3
     q1w = q.T @ q
@@ -266,7 +282,7 @@ def m3_frobenius_bound(counts: sp.csr_matrix, alpha0: float) -> float:
     a3 * 3 (||S2||_F ||S1|| + sum ||P2_n||_F ||p_n||) / (N (N-1)) and
     b3 (||S1||^3 + 3 ||Q1||_F ||S1|| + 2 sum ||p_n||^3) / (N (N-1)(N-2)).
     Used where a local sensitivity needs ||M3_hat||_F and D is too large for the dense tensor."""
-    d = _docs(counts)
+    d = document_sums(counts)
     n = d.n
     co = coefficients(alpha0)
     p3 = _p3_frobenius(d.counts, d.beta3).sum() / n

@@ -65,7 +65,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._core import check_positive, check_positive_int
+from ..privacy.sensitivity import lda_sensitivity
+from ..validation import check_positive, check_positive_int
 from .moments import coefficients
 
 __all__ = [
@@ -91,16 +92,15 @@ def _n_alpha(n: int, alpha0: float) -> tuple[int, float]:
 
 
 def m2_sensitivity(n: int, alpha0: float) -> float:
-    """Delta2 = (sqrt(2) + sqrt(6) alpha_0/(alpha_0 + 1)) / N: global Frobenius sensitivity of M2_hat."""
-    n, alpha0 = _n_alpha(n, alpha0)
-    return (math.sqrt(2.0) + math.sqrt(6.0) * coefficients(alpha0).a2) / n
+    """Delta2 = (sqrt(2) + sqrt(6) alpha_0/(alpha_0 + 1)) / N: global Frobenius sensitivity of M2_hat
+    (:func:`dpcore.privacy.lda_sensitivity`, statistic "lda-m2")."""
+    return lda_sensitivity("lda-m2", n, alpha0)
 
 
 def m3_sensitivity(n: int, alpha0: float) -> float:
-    """Delta3 = sqrt(2) (1 + 6 a3 + 3 b3) / N: global Frobenius sensitivity of M3_hat."""
-    n, alpha0 = _n_alpha(n, alpha0)
-    co = coefficients(alpha0)
-    return math.sqrt(2.0) * (1.0 + 6.0 * co.a3 + 3.0 * co.b3) / n
+    """Delta3 = sqrt(2) (1 + 6 a3 + 3 b3) / N: global Frobenius sensitivity of M3_hat
+    (:func:`dpcore.privacy.lda_sensitivity`, statistic "lda-m3")."""
+    return lda_sensitivity("lda-m3", n, alpha0)
 
 
 def m2_sensitivity_published(n: int, alpha0: float) -> float:
