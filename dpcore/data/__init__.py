@@ -14,6 +14,7 @@ from .corpora import (
     CorpusInfo,
     bundled_vocabulary,
     load_bundled_corpus,
+    parse_text_corpus,
     stop_words,
 )
 from .dataset import Dataset, table_to_dataset
@@ -70,6 +71,7 @@ __all__ = [
     "parse_documents",
     "parse_label_column",
     "parse_numeric_csv",
+    "parse_text_corpus",
     "parse_vocabulary",
     "preprocess",
     "site_sizes",

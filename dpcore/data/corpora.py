@@ -24,7 +24,7 @@ from .bundled import DATA_DIR_ENV, data_dirs
 from .text import Corpus, parse_documents, parse_vocabulary
 
 __all__ = ["BUNDLED_CORPORA", "STOP_WORDS_FILE", "VOCABULARY_RULES", "CorpusInfo", "bundled_vocabulary",
-           "load_bundled_corpus", "stop_words"]
+           "load_bundled_corpus", "parse_text_corpus", "stop_words"]
 
 STOP_WORDS_FILE = "stopwords_en.txt"
 
@@ -94,3 +94,20 @@ def load_bundled_corpus(name: str = "python-docs") -> Corpus:
     info = BUNDLED_CORPORA[name]
     return parse_documents(_read_text(info.file), vocabulary=bundled_vocabulary(name), stop_words=stop_words(),
                            max_bytes=1 << 30)
+
+
+def parse_text_corpus(content: bytes | str, *, rule: str, vocab_size: int | None = None,
+                      vocabulary: tuple[str, ...] | None = None) -> Corpus:
+    """Uploaded plain text (one document per line) for a topic model, stop words removed, with the vocabulary of
+    ``rule`` (:data:`VOCABULARY_RULES`): "bundled" (the public list), "file" (``vocabulary``, a public list the user
+    gives) or "frequent" (the ``vocab_size`` most frequent words: not private, and the corpus's notes say so)."""
+    rule = check_choice(rule, "vocabulary rule", tuple(VOCABULARY_RULES))
+    if rule == "bundled":
+        return parse_documents(content, vocabulary=bundled_vocabulary(), stop_words=stop_words())
+    if rule == "file":
+        if vocabulary is None:
+            raise InputError("the 'file' vocabulary rule needs a vocabulary file (one word per line)", "vocabulary")
+        return parse_documents(content, vocabulary=vocabulary, stop_words=stop_words())
+    if vocab_size is None:
+        raise InputError("the 'frequent' vocabulary rule needs a vocabulary size D", "D")
+    return parse_documents(content, vocab_size=vocab_size, stop_words=stop_words())

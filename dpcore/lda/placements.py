@@ -46,7 +46,6 @@ from .budget import (
     sorted_tpm,
     unusable,
 )
-from .moments import m3_frobenius_bound
 from .recovery import eigen_whitening, unwhiten
 from .sensitivity import (
     Condition,
@@ -191,8 +190,7 @@ def configuration_4(data: LdaDataSummary, budget: Budget, calibration: str, rng:
         return unusable(4, conditions, notes)
     wh = eigen_whitening(data.m2, data.k, noisy=False)
     power = sorted_tpm(data.site.m3_projected(wh.w), data.k, rng, n_restarts, n_iter)
-    delta_t = eigen_whitened_tensor_sensitivity(s_k, s_k1, m3_frobenius_bound(data.counts, data.alpha0),
-                                                data.delta2, data.delta3)
+    delta_t = eigen_whitened_tensor_sensitivity(s_k, s_k1, data.site.m3_norm_bound, data.delta2, data.delta3)
     conditions.append(tensor_gap_condition(delta_t, power.eigenvalues))
     if not conditions[-1].holds:
         return unusable(4, conditions, notes)

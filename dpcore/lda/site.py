@@ -26,6 +26,7 @@ from .moments import (
     lda_m3_dense,
     m2_from_sums,
     m2_matvec_from_sums,
+    m3_frobenius_bound,
     m3_projected_from_sums,
 )
 
@@ -73,6 +74,11 @@ class LdaSite:
     def m3(self) -> np.ndarray:
         """The dense M3_s (D <= :data:`dpcore.limits.MAX_DENSE_M3_DIM`)."""
         return lda_m3_dense(self.counts, self.alpha0)
+
+    @cached_property
+    def m3_norm_bound(self) -> float:
+        """A computable upper bound on ||M3_s||_F (:func:`dpcore.lda.moments.m3_frobenius_bound`), kept."""
+        return m3_frobenius_bound(self.counts, self.alpha0)
 
     def m3_projected(self, w: np.ndarray) -> np.ndarray:
         """M3_s(W, W, W) from the counts, never a D^3 array."""
