@@ -16,7 +16,7 @@ from typing import Any
 
 from ..validation import InputError
 
-COMMAND_MODULES = ("design", "otd", "pca", "sweep")
+COMMAND_MODULES = ("design", "otd", "pca", "lda", "sweep")
 
 
 def build_parser() -> argparse.ArgumentParser:
