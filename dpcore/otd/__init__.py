@@ -63,7 +63,7 @@ from .problem import (
     mog_problem,
     synthetic_problem,
 )
-from .release import M3_NOISE, StageMessages, StageNoise, release_m2, release_m3
+from .release import M3_NOISE, StageMessages, StageNoise, cape_stage_noise, release_m2, release_m3
 from .table import (
     ALGORITHMS,
     algorithm,
@@ -109,6 +109,7 @@ __all__ = [
     "Whitening",
     "WhiteningError",
     "algorithm",
+    "cape_stage_noise",
     "check_algorithms",
     "choose_path",
     "communication_volume",
