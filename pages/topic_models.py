@@ -223,7 +223,8 @@ else:
     st.markdown("**Which algorithms are usable on this corpus, and what they guarantee**")
     for name in result.algorithms:
         usable = result.usable(name)
-        line = f"- **{TITLES[name]}** - {'usable' if usable else 'unusable'}: {result.guarantees[name]}"
+        kind = GUARANTEES[ALGORITHMS[name].guarantee]
+        line = f"- **{TITLES[name]}** - {'usable' if usable else 'unusable'}, *{kind}*: {result.guarantees[name]}"
         if name in result.reasons:
             line += f"  \n  *Why {'some runs had no result' if usable else 'not'}:* {result.reasons[name]}"
         st.markdown(line)

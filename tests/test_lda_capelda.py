@@ -163,9 +163,9 @@ def test_the_table_lists_every_algorithm_with_its_guarantee_and_each_runs(small)
 @pytest.mark.slow
 def test_capelda_beats_conventional_and_local_and_matches_pooled_on_the_issue_corpus():
     """K = 5, D = 100, alpha_0 = 1, 20,000 documents of 50 words over 5 equal sites, eps = 30, delta = 1e-6 (analytic
-    calibration), 20 runs. Over independent run streams (seeds 20-27) the gap to conventional was 8.4-12.5 standard
+    calibration), 20 runs. Over independent run streams (seeds 20-27) the gap to conventional was 6.5-12.5 standard
     errors of the difference and to local 16.6-27.1; capeLDA and pooled differed by at most 1.3 standard errors
-    and by at most a ninth of the conventional scheme's excess over pooled. Asserted: more than 5 (conventional) and
+    and by at most 0.11 of the conventional scheme's excess over pooled. Asserted: more than 5 (conventional) and
     10 (local) standard errors; within 3.5 standard errors of pooled and within a quarter of that excess."""
     scenario = equal_sites_scenario(5, 4000, 30.0, 1e-6, calibration="analytic")
     result = compare_lda(scenario, ["cape", "conv", "local", "pooled"], spec=LdaSpec(), runs=20, seed=0)
