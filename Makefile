@@ -1,4 +1,5 @@
-# Two commands for a newcomer: `make run` (dashboard) and `make test` (whole suite).
+# Two commands for a newcomer: `make run` (dashboard) and `make test` (whole suite); `make federated` runs the
+# federated demonstration (federated/).
 # Both create .venv on first use and install the pinned requirements into it.
 PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV := .venv
@@ -6,7 +7,7 @@ BIN := $(VENV)/bin
 PORT ?= 8501
 PYTEST_ARGS ?=
 
-.PHONY: run test lint bench chromium clean
+.PHONY: run test lint bench chromium clean federated
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,11 +38,17 @@ test: $(VENV)/.dev-installed chromium
 # ruff, then the layout check: imports strictly downward between dpcore's layers, no import cycles, module and
 # function sizes (tools/check_layout.py; tests/test_layout.py runs the same check in `make test`).
 lint: $(VENV)/.dev-installed
-	$(BIN)/ruff check dpcore pages tests benchmarks tools app.py
+	$(BIN)/ruff check dpcore pages tests benchmarks tools federated app.py
 	$(BIN)/python tools/check_layout.py
+
+# A SuperLink, a helper and three sites as separate processes on 127.0.0.1 (Flower), a capePCA and a capeAGN
+# round, the message log and the result beside the in-process run; everything is stopped at the end.
+federated: $(VENV)/.runtime-installed
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 PYTHONPATH=$(CURDIR):$(CURDIR)/federated \
+	  $(BIN)/python -m capefed.launch --workdir federated-run
 
 bench: $(VENV)/.runtime-installed
 	$(BIN)/python -m benchmarks
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache federated-run

@@ -60,6 +60,14 @@ MAX_LDA_DOC_LENGTH = 10_000
 MAX_LDA_WORDS = 50_000_000
 """Documents x words per document of one synthetic corpus (its sampling time and the counts' memory)."""
 
+# --- federated rounds (dpcore.federation, federated/) ----------------------------------------------------------
+MAX_FEDERATED_MATRIX_DIM = 2000
+"""Largest D of a federated matrix stage (capePCA's A, capeAGN's M2): D(D+1)/2 = 2,001,000 numbers (16 MB) per
+message."""
+MAX_FEDERATED_TENSOR_DIM = 60
+"""Largest D of a federated dense third-moment stage (capeAGN's M3): D^3 = 216,000 noise draws per site,
+C(D+2, 3) = 39,711 unique entries per noise message."""
+
 # --- audit -----------------------------------------------------------------------------------------------------
 MAX_COALITIONS = 3000
 """Exact enumeration of the worst coalition up to this many coalitions per site."""

@@ -10,6 +10,10 @@ Bit generators: PCA uses SFC64, which draws normals about 15% faster than numpy'
 up to S D(D+1)/2 = 8 million normals per noise term); OTD and LDA use PCG64 (numpy's default). Neither is
 cryptographically secure: fine for simulation and teaching, not for a deployment (docs/math/corrections.md,
 item 9).
+
+The parties of one CAPE round run party by party (:mod:`dpcore.cape.parties`, :mod:`dpcore.federation`, the
+Flower app in ``federated/``) each draw from their own stream, :func:`party_rng`, keyed by (seed, run, algorithm,
+stage, role, site name): the same draws whether the parties share a process or not (docs/federated.md).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import zlib
 
 import numpy as np
 
-__all__ = ["BIT_GENERATORS", "DATA_STREAM", "data_rng", "name_key", "run_rng"]
+__all__ = ["BIT_GENERATORS", "DATA_STREAM", "data_rng", "name_key", "party_rng", "run_rng"]
 
 BIT_GENERATORS: dict[str, type[np.random.BitGenerator]] = {"pca": np.random.SFC64, "otd": np.random.PCG64,
                                                           "lda": np.random.PCG64}
@@ -43,3 +47,15 @@ def run_rng(seed: int, run: int, name: str, family: str) -> np.random.Generator:
 def data_rng(seed: int, run: int) -> np.random.Generator:
     """The generator of one run's synthetic data: PCG64(SeedSequence([seed, run, DATA_STREAM]))."""
     return np.random.default_rng([int(seed), int(run), DATA_STREAM])
+
+
+def party_rng(seed: int, run: int, algorithm: str, stage: str, role: str, site: str | None = None
+              ) -> np.random.Generator:
+    """The generator of one party of a CAPE round in one stage:
+    PCG64(SeedSequence([seed, run, crc32(algorithm), crc32(stage), crc32(role), crc32(site)])), the site entry only
+    for per-site streams. Keyed by names, so it does not depend on which other parties or stages exist or in what
+    order they are served; each party has its own ``seed`` (none at all in a deployment: docs/federated.md)."""
+    key = [int(seed), int(run), name_key(algorithm), name_key(stage), name_key(role)]
+    if site is not None:
+        key.append(name_key(site))
+    return np.random.default_rng(np.random.SeedSequence(key))

@@ -308,8 +308,8 @@ with l1:
 with l2:
     uploaded = st.file_uploader(
         "Load a scenario JSON", type=["json"], key=f"sites_upload_{gen}",
-        help="A file saved with 'Save scenario JSON' (format in docs/cli.md, 'The scenario file'): sites with name, n, "
-        "eps, delta and optional weight; neighbouring, calibration, tau_c, seed.",
+        help="A file saved with 'Save scenario JSON' (format in docs/cli.md, section 'The scenario file'): sites with "
+        "name, n, eps, delta and optional weight; neighbouring, calibration, tau_c, seed.",
     )
     if uploaded is not None:
         try:

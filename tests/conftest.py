@@ -1,4 +1,4 @@
-"""Shared test set-up: the repository root on sys.path, seeded generators, AppTest helper."""
+"""Shared test set-up: the repository root and federated/ on sys.path, seeded generators, AppTest helper."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for _path in (ROOT, ROOT / "federated"):  # dpcore, and the Flower app's package capefed
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
 
 
 @pytest.fixture

@@ -39,7 +39,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("cape",),
     ("pca", "otd"),
     ("lda",),
-    ("experiments",),
+    ("experiments", "federation"),
     ("cli",),
     ("root",),
 ]

@@ -2,10 +2,12 @@
 
 Noise designs - equal sites, the published closed form, the general solver, the collusion-robust calibration -
 their gains, the privacy audit of what colluding parties see jointly, explanations in words, the plan of a
-scenario (design + audit), capeAGN's two stages, and one protocol round as messages.
+scenario (design + audit), capeAGN's two stages, one protocol round as messages, and what each party of a round
+computes (:mod:`~dpcore.cape.parties`: helper, aggregator and site noise, releases, the combination).
 
 Imports the bottom layer, :mod:`dpcore.privacy`, :mod:`dpcore.data` (site sizes) and :mod:`dpcore.scenario`.
-Inside the package: design <- closed_form, general <- audit <- robust <- explain, plan, stages <- protocol.
+Inside the package: design <- closed_form, general <- audit <- robust <- explain, plan, stages <- protocol <-
+parties.
 """
 
 from .audit import (

@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "scenario. The statistic is the mean of values in [0, 1] (Delta_s = 1/N_s) unless --statistic says "
         "otherwise.",
     )
-    p.add_argument("scenario", help="scenario JSON file (format: docs/cli.md, 'The scenario file')")
+    p.add_argument("scenario", help="scenario JSON file (format: docs/cli.md, section 'The scenario file')")
     p.add_argument("--solver", choices=SOLVERS, default="general",
                    help="general linear program (default), the published closed form, or the collusion-robust "
                    "calibration for --collusion")

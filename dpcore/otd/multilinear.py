@@ -1,20 +1,16 @@
-"""Small multilinear algebra for third-order tensors (docs/math/capeagn.md): symmetrisation, sums of outer
-products computed in chunks, and the multilinear map T(A, B, C)."""
+"""Small multilinear algebra for third-order tensors (docs/math/capeagn.md): symmetrisation (defined in
+:mod:`dpcore.privacy.symmetric`, which the CAPE party functions below otd also use), sums of outer products
+computed in chunks, and the multilinear map T(A, B, C)."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..privacy.symmetric import symmetrize  # lives with the symmetric noise it shapes
+
 __all__ = ["multilinear", "outer_identity_sym", "symmetrize", "third_cross", "third_moment"]
 
 _CHUNK_ENTRIES = 1 << 22  # rows x K^2 entries per chunk of a third-moment sum (32 MiB)
-
-
-def symmetrize(tensor: np.ndarray) -> np.ndarray:
-    """Sym(T) = (1/6) sum over the 6 permutations of the three axes."""
-    t = tensor
-    return (t + t.transpose(0, 2, 1) + t.transpose(1, 0, 2) + t.transpose(1, 2, 0) + t.transpose(2, 0, 1)
-            + t.transpose(2, 1, 0)) / 6.0
 
 
 def third_cross(a: np.ndarray, b: np.ndarray, c: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:

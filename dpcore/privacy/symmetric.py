@@ -19,6 +19,7 @@ __all__ = [
     "symmetric_gaussian_tensor",
     "symmetric_matrix",
     "symmetric_tensor",
+    "symmetrize",
     "unique_count_matrix",
     "unique_count_tensor",
     "unique_entries_matrix",
@@ -100,6 +101,14 @@ def _check_dense_dim(dim: int, order: int) -> int:
             "D",
         )
     return dim
+
+
+def symmetrize(tensor: np.ndarray) -> np.ndarray:
+    """Sym(T) = (1/6) sum over the 6 permutations of the three axes (the symmetrized third-moment noise law
+    sqrt(6) tau Sym(Z) of docs/math/capeagn.md is built from it)."""
+    t = tensor
+    return (t + t.transpose(0, 2, 1) + t.transpose(1, 0, 2) + t.transpose(1, 2, 0) + t.transpose(2, 0, 1)
+            + t.transpose(2, 1, 0)) / 6.0
 
 
 def symmetric_matrix(unique: np.ndarray, dim: int) -> np.ndarray:

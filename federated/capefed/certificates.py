@@ -1,0 +1,85 @@
+"""Test certificates and node keys for a loopback federation with TLS and SuperNode authentication
+(``python -m capefed.launch --secure``), made with the ``cryptography`` library.
+
+A real consortium uses its own PKI instead: the SuperLink's certificate signed by a CA every institution trusts
+(with the SuperLink's host name or address in subjectAltName), and one ECDSA key pair per SuperNode in OpenSSH
+format, whose public half the federation's operator registers (``flwr supernode register``); see
+docs/federated.md.
+"""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+__all__ = ["SecurityFiles", "make_security_files"]
+
+VALID_DAYS = 2
+
+
+@dataclass(frozen=True, kw_only=True)
+class SecurityFiles:
+    """The CA certificate (what SuperNodes and the CLI trust), the SuperLink's certificate and key, and every
+    node's OpenSSH key pair (private, public) by node name."""
+
+    ca_certificate: Path
+    server_certificate: Path
+    server_key: Path
+    node_keys: dict[str, tuple[Path, Path]]
+
+
+def _name(common_name: str) -> x509.Name:
+    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+
+
+def _write(path: Path, data: bytes, private: bool = False) -> Path:
+    path.write_bytes(data)
+    if private:
+        path.chmod(0o600)
+    return path
+
+
+def make_security_files(directory: str | Path, node_names: list[str], host: str = "127.0.0.1") -> SecurityFiles:
+    """A throw-away CA, a SuperLink certificate for ``host`` (and localhost) and ECDSA P-384 keys per node."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    now = datetime.datetime.now(datetime.UTC)
+    ca_key = ec.generate_private_key(ec.SECP384R1())
+    start, end = now - datetime.timedelta(minutes=5), now + datetime.timedelta(days=VALID_DAYS)
+    ca = (x509.CertificateBuilder().subject_name(_name("capefed loopback CA")).issuer_name(_name("capefed loopback CA"))
+          .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
+          .not_valid_before(start).not_valid_after(end)
+          .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+          .sign(ca_key, hashes.SHA384()))
+    server_key = ec.generate_private_key(ec.SECP384R1())
+    names = [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address(host))]
+    server = (x509.CertificateBuilder().subject_name(_name("localhost")).issuer_name(ca.subject)
+              .public_key(server_key.public_key()).serial_number(x509.random_serial_number())
+              .not_valid_before(start).not_valid_after(end)
+              .add_extension(x509.SubjectAlternativeName(names), critical=False)
+              .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+              .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+              .sign(ca_key, hashes.SHA384()))
+    pem = serialization.Encoding.PEM
+    files = SecurityFiles(
+        ca_certificate=_write(directory / "ca.crt", ca.public_bytes(pem)),
+        server_certificate=_write(directory / "superlink.pem", server.public_bytes(pem)),
+        server_key=_write(directory / "superlink.key", server_key.private_bytes(
+            pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()), private=True),
+        node_keys={},
+    )
+    for name in node_names:
+        key = ec.generate_private_key(ec.SECP384R1())
+        private = _write(directory / f"node-{name}", key.private_bytes(
+            pem, serialization.PrivateFormat.OpenSSH, serialization.NoEncryption()), private=True)
+        public = _write(directory / f"node-{name}.pub", key.public_key().public_bytes(
+            serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH) + f" {name}\n".encode())
+        files.node_keys[name] = (private, public)
+    return files

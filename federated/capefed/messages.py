@@ -1,0 +1,144 @@
+"""What travels: payloads (configuration values and arrays) and the log of every message of a round.
+
+A :class:`Payload` is the transport-independent content of one message: a dict of configuration values (int,
+float, str, bytes, bool, or lists of one of them) and a dict of float64 arrays. The Flower apps turn it into a
+``RecordDict`` (``wire``); the in-process transport passes copies.
+
+The message log has two kinds of entries (:class:`LogEntry`):
+
+* ``protocol`` entries are the messages of the CAPE round as ``dpcore.cape.protocol`` lists them (helper noise,
+  aggregator noise, releases, W, the published output), with their logical sender and receiver (a helper share
+  is "helper -> site s" although it passes the aggregator sealed: ``route`` says so);
+* ``control`` entries are what the real flow needs on top: the hello and its answer, the design the aggregator
+  sends the helper, acknowledgements.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["BUNDLE", "LOG_FORMAT", "LogEntry", "Payload", "bundle", "config_bytes", "read_log", "site_label",
+           "unbundle", "write_log"]
+
+LOG_FORMAT = "capefed-message-log-v1"
+BUNDLE = "bundle"
+"""The action of a message that carries several requests (or replies) for one node, one per round."""
+_KEYS, _ACTIONS, _SEP = "bundle:keys", "bundle:actions", "#"
+
+
+def site_label(name: str) -> str:
+    """How dpcore.cape.protocol names a site party."""
+    return f"site {name}"
+
+
+@dataclass
+class Payload:
+    """Configuration values and float64 arrays of one message."""
+
+    config: dict[str, Any] = field(default_factory=dict)
+    arrays: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def copy(self) -> Payload:
+        config = {k: (list(v) if isinstance(v, list) else v) for k, v in self.config.items()}
+        return Payload(config, {k: np.array(v, copy=True) for k, v in self.arrays.items()})
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the values themselves: arrays, strings (UTF-8), byte strings, 8 per number."""
+        return config_bytes(self.config) + sum(int(a.nbytes) for a in self.arrays.values())
+
+
+def bundle(items: list[tuple[str, str, Payload]]) -> Payload:
+    """One payload holding several (key, action, payload) items; keys must not contain "#"."""
+    out = Payload({_KEYS: [k for k, _, _ in items], _ACTIONS: [a for _, a, _ in items]})
+    for key, _, payload in items:
+        if _SEP in key:
+            raise ValueError(f"bundle keys cannot contain {_SEP!r}: {key!r}")
+        out.config.update({f"{key}{_SEP}{name}": value for name, value in payload.config.items()})
+        out.arrays.update({f"{key}{_SEP}{name}": value for name, value in payload.arrays.items()})
+    return out
+
+
+def unbundle(payload: Payload) -> list[tuple[str, str, Payload]]:
+    """The (key, action, payload) items of :func:`bundle`; raises ValueError for anything else."""
+    keys, actions = payload.config.get(_KEYS), payload.config.get(_ACTIONS)
+    if not isinstance(keys, list) or not isinstance(actions, list) or len(keys) != len(actions):
+        raise ValueError("not a bundle of requests")
+    items = {str(k): (str(a), Payload()) for k, a in zip(keys, actions, strict=True)}
+    for source, target in ((payload.config, "config"), (payload.arrays, "arrays")):
+        for name, value in source.items():
+            if name in (_KEYS, _ACTIONS):
+                continue
+            key, _, inner = name.partition(_SEP)
+            if key not in items:
+                raise ValueError(f"bundle entry {name!r} belongs to no item")
+            getattr(items[key][1], target)[inner] = value
+    return [(k, a, p) for k, (a, p) in items.items()]
+
+
+def _value_bytes(value: Any) -> int:
+    if isinstance(value, bytes):
+        return len(value)
+    if isinstance(value, str):
+        return len(value.encode())
+    if isinstance(value, list):
+        return sum(_value_bytes(v) for v in value)
+    return 8
+
+
+def config_bytes(config: dict[str, Any], keys: list[str] | None = None) -> int:
+    """Bytes of some (default all) configuration values, counted as :attr:`Payload.nbytes` does."""
+    return sum(_value_bytes(config[k]) for k in (config if keys is None else keys))
+
+
+@dataclass(frozen=True, kw_only=True)
+class LogEntry:
+    """One message. ``numbers`` is the dense count of the object (D^2 for a D x D matrix), ``unique`` the entries
+    that travel (D(D+1)/2 for a symmetric one), ``bytes`` what the payload occupied (a sealed share: ciphertext).
+    ``channel``: "sealed" (helper to site through the aggregator), "private" (aggregator to one site), "to
+    aggregator", "broadcast" (the same to every site), "public" (published) or "control"."""
+
+    algorithm: str
+    stage: str
+    step: int
+    sender: str
+    receiver: str
+    content: str
+    shape: tuple[int, ...]
+    numbers: int
+    unique: int
+    bytes: int
+    channel: str
+    route: tuple[str, ...]
+    protocol: bool
+    site: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["shape"] = list(self.shape)
+        out["route"] = list(self.route)
+        return out
+
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> LogEntry:
+        values = dict(data)
+        values["shape"] = tuple(values["shape"])
+        values["route"] = tuple(values["route"])
+        return LogEntry(**values)
+
+
+def write_log(path: str | Path, rounds: list[dict[str, Any]]) -> None:
+    """Write ``{"format": LOG_FORMAT, "rounds": [...]}``; each round holds its algorithm, status and entries."""
+    Path(path).write_text(json.dumps({"format": LOG_FORMAT, "rounds": rounds}, indent=1) + "\n")
+
+
+def read_log(path: str | Path) -> list[dict[str, Any]]:
+    data = json.loads(Path(path).read_text())
+    if not isinstance(data, dict) or data.get("format") != LOG_FORMAT:
+        raise ValueError(f"{path} is not a capefed message log ({LOG_FORMAT})")
+    return data["rounds"]

@@ -1,0 +1,125 @@
+"""The Flower side without processes: the ServerApp's transport (push_messages / pull_messages with a time limit)
+and the ClientApp's handler, with real flwr Message, RecordDict and Context objects, wired by a Grid stand-in
+that delivers each message to the node's ClientApp in the same process. Checks that a whole round goes through
+the Flower records unchanged (aggregates identical to the in-process run), that a node whose reply never comes
+is reported after the time limit, and that a ClientApp error reply stops the round naming the site."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from capefed import client_app
+from capefed.demo import prepare_demo, simulate
+from capefed.messages import Payload
+from capefed.rounds import run_rounds, settings_from_run_config
+from capefed.server_app import FlowerTransport
+from capefed.wire import from_records, to_records
+from flwr.app import Context, Error, Message, RecordDict
+from flwr.supercore.task_identity import TaskIdentity
+
+
+class LocalGrid:
+    """Delivers every pushed message to the addressed node's ClientApp at once; ``silent`` nodes never reply,
+    ``failing`` nodes reply with a Flower error."""
+
+    def __init__(self, nodes, silent=(), failing=()):
+        self.contexts = {i + 1: Context(run_id=7, node_id=i + 1, node_config=dict(config), state=RecordDict(),
+                                        run_config={}) for i, config in enumerate(nodes)}
+        self.silent, self.failing = set(silent), set(failing)
+        self.replies: dict[str, Message] = {}
+        self.count = 0
+
+    def get_node_ids(self):
+        return list(self.contexts)
+
+    def push_messages(self, messages):
+        ids = []
+        for message in messages:
+            self.count += 1
+            message_id = f"m{self.count}"
+            message.metadata.__dict__["_message_id"] = message_id
+            node = message.metadata.dst_node_id
+            assert message.metadata.message_type == "query.bundle"
+            if node in self.failing:
+                self.replies[message_id] = Message(Error(code=0, reason="ClientApp raised ValueError"),
+                                                   reply_to=message)
+            elif node not in self.silent:
+                self.replies[message_id] = client_app.handle(message, self.contexts[node])
+            ids.append(message_id)
+        return ids
+
+    def pull_messages(self, message_ids):
+        return [self.replies.pop(i) for i in list(message_ids) if i in self.replies]
+
+
+@pytest.fixture(autouse=True)
+def task_identity():
+    """Flower stamps new messages with the identity of the running task (set by flwr-serverapp in a real run)."""
+    saved = (TaskIdentity._run_id, TaskIdentity._node_id, TaskIdentity._task_id)
+    TaskIdentity.run_id, TaskIdentity.node_id, TaskIdentity.task_id = 7, 0, 1
+    yield
+    TaskIdentity._run_id, TaskIdentity._node_id, TaskIdentity._task_id = saved
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    return prepare_demo(tmp_path_factory.mktemp("flower-objects") / "data")
+
+
+def _settings(demo, timeout=5.0):
+    config = dict(demo.run_config) | {"timeout": timeout, "connect-timeout": 1.0}
+    return [settings_from_run_config(config, a, f"7/{a}/0") for a in ("capePCA", "capeAGN")]
+
+
+def test_records_carry_payloads_unchanged():
+    payload = Payload({"n": 3, "x": 0.1, "s": "north", "b": b"\x00\xff", "names": ["a", "b"], "keys": [b"k1", b"k2"]},
+                      {"f": np.random.default_rng(0).standard_normal(7), "w": np.ones((3, 2))})
+    back = from_records(to_records(payload))
+    assert back.config == payload.config
+    for key, values in payload.arrays.items():
+        assert back.arrays[key].dtype == values.dtype and np.array_equal(back.arrays[key], values)
+
+
+def test_a_round_through_flower_records_equals_the_in_process_run(demo):
+    grid = LocalGrid(demo.nodes)
+    outcomes = run_rounds(FlowerTransport(grid, poll=0.01), _settings(demo))
+    for outcome, settings in zip(outcomes, _settings(demo), strict=True):
+        assert outcome.status == "released", outcome.reason
+        simulated = simulate(demo.nodes, settings)
+        for stage, aggregate in outcome.aggregates.items():
+            assert np.array_equal(aggregate, simulated.aggregates[stage])
+    # the private keys stayed in the sites' node state
+    for context in grid.contexts.values():
+        if context.node_config["role"] == "site":
+            assert len(context.state.config_records["capefed"]) == 2
+
+
+def test_a_node_that_never_replies_is_reported_after_the_time_limit(demo):
+    grid = LocalGrid(demo.nodes, silent={3})
+    start = time.monotonic()
+    outcomes = run_rounds(FlowerTransport(grid, poll=0.01), _settings(demo, timeout=0.3))
+    assert time.monotonic() - start < 5
+    for outcome in outcomes:
+        assert outcome.status == "stopped" and "node(s) 3 did not answer the hello within 0.3 s" in outcome.reason
+
+
+def test_a_clientapp_error_stops_the_round_naming_the_site(demo):
+    grid = LocalGrid(demo.nodes)
+    transport = FlowerTransport(grid, poll=0.01)
+    original = grid.push_messages
+
+    def fail_releases(messages):  # node 2 answers the hello and shares, then its ClientApp fails
+        messages = list(messages)
+        if grid.count >= 5:  # hello: 4 messages, shares: 1; then the releases
+            grid.failing = {2}
+        return original(messages)
+
+    grid.push_messages = fail_releases
+    outcomes = run_rounds(transport, _settings(demo))
+    name = demo.nodes[1]["name"]
+    for outcome in outcomes:
+        assert outcome.status == "stopped" and outcome.sites == (name,)
+        assert f"site {name}: node 2 failed: ClientApp raised ValueError" in outcome.reason
+        assert outcome.aggregates == {}
