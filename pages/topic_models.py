@@ -11,7 +11,7 @@ import streamlit as st
 from dpcore.cape import agn_stage_plans
 from dpcore.cape.protocol import capeagn_round, party_views
 from dpcore.data import VOCABULARY_RULES, load_bundled_corpus, parse_text_corpus, parse_vocabulary, top_words
-from dpcore.lda import ALGORITHMS, ALPHA_SHAPES, GUARANTEES, LdaSpec, corpus_lda_problem
+from dpcore.lda import ALGORITHMS, ALPHA_SHAPES, GUARANTEES, LdaSpec, check_synthetic_size, corpus_lda_problem
 from dpcore.lda.curves import LdaCurve, eps_curve
 from dpcore.lda.story import (
     BREAKDOWN,
@@ -130,6 +130,12 @@ delta = c3.number_input("δ", 0.0, 0.5, format="%.1e", key="tm_delta", help="del
 calibration = c4.selectbox("Calibration", CALIBRATIONS, index=CALIBRATIONS.index("analytic"), key="tm_calibration",
                            help="analytic: exact at every eps; classic: the papers' formula, a guarantee only for "
                            "eps < 1.")
+if spec is not None:
+    try:
+        check_synthetic_size(spec, [int(st.session_state["tm_docs"])] * int(n_sites))
+    except InputError as exc:
+        problems.append(exc)
+        show_error(exc)
 grid: tuple[float, ...] = ()
 try:
     grid = tuple(float(v) for v in str(grid_text).replace(";", ",").split(",") if v.strip())

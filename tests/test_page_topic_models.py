@@ -126,3 +126,11 @@ def test_regime_comparisons_read_the_remarks_off_the_curves():
         assert remark in text
     assert "Observed: configuration" in text
     assert len(at.get("plotly_chart")) == 3
+
+
+def test_too_large_a_synthetic_corpus_is_refused_before_run():
+    at = app_test(PAGE)
+    at.number_input(key="tm_docs").set_value(200_000).run()
+    assert "more than one synthetic corpus may hold" in _texts(at.error) and at.button(key="tm_run").disabled
+    at.number_input(key="tm_docs").set_value(1000).run()
+    _clean(at)

@@ -19,7 +19,15 @@ from .algorithm import GUARANTEES, LdaAlgorithm, RunContext
 from .compare import LdaComparison, LdaRun, compare_lda
 from .configurations import CONFIGURATIONS, EDGES, PRIVACY, ConfigurationResult, run_configuration, summarize_data
 from .corpus import ALPHA_SHAPES, ISSUE_CORPUS, LdaModel, make_lda_model, sample_lda_corpus
-from .problem import LdaProblem, LdaResult, LdaSettings, LdaSpec, corpus_lda_problem, synthetic_lda_problem
+from .problem import (
+    LdaProblem,
+    LdaResult,
+    LdaSettings,
+    LdaSpec,
+    check_synthetic_size,
+    corpus_lda_problem,
+    synthetic_lda_problem,
+)
 from .recovery import LdaFit, fit_lda, match_topics, topic_error
 from .site import LdaSite, pool_lda_sites
 from .table import ALGORITHMS, algorithm, check_algorithms, configuration_names, default_algorithms, run_algorithm
@@ -46,6 +54,7 @@ __all__ = [
     "RunContext",
     "algorithm",
     "check_algorithms",
+    "check_synthetic_size",
     "compare_lda",
     "configuration_names",
     "corpus_lda_problem",

@@ -19,7 +19,7 @@ from ..seeding import data_rng, run_rng
 from ..summary import MetricSummary, summarise_values
 from ..validation import InputError, check_positive_int
 from .algorithm import GUARANTEES, LdaAlgorithm
-from .problem import LdaProblem, LdaResult, LdaSettings, LdaSpec, synthetic_lda_problem
+from .problem import LdaProblem, LdaResult, LdaSettings, LdaSpec, check_synthetic_size, synthetic_lda_problem
 from .recovery import topic_error
 from .table import check_algorithms, run_algorithm
 
@@ -163,6 +163,8 @@ def compare_lda(
     if np.any(scenario.sizes < 3):
         raise InputError(f"every site needs at least 3 documents for the LDA moments (N_s = "
                          f"{scenario.sizes.tolist()})", "scenario")
+    if spec is not None:
+        check_synthetic_size(spec, scenario.sizes)
     model = None if spec is None else spec.model(np.random.default_rng([seed, MODEL_STREAM]))
     scenario_run = scenario if problem is None else scenario.with_sizes(problem.sizes)
     notes = scenario_run.caveats() + (list(problem.notes) if problem is not None else [])

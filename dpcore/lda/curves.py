@@ -24,7 +24,7 @@ from ..seeding import data_rng, run_rng
 from ..validation import InputError, check_epsilon, check_positive_int
 from .algorithm import GUARANTEES
 from .compare import MODEL_STREAM, REFERENCE_STREAM
-from .problem import LdaProblem, LdaResult, LdaSettings, LdaSpec, synthetic_lda_problem
+from .problem import LdaProblem, LdaResult, LdaSettings, LdaSpec, check_synthetic_size, synthetic_lda_problem
 from .recovery import topic_error
 from .table import check_algorithms, run_algorithm
 
@@ -100,6 +100,8 @@ def eps_curve(  # long: checks, then one loop over runs, eps and algorithms, rea
     entries = check_algorithms(algorithms)
     grid, runs, seed = _check(grid, runs, seed)
     settings = LdaSettings() if settings is None else settings
+    if spec is not None:
+        check_synthetic_size(spec, scenario.sizes)
     model = None if spec is None else spec.model(np.random.default_rng([seed, MODEL_STREAM]))
     base = scenario if problem is None else scenario.with_sizes(problem.sizes)
     if np.any(base.sizes < 3):

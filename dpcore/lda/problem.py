@@ -16,8 +16,10 @@ from ..limits import (
     MAX_DENSE_M3_DIM,
     MAX_LDA_ALPHA0,
     MAX_LDA_DOC_LENGTH,
+    MAX_LDA_DOCUMENTS,
     MAX_LDA_TOPICS,
     MAX_LDA_VOCABULARY,
+    MAX_LDA_WORDS,
 )
 from ..otd.paths import PATHS
 from ..otd.power import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, check_iterations
@@ -36,7 +38,8 @@ from .moments import prepare_counts
 from .sensitivity import Condition
 from .site import LdaSite, pool_lda_sites
 
-__all__ = ["LdaProblem", "LdaResult", "LdaSettings", "LdaSpec", "corpus_lda_problem", "synthetic_lda_problem"]
+__all__ = ["LdaProblem", "LdaResult", "LdaSettings", "LdaSpec", "check_synthetic_size", "corpus_lda_problem",
+           "synthetic_lda_problem"]
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -174,6 +177,19 @@ class LdaResult:
     reason: str | None = None
     conditions: tuple[Condition, ...] = ()
     notes: tuple[str, ...] = field(default=())
+
+
+def check_synthetic_size(spec: LdaSpec, sizes: Sequence[int]) -> None:
+    """The boundary check of a synthetic corpus over sites: every site at least 3 documents, at most
+    :data:`~dpcore.limits.MAX_LDA_DOCUMENTS` documents and :data:`~dpcore.limits.MAX_LDA_WORDS` words in all."""
+    sizes = [int(n) for n in sizes]
+    if min(sizes) < 3:
+        raise InputError(f"every site needs at least 3 documents for the LDA moments (N_s = {sizes})", "documents")
+    total = sum(sizes)
+    if total > MAX_LDA_DOCUMENTS or total * spec.doc_length > MAX_LDA_WORDS:
+        raise InputError(f"{total:,} documents of {spec.doc_length} words are more than one synthetic corpus may hold "
+                         f"(at most {MAX_LDA_DOCUMENTS:,} documents and {MAX_LDA_WORDS:,} words); use fewer sites, "
+                         "fewer documents per site or shorter documents", "documents")
 
 
 def synthetic_lda_problem(model: LdaModel, sizes: Sequence[int], rng: np.random.Generator, *,
