@@ -276,7 +276,7 @@ def test_topic_models_page_runs_its_story_and_the_one_click_breakdown(server, br
     page.get_by_text("capeLDA's topic error is").first.wait_for(timeout=120_000)
     _assert_clean(page, "Topic models after Run")
     assert "closes" in page.locator("body").inner_text()
-    assert page.locator('[data-testid="stPlotlyChart"]').count() >= 1
+    page.locator('[data-testid="stPlotlyChart"]').first.wait_for(timeout=60_000)
     page.get_by_role("button", name="Show where CAPE stops helping").click()
     _wait_idle(page)
     page.get_by_text("even a trusted curator holding every document").first.wait_for(timeout=120_000)

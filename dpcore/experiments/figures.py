@@ -25,6 +25,7 @@ METRIC_LABELS = {
     "subspace_distance": "subspace distance",
     "q_comp": "q_comp (component error)",
     "weight_error": "weight error",
+    "topic_error": "topic error (mean L1 per topic)",
 }
 AXIS_TITLES = {"eps": "privacy parameter eps (every site)", "delta": "privacy parameter delta (every site)",
                "ns": "samples per site N_s", "sites": "number of sites S", "c": "collusion bound c"}
