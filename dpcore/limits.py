@@ -109,6 +109,23 @@ C(K+2, 3) x C(K+2, 3) covariance of the projected noise (K = 20: 1,540 x 1,540, 
 EIGH_MAX_DIM = 800
 """Above this D the OTD whitening takes its top-K eigenpairs from Lanczos (eigsh) instead of a full eigh."""
 
+# --- topic models (LDA) ----------------------------------------------------------------------------------------
+MAX_DENSE_M3_DIM = 60
+"""Largest vocabulary D for which the dense LDA third moment (D^3 entries: 216,000 at D = 60) is formed; larger D
+take the projected path M3(W, W, W). The dense tensor exists for tests and tiny vocabularies."""
+MAX_LDA_DOCUMENTS = 1_000_000
+"""Documents of one synthetic LDA corpus (all sites together; command line --docs, the page)."""
+MAX_LDA_VOCABULARY = 5_000
+"""Vocabulary size D of a synthetic LDA corpus (its D x D second moment: 200 MB at D = 5,000)."""
+MAX_LDA_TOPICS = 50
+"""Topics K (the K x K x K whitened tensor and K power-method components per run)."""
+MAX_LDA_ALPHA0 = 1_000.0
+"""Dirichlet concentration alpha_0 of the LDA prior (beyond it every document mixes all topics evenly)."""
+MAX_LDA_DOC_LENGTH = 10_000
+"""Words per synthetic document."""
+MAX_LDA_WORDS = 50_000_000
+"""Documents x words per document of one synthetic corpus (its sampling time and the counts' memory)."""
+
 # --- federated rounds (dpcore.federation, federated/) ----------------------------------------------------------
 MAX_FEDERATED_MATRIX_DIM = 2000
 """Largest D of a federated matrix stage (capePCA's A, capeAGN's M2): D(D+1)/2 = 2,001,000 numbers (16 MB) per

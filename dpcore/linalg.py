@@ -7,11 +7,13 @@ unaffected by how it is computed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import scipy.linalg
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
-__all__ = ["top_eigenpairs"]
+__all__ = ["top_eigenpairs", "top_eigenpairs_operator"]
 
 
 def top_eigenpairs(
@@ -66,3 +68,20 @@ def _lanczos(matrix: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     small = basis.T @ _times(matrix, basis)
     vals, rotation = scipy.linalg.eigh((small + small.T) / 2)
     return vals, basis @ rotation
+
+
+def top_eigenpairs_operator(matvec: Callable[[np.ndarray], np.ndarray], dim: int, k: int
+                            ) -> tuple[np.ndarray, np.ndarray]:
+    """The k largest (algebraic) eigenpairs, descending, of a symmetric D x D operator given only by its products
+    ``matvec(V)`` (a vector or a D x r block): Lanczos (ARPACK eigsh, which = "LA", fixed start vector, tolerance
+    1e-10), memory O(D k) besides what ``matvec`` holds. When D <= 2k + 1 (too small for Lanczos) the matrix is
+    built column by column (``matvec`` of the identity) and decomposed exactly."""
+    if dim <= 2 * k + 1:
+        dense = np.asarray(matvec(np.eye(dim)), dtype=float)
+        vals, vecs = np.linalg.eigh((dense + dense.T) / 2.0)
+        return vals[::-1][:k], np.ascontiguousarray(vecs[:, ::-1][:, :k])
+    operator = LinearOperator((dim, dim), matvec=matvec, matmat=matvec, dtype=np.float64)
+    start = np.random.default_rng(0).standard_normal(dim)  # fixed Lanczos start; not a privacy draw
+    vals, vecs = eigsh(operator, k=k, which="LA", v0=start, tol=1e-10, maxiter=50 * dim)
+    order = np.argsort(vals)[::-1]
+    return vals[order], np.ascontiguousarray(vecs[:, order])

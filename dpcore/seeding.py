@@ -7,7 +7,7 @@ adding a baseline changes no other algorithm's noise, and a sweep over eps reuse
 every grid point (common random numbers).
 
 Bit generators: PCA uses SFC64, which draws normals about 15% faster than numpy's default PCG64 (a PCA run draws
-up to S D(D+1)/2 = 8 million normals per noise term); OTD uses PCG64 (numpy's default). Neither is
+up to S D(D+1)/2 = 8 million normals per noise term); OTD and LDA use PCG64 (numpy's default). Neither is
 cryptographically secure: fine for simulation and teaching, not for a deployment (docs/math/corrections.md,
 item 9).
 
@@ -24,7 +24,8 @@ import numpy as np
 
 __all__ = ["BIT_GENERATORS", "DATA_STREAM", "data_rng", "name_key", "party_rng", "run_rng"]
 
-BIT_GENERATORS: dict[str, type[np.random.BitGenerator]] = {"pca": np.random.SFC64, "otd": np.random.PCG64}
+BIT_GENERATORS: dict[str, type[np.random.BitGenerator]] = {"pca": np.random.SFC64, "otd": np.random.PCG64,
+                                                          "lda": np.random.PCG64}
 """The bit generator of each algorithm family (module docstring)."""
 
 DATA_STREAM = 0xDA7A
@@ -37,7 +38,7 @@ def name_key(name: str) -> int:
 
 
 def run_rng(seed: int, run: int, name: str, family: str) -> np.random.Generator:
-    """The generator of algorithm ``name`` of ``family`` ("pca" or "otd") in run ``run``:
+    """The generator of algorithm ``name`` of ``family`` ("pca", "otd" or "lda") in run ``run``:
     ``BIT_GENERATORS[family](SeedSequence([seed, run, crc32(name)]))``."""
     sequence = np.random.SeedSequence([int(seed), int(run), name_key(name)])
     return np.random.Generator(BIT_GENERATORS[family](sequence))

@@ -19,8 +19,8 @@ from dpcore.experiments import (
     PARAMETER_LABELS,
     PARAMETERS,
     PCA_DATASETS,
-    PRESET_CALIBRATION,
     QUICK,
+    LdaData,
     OtdData,
     PcaData,
     SweepResult,
@@ -133,7 +133,7 @@ if mode == "preset":
                       "(up to a minute for MNIST).")
     spec = quick_spec(preset.spec) if quick else preset.spec
     st.caption(f"{preset.figure} ({preset.grid_source}): {spec.describe()}.")
-    st.caption(f"Calibration: {PRESET_CALIBRATION}.")
+    st.caption(f"Calibration: {preset.calibration}.")
     unavailable = [p for p in table.values() if not p.available]
     if unavailable:
         with st.expander(f"{len(unavailable)} panels of the paper are not available"):
@@ -145,10 +145,10 @@ else:
                f"{shared.neighbouring} neighbours. Edit it on the Sites page.")
     left, middle, right = st.columns(3, gap="medium")
     with left:
-        family = st.radio("Algorithms", list(FAMILIES), format_func=lambda f: {"pca": "capePCA (PCA)",
-                                                                               "otd": "capeAGN (tensors)"}[f],
+        family = st.radio("Algorithms", list(FAMILIES), format_func=lambda f: {
+            "pca": "capePCA (PCA)", "otd": "capeAGN (tensors)", "lda": "capeLDA (topic models)"}[f],
                           key="pu_family", help="; ".join(f"{k}: {v}" for k, v in FAMILIES.items()))
-        data: PcaData | OtdData | None = None
+        data: PcaData | OtdData | LdaData | None = None
         try:
             if family == "pca":
                 dataset = st.selectbox("Data", list(PCA_DATASETS), index=2, format_func=PCA_DATASETS.get,
@@ -159,6 +159,12 @@ else:
                 dim = st.number_input("D (synthetic features)", 2, 1000, 50, key="pu_dim",
                                       disabled=dataset != "synthetic", help="Dimension of the synthetic data.")
                 data = PcaData(dataset=dataset, k=int(k), dim=int(dim))
+            elif family == "lda":
+                d = st.number_input("D (vocabulary)", 3, 5000, 100, key="pu_lda_d", help="Vocabulary size.")
+                k_lda = st.number_input("K (topics)", 1, 50, 5, key="pu_lda_k", help="Topics, K <= D - 1.")
+                alpha0 = st.number_input("α₀", 0.01, 1000.0, 1.0, key="pu_lda_alpha0",
+                                         help="Dirichlet concentration of the topic proportions.")
+                data = LdaData(dim=int(d), k=int(k_lda), alpha0=float(alpha0))
             else:
                 model = st.selectbox("Model", ["mog", "stm"], key="pu_model",
                                      format_func={"mog": "mixture of Gaussians", "stm": "single topic model"}.get,

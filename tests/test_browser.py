@@ -359,3 +359,23 @@ def test_tables_and_legends_fit(server, browser, width):
                          document.documentElement.clientWidth + 1).length""")
         assert cut == 0, f"{title}: a table is cut at {width}px"
     page.close()
+
+
+def test_topic_models_page_runs_its_story_and_the_one_click_breakdown(server, browser):
+    """Topic models in chromium: press Run on the defaults, see the chart and the headline sentence; one click to
+    where CAPE stops helping runs at once and explains why."""
+    page = _open(browser, server, 1280)
+    _goto(page, "Topic models")
+    _assert_clean(page, "Topic models")
+    page.get_by_role("button", name="Run", exact=True).click()
+    _wait_idle(page)
+    page.get_by_text("capeLDA's topic error is").first.wait_for(timeout=120_000)
+    _assert_clean(page, "Topic models after Run")
+    assert "closes" in page.locator("body").inner_text()
+    page.locator('[data-testid="stPlotlyChart"]').first.wait_for(timeout=60_000)
+    page.get_by_role("button", name="Show where CAPE stops helping").click()
+    _wait_idle(page)
+    page.get_by_text("even a trusted curator holding every document").first.wait_for(timeout=120_000)
+    _assert_clean(page, "Topic models breakdown")
+    assert page.get_by_role("button", name="Back to the opening setting").count() == 1
+    page.close()

@@ -150,3 +150,17 @@ def test_tensor_sweep_of_the_shared_scenario(at):
     assert not at.exception and errors(at) == []
     table = results_table(at)
     assert "capeAGN" in set(table["algorithm"]) and sorted(table["eps"].unique()) == [1.0, 10.0]
+
+
+def test_topic_model_sweep_of_the_shared_scenario_and_an_lda_preset(at):
+    use_scenario(at, "eps", "100, 1000", runs=1, seed=5, family="lda")
+    at.number_input(key="pu_lda_d").set_value(20).run()
+    at.number_input(key="pu_lda_k").set_value(3).run()
+    at.button(key="pu_run").click().run()
+    finish(at)
+    assert not at.exception and errors(at) == []
+    table = results_table(at)
+    assert "capeLDA" in set(table["algorithm"]) and sorted(table["eps"].unique()) == [100.0, 1000.0]
+    at.radio(key="pu_mode").set_value("preset").run()
+    at.selectbox(key="pu_preset").set_value("lda-cape-eps").run()
+    assert not at.exception and "analytic Gaussian calibration" in " ".join(c.value for c in at.caption)

@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 
 from dpcore import experiments
-from dpcore.experiments import PRESET_CALIBRATION, get_preset, preset_names, presets, quick_spec
+from dpcore.experiments import LDA_CALIBRATION, PRESET_CALIBRATION, get_preset, preset_names, presets, quick_spec
 from dpcore.experiments.presets import FIG2_DELTA, FIG2_EPS, FIG2_NS
 from dpcore.validation import InputError
 
 AVAILABLE = preset_names(available_only=True)
+PAPER = [n for n in AVAILABLE if not n.startswith("lda-")]  # the journal paper's Figs. 2-5 (LDA: test_sweeps_lda.py)
 
 
 def test_every_panel_of_the_paper_is_listed():
@@ -27,7 +28,8 @@ def test_every_panel_of_the_paper_is_listed():
     for p in unavailable:
         assert p.spec is None and "Covertype" in p.unavailable and "not bundled" in p.unavailable
         assert "unavailable" in p.describe()
-    assert len(AVAILABLE) == 6 + 12 + 2  # Fig. 2 (a, b, d, e, g, h), Figs. 3-5 (12), the authors' set-up (2)
+    assert len(PAPER) == 6 + 12 + 2  # Fig. 2 (a, b, d, e, g, h), Figs. 3-5 (12), the authors' set-up (2)
+    assert len(AVAILABLE) == len(PAPER) + 4  # and the LDA presets (test_sweeps_lda.py)
     with pytest.raises(InputError, match="unknown preset 'fig9'"):
         get_preset("fig9")
 
@@ -51,7 +53,7 @@ def test_fig2_presets_use_the_papers_settings():
 
 
 def test_otd_presets_use_the_papers_settings():
-    for name in (n for n in AVAILABLE if not n.startswith("fig2")):
+    for name in (n for n in PAPER if not n.startswith("fig2")):
         preset = get_preset(name)
         spec = preset.spec
         authors = name.startswith("authors")
@@ -74,9 +76,10 @@ def test_presets_state_their_calibration():
     assert "classic" in PRESET_CALIBRATION and "eps >= 1" in PRESET_CALIBRATION
     for name in AVAILABLE:
         preset = get_preset(name)
-        assert PRESET_CALIBRATION in preset.describe()
+        calibration = LDA_CALIBRATION if name.startswith("lda-") else PRESET_CALIBRATION
+        assert calibration in preset.describe()
         data = json.loads(json.dumps(preset.to_dict()))
-        assert data["available"] and data["calibration"] == PRESET_CALIBRATION
+        assert data["available"] and data["calibration"] == calibration
         assert experiments.spec_from_dict(data["spec"]) == preset.spec
 
 
@@ -101,7 +104,9 @@ def test_a_tiny_version_of_every_preset_runs(name):
     rows = result.summary[result.summary["algorithm"] == reference]
     assert np.all(np.isfinite(rows["mean"]))
     assert len(result.gains) == len(spec.grid) * (1 if spec.family == "pca" else 2)
-    assert result.notes[1] == "classic calibration, as-published neighbours (the papers' constants)"
+    expected = ("analytic calibration, replace-one neighbours" if spec.family == "lda" else
+                "classic calibration, as-published neighbours (the papers' constants)")
+    assert result.notes[1] == expected
 
 
 def test_mnist_preset_samples_with_replacement_and_says_so():

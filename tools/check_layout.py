@@ -38,6 +38,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("scenario",),
     ("cape",),
     ("pca", "otd"),
+    ("lda",),
     ("experiments", "federation"),
     ("cli",),
     ("root",),

@@ -47,11 +47,13 @@ from .plan import SOLVERS, Plan, Solver, plan_scenario
 from .robust import design_collusion_robust, solve_collusion_robust
 from .stages import (
     AGN_MODELS,
+    STAGE_MODELS,
     StagePlan,
     agn_stage_designs,
     agn_stage_plans,
     agn_stage_taus,
     stage_scenario,
+    stage_sensitivities,
     stage_taus,
 )
 from .weights import WEIGHT_OBJECTIVES, SuggestedWeights, suggest_weights
@@ -63,6 +65,7 @@ __all__ = [
     "HEADLINE_GAIN",
     "OBJECTIVES",
     "SOLVERS",
+    "STAGE_MODELS",
     "VIEWS",
     "WEIGHT_OBJECTIVES",
     "AuditReport",
@@ -111,6 +114,7 @@ __all__ = [
     "solve_collusion_robust",
     "solve_general",
     "stage_scenario",
+    "stage_sensitivities",
     "stage_taus",
     "suggest_weights",
     "view_sigmas",

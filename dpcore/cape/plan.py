@@ -63,14 +63,18 @@ def plan_scenario(
     e_scale: float = 1.0,
     dim: int | None = None,
     sigma2: float | None = None,
+    sensitivities: np.ndarray | None = None,
 ) -> Plan:
     """tau_s from the scenario, the design by ``solver``, its audit with up to ``collusion`` colluders
     (default ceil(S/3) - 1) and the collusion-robust calibration for the same bound.
 
     The scenario is valid by construction; the statistic is checked where it enters
     (:meth:`Scenario.sensitivities`), the settings (solver, objective, collusion, last, e_scale) here, once. Below,
-    the design kernels and the audit trust their inputs."""
-    sens = scenario.sensitivities(statistic, dim=dim, sigma2=sigma2)
+    the design kernels and the audit trust their inputs. ``sensitivities`` (Delta_s per site, computed by the
+    caller for a statistic the scenario does not know, such as the LDA moments of :func:`stage_sensitivities`)
+    replaces the scenario's."""
+    sens = (scenario.sensitivities(statistic, dim=dim, sigma2=sigma2) if sensitivities is None
+            else np.asarray(sensitivities, dtype=float))
     solver = check_choice(solver, "solver", SOLVERS)
     objective = check_objective(objective)
     n = scenario.n_sites

@@ -23,7 +23,7 @@ from typing import Any, NoReturn
 from ..textio import printable
 from ..validation import InputError
 
-COMMAND_MODULES = ("design", "otd", "pca", "sweep")
+COMMAND_MODULES = ("design", "otd", "pca", "lda", "sweep")
 LOG_ENV = "DPCORE_LOG"
 log = logging.getLogger("dpcore.cli")
 

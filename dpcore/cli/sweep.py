@@ -7,6 +7,9 @@ Examples::
     python -m dpcore sweep --scenario sites.json --vary eps --grid 0.01,0.1,1,10 --algorithms cape conv local \\
         --runs 5 --seed 1 --out results.csv
     python -m dpcore sweep --family otd --model stm --d 10 --k 5 --vary ns --grid 500,1000,5000 --out stm.csv
+    python -m dpcore sweep --preset lda-cape-eps --runs 3
+    python -m dpcore sweep --family lda --vary eps --grid 10,30,100 --ns 4000 --delta 1e-6 --calibration analytic \
+        --algorithms cape conv 1 2
 
 ``--out`` gets the tidy table (parameter, value, algorithm, run, metric, result, status); the summary (mean,
 standard error, 95% t-interval per value, algorithm and metric) is printed, or written with ``--summary-out``;
@@ -22,12 +25,14 @@ from pathlib import Path
 from ..data import PREPROCESSING, SPECTRA
 from ..experiments import (
     FAMILIES,
+    LDA_CALIBRATION,
     METRICS,
     PARAMETERS,
     PCA_DATASETS,
     PRESET_CALIBRATION,
     QUICK,
     SOLVER_DTYPES,
+    LdaData,
     OtdData,
     PcaData,
     SweepSpec,
@@ -40,6 +45,7 @@ from ..experiments import (
     quick_spec,
     run_sweep,
 )
+from ..lda import ALPHA_SHAPES
 from ..limits import DECAY_RANGE, MAX_SWEEP_RUNS, MAX_SYNTHETIC_DIM, MAX_WORKERS
 from ..otd import DEFAULT_SIGMA2, ESTIMATORS, MODELS, PATHS, TRUTHS
 from ..privacy import CALIBRATIONS, NEIGHBOURING
@@ -52,6 +58,7 @@ from .options import (
     DOC_LENGTH,
     EPS,
     OTD_DIM,
+    POSITIVE,
     SEED,
     SIGMA2,
     SITE_SIZE,
@@ -64,12 +71,12 @@ from .options import (
 )
 from .table import fmt, table
 
-DEFAULT_SITES = {"pca": 10, "otd": 5}
+DEFAULT_SITES = {"pca": 10, "otd": 5, "lda": 5}
 DEFAULT_SITE_SIZE = 1000
 # Options that describe a sweep built here; a preset fixes them.
 _BUILD_OPTIONS = ("scenario", "family", "vary", "grid", "sites", "ns", "eps", "delta", "calibration", "neighbouring",
                   "dataset", "k", "dim", "spectrum", "decay", "preprocess", "rank", "model", "d", "sigma2",
-                  "doc_length", "estimator", "split", "path", "truth")
+                  "doc_length", "estimator", "split", "path", "truth", "alpha0", "alpha_shape")
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument per option, in help order
@@ -87,8 +94,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument
     p.add_argument("--quick", action="store_true", help=f"with --preset: a reduced version ({QUICK})")
     p.add_argument("--scenario", metavar="FILE", help="base scenario JSON (default: equal sites from --sites, --ns, "
                    "--eps, --delta)")
-    p.add_argument("--family", choices=tuple(FAMILIES), help="pca (capePCA) or otd (capeAGN); default pca, or otd "
-                   "when --model is given")
+    p.add_argument("--family", choices=tuple(FAMILIES), help="pca (capePCA), otd (capeAGN) or lda (capeLDA and "
+                   "paper 004's configurations); default pca, or otd when --model is given")
     p.add_argument("--vary", choices=tuple(PARAMETERS), help="the swept parameter: " + "; ".join(
         f"{k}: {v}" for k, v in PARAMETERS.items()))
     p.add_argument("--grid", metavar="V1,V2,...", help="grid values, comma separated (default: a grid for --vary)")
@@ -101,8 +108,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument
     p.add_argument("--summary-out", metavar="CSV", help="write the summary table here")
     p.add_argument("--html", metavar="FILE", help="write the figure (curves and gain) as HTML with plotly.js embedded")
     p.add_argument("--metric", help="metric of the printed table and the figure (pca: captured_energy, "
-                   "captured_energy_ratio, subspace_distance; otd: q_comp, q_comp_normalised, weight_error; default: "
-                   "the preset's, else the first)")
+                   "captured_energy_ratio, subspace_distance; otd: q_comp, q_comp_normalised, weight_error; lda: "
+                   "topic_error; default: the preset's, else the first)")
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
     p.add_argument("--workers", type=WORKERS, metavar="W",
                    help=f"worker processes for the runs (default: {WORKERS_ENV} or the CPUs, at most {MAX_WORKERS}; "
@@ -125,16 +132,20 @@ def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument
     pca.add_argument("--rank", type=integer(1, MAX_SYNTHETIC_DIM), help="DPdisPCA rank R (default K)")
     pca.add_argument("--precision", choices=SOLVER_DTYPES, help="precision of the eigen-decompositions of the noisy "
                      "matrices (default float32; float64 reproduces `dpcore pca` exactly)")
-    otd = p.add_argument_group("otd model")
+    otd = p.add_argument_group("otd model (--d, --doc-length, --split and --path also for lda)")
     otd.add_argument("--model", choices=MODELS, help="mog or stm (default mog)")
-    otd.add_argument("--d", type=OTD_DIM, help="dimension D (default 10)")
+    otd.add_argument("--d", type=OTD_DIM, help="dimension D (default 10; lda: vocabulary size, default 100)")
     otd.add_argument("--sigma2", type=SIGMA2, help=f"MOG sigma^2 (default {DEFAULT_SIGMA2})")
-    otd.add_argument("--doc-length", type=DOC_LENGTH, help="STM words per document L >= 3 (default 3)")
+    otd.add_argument("--doc-length", type=DOC_LENGTH, help="STM words per document L >= 3 (default 3; lda: 50)")
     otd.add_argument("--estimator", choices=tuple(ESTIMATORS), help="STM moment estimator (default first)")
     otd.add_argument("--split", type=SPLIT, help="share of eps and delta for the first stage (default 0.5)")
     otd.add_argument("--path", choices=PATHS, help="third-moment path (default auto)")
     otd.add_argument("--truth", choices=tuple(TRUTHS), help="synthetic ground truth: ours (default) or the authors' "
                      "set-up (" + TRUTHS["authors"] + ")")
+    lda = p.add_argument_group("lda corpus")
+    lda.add_argument("--alpha0", type=POSITIVE, help="Dirichlet concentration alpha_0 (default 1)")
+    lda.add_argument("--alpha-shape", choices=tuple(ALPHA_SHAPES), help="symmetric alpha (default) or drawn from a "
+                     "Dirichlet (distinct whitened eigenvalues)")
     p.set_defaults(func=run)
 
 
@@ -157,7 +168,7 @@ def _list_presets(as_json: bool) -> int:
     print(table(["preset", "figure", "available", "grid", "what"], rows))
     for reason, names in reasons.items():
         print(f"\nUnavailable ({', '.join(names)}): {reason}.")
-    print(f"\nAll presets: {PRESET_CALIBRATION}. --quick: {QUICK}.")
+    print(f"\nPCA and OTD presets: {PRESET_CALIBRATION}. LDA presets: {LDA_CALIBRATION}. --quick: {QUICK}.")
     return 0
 
 
@@ -189,13 +200,35 @@ def _algorithm_list(args: argparse.Namespace, family: str) -> tuple[str, ...]:
     return tuple(names)
 
 
+_FAMILY_OPTIONS = {
+    "pca": ("dataset", "dim", "spectrum", "decay", "preprocess", "rank", "precision"),
+    "otd": ("model", "d", "sigma2", "doc_length", "estimator", "split", "path", "truth"),
+    "lda": ("d", "doc_length", "split", "path", "alpha0", "alpha_shape"),
+}
+
+
+def _family_data(args: argparse.Namespace, family: str) -> PcaData | OtdData | LdaData:
+    if family == "pca":
+        return PcaData(dataset=args.dataset or "synthetic", k=10 if args.k is None else args.k,
+                       dim=200 if args.dim is None else args.dim, spectrum=args.spectrum or "power",
+                       decay=1.0 if args.decay is None else args.decay, preprocessing=args.preprocess or "max-norm",
+                       rank=args.rank, solver_dtype=args.precision or "float32")
+    if family == "lda":
+        return LdaData(dim=100 if args.d is None else args.d, k=5 if args.k is None else args.k,
+                       alpha0=1.0 if args.alpha0 is None else args.alpha0, alpha_shape=args.alpha_shape or "symmetric",
+                       doc_length=50 if args.doc_length is None else args.doc_length,
+                       eps_split=0.5 if args.split is None else args.split, path=args.path or "auto")
+    return OtdData(model=args.model or "mog", dim=10 if args.d is None else args.d, k=5 if args.k is None else args.k,
+                   sigma2=DEFAULT_SIGMA2 if args.sigma2 is None else args.sigma2,
+                   doc_length=3 if args.doc_length is None else args.doc_length,
+                   estimator=args.estimator or "first", eps_split=0.5 if args.split is None else args.split,
+                   path=args.path or "auto", truth=args.truth or "ours")
+
+
 def _built_spec(args: argparse.Namespace) -> SweepSpec:
     family = args.family or ("otd" if args.model is not None else "pca")
-    pca_only = [n for n in ("dataset", "dim", "spectrum", "decay", "preprocess", "rank", "precision")
-                if getattr(args, n) is not None]
-    otd_only = [n for n in ("model", "d", "sigma2", "doc_length", "estimator", "split", "path", "truth")
-                if getattr(args, n) is not None]
-    wrong = otd_only if family == "pca" else pca_only
+    given = {n for options in _FAMILY_OPTIONS.values() for n in options if getattr(args, n) is not None}
+    wrong = sorted(given - set(_FAMILY_OPTIONS[family]))
     if wrong:
         names = ", ".join("--" + n.replace("_", "-") for n in wrong)
         raise InputError(f"{names} do(es) not apply to a {family} sweep")
@@ -203,20 +236,8 @@ def _built_spec(args: argparse.Namespace) -> SweepSpec:
         raise InputError("say what to vary: --vary " + "|".join(PARAMETERS) + " (or use --preset NAME)")
     scenario = _base_scenario(args, family)
     grid = parse_grid(args.grid, args.vary) if args.grid is not None else default_grid(args.vary, scenario)
-    if family == "pca":
-        data = PcaData(dataset=args.dataset or "synthetic", k=10 if args.k is None else args.k,
-                       dim=200 if args.dim is None else args.dim, spectrum=args.spectrum or "power",
-                       decay=1.0 if args.decay is None else args.decay, preprocessing=args.preprocess or "max-norm",
-                       rank=args.rank, solver_dtype=args.precision or "float32")
-    else:
-        data = OtdData(model=args.model or "mog", dim=10 if args.d is None else args.d,
-                       k=5 if args.k is None else args.k,
-                       sigma2=DEFAULT_SIGMA2 if args.sigma2 is None else args.sigma2,
-                       doc_length=3 if args.doc_length is None else args.doc_length,
-                       estimator=args.estimator or "first", eps_split=0.5 if args.split is None else args.split,
-                       path=args.path or "auto", truth=args.truth or "ours")
     return SweepSpec(family=family, parameter=args.vary, grid=grid, algorithms=_algorithm_list(args, family),
-                     scenario=scenario, data=data, runs=10 if args.runs is None else args.runs,
+                     scenario=scenario, data=_family_data(args, family), runs=10 if args.runs is None else args.runs,
                      seed=scenario.seed if args.seed is None else args.seed)
 
 

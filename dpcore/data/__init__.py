@@ -1,5 +1,5 @@
 """Data (docs/data.md): uploaded numeric CSV files, bundled and synthetic data sets, preprocessing, splitting into
-sites, uploaded text corpora.
+sites, uploaded text corpora and the bundled text corpus with its stop words.
 
 Layout convention: a CSV file has one sample per row (:class:`NumericTable` keeps that layout, because it
 describes the file); everything else follows the mathematics (docs/math/setting.md): a data matrix is **D x N,
@@ -8,6 +8,15 @@ transpose. Imports only the bottom layer.
 """
 
 from .bundled import BUNDLED, DATA_DIR_ENV, BundledInfo, data_dirs, load_bundled
+from .corpora import (
+    BUNDLED_CORPORA,
+    VOCABULARY_RULES,
+    CorpusInfo,
+    bundled_vocabulary,
+    load_bundled_corpus,
+    parse_text_corpus,
+    stop_words,
+)
 from .dataset import Dataset, table_to_dataset
 from .numeric_csv import NumericTable, parse_label_column, parse_numeric_csv
 from .preprocess import PREPROCESSING, Preprocessed, Preprocessing, preprocess
@@ -33,6 +42,7 @@ from .text import (
 
 __all__ = [
     "BUNDLED",
+    "BUNDLED_CORPORA",
     "DATA_DIR_ENV",
     "MIN_WORDS",
     "NOT_PRIVATE_VOCABULARY",
@@ -41,8 +51,10 @@ __all__ = [
     "SPECTRA",
     "SYNTHETIC_COVARIANCE_SEED",
     "SYNTHETIC_PRESET",
+    "VOCABULARY_RULES",
     "BundledInfo",
     "Corpus",
+    "CorpusInfo",
     "Dataset",
     "NumericTable",
     "Preprocessed",
@@ -51,17 +63,21 @@ __all__ = [
     "SizeScheme",
     "Spectrum",
     "apportion",
+    "bundled_vocabulary",
     "data_dirs",
     "load_bundled",
+    "load_bundled_corpus",
     "parse_count_csv",
     "parse_documents",
     "parse_label_column",
     "parse_numeric_csv",
+    "parse_text_corpus",
     "parse_vocabulary",
     "preprocess",
     "site_sizes",
     "sizes_from_fractions",
     "split_sites",
+    "stop_words",
     "synthetic_covariance",
     "synthetic_dataset",
     "table_to_dataset",

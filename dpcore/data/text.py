@@ -142,14 +142,17 @@ def _finish(counts: sp.csr_matrix, first: np.ndarray | None, vocabulary: tuple[s
 
 def parse_documents(
     content: bytes | str, *, vocab_size: int | None = None, vocabulary: tuple[str, ...] | None = None,
-    max_bytes: int = MAX_TEXT_BYTES,
+    max_bytes: int = MAX_TEXT_BYTES, stop_words: frozenset[str] | None = None,
 ) -> Corpus:
     """Plain text, one document per line (blank lines skipped). Give ``vocabulary`` (public) or
-    ``vocab_size`` D (the D most frequent words of the upload, not private)."""
+    ``vocab_size`` D (the D most frequent words of the upload, not private). ``stop_words`` are removed from every
+    document first (before the vocabulary is chosen and before the first three words are taken)."""
     if vocabulary is None and vocab_size is None:
         raise InputError("give a vocabulary size D or a vocabulary file", "D")
     text = _text(content, "text file", max_bytes)
     docs = [tokenize(line) for line in text.splitlines() if line.strip()]
+    if stop_words:
+        docs = [[w for w in doc if w not in stop_words] for doc in docs]
     if not docs:
         raise InputError("the text file has no documents (one document per line)", "file")
     if len(docs) > MAX_DOCUMENTS:

@@ -8,14 +8,23 @@ point), :mod:`~dpcore.experiments.cache`, :mod:`~dpcore.experiments.plan` (data 
 :mod:`~dpcore.experiments.results` (table, summary), :mod:`~dpcore.experiments.engine` (the runs),
 :mod:`~dpcore.experiments.presets`, :mod:`~dpcore.experiments.figures` (plotly).
 
-Imports every package below it (privacy, data, scenario, cape, pca, otd).
+Imports every package below it (privacy, data, scenario, cape, pca, otd, lda).
 """
 
 from .cache import cache_info, clear_cache
 from .designs import GAIN_COLUMNS, sweep_gains
 from .engine import run_sweep, sweep_runs
 from .families import FAMILIES, HIGHER_IS_BETTER, METRICS, algorithm_titles, default_algorithms
-from .presets import PRESET_CALIBRATION, QUICK, SweepPreset, get_preset, preset_names, presets, quick_spec
+from .presets import (
+    LDA_CALIBRATION,
+    PRESET_CALIBRATION,
+    QUICK,
+    SweepPreset,
+    get_preset,
+    preset_names,
+    presets,
+    quick_spec,
+)
 from .results import SUMMARY_COLUMNS, TABLE_COLUMNS, SweepResult, cached_result, summarise_table, sweep_result
 from .spec import (
     DEFAULT_GRIDS,
@@ -24,6 +33,7 @@ from .spec import (
     PARAMETERS,
     PCA_DATASETS,
     SOLVER_DTYPES,
+    LdaData,
     OtdData,
     PcaData,
     SweepSpec,
@@ -39,6 +49,7 @@ __all__ = [
     "FAMILIES",
     "GAIN_COLUMNS",
     "HIGHER_IS_BETTER",
+    "LDA_CALIBRATION",
     "LOG_PARAMETERS",
     "METRICS",
     "PARAMETERS",
@@ -49,6 +60,7 @@ __all__ = [
     "SOLVER_DTYPES",
     "SUMMARY_COLUMNS",
     "TABLE_COLUMNS",
+    "LdaData",
     "OtdData",
     "PcaData",
     "SweepPreset",

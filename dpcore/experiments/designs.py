@@ -8,7 +8,7 @@ import pandas as pd
 from ..cape import NoiseDesign, scenario_budgets, solve_collusion_robust, solve_general, stage_taus
 from ..scenario import Scenario
 from ..validation import InputError
-from .spec import OtdData, SweepSpec, scenario_at
+from .spec import LdaData, OtdData, SweepSpec, scenario_at
 
 __all__ = ["GAIN_COLUMNS", "otd_designs", "pca_design", "sweep_gains"]
 
@@ -29,10 +29,13 @@ def pca_design(spec: SweepSpec, scenario: Scenario, value: float | int) -> Noise
 
 
 def otd_designs(spec: SweepSpec, scenario: Scenario, value: float | int) -> dict[str, NoiseDesign]:
-    """capeAGN's designs of both stages at one grid point; an InputError when one is infeasible."""
-    data: OtdData = spec.data
-    sigma2 = data.scaled_sigma2 if data.model == "mog" else None
-    taus = stage_taus(scenario, data.model, data.eps_split, dim=data.dim, sigma2=sigma2)
+    """capeAGN's (or capeLDA's) designs of both stages at one grid point; an InputError when one is infeasible."""
+    data: OtdData | LdaData = spec.data
+    if isinstance(data, LdaData):
+        taus = stage_taus(scenario, "lda", data.eps_split, dim=data.dim, alpha0=data.alpha0)
+    else:
+        sigma2 = data.scaled_sigma2 if data.model == "mog" else None
+        taus = stage_taus(scenario, data.model, data.eps_split, dim=data.dim, sigma2=sigma2)
     out = {}
     for stage, tau in zip(("M2 stage", "M3 stage"), taus, strict=True):
         design = _design(spec, scenario, tau, value)
@@ -46,7 +49,7 @@ def otd_designs(spec: SweepSpec, scenario: Scenario, value: float | int) -> dict
 def sweep_gains(spec: SweepSpec) -> pd.DataFrame:
     """The generalized gain G = sum mu_s^2 tau_s^2 / tau_c^2 of the CAPE design used at every grid point
     (collusion-robust along c, the plain design otherwise), with its tau_c and the conventional std tau_conv
-    (:data:`GAIN_COLUMNS`; OTD: one row per stage). Needs no data."""
+    (:data:`GAIN_COLUMNS`; OTD and LDA: one row per stage). Needs no data."""
     rows = []
     for value in spec.grid:
         scenario = scenario_at(spec, value)

@@ -41,14 +41,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import otd, pca
+from .. import lda, otd, pca
 from ..seeding import data_rng, run_rng
 from ..validation import InputError
 from ..workers import run_tasks
 from .families import algorithm_table
 from .plan import SweepPlan, sweep_plan
 from .results import SweepResult, cached_result, sweep_result, to_table
-from .spec import OtdData, SweepSpec
+from .spec import LdaData, OtdData, SweepSpec
 
 __all__ = ["Progress", "ShouldStop", "run_sweep", "sweep_runs"]
 
@@ -177,6 +177,46 @@ def _otd_run(plan: SweepPlan, spec: SweepSpec, run: int, tick: Callable[[str], b
     return rows
 
 
+def _lda_problems(plan: SweepPlan, spec: SweepSpec, run: int) -> list[lda.LdaProblem]:
+    """One run's corpus at the largest sizes, and every grid point's view of it (nested prefixes along N_s, the
+    first S sites along S)."""
+    data: LdaData = spec.data
+    base = lda.synthetic_lda_problem(plan.model, plan.sizes_max, data_rng(spec.seed, run), doc_length=data.doc_length)
+    if spec.parameter == "ns":
+        return [base.head([int(p.value)] * base.n_sites) for p in plan.points]
+    if spec.parameter == "sites":
+        return [base.first_sites(int(p.value)) for p in plan.points]
+    return [base] * len(plan.points)
+
+
+def _lda_run(plan: SweepPlan, spec: SweepSpec, run: int, tick: Callable[[str], bool]) -> list[tuple] | None:
+    table = algorithm_table("lda")
+    problems = _lda_problems(plan, spec, run)
+    rows: list[tuple] = []
+    for algorithm in spec.algorithms:  # names checked by SweepSpec: the entries below are trusted
+        entry = table[algorithm]
+        indices = [0] if algorithm in plan.invariant else range(len(plan.points))
+        for i in indices:
+            point = plan.points[i]
+            rng = run_rng(spec.seed, run, algorithm, "lda")
+            try:
+                res = lda.run_algorithm(entry, problems[i], point.scenario, point.settings, rng, path=plan.path)
+            except otd.WhiteningError:
+                metrics: dict[str, float | None] = {}
+                status = "whitening failed"
+            else:
+                if res.usable:
+                    metrics, status = {"topic_error": lda.topic_error(res.topics, plan.model.topics)}, "ok"
+                else:
+                    metrics, status = {}, "unusable"
+            targets = plan.points if algorithm in plan.invariant else (point,)
+            for target in targets:
+                rows.extend(_rows(spec, target.value, algorithm, run, metrics, status))
+            if tick(f"run {run + 1}/{spec.runs}, {spec.label} = {point.value:g}: {entry.title}"):
+                return None
+    return rows
+
+
 def _steps_per_run(plan: SweepPlan, spec: SweepSpec) -> int:
     g = len(plan.points)
     return sum(1 if a in plan.invariant else g for a in spec.algorithms)
@@ -185,7 +225,7 @@ def _steps_per_run(plan: SweepPlan, spec: SweepSpec) -> int:
 def _sweep_task(shared: tuple[SweepPlan, SweepSpec], run: int, tick: Callable[[str], bool]) -> list[tuple] | None:
     """One run of a sweep (a task of :func:`dpcore.workers.run_tasks`): its rows, or None when stopped."""
     plan, spec = shared
-    run_one = _pca_run if spec.family == "pca" else _otd_run
+    run_one = {"pca": _pca_run, "otd": _otd_run, "lda": _lda_run}[spec.family]
     return run_one(plan, spec, run, tick)
 
 

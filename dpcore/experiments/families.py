@@ -1,11 +1,12 @@
-"""The two algorithm families a sweep can run, seen through their tables (:mod:`dpcore.pca.table`,
-:mod:`dpcore.otd.table`): names, titles, colours, the paper's default curves, metrics, and which results cannot
-change along a swept parameter."""
+"""The three algorithm families a sweep can run, seen through their tables (:mod:`dpcore.pca.table`,
+:mod:`dpcore.otd.table`, :mod:`dpcore.lda.table`): names, titles, colours, the default curves, metrics, and which
+results cannot change along a swept parameter."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..lda import table as lda_table
 from ..otd import table as otd_table
 from ..pca import table as pca_table
 
@@ -15,6 +16,7 @@ __all__ = ["FAMILIES", "HIGHER_IS_BETTER", "METRICS", "algorithm_colours", "algo
 FAMILIES: dict[str, str] = {
     "pca": "capePCA and the PCA baselines (docs/math/capepca.md)",
     "otd": "capeAGN and the tensor-decomposition baselines (docs/math/capeagn.md)",
+    "lda": "capeLDA, paper 004's four LDA configurations and the topic-model baselines (docs/math/lda.md)",
 }
 METRICS: dict[str, dict[str, str]] = {
     "pca": {
@@ -28,14 +30,18 @@ METRICS: dict[str, dict[str, str]] = {
         "better)",
         "weight_error": "weight error (1/K) sum_k |w_hat_k - w_m(k)| (lower is better)",
     },
+    "lda": {
+        "topic_error": "topic error: mean L1 distance per topic after optimal matching, in [0, 2] (lower is better)",
+    },
 }
 HIGHER_IS_BETTER = {"captured_energy": True, "captured_energy_ratio": True, "subspace_distance": False,
-                    "q_comp": False, "q_comp_normalised": False, "weight_error": False}
+                    "q_comp": False, "q_comp_normalised": False, "weight_error": False, "topic_error": False}
+_TABLES = {"pca": pca_table, "otd": otd_table, "lda": lda_table}
 
 
 def algorithm_table(family: str) -> dict[str, Any]:
     """The family's algorithm table (name -> entry)."""
-    return pca_table.ALGORITHMS if family == "pca" else otd_table.ALGORITHMS
+    return _TABLES[family].ALGORITHMS
 
 
 def algorithm_titles(family: str) -> dict[str, str]:
@@ -49,8 +55,11 @@ def algorithm_colours(family: str) -> dict[str, str]:
 
 
 def default_algorithms(family: str) -> tuple[str, ...]:
-    """The curves of the journal paper's figures for the family, in its legend order: a sweep's default."""
-    return pca_table.paper_algorithms() if family == "pca" else otd_table.paper_algorithms()
+    """A sweep's default curves: the journal paper's figures for PCA and OTD, in its legend order; for LDA the
+    table's defaults (capeLDA, conventional, local, non-private, random)."""
+    if family == "lda":
+        return lda_table.default_algorithms()
+    return _TABLES[family].paper_algorithms()
 
 
 def invariant_algorithms(family: str, parameter: str) -> frozenset[str]:

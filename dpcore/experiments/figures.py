@@ -26,6 +26,7 @@ METRIC_LABELS = {
     "q_comp": "q_comp (component error)",
     "q_comp_normalised": "q_comp of unit-length components (the paper's)",
     "weight_error": "weight error",
+    "topic_error": "topic error (mean L1 per topic)",
 }
 AXIS_TITLES = {"eps": "privacy parameter eps (every site)", "delta": "privacy parameter delta (every site)",
                "ns": "samples per site N_s", "sites": "number of sites S", "c": "collusion bound c"}

@@ -18,6 +18,8 @@ import numpy as np
 import pandas as pd
 
 from ..data import load_bundled, preprocess, split_sites, synthetic_dataset
+from ..lda import LdaModel, LdaSettings
+from ..lda.compare import MODEL_STREAM as LDA_MODEL_STREAM
 from ..limits import MAX_REPLAY_NUMBERS
 from ..otd import MixtureModel, OtdSettings, check_m3_law, choose_path, mog_norm_bound
 from ..otd.compare import MODEL_STREAM
@@ -27,27 +29,28 @@ from ..scenario import Scenario
 from .cache import lookup_plan, store_plan
 from .designs import pca_design, sweep_gains
 from .families import invariant_algorithms
-from .spec import OtdData, PcaData, SweepSpec, scenario_at
+from .spec import LdaData, OtdData, PcaData, SweepSpec, scenario_at
 
 __all__ = ["GridPoint", "SweepPlan", "algorithm_notes", "sweep_plan"]
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
 class GridPoint:
-    """One grid point: its value and scenario, and (PCA) its problem and privacy set-up or (OTD) its settings."""
+    """One grid point: its value and scenario, and (PCA) its problem and privacy set-up or (OTD, LDA) its settings."""
 
     value: float | int
     scenario: Scenario
     problem: PcaProblem | None = None
     privacy: PcaPrivacy | None = None
-    settings: OtdSettings | None = None
+    settings: OtdSettings | LdaSettings | None = None
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
 class SweepPlan:
     """What a sweep needs besides its runs and algorithms (cached by :func:`_plan_key`, which leaves those out:
     use the caller's spec for them, never ``spec`` here). ``replay``: PCA standard normals can be replayed across
-    grid points; ``model``, ``sizes_max``, ``path``: the OTD ground truth, the largest site sizes and the path."""
+    grid points; ``model``, ``sizes_max``, ``path``: the OTD or LDA ground truth, the largest site sizes and the
+    path."""
 
     spec: SweepSpec
     points: tuple[GridPoint, ...]
@@ -55,7 +58,7 @@ class SweepPlan:
     notes: tuple[str, ...]
     gains: pd.DataFrame
     replay: bool = False
-    model: MixtureModel | None = None
+    model: MixtureModel | LdaModel | None = None
     sizes_max: tuple[int, ...] = ()
     path: str | None = None
 
@@ -89,7 +92,7 @@ def _common_notes(spec: SweepSpec, scenarios: list[Scenario]) -> list[str]:
     if spec.parameter == "sites" and base.weights_given:
         notes.append("the scenario's weights cannot be extended to other numbers of sites: mu_s = N_s / N is used")
     if spec.parameter == "c":
-        title = "capePCA" if spec.family == "pca" else "capeAGN"
+        title = {"pca": "capePCA", "otd": "capeAGN", "lda": "capeLDA"}[spec.family]
         notes.append(f"{title} uses the collusion-robust design for c colluders at every grid point (gain S - c for "
                      "equal sites, up to its 1% safety margin); the other algorithms do not depend on c")
     shared = {
@@ -178,6 +181,26 @@ def _otd_plan(spec: SweepSpec) -> SweepPlan:
                      path=choice.path)
 
 
+def _lda_plan(spec: SweepSpec) -> SweepPlan:
+    data: LdaData = spec.data
+    scenarios = [scenario_at(spec, v) for v in spec.grid]
+    largest = scenarios[-1] if spec.parameter in ("ns", "sites") else spec.scenario
+    sizes_max = tuple(int(n) for n in largest.sizes)
+    model = data.synthetic().model(np.random.default_rng([spec.seed, LDA_MODEL_STREAM]))  # as lda.compare_lda
+    points = [GridPoint(value=v, scenario=sc, settings=data.settings(int(v) if spec.parameter == "c" else None))
+              for v, sc in zip(spec.grid, scenarios, strict=True)]
+    path = points[0].settings.m3_path(data.dim)
+    notes = _common_notes(spec, scenarios)
+    notes.insert(0, f"data: {data.describe()}; fresh documents in every run, the ground truth drawn once from the "
+                    f"seed; third moment on the {path} path")
+    notes.append("configurations 1-4 run on the pooled documents at one curator with the strictest site budget; "
+                 "2, 3 and 4 are not DP as published (local sensitivities); a configuration whose condition fails is "
+                 "counted as unusable at that point, not averaged in")
+    return SweepPlan(spec=spec, points=tuple(points), invariant=invariant_algorithms("lda", spec.parameter),
+                     notes=tuple(dict.fromkeys(notes)), gains=sweep_gains(spec), model=model, sizes_max=sizes_max,
+                     path=path)
+
+
 def _plan_key(spec: SweepSpec) -> str:
     data = spec.to_dict()
     del data["runs"]
@@ -193,9 +216,11 @@ def algorithm_notes(spec: SweepSpec) -> tuple[str, ...]:
                          "equal)")
         if "dpdis" in spec.algorithms:
             notes.append(f"DPdisPCA rank R = {spec.data.rank if spec.data.rank is not None else spec.data.k}")
-    elif "local" in spec.algorithms:
+    elif spec.family == "otd" and "local" in spec.algorithms:
         notes.append("local: AGN on the least noisy site, the largest for equal budgets (the first when they are "
                      "equal)")
+    elif spec.family == "lda" and "local" in spec.algorithms:
+        notes.append("local: Gaussian LDA moments of the largest site alone (the first site when they are equal)")
     return tuple(notes)
 
 
@@ -204,6 +229,6 @@ def sweep_plan(spec: SweepSpec) -> SweepPlan:
     key = _plan_key(spec)
     plan = lookup_plan(key)
     if plan is None:
-        plan = _pca_plan(spec) if spec.family == "pca" else _otd_plan(spec)
+        plan = {"pca": _pca_plan, "otd": _otd_plan, "lda": _lda_plan}[spec.family](spec)
         store_plan(key, plan)
     return plan

@@ -19,9 +19,16 @@
   the random reference at D = 50). The third moment runs on the projected path (no D^3 array; the same noise
   law as the dense path, so the same distribution of results, several times faster).
 
-Every preset uses the paper's calibration and constants: the **classic** Gaussian calibration, which is not a
-guarantee for eps >= 1 (the figures go to eps = 10; the result's notes repeat this caveat), and the published
-sensitivities ("as-published" neighbours; replace-one would add sqrt(2) more noise for PCA).
+* LDA (issue 13; docs/math/lda.md): the synthetic corpus K = 5, D = 100, alpha_0 = 1 (symmetric), 20,000 documents
+  of 50 words over S = 5 equal sites (N_s = 4,000), delta = 1e-6; paper 004's configurations 1, 2, 2 with
+  propose-test-release, 3 and 4 (one curator, the pooled documents) and capeLDA with its baselines, each over eps in
+  {3, 10, 30, 100, 300} (N_s = 4,000) and over N_s in {1000, 2000, 4000, 10000, 20000} (eps = 30). Our grids:
+  paper 004 has no experiments.
+
+Every PCA and OTD preset uses the paper's calibration and constants: the **classic** Gaussian calibration, which is
+not a guarantee for eps >= 1 (the figures go to eps = 10; the result's notes repeat this caveat), and the published
+sensitivities ("as-published" neighbours; replace-one would add sqrt(2) more noise for PCA). The LDA presets use the
+analytic calibration (a valid guarantee at every eps) and replace-one-document neighbours (:data:`LDA_CALIBRATION`).
 
 :func:`quick_spec` gives a reduced version a teacher can run in seconds: 3 runs, and for PCA a smaller problem
 (digits instead of MNIST, D = 50 instead of 200, K = 10): the shape of the curves, not the paper's numbers.
@@ -36,14 +43,17 @@ from typing import Any
 from ..scenario import Scenario, equal_sites_scenario
 from ..validation import InputError
 from .families import default_algorithms
-from .spec import OtdData, PcaData, SweepSpec
+from .spec import LdaData, OtdData, PcaData, SweepSpec
 
-__all__ = ["PRESET_CALIBRATION", "QUICK", "SweepPreset", "get_preset", "preset_names", "presets", "quick_spec"]
+__all__ = ["LDA_CALIBRATION", "PRESET_CALIBRATION", "QUICK", "SweepPreset", "get_preset", "preset_names", "presets",
+           "quick_spec"]
 
 PRESET_CALIBRATION = (
     "classic Gaussian calibration (as the paper; not a valid guarantee for eps >= 1, which the figures use) and "
     "the paper's sensitivities (as-published neighbours)"
 )
+LDA_CALIBRATION = ("analytic Gaussian calibration (a valid guarantee at every eps) and replace-one-document "
+                   "neighbours")
 QUICK = "3 runs; PCA on a smaller problem (digits instead of MNIST, D = 50 instead of 200, K = 10)"
 PAPER_RUNS = 10
 FIG2_EPS = (0.001, 0.01, 0.1, 1.0, 10.0)
@@ -56,6 +66,13 @@ OTD_DELTA = (1e-4, 1e-3, 1e-2)
 AUTHORS_SOURCE = ("our grid; the authors' ground truth (weights proportional to K evenly spaced values from 1 to 10K, "
                   "orthonormal means, sigma^2 = 0.05) and their metric (unit-length components), with our public "
                   "norm bound instead of their per-site largest norm, which is not private")
+LDA_EPS = (3.0, 10.0, 30.0, 100.0, 300.0)
+LDA_NS = (1000, 2000, 4000, 10000, 20000)
+LDA_SITE_SIZE = 4000
+LDA_EPS_FIXED = 30.0
+LDA_DELTA = 1e-6
+LDA_CONFIGURATIONS = ("1", "2", "2ptr", "3", "4", "nonpriv", "random")
+LDA_CAPE = ("cape", "conv", "local", "pooled", "nonpriv", "random")
 COVERTYPE_REASON = ("Covertype (UCI, D = 54, K = 10) is not bundled with this project (the app works offline and "
                     "ships only MNIST and digits); the synthetic and MNIST panels of the same figure row are available")
 
@@ -72,6 +89,7 @@ class SweepPreset:
     spec: SweepSpec | None
     unavailable: str | None = None
     grid_source: str = "the paper's grid"
+    calibration: str = PRESET_CALIBRATION
 
     @property
     def available(self) -> bool:
@@ -80,12 +98,12 @@ class SweepPreset:
     def describe(self) -> str:
         if self.spec is None:
             return f"{self.figure} {self.title}: unavailable - {self.unavailable}"
-        return f"{self.figure} {self.title} ({self.grid_source}; {PRESET_CALIBRATION})"
+        return f"{self.figure} {self.title} ({self.grid_source}; {self.calibration})"
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "figure": self.figure, "title": self.title, "metric": self.metric,
                 "available": self.available, "unavailable": self.unavailable, "grid_source": self.grid_source,
-                "calibration": PRESET_CALIBRATION if self.available else None,
+                "calibration": self.calibration if self.available else None,
                 "spec": self.spec.to_dict() if self.spec is not None else None}
 
 
@@ -154,6 +172,27 @@ def _build() -> dict[str, SweepPreset]:
                          runs=PAPER_RUNS, seed=0)
         out[name] = SweepPreset(name=name, figure="Fig. 3 (top row), the authors' set-up", title=title,
                                 metric="q_comp_normalised", spec=spec, grid_source=AUTHORS_SOURCE)
+    out.update(_lda_presets())
+    return out
+
+
+def _lda_presets() -> dict[str, SweepPreset]:
+    """Configurations 1-4 and capeLDA with its baselines over eps and over N_s on the issue-13 corpus."""
+    out = {}
+    for group, algorithms, what in (("configurations", LDA_CONFIGURATIONS, "paper 004's configurations 1-4"),
+                                    ("cape", LDA_CAPE, "capeLDA, conventional, local and pooled")):
+        for parameter, grid in (("eps", LDA_EPS), ("ns", LDA_NS)):
+            name = f"lda-{group}-{parameter}"
+            held = "N_s = 4,000" if parameter == "eps" else "eps = 30"
+            label = "eps" if parameter == "eps" else "N_s"
+            title = (f"LDA (K = 5, D = 100, alpha_0 = 1, 50 words per document): topic error of {what} vs {label} "
+                     f"(S = 5, {held}, delta = 1e-6)")
+            scenario = equal_sites_scenario(5, LDA_SITE_SIZE, LDA_EPS_FIXED, LDA_DELTA, calibration="analytic")
+            spec = SweepSpec(family="lda", parameter=parameter, grid=grid, algorithms=algorithms, scenario=scenario,
+                             data=LdaData(), runs=PAPER_RUNS, seed=0)
+            out[name] = SweepPreset(name=name, figure="LDA (issue 13)", title=title, metric="topic_error", spec=spec,
+                                    grid_source="our grid (paper 004 has no experiments)",
+                                    calibration=LDA_CALIBRATION)
     return out
 
 

@@ -3,7 +3,8 @@ per grid point and the notes.
 
 * ``table``: one row per (value, algorithm, run, metric): columns :data:`TABLE_COLUMNS`; ``status`` is ``ok`` or
   says why a run has no result (``whitening failed``: the noisy M2 had non-positive top-K eigenvalues,
-  docs/math/corrections.md, item 4; the result is then empty, never a silent NaN);
+  docs/math/corrections.md, item 4; ``unusable``: an LDA configuration whose condition failed on the corpus,
+  docs/math/lda.md; the result is then empty, never a silent NaN);
 * ``summary``: per (value, algorithm, metric) the number of finished runs, the mean, the standard deviation, the
   standard error and the 95% interval mean +- t_{0.975, n-1} se (Student t);
 * ``gains``: the generalized gain G = sum_s mu_s^2 tau_s^2 / tau_c^2 of the CAPE design used at each grid point.

@@ -1,6 +1,7 @@
 """What a sweep is (docs/experiments.md): a frozen, JSON-serialisable :class:`SweepSpec` - the family, the swept
-parameter and its grid, the algorithms, the base scenario, the data (:class:`PcaData` or :class:`OtdData`), the
-number of runs R and the seed - validated and normalised on construction, and the scenario of each grid point.
+parameter and its grid, the algorithms, the base scenario, the data (:class:`PcaData`, :class:`OtdData` or
+:class:`LdaData`), the number of runs R and the seed - validated and normalised on construction, and the scenario
+of each grid point.
 
 Swept parameters (:data:`PARAMETERS`); every other setting stays at the base scenario's value:
 
@@ -26,7 +27,17 @@ from typing import Any
 import numpy as np
 
 from ..data import PREPROCESSING, SPECTRA
-from ..limits import MAX_GRID_POINTS, MAX_OTD_SAMPLES, MAX_PCA_ENTRIES, MAX_SITE_NUMBERS, MAX_SITES, MAX_SWEEP_RUNS
+from ..lda import LdaSettings, LdaSpec
+from ..limits import (
+    MAX_GRID_POINTS,
+    MAX_LDA_DOCUMENTS,
+    MAX_LDA_WORDS,
+    MAX_OTD_SAMPLES,
+    MAX_PCA_ENTRIES,
+    MAX_SITE_NUMBERS,
+    MAX_SITES,
+    MAX_SWEEP_RUNS,
+)
 from ..otd import (
     DEFAULT_ITERATIONS,
     DEFAULT_RESTARTS,
@@ -55,6 +66,7 @@ __all__ = [
     "DEFAULT_GRIDS",
     "INTEGER_PARAMETERS",
     "LOG_PARAMETERS",
+    "LdaData",
     "PARAMETERS",
     "PARAMETER_LABELS",
     "PCA_DATASETS",
@@ -195,6 +207,49 @@ class OtdData:
         return f"synthetic {what}; D = {self.dim}, K = {self.k}; eps split {self.eps_split:g}{truth}"
 
 
+@dataclass(frozen=True, kw_only=True)
+class LdaData:
+    """The corpus of an LDA sweep (a synthetic LDA model: vocabulary size D, topics K, alpha_0, the shape of alpha,
+    words per document) and the settings of capeLDA and its baselines (share of each budget for M2, power-method
+    restarts and iterations, third-moment path). Validated on construction (:class:`dpcore.lda.LdaSpec`,
+    :class:`dpcore.lda.LdaSettings`)."""
+
+    dim: int = 100
+    k: int = 5
+    alpha0: float = 1.0
+    alpha_shape: str = "symmetric"
+    doc_length: int = 50
+    eps_split: float = 0.5
+    n_restarts: int = DEFAULT_RESTARTS
+    n_iter: int = DEFAULT_ITERATIONS
+    path: str = "auto"
+
+    def __post_init__(self) -> None:
+        spec = self.synthetic()
+        _set(self, "dim", int(spec.dim))
+        _set(self, "k", int(spec.k))
+        _set(self, "alpha0", float(spec.alpha0))
+        _set(self, "doc_length", int(spec.doc_length))
+        _set(self, "eps_split", float(self.eps_split))
+        self.settings()
+        _set(self, "n_restarts", int(self.n_restarts))
+        _set(self, "n_iter", int(self.n_iter))
+
+    def synthetic(self) -> LdaSpec:
+        return LdaSpec(dim=self.dim, k=self.k, alpha0=self.alpha0, alpha_shape=self.alpha_shape,
+                       doc_length=self.doc_length)
+
+    def settings(self, collusion: int | None = None) -> LdaSettings:
+        return LdaSettings(eps_split=self.eps_split, n_restarts=self.n_restarts, n_iter=self.n_iter, path=self.path,
+                           collusion=collusion)
+
+    def describe(self) -> str:
+        return f"{self.synthetic().describe()}; eps split {self.eps_split:g}"
+
+
+_DATA_CLASSES: dict[str, type] = {"pca": PcaData, "otd": OtdData, "lda": LdaData}
+
+
 def default_grid(parameter: str, scenario: Scenario | None = None) -> tuple[float, ...]:
     """A reasonable grid for ``parameter`` (c: 0..S-1 of the scenario; S: 2..10)."""
     parameter = check_choice(parameter, "parameter", tuple(PARAMETERS))
@@ -279,7 +334,7 @@ class SweepSpec:
     grid: tuple[float | int, ...]
     algorithms: tuple[str, ...]
     scenario: Scenario
-    data: PcaData | OtdData
+    data: PcaData | OtdData | LdaData
     runs: int = 10
     seed: int = 0
 
@@ -290,7 +345,7 @@ class SweepSpec:
         _set(self, "parameter", parameter)
         if not isinstance(self.scenario, Scenario):
             raise InputError("the base scenario must be a Scenario", "scenario")
-        expected = PcaData if family == "pca" else OtdData
+        expected = _DATA_CLASSES[family]
         if not isinstance(self.data, expected):
             raise InputError(f"a {family} sweep needs {expected.__name__} data settings", "data")
         grid = _normalise_grid(parameter, self.grid)
@@ -329,9 +384,20 @@ class SweepSpec:
                 raise InputError(f"S x D(D+1)/2 = {entries:,} numbers per noise term at the largest grid point is "
                                  f"more than the {MAX_PCA_ENTRIES:,} this tool keeps in memory; use fewer "
                                  "sites or fewer features", "grid")
-        elif largest.total_n > MAX_OTD_SAMPLES:
+        elif self.family == "otd" and largest.total_n > MAX_OTD_SAMPLES:
             raise InputError(f"the largest grid point has N = {largest.total_n:,} samples, more than the "
                              f"{MAX_OTD_SAMPLES:,} an OTD sweep draws per run; use smaller N_s or fewer sites", "grid")
+        elif self.family == "lda":
+            smallest = min(scenario_at(self, v).sizes.min() for v in self.grid) if self.parameter in (
+                "ns", "sites") else self.scenario.sizes.min()
+            if smallest < 3:
+                raise InputError("every site needs at least 3 documents for the LDA moments", "grid")
+            words = largest.total_n * self.data.doc_length
+            if largest.total_n > MAX_LDA_DOCUMENTS or words > MAX_LDA_WORDS:
+                raise InputError(f"the largest grid point has N = {largest.total_n:,} documents of "
+                                 f"{self.data.doc_length} words; an LDA sweep draws at most {MAX_LDA_DOCUMENTS:,} "
+                                 f"documents and {MAX_LDA_WORDS:,} words per run; use smaller N_s or fewer sites",
+                                 "grid")
 
     # --- conversions --------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -374,7 +440,7 @@ def spec_from_dict(data: Any) -> SweepSpec:
     if missing:
         raise InputError(f"missing sweep field(s): {', '.join(sorted(missing))}", "spec")
     family = check_choice(data["family"], "family", tuple(FAMILIES))
-    cls = PcaData if family == "pca" else OtdData
+    cls = _DATA_CLASSES[family]
     raw = data.get("data") or {}
     if not isinstance(raw, dict):
         raise InputError("data settings must be a JSON object", "data")

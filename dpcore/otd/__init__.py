@@ -8,7 +8,8 @@
    aggregator forms M3_tilde = sum_s mu_s (M3_tilde_s - F3_s(W, W, W)) (:mod:`~dpcore.otd.release`, on the dense
    or the projected path: :mod:`~dpcore.otd.paths`).
 3. Robust tensor power method and recovery a_k = lambda_k U D^{1/2} u_k, w_k = 1 / lambda_k^2 renormalised
-   (:mod:`~dpcore.otd.power`).
+   (:mod:`~dpcore.otd.power`); the online tensor power method of paper 001 (Alg. 2), a memory-light non-private
+   path that streams the samples (:mod:`~dpcore.otd.online`).
 
 Models and moments: :mod:`~dpcore.otd.models`, :mod:`~dpcore.otd.moments`; algorithms: one table
 (:mod:`~dpcore.otd.table`) filled by :mod:`dpcore.otd.algorithms`; comparisons over runs: :mod:`~dpcore.otd.compare`.
@@ -34,8 +35,17 @@ from .models import (
     sample_mog,
     sample_stm,
 )
-from .moments import ESTIMATORS, MogSite, StmSite, mog_sites, pool_sites, stm_site_from_words
+from .moments import ESTIMATORS, MogSite, MomentSite, StmSite, mog_sites, pool_sites, stm_site_from_words
 from .multilinear import multilinear, symmetrize, third_cross, third_moment
+from .online import (
+    OnlineOracle,
+    mog_oracle,
+    online_memory_estimate,
+    online_tensor_power_method,
+    stm_first_oracle,
+    stm_oracle,
+    streaming_whitening,
+)
 from .paths import PATHS, PathChoice, choose_path, memory_estimate
 from .power import (
     DEFAULT_ITERATIONS,
@@ -56,7 +66,7 @@ from .problem import (
     mog_problem,
     synthetic_problem,
 )
-from .release import M3_NOISE, StageMessages, StageNoise, check_m3_law, release_m2, release_m3
+from .release import M3_NOISE, StageMessages, StageNoise, cape_stage_noise, check_m3_law, release_m2, release_m3
 from .table import (
     ALGORITHMS,
     algorithm,
@@ -87,7 +97,9 @@ __all__ = [
     "MixtureModel",
     "Truth",
     "MogSite",
+    "MomentSite",
     "NoisyTpmBudget",
+    "OnlineOracle",
     "OtdAlgorithm",
     "OtdComparison",
     "OtdProblem",
@@ -102,6 +114,7 @@ __all__ = [
     "Whitening",
     "WhiteningError",
     "algorithm",
+    "cape_stage_noise",
     "check_algorithms",
     "choose_path",
     "communication_volume",
@@ -116,10 +129,13 @@ __all__ = [
     "memory_estimate",
     "mog_norm_bound",
     "mog_problem",
+    "mog_oracle",
     "mog_sites",
     "multilinear",
     "noisy_tensor_power_method",
     "noisy_tpm_budget",
+    "online_memory_estimate",
+    "online_tensor_power_method",
     "paper_algorithms",
     "pool_sites",
     "q_comp",
@@ -132,7 +148,10 @@ __all__ = [
     "run_algorithm",
     "sample_mog",
     "sample_stm",
+    "stm_first_oracle",
+    "stm_oracle",
     "stm_site_from_words",
+    "streaming_whitening",
     "symmetrize",
     "synthetic_problem",
     "tensor_power_method",

@@ -21,9 +21,10 @@ third moment M3(W, W, W) directly from the samples in O(N D K + N K^3), never fo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Literal
+from typing import Literal, Protocol
 
 import numpy as np
 import scipy.sparse as sp
@@ -31,7 +32,7 @@ import scipy.sparse as sp
 from ..validation import InputError, check_choice, check_positive
 from .multilinear import outer_identity_sym, symmetrize, third_cross, third_moment
 
-__all__ = ["ESTIMATORS", "Estimator", "MogSite", "Site", "StmSite", "mog_sites", "pool_sites",
+__all__ = ["ESTIMATORS", "Estimator", "MogSite", "MomentSite", "Site", "StmSite", "mog_sites", "pool_sites",
            "stm_site_from_words"]
 
 Estimator = Literal["first", "all"]
@@ -72,6 +73,10 @@ class MogSite:
         cols = np.arange(j1 - j0)
         block[j0 + cols, cols] -= self.sigma2
         return block
+
+    def m2_matvec(self) -> Callable[[np.ndarray], np.ndarray]:
+        """V -> M2 V = X^T (X V) / N - sigma^2 V without forming M2 (memory O(N D) for the samples themselves)."""
+        return lambda v: self.x.T @ (self.x @ v) / self.n - self.sigma2 * v
 
     def m3(self) -> np.ndarray:
         """Dense M3 = (1/N) sum x^(x)3 - sigma^2 sum_d (m x e_d x e_d + e_d x m x e_d + e_d x e_d x m)."""
@@ -132,6 +137,12 @@ class StmSite:
         """Rows 0..j1-1, columns j0..j1-1 of M2."""
         return self._m2_sparse[:j1, j0:j1].toarray()
 
+    def m2_matvec(self) -> Callable[[np.ndarray], np.ndarray]:
+        """V -> M2 V through the sparse M2 (at most 2 N non-zero entries for "first", the word pairs of the
+        documents for "all"), never a dense D x D array."""
+        m2 = self._m2_sparse
+        return lambda v: m2 @ v
+
     def _alpha3(self) -> np.ndarray:
         ell = self.lengths
         return 1.0 / (ell * (ell - 1.0) * (ell - 2.0))
@@ -171,6 +182,24 @@ class StmSite:
 
 
 Site = MogSite | StmSite
+
+
+class MomentSite(Protocol):
+    """What the message flows of :mod:`dpcore.otd.release` need of a site: its number of samples, the dimension,
+    blocks of its second moment, its dense third moment (small D) and its projected third moment M3(W, W, W).
+    :class:`MogSite`, :class:`StmSite` and the LDA sites of :mod:`dpcore.lda` provide them."""
+
+    @property
+    def n(self) -> int: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    def m2_block(self, j0: int, j1: int) -> np.ndarray: ...
+
+    def m3(self) -> np.ndarray: ...
+
+    def m3_projected(self, w: np.ndarray) -> np.ndarray: ...
 
 
 def mog_sites(

@@ -24,17 +24,18 @@ from typing import Literal
 
 import numpy as np
 
-from ..cape import NoiseDesign, sample_noise
+from ..cape import NoiseDesign, sample_noise, scenario_budgets, solve_collusion_robust, solve_general
 from ..limits import EIGH_MAX_DIM, MAX_PUBLISHED_PROJECTED_K
 from ..privacy.avn import avn_noise
 from ..privacy.symmetric import symmetric_tensor, unique_count_tensor
+from ..scenario import Scenario
 from ..validation import InputError, check_choice
-from .moments import MogSite, StmSite
+from .moments import MomentSite
 from .multilinear import multilinear, symmetrize
 from .projected_noise import published_factor
 
-__all__ = ["BLOCK_UNIQUE", "M3_NOISE", "M3Noise", "StageMessages", "StageNoise", "check_m3_law", "m3_noise_size",
-           "m3_noise_tensor", "release_m2", "release_m3"]
+__all__ = ["BLOCK_UNIQUE", "M3_NOISE", "M3Noise", "StageMessages", "StageNoise", "cape_stage_noise", "check_m3_law",
+           "m3_noise_size", "m3_noise_tensor", "release_m2", "release_m3"]
 
 M3Noise = Literal["published", "symmetrized"]
 M3_NOISE: dict[M3Noise, str] = {
@@ -68,6 +69,36 @@ class StageMessages:
     e: np.ndarray | None
     f: np.ndarray | None
     g: np.ndarray | None
+
+
+def _feasible(design: NoiseDesign, stage: str) -> NoiseDesign:
+    if not design.feasible:
+        raise InputError(f"no CAPE noise design for the {stage} stage: {design.reason}", "scenario")
+    return design
+
+
+def cape_stage_noise(scenario: Scenario, tau2: np.ndarray, tau3: np.ndarray, *, split: float,
+                     collusion: int | None, relation: str) -> tuple[StageNoise, StageNoise, str]:
+    """Both stages' CAPE noise (general-solver designs with tau_c at the DP floor, or collusion-robust ones for
+    ``collusion`` colluders) for the tau_s of the M2 and the M3 stage, and the privacy statement. An infeasible
+    design, or a collusion bound outside 0..S-1, is an InputError that says why."""
+    budgets2, budgets3 = scenario_budgets(scenario, tau2), scenario_budgets(scenario, tau3)
+    if collusion is None:
+        stage2 = StageNoise("cape", _feasible(solve_general(budgets2), "M2"))
+        stage3 = StageNoise("cape", _feasible(solve_general(budgets3), "M3"))
+        return stage2, stage3, (
+            f"each site's M2 release is (a eps_s, a delta_s)-DP and its M3 release ((1-a) eps_s, (1-a) "
+            f"delta_s)-DP on its own, a = {split:g}: (eps_s, delta_s) in total ({relation}); tau_c at the "
+            "DP floor of each stage; what colluding parties see jointly is covered by the audit")
+    if collusion > scenario.n_sites - 1:
+        raise InputError(f"collusion must be an integer in 0..S-1 = {scenario.n_sites - 1} (got {collusion!r})",
+                         "collusion")
+    stage2 = StageNoise("cape", _feasible(solve_collusion_robust(budgets2, collusion), "M2"))
+    stage3 = StageNoise("cape", _feasible(solve_collusion_robust(budgets3, collusion), "M3"))
+    return stage2, stage3, (
+        f"each site's M2 release is (a eps_s, a delta_s)-DP and its M3 release ((1-a) eps_s, "
+        f"(1-a) delta_s)-DP, a = {split:g} ({relation}), also against the aggregator with up to "
+        f"{collusion} colluding site(s): collusion-robust design in both stages")
 
 
 def _column_blocks(dim: int, max_unique: int | None = None) -> list[tuple[int, int]]:
@@ -120,7 +151,7 @@ def _combine(data: np.ndarray, weights: np.ndarray, noise: StageNoise, rng: np.r
 
 
 def release_m2(
-    sites: Sequence[MogSite | StmSite], weights: np.ndarray, noise: StageNoise, rng: np.random.Generator,
+    sites: Sequence[MomentSite], weights: np.ndarray, noise: StageNoise, rng: np.random.Generator,
     *, keep_messages: bool = False,
 ) -> tuple[np.ndarray, StageMessages | None]:
     """Stage 1: M2_hat = sum_s mu_s (M2_hat_s - F2_s) with M2_hat_s = M2_s + E2_s + F2_s + G2_s.
@@ -203,7 +234,7 @@ def m3_noise_tensor(law: str, path: str, dim: int, w: np.ndarray | None = None) 
 
 
 def release_m3(
-    sites: Sequence[MogSite | StmSite], weights: np.ndarray, w: np.ndarray, noise: StageNoise,
+    sites: Sequence[MomentSite], weights: np.ndarray, w: np.ndarray, noise: StageNoise,
     rng: np.random.Generator, *, path: str = "projected", law: str = "published", keep_messages: bool = False,
 ) -> tuple[np.ndarray, StageMessages | None]:
     """Stage 2: M3_tilde = sum_s mu_s (M3_tilde_s - F3_s(W, W, W)), M3_tilde_s = (M3_s + E3_s + F3_s + G3_s)(W, W, W).
@@ -231,7 +262,7 @@ def release_m3(
 
 
 def _release_dense(
-    sites: Sequence[MogSite | StmSite], weights: np.ndarray, w: np.ndarray, noise: StageNoise,
+    sites: Sequence[MomentSite], weights: np.ndarray, w: np.ndarray, noise: StageNoise,
     rng: np.random.Generator, size: int, shape: Callable[[np.ndarray], np.ndarray], keep_messages: bool,
 ) -> tuple[np.ndarray, StageMessages | None]:
     """The dense path of :func:`release_m3`: every site perturbs its D^3 moment, then projects what it sends."""

@@ -18,7 +18,18 @@ from .calibration import (
     noise_multiplier,
     privacy_profile,
 )
-from .sensitivity import NEIGHBOURING, STATISTICS, Neighbouring, Statistic, sensitivity, sensitivity_unchecked
+from .sensitivity import (
+    LDA_STATISTICS,
+    NEIGHBOURING,
+    STATISTICS,
+    LdaStatistic,
+    Neighbouring,
+    Statistic,
+    lda_sensitivity,
+    lda_sensitivity_unchecked,
+    sensitivity,
+    sensitivity_unchecked,
+)
 from .symmetric import (
     symmetric_gaussian_matrix,
     symmetric_gaussian_tensor,
@@ -41,10 +52,12 @@ from .zero_sum import (
 
 __all__ = [
     "CALIBRATIONS",
+    "LDA_STATISTICS",
     "NEIGHBOURING",
     "STATISTICS",
     "Calibration",
     "ClassicCalibrationWarning",
+    "LdaStatistic",
     "Neighbouring",
     "Statistic",
     "ZeroSumLaw",
@@ -55,6 +68,8 @@ __all__ = [
     "exact_delta",
     "exact_eps",
     "gaussian_sigma",
+    "lda_sensitivity",
+    "lda_sensitivity_unchecked",
     "multiplier",
     "noise_multiplier",
     "plain_zero_sum_noise",

@@ -25,6 +25,16 @@ mog-m3     mean t^(x)3 - sigma^2 correction 2/N + 6 D sigma^2 / N   2/N + 6 D si
 The MOG M3 constant is the papers' triangle-inequality bound; it is valid (if loose) under
 replace-one as well: ||x^(x)3 - y^(x)3||_F <= 2 and the sigma^2 correction moves by at most
 sigma^2 sqrt(3D + 6) * 2/N <= 6 D sigma^2 / N.
+
+LDA moments (paper 004; docs/math/lda.md): the unbiased estimators of Definition 3.1 from N documents, with the
+Dirichlet concentration alpha_0, a2 = alpha_0/(alpha_0 + 1), a3 = alpha_0/(alpha_0 + 2),
+b3 = 2 alpha_0^2 / ((alpha_0 + 1)(alpha_0 + 2)); neighbours replace one document (both relations: the paper's
+printed constants are L1 bounds for its misprinted estimators, so the project's own Frobenius bounds are used):
+
+=========  ==============================  =====================================
+lda-m2     M2_hat (D x D)                  (sqrt(2) + sqrt(6) a2) / N
+lda-m3     M3_hat (D x D x D)              sqrt(2) (1 + 6 a3 + 3 b3) / N
+=========  ==============================  =====================================
 """
 
 from __future__ import annotations
@@ -34,12 +44,15 @@ from typing import Literal, get_args
 
 from ..validation import InputError, check_choice, check_positive, check_positive_int
 
-__all__ = ["NEIGHBOURING", "STATISTICS", "Neighbouring", "Statistic", "sensitivity", "sensitivity_unchecked"]
+__all__ = ["LDA_STATISTICS", "NEIGHBOURING", "STATISTICS", "LdaStatistic", "Neighbouring", "Statistic",
+           "lda_sensitivity", "lda_sensitivity_unchecked", "sensitivity", "sensitivity_unchecked"]
 
 Neighbouring = Literal["replace-one", "as-published"]
 NEIGHBOURING: tuple[Neighbouring, ...] = get_args(Neighbouring)
 Statistic = Literal["mean", "pca", "stm-m2", "stm-m3", "mog-m2", "mog-m3"]
 STATISTICS: tuple[Statistic, ...] = get_args(Statistic)
+LdaStatistic = Literal["lda-m2", "lda-m3"]
+LDA_STATISTICS: tuple[LdaStatistic, ...] = get_args(LdaStatistic)
 
 
 def sensitivity(
@@ -79,4 +92,25 @@ def sensitivity_unchecked(statistic: Statistic, n: int, neighbouring: Neighbouri
         return math.sqrt(2.0) / n
     if statistic == "mog-m3":
         return (2.0 + 6.0 * dim * sigma2) / n
+    raise ValueError(f"unknown statistic {statistic!r}")
+
+
+def lda_sensitivity(statistic: str, n: int, alpha0: float) -> float:
+    """L2 sensitivity of the LDA moment ``statistic`` ("lda-m2" or "lda-m3") from ``n`` >= 3 documents with the
+    Dirichlet concentration ``alpha0`` > 0 (table in the module docstring). Checks its arguments."""
+    statistic = check_choice(statistic, "statistic", LDA_STATISTICS)
+    n = check_positive_int(n, "number of documents N", minimum=3)
+    alpha0 = check_positive(alpha0, "alpha_0")
+    return lda_sensitivity_unchecked(statistic, n, alpha0)
+
+
+def lda_sensitivity_unchecked(statistic: LdaStatistic, n: int, alpha0: float) -> float:
+    """The formula of :func:`lda_sensitivity` for validated inputs:
+    Delta2 = (sqrt(2) + sqrt(6) a2) / N and Delta3 = sqrt(2) (1 + 6 a3 + 3 b3) / N."""
+    a0 = float(alpha0)
+    if statistic == "lda-m2":
+        return (math.sqrt(2.0) + math.sqrt(6.0) * a0 / (a0 + 1.0)) / n
+    if statistic == "lda-m3":
+        a3, b3 = a0 / (a0 + 2.0), 2.0 * a0 * a0 / ((a0 + 1.0) * (a0 + 2.0))
+        return math.sqrt(2.0) * (1.0 + 6.0 * a3 + 3.0 * b3) / n
     raise ValueError(f"unknown statistic {statistic!r}")

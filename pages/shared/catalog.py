@@ -35,6 +35,8 @@ PAGES: list[PageInfo] = [
              "distributed private PCA on MNIST, digits, synthetic or uploaded data against every baseline"),
     PageInfo("pages/capeagn.py", "capeAGN", ":material/deployed_code:",
              "private tensor decomposition of topic models and Gaussian mixtures across sites, large vocabularies"),
+    PageInfo("pages/topic_models.py", "Topic models", ":material/topic:",
+             "private LDA: paper 004's four configurations, capeLDA across sites, real text with top words"),
     PageInfo("pages/privacy_utility.py", "Privacy-utility", ":material/show_chart:",
              "utility against ε, δ, N_s, S or c: the paper's Figs. 2-5 as presets, or sweeps of your scenario"),
     PageInfo("pages/glossary.py", "Glossary", ":material/menu_book:",

@@ -4,43 +4,13 @@ whitens with the top-K eigenpairs of sum_s mu_s M2_hat_s and runs the tensor pow
 
 from __future__ import annotations
 
-import numpy as np
-
-from ...cape import NoiseDesign, scenario_budgets, solve_collusion_robust, solve_general, stage_taus
-from ...validation import InputError
+from ...cape import stage_taus
 from ..algorithm import OtdAlgorithm, RunContext
 from ..problem import Decomposition
-from ..release import StageNoise, release_m2, release_m3
+from ..release import StageNoise, cape_stage_noise, release_m2, release_m3
 from ..whitening import whiten
 
 __all__ = ["ALGORITHMS"]
-
-
-def _feasible(design: NoiseDesign, stage: str) -> NoiseDesign:
-    if not design.feasible:
-        raise InputError(f"no CAPE noise design for the {stage} stage: {design.reason}", "scenario")
-    return design
-
-
-def _cape_stages(ctx: RunContext, tau2: np.ndarray, tau3: np.ndarray) -> tuple[StageNoise, StageNoise, str]:
-    """Both stages' CAPE designs (collusion-robust when the settings say so) and the privacy statement."""
-    scenario, a, c = ctx.scenario, ctx.settings.eps_split, ctx.settings.collusion
-    budgets2, budgets3 = scenario_budgets(scenario, tau2), scenario_budgets(scenario, tau3)
-    if c is None:
-        stage2 = StageNoise("cape", _feasible(solve_general(budgets2), "M2"))
-        stage3 = StageNoise("cape", _feasible(solve_general(budgets3), "M3"))
-        return stage2, stage3, (
-            f"each site's M2 release is (a eps_s, a delta_s)-DP and its M3 release ((1-a) eps_s, (1-a) "
-            f"delta_s)-DP on its own, a = {a:g}: (eps_s, delta_s) in total ({ctx.relation}); tau_c at the "
-            "DP floor of each stage; what colluding parties see jointly is covered by the audit")
-    if c > scenario.n_sites - 1:
-        raise InputError(f"collusion must be an integer in 0..S-1 = {scenario.n_sites - 1} (got {c!r})", "collusion")
-    stage2 = StageNoise("cape", _feasible(solve_collusion_robust(budgets2, c), "M2"))
-    stage3 = StageNoise("cape", _feasible(solve_collusion_robust(budgets3, c), "M3"))
-    return stage2, stage3, (
-        f"each site's M2 release is (a eps_s, a delta_s)-DP and its M3 release ((1-a) eps_s, "
-        f"(1-a) delta_s)-DP, a = {a:g} ({ctx.relation}), also against the aggregator with up to "
-        f"{c} colluding site(s): collusion-robust design in both stages")
 
 
 def _distributed(ctx: RunContext, correlated: bool) -> Decomposition:
@@ -49,7 +19,8 @@ def _distributed(ctx: RunContext, correlated: bool) -> Decomposition:
     sigma2 = problem.sigma2 if problem.kind == "mog" else None
     tau2, tau3 = stage_taus(scenario, problem.kind, ctx.settings.eps_split, dim=problem.dim, sigma2=sigma2)
     if correlated:
-        stage2, stage3, privacy = _cape_stages(ctx, tau2, tau3)
+        stage2, stage3, privacy = cape_stage_noise(scenario, tau2, tau3, split=ctx.settings.eps_split,
+                                                   collusion=ctx.settings.collusion, relation=ctx.relation)
     else:
         stage2, stage3 = StageNoise("independent", stds=tau2), StageNoise("independent", stds=tau3)
         privacy = f"each site adds its own full noise: (eps_s, delta_s)-DP per site ({ctx.relation})"

@@ -1,0 +1,243 @@
+"""``python -m dpcore lda``: private topic models - paper 004's four configurations, capeLDA and its baselines - on a
+synthetic LDA corpus, the bundled Python-docs corpus or a text file (docs/cli.md, "lda"; docs/math/lda.md).
+
+Example: ``python -m dpcore lda --configuration cape conv local 1 2 --docs 20000 --eps 30 --runs 10``.
+``--json`` prints ``{"results": [{"algorithm", "mean", "standard_error", "runs", "usable", "reason", "guarantee",
+...}, ...], ...}``; with several ``--eps`` values one such block per value under ``"curves"``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from ..data import (
+    BUNDLED_CORPORA,
+    VOCABULARY_RULES,
+    load_bundled_corpus,
+    parse_text_corpus,
+    parse_vocabulary,
+    top_words,
+)
+from ..lda import (
+    ALGORITHMS,
+    ALPHA_SHAPES,
+    GUARANTEES,
+    LdaSettings,
+    LdaSpec,
+    corpus_lda_problem,
+    default_algorithms,
+)
+from ..lda.curves import LdaCurve, eps_curve
+from ..limits import (
+    MAX_GRID_POINTS,
+    MAX_LDA_DOCUMENTS,
+    MAX_LDA_WORDS,
+    MAX_RUNS,
+    MAX_SITES,
+    MAX_TEXT_BYTES,
+)
+from ..privacy import CALIBRATIONS
+from ..scenario import Scenario, equal_sites_scenario
+from ..validation import InputError, check_delta, check_epsilon, check_positive_int
+from . import print_json
+from .table import fmt, table
+
+DEFAULTS = {"docs": 20_000, "sites": 5, "vocab": 100, "topics": 5, "alpha0": 1.0, "doc_length": 50, "eps": [30.0],
+            "delta": 1e-6, "runs": 10, "seed": 0}
+MAX_TOP_WORDS = 30
+"""Words per topic printed with --top-words."""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "lda",
+        help="private topic models: paper 004's LDA configurations 1-4, capeLDA and its baselines",
+        description="Runs the chosen LDA algorithms R times on a synthetic LDA corpus (K topics over D words, "
+        "Dirichlet concentration alpha_0), the bundled Python-docs corpus (--corpus) or a text file (--text, one "
+        "document per line), split over S equal sites, and reports per algorithm the mean topic error (mean L1 "
+        "distance per topic after optimal matching, in [0, 2]) with its standard error, or why it is unusable. "
+        "Configurations 1-4 run on the pooled documents at one curator; 2, 3 and 4 are not DP as published.",
+    )
+    names = tuple(ALGORITHMS)
+    p.add_argument("--configuration", nargs="+", metavar="NAME", default=list(default_algorithms()),
+                   help=f"one or more of {', '.join(names)} (1-4: paper 004's configurations, 2ptr: configuration 2 "
+                   f"by propose-test-release, cape: capeLDA; default: {' '.join(default_algorithms())})")
+    data = p.add_mutually_exclusive_group()
+    data.add_argument("--text", metavar="PATH", help="text file, one document per line (stop words removed)")
+    data.add_argument("--corpus", choices=tuple(BUNDLED_CORPORA), help="a bundled text corpus")
+    p.add_argument("--docs", type=int, help=f"synthetic documents in all (default {DEFAULTS['docs']:,}; at most "
+                   f"{MAX_LDA_DOCUMENTS:,})")
+    p.add_argument("--sites", type=int, help=f"equal sites S sharing the documents (default {DEFAULTS['sites']})")
+    p.add_argument("--vocab", type=int, help="synthetic vocabulary size D (default 100), or with --text and "
+                   "--vocab-rule frequent the D most frequent words")
+    p.add_argument("--topics", type=int, help=f"topics K (default {DEFAULTS['topics']})")
+    p.add_argument("--alpha0", type=float, help="Dirichlet concentration alpha_0 (default 1)")
+    p.add_argument("--alpha-shape", choices=tuple(ALPHA_SHAPES), help="synthetic alpha: symmetric (default) or drawn "
+                   "from a Dirichlet (distinct whitened eigenvalues)")
+    p.add_argument("--doc-length", type=int, help=f"words per synthetic document (default {DEFAULTS['doc_length']})")
+    p.add_argument("--eps", type=float, nargs="+", help="eps of every site; several values give a curve (default 30)")
+    p.add_argument("--delta", type=float, help=f"delta of every site (default {DEFAULTS['delta']:g})")
+    p.add_argument("--calibration", choices=CALIBRATIONS, default="analytic", help="Gaussian calibration (default "
+                   "analytic: a valid guarantee at every eps)")
+    p.add_argument("--split", type=float, default=0.5, help="share of every budget spent on M2 (default 0.5)")
+    p.add_argument("--runs", type=int, help=f"runs R (default {DEFAULTS['runs']}; at most {MAX_RUNS})")
+    p.add_argument("--seed", type=int, help="seed of the model, the documents and all noise (default 0)")
+    p.add_argument("--vocab-rule", choices=tuple(VOCABULARY_RULES), help="--text vocabulary: " + "; ".join(
+        f"{k}: {v}" for k, v in VOCABULARY_RULES.items()) + " (default: file with --vocabulary, else frequent)")
+    p.add_argument("--vocabulary", metavar="FILE", help="--text: a public vocabulary file (one word per line)")
+    p.add_argument("--top-words", type=int, default=0, metavar="N", help="text corpora: print the N most probable "
+                   f"words of each topic of the non-private and capeLDA results (at most {MAX_TOP_WORDS})")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=run)
+
+
+def _bounded(value: int | None, default: int, flag: str, limit: int, minimum: int = 1) -> int:
+    value = check_positive_int(default if value is None else value, flag, minimum=minimum)
+    if value > limit:
+        raise InputError(f"{flag} must be at most {limit:,} (got {value:,})")
+    return value
+
+
+def _settings(args: argparse.Namespace) -> tuple[list[str], tuple[float, ...], float, int, int]:
+    """Algorithms, eps grid, delta, runs and seed: checked before any work."""
+    algorithms = [n.strip() for item in args.configuration for n in item.split(",") if n.strip()]
+    unknown = [a for a in algorithms if a not in ALGORITHMS]
+    if unknown or not algorithms:
+        raise InputError(f"unknown --configuration {', '.join(unknown) or '(none)'}; choose from "
+                         f"{', '.join(ALGORITHMS)}")
+    grid = tuple(check_epsilon(e, "--eps") for e in (args.eps or DEFAULTS["eps"]))
+    if len(set(grid)) > MAX_GRID_POINTS:
+        raise InputError(f"--eps takes at most {MAX_GRID_POINTS} values (got {len(set(grid))})")
+    delta = check_delta(DEFAULTS["delta"] if args.delta is None else args.delta, "--delta")
+    runs = _bounded(args.runs, DEFAULTS["runs"], "--runs", MAX_RUNS)
+    seed = check_positive_int(DEFAULTS["seed"] if args.seed is None else args.seed, "--seed", minimum=0)
+    if not 0.0 < args.split < 1.0:
+        raise InputError(f"--split must be strictly between 0 and 1 (got {args.split:g})")
+    if not 0 <= args.top_words <= MAX_TOP_WORDS:
+        raise InputError(f"--top-words must be in 0..{MAX_TOP_WORDS} (got {args.top_words})")
+    return algorithms, grid, delta, runs, seed
+
+
+def _synthetic(args: argparse.Namespace, n_sites: int, grid: tuple[float, ...], delta: float
+               ) -> tuple[LdaSpec, Scenario]:
+    docs = _bounded(args.docs, DEFAULTS["docs"], "--docs", MAX_LDA_DOCUMENTS)
+    if docs < 3 * n_sites:
+        raise InputError(f"--docs {docs} is too few for {n_sites} sites: each site needs at least 3 documents")
+    spec = LdaSpec(dim=DEFAULTS["vocab"] if args.vocab is None else args.vocab,
+                   k=DEFAULTS["topics"] if args.topics is None else args.topics,
+                   alpha0=DEFAULTS["alpha0"] if args.alpha0 is None else args.alpha0,
+                   alpha_shape=args.alpha_shape or "symmetric",
+                   doc_length=DEFAULTS["doc_length"] if args.doc_length is None else args.doc_length)
+    if docs * spec.doc_length > MAX_LDA_WORDS:
+        raise InputError(f"--docs x --doc-length = {docs * spec.doc_length:,} words is more than the limit of "
+                         f"{MAX_LDA_WORDS:,}")
+    scenario = equal_sites_scenario(n_sites, docs // n_sites, grid[0], delta, calibration=args.calibration,
+                                    name_prefix="site")
+    extra = docs - n_sites * (docs // n_sites)
+    if extra:
+        scenario = scenario.with_sizes([docs // n_sites + (i < extra) for i in range(n_sites)])
+    return spec, scenario
+
+
+def _read(path: str, limit: int = MAX_TEXT_BYTES) -> bytes:
+    file = Path(path)
+    size = file.stat().st_size
+    if size > limit:
+        raise InputError(f"{path} is {size / 2**20:.1f} MB, more than the limit of {limit // 2**20} MB")
+    return file.read_bytes()
+
+
+def _text_corpus(args: argparse.Namespace):
+    if args.corpus:
+        for flag in ("vocab_rule", "vocabulary", "vocab"):
+            if getattr(args, flag) is not None:
+                raise InputError(f"--{flag.replace('_', '-')} does not apply to --corpus (it has its public "
+                                 "vocabulary)")
+        return load_bundled_corpus(args.corpus)
+    rule = args.vocab_rule or ("file" if args.vocabulary else "frequent")
+    vocabulary = parse_vocabulary(_read(args.vocabulary)) if args.vocabulary else None
+    if rule == "frequent" and args.vocab is None:
+        raise InputError("--text with the 'frequent' vocabulary rule needs --vocab D (or give --vocabulary FILE or "
+                         "--vocab-rule bundled)")
+    return parse_text_corpus(_read(args.text), rule=rule, vocab_size=args.vocab, vocabulary=vocabulary)
+
+
+def _compute(args: argparse.Namespace) -> LdaCurve:
+    algorithms, grid, delta, runs, seed = _settings(args)
+    n_sites = _bounded(args.sites, DEFAULTS["sites"], "--sites", MAX_SITES)
+    settings = LdaSettings(eps_split=args.split)
+    if args.text or args.corpus:
+        for flag in ("docs", "doc_length", "alpha_shape"):
+            if getattr(args, flag) is not None:
+                raise InputError(f"--{flag.replace('_', '-')} applies to synthetic corpora only")
+        corpus = _text_corpus(args)
+        alpha0 = DEFAULTS["alpha0"] if args.alpha0 is None else args.alpha0
+        problem = corpus_lda_problem(corpus, DEFAULTS["topics"] if args.topics is None else args.topics, alpha0,
+                                     np.full(n_sites, 1.0 / n_sites), np.random.default_rng([seed, 0x5B117]))
+        scenario = equal_sites_scenario(n_sites, 3, grid[0], delta, calibration=args.calibration, name_prefix="site")
+        return eps_curve(scenario, algorithms, grid, problem=problem, runs=runs, seed=seed, settings=settings)
+    spec, scenario = _synthetic(args, n_sites, grid, delta)
+    return eps_curve(scenario, algorithms, grid, spec=spec, runs=runs, seed=seed, settings=settings)
+
+
+def _rows(curve: LdaCurve, eps: float) -> list[dict]:
+    out = []
+    for name in curve.algorithms:
+        r = curve.at(name, eps)
+        usable = r["runs"] > 0
+        out.append({"algorithm": name, "metric": "topic_error", "mean": r["mean"] if usable else None,
+                    "standard_error": r["se"] if r["runs"] > 1 else None, "runs": int(r["runs"]),
+                    "unusable": int(r["unusable"]), "whitening_failed": int(r["whitening_failed"]), "usable": usable,
+                    "reason": None if usable else curve.reasons.get(name), "guarantee": curve.guarantees[name],
+                    "privacy": GUARANTEES[ALGORITHMS[name].guarantee]})
+    return out
+
+
+def _header(curve: LdaCurve) -> dict:
+    p = curve.problem
+    return {"reference": curve.reference, "dim": p.dim, "k": p.k, "alpha0": p.alpha0, "sites": p.n_sites,
+            "sizes": p.sizes.tolist(), "runs": curve.runs, "seed": curve.seed, "notes": list(curve.notes)}
+
+
+def _print_table(curve: LdaCurve, eps: float) -> None:
+    rows = []
+    for r in _rows(curve, eps):
+        error = f"{fmt(r['mean'])} ± {fmt(r['standard_error'], 2)}" if r["usable"] else "-"
+        status = "yes" if r["usable"] else "UNUSABLE" if r["unusable"] else "whitening failed"
+        rows.append([ALGORITHMS[r["algorithm"]].title, error, r["runs"], status, r["privacy"]])
+    print(f"eps = {eps:g}")
+    print(table(["algorithm", "topic error ± se", "runs", "usable", "privacy"], rows))
+
+
+def run(args: argparse.Namespace) -> int:
+    curve = _compute(args)
+    if args.json:
+        data = _header(curve)
+        if len(curve.grid) == 1:
+            data.update(eps=curve.grid[0], results=_rows(curve, curve.grid[0]))
+        else:
+            data["curves"] = [{"eps": e, "results": _rows(curve, e)} for e in curve.grid]
+        print_json(data)
+        return 0
+    for note in curve.notes:
+        print(f"note: {note}", file=sys.stderr)
+    p = curve.problem
+    print(f"LDA: D = {p.dim}, K = {p.k}, alpha_0 = {p.alpha0:g}, {p.n_sites} sites (N_s = "
+          f"{', '.join(map(str, p.sizes))}), {curve.runs} run(s), seed {curve.seed}; topic error (mean L1 per topic, "
+          f"0 to 2) against {'the true topics' if curve.reference == 'truth' else 'the non-private topics'}")
+    for eps in curve.grid:
+        _print_table(curve, eps)
+    for name, reason in curve.reasons.items():
+        print(f"{ALGORITHMS[name].title}: {reason}", file=sys.stderr)
+    if args.top_words and p.vocabulary:
+        for name in ("nonpriv", "cape"):
+            example = curve.examples.get((name, curve.grid[-1]))
+            if example is not None:
+                print(f"top words, {ALGORITHMS[name].title} (eps = {curve.grid[-1]:g}):")
+                for i, words in enumerate(top_words(example.topics, p.vocabulary, args.top_words)):
+                    print(f"  topic {i + 1}: {' '.join(w for w, _ in words)}")
+    return 0

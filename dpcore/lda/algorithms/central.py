@@ -1,0 +1,64 @@
+"""The single-party LDA baselines (docs/math/lda.md, "capeLDA"): one trusted curator holding every document (pooled
+Gaussian moments with the strictest site budget), one site alone with its own budget (local), and the non-private
+method of moments. Each runs the same two-stage flow as capeLDA on one party's documents."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...otd.release import StageNoise
+from ...privacy.calibration import multiplier
+from ...privacy.sensitivity import lda_sensitivity_unchecked
+from ...validation import InputError
+from ..algorithm import LdaAlgorithm, RunContext
+from ..problem import LdaResult
+
+__all__ = ["ALGORITHMS"]
+
+
+def _gaussian(ctx: RunContext, alone: bool) -> LdaResult:
+    """Gaussian noise on the party's M2 (budget a eps, a delta) and projected M3 (the rest) at the global Delta2,
+    Delta3 of its N documents."""
+    problem, scenario = ctx.problem, ctx.scenario
+    if alone:
+        index = int(np.argmax(problem.sizes)) if ctx.settings.local_site is None else int(ctx.settings.local_site)
+        if not 0 <= index < problem.n_sites:
+            raise InputError(f"local site must be in 0..{problem.n_sites - 1} (got {index})", "local_site")
+        site, who = problem.sites[index], f"site {scenario.names[index]}'s documents only"
+        eps, delta = float(scenario.eps[index]), float(scenario.delta[index])
+    else:
+        site, who = problem.pooled, "every document at one trusted curator, the strictest site budget"
+        eps, delta = float(scenario.eps.min()), float(scenario.delta.min())
+    a = ctx.settings.eps_split
+    tau2 = lda_sensitivity_unchecked("lda-m2", site.n, problem.alpha0) * multiplier(a * eps, a * delta,
+                                                                                    scenario.calibration)
+    tau3 = lda_sensitivity_unchecked("lda-m3", site.n, problem.alpha0) * multiplier((1 - a) * eps, (1 - a) * delta,
+                                                                                    scenario.calibration)
+    guarantee = (f"(eps, delta)-DP with (eps, delta) = ({eps:g}, {delta:g}) for {who}: Gaussian M2 and projected M3 at "
+                 f"the global sensitivities, split a = {a:g} ({ctx.relation})")
+    return ctx.two_stage([site], np.ones(1), StageNoise("independent", stds=np.array([tau2])),
+                         StageNoise("independent", stds=np.array([tau3])), guarantee)
+
+
+def _nonpriv(ctx: RunContext) -> LdaResult:
+    return ctx.two_stage([ctx.problem.pooled], np.ones(1), StageNoise("none"), StageNoise("none"), "no privacy")
+
+
+ALGORITHMS = (
+    LdaAlgorithm(
+        name="pooled", title="pooled (trusted curator)", position=30, colour="#9467bd", guarantee="dp",
+        description="one trusted curator holds every document and adds Gaussian noise to M2 and the projected M3 "
+        "(the strictest site budget): what capeLDA matches without pooling",
+        run=lambda ctx: _gaussian(ctx, alone=False),
+    ),
+    LdaAlgorithm(
+        name="local", title="local", position=40, default=True, colour="#8c564b", guarantee="dp", distributed=True,
+        description="one site alone (the largest unless chosen) with its own budget and documents",
+        run=lambda ctx: _gaussian(ctx, alone=True),
+    ),
+    LdaAlgorithm(
+        name="nonpriv", title="non-private", position=50, default=True, colour="#2ca02c", guarantee="none",
+        private=False, description="the non-private method of moments on every document",
+        run=_nonpriv,
+    ),
+)

@@ -1,0 +1,44 @@
+"""capeLDA and the conventional scheme (docs/math/lda.md, "capeLDA"): every site releases the LDA moments of its own
+documents - M2_s, then M3_s(W, W, W) after the aggregator broadcasts W - with CAPE's correlated noise (both stages
+designed by :func:`dpcore.cape.stage_taus` and the general solver, as capeAGN) or with its own full noise; the
+aggregator combines sum_s mu_s (release_s - f_s), whitens, decomposes and recovers topics and alpha."""
+
+from __future__ import annotations
+
+from ...cape import stage_taus
+from ...otd.release import StageNoise, cape_stage_noise
+from ..algorithm import LdaAlgorithm, RunContext
+from ..problem import LdaResult
+
+__all__ = ["ALGORITHMS"]
+
+
+def _distributed(ctx: RunContext, correlated: bool) -> LdaResult:
+    problem, scenario = ctx.problem, ctx.scenario
+    tau2, tau3 = stage_taus(scenario, "lda", ctx.settings.eps_split, dim=problem.dim, alpha0=problem.alpha0)
+    if correlated:
+        stage2, stage3, privacy = cape_stage_noise(scenario, tau2, tau3, split=ctx.settings.eps_split,
+                                                   collusion=ctx.settings.collusion, relation=ctx.relation)
+        privacy = "(eps_s, delta_s)-DP per site: " + privacy
+    else:
+        stage2, stage3 = StageNoise("independent", stds=tau2), StageNoise("independent", stds=tau3)
+        privacy = f"(eps_s, delta_s)-DP per site: each site adds its own full noise ({ctx.relation})"
+    return ctx.two_stage(problem.sites, scenario.weights(), stage2, stage3, privacy)
+
+
+ALGORITHMS = (
+    LdaAlgorithm(
+        name="cape", title="capeLDA", position=10, default=True, colour="#d62728", guarantee="dp",
+        collusion_robust=True, distributed=True,
+        description="capeLDA: every site releases its LDA moments M2_s and M3_s(W, W, W) with CAPE correlated noise; "
+        "the aggregate carries only the noise pooled data would need",
+        run=lambda ctx: _distributed(ctx, correlated=True),
+    ),
+    LdaAlgorithm(
+        name="conv", title="conventional", position=20, default=True, colour="#1f77b4", guarantee="dp",
+        distributed=True,
+        description="conventional: every site adds its own full Gaussian noise to its LDA moments, the aggregator "
+        "averages (no correlated noise)",
+        run=lambda ctx: _distributed(ctx, correlated=False),
+    ),
+)

@@ -1,0 +1,297 @@
+"""Topic models: private LDA by the method of moments - paper 004's four configurations, capeLDA across sites and
+their baselines - on a synthetic corpus, the bundled Python documentation or uploaded text."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from dpcore.cape import agn_stage_plans
+from dpcore.cape.protocol import capeagn_round, party_views
+from dpcore.data import VOCABULARY_RULES, load_bundled_corpus, parse_text_corpus, parse_vocabulary, top_words
+from dpcore.lda import ALGORITHMS, ALPHA_SHAPES, GUARANTEES, LdaSpec, check_synthetic_size, corpus_lda_problem
+from dpcore.lda.curves import LdaCurve, eps_curve
+from dpcore.lda.story import (
+    BREAKDOWN,
+    OPENING,
+    REGIME_DOCS,
+    REGIME_GRID,
+    REGIME_SPEC,
+    TopicStory,
+    regime_sentences,
+    story_sentence,
+)
+from dpcore.privacy import CALIBRATIONS
+from dpcore.scenario import equal_sites_scenario
+from dpcore.validation import InputError, check_delta
+from pages.shared.navigation import start_page
+from pages.shared.widgets import scenario_sidebar, show_chart, show_error
+
+scenario = start_page()
+
+RESULT_KEY, REGIME_KEY = "tm_result", "tm_regimes"
+TITLES = {name: entry.title for name, entry in ALGORITHMS.items()}
+SOURCES = ("Synthetic corpus", "Python documentation (bundled)", "Upload text")
+TEXT_GRID = "100, 300, 1000, 3000"
+CONFIGURATION_CURVES = ("1", "2", "2ptr", "3", "4", "nonpriv")
+
+
+def _apply(story: TopicStory) -> None:
+    """Put a story's settings into the widgets and ask for a run (a button callback: runs before the widgets)."""
+    st.session_state.update({
+        "tm_source": SOURCES[0], "tm_dim": story.spec.dim, "tm_k": story.spec.k, "tm_alpha0": story.spec.alpha0,
+        "tm_shape": story.spec.alpha_shape, "tm_doclen": story.spec.doc_length, "tm_docs": story.docs_per_site,
+        "tm_sites": story.sites, "tm_grid": ", ".join(f"{e:g}" for e in story.grid), "tm_delta": story.delta,
+        "tm_algorithms": list(story.algorithms), "tm_runs": story.runs, "tm_story": story.name, "tm_autorun": True,
+    })
+    st.session_state.pop(REGIME_KEY, None)
+
+
+if "tm_story" not in st.session_state:
+    _apply(OPENING)
+    st.session_state.update({"tm_autorun": False, "tm_grid_text": TEXT_GRID})
+story = BREAKDOWN if st.session_state["tm_story"] == BREAKDOWN.name else OPENING
+
+scenario_sidebar(scenario)
+st.title("Topic models: private LDA across sites")
+st.markdown(story.headline)
+left, right = st.columns([1, 1])
+if story is OPENING:
+    left.button("Show where CAPE stops helping", key="tm_breakdown", on_click=_apply, args=(BREAKDOWN,),
+                help="Switch to 400 documents per site and run: every private curve meets near random topics.")
+else:
+    left.button("Back to the opening setting", key="tm_opening", on_click=_apply, args=(OPENING,))
+    st.info(story.explanation, icon=":material/info:")
+with st.expander("The method of moments, the four configurations and capeLDA"):
+    st.markdown(
+        "LDA's moments M2 and M3 (with the Dirichlet concentration alpha_0) are sums of the topics' outer products. "
+        "The topics come back by whitening M2, decomposing the whitened M3 with the tensor power method and "
+        "un-whitening. **Paper 004** puts Gaussian noise on one of four places of this data flow (configurations "
+        "1-4): only configuration 1 uses global sensitivities and is differentially private; 2, 3 and 4 calibrate "
+        "to the corpus's own (local) sensitivity and need conditions on its spectrum. **capeLDA** lets every site "
+        "release the moments of its own documents with CAPE's correlated noise: the aggregate carries only the "
+        "noise pooled data would need. The topic error is the mean L1 distance per topic after the best matching "
+        "(0 = perfect, 2 = disjoint). docs/math/lda.md has the mathematics.")
+
+# --- data ------------------------------------------------------------------------------------------------------------
+st.subheader("Corpus")
+problems: list[InputError] = []
+source = st.radio("Documents", SOURCES, horizontal=True, key="tm_source",
+                  help="A synthetic LDA corpus (error against the true topics), or real text (error against the "
+                  "non-private topics).")
+spec = corpus = None
+c1, c2, c3 = st.columns(3)
+alpha0 = c2.number_input("Dirichlet concentration α₀", 0.01, 1000.0, step=0.5, key="tm_alpha0",
+                         help="alpha_0 = sum of the Dirichlet prior's parameters; small: documents with few topics.")
+try:
+    if source == SOURCES[0]:
+        k = c1.number_input("Topics K", 1, 50, key="tm_k")
+        shape = c3.selectbox("Shape of α", list(ALPHA_SHAPES), key="tm_shape", help="; ".join(
+            f"{n}: {t}" for n, t in ALPHA_SHAPES.items()))
+        c1, c2, c3 = st.columns(3)
+        dim = c1.number_input("Vocabulary size D", 3, 5000, key="tm_dim")
+        doc_length = c2.number_input("Words per document", 3, 10_000, key="tm_doclen")
+        docs = c3.number_input("Documents per site", 3, 200_000, step=500, key="tm_docs")
+        spec = LdaSpec(dim=int(dim), k=int(k), alpha0=float(alpha0), alpha_shape=shape, doc_length=int(doc_length))
+    else:
+        k = c1.number_input("Topics K", 1, 50, 8, key="tm_k_text")
+        if source == SOURCES[1]:
+            corpus = load_bundled_corpus()
+            st.caption("2,208 paragraphs and docstrings of the Python and SciPy documentation (PSF-2.0, BSD-3-Clause), "
+                       "stop words removed, its public 600-word vocabulary. With this few documents privacy needs a "
+                       "large eps.")
+        else:
+            upload = st.file_uploader("Text file, one document per line", type=["txt"], key="tm_upload")
+            rule = st.radio("Vocabulary", list(VOCABULARY_RULES), key="tm_rule", format_func=VOCABULARY_RULES.get)
+            if rule == "frequent":
+                st.warning("The most frequent words of your documents are **not private**: which words are frequent "
+                           "is information about the documents. Use a public word list for an end-to-end guarantee.",
+                           icon=":material/warning:")
+            size = st.number_input("Vocabulary size D", 2, 20_000, 500, key="tm_vocab_size",
+                                   disabled=rule != "frequent")
+            vocab_file = st.file_uploader("Vocabulary file (one word per line)", type=["txt"], key="tm_vocab_file",
+                                          disabled=rule != "file")
+            if upload is not None:
+                vocabulary = parse_vocabulary(vocab_file.getvalue()) if vocab_file is not None else None
+                corpus = parse_text_corpus(upload.getvalue(), rule=rule, vocab_size=int(size), vocabulary=vocabulary)
+except InputError as exc:
+    problems.append(exc)
+    show_error(exc)
+
+# --- sites and budgets ---------------------------------------------------------------------------------------------
+st.subheader("Sites and privacy")
+c1, c2, c3, c4 = st.columns(4)
+n_sites = c1.number_input("Sites S", 1, 100, key="tm_sites", help="Equal sites; documents are shared out equally.")
+grid_text = c2.text_input("ε values", key="tm_grid" if source == SOURCES[0] else "tm_grid_text",
+                          help="The eps of every site, separated by commas: one point of the curves each.")
+delta = c3.number_input("δ", 0.0, 0.5, format="%.1e", key="tm_delta", help="delta of every site (well below 1/N_s).")
+calibration = c4.selectbox("Calibration", CALIBRATIONS, index=CALIBRATIONS.index("analytic"), key="tm_calibration",
+                           help="analytic: exact at every eps; classic: the papers' formula, a guarantee only for "
+                           "eps < 1.")
+if spec is not None:
+    try:
+        check_synthetic_size(spec, [int(st.session_state["tm_docs"])] * int(n_sites))
+    except InputError as exc:
+        problems.append(exc)
+        show_error(exc)
+grid: tuple[float, ...] = ()
+try:
+    grid = tuple(float(v) for v in str(grid_text).replace(";", ",").split(",") if v.strip())
+    if not grid or min(grid) <= 0:
+        raise InputError("give the eps values as positive numbers separated by commas, e.g. 3, 10, 30, 100", "eps")
+    check_delta(float(delta), "δ")
+except ValueError as exc:
+    problems.append(exc)
+    show_error(exc if isinstance(exc, InputError) else InputError(f"ε values: {exc}", "eps"))
+
+st.subheader("Algorithms")
+algorithms = st.multiselect("Algorithms", list(ALGORITHMS), key="tm_algorithms", format_func=TITLES.get,
+                            help="; ".join(f"{e.title}: {e.description}" for e in ALGORITHMS.values()))
+c1, c2 = st.columns(2)
+runs = c1.number_input("Runs", 1, 50, key="tm_runs", help="Independent runs (fresh documents for synthetic data).")
+seed = c2.number_input("Seed", 0, 2**31 - 1, 0, key="tm_seed", help="Reproduces the corpus and every noise draw.")
+
+
+def _compute() -> LdaCurve:
+    sites = equal_sites_scenario(int(n_sites), int(st.session_state.get("tm_docs", 3)), grid[0], float(delta),
+                                 calibration=calibration, name_prefix="site ")
+    bar = st.progress(0.0, text="starting")
+    try:
+        if spec is not None:
+            return eps_curve(sites, algorithms, grid, spec=spec, runs=int(runs), seed=int(seed),
+                             progress=lambda f, t: bar.progress(min(f, 1.0), text=t))
+        if corpus is None:
+            raise InputError("upload a text file first", "file")
+        problem = corpus_lda_problem(corpus, int(k), float(alpha0), np.full(int(n_sites), 1 / int(n_sites)),
+                                     np.random.default_rng([int(seed), 0x5B117]))
+        return eps_curve(sites, algorithms, grid, problem=problem, runs=int(runs), seed=int(seed),
+                         progress=lambda f, t: bar.progress(min(f, 1.0), text=t))
+    finally:
+        bar.empty()
+
+
+clicked = st.button("Run", type="primary", key="tm_run", disabled=bool(problems))
+if (clicked or st.session_state.pop("tm_autorun", False)) and not problems:
+    try:
+        st.session_state[RESULT_KEY] = _compute()
+        st.session_state.pop(REGIME_KEY, None)
+    except InputError as exc:
+        show_error(exc)
+
+# --- results ---------------------------------------------------------------------------------------------------------
+
+
+def _curve_chart(curve: LdaCurve) -> go.Figure:
+    fig = go.Figure()
+    for name in curve.algorithms:
+        rows = curve.summary[curve.summary["algorithm"] == name]
+        fig.add_scatter(x=rows["eps"], y=rows["mean"], error_y={"type": "data", "array": rows["se"]}, name=TITLES[name],
+                        mode="lines+markers", line={"color": ALGORITHMS[name].colour,
+                                                    "dash": "dot" if not ALGORITHMS[name].private else "solid"})
+    fig.update_xaxes(type="log", title="ε of every site")
+    fig.update_yaxes(title="topic error (0 = perfect, 2 = disjoint)", rangemode="tozero")
+    return fig
+
+
+def _table(curve: LdaCurve) -> pd.DataFrame:
+    rows = []
+    for name in curve.algorithms:
+        row = {"algorithm": TITLES[name], "privacy": GUARANTEES[ALGORITHMS[name].guarantee]}
+        for eps in curve.grid:
+            r = curve.at(name, eps)
+            row[f"ε = {eps:g}"] = (f"{r['mean']:.3f} ± {r['se']:.3f}" if r["runs"] > 1 else
+                                   f"{r['mean']:.3f}" if r["runs"] else "unusable" if r["unusable"] else "failed")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _headline_eps(curve: LdaCurve) -> float:
+    return min(curve.grid, key=lambda e: abs(np.log(e / OPENING.eps)))
+
+
+result: LdaCurve | None = st.session_state.get(RESULT_KEY)
+st.subheader("Results")
+if result is None:
+    st.info("Press **Run** to compute the topic error of every chosen algorithm at every ε (a few seconds).")
+else:
+    sentence = story_sentence(result, _headline_eps(result))
+    if sentence:
+        st.markdown(f"**{sentence}**")
+    p = result.problem
+    st.caption(f"D = {p.dim}, K = {p.k}, α₀ = {p.alpha0:g}, {p.n_sites} sites (N_s = "
+               f"{', '.join(map(str, p.sizes))}), {result.runs} run(s), seed {result.seed}; error against "
+               f"{'the true topics' if result.reference == 'truth' else 'the non-private topics'}; bars: ± one "
+               "standard error.")
+    show_chart(_curve_chart(result), "Topic error against ε", key="tm_chart")
+    st.dataframe(_table(result), hide_index=True, width="stretch")
+    st.markdown("**Which algorithms are usable on this corpus, and what they guarantee**")
+    for name in result.algorithms:
+        usable = result.usable(name)
+        kind = GUARANTEES[ALGORITHMS[name].guarantee]
+        line = f"- **{TITLES[name]}** - {'usable' if usable else 'unusable'}, *{kind}*: {result.guarantees[name]}"
+        if name in result.reasons:
+            line += f"  \n  *Why {'some runs had no result' if usable else 'not'}:* {result.reasons[name]}"
+        st.markdown(line)
+    if p.vocabulary:
+        names = [n for n in result.algorithms if (n, result.grid[-1]) in result.examples]
+        c1, c2 = st.columns(2)
+        shown = c1.selectbox("Top words of", names, format_func=TITLES.get, key="tm_words_of") if names else None
+        eps_shown = c2.selectbox("at ε", result.grid, index=len(result.grid) - 1, key="tm_words_eps")
+        example = result.examples.get((shown, eps_shown)) if shown else None
+        if example is not None:
+            words = top_words(example.topics, p.vocabulary, 8)
+            st.dataframe(pd.DataFrame({f"topic {i + 1}": [w for w, _ in ws] for i, ws in enumerate(words)}),
+                         hide_index=True, width="stretch")
+    for note in result.notes:
+        st.caption(note)
+
+    with st.expander("How capeLDA's releases are protected: the two CAPE stages and the audit"):
+        try:
+            eps0 = _headline_eps(result)
+            plan_scenario = equal_sites_scenario(p.n_sites, int(p.sizes.min()), eps0, float(delta),
+                                                 calibration=calibration).with_sizes(p.sizes)
+            stage1, stage2 = agn_stage_plans(plan_scenario, "lda", 0.5, dim=p.dim, alpha0=p.alpha0)
+            round_ = capeagn_round(stage1.design, stage2.design, p.dim, p.k, projected=True)
+            st.markdown(f"At ε = {eps0:g}: stage 1 releases M2 (D x D) with τ_c = {stage1.design.tau_c:.3g}, stage 2 "
+                        f"the whitened M3 (K x K x K) with τ_c = {stage2.design.tau_c:.3g}; one round moves "
+                        f"{round_.total_numbers:,} numbers. What each party can learn (stage 1):")
+            if stage1.audit is not None:
+                st.dataframe(pd.DataFrame([{"party": v.party, "sees": v.sees, "worst site": v.worst_site,
+                                            "σ_eff / τ_s": v.sigma_ratio, "sites over budget": v.failing}
+                                           for v in party_views(stage1.design, stage1.audit)]),
+                             hide_index=True, width="stretch")
+        except InputError as exc:
+            show_error(exc)
+
+    st.subheader("Paper 004's regime comparisons (Remarks 5.1-5.3)")
+    st.markdown("Configurations 1-4 against ε on this corpus (Remark 5.1), and on a corpus where all four are usable "
+                f"(K = {REGIME_SPEC.k} topics over D = {REGIME_SPEC.dim} words, distinct α, {REGIME_DOCS:,} "
+                f"documents of {REGIME_SPEC.doc_length} words at one curator) for Remarks 5.2 and 5.3.")
+    if st.button("Compare the configurations", key="tm_regimes_run"):
+        try:
+            if spec is not None:
+                here = eps_curve(equal_sites_scenario(int(n_sites), int(st.session_state["tm_docs"]), grid[0],
+                                                      float(delta), calibration=calibration),
+                                 CONFIGURATION_CURVES, grid, spec=spec, runs=int(runs), seed=int(seed))
+            else:
+                here = eps_curve(equal_sites_scenario(p.n_sites, 3, grid[0], float(delta), calibration=calibration),
+                                 CONFIGURATION_CURVES, grid, problem=result.problem, runs=int(runs), seed=int(seed))
+            regime = eps_curve(equal_sites_scenario(1, REGIME_DOCS, REGIME_GRID[0], 1e-6, calibration="analytic"),
+                               CONFIGURATION_CURVES, REGIME_GRID, spec=REGIME_SPEC, runs=int(runs), seed=int(seed))
+            st.session_state[REGIME_KEY] = (here, regime)
+        except InputError as exc:
+            show_error(exc)
+    regimes = st.session_state.get(REGIME_KEY)
+    if regimes is not None:
+        here, regime = regimes
+        c1, c2 = st.columns(2)
+        with c1:
+            show_chart(_curve_chart(here), "This corpus", key="tm_regime_here", height=320)
+        with c2:
+            show_chart(_curve_chart(regime), "A corpus where all four are usable", key="tm_regime_other", height=320)
+        sentences = regime_sentences(here)
+        sentences.update({k: v for k, v in regime_sentences(regime).items() if k != "5.1"})
+        for key in sorted(sentences):
+            st.markdown(f"- {sentences[key]}")
