@@ -122,4 +122,4 @@ def test_authors_truth_workers_and_both_metrics(capsys):
     assert main(["otd", "--model", "mog", *SMALL, "--truth", "authors"]) == 0
     assert "q_comp unit" in capsys.readouterr().out
     assert main(["otd", "--model", "mog", *SMALL, "--workers", "0"]) == 2
-    assert "workers must be a whole number of worker processes from 1 to 8" in capsys.readouterr().err
+    assert "argument --workers: must be an integer from 1 to 8 (got '0')" in capsys.readouterr().err

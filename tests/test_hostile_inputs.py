@@ -167,7 +167,7 @@ def test_class3_eps_1e_300_typed_into_the_sites_table_is_listed(tmp_path):
     at.session_state[key] = {"edited_rows": {0: {"eps": 1e-300}}, "added_rows": [], "deleted_rows": []}
     at.run()
     assert not at.exception
-    assert "eps: must be a number from 1e-06 to 10000 (got 1e-300)" in at.error[0].value
+    assert "ε: must be a number from 1e-06 to 10000 (got 1e-300)" in at.error[0].value  # in the app's notation
     for page in ("pages/noise_design.py", "pages/gain.py", "pages/protocol.py"):
         at.switch_page(page).run()
         assert not at.exception, page
@@ -269,11 +269,11 @@ def test_class7_directories_and_missing_files_get_one_line(capsys, tmp_path):
     (("otd", "--model", "mog", "--restarts", "1e9"), "argument --restarts: must be an integer from 1 to"),
     (("otd", "--model", "mog", "--ns", "100000000"), "the sites hold 500,000,000 samples in all (S x N_s), more than "
                                                      "the 5,000,000"),
-    (("otd", "--model", "mog", "--ns", "1000000", "--d", "100"), "more than the 60,000,000 a run keeps in memory"),
+    (("otd", "--model", "mog", "--ns", "1000000", "--d", "100"), "more than the 100,000,000 a run keeps in memory"),
     (("pca", "--dim", "100000"), "argument --dim: must be an integer from 2 to 3,000"),
     (("pca", "--site-size", "1000000000000"), "argument --site-size: must be an integer from 1 to 1,000,000,000"),
     (("pca", "--site-size", "1e12"), "argument --site-size: must be an integer from 1 to 1,000,000,000"),
-    (("pca", "--site-size", "100000000"), "more than the 60,000,000 this tool keeps in memory"),
+    (("pca", "--site-size", "100000000"), "more than the 100,000,000 this tool keeps in memory"),
     (("otd", "--model", "mog", "--memory-budget", "nan"), "argument --memory-budget: must be a finite number in"),
     (("otd", "--model", "mog", "--split", "inf"), "argument --split: must be a finite number in (0, 1)"),
     (("pca", "--concentration", "1e-300", "--split", "skewed"), "argument --concentration: must be a finite number"),
@@ -292,7 +292,7 @@ def test_class8_library_entry_points_bound_the_same_work():
 
     assert "iterations N must be an integer from 1 to 1,000" in _message(lambda: OtdSettings(n_iter=10**9))
     assert "D must be an integer from 2 to 20,000" in _message(lambda: SyntheticSpec(kind="mog", dim=10**8, k=2))
-    assert "more than the 60,000,000" in _message(
+    assert "more than the 100,000,000" in _message(
         lambda: synthetic_dataset(10**12, np.random.default_rng(0), dim=200))
     assert "D must be an integer from 2 to 3,000" in _message(
         lambda: synthetic_dataset(10, np.random.default_rng(0), dim=100_000))
@@ -406,7 +406,7 @@ def test_class12_n_1e19_typed_into_the_sites_table_gets_a_message():
     at.run()
     assert not at.exception
     assert "site 3 (C), n: must be an integer from 1 to 1,000,000,000 (got '1e19')" in at.error[0].value
-    assert at.dataframe[1].value["n"].tolist()[2] == "1e19"  # kept as typed (the marked copy of the table)
+    assert at.dataframe[1].value["N_s"].tolist()[2] == "1e19"  # kept as typed (the marked copy of the table)
     assert at.session_state["scenario"] == default_scenario()
 
 

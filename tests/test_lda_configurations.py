@@ -166,7 +166,7 @@ def test_projected_m3_noise_has_the_law_of_the_projected_dense_noise():
     rng = np.random.default_rng(9)
     w = rng.standard_normal((7, 3))
     noise = StageNoise("independent", stds=np.array([0.5]))
-    draws = np.stack([release_m3([_ZeroMoments()], np.ones(1), w, noise, rng, path="projected")[0]
+    draws = np.stack([release_m3([_ZeroMoments()], np.ones(1), w, noise, rng, path="projected", law="symmetrized")[0]
                       for _ in range(20_000)])
     np.testing.assert_allclose(draws, draws.transpose(0, 2, 1, 3), atol=1e-12)  # symmetric
     for _ in range(3):

@@ -108,7 +108,7 @@ def test_bad_inputs_are_shown_next_to_the_input_and_keep_the_rest():
     assert "ε values" in _texts(at.error) and at.button(key="tm_run").disabled
     at.text_input(key="tm_grid").set_value("3, 30").run()
     at.number_input(key="tm_dim").set_value(5).run()
-    assert "topics K must be <= D - 1" in _texts(at.error) and at.button(key="tm_run").disabled
+    assert "topics K must be ≤ D - 1" in _texts(at.error) and at.button(key="tm_run").disabled
     assert at.text_input(key="tm_grid").value == "3, 30"  # what the user entered stays
     at.number_input(key="tm_dim").set_value(100).run()
     _clean(at)

@@ -253,8 +253,8 @@ def test_plan_refuses_a_design_that_fails_the_audit():
     (_budgets([800, 600, 397], dim=64), RoundSettings(algorithm="capeAGN", k=2), "outside 2..60"),
     (_budgets([800, 600, 397], dim=4), RoundSettings(algorithm="capePCA", k=5), "K"),
     (_budgets([800, 600, 397], eps=(1.0, -1.0, 1.0)), RoundSettings(algorithm="capePCA", k=2), "eps"),
-    (_budgets([800, 600, 397], dim=10), RoundSettings(algorithm="capeAGN", k=2, path="projected",
-                                                      m3_noise="published"), "projected sampler"),
+    (_budgets([8000, 6000, 3970], dim=30), RoundSettings(algorithm="capeAGN", k=21, path="projected",
+                                                         m3_noise="published"), "needs K <= 20"),
 ])
 def test_plan_refuses_invalid_rounds_with_a_reason(budgets, settings, words):
     plan = plan_round(budgets, settings)
@@ -267,7 +267,8 @@ def test_the_projected_path_allows_a_large_vocabulary():
     plan = plan_round(_budgets([20_000] * 3, dim=64), RoundSettings(algorithm="capeAGN", k=3, path="projected"))
     assert plan.refusal is None
     m3 = plan.stage("M3")
-    assert (m3.shape, m3.unique, m3.size, m3.needs_w) == ((3, 3, 3), unique_count_tensor(3), 27, True)
+    # the default published law draws one normal per unique entry of the projected tensor (C(K+2, 3) = 10)
+    assert (m3.shape, m3.unique, m3.size, m3.needs_w) == ((3, 3, 3), unique_count_tensor(3), 10, True)
 
 
 @pytest.mark.parametrize("solver", ["general", "collusion-robust", "closed-form"])

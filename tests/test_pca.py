@@ -259,7 +259,7 @@ def test_cape_and_pooled_ag_have_the_same_mean_captured_energy():
 
 
 def test_large_eps_approaches_non_dp_pool():
-    setup = equal_setup(n_sites=4, site_size=200, dim=10, k=3, eps=1e6, solver_dtype="float64")  # exact to 1e-9
+    setup = equal_setup(n_sites=4, site_size=20_000, dim=10, k=3, eps=1e4, solver_dtype="float64")  # exact to 1e-9
     problem, privacy = setup.problem, setup.privacy
     for algorithm in ("cape", "pool_ag", "conv", "central"):
         r = run_algorithm(algorithm, problem, privacy, run_rng(0, 0, algorithm, "pca"))

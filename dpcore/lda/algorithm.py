@@ -58,7 +58,7 @@ class RunContext:
         problem = self.problem
         m2, _ = release_m2(sites, weights, stage2, self.rng)
         whitening = eigen_whitening(m2, problem.k, noisy=stage2.mode != "none")
-        tensor, _ = release_m3(sites, weights, whitening.w, stage3, self.rng, path=self.path)
+        tensor, _ = release_m3(sites, weights, whitening.w, stage3, self.rng, path=self.path, law="symmetrized")
         power = sorted_tpm(tensor, problem.k, self.rng, self.settings.n_restarts, self.settings.n_iter)
         back = whitening.u * np.sqrt(whitening.eigenvalues)
         topics, notes = to_simplex(unwhiten(back, power.eigenvalues, power.eigenvectors, problem.alpha0))

@@ -95,7 +95,7 @@ def configuration_1(data: LdaDataSummary, budget: Budget, calibration: str, rng:
     budgets.insert(0, EdgeBudget(edge="e3", eps=budget["e3"][0], delta=budget["e3"][1], sensitivity=data.delta3,
                                  sigma=s3))
     tensor, _ = release_m3([data.site], np.ones(1), wh.w, StageNoise("independent", stds=np.array([s3])), rng,
-                           path="projected")
+                           path="projected", law="symmetrized")
     power = sorted_tpm(tensor, data.k, rng, n_restarts, n_iter)
     back = m2_back @ wh.w
     return finish(1, [], unwhiten(back, power.eigenvalues, power.eigenvectors, data.alpha0), power.eigenvalues,
