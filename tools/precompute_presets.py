@@ -1,0 +1,166 @@
+"""Run the sweep presets at full paper size with the project's own sweep command and store the results in
+data/presets/ (docs/experiments.md, "Stored results").
+
+For every preset (default: every available one, in the paper's order) this runs::
+
+    python -m dpcore sweep --preset NAME --out <tmp>.csv --workers W --json
+
+with one BLAS thread per process (as ``make run`` and ``make test`` set, so the table is the same byte for byte
+for any number of workers), gzips the tidy table into ``data/presets/NAME.csv.gz`` (gzip header without a
+time stamp, so the same table gives the same bytes) and records in ``data/presets/manifest.json``: the command,
+the seed, the runs, the spec, the dpcore version, the git commit and whether the work tree had changes, a
+machine note, the wall seconds and the sweep's own seconds, the number of rows and the table's SHA-256.
+
+The manifest is written after every preset, so an interrupted generation keeps what it finished; presets already
+stored with the same spec are skipped unless ``--force``. ``--max-seconds`` stops a preset that runs longer
+(it is then recorded under ``"missing"`` with the reason and the seconds it ran, never stored shrunk).
+
+Run (from the repository root; it is slow: see the manifest's seconds)::
+
+    nice python tools/precompute_presets.py [--workers 2] [--max-seconds 1500] [--force] [NAME ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from dpcore import __version__  # noqa: E402
+from dpcore.experiments import get_preset, preset_names  # noqa: E402
+from dpcore.experiments.stored import MANIFEST_NAME, STORED_DIR, stored_file_name  # noqa: E402
+
+BLAS_ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def _git(*args: str) -> str:
+    try:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+
+
+def machine_note(workers: int) -> str:
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return (f"{platform.machine()} {platform.processor() or platform.system()}, {os.cpu_count()} CPUs, Python "
+            f"{platform.python_version()}, {workers} worker process(es) with one BLAS thread each, run with nice; "
+            f"load average {load:.1f} at the start (the machine was shared with other jobs, so the seconds are "
+            "an upper estimate)")
+
+
+def _load_manifest(path: Path) -> dict:
+    if path.exists():
+        return json.loads(path.read_text(encoding="utf-8"))
+    return {"about": "Full-size results of the sweep presets (docs/experiments.md, 'Stored results'); "
+                     "made by tools/precompute_presets.py", "presets": {}, "missing": {}}
+
+
+def _write_manifest(path: Path, manifest: dict) -> None:
+    manifest["presets"] = dict(sorted(manifest["presets"].items(), key=lambda kv: _order(kv[0])))
+    manifest["missing"] = dict(sorted(manifest["missing"].items(), key=lambda kv: _order(kv[0])))
+    path.write_text(json.dumps(manifest, indent=1, sort_keys=False) + "\n", encoding="utf-8")
+
+
+def _order(name: str) -> int:
+    names = preset_names()
+    return names.index(name) if name in names else len(names)
+
+
+def run_preset(name: str, out_dir: Path, workers: int, max_seconds: float) -> tuple[dict | None, str | None]:
+    """Run one preset with the sweep command; (manifest entry, None) or (None, why it is missing)."""
+    preset = get_preset(name)
+    command = [sys.executable, "-m", "dpcore", "sweep", "--preset", name, "--out", "TABLE.csv", "--workers",
+               str(workers), "--json"]
+    env = {**os.environ, **BLAS_ONE_THREAD}
+    with tempfile.TemporaryDirectory() as tmp:
+        table_path = Path(tmp) / f"{name}.csv"
+        argv = [a if a != "TABLE.csv" else str(table_path) for a in command]
+        start = time.perf_counter()
+        try:
+            done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=max_seconds)
+        except subprocess.TimeoutExpired:
+            return None, (f"not stored: the full preset ran longer than {max_seconds:.0f} s with {workers} workers "
+                          "on this machine and was stopped")
+        seconds = time.perf_counter() - start
+        if done.returncode != 0:
+            return None, f"the sweep command failed: {done.stderr.strip()[-400:]}"
+        info = json.loads(done.stdout)
+        text = table_path.read_bytes()
+    target = out_dir / stored_file_name(name)
+    with open(target, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0,
+                                                  compresslevel=9) as gz:
+        gz.write(text)
+    shown = ["python", "-m", "dpcore", "sweep", "--preset", name, "--out", f"{name}.csv", "--workers", str(workers)]
+    return {
+        "file": target.name,
+        "figure": preset.figure,
+        "title": preset.title,
+        "command": " ".join(shown),
+        "seed": preset.spec.seed,
+        "runs": preset.spec.runs,
+        "complete": bool(info["complete"]),
+        "spec": preset.spec.to_dict(),
+        "dpcore_version": __version__,
+        "git_commit": _git("rev-parse", "HEAD"),
+        "work_tree_clean": _git("status", "--porcelain", "--untracked-files=no") == "",
+        "machine": machine_note(workers),
+        "workers": workers,
+        "seconds": round(seconds, 1),
+        "sweep_seconds": round(float(info["seconds"]), 1),
+        "rows": text.count(b"\n") - 1,
+        "table_sha256": hashlib.sha256(text).hexdigest(),
+        "made": time.strftime("%Y-%m-%d", time.gmtime()),
+    }, None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("names", nargs="*", help="presets to run (default: every available one)")
+    parser.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
+    parser.add_argument("--max-seconds", type=float, default=1500.0, help="stop a preset after this long "
+                        "(default 1500) and record it as missing")
+    parser.add_argument("--force", action="store_true", help="run presets that are already stored")
+    parser.add_argument("--out-dir", default=str(ROOT / STORED_DIR), help="where to store (default data/presets)")
+    args = parser.parse_args(argv)
+    out_dir = Path(args.out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    manifest_path = out_dir / MANIFEST_NAME
+    names = args.names or preset_names(available_only=True)
+    for name in names:
+        preset = get_preset(name)
+        if not preset.available:
+            print(f"{name}: unavailable ({preset.unavailable})", flush=True)
+            continue
+        manifest = _load_manifest(manifest_path)
+        stored = manifest["presets"].get(name)
+        if stored and stored["spec"] == preset.spec.to_dict() and not args.force:
+            print(f"{name}: stored ({stored['seconds']} s), skipped", flush=True)
+            continue
+        print(f"{name}: running ...", flush=True)
+        entry, missing = run_preset(name, out_dir, args.workers, args.max_seconds)
+        manifest = _load_manifest(manifest_path)  # re-read: another run may have written meanwhile
+        if entry is not None:
+            manifest["presets"][name] = entry
+            manifest["missing"].pop(name, None)
+            print(f"{name}: {entry['seconds']} s, {entry['rows']} rows", flush=True)
+        else:
+            manifest["missing"][name] = {"reason": missing, "command": f"python -m dpcore sweep --preset {name}",
+                                         "workers": args.workers, "machine": machine_note(args.workers)}
+            print(f"{name}: missing - {missing}", flush=True)
+        _write_manifest(manifest_path, manifest)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
