@@ -1,16 +1,19 @@
 """Privacy-utility: curves of utility against eps, delta, N_s, S or c (the paper's Figs. 2-5 or your scenario).
 
-The sweep runs one run per step in a fragment that reruns itself (``run_every``), so the page stays responsive
-and the Stop button is seen between runs; every run's rows are cached (st.cache_data) by the spec's JSON and the
-run index, so a re-render, or running the same sweep again, is instant.
+A preset with a stored full-size result (dpcore.experiments.stored, data/presets/) is shown at once, computed
+by nothing but its summary; "Run it again live" recomputes it (or its reduced variant). A live sweep runs in a
+background thread of this session (dpcore's run_sweep with its worker processes); a fragment polls it every
+POLL_SECONDS and shows the progress per (run, algorithm, grid point) step, the time so far and the time left,
+and a Stop button (the sweep stops after the current step and keeps the runs that finished).
 """
 
 from __future__ import annotations
 
+import math
+import threading
 import time
 from typing import Any
 
-import pandas as pd
 import streamlit as st
 
 from dpcore.experiments import (
@@ -19,7 +22,6 @@ from dpcore.experiments import (
     PARAMETER_LABELS,
     PARAMETERS,
     PCA_DATASETS,
-    QUICK,
     LdaData,
     OtdData,
     PcaData,
@@ -34,13 +36,15 @@ from dpcore.experiments import (
     preset_names,
     presets,
     quick_spec,
-    spec_from_json,
+    run_sweep,
     sweep_gains,
-    sweep_result,
-    sweep_runs,
 )
 from dpcore.experiments.figures import METRIC_LABELS, curve_figure, figure_html, gain_figure
+from dpcore.experiments.presets import quick_name
+from dpcore.experiments.reading import STOP_CASES, figure_sentence, meeting_sentence
+from dpcore.experiments.stored import FIRST_FIGURE, estimate_seconds, stored_result, stored_status
 from dpcore.limits import MAX_SEED
+from dpcore.notation import symbolic
 from dpcore.validation import InputError
 from dpcore.workers import worker_count
 from pages.shared.navigation import start_page
@@ -49,32 +53,57 @@ from pages.shared.widgets import scenario_sidebar, show_chart, show_error
 shared = start_page()
 
 JOB_KEY = "pu_job"
-RESULT_KEY = "pu_result"
-STEP_SECONDS = 0.1
+POLL_SECONDS = 1.0
 MODES = {"preset": "a figure of the paper (preset)", "scenario": "my shared scenario"}
-DATA_FIELDS = {"dataset", "D", "K", "R", "spectrum", "decay", "preprocessing", "model", "sigma^2", "data",
-               "document length L", "estimator", "eps_split", "path", "m3_noise", "solver precision"}
-
-
-@st.cache_data(max_entries=512, show_spinner=False)
-def sweep_chunk(spec_json: str, first: int, count: int) -> pd.DataFrame:
-    """The tidy rows of runs first .. first + count - 1 of a sweep, computed side by side in worker processes
-    (cached by the spec's JSON and the runs)."""
-    return sweep_runs(spec_from_json(spec_json), range(first, first + count))
+VARIANTS = {"full": "full size (as stored)", "quick": "reduced"}
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def designs_ok(spec_json: str) -> None:
     """Raises InputError when the CAPE design of some grid point is infeasible (before anything runs)."""
+    from dpcore.experiments import spec_from_json
+
     sweep_gains(spec_from_json(spec_json))
 
 
-def build_result(spec_json: str, chunks: list[int], seconds: float) -> SweepResult:
-    """The result of the runs done so far: ``chunks`` are the numbers of runs of the steps, in order."""
-    spec = spec_from_json(spec_json)
-    firsts = [sum(chunks[:i]) for i in range(len(chunks))]
-    return sweep_result(spec, [sweep_chunk(spec_json, f, c) for f, c in zip(firsts, chunks, strict=True)],
-                        seconds=seconds)
+def _duration(seconds: float) -> str:
+    if seconds < 1:
+        return "under a second"
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.1f} min"
+
+
+def _sweep_thread(job: dict[str, Any], spec: SweepSpec, workers: int) -> None:
+    """Runs in a background thread: the sweep, reporting every step into ``job`` (no Streamlit calls here)."""
+
+    def progress(done: int, total: int, label: str) -> None:
+        job.update(done=done, total=total, label=label, last=time.perf_counter())
+
+    try:
+        job["result"] = run_sweep(spec, progress=progress, should_stop=lambda: job["stopped"], workers=workers)
+    except InputError as exc:
+        job["error"] = exc
+    except Exception as exc:  # noqa: BLE001 - shown as an internal error by show_error, never a traceback
+        job["error"] = exc
+    finally:
+        job["seconds"] = time.perf_counter() - job["start"]
+        job["finished"] = True
+
+
+def start_job(spec: SweepSpec, estimate: float | None) -> None:
+    """Start ``spec`` in a background thread (a complete cached result is taken at once)."""
+    workers = worker_count(spec.runs)
+    job: dict[str, Any] = {"spec": spec.to_json(), "done": 0, "total": 0, "label": "starting", "stopped": False,
+                           "finished": False, "result": None, "error": None, "start": time.perf_counter(),
+                           "seconds": 0.0, "estimate": estimate, "workers": workers}
+    hit = cached_result(spec)
+    if hit is not None:
+        job.update(result=hit, finished=True, seconds=hit.seconds, done=1, total=1)
+    else:
+        threading.Thread(target=_sweep_thread, args=(job, spec, workers), daemon=True,
+                         name="privacy-utility sweep").start()
+    st.session_state[JOB_KEY] = job
 
 
 def request_stop() -> None:
@@ -87,62 +116,86 @@ def fmt_grid(values) -> str:
     return ", ".join(f"{v:g}" for v in values)
 
 
+def show_stop_case(key: str) -> None:
+    """Button callback: switch the widgets to one of the cases where CAPE stops helping."""
+    case = STOP_CASES[key]
+    st.session_state.pop(JOB_KEY, None)
+    st.session_state["pu_case"] = key
+    if case.preset is not None:
+        st.session_state.update(pu_mode="preset", pu_preset=case.preset, pu_variant="full")
+    else:
+        st.session_state.update(pu_mode="scenario", pu_family=case.data and "pca", pu_parameter=case.parameter,
+                                pu_dataset=case.data.dataset, pu_k=case.data.k, pu_dim=case.data.dim,
+                                pu_runs=case.runs, pu_algorithms_pca=list(case.algorithms), pu_autorun=True,
+                                **{f"pu_grid_{case.parameter}": fmt_grid(default_grid(case.parameter, shared))})
+
+
 # ----------------------------------------------------------------------------------------------
 # Page
 # ----------------------------------------------------------------------------------------------
 
 scenario_sidebar(shared)
+st.session_state.setdefault("pu_preset", FIRST_FIGURE)
 
 st.title("Privacy-utility")
-st.markdown(
-    "How much utility is left at a privacy level, and how much does correlated noise buy? Sweep one parameter "
-    "(eps, delta, the samples per site N_s, the number of sites S or the collusion bound c), run every algorithm "
-    "several times at each value, and compare the curves. The paper's Figures 2 to 5 are presets; any other sweep "
-    "starts from the scenario shared by all pages. Within a run every value reuses the same random draws (common "
-    "random numbers), so the curves are smooth and the differences between algorithms sharp."
-)
+st.markdown(symbolic(
+    "How much utility is left at a privacy level, and how much does correlated noise buy? Each figure varies one "
+    "parameter (eps, delta, the samples per site N_s, the number of sites S or the collusion bound c) and runs every "
+    "algorithm several times at each value. The paper's Figures 2 to 5 are shown at full size from stored results; "
+    "any of them can be run again live, and any other sweep starts from the scenario shared by all pages."))
 with st.expander("What is computed"):
     st.latex(r"\bar q=\frac1R\sum_{r=1}^R q_r,\qquad \mathrm{se}=\frac{s}{\sqrt R},\qquad "
              r"\bar q\pm t_{0.975,\,R-1}\,\mathrm{se}\ \ \text{(shaded 95\% interval)}")
     st.latex(r"G=\frac{\sum_s\mu_s^2\tau_s^2}{\tau_c^2}\quad\text{(conventional over CAPE aggregator variance)}")
-    st.markdown(
+    st.markdown(symbolic(
         "PCA: captured energy q_CE = tr(V^T A V) with A the pooled non-private second-moment matrix (the paper's y "
         "axis), its ratio to the optimum, and the subspace distance. OTD: q_comp, the mean distance of each "
         "recovered component to the nearest true one, and the weight error. The gain chart shows G of the CAPE "
         "design used at each value: the plain design, or along c the collusion-robust one (G = S - c for equal "
-        "sites). numpy's random generator is not cryptographically secure: this is a simulation."
-    )
+        "sites). Within a run every value reuses the same random draws (common random numbers), so the curves are "
+        "smooth and the differences between algorithms sharp. numpy's random generator is not cryptographically "
+        "secure: this is a simulation."))
+
+case_col, case_pick = st.columns([1, 2], vertical_alignment="bottom")
+case_key = case_pick.selectbox("Where CAPE stops helping", list(STOP_CASES), format_func=lambda k: STOP_CASES[k].label,
+                               key="pu_case", label_visibility="collapsed",
+                               help="Cases where the CAPE and conventional curves meet; the sentence under the "
+                               "figure says why, from its numbers.")
+case_col.button("Show where CAPE stops helping", key="pu_show_case", on_click=lambda: show_stop_case(
+    st.session_state["pu_case"]), help="Switch to a figure where the curves meet (the case chosen beside).")
 
 mode = st.radio("Sweep", list(MODES), format_func=MODES.get, horizontal=True, key="pu_mode",
                 help="Reproduce one panel of the paper, or sweep a parameter of the scenario you built on the Sites "
                 "page.")
 spec: SweepSpec | None = None
+stored = None
 setup_msg = st.empty()
-grid_msg = None
-data_msg = None
-alg_msg = None
 
 if mode == "preset":
     names = preset_names(available_only=True)
     table = presets()
-    name = st.selectbox("Preset", names, format_func=lambda n: f"{table[n].figure}: {table[n].title}",
+    name = st.selectbox("Preset", names, format_func=lambda n: symbolic(f"{table[n].figure}: {table[n].title}"),
                         key="pu_preset", help="The journal paper's panels we can reproduce with bundled data.")
     preset = get_preset(name)
-    quick = st.toggle("Quick version", value=True, key="pu_quick",
-                      help=f"A reduced sweep that draws a curve in seconds: {QUICK}. Turn off for the paper's size "
-                      "(up to a minute for MNIST).")
-    spec = quick_spec(preset.spec) if quick else preset.spec
-    st.caption(f"{preset.figure} ({preset.grid_source}): {spec.describe()}.")
-    st.caption(f"Calibration: {preset.calibration}.")
+    stored = stored_result(name)
+    variant = st.radio("Live run", list(VARIANTS), horizontal=True, key="pu_variant",
+                       format_func=lambda v: VARIANTS[v] if v == "full" else f"reduced: {quick_name(preset)}",
+                       help="What 'Run it again live' computes: the preset at the paper's size, or a reduced "
+                       "variant that draws the shape of the curves in seconds.")
+    spec = quick_spec(preset.spec) if variant == "quick" else preset.spec
+    st.caption(symbolic(f"Calibration: {preset.calibration}. Grid: {preset.grid_source}."))
+    if stored is None:
+        st.caption(symbolic(f"No stored result for this preset: {stored_status(name)}."))
     unavailable = [p for p in table.values() if not p.available]
     if unavailable:
         with st.expander(f"{len(unavailable)} panels of the paper are not available"):
             for p in unavailable:
-                st.markdown(f"- **{p.figure}** {p.title}: {p.unavailable}")
+                st.markdown(symbolic(f"- **{p.figure}** {p.title}: {p.unavailable}"))
 else:
-    st.caption(f"Base scenario: {shared.n_sites} sites (N_s = {fmt_grid(shared.sizes)}), eps = "
-               f"{fmt_grid(shared.eps)}, delta = {fmt_grid(shared.delta)}; {shared.calibration} calibration, "
-               f"{shared.neighbouring} neighbours. Edit it on the Sites page.")
+    st.caption(symbolic(
+        f"Base scenario: {shared.n_sites} sites (N_s = {fmt_grid(shared.sizes)}), eps = {fmt_grid(shared.eps)}, "
+        f"delta = {fmt_grid(shared.delta)}; {shared.calibration} calibration, {shared.neighbouring} neighbours. Edit "
+        "it on the Sites page."))
     left, middle, right = st.columns(3, gap="medium")
     with left:
         family = st.radio("Algorithms", list(FAMILIES), format_func=lambda f: {
@@ -161,7 +214,7 @@ else:
                 data = PcaData(dataset=dataset, k=int(k), dim=int(dim))
             elif family == "lda":
                 d = st.number_input("D (vocabulary)", 3, 5000, 100, key="pu_lda_d", help="Vocabulary size.")
-                k_lda = st.number_input("K (topics)", 1, 50, 5, key="pu_lda_k", help="Topics, K <= D - 1.")
+                k_lda = st.number_input("K (topics)", 1, 50, 5, key="pu_lda_k", help="Topics, K ≤ D - 1.")
                 alpha0 = st.number_input("α₀", 0.01, 1000.0, 1.0, key="pu_lda_alpha0",
                                          help="Dirichlet concentration of the topic proportions.")
                 data = LdaData(dim=int(d), k=int(k_lda), alpha0=float(alpha0))
@@ -170,19 +223,19 @@ else:
                                      format_func={"mog": "mixture of Gaussians", "stm": "single topic model"}.get,
                                      help="Synthetic ground truth; q_comp is measured against it.")
                 d = st.number_input("D", 2, 200, 10, key="pu_d", help="Features (MOG) or vocabulary size (STM).")
-                k_otd = st.number_input("K (components)", 1, 50, 5, key="pu_otd_k", help="Components, K <= D.")
+                k_otd = st.number_input("K (components)", 1, 50, 5, key="pu_otd_k", help="Components, K ≤ D.")
                 data = OtdData(model=model, dim=int(d), k=int(k_otd), path="projected")
         except InputError as exc:
             show_error(exc)
-            data_msg = exc
     with middle:
-        parameter = st.selectbox("Vary", list(PARAMETERS), format_func=lambda p: f"{PARAMETER_LABELS[p]}: "
-                                 f"{PARAMETERS[p]}", key="pu_parameter",
-                                 help="Every other setting stays at the scenario's value; eps, delta and N_s are set "
-                                 "on every site.")
-        grid_text = st.text_input(f"Values of {PARAMETER_LABELS[parameter]}", fmt_grid(default_grid(parameter, shared)),
-                                  key=f"pu_grid_{parameter}", help="Numbers separated by commas (1e-3 allowed); "
-                                  "sorted ascending. eps > 0, 0 < delta < 1, N_s >= 1, S >= 2, 0 <= c <= S - 1.")
+        parameter = st.selectbox("Vary", list(PARAMETERS), format_func=lambda p: symbolic(
+            f"{PARAMETER_LABELS[p]}: {PARAMETERS[p]}"), key="pu_parameter",
+                                 help=symbolic("Every other setting stays at the scenario's value; eps, delta and N_s "
+                                               "are set on every site."))
+        grid_text = st.text_input(symbolic(f"Values of {PARAMETER_LABELS[parameter]}"),
+                                  fmt_grid(default_grid(parameter, shared)), key=f"pu_grid_{parameter}",
+                                  help=symbolic("Numbers separated by commas (1e-3 allowed); sorted ascending. "
+                                                "eps > 0, 0 < delta < 1, N_s ≥ 1, S ≥ 2, 0 ≤ c ≤ S - 1."))
         grid_slot = st.empty()
     with right:
         titles = algorithm_titles(family)
@@ -192,7 +245,7 @@ else:
                                 "non-private and random references.")
         alg_slot = st.empty()
         runs = st.number_input("Runs R", 1, 200, 5, key="pu_runs", help="Independent repetitions per value; the "
-                               "interval narrows as 1/sqrt(R).")
+                               "interval narrows as 1/√R.")
         seed = st.number_input("Seed", 0, MAX_SEED, int(shared.seed), key="pu_seed",
                                help="Seeds data, split and every noise draw: the same seed gives the same table.")
     if data is not None:
@@ -206,79 +259,93 @@ else:
             slot = grid_slot if exc.field == "grid" else alg_slot if exc.field == "algorithms" else setup_msg
             with slot.container():
                 show_error(exc)
-    if spec is not None:
-        st.caption(f"{spec.describe()}.")
+
+# ----------------------------------------------------------------------------------------------
+# Live run: estimate before it starts, progress per step while it runs
+# ----------------------------------------------------------------------------------------------
 
 job: dict[str, Any] | None = st.session_state.get(JOB_KEY)
-running = job is not None and not job["stopped"] and job["done"] < job["runs"]
-run_col, info_col = st.columns([1, 3])
-clicked = run_col.button("Run sweep", type="primary", key="pu_run", disabled=spec is None or running,
-                         help="Runs every algorithm R times at every value. Shows a progress bar and a Stop button.")
-run_msg = st.empty()
+running = job is not None and not job["finished"]
+estimate = None
 if spec is not None:
-    evaluations = spec.runs * len(spec.grid) * len(spec.algorithms)
-    info_col.caption(f"{len(spec.grid)} values x {len(spec.algorithms)} algorithms x {spec.runs} runs = "
-                     f"{evaluations:,} runs of an algorithm.")
-
-if clicked and spec is not None:
-    spec_json = spec.to_json()
-    st.session_state.pop(RESULT_KEY, None)
-    hit = cached_result(spec)
-    if hit is not None:
-        st.session_state[JOB_KEY] = {"spec": spec_json, "runs": spec.runs, "done": spec.runs, "stopped": False,
-                                     "seconds": hit.seconds, "error": None, "chunks": [spec.runs], "hit": hit}
+    workers = worker_count(spec.runs)
+    estimate = estimate_seconds(spec, workers)
+    st.caption(symbolic(f"Live run: {spec.describe()}."))
+run_col, info_col = st.columns([1, 3], vertical_alignment="center")
+label = "Run it again live" if stored is not None else "Run sweep"
+clicked = run_col.button(label, type="primary", key="pu_run", disabled=spec is None or running,
+                         help="Runs every algorithm R times at every value, with a progress bar, the time left and "
+                         "a Stop button.")
+if spec is not None:
+    steps = spec.runs * len(spec.grid) * len(spec.algorithms)
+    if estimate is not None:
+        when = f"Estimated time: about {_duration(estimate[0])} ({estimate[1]})."
     else:
-        st.session_state[JOB_KEY] = {"spec": spec_json, "runs": spec.runs, "done": 0, "stopped": False,
-                                     "seconds": 0.0, "error": None, "chunks": []}
+        when = "Estimated time: shown after the first steps (no stored run of this sweep to scale from)."
+    info_col.caption(symbolic(f"{len(spec.grid)} values × {len(spec.algorithms)} algorithms × {spec.runs} runs = "
+                              f"{steps:,} runs of an algorithm. {when}"))
+run_msg = st.empty()
+
+autorun = st.session_state.pop("pu_autorun", False)
+if (clicked or autorun) and spec is not None and not running:
+    start_job(spec, estimate[0] if estimate else None)
     job = st.session_state[JOB_KEY]
-    running = job["done"] < job["runs"]
+    running = not job["finished"]
 
 
-def advance() -> None:
-    """One step of the sweep per call - as many runs as there are worker processes, side by side; the fragment
-    reruns itself every STEP_SECONDS until done or stopped."""
+def progress_text(current: dict[str, Any]) -> tuple[float, str]:
+    """The bar's fraction and text: steps done, time so far, time left (the stored estimate until the first
+    step, then the pace so far)."""
+    elapsed = time.perf_counter() - current["start"]
+    done, total = current["done"], current["total"]
+    if done and total:
+        left = elapsed / done * (total - done)
+        basis = "at the pace so far"
+    elif current["estimate"] is not None:
+        left = max(current["estimate"] - elapsed, 0.0)
+        basis = "from the stored run"
+    else:
+        left = math.nan
+        basis = ""
+    remaining = "" if math.isnan(left) else f", about {_duration(left)} left ({basis})"
+    step = f"step {done} of {total}: {current['label']}" if total else "preparing the data and the designs"
+    return (done / total if total else 0.0), symbolic(f"{step}; {elapsed:.0f} s so far{remaining}")
+
+
+def poll() -> None:
+    """Shows the running sweep's progress; reruns the page when it has finished."""
     current = st.session_state.get(JOB_KEY)
-    if current is None or current["stopped"] or current["done"] >= current["runs"] or current["error"]:
+    if current is None or current["finished"]:
         st.rerun(scope="app")
-    done, total = current["done"], current["runs"]
-    count = worker_count(total - done)
-    running_text = f"Run {done + 1}" if count == 1 else f"Runs {done + 1} to {done + count}"
-    bar = st.progress(done / total, text=f"{running_text} of {total} running ({current['seconds']:.1f} s so far)")
+    fraction, text = progress_text(current)
+    st.progress(min(fraction, 1.0), text=text)
     st.button("Stop", key="pu_stop", on_click=request_stop, icon=":material/stop_circle:",
-              help="Stop after the current runs; the curves then use the runs that finished.")
-    start = time.perf_counter()
-    try:
-        sweep_chunk(current["spec"], done, count)
-    except InputError as exc:
-        current["error"] = str(exc)
-        st.rerun(scope="app")
-    current["seconds"] += time.perf_counter() - start
-    current["chunks"] = [*current["chunks"], count]
-    current["done"] = done + count
-    if current["done"] >= total:
-        st.rerun(scope="app")
-    bar.progress(current["done"] / total, text=f"{current['done']} of {total} runs done ({current['seconds']:.1f} s)")
+              disabled=current["stopped"], help="Stop after the current step; the curves then use the runs that "
+              "finished.")
 
 
 if running:
-    st.fragment(advance, run_every=STEP_SECONDS)()
-elif job is not None and job.get("error"):
+    st.fragment(poll, run_every=POLL_SECONDS)()
+elif job is not None and job.get("error") is not None:
     with run_msg.container():
-        show_error(InputError(job["error"]))
+        show_error(job["error"])
 
 # ----------------------------------------------------------------------------------------------
-# Results
+# Results: the live run of this setting, else the stored full-size result
 # ----------------------------------------------------------------------------------------------
 
 result: SweepResult | None = None
-if job is not None and not running and not job.get("error") and job["done"] > 0:
-    try:
-        result = job.get("hit") or build_result(job["spec"], job["chunks"], job["seconds"])
-    except InputError as exc:
-        with run_msg.container():
-            show_error(exc)
-elif job is not None and job["stopped"] and job["done"] == 0:
+source = None
+if job is not None and not running and job.get("result") is not None:
+    if spec is not None and job["spec"] == spec.to_json():
+        result, source = job["result"], "live"
+    elif job["result"].runs_done == 0:
+        result = None
+if result is not None and result.runs_done == 0:
     run_msg.warning("Stopped before the first run finished: nothing to show yet.", icon=":material/stop_circle:")
+    result = None
+if result is None and stored is not None:
+    result, source = stored.result, "stored"
 
 if result is None and not running:
     st.info("Choose a preset or build a sweep, then press **Run sweep**. Nothing runs until you do.",
@@ -286,38 +353,51 @@ if result is None and not running:
 elif result is not None:
     rspec = result.spec
     st.subheader("Results")
-    if result.complete:
-        st.caption(f"{rspec.describe()}. Complete: {result.runs_done} runs in {result.seconds:.1f} s.")
+    if source == "stored":
+        st.info(symbolic(f"**Stored result, full paper size**: nothing was computed to show it. Produced by "
+                         f"{stored.provenance()}. Press **Run it again live** to recompute it."),
+                icon=":material/inventory_2:")
+    elif result.complete:
+        st.caption(symbolic(f"Live run: {rspec.describe()}. Complete: {result.runs_done} runs in "
+                            f"{result.seconds:.1f} s."))
     else:
         st.warning(f"Stopped after {result.runs_done} of {rspec.runs} runs: the curves and intervals use the runs "
                    "that finished.", icon=":material/stop_circle:")
     caveats = [n for n in result.notes if "not a valid" in n or "not well below" in n]
     for note in caveats:
-        st.warning(note, icon=":material/warning:")
+        st.warning(symbolic(note), icon=":material/warning:")
     with st.expander("Notes on this sweep (data, what is shared between values, settings)"):
-        st.markdown("\n".join(f"- {n}" for n in result.notes if n not in caveats))
+        st.markdown(symbolic("\n".join(f"- {n}" for n in result.notes if n not in caveats)))
 
     titles = algorithm_titles(rspec.family)
+    default_metric = get_preset(st.session_state["pu_preset"]).metric if mode == "preset" else None
+    metrics = list(METRICS[rspec.family])
     metric_col, show_col = st.columns([1, 2])
-    metric = metric_col.selectbox("Metric", list(METRICS[rspec.family]), format_func=METRIC_LABELS.get,
+    metric = metric_col.selectbox("Metric", metrics, format_func=lambda m: symbolic(METRIC_LABELS[m]),
+                                  index=metrics.index(default_metric) if default_metric in metrics else 0,
                                   key=f"pu_metric_{rspec.family}",
-                                  help="; ".join(f"{METRIC_LABELS[m]}: {d}" for m, d in METRICS[rspec.family].items()))
+                                  help=symbolic("; ".join(f"{METRIC_LABELS[m]}: {d}"
+                                                          for m, d in METRICS[rspec.family].items())))
+    st.markdown(symbolic(figure_sentence(result, metric)))
     shown = show_col.multiselect("Curves shown", list(rspec.algorithms), default=list(rspec.algorithms),
                                  format_func=titles.get, key=f"pu_shown_{rspec.family}",
                                  help="Also click a name in the chart's legend to hide or show its curve.")
     shown = [a for a in shown if a in rspec.algorithms]
     chart_col, gain_col = st.columns([3, 2], gap="medium")
     with chart_col:
-        show_chart(curve_figure(result, metric, shown), f"{METRIC_LABELS[metric]} against "
-                   f"{PARAMETER_LABELS[rspec.parameter]} (mean over runs, shaded 95% interval)", key="pu_curves",
-                   height=440)
+        show_chart(curve_figure(result, metric, shown), symbolic(
+            f"{METRIC_LABELS[metric]} against {PARAMETER_LABELS[rspec.parameter]} (mean over runs, shaded 95% "
+            "interval)"), key="pu_curves", height=460)
     with gain_col:
-        show_chart(gain_figure(result), f"Gain G of the CAPE design at each {PARAMETER_LABELS[rspec.parameter]}",
-                   key="pu_gain", height=440)
+        show_chart(gain_figure(result), symbolic(f"Gain G of the CAPE design at each "
+                                                 f"{PARAMETER_LABELS[rspec.parameter]}"), key="pu_gain", height=460)
+    with st.container(border=True, key="pu_meeting"):
+        st.markdown(symbolic("**Where CAPE stops helping.** " + meeting_sentence(result, metric)))
 
     rows = result.summary[result.summary["metric"] == metric].copy()
     rows["algorithm"] = rows["algorithm"].map(titles)
-    rows = rows.rename(columns={"value": PARAMETER_LABELS[rspec.parameter]}).drop(columns=["parameter", "metric"])
+    rows = rows.rename(columns={"value": symbolic(PARAMETER_LABELS[rspec.parameter])}).drop(
+        columns=["parameter", "metric"])
     number = {c: st.column_config.NumberColumn(format="%.4g") for c in ("mean", "std", "se", "ci_low", "ci_high")}
     st.dataframe(rows, hide_index=True, width="stretch", column_config=number)
 

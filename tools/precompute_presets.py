@@ -119,9 +119,18 @@ def run_preset(name: str, out_dir: Path, workers: int, max_seconds: float) -> tu
         "seconds": round(seconds, 1),
         "sweep_seconds": round(float(info["seconds"]), 1),
         "rows": text.count(b"\n") - 1,
+        "notes": list(info["notes"]),
         "table_sha256": hashlib.sha256(text).hexdigest(),
         "made": time.strftime("%Y-%m-%d", time.gmtime()),
     }, None
+
+
+def sweep_notes(name: str) -> list[str]:
+    """The notes a sweep of preset ``name`` carries (its plan's and its algorithms'; what ``--json`` prints)."""
+    from dpcore.experiments.plan import algorithm_notes, sweep_plan
+
+    spec = get_preset(name).spec
+    return list(dict.fromkeys(sweep_plan(spec).notes + algorithm_notes(spec)))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -131,12 +140,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-seconds", type=float, default=1500.0, help="stop a preset after this long "
                         "(default 1500) and record it as missing")
     parser.add_argument("--force", action="store_true", help="run presets that are already stored")
+    parser.add_argument("--notes-only", action="store_true", help="only add the sweep's notes to stored entries "
+                        "that lack them (prepares the data, runs nothing)")
     parser.add_argument("--out-dir", default=str(ROOT / STORED_DIR), help="where to store (default data/presets)")
     args = parser.parse_args(argv)
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     manifest_path = out_dir / MANIFEST_NAME
     names = args.names or preset_names(available_only=True)
+    if args.notes_only:
+        manifest = _load_manifest(manifest_path)
+        for name, entry in manifest["presets"].items():
+            if "notes" not in entry and name in names:
+                entry["notes"] = sweep_notes(name)
+        _write_manifest(manifest_path, manifest)
+        return 0
     for name in names:
         preset = get_preset(name)
         if not preset.available:

@@ -46,7 +46,7 @@ from .families import default_algorithms
 from .spec import LdaData, OtdData, PcaData, SweepSpec
 
 __all__ = ["LDA_CALIBRATION", "PRESET_CALIBRATION", "QUICK", "SweepPreset", "get_preset", "preset_names", "presets",
-           "quick_spec"]
+           "quick_name", "quick_spec"]
 
 PRESET_CALIBRATION = (
     "classic Gaussian calibration (as the paper; not a valid guarantee for eps >= 1, which the figures use) and "
@@ -95,9 +95,13 @@ class SweepPreset:
     def available(self) -> bool:
         return self.spec is not None
 
-    def describe(self) -> str:
+    def describe(self, quick: bool = False) -> str:
+        """The panel, or with ``quick`` the reduced variant named for what it runs (data set, D, K, runs) and
+        what it is reduced from, never the paper's label alone (:func:`quick_name`)."""
         if self.spec is None:
             return f"{self.figure} {self.title}: unavailable - {self.unavailable}"
+        if quick:
+            return quick_name(self)
         return f"{self.figure} {self.title} ({self.grid_source}; {self.calibration})"
 
     def to_dict(self) -> dict[str, Any]:
@@ -234,3 +238,24 @@ def quick_spec(spec: SweepSpec) -> SweepSpec:
             changes["data"] = PcaData(dataset=data.dataset, k=10, dim=data.dim, spectrum=data.spectrum,
                                       decay=data.decay, preprocessing=data.preprocessing)
     return spec.replace(**changes)
+
+
+_DATA_NAMES = {"mnist": "MNIST", "digits": "digits 8x8", "synthetic": "synthetic"}
+
+
+def _what_runs(spec: SweepSpec) -> str:
+    """Data set, D, K and runs of a spec: "digits 8x8, D = 64, K = 10, 3 runs"."""
+    data = spec.data
+    if spec.family == "pca":
+        name = _DATA_NAMES[data.dataset]
+    elif spec.family == "otd":
+        name = data.model.upper()
+    else:
+        name = "LDA corpus"
+    return f"{name}, D = {data.dim}, K = {data.k}, {spec.runs} runs"
+
+
+def quick_name(preset: SweepPreset) -> str:
+    """The reduced variant of ``preset`` named for what it runs, with what it is reduced from, e.g. "digits 8x8,
+    D = 64, K = 10, 3 runs (reduced from Fig. 2(b): MNIST, D = 784, K = 50, 10 runs)"."""
+    return f"{_what_runs(quick_spec(preset.spec))} (reduced from {preset.figure}: {_what_runs(preset.spec)})"
