@@ -135,7 +135,9 @@ def show_stop_case(key: str) -> None:
 # ----------------------------------------------------------------------------------------------
 
 scenario_sidebar(shared)
-st.session_state.setdefault("pu_preset", FIRST_FIGURE)
+for widget, default in (("pu_preset", FIRST_FIGURE), ("pu_dataset", "digits"), ("pu_k", 10), ("pu_dim", 50),
+                        ("pu_runs", 5)):
+    st.session_state.setdefault(widget, default)
 
 st.title("Privacy-utility")
 st.markdown(symbolic(
@@ -204,12 +206,12 @@ else:
         data: PcaData | OtdData | LdaData | None = None
         try:
             if family == "pca":
-                dataset = st.selectbox("Data", list(PCA_DATASETS), index=2, format_func=PCA_DATASETS.get,
+                dataset = st.selectbox("Data", list(PCA_DATASETS), format_func=PCA_DATASETS.get,
                                        key="pu_dataset", help="Bundled data are in data/; synthetic draws as many "
                                        "samples as the sites need.")
-                k = st.number_input("K (subspace dimension)", 1, 784, 10, key="pu_k",
+                k = st.number_input("K (subspace dimension)", 1, 784, key="pu_k",
                                     help="Number of principal components; at most D.")
-                dim = st.number_input("D (synthetic features)", 2, 1000, 50, key="pu_dim",
+                dim = st.number_input("D (synthetic features)", 2, 1000, key="pu_dim",
                                       disabled=dataset != "synthetic", help="Dimension of the synthetic data.")
                 data = PcaData(dataset=dataset, k=int(k), dim=int(dim))
             elif family == "lda":
@@ -232,19 +234,20 @@ else:
             f"{PARAMETER_LABELS[p]}: {PARAMETERS[p]}"), key="pu_parameter",
                                  help=symbolic("Every other setting stays at the scenario's value; eps, delta and N_s "
                                                "are set on every site."))
-        grid_text = st.text_input(symbolic(f"Values of {PARAMETER_LABELS[parameter]}"),
-                                  fmt_grid(default_grid(parameter, shared)), key=f"pu_grid_{parameter}",
+        st.session_state.setdefault(f"pu_grid_{parameter}", fmt_grid(default_grid(parameter, shared)))
+        grid_text = st.text_input(symbolic(f"Values of {PARAMETER_LABELS[parameter]}"), key=f"pu_grid_{parameter}",
                                   help=symbolic("Numbers separated by commas (1e-3 allowed); sorted ascending. "
                                                 "eps > 0, 0 < delta < 1, N_s ≥ 1, S ≥ 2, 0 ≤ c ≤ S - 1."))
         grid_slot = st.empty()
     with right:
         titles = algorithm_titles(family)
-        chosen = st.multiselect("Algorithms to run", list(titles), default=list(default_algorithms(family)),
-                                format_func=titles.get, key=f"pu_algorithms_{family}",
+        st.session_state.setdefault(f"pu_algorithms_{family}", list(default_algorithms(family)))
+        chosen = st.multiselect("Algorithms to run", list(titles), format_func=titles.get,
+                                key=f"pu_algorithms_{family}",
                                 help="The paper's figures use capePCA/capeAGN, DPdisPCA (PCA), conv, local and the "
                                 "non-private and random references.")
         alg_slot = st.empty()
-        runs = st.number_input("Runs R", 1, 200, 5, key="pu_runs", help="Independent repetitions per value; the "
+        runs = st.number_input("Runs R", 1, 200, key="pu_runs", help="Independent repetitions per value; the "
                                "interval narrows as 1/√R.")
         seed = st.number_input("Seed", 0, MAX_SEED, int(shared.seed), key="pu_seed",
                                help="Seeds data, split and every noise draw: the same seed gives the same table.")

@@ -41,6 +41,7 @@ SWAMPED = 0.25
 NEGLIGIBLE = 0.75
 """conv beyond this share of the range towards the non-private result: noise barely matters for anyone."""
 
+_REASON_ORDER = ("no-gain", "swamped", "negligible", "spread")
 _METRIC_WORDS = {"captured_energy": "captured energy", "captured_energy_ratio": "share of the non-private captured "
                  "energy", "subspace_distance": "subspace distance", "q_comp": "component error q_comp",
                  "q_comp_normalised": "component error of unit-length components", "weight_error": "weight error",
@@ -195,9 +196,9 @@ def meeting_sentence(result: SweepResult, metric: str) -> str:
         return (f"{titles['cape']} stays clearly ahead of the conventional scheme at every {label} on this figure "
                 "(the 95% interval of their paired difference excludes 0 everywhere).")
     values = ", ".join(f"{p.value:g}" for p in points)
-    first = points[0]
+    first = min(points, key=lambda p: _REASON_ORDER.index(p.reason))  # the most telling reason first
     ci = "" if math.isnan(first.half_width) else f" ± {_fmt(first.half_width)}"
-    head = (f"The curves meet at {label} = {values}: at {label} = {first.value:g}, {titles['cape']} "
+    head = (f"The curves meet at {label} = {values}. At {label} = {first.value:g}, {titles['cape']} "
             f"{_fmt(first.cape)} against conv {_fmt(first.conv)} (paired difference {_fmt(first.difference)}{ci}, "
             f"95% interval).")
     why = {
