@@ -54,6 +54,7 @@ def test_preset_writes_table_summary_and_figure(capsys, tmp_path):
     assert list(table.columns) == list(experiments.TABLE_COLUMNS)
     assert len(table) == 5 * 5 * 2 * 3  # values x algorithms x runs x metrics
     assert set(table["status"]) == {"ok"}
+    assert "Reduced variant: synthetic, D = 50, K = 10, 2 runs (reduced from Fig. 2(a): synthetic, D = 200" in out
     spec = quick_spec(get_preset("fig2a-synthetic-eps").spec).replace(runs=2)
     assert out_csv.read_text() == experiments.run_sweep(spec, use_cache=False).to_csv()  # the library's table, verbatim
     summary = pd.read_csv(summary_csv)

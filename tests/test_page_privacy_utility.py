@@ -237,3 +237,12 @@ def test_show_where_cape_stops_helping_with_colluders_runs_live(at):
     assert at.radio(key="pu_mode").value == "scenario" and at.selectbox(key="pu_parameter").value == "c"
     box = next(m.value for m in at.markdown if m.value.startswith("**Where CAPE stops helping.**"))
     assert "c = 4" in box and "gain G is only 0.99" in box, box
+
+
+def test_one_notation_in_every_visible_text_of_the_stored_figure_and_a_preset_list(at):
+    from test_page_notation import ascii_notation, visible_texts
+
+    assert len(visible_texts(at)) > 20
+    assert ascii_notation(at) == []
+    at.selectbox(key="pu_preset").set_value("fig2g-synthetic-delta").run()
+    assert ascii_notation(at) == []

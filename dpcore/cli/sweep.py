@@ -45,6 +45,7 @@ from ..experiments import (
     quick_spec,
     run_sweep,
 )
+from ..experiments.presets import quick_name
 from ..lda import ALPHA_SHAPES
 from ..limits import DECAY_RANGE, MAX_SWEEP_RUNS, MAX_SYNTHETIC_DIM, MAX_WORKERS
 from ..otd import DEFAULT_SIGMA2, ESTIMATORS, MODELS, PATHS, TRUTHS
@@ -303,6 +304,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     for note in result.notes:
         say(f"note: {note}")
+    if args.quick:
+        print(f"Reduced variant: {quick_name(get_preset(args.preset), spec)}")
     print(spec.describe())
     print(f"{spec.scenario.n_sites} base site(s), {spec.scenario.calibration} calibration, "
           f"{spec.scenario.neighbouring} neighbours; {result.status()}; {result.seconds:.1f} s")

@@ -13,6 +13,7 @@ import math
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ..notation import symbolic
 from .families import METRICS, algorithm_colours, algorithm_titles
 from .results import SweepResult
 from .spec import LOG_PARAMETERS, PARAMETER_LABELS
@@ -60,7 +61,7 @@ def _curve_traces(result: SweepResult, metric: str, algorithms: list[str] | None
             traces.append(go.Scatter(x=x, y=y, mode="lines", fill="toself", fillcolor=_rgba(colour, 0.15),
                                      line={"width": 0},
                                      hoverinfo="skip", legendgroup=algorithm, showlegend=False, name=f"{name} 95%"))
-        hover = [f"{name}<br>{spec.label} = {v:g}<br>mean {m:.4g}" + ("" if math.isnan(lo) else
+        hover = [symbolic(f"{name}<br>{spec.label} = {v:g}<br>mean {m:.4g}") + ("" if math.isnan(lo) else
                  f"<br>95% interval [{lo:.4g}, {hi:.4g}]") + f"<br>runs {n}" + (f", failed {f}" if f else "")
                  for v, m, lo, hi, n, f in zip(rows["value"], rows["mean"], rows["ci_low"], rows["ci_high"],
                                                rows["runs"], rows["failed"], strict=True)]
@@ -73,7 +74,7 @@ def _curve_traces(result: SweepResult, metric: str, algorithms: list[str] | None
 
 def _x_axis(result: SweepResult) -> dict:
     spec = result.spec
-    axis: dict = {"title": AXIS_TITLES[spec.parameter]}
+    axis: dict = {"title": symbolic(AXIS_TITLES[spec.parameter])}
     if spec.parameter in LOG_PARAMETERS:
         axis["type"] = "log"
     else:
@@ -87,7 +88,7 @@ def curve_figure(result: SweepResult, metric: str | None = None, algorithms: lis
     interval shaded; ``algorithms`` limits the curves (all by default; each can also be toggled in the legend)."""
     metric = metric or _default_metric(result)
     fig = go.Figure(_curve_traces(result, metric, algorithms))
-    fig.update_layout(xaxis=_x_axis(result), yaxis={"title": METRIC_LABELS[metric]}, hovermode="closest",
+    fig.update_layout(xaxis=_x_axis(result), yaxis={"title": symbolic(METRIC_LABELS[metric])}, hovermode="closest",
                       legend={"title": "click to hide / show"})
     return fig
 
@@ -98,7 +99,8 @@ def _gain_traces(result: SweepResult) -> list[go.Scatter]:
     for design in dict.fromkeys(gains["design"]):
         rows = gains[gains["design"] == design]
         colour = DESIGN_COLOURS.get(design, "#333333")
-        hover = [f"{design}<br>{result.spec.label} = {v:g}<br>G = {g:.4g}<br>tau_c = {t:.3g}, conventional {c:.3g}"
+        hover = [symbolic(f"{design}<br>{result.spec.label} = {v:g}<br>G = {g:.4g}<br>tau_c = {t:.3g}, conventional "
+                          f"{c:.3g}")
                  for v, g, t, c in zip(rows["value"], rows["gain"], rows["tau_c"], rows["tau_conv"], strict=True)]
         traces.append(go.Scatter(x=list(rows["value"]), y=list(rows["gain"]), mode="lines+markers",
                                  name=f"gain G ({design})", line={"color": colour, "dash": "solid" if design in
@@ -127,7 +129,7 @@ def combined_figure(result: SweepResult, metric: str | None = None, algorithms: 
     axis = _x_axis(result)
     fig.update_xaxes(**{k: v for k, v in axis.items() if k != "title"})
     fig.update_xaxes(title=axis["title"], row=2, col=1)
-    fig.update_yaxes(title=METRIC_LABELS[metric], row=1, col=1)
+    fig.update_yaxes(title=symbolic(METRIC_LABELS[metric]), row=1, col=1)
     fig.update_yaxes(title="gain G", rangemode="tozero", row=2, col=1)
     spec = result.spec
     heading = title or f"{METRIC_LABELS[metric]} vs {PARAMETER_LABELS[spec.parameter]}"

@@ -255,7 +255,9 @@ def _what_runs(spec: SweepSpec) -> str:
     return f"{name}, D = {data.dim}, K = {data.k}, {spec.runs} runs"
 
 
-def quick_name(preset: SweepPreset) -> str:
-    """The reduced variant of ``preset`` named for what it runs, with what it is reduced from, e.g. "digits 8x8,
-    D = 64, K = 10, 3 runs (reduced from Fig. 2(b): MNIST, D = 784, K = 50, 10 runs)"."""
-    return f"{_what_runs(quick_spec(preset.spec))} (reduced from {preset.figure}: {_what_runs(preset.spec)})"
+def quick_name(preset: SweepPreset, reduced: SweepSpec | None = None) -> str:
+    """The reduced variant of ``preset`` (``reduced``, default :func:`quick_spec` of it) named for what it runs,
+    with what it is reduced from, e.g. "digits 8x8, D = 64, K = 10, 3 runs (reduced from Fig. 2(b): MNIST,
+    D = 784, K = 50, 10 runs)"."""
+    reduced = quick_spec(preset.spec) if reduced is None else reduced
+    return f"{_what_runs(reduced)} (reduced from {preset.figure}: {_what_runs(preset.spec)})"
