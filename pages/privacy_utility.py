@@ -41,7 +41,7 @@ from dpcore.experiments import (
 )
 from dpcore.experiments.figures import METRIC_LABELS, curve_figure, figure_html, gain_figure
 from dpcore.experiments.presets import quick_name
-from dpcore.experiments.reading import STOP_CASES, figure_sentence, meeting_sentence
+from dpcore.experiments.reading import STOP_CASES, figure_sentence, gain_sentence, meeting_sentence
 from dpcore.experiments.stored import FIRST_FIGURE, estimate_seconds, stored_result, stored_status
 from dpcore.limits import MAX_SEED
 from dpcore.notation import symbolic
@@ -386,14 +386,19 @@ elif result is not None:
                                  format_func=titles.get, key=f"pu_shown_{rspec.family}",
                                  help="Also click a name in the chart's legend to hide or show its curve.")
     shown = [a for a in shown if a in rspec.algorithms]
-    chart_col, gain_col = st.columns([3, 2], gap="medium")
+    constant_gain = gain_sentence(result)
+    chart_col, gain_col = st.columns([3, 2], gap="medium") if constant_gain is None else (st.container(), None)
     with chart_col:
         show_chart(curve_figure(result, metric, shown), symbolic(
             f"{METRIC_LABELS[metric]} against {PARAMETER_LABELS[rspec.parameter]} (mean over runs, shaded 95% "
             "interval)"), key="pu_curves", height=460)
-    with gain_col:
-        show_chart(gain_figure(result), symbolic(f"Gain G of the CAPE design at each "
-                                                 f"{PARAMETER_LABELS[rspec.parameter]}"), key="pu_gain", height=460)
+    if gain_col is not None:
+        with gain_col:
+            show_chart(gain_figure(result), symbolic(f"Gain G of the CAPE design at each "
+                                                     f"{PARAMETER_LABELS[rspec.parameter]}"), key="pu_gain",
+                       height=460)
+    else:
+        st.caption(symbolic(constant_gain))
     with st.container(border=True, key="pu_meeting"):
         st.markdown(symbolic("**Where CAPE stops helping.** " + meeting_sentence(result, metric)))
 

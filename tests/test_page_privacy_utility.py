@@ -74,7 +74,8 @@ def test_opens_on_the_stored_full_size_figure_without_running_anything(at):
     assert not has_stop(at)  # nothing runs
     stored_box = [i.value for i in at.info if "Stored result, full paper size" in i.value]
     assert stored_box and f"--preset {FIRST_FIGURE}" in stored_box[0] and "seed 0, 10 runs" in stored_box[0]
-    assert len(at.get("plotly_chart")) == 2
+    assert len(at.get("plotly_chart")) == 1  # the gain is the same at every eps: a sentence, not a flat line
+    assert any("gain is the same at every ε (M2 stage: G = 5, M3 stage: G = 5)" in c.value for c in at.caption)
     table = results_table(at)
     assert set(table["runs"]) == {10} and set(table["algorithm"]) == {"capeAGN", "conv", "local", "non-private",
                                                                       "random vectors"}
@@ -237,6 +238,7 @@ def test_show_where_cape_stops_helping_with_colluders_runs_live(at):
     assert at.radio(key="pu_mode").value == "scenario" and at.selectbox(key="pu_parameter").value == "c"
     box = next(m.value for m in at.markdown if m.value.startswith("**Where CAPE stops helping.**"))
     assert "c = 4" in box and "gain G is only 0.99" in box, box
+    assert len(at.get("plotly_chart")) == 2  # the gain changes with c: drawn beside the curves
 
 
 def test_one_notation_in_every_visible_text_of_the_stored_figure_and_a_preset_list(at):

@@ -26,8 +26,8 @@ from .families import HIGHER_IS_BETTER, algorithm_titles
 from .results import SweepResult
 from .spec import PARAMETER_LABELS, PcaData
 
-__all__ = ["MEET_SHARE", "STOP_CASES", "MeetingPoint", "StopCase", "figure_sentence", "gap_closed", "meeting_points",
-           "meeting_sentence", "reference_name"]
+__all__ = ["MEET_SHARE", "STOP_CASES", "MeetingPoint", "StopCase", "figure_sentence", "gain_sentence", "gap_closed",
+           "meeting_points", "meeting_sentence", "reference_name"]
 
 MEET_SHARE = 0.05
 """Curves meet when CAPE's mean advantage is below this share of the figure's range (or not significant)."""
@@ -213,6 +213,21 @@ def meeting_sentence(result: SweepResult, metric: str) -> str:
         "spread": "The difference is within the run-to-run spread at this number of runs.",
     }[first.reason]
     return f"{head} {why}"
+
+
+def gain_sentence(result: SweepResult) -> str | None:
+    """When the CAPE design's gain G is the same at every grid point (to 0.1%, per stage), one sentence saying so
+    (a chart of a flat line adds nothing); None when G changes along the grid (then draw it)."""
+    gains = result.gains
+    parts = []
+    for design in dict.fromkeys(gains["design"]):
+        g = gains.loc[gains["design"] == design, "gain"].to_numpy(dtype=float)
+        if g.size == 0 or not np.all(np.isfinite(g)) or g.max() - g.min() > 1e-3 * abs(g.max()):
+            return None
+        parts.append(f"{design}: G = {g[0]:.4g}" if len(dict.fromkeys(gains["design"])) > 1 else f"G = {g[0]:.4g}")
+    label = PARAMETER_LABELS[result.spec.parameter]
+    return (f"The CAPE design's gain is the same at every {label} ({', '.join(parts)}): the aggregate carries G times "
+            "less noise variance than if each site added its own noise, whatever the value on the x axis.")
 
 
 @dataclass(frozen=True, kw_only=True)
