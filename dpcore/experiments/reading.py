@@ -206,7 +206,8 @@ def meeting_sentence(result: SweepResult, metric: str) -> str:
                     "variance as if each site added its own (one site holds most of the data, or the design must "
                     "resist S - 1 colluders), so correlated noise has nothing to cancel."),
         "swamped": (f"Even with G = {first.gain:.3g} times less noise variance than the conventional scheme, the "
-                    f"noise swamps the signal: {titles['cape']} stays near the result that carries no information. "
+                    f"noise swamps the signal: {titles['cape']} does little or no better than a result that carries no "
+                    "information (random directions). "
                     "Too small an eps or too few samples per site: every private method fails alike."),
         "negligible": ("The noise is already small for every method: the conventional scheme is close to the "
                        "non-private result, so there is little left for correlated noise to win."),
