@@ -28,8 +28,9 @@ def made_result(parameter: str = "eps", grid=(0.1, 1.0), runs: dict | None = Non
     spec = SweepSpec(family="pca", parameter=parameter, grid=grid, algorithms=("cape", "conv", "nondp"),
                      scenario=equal_sites_scenario(10, 1000, 1.0, 0.01), data=PcaData(dataset="synthetic", k=5, dim=20),
                      runs=3, seed=0)
+    runs = RUNS if runs is None else runs
     rows = [(parameter, value, algorithm, run, metric, q, "ok")
-            for (value, algorithm), qs in (RUNS if runs is None else runs).items() for run, q in enumerate(qs) for metric in spec.metrics]
+            for (value, algorithm), qs in runs.items() for run, q in enumerate(qs) for metric in spec.metrics]
     table = to_table(spec, rows)
     return SweepResult(spec=spec, table=table, summary=summarise_table(spec, table), gains=sweep_gains(spec),
                        notes=(), complete=True, runs_done=3)
