@@ -379,3 +379,40 @@ def test_topic_models_page_runs_its_story_and_the_one_click_breakdown(server, br
     _assert_clean(page, "Topic models breakdown")
     assert page.get_by_role("button", name="Back to the opening setting").count() == 1
     page.close()
+
+
+def test_privacy_utility_opens_on_a_stored_figure_and_a_live_run_shows_moving_progress(server, browser):
+    """Privacy-utility in chromium: the stored full-size figure at once; running its reduced variant live (3 runs
+    of 50 steps, a few seconds even on a quiet machine) shows a progress bar that moves (the fragment polls the
+    background sweep every second); one click to where CAPE stops helping."""
+    import re
+
+    page = _open(browser, server, 1280)
+    _goto(page, "Privacy-utility")
+    page.get_by_text("Stored result, full paper size").first.wait_for(timeout=60_000)
+    page.locator('[data-testid="stPlotlyChart"] .main-svg').first.wait_for(timeout=60_000)
+    _assert_clean(page, "Privacy-utility")
+    assert "closes" in page.locator("body").inner_text()
+    assert page.get_by_text("Estimated time: about").count() == 1
+    page.get_by_text("reduced: MOG, D = 10, K = 5, 3 runs").first.click()
+    _wait_idle(page)
+    page.get_by_role("button", name="Run it again live").click()
+    steps: list[int] = []
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        bar = page.locator('[data-testid="stProgress"]')
+        text = bar.first.inner_text() if bar.count() else ""
+        found = re.search(r"step (\d+) of (\d+)", text)
+        if found and (not steps or steps[-1] != int(found.group(1))):
+            steps.append(int(found.group(1)))
+        if page.get_by_text("Complete: 3 runs").count():
+            break
+        page.wait_for_timeout(200)
+    assert page.get_by_text("Complete: 3 runs").count(), "the live run did not finish"
+    assert len(steps) >= 2 and steps == sorted(steps), steps  # the bar moved forward while the sweep ran
+    _assert_clean(page, "Privacy-utility after a live run")
+    page.get_by_role("button", name="Show where CAPE stops helping").click()
+    _wait_idle(page)
+    page.get_by_text("The curves meet at ε = 0.001").first.wait_for(timeout=60_000)
+    _assert_clean(page, "Privacy-utility, where CAPE stops helping")
+    page.close()

@@ -133,6 +133,26 @@ def sweep_notes(name: str) -> list[str]:
     return list(dict.fromkeys(sweep_plan(spec).notes + algorithm_notes(spec)))
 
 
+def markdown_table(out_dir: Path) -> str:
+    """The stored presets as a Markdown table: name, figure, seconds, workers, rows and bytes; then the missing."""
+    manifest = _load_manifest(out_dir / MANIFEST_NAME)
+    lines = ["| preset | figure | seconds (full size) | workers | rows | bytes |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for name in preset_names(available_only=True):
+        entry = manifest["presets"].get(name)
+        if entry is not None:
+            size = (out_dir / entry["file"]).stat().st_size
+            lines.append(f"| `{name}` | {entry['figure']} | {entry['seconds']:.1f} | {entry['workers']} | "
+                         f"{entry['rows']} | {size:,} |")
+        elif name in manifest["missing"]:
+            lines.append(f"| `{name}` | {get_preset(name).figure} | not stored: {manifest['missing'][name]['reason']} "
+                         "| | | |")
+        else:
+            lines.append(f"| `{name}` | {get_preset(name).figure} | not run yet | | | |")
+    total = sum(f.stat().st_size for f in out_dir.iterdir() if f.is_file())
+    return "\n".join(lines) + f"\n\nTotal size of {out_dir.name}/: {total:,} bytes."
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("names", nargs="*", help="presets to run (default: every available one)")
@@ -142,12 +162,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--force", action="store_true", help="run presets that are already stored")
     parser.add_argument("--notes-only", action="store_true", help="only add the sweep's notes to stored entries "
                         "that lack them (prepares the data, runs nothing)")
+    parser.add_argument("--table", action="store_true", help="print the stored presets as a Markdown table and exit")
     parser.add_argument("--out-dir", default=str(ROOT / STORED_DIR), help="where to store (default data/presets)")
     args = parser.parse_args(argv)
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     manifest_path = out_dir / MANIFEST_NAME
     names = args.names or preset_names(available_only=True)
+    if args.table:
+        print(markdown_table(out_dir))
+        return 0
     if args.notes_only:
         manifest = _load_manifest(manifest_path)
         for name, entry in manifest["presets"].items():

@@ -5,7 +5,8 @@ chromium (Playwright) at 1280 px, and saves one full-page PNG per page into docs
 ``--narrow`` it also saves 420 px wide versions (``*-narrow.png``) and prints any horizontal overflow; with
 ``--extras`` more states (sites-problems.png, noise-design-infeasible.png, home-change.png after the Home page's
 "CAPE stops helping" button, epsilon-broken.png after "A promise breaks"); with ``--results`` the
-capePCA, capeAGN and Privacy-utility pages after pressing their Run button (``*-results.png``).
+capePCA and capeAGN pages after pressing their Run button (``*-results.png``) and Privacy-utility after "Show where
+CAPE stops helping" (``privacy-utility-stops.png``).
 The README's pictures: ``capture.py --extras --results``.
 """
 
@@ -140,9 +141,25 @@ def _shoot_full(page, target: Path, width: int = 1280) -> None:
     print(target.relative_to(ROOT))
 
 
+def _privacy_utility_stops(browser, url: str) -> None:
+    """Privacy-utility opens on a stored full-size figure (privacy-utility.png); after "Show where CAPE stops
+    helping" it shows Fig. 2(b), where the curves meet at small eps, with the sentence saying why."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(f"{url}/privacy_utility", wait_until="domcontentloaded")
+    _wait(page)
+    page.get_by_role("button", name="Show where CAPE stops helping", exact=True).click()
+    _wait(page)
+    page.get_by_text("The curves meet at").first.wait_for(timeout=60_000)
+    page.mouse.move(5, 5)
+    page.wait_for_selector('.js-plotly-plot', timeout=120_000)
+    _shoot_full(page, OUT / "privacy-utility-stops.png")
+    page.close()
+
+
 def _results(browser, url: str) -> None:
     """The three pages that compute something, after their Run button: what a user sees after a run."""
-    for stem, button in (("capepca", "Run"), ("capeagn", "Run"), ("privacy_utility", "Run sweep")):
+    _privacy_utility_stops(browser, url)
+    for stem, button in (("capepca", "Run"), ("capeagn", "Run")):
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.goto(f"{url}/{stem}", wait_until="domcontentloaded")
         _wait(page)
