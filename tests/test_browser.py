@@ -350,7 +350,7 @@ def _legends_below_plots(page) -> list[str]:
 @pytest.mark.parametrize("width", [420, 1400])
 def test_tables_and_legends_fit(server, browser, width):
     page = _open(browser, server, width)
-    for title in ("Noise design", "Gain G(n)", "What ε means", "Protocol walk-through"):
+    for title in ("Noise design", "Gain G(n)", "What ε means", "Protocol walk-through", "Privacy-utility"):
         _goto(page, title)
         page.wait_for_timeout(800)  # let plotly lay out
         assert _legends_below_plots(page) == [], f"{title} at {width}px"
