@@ -145,19 +145,6 @@ st.markdown(symbolic(
     "parameter (eps, delta, the samples per site N_s, the number of sites S or the collusion bound c) and runs every "
     "algorithm several times at each value. The paper's Figures 2 to 5 are shown at full size from stored results; "
     "any of them can be run again live, and any other sweep starts from the scenario shared by all pages."))
-with st.expander("What is computed"):
-    st.latex(r"\bar q=\frac1R\sum_{r=1}^R q_r,\qquad \mathrm{se}=\frac{s}{\sqrt R},\qquad "
-             r"\bar q\pm t_{0.975,\,R-1}\,\mathrm{se}\ \ \text{(shaded 95\% interval)}")
-    st.latex(r"G=\frac{\sum_s\mu_s^2\tau_s^2}{\tau_c^2}\quad\text{(conventional over CAPE aggregator variance)}")
-    st.markdown(symbolic(
-        "PCA: captured energy q_CE = tr(V^T A V) with A the pooled non-private second-moment matrix (the paper's y "
-        "axis), its ratio to the optimum, and the subspace distance. OTD: q_comp, the mean distance of each "
-        "recovered component to the nearest true one, and the weight error. The gain chart shows G of the CAPE "
-        "design used at each value: the plain design, or along c the collusion-robust one (G = S - c for equal "
-        "sites). Within a run every value reuses the same random draws (common random numbers), so the curves are "
-        "smooth and the differences between algorithms sharp. numpy's random generator is not cryptographically "
-        "secure: this is a simulation."))
-
 case_col, case_pick = st.columns([1, 2], vertical_alignment="bottom")
 case_key = case_pick.selectbox("Where CAPE stops helping", list(STOP_CASES), format_func=lambda k: STOP_CASES[k].label,
                                key="pu_case", label_visibility="collapsed",
@@ -171,6 +158,7 @@ mode = st.radio("Sweep", list(MODES), format_func=MODES.get, horizontal=True, ke
                 "page.")
 spec: SweepSpec | None = None
 stored = None
+results_box = None
 setup_msg = st.empty()
 
 if mode == "preset":
@@ -180,6 +168,8 @@ if mode == "preset":
                         key="pu_preset", help="The journal paper's panels we can reproduce with bundled data.")
     preset = get_preset(name)
     stored = stored_result(name)
+    results_box = st.container()
+    st.markdown("**Run it again live**" if stored is not None else "**Run this preset**")
     variant = st.radio("Live run", list(VARIANTS), horizontal=True, key="pu_variant",
                        format_func=lambda v: VARIANTS[v] if v == "full" else f"reduced: {quick_name(preset)}",
                        help="What 'Run it again live' computes: the preset at the paper's size, or a reduced "
@@ -350,73 +340,87 @@ if result is not None and result.runs_done == 0:
 if result is None and stored is not None:
     result, source = stored.result, "stored"
 
-if result is None and not running:
-    st.info("Choose a preset or build a sweep, then press **Run sweep**. Nothing runs until you do.",
-            icon=":material/play_circle:")
-elif result is not None:
-    rspec = result.spec
-    st.subheader("Results")
-    if source == "stored":
-        st.info(symbolic(f"**Stored result, full paper size**: nothing was computed to show it. Produced by "
-                         f"{stored.provenance()}. Press **Run it again live** to recompute it."),
-                icon=":material/inventory_2:")
-    elif result.complete:
-        st.caption(symbolic(f"Live run: {rspec.describe()}. Complete: {result.runs_done} runs in "
-                            f"{result.seconds:.1f} s."))
-    else:
-        st.warning(f"Stopped after {result.runs_done} of {rspec.runs} runs: the curves and intervals use the runs "
-                   "that finished.", icon=":material/stop_circle:")
-    caveats = [n for n in result.notes if "not a valid" in n or "not well below" in n]
-    for note in caveats:
-        st.warning(symbolic(note), icon=":material/warning:")
-    with st.expander("Notes on this sweep (data, what is shared between values, settings)"):
-        st.markdown(symbolic("\n".join(f"- {n}" for n in result.notes if n not in caveats)))
+with results_box if results_box is not None else st.container():
+    if result is None and not running:
+        st.info("Choose a preset or build a sweep, then press **Run sweep**. Nothing runs until you do.",
+                icon=":material/play_circle:")
+    elif result is not None:
+        rspec = result.spec
+        st.subheader("Results")
+        if source == "stored":
+            st.info(symbolic(f"**Stored result, full paper size**: nothing was computed to show it. Produced by "
+                             f"{stored.provenance()}. Press **Run it again live** to recompute it."),
+                    icon=":material/inventory_2:")
+        elif result.complete:
+            st.caption(symbolic(f"Live run: {rspec.describe()}. Complete: {result.runs_done} runs in "
+                                f"{result.seconds:.1f} s."))
+        else:
+            st.warning(f"Stopped after {result.runs_done} of {rspec.runs} runs: the curves and intervals use the runs "
+                       "that finished.", icon=":material/stop_circle:")
+        caveats = [n for n in result.notes if "not a valid" in n or "not well below" in n]
+        for note in caveats:
+            st.warning(symbolic(note), icon=":material/warning:")
+        with st.expander("Notes on this sweep (data, what is shared between values, settings)"):
+            st.markdown(symbolic("\n".join(f"- {n}" for n in result.notes if n not in caveats)))
 
-    titles = algorithm_titles(rspec.family)
-    default_metric = get_preset(st.session_state["pu_preset"]).metric if mode == "preset" else None
-    metrics = list(METRICS[rspec.family])
-    metric_col, show_col = st.columns([1, 2])
-    metric = metric_col.selectbox("Metric", metrics, format_func=lambda m: symbolic(METRIC_LABELS[m]),
-                                  index=metrics.index(default_metric) if default_metric in metrics else 0,
-                                  key=f"pu_metric_{rspec.family}",
-                                  help=symbolic("; ".join(f"{METRIC_LABELS[m]}: {d}"
-                                                          for m, d in METRICS[rspec.family].items())))
-    st.markdown(symbolic(figure_sentence(result, metric)))
-    shown = show_col.multiselect("Curves shown", list(rspec.algorithms), default=list(rspec.algorithms),
-                                 format_func=titles.get, key=f"pu_shown_{rspec.family}",
-                                 help="Also click a name in the chart's legend to hide or show its curve.")
-    shown = [a for a in shown if a in rspec.algorithms]
-    constant_gain = gain_sentence(result)
-    chart_col, gain_col = st.columns([3, 2], gap="medium") if constant_gain is None else (st.container(), None)
-    with chart_col:
-        show_chart(curve_figure(result, metric, shown), symbolic(
-            f"{METRIC_LABELS[metric]} against {PARAMETER_LABELS[rspec.parameter]} (mean over runs, shaded 95% "
-            "interval)"), key="pu_curves", height=460)
-    if gain_col is not None:
-        with gain_col:
-            show_chart(gain_figure(result), symbolic(f"Gain G of the CAPE design at each "
-                                                     f"{PARAMETER_LABELS[rspec.parameter]}"), key="pu_gain",
-                       height=460)
-    else:
-        st.caption(symbolic(constant_gain))
-    with st.container(border=True, key="pu_meeting"):
-        st.markdown(symbolic("**Where CAPE stops helping.** " + meeting_sentence(result, metric)))
+        titles = algorithm_titles(rspec.family)
+        default_metric = get_preset(st.session_state["pu_preset"]).metric if mode == "preset" else None
+        metrics = list(METRICS[rspec.family])
+        metric_col, show_col = st.columns([1, 2])
+        metric = metric_col.selectbox("Metric", metrics, format_func=lambda m: symbolic(METRIC_LABELS[m]),
+                                      index=metrics.index(default_metric) if default_metric in metrics else 0,
+                                      key=f"pu_metric_{rspec.family}",
+                                      help=symbolic("; ".join(f"{METRIC_LABELS[m]}: {d}"
+                                                              for m, d in METRICS[rspec.family].items())))
+        st.markdown(symbolic(figure_sentence(result, metric)))
+        shown = show_col.multiselect("Curves shown", list(rspec.algorithms), default=list(rspec.algorithms),
+                                     format_func=titles.get, key=f"pu_shown_{rspec.family}",
+                                     help="Also click a name in the chart's legend to hide or show its curve.")
+        shown = [a for a in shown if a in rspec.algorithms]
+        constant_gain = gain_sentence(result)
+        chart_col, gain_col = st.columns([3, 2], gap="medium") if constant_gain is None else (st.container(), None)
+        with chart_col:
+            show_chart(curve_figure(result, metric, shown), symbolic(
+                f"{METRIC_LABELS[metric]} against {PARAMETER_LABELS[rspec.parameter]} (mean over runs, shaded 95% "
+                "interval)"), key="pu_curves", height=460)
+        if gain_col is not None:
+            with gain_col:
+                show_chart(gain_figure(result), symbolic(f"Gain G of the CAPE design at each "
+                                                         f"{PARAMETER_LABELS[rspec.parameter]}"), key="pu_gain",
+                           height=460)
+        else:
+            st.caption(symbolic(constant_gain))
+        with st.container(border=True, key="pu_meeting"):
+            st.markdown(symbolic("**Where CAPE stops helping.** " + meeting_sentence(result, metric)))
 
-    rows = result.summary[result.summary["metric"] == metric].copy()
-    rows["algorithm"] = rows["algorithm"].map(titles)
-    rows = rows.rename(columns={"value": symbolic(PARAMETER_LABELS[rspec.parameter])}).drop(
-        columns=["parameter", "metric"])
-    number = {c: st.column_config.NumberColumn(format="%.4g") for c in ("mean", "std", "se", "ci_low", "ci_high")}
-    st.dataframe(rows, hide_index=True, width="stretch", column_config=number)
+        rows = result.summary[result.summary["metric"] == metric].copy()
+        rows["algorithm"] = rows["algorithm"].map(titles)
+        rows = rows.rename(columns={"value": symbolic(PARAMETER_LABELS[rspec.parameter])}).drop(
+            columns=["parameter", "metric"])
+        number = {c: st.column_config.NumberColumn(format="%.4g") for c in ("mean", "std", "se", "ci_low", "ci_high")}
+        st.dataframe(rows, hide_index=True, width="stretch", column_config=number)
 
-    stem = f"sweep_{rspec.family}_{rspec.parameter}"
-    down_a, down_b, down_c = st.columns(3)
-    down_a.download_button("Download the table (CSV)", result.to_csv(), f"{stem}.csv", "text/csv",
-                           key="pu_download_table", width="stretch",
-                           help="One row per value, algorithm, run and metric (tidy format).")
-    down_b.download_button("Download the summary (CSV)", result.summary_csv(), f"{stem}_summary.csv", "text/csv",
-                           key="pu_download_summary", width="stretch",
-                           help="Mean, std, standard error and 95% interval per value, algorithm and metric.")
-    down_c.download_button("Download the figure (HTML)", lambda: figure_html(result, metric, shown),
-                           f"{stem}.html", "text/html", key="pu_download_html", width="stretch",
-                           help="Curves and gain in one page with plotly.js embedded (about 5 MB): opens offline.")
+        stem = f"sweep_{rspec.family}_{rspec.parameter}"
+        down_a, down_b, down_c = st.columns(3)
+        down_a.download_button("Download the table (CSV)", result.to_csv(), f"{stem}.csv", "text/csv",
+                               key="pu_download_table", width="stretch",
+                               help="One row per value, algorithm, run and metric (tidy format).")
+        down_b.download_button("Download the summary (CSV)", result.summary_csv(), f"{stem}_summary.csv", "text/csv",
+                               key="pu_download_summary", width="stretch",
+                               help="Mean, std, standard error and 95% interval per value, algorithm and metric.")
+        down_c.download_button("Download the figure (HTML)", lambda: figure_html(result, metric, shown),
+                               f"{stem}.html", "text/html", key="pu_download_html", width="stretch",
+                               help="Curves and gain in one page with plotly.js embedded (about 5 MB): opens offline.")
+
+with st.expander("What is computed"):
+    st.latex(r"\bar q=\frac1R\sum_{r=1}^R q_r,\qquad \mathrm{se}=\frac{s}{\sqrt R},\qquad "
+             r"\bar q\pm t_{0.975,\,R-1}\,\mathrm{se}\ \ \text{(shaded 95\% interval)}")
+    st.latex(r"G=\frac{\sum_s\mu_s^2\tau_s^2}{\tau_c^2}\quad\text{(conventional over CAPE aggregator variance)}")
+    st.markdown(symbolic(
+        "PCA: captured energy q_CE = tr(V^T A V) with A the pooled non-private second-moment matrix (the paper's y "
+        "axis), its ratio to the optimum, and the subspace distance. OTD: q_comp, the mean distance of each "
+        "recovered component to the nearest true one, and the weight error. The gain chart shows G of the CAPE "
+        "design used at each value: the plain design, or along c the collusion-robust one (G = S - c for equal "
+        "sites). Within a run every value reuses the same random draws (common random numbers), so the curves are "
+        "smooth and the differences between algorithms sharp. numpy's random generator is not cryptographically "
+        "secure: this is a simulation."))

@@ -77,9 +77,9 @@ def _x_axis(result: SweepResult) -> dict:
     axis: dict = {"title": symbolic(AXIS_TITLES[spec.parameter])}
     if spec.parameter in LOG_PARAMETERS:
         axis["type"] = "log"
-    else:
-        axis["tickmode"] = "array"
-        axis["tickvals"] = list(spec.grid)
+    axis["tickmode"] = "array"  # ticks at the grid values only (no unlabelled minor ticks of a log axis)
+    axis["tickvals"] = list(spec.grid)
+    axis["ticktext"] = [f"{v:g}" for v in spec.grid]
     return axis
 
 
