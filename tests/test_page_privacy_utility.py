@@ -95,6 +95,9 @@ def test_the_reduced_variant_is_named_for_what_it_runs_and_runs_with_moving_prog
     labels = at.radio(key="pu_variant").options
     assert any(label.startswith("reduced: digits 8x8, D = 64, K = 10, 3 runs (reduced from Fig. 2(b): MNIST, "
                                 "D = 784, K = 50, 10 runs)") for label in labels), labels
+    at.selectbox(key="pu_preset").set_value("fig3-mog-d10-eps").run()  # 3 runs of 17 steps: several seconds
+    assert any(label.startswith("reduced: MOG, D = 10, K = 5, 3 runs (reduced from Fig. 3 (top row)")
+               for label in at.radio(key="pu_variant").options)
     at.radio(key="pu_variant").set_value("quick").run()
     at.button(key="pu_run").click().run()
     assert not at.exception
@@ -165,7 +168,12 @@ def test_stop_keeps_the_finished_runs(at):
     at.button(key="pu_run").click().run()
     assert has_stop(at)  # the sweep runs in the background; the fragment shows the progress and the Stop button
     deadline = time.monotonic() + 60
-    while not any(t.startswith("step ") and "run 2/" in t for t in progress_texts(at)):  # run 1 has finished
+
+    def runs_started() -> int:
+        found = [re.search(r": run (\d+)/60", t) for t in progress_texts(at)]
+        return max((int(f.group(1)) for f in found if f), default=0)
+
+    while runs_started() < 2:  # run 2 has started (labels name the run a step belongs to): run 1 has finished
         assert time.monotonic() < deadline and has_stop(at), progress_texts(at)
         time.sleep(0.05)
         at.run()
