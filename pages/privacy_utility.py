@@ -398,7 +398,9 @@ with results_box if results_box is not None else st.container():
         rows = rows.rename(columns={"value": symbolic(PARAMETER_LABELS[rspec.parameter])}).drop(
             columns=["parameter", "metric"])
         number = {c: st.column_config.NumberColumn(format="%.4g") for c in ("mean", "std", "se", "ci_low", "ci_high")}
-        st.dataframe(rows, hide_index=True, width="stretch", column_config=number)
+        with st.expander("Summary table: mean, standard deviation, standard error and 95% interval per value and "
+                         "algorithm"):
+            st.dataframe(rows, hide_index=True, width="stretch", column_config=number)
 
         stem = f"sweep_{rspec.family}_{rspec.parameter}"
         down_a, down_b, down_c = st.columns(3)
