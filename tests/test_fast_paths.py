@@ -4,10 +4,14 @@ exact where the same floating-point operations are done, to rounding where the o
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import scipy.linalg
 from scipy.sparse.linalg import LinearOperator, eigsh
 
+import dpcore.otd.release as release_mod
 from dpcore import linalg
+from dpcore.cape import sample_noise, site_budgets, solve_general
+from dpcore.otd import MogSite, StageNoise, make_model, release_m2, sample_mog, sample_stm, stm_site_from_words
 
 FLOAT32_EPS = float(np.finfo(np.float32).eps)
 
@@ -58,3 +62,56 @@ def test_lanczos_with_the_symmetric_product_finds_the_former_eigenpairs():
     np.testing.assert_allclose(values, exact_values, rtol=1e-9)
     np.testing.assert_allclose(np.abs(vectors.T @ before_vectors), np.eye(k), atol=1e-6)
     np.testing.assert_allclose(np.abs(vectors.T @ exact_vectors), np.eye(k), atol=1e-6)
+
+
+def _former_release_m2(sites, weights, noise, rng, dtype):
+    """release_m2 as it was: dense blocks of every site's M2, the unique entries gathered by a mask, the releases
+    data + e + f + g in new arrays, both triangles written by masks."""
+    from dpcore.otd.release import _column_blocks
+
+    dim = sites[0].dim
+    out = np.empty((dim, dim), dtype=dtype)
+    for j0, j1 in _column_blocks(dim):
+        mask = np.arange(j1)[None, :] <= (j0 + np.arange(j1 - j0))[:, None]
+        data = np.stack([site.m2_block(j0, j1).T[mask] for site in sites])
+        if noise.mode == "cape":
+            drawn = sample_noise(noise.design, rng, data.shape[1])
+            releases = data + drawn.e
+            releases += drawn.f
+            releases += drawn.g
+            agg = np.tensordot(weights, releases - drawn.f, axes=1)
+        elif noise.mode == "independent":
+            z = rng.standard_normal(data.shape)
+            z *= np.asarray(noise.stds, float)[:, None]
+            agg = np.tensordot(weights, data + z, axes=1)
+        else:
+            agg = np.tensordot(weights, data, axes=1)
+        out.T[j0:j1, :j1][mask] = agg
+        out[j0:j1, :j1][mask] = agg
+    return out
+
+
+@pytest.mark.parametrize("kind", ["stm-first", "stm-all", "mog"])
+@pytest.mark.parametrize("mode", ["cape", "independent", "none"])
+@pytest.mark.parametrize("precision", ["float64", "float32"])
+def test_release_m2_gives_the_former_numbers_bit_for_bit(monkeypatch, kind, mode, precision):
+    dim = 37
+    monkeypatch.setattr(release_mod, "BLOCK_UNIQUE", 60)  # many column blocks at this small D
+    monkeypatch.setattr(release_mod, "_MIRROR_TILE", 8)  # and many mirror tiles
+    monkeypatch.setattr(release_mod, "EIGH_MAX_DIM", 10 if precision == "float32" else 10_000)
+    rng = np.random.default_rng(4)
+    if kind == "mog":
+        model = make_model("mog", dim, 3, rng)
+        sites = tuple(MogSite(sample_mog(model, 40, rng) / 5.0, 0.01) for _ in range(3))
+    else:
+        model = make_model("stm", dim, 3, rng)
+        sites = tuple(stm_site_from_words(sample_stm(model, 30, rng), dim, kind[4:]) for _ in range(3))
+    weights = np.array([0.5, 0.3, 0.2])
+    taus = np.array([0.05, 0.08, 0.1])
+    noise = {"cape": StageNoise("cape", design=solve_general(site_budgets(taus, weights))),
+             "independent": StageNoise("independent", stds=taus), "none": StageNoise("none")}[mode]
+    new, _ = release_m2(sites, weights, noise, np.random.default_rng(9))
+    former = _former_release_m2(sites, weights, noise, np.random.default_rng(9), new.dtype)
+    assert new.dtype == np.dtype(precision)
+    assert np.array_equal(new, former)
+    assert np.array_equal(new, new.T)
