@@ -10,7 +10,16 @@ from scipy.sparse.linalg import LinearOperator, eigsh
 
 import dpcore.otd.release as release_mod
 from dpcore import linalg
-from dpcore.cape import sample_noise, site_budgets, solve_general
+from dpcore.cape import (
+    design_closed_form,
+    design_collusion_robust,
+    design_equal,
+    design_general,
+    sample_noise,
+    site_budgets,
+    solve_general,
+)
+from dpcore.cape.design import _diagonal_plus_rank_one, helper_rows
 from dpcore.otd import MogSite, StageNoise, make_model, release_m2, sample_mog, sample_stm, stm_site_from_words
 
 FLOAT32_EPS = float(np.finfo(np.float32).eps)
@@ -115,3 +124,38 @@ def test_release_m2_gives_the_former_numbers_bit_for_bit(monkeypatch, kind, mode
     assert new.dtype == np.dtype(precision)
     assert np.array_equal(new, former)
     assert np.array_equal(new, new.T)
+
+
+def _designs() -> dict[str, object]:
+    weights = np.array([0.4, 0.3, 0.2, 0.1])
+    taus = np.array([1.0, 1.5, 2.0, 3.0])
+    many = np.random.default_rng(2).uniform(0.5, 2.0, 100)
+    return {
+        "equal": design_equal(0.7, 6),
+        "general": design_general(taus, weights),
+        "general, 100 sites": design_general(many, np.full(100, 0.01)),
+        "general, e_scale 3": design_general(taus, weights, e_scale=3.0),
+        "general, one weight 0": design_general(taus, np.array([0.5, 0.3, 0.2, 0.0])),
+        "collusion-robust": design_collusion_robust(taus, weights, 2),
+        "closed form": design_closed_form(np.full(4, 1.0), np.full(4, 0.25), 0.4),
+    }
+
+
+@pytest.mark.parametrize("name", list(_designs()))
+def test_helper_rows_are_the_mixing_product_to_rounding(name):
+    design = _designs()[name]
+    assert design.feasible, design.reason
+    z = np.random.default_rng(3).standard_normal((design.e_mixing.shape[1], 500))
+    e = helper_rows(design, z.copy())
+    former = design.e_mixing @ z
+    # each entry is a sum of at most S products: rounding below S eps times the sum of absolute terms
+    bound = (design.n_sites + 2) * np.finfo(float).eps * (np.abs(design.e_mixing) @ np.abs(z))
+    assert np.all(np.abs(e - former) <= bound + 1e-300)
+    # and the helper's rows still cancel in the weighted sum, to rounding
+    assert np.max(np.abs(design.weights @ e)) <= 1e-13 * np.max(np.abs(e))
+
+
+def test_helper_rows_use_the_factored_law_for_the_solvers_designs():
+    factored = {name: _diagonal_plus_rank_one(d) is not None for name, d in _designs().items()}
+    assert factored["equal"] and factored["general"] and factored["general, 100 sites"]
+    assert not factored["closed form"]  # S x (S - 1) mixing: the product
