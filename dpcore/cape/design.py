@@ -331,15 +331,20 @@ def helper_rows(design: NoiseDesign, normals: np.ndarray) -> np.ndarray:
     return normals
 
 
-def sample_noise(design: NoiseDesign, rng: np.random.Generator, size: int) -> CapeNoise:
+def sample_noise(design: NoiseDesign, rng: np.random.Generator, size: int, *,
+                 factored: bool = False) -> CapeNoise:
     """Draw e, f, g for ``size`` scalar coordinates (e.g. the unique entries of a symmetric matrix).
 
     Standard normals are drawn in a fixed order (e, then f, then g) and scaled, so the same seed gives
-    the same underlying draws for any variances: common random numbers across a sweep.
+    the same underlying draws for any variances: common random numbers across a sweep. ``factored`` forms e by
+    :func:`helper_rows` (O(S) per coordinate; the same numbers to rounding, used by capePCA, where S reaches 100)
+    instead of the S x S product (the tensor families keep the product: at S = 5 it costs little, and their tensor
+    power method can turn a rounding difference into a different seeded result).
     """
     if not design.feasible or design.e_mixing is None:
         raise InputError(f"cannot sample from an infeasible design: {design.reason}")
-    e = helper_rows(design, rng.standard_normal((design.e_mixing.shape[1], size)))
+    normals = rng.standard_normal((design.e_mixing.shape[1], size))
+    e = helper_rows(design, normals) if factored else design.e_mixing @ normals
     f = rng.standard_normal((design.n_sites, size))
     f *= np.sqrt(design.var_f)[:, None]
     g = rng.standard_normal((design.n_sites, size))
