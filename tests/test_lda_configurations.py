@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -13,6 +14,7 @@ from dpcore.lda.configurations import (
     run_configuration,
     summarize_data,
 )
+from dpcore.lda.budget import m3_noise_law
 from dpcore.lda.corpus import LdaModel, make_lda_model, sample_lda_corpus
 from dpcore.lda.recovery import topic_error
 from dpcore.otd import StageNoise, release_m3
@@ -159,19 +161,25 @@ class _ZeroMoments:
 
 
 def test_projected_m3_noise_has_the_law_of_the_projected_dense_noise():
-    """Configuration 1's e3 release (dpcore.otd.release_m3 with one party's independent noise, projected path) adds
-    (sqrt(6) sigma Sym(Z))(W, W, W), whose value at (u, u, u), sqrt(6) sigma Z(x, x, x) with x = W u, has variance
-    6 sigma^2 ||W u||^6; the sampler without a D^3 array must match: 20,000 draws, relative standard error of a
-    variance estimate sqrt(2/20,000) = 1%, asserted within 5%."""
+    """Configuration 1's e3 release (dpcore.otd.release_m3 with one party's independent noise, projected path, the
+    law of dpcore.lda.budget.m3_noise_law: published for K <= 20) adds P(W, W, W), P symmetric with i.i.d.
+    N(0, sigma^2) unique entries; its value at (u, u, u) is P(x, x, x) = sum over unique (i <= j <= l) of
+    m_ijl P_ijl x_i x_j x_l (x = W u, m the number of distinct orderings), with variance
+    sigma^2 sum m_ijl^2 (x_i x_j x_l)^2 (brute force over the 84 unique entries of D = 7). The sampler without a
+    D^3 array must match: 20,000 draws, relative standard error of a variance estimate sqrt(2/20,000) = 1%,
+    asserted within 5%."""
+    assert m3_noise_law("projected", 3) == "published" and m3_noise_law("projected", 21) == "symmetrized"
+    assert m3_noise_law("dense", 30) == "published"
     rng = np.random.default_rng(9)
     w = rng.standard_normal((7, 3))
     noise = StageNoise("independent", stds=np.array([0.5]))
-    draws = np.stack([release_m3([_ZeroMoments()], np.ones(1), w, noise, rng, path="projected", law="symmetrized")[0]
-                      for _ in range(20_000)])
+    draws = np.stack([release_m3([_ZeroMoments()], np.ones(1), w, noise, rng, path="projected",
+                                 law=m3_noise_law("projected", 3))[0] for _ in range(20_000)])
     np.testing.assert_allclose(draws, draws.transpose(0, 2, 1, 3), atol=1e-12)  # symmetric
     for _ in range(3):
         u = rng.standard_normal(3)
+        x = w @ u
         values = np.einsum("nijk,i,j,k->n", draws, u, u, u)
-        expected = 6 * 0.25 * float(np.linalg.norm(w @ u)) ** 6
+        expected = 0.25 * sum(len(set(itertools.permutations(t))) ** 2 * (x[t[0]] * x[t[1]] * x[t[2]]) ** 2
+                              for t in itertools.combinations_with_replacement(range(7), 3))
         assert math.isclose(values.var(), expected, rel_tol=0.05)
-
