@@ -19,6 +19,7 @@ from dpcore.data import (
     top_words,
 )
 from dpcore.lda import corpus_lda_problem, fit_lda
+from dpcore.limits import MAX_LDA_VOCABULARY
 from dpcore.validation import InputError
 
 
@@ -70,3 +71,14 @@ def test_the_bundled_corpus_gives_recognisable_topics():
     words = [{w for w, _ in topic} for topic in top_words(fit.topics, corpus.vocabulary, 8)]
     assert any({"sparse", "matrix"} <= topic for topic in words)
     assert any(len({"distribution", "random", "variable", "continuous", "discrete"} & topic) >= 2 for topic in words)
+
+
+def test_a_text_vocabulary_beyond_the_lda_limit_is_refused_before_the_sites_are_built():
+    """Every site keeps a D x D second moment, so a public word list longer than MAX_LDA_VOCABULARY is refused with
+    the limit named (the synthetic corpus has the same limit)."""
+    words = tuple(f"w{i}" for i in range(MAX_LDA_VOCABULARY + 1))
+    text = "\n".join(" ".join(words[j:j + 5]) for j in range(0, 300, 5))
+    corpus = parse_text_corpus(text, rule="file", vocabulary=words)
+    assert corpus.dim == MAX_LDA_VOCABULARY + 1
+    with pytest.raises(InputError, match=f"at most {MAX_LDA_VOCABULARY:,}"):
+        corpus_lda_problem(corpus, 3, 1.0, np.ones(2) / 2, np.random.default_rng(0))
