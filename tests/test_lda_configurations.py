@@ -8,13 +8,13 @@ import math
 import numpy as np
 import pytest
 
+from dpcore.lda.budget import m3_noise_law
 from dpcore.lda.configurations import (
     EDGES,
     edge_budgets,
     run_configuration,
     summarize_data,
 )
-from dpcore.lda.budget import m3_noise_law
 from dpcore.lda.corpus import LdaModel, make_lda_model, sample_lda_corpus
 from dpcore.lda.recovery import topic_error
 from dpcore.otd import StageNoise, release_m3

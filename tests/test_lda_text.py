@@ -4,6 +4,8 @@ non-private method finds recognisable topics in the bundled corpus."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -76,7 +78,8 @@ def test_the_bundled_corpus_gives_recognisable_topics():
 def test_a_text_vocabulary_beyond_the_lda_limit_is_refused_before_the_sites_are_built():
     """Every site keeps a D x D second moment, so a public word list longer than MAX_LDA_VOCABULARY is refused with
     the limit named (the synthetic corpus has the same limit)."""
-    words = tuple(f"w{i}" for i in range(MAX_LDA_VOCABULARY + 1))
+    words = tuple("".join(letters) for letters in itertools.islice(itertools.product("bcdfghjklmnpqrstvwxz", repeat=4),
+                                                                   MAX_LDA_VOCABULARY + 1))
     text = "\n".join(" ".join(words[j:j + 5]) for j in range(0, 300, 5))
     corpus = parse_text_corpus(text, rule="file", vocabulary=words)
     assert corpus.dim == MAX_LDA_VOCABULARY + 1
