@@ -182,3 +182,16 @@ def test_capelda_beats_conventional_and_local_and_matches_pooled_on_the_issue_co
     assert z("cape", "conv") > 3.5 and z("cape", "local") > 10
     assert abs(z("cape", "pooled")) < 3.5
     assert abs(mean["cape"] - mean["pooled"]) < 0.25 * (mean["conv"] - mean["pooled"])
+
+
+def test_more_topics_than_the_published_projected_sampler_takes_use_the_symmetrised_law():
+    """K = 21 > MAX_PUBLISHED_PROJECTED_K on the projected path (D = 61 > 60): capeLDA and configuration 1 draw the
+    symmetrised third-moment law (dpcore.lda.budget.m3_noise_law) and run, instead of refusing K."""
+    spec = LdaSpec(dim=61, k=21, doc_length=20)
+    model = spec.model(np.random.default_rng(0))
+    problem = synthetic_lda_problem(model, [300, 300], np.random.default_rng(1), doc_length=20)
+    scenario = equal_sites_scenario(2, 300, 1000.0, 1e-5, calibration="analytic")
+    assert LdaSettings().m3_path(61) == "projected"
+    for name in ("cape", "1"):
+        result = run_algorithm(name, problem, scenario, LdaSettings(n_restarts=2, n_iter=5), np.random.default_rng(2))
+        assert result.usable and result.topics.shape == (21, 61)
