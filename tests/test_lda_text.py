@@ -66,7 +66,8 @@ def test_any_uploaded_text_gives_a_corpus_or_one_clear_input_error(text, rule, s
 
 def test_the_bundled_corpus_gives_recognisable_topics():
     """Non-private method of moments, K = 8, alpha_0 = 1: at least one topic about sparse matrices and one about
-    probability distributions among the top-8 words (seen on every seed tried, 0-4)."""
+    probability distributions among the top-8 words. Over 8 streams (split and start seeds 2s and 2s + 1,
+    s = 0..7) every run had a topic with both "sparse" and "matrix" and one with 3 of the 5 distribution words."""
     corpus = load_bundled_corpus()
     problem = corpus_lda_problem(corpus, 8, 1.0, np.ones(1), np.random.default_rng(0))
     fit = fit_lda(problem.pooled.counts, 8, 1.0, np.random.default_rng(1))
