@@ -36,6 +36,8 @@ def run_json(capsys, *args):
 
 
 def test_json_per_algorithm_mean_standard_error_and_usable_or_the_reason(capsys):
+    """The JSON rows; non-private < capeLDA < random at eps = 50 (over seeds 0-7 capeLDA's error was 2.3-5.6 times the
+    non-private one and random topics' 8-30 times capeLDA's)."""
     data = run_json(capsys, *SMALL, "--configuration", "cape", "conv", "local", "1", "3", "nonpriv", "random")
     rows = {r["algorithm"]: r for r in data["results"]}
     assert list(rows) == ["cape", "conv", "local", "1", "3", "nonpriv", "random"]
@@ -52,6 +54,7 @@ def test_json_per_algorithm_mean_standard_error_and_usable_or_the_reason(capsys)
 
 
 def test_several_eps_give_a_curve_with_common_random_numbers(capsys):
+    """capeLDA's error at eps = 10 was 6-14 times its error at eps = 1000 over seeds 0-7."""
     data = run_json(capsys, *SMALL[:-2], "--eps", "10", "1000", "--configuration", "cape", "nonpriv")
     assert [c["eps"] for c in data["curves"]] == [10, 1000]
     by_eps = {c["eps"]: {r["algorithm"]: r["mean"] for r in c["results"]} for c in data["curves"]}
