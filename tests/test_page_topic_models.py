@@ -63,6 +63,8 @@ def test_defaults_show_a_large_and_statistically_clear_capelda_advantage():
 
 
 def test_one_click_shows_where_cape_stops_helping_and_back():
+    """100 documents per site: at eps = 10 every private curve stays near random topics (asserted above 0.6 of
+    random's error; over seeds 0-7 the lowest was 0.86 of it, a margin of 1.43 times)."""
     at = app_test(PAGE, timeout=300)
     at.button(key="tm_breakdown").click().run()
     _clean(at)
