@@ -5,8 +5,8 @@ chromium (Playwright) at 1280 px, and saves one full-page PNG per page into docs
 ``--narrow`` it also saves 420 px wide versions (``*-narrow.png``) and prints any horizontal overflow; with
 ``--extras`` more states (sites-problems.png, noise-design-infeasible.png, home-change.png after the Home page's
 "CAPE stops helping" button, epsilon-broken.png after "A promise breaks"); with ``--results`` the
-capePCA and capeAGN pages after pressing their Run button (``*-results.png``) and Privacy-utility after "Show where
-CAPE stops helping" (``privacy-utility-stops.png``).
+capePCA, capeAGN and Topic models pages after pressing their Run button (``*-results.png``) and Privacy-utility
+after "Show where CAPE stops helping" (``privacy-utility-stops.png``).
 The README's pictures: ``capture.py --extras --results``.
 """
 
@@ -157,9 +157,10 @@ def _privacy_utility_stops(browser, url: str) -> None:
 
 
 def _results(browser, url: str) -> None:
-    """The three pages that compute something, after their Run button: what a user sees after a run."""
+    """The pages that compute something, after their Run button: what a user sees after a run (Privacy-utility
+    shows a stored figure without running: its second picture is where CAPE stops helping)."""
     _privacy_utility_stops(browser, url)
-    for stem, button in (("capepca", "Run"), ("capeagn", "Run")):
+    for stem, button in (("capepca", "Run"), ("capeagn", "Run"), ("topic_models", "Run")):
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.goto(f"{url}/{stem}", wait_until="domcontentloaded")
         _wait(page)
@@ -183,7 +184,7 @@ def main() -> int:
                         help="also capture the states worth a picture: Sites with problems, the infeasible closed "
                         "form, the Home page's one-click lessons, a broken promise on What ε means")
     parser.add_argument("--results", action="store_true",
-                        help="also capture capePCA, capeAGN and Privacy-utility after pressing Run")
+                        help="also capture capePCA, capeAGN, Privacy-utility and Topic models after pressing Run")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
