@@ -70,6 +70,9 @@ def test_a_stored_result_reads_back_as_a_complete_sweep_result():
     # multi-threaded check moved q_comp by 1.6e-13 relative. (At eps = 1 it moved one run's q_comp by 30%: there
     # rounding can change which restart the power method keeps, so no slice there is comparable across machines.)
     ("fig3-mog-d10-eps", 10.0, [0, 9], 1e-6),
+    # LDA (float64, D = 100): at eps = 300 the power method converges as at OTD's eps = 10; one and two BLAS
+    # threads gave the same 15 digits.
+    ("lda-cape-eps", 300.0, [0, 9], 1e-6),
 ])
 def test_a_recomputed_slice_equals_the_stored_rows(name, value, runs, rtol):
     """Runs are independent and keyed by (seed, run, name), and along eps every grid point sees the same standard
