@@ -5,7 +5,8 @@ chromium (Playwright) at 1280 px, and saves one full-page PNG per page into docs
 ``--narrow`` it also saves 420 px wide versions (``*-narrow.png``) and prints any horizontal overflow; with
 ``--extras`` more states (sites-problems.png, noise-design-infeasible.png, home-change.png after the Home page's
 "CAPE stops helping" button, epsilon-broken.png after "A promise breaks"); with ``--results`` the
-capePCA, capeAGN and Privacy-utility pages after pressing their Run button (``*-results.png``).
+capePCA, capeAGN and Privacy-utility pages after pressing their Run button (``*-results.png``), and capePCA and
+capeAGN after "Show where CAPE stops helping" (``*-breakdown.png``). ``--only`` limits every part to the pages named.
 The README's pictures: ``capture.py --extras --results``.
 """
 
@@ -140,9 +141,12 @@ def _shoot_full(page, target: Path, width: int = 1280) -> None:
     print(target.relative_to(ROOT))
 
 
-def _results(browser, url: str) -> None:
-    """The three pages that compute something, after their Run button: what a user sees after a run."""
+def _results(browser, url: str, only: list[str] | None = None) -> None:
+    """The three pages that compute something, after their Run button: what a user sees after a run; then capePCA
+    and capeAGN after their one click to where CAPE stops helping."""
     for stem, button in (("capepca", "Run"), ("capeagn", "Run"), ("privacy_utility", "Run sweep")):
+        if only and stem not in only:
+            continue
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.goto(f"{url}/{stem}", wait_until="domcontentloaded")
         _wait(page)
@@ -155,6 +159,13 @@ def _results(browser, url: str) -> None:
         _wait(page)
         page.wait_for_selector('.js-plotly-plot', timeout=120_000)
         _shoot_full(page, OUT / f"{_slug(stem)}-results.png")
+        if stem in ("capepca", "capeagn"):
+            page.get_by_role("button", name="Show where CAPE stops helping").click()
+            page.wait_for_timeout(1500)
+            page.mouse.move(5, 5)
+            page.get_by_text("Where CAPE stops helping", exact=True).wait_for(timeout=300_000)
+            _wait(page)
+            _shoot_full(page, OUT / f"{_slug(stem)}-breakdown.png")
         page.close()
 
 
@@ -201,7 +212,7 @@ def main() -> int:
             if args.extras:
                 _extras(browser, url)
             if args.results:
-                _results(browser, url)
+                _results(browser, url, args.only)
             browser.close()
     finally:
         proc.terminate()

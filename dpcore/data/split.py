@@ -15,10 +15,18 @@ import numpy as np
 from ..limits import CONCENTRATION_RANGE
 from ..validation import InputError, check_choice, check_positive_int, check_range
 
-__all__ = ["SIZE_SCHEMES", "SiteSplit", "SizeScheme", "apportion", "site_sizes", "sizes_from_fractions",
-           "split_sites"]
+__all__ = ["REPLACEMENT_CONSEQUENCE", "SIZE_SCHEMES", "SiteSplit", "SizeScheme", "apportion", "site_sizes",
+           "sizes_from_fractions", "split_sites"]
 
 SizeScheme = Literal["equal", "skewed"]
+
+REPLACEMENT_CONSEQUENCE = (
+    "Sampling with replacement uses some records more than once. The noise is calibrated to the sensitivity of one "
+    "record, and a record present m times moves the statistic m times as far, so it is protected only as a group of "
+    "m records (about m eps and a larger delta). The code does not account for this: use it to explore, not to "
+    "protect people."
+)
+"""What sampling with replacement does to the privacy promise (shown wherever it can be switched on)."""
 
 
 SIZE_SCHEMES: dict[SizeScheme, str] = {
@@ -141,10 +149,7 @@ def split_sites(x: np.ndarray, sizes: Any, rng: np.random.Generator, *, labels: 
         message = (
             f"sampled with replacement: the sites need {total:,} samples but the data set has {n:,}, so every sample "
             f"is used once and {total - n:,} are drawn again ({int((counts > 1).sum()):,} samples appear more than "
-            f"once, up to {int(counts.max())} times). The privacy guarantee is per copy: the noise is calibrated to "
-            "the sensitivity of one record, and a record present m times moves the statistic m times as far, so it is "
-            "protected only as a group of m records (about m eps and a larger delta). The code does not account for "
-            "this: use it to explore, not to protect people."
+            f"once, up to {int(counts.max())} times). {REPLACEMENT_CONSEQUENCE}"
         )
     else:
         order = rng.permutation(n)[:total]
