@@ -223,7 +223,7 @@ else:
 st.subheader("Algorithms")
 algorithms = st.multiselect("Algorithms", list(ALGORITHMS), format_func=TITLES.get,
                             key="capeagn_algorithms",
-                            help="; ".join(f"{e.title}: {e.description}" for e in ALGORITHMS.values()))
+                            help=symbolic("; ".join(f"{e.title}: {e.description}" for e in ALGORITHMS.values())))
 c1, c2, c3, c4 = st.columns(4)
 runs = c1.number_input("Runs", 1, 200, key="capeagn_runs", help="Independent runs (10 in the paper).")
 seed = c2.number_input("Seed", 0, MAX_SEED, int(scenario.seed), key="capeagn_seed",
@@ -243,14 +243,14 @@ with st.expander("Advanced"):
                                  key="capeagn_budget", help="Decides the path in auto mode; the run refuses paths "
                                  "whose estimated arrays exceed it.")
     m3_noise = c4.selectbox("Third-moment noise law", list(M3_NOISE), key="capeagn_m3noise",
-                            help="; ".join(f"{k_}: {v}" for k_, v in M3_NOISE.items()))
+                            help=symbolic("; ".join(f"{k_}: {v}" for k_, v in M3_NOISE.items())))
 
 settings = OtdSettings(eps_split=float(split), n_restarts=int(restarts), n_iter=int(iterations), path=path,
                        memory_budget=int(budget_mib) * 2**20, m3_noise=m3_noise)
 if spec is not None and run_scenario is not None:
     try:
         choice = choose_path(path, spec.dim, spec.k, run_scenario.n_sites, settings.memory_budget)
-        st.caption(f"Path: **{choice.path}** ({choice.reason}).")
+        st.caption(symbolic(f"Path: **{choice.path}** ({choice.reason})."))
     except InputError as exc:
         input_problems.append(exc)
         show_error(exc)

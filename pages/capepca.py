@@ -269,7 +269,7 @@ with run_col:
     k = st.number_input("K (subspace dimension)", 1, 1000, key="pca_k",
                         help="Number of principal components; at most D.")
     algorithms = st.multiselect("Algorithms", list(ALGORITHMS), format_func=TITLES.get, key="pca_algorithms",
-                                help="; ".join(f"{e.title}: {e.description}" for e in ALGORITHMS.values()))
+                                help=symbolic("; ".join(f"{e.title}: {e.description}" for e in ALGORITHMS.values())))
     rank = st.number_input("DPdisPCA rank R (0 = K)", 0, 1000, 0, key="pca_rank",
                            help="Each DPdisPCA site sends its top-R partial square root; R must be ≥ K.")
     runs = st.number_input("Runs", 1, 100, key="pca_runs", help="Independent noise draws per algorithm.")

@@ -87,20 +87,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="site sizes without --scenario: equal or skewed (Dirichlet)")
     p.add_argument("--concentration", type=real(*CONCENTRATION_RANGE), default=1.0,
                    help="Dirichlet concentration of a skewed split")
-    p.add_argument("--by-label", action="store_true", help="non-IID split: sort samples by label before dealing")
-    replacement = p.add_mutually_exclusive_group()
-    replacement.add_argument("--with-replacement", action="store_true",
-                             help="when the sites need more samples than exist, draw the shortfall again (a record "
-                             "used m times is protected only as a group of m records; nothing accounts for it)")
-    replacement.add_argument("--no-replacement", action="store_true",
-                             help="fail when the sites need more samples than exist (the default)")
-    p.add_argument("--features", choices=tuple(FEATURE_SCALINGS), default="centre",
-                   help="feature scaling before the norm bound: " + "; ".join(
-                       f"{k}: {v}" for k, v in FEATURE_SCALINGS.items()) + " (default centre)")
-    p.add_argument("--preprocess", choices=tuple(PREPROCESSING), default="max-norm",
-                   help="norm bound after the feature scaling: max-norm (the papers') or clip to norm 1 after dividing "
-                   "by --scale")
-    p.add_argument("--scale", type=POSITIVE, default=1.0, help="public scale divided out before clipping")
+    _add_preprocessing_flags(p)
     p.add_argument("--calibration", choices=CALIBRATIONS, default=None,
                    help="Gaussian calibration (default classic, or the scenario's)")
     p.add_argument("--neighbouring", choices=NEIGHBOURING, default=None,
@@ -123,6 +110,24 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="CSV: column holding labels, excluded from the features (name, or position 1..D, -1 = last; "
                    "auto: the column of text or of few distinct whole numbers, if any)")
     p.set_defaults(func=run)
+
+
+def _add_preprocessing_flags(p: argparse.ArgumentParser) -> None:
+    """The split by label, sampling with replacement, the feature scaling and the norm bound (docs/data.md)."""
+    p.add_argument("--by-label", action="store_true", help="non-IID split: sort samples by label before dealing")
+    replacement = p.add_mutually_exclusive_group()
+    replacement.add_argument("--with-replacement", action="store_true",
+                             help="when the sites need more samples than exist, draw the shortfall again (a record "
+                             "used m times is protected only as a group of m records; nothing accounts for it)")
+    replacement.add_argument("--no-replacement", action="store_true",
+                             help="fail when the sites need more samples than exist (the default)")
+    p.add_argument("--features", choices=tuple(FEATURE_SCALINGS), default="centre",
+                   help="feature scaling before the norm bound: " + "; ".join(
+                       f"{k}: {v}" for k, v in FEATURE_SCALINGS.items()) + " (default centre)")
+    p.add_argument("--preprocess", choices=tuple(PREPROCESSING), default="max-norm",
+                   help="norm bound after the feature scaling: max-norm (the papers') or clip to norm 1 after dividing "
+                   "by --scale")
+    p.add_argument("--scale", type=POSITIVE, default=1.0, help="public scale divided out before clipping")
 
 
 def _load_csv(path: str, header: str, label_column: str | None) -> Dataset:
