@@ -401,16 +401,16 @@ def test_computing_page_runs_its_story_and_the_one_click_breakdown(server, brows
     _goto(page, title)
     _assert_clean(page, title)
     page.get_by_role("button", name="Run", exact=True).click()
+    page.get_by_text(sentence).first.wait_for(timeout=300_000)  # the run's sentence, then the rest of the script
     _wait_idle(page)
-    page.get_by_text(sentence).first.wait_for(timeout=180_000)
     page.locator('[data-testid="stPlotlyChart"]').first.wait_for(timeout=60_000)
     page.wait_for_timeout(800)  # let plotly lay out
     _assert_clean(page, f"{title} after Run")
     assert _legends_below_plots(page) == [], title
     assert _tables_cut(page) == 0, f"{title}: a table is cut at 1400px"
     page.get_by_role("button", name="Show where CAPE stops helping").click()
+    page.get_by_text(why).first.wait_for(timeout=300_000)  # four cases of runs: long on a loaded machine
     _wait_idle(page)
-    page.get_by_text(why).first.wait_for(timeout=300_000)
     _assert_clean(page, f"{title} breakdown")
     body = page.locator("body").inner_text()
     assert "Where CAPE stops helping" in body and "colluding sites" in body and "The largest site" in body
