@@ -152,10 +152,9 @@ with st.expander("The algorithms and the metrics"):
         "E, F and G are symmetric (unique entries drawn once and mirrored); their variances come from the "
         "generalized CAPE noise design of the scenario, with τ_s = Δ_s c(ε_s, δ_s) and Δ_s the PCA "
         "sensitivity (√2/N_s for replace-one neighbours, 1/N_s as published).")
-    st.dataframe(pd.DataFrame({"algorithm": [e.title for e in ALGORITHMS.values()],
-                               "what it does": [e.description for e in ALGORITHMS.values()],
-                               "numbers sent": [e.communication_text for e in ALGORITHMS.values()]}),
-                 hide_index=True, width="stretch")
+    st.markdown("| algorithm | what it does | numbers sent |\n|---|---|---|\n" + "\n".join(  # text, not a grid:
+        f"| {e.title} | {symbolic(e.description)} | {symbolic(e.communication_text)} |"  # light to draw
+        for e in ALGORITHMS.values()))
     st.latex(r"q_{CE}=\operatorname{tr}(V^\top A V),\qquad d=\|V_KV_K^\top-VV^\top\|_2")
     st.caption("A is the pooled, non-private second-moment matrix; V_K its true top-K subspace. "
                "numpy's random generator is not cryptographically secure: this is a simulation, not a deployment.")
