@@ -426,7 +426,7 @@ else:
         if len(cols) < p.dim:
             st.caption(f"Showing the {len(cols)} of {p.dim} coordinates with the largest reference entries.")
         show_chart(_components_figure(result, alg, cols, labels), "Components: reference against recovered (one run)",
-                   key="capeagn_components", height=520)
+                   key="capeagn_components", height=540, top=30)
         show_chart(_weights_figure(result, alg), "Recovered against reference weights (matched components)",
                    key="capeagn_weights", height=320)
         if vocab:

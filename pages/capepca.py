@@ -432,7 +432,7 @@ else:
         shown = shown if shown in noisy_choices else noisy_choices[0]
         fig = _component_images(problem, comparison.results[shown][0].subspace, setup.dataset.image_shape)
         show_chart(fig, f"Top components as images: true against {TITLES[shown]} (run 1, signs aligned; the colour "
-                   "scale gives each pixel's weight)", key="pca_components", height=340)
+                   "scale gives each pixel's weight)", key="pca_components", height=360, top=30)
 
     down_a, down_b = st.columns(2)
     down_a.download_button("Download summary (CSV)", comparison.summary_csv(), "capepca_summary.csv", "text/csv",

@@ -3,8 +3,8 @@ stops helping, and the sentences that read them off the results.
 
 The opening setting is MNIST (the 5,000 bundled images, D = 784) over 10 equal sites of 500 images, eps = 4 and
 delta = 1e-5 per site with the analytic calibration, K = 5. The conventional scheme's aggregate carries sqrt(10) = 3.2
-times CAPE's noise standard deviation, which at this budget swamps most of the top-5 directions (conv captures about a
-fifth of the non-private energy), while CAPE's noise stays below the K-th eigenvalue's detection edge (the page's
+times CAPE's noise standard deviation, which at this budget swamps most of the top-5 directions (conv captures under a
+third of the non-private energy), while CAPE's noise stays below the K-th eigenvalue's detection edge (the page's
 noise warning stays silent) and capePCA captures nearly nine tenths: CAPE closes well over half of the conventional
 scheme's gap (the dashboard's rule; tests/test_page_capepca.py checks it with a margin from the run-to-run spread).
 """
@@ -60,7 +60,7 @@ OPENING = PcaStory(
     headline="Ten sites each hold 500 MNIST images (D = 784 pixels) and promise eps = 4, delta = 1e-5; the "
     "bars show how much of the data's energy each method's top-5 directions capture (the non-private pool is the "
     "best possible, 0 means no information): capePCA comes close to it, the conventional scheme (every site adds "
-    "its own noise) captures almost nothing.",
+    "its own noise) falls far short.",
 )
 
 BREAKDOWN_KINDS: dict[str, str] = {
