@@ -116,7 +116,7 @@ take the projected path M3(W, W, W). The dense tensor exists for tests and tiny 
 MAX_LDA_DOCUMENTS = 1_000_000
 """Documents of one synthetic LDA corpus (all sites together; command line --docs, the page)."""
 MAX_LDA_VOCABULARY = 5_000
-"""Vocabulary size D of a synthetic LDA corpus (its D x D second moment: 200 MB at D = 5,000)."""
+"""Vocabulary size D of an LDA corpus, synthetic or text (its D x D second moment: 200 MB at D = 5,000)."""
 MAX_LDA_TOPICS = 50
 """Topics K (the K x K x K whitened tensor and K power-method components per run)."""
 MAX_LDA_ALPHA0 = 1_000.0
@@ -125,6 +125,8 @@ MAX_LDA_DOC_LENGTH = 10_000
 """Words per synthetic document."""
 MAX_LDA_WORDS = 50_000_000
 """Documents x words per document of one synthetic corpus (its sampling time and the counts' memory)."""
+MAX_LDA_TOP_WORDS = 30
+"""Most probable words printed per topic (command line ``lda --top-words``)."""
 
 # --- federated rounds (dpcore.federation, federated/) ----------------------------------------------------------
 MAX_FEDERATED_MATRIX_DIM = 2000

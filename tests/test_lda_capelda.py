@@ -69,7 +69,9 @@ def test_stage_sensitivities_are_the_global_ones_at_each_sites_size():
 
 def test_the_site_sensitivity_at_n_s_holds_for_replacing_one_of_its_documents():
     """Replacing one document of a site moves its M2_s by at most Delta2(N_s) and M3_s by at most Delta3(N_s),
-    whatever the other sites hold: 300 random replacements (full-length documents of one word, the extreme case)."""
+    whatever the other sites hold: 300 random replacements (full-length documents of one word, the extreme case).
+    Over 8 seeds the largest change was 0.37-0.40 of Delta2(N_s) and 0.17 of Delta3(N_s): the bounds hold with
+    room (they cover any pair of documents, these are random ones)."""
     rng = np.random.default_rng(5)
     counts = prepare_counts(rng.multinomial(6, np.full(8, 1 / 8), size=40).astype(float))
     site = LdaSite(counts, 1.0)
@@ -89,7 +91,8 @@ def test_the_site_sensitivity_at_n_s_holds_for_replacing_one_of_its_documents():
 def test_capelda_aggregate_carries_the_pooled_noise_and_conventional_sqrt_s_times_more(small):
     """Equal sites, mu_s = 1/S: tau_c = mu_s tau_s = Delta2(N) c, the pooled curator's std, and the conventional
     aggregate's std is sqrt(S) times that. Empirical: the aggregate minus sum_s mu_s M2_s over 400 draws of the M2
-    stage (78 unique entries each): the variance's relative standard error is sqrt(2 / 31,200) = 0.8%; asserted 5%."""
+    stage (78 unique entries each): the variance's relative standard error is sqrt(2 / 31,200) = 0.8%; asserted 5%
+    (over 8 independent problems and noise streams the largest deviation was 1.8%)."""
     _, problem = small
     scenario = equal_sites_scenario(5, 600, 4.0, 1e-5, calibration="analytic")
     tau2, tau3 = stage_taus(scenario, "lda", 0.5, dim=12, alpha0=1.0)
@@ -120,8 +123,9 @@ def test_stage_plans_audit_both_capelda_stages_and_the_protocol_round_carries_th
 
 
 def test_dense_and_projected_paths_give_the_same_distribution_of_topic_errors(small):
-    """Same law of the third-moment noise on both paths (symmetrised, projected exactly): over 40 runs each the
-    mean topic errors agree within 4 standard errors of their difference (seen: within 1.2 over 4 seeds)."""
+    """Same law of the third-moment noise on both paths (published, projected exactly): over 40 runs each the
+    mean topic errors agree within 4 standard errors of their difference (seen: within 2.6 over 8 independent
+    models, corpora and noise streams)."""
     model, problem = small
     scenario = equal_sites_scenario(5, 600, 20.0, 1e-5, calibration="analytic")
     errors = {}
@@ -163,10 +167,12 @@ def test_the_table_lists_every_algorithm_with_its_guarantee_and_each_runs(small)
 @pytest.mark.slow
 def test_capelda_beats_conventional_and_local_and_matches_pooled_on_the_issue_corpus():
     """K = 5, D = 100, alpha_0 = 1, 20,000 documents of 50 words over 5 equal sites, eps = 30, delta = 1e-6 (analytic
-    calibration), 20 runs. Over independent run streams (seeds 20-27) the gap to conventional was 6.5-12.5 standard
-    errors of the difference and to local 16.6-27.1; capeLDA and pooled differed by at most 1.3 standard errors
-    and by at most 0.11 of the conventional scheme's excess over pooled. Asserted: more than 5 (conventional) and
-    10 (local) standard errors; within 3.5 standard errors of pooled and within a quarter of that excess."""
+    calibration, the published third-moment law), 20 runs. Over 9 independent run streams (seeds 0 and 20-27) the gap
+    to conventional was 5.1-11.4 standard errors of the difference and to local 14.1-28.9; capeLDA and pooled
+    differed by at most 1.96 standard errors and by at most 0.16 of the conventional scheme's excess over pooled.
+    Asserted: more than 3.5 (conventional) and 10 (local) standard errors - at least 1.6 and 4.1 below the smallest
+    seen (a z statistic's own sampling spread is about 1); within 3.5 standard errors of pooled and within a quarter
+    of that excess."""
     scenario = equal_sites_scenario(5, 4000, 30.0, 1e-6, calibration="analytic")
     result = compare_lda(scenario, ["cape", "conv", "local", "pooled"], spec=LdaSpec(), runs=20, seed=0)
     mean = {a: result.summary(a).mean for a in result.algorithms}
@@ -176,6 +182,19 @@ def test_capelda_beats_conventional_and_local_and_matches_pooled_on_the_issue_co
         return (mean[b] - mean[a]) / math.hypot(se[a], se[b])
 
     assert all(result.summary(a).runs == 20 for a in result.algorithms)
-    assert z("cape", "conv") > 5 and z("cape", "local") > 10
+    assert z("cape", "conv") > 3.5 and z("cape", "local") > 10
     assert abs(z("cape", "pooled")) < 3.5
     assert abs(mean["cape"] - mean["pooled"]) < 0.25 * (mean["conv"] - mean["pooled"])
+
+
+def test_more_topics_than_the_published_projected_sampler_takes_use_the_symmetrised_law():
+    """K = 21 > MAX_PUBLISHED_PROJECTED_K on the projected path (D = 61 > 60): capeLDA and configuration 1 draw the
+    symmetrised third-moment law (dpcore.lda.budget.m3_noise_law) and run, instead of refusing K."""
+    spec = LdaSpec(dim=61, k=21, doc_length=20)
+    model = spec.model(np.random.default_rng(0))
+    problem = synthetic_lda_problem(model, [300, 300], np.random.default_rng(1), doc_length=20)
+    scenario = equal_sites_scenario(2, 300, 1000.0, 1e-5, calibration="analytic")
+    assert LdaSettings().m3_path(61) == "projected"
+    for name in ("cape", "1"):
+        result = run_algorithm(name, problem, scenario, LdaSettings(n_restarts=2, n_iter=5), np.random.default_rng(2))
+        assert result.usable and result.topics.shape == (21, 61)

@@ -4,6 +4,8 @@ non-private method finds recognisable topics in the bundled corpus."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -19,6 +21,7 @@ from dpcore.data import (
     top_words,
 )
 from dpcore.lda import corpus_lda_problem, fit_lda
+from dpcore.limits import MAX_LDA_VOCABULARY
 from dpcore.validation import InputError
 
 
@@ -63,10 +66,23 @@ def test_any_uploaded_text_gives_a_corpus_or_one_clear_input_error(text, rule, s
 
 def test_the_bundled_corpus_gives_recognisable_topics():
     """Non-private method of moments, K = 8, alpha_0 = 1: at least one topic about sparse matrices and one about
-    probability distributions among the top-8 words (seen on every seed tried, 0-4)."""
+    probability distributions among the top-8 words. Over 8 streams (split and start seeds 2s and 2s + 1,
+    s = 0..7) every run had a topic with both "sparse" and "matrix" and one with 3 of the 5 distribution words."""
     corpus = load_bundled_corpus()
     problem = corpus_lda_problem(corpus, 8, 1.0, np.ones(1), np.random.default_rng(0))
     fit = fit_lda(problem.pooled.counts, 8, 1.0, np.random.default_rng(1))
     words = [{w for w, _ in topic} for topic in top_words(fit.topics, corpus.vocabulary, 8)]
     assert any({"sparse", "matrix"} <= topic for topic in words)
     assert any(len({"distribution", "random", "variable", "continuous", "discrete"} & topic) >= 2 for topic in words)
+
+
+def test_a_text_vocabulary_beyond_the_lda_limit_is_refused_before_the_sites_are_built():
+    """Every site keeps a D x D second moment, so a public word list longer than MAX_LDA_VOCABULARY is refused with
+    the limit named (the synthetic corpus has the same limit)."""
+    words = tuple("".join(letters) for letters in itertools.islice(itertools.product("bcdfghjklmnpqrstvwxz", repeat=4),
+                                                                   MAX_LDA_VOCABULARY + 1))
+    text = "\n".join(" ".join(words[j:j + 5]) for j in range(0, 300, 5))
+    corpus = parse_text_corpus(text, rule="file", vocabulary=words)
+    assert corpus.dim == MAX_LDA_VOCABULARY + 1
+    with pytest.raises(InputError, match=f"at most {MAX_LDA_VOCABULARY:,}"):
+        corpus_lda_problem(corpus, 3, 1.0, np.ones(2) / 2, np.random.default_rng(0))

@@ -60,16 +60,19 @@ def test_eps_sweep_common_random_numbers_unusable_counts_and_gains():
     summary = result.summary_of("3", "topic_error")
     assert (summary["runs"] == 0).all() and (summary["failed"] == 2).all()
     cape = result.summary_of("cape", "topic_error")["mean"].to_numpy()
-    assert cape[1] < cape[0]  # more eps, less error
+    assert cape[0] > 2 * cape[1]  # more eps, less error: 3.4-11 times over seeds 0-7
     np.testing.assert_allclose(result.gains["gain"], 3.0)  # equal sites: G = S in both stages
     assert list(result.gains["design"]) == ["M2 stage", "M3 stage"] * 2
     assert any("unusable" in note for note in result.notes)
 
 
 def test_ns_sweep_uses_nested_documents():
-    result = run_sweep(_spec(parameter="ns", grid=(300, 600), algorithms=("nonpriv",)), use_cache=False)
+    """The non-private error falls with the documents per site: 300 and 2,400 (sampling error ~ 1/sqrt(N), a ratio
+    of about 2.8). Over 8 seeds (0-7, 2 runs each) the ratio was 2.0-4.5; asserted > 1.3. (At 300 and 600 documents
+    the ratio was 0.98-1.54: one seed in eight had the larger corpus worse.)"""
+    result = run_sweep(_spec(parameter="ns", grid=(300, 2400), algorithms=("nonpriv",)), use_cache=False)
     errors = result.summary_of("nonpriv", "topic_error")["mean"].to_numpy()
-    assert errors[1] < errors[0]
+    assert errors[0] > 1.3 * errors[1]
     with pytest.raises(InputError, match="documents"):
         _spec(parameter="ns", grid=(100, 500_000))
 

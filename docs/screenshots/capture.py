@@ -5,8 +5,9 @@ chromium (Playwright) at 1280 px, and saves one full-page PNG per page into docs
 ``--narrow`` it also saves 420 px wide versions (``*-narrow.png``) and prints any horizontal overflow; with
 ``--extras`` more states (sites-problems.png, noise-design-infeasible.png, home-change.png after the Home page's
 "CAPE stops helping" button, epsilon-broken.png after "A promise breaks"); with ``--results`` the
-capePCA, capeAGN and Privacy-utility pages after pressing their Run button (``*-results.png``), and capePCA and
-capeAGN after "Show where CAPE stops helping" (``*-breakdown.png``). ``--only`` limits every part to the pages named.
+capePCA, capeAGN, Privacy-utility and Topic models pages after pressing their Run button (``*-results.png``), and
+capePCA and capeAGN after "Show where CAPE stops helping" (``*-breakdown.png``). ``--only`` limits every part to the
+pages named.
 The README's pictures: ``capture.py --extras --results``.
 """
 
@@ -142,9 +143,10 @@ def _shoot_full(page, target: Path, width: int = 1280) -> None:
 
 
 def _results(browser, url: str, only: list[str] | None = None) -> None:
-    """The three pages that compute something, after their Run button: what a user sees after a run; then capePCA
-    and capeAGN after their one click to where CAPE stops helping."""
-    for stem, button in (("capepca", "Run"), ("capeagn", "Run"), ("privacy_utility", "Run sweep")):
+    """The pages that compute something, after their Run button: what a user sees after a run; then capePCA and
+    capeAGN after their one click to where CAPE stops helping."""
+    for stem, button in (("capepca", "Run"), ("capeagn", "Run"), ("privacy_utility", "Run sweep"),
+                         ("topic_models", "Run")):
         if only and stem not in only:
             continue
         page = browser.new_page(viewport={"width": 1280, "height": 900})
@@ -177,7 +179,7 @@ def main() -> int:
                         help="also capture the states worth a picture: Sites with problems, the infeasible closed "
                         "form, the Home page's one-click lessons, a broken promise on What ε means")
     parser.add_argument("--results", action="store_true",
-                        help="also capture capePCA, capeAGN and Privacy-utility after pressing Run")
+                        help="also capture capePCA, capeAGN, Privacy-utility and Topic models after pressing Run")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import numpy as np
 
@@ -34,7 +33,12 @@ from ..lda import (
 from ..lda.curves import LdaCurve, eps_curve
 from ..limits import (
     MAX_GRID_POINTS,
+    MAX_LDA_ALPHA0,
+    MAX_LDA_DOC_LENGTH,
     MAX_LDA_DOCUMENTS,
+    MAX_LDA_TOP_WORDS,
+    MAX_LDA_TOPICS,
+    MAX_LDA_VOCABULARY,
     MAX_LDA_WORDS,
     MAX_RUNS,
     MAX_SITES,
@@ -42,14 +46,27 @@ from ..limits import (
 )
 from ..privacy import CALIBRATIONS
 from ..scenario import Scenario, equal_sites_scenario
-from ..validation import InputError, check_delta, check_epsilon, check_positive_int
+from ..textio import read_file
+from ..validation import InputError
 from . import print_json
+from .options import (
+    DELTA,
+    EPS,
+    LDA_ALPHA0,
+    LDA_DOC_LENGTH,
+    LDA_DOCS,
+    LDA_TOP_WORDS,
+    LDA_TOPICS,
+    LDA_VOCAB,
+    RUNS,
+    SEED,
+    SITES,
+    SPLIT,
+)
 from .table import fmt, table
 
 DEFAULTS = {"docs": 20_000, "sites": 5, "vocab": 100, "topics": 5, "alpha0": 1.0, "doc_length": 50, "eps": [30.0],
             "delta": 1e-6, "runs": 10, "seed": 0}
-MAX_TOP_WORDS = 30
-"""Words per topic printed with --top-words."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -69,86 +86,69 @@ def register(sub: argparse._SubParsersAction) -> None:
     data = p.add_mutually_exclusive_group()
     data.add_argument("--text", metavar="PATH", help="text file, one document per line (stop words removed)")
     data.add_argument("--corpus", choices=tuple(BUNDLED_CORPORA), help="a bundled text corpus")
-    p.add_argument("--docs", type=int, help=f"synthetic documents in all (default {DEFAULTS['docs']:,}; at most "
-                   f"{MAX_LDA_DOCUMENTS:,})")
-    p.add_argument("--sites", type=int, help=f"equal sites S sharing the documents (default {DEFAULTS['sites']})")
-    p.add_argument("--vocab", type=int, help="synthetic vocabulary size D (default 100), or with --text and "
-                   "--vocab-rule frequent the D most frequent words")
-    p.add_argument("--topics", type=int, help=f"topics K (default {DEFAULTS['topics']})")
-    p.add_argument("--alpha0", type=float, help="Dirichlet concentration alpha_0 (default 1)")
+    p.add_argument("--docs", type=LDA_DOCS,
+                   help=f"synthetic documents in all (default {DEFAULTS['docs']:,}; 3 to {MAX_LDA_DOCUMENTS:,})")
+    p.add_argument("--sites", type=SITES, default=DEFAULTS["sites"],
+                   help=f"equal sites S sharing the documents (default {DEFAULTS['sites']}; at most {MAX_SITES})")
+    p.add_argument("--vocab", type=LDA_VOCAB, help=f"synthetic vocabulary size D (default {DEFAULTS['vocab']}; 3 to "
+                   f"{MAX_LDA_VOCABULARY:,}), or with --text and --vocab-rule frequent the D most frequent words")
+    p.add_argument("--topics", type=LDA_TOPICS, default=DEFAULTS["topics"],
+                   help=f"topics K (default {DEFAULTS['topics']}; 1 to {MAX_LDA_TOPICS}, at most D - 1)")
+    p.add_argument("--alpha0", type=LDA_ALPHA0, default=DEFAULTS["alpha0"],
+                   help=f"Dirichlet concentration alpha_0 (default 1; above 0, at most {MAX_LDA_ALPHA0:g})")
     p.add_argument("--alpha-shape", choices=tuple(ALPHA_SHAPES), help="synthetic alpha: symmetric (default) or drawn "
                    "from a Dirichlet (distinct whitened eigenvalues)")
-    p.add_argument("--doc-length", type=int, help=f"words per synthetic document (default {DEFAULTS['doc_length']})")
-    p.add_argument("--eps", type=float, nargs="+", help="eps of every site; several values give a curve (default 30)")
-    p.add_argument("--delta", type=float, help=f"delta of every site (default {DEFAULTS['delta']:g})")
+    p.add_argument("--doc-length", type=LDA_DOC_LENGTH, help=f"words per synthetic document (default "
+                   f"{DEFAULTS['doc_length']}; 3 to {MAX_LDA_DOC_LENGTH:,})")
+    p.add_argument("--eps", type=EPS, nargs="+", default=DEFAULTS["eps"],
+                   help="eps of every site; several values give a curve (default 30)")
+    p.add_argument("--delta", type=DELTA, default=DEFAULTS["delta"], help=f"delta of every site (default "
+                   f"{DEFAULTS['delta']:g})")
     p.add_argument("--calibration", choices=CALIBRATIONS, default="analytic", help="Gaussian calibration (default "
                    "analytic: a valid guarantee at every eps)")
-    p.add_argument("--split", type=float, default=0.5, help="share of every budget spent on M2 (default 0.5)")
-    p.add_argument("--runs", type=int, help=f"runs R (default {DEFAULTS['runs']}; at most {MAX_RUNS})")
-    p.add_argument("--seed", type=int, help="seed of the model, the documents and all noise (default 0)")
+    p.add_argument("--split", type=SPLIT, default=0.5, help="share of every budget spent on M2, strictly between 0 "
+                   "and 1 (default 0.5)")
+    p.add_argument("--runs", type=RUNS, default=DEFAULTS["runs"],
+                   help=f"runs R (default {DEFAULTS['runs']}; at most {MAX_RUNS:,})")
+    p.add_argument("--seed", type=SEED, default=DEFAULTS["seed"],
+                   help="seed of the model, the documents and all noise (default 0)")
     p.add_argument("--vocab-rule", choices=tuple(VOCABULARY_RULES), help="--text vocabulary: " + "; ".join(
         f"{k}: {v}" for k, v in VOCABULARY_RULES.items()) + " (default: file with --vocabulary, else frequent)")
     p.add_argument("--vocabulary", metavar="FILE", help="--text: a public vocabulary file (one word per line)")
-    p.add_argument("--top-words", type=int, default=0, metavar="N", help="text corpora: print the N most probable "
-                   f"words of each topic of the non-private and capeLDA results (at most {MAX_TOP_WORDS})")
+    p.add_argument("--top-words", type=LDA_TOP_WORDS, default=0, metavar="N", help="text corpora: print the N most "
+                   f"probable words of each topic of the non-private and capeLDA results (at most {MAX_LDA_TOP_WORDS})")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=run)
 
 
-def _bounded(value: int | None, default: int, flag: str, limit: int, minimum: int = 1) -> int:
-    value = check_positive_int(default if value is None else value, flag, minimum=minimum)
-    if value > limit:
-        raise InputError(f"{flag} must be at most {limit:,} (got {value:,})")
-    return value
-
-
-def _settings(args: argparse.Namespace) -> tuple[list[str], tuple[float, ...], float, int, int]:
-    """Algorithms, eps grid, delta, runs and seed: checked before any work."""
+def _settings(args: argparse.Namespace) -> list[str]:
+    """The algorithms and the number of eps values (every number was typed by argparse): checked before any work."""
     algorithms = [n.strip() for item in args.configuration for n in item.split(",") if n.strip()]
     unknown = [a for a in algorithms if a not in ALGORITHMS]
     if unknown or not algorithms:
         raise InputError(f"unknown --configuration {', '.join(unknown) or '(none)'}; choose from "
                          f"{', '.join(ALGORITHMS)}")
-    grid = tuple(check_epsilon(e, "--eps") for e in (args.eps or DEFAULTS["eps"]))
-    if len(set(grid)) > MAX_GRID_POINTS:
-        raise InputError(f"--eps takes at most {MAX_GRID_POINTS} values (got {len(set(grid))})")
-    delta = check_delta(DEFAULTS["delta"] if args.delta is None else args.delta, "--delta")
-    runs = _bounded(args.runs, DEFAULTS["runs"], "--runs", MAX_RUNS)
-    seed = check_positive_int(DEFAULTS["seed"] if args.seed is None else args.seed, "--seed", minimum=0)
-    if not 0.0 < args.split < 1.0:
-        raise InputError(f"--split must be strictly between 0 and 1 (got {args.split:g})")
-    if not 0 <= args.top_words <= MAX_TOP_WORDS:
-        raise InputError(f"--top-words must be in 0..{MAX_TOP_WORDS} (got {args.top_words})")
-    return algorithms, grid, delta, runs, seed
+    if len(set(args.eps)) > MAX_GRID_POINTS:
+        raise InputError(f"--eps takes at most {MAX_GRID_POINTS} values (got {len(set(args.eps))})")
+    return algorithms
 
 
-def _synthetic(args: argparse.Namespace, n_sites: int, grid: tuple[float, ...], delta: float
-               ) -> tuple[LdaSpec, Scenario]:
-    docs = _bounded(args.docs, DEFAULTS["docs"], "--docs", MAX_LDA_DOCUMENTS)
-    if docs < 3 * n_sites:
-        raise InputError(f"--docs {docs} is too few for {n_sites} sites: each site needs at least 3 documents")
-    spec = LdaSpec(dim=DEFAULTS["vocab"] if args.vocab is None else args.vocab,
-                   k=DEFAULTS["topics"] if args.topics is None else args.topics,
-                   alpha0=DEFAULTS["alpha0"] if args.alpha0 is None else args.alpha0,
+def _synthetic(args: argparse.Namespace) -> tuple[LdaSpec, Scenario]:
+    docs = DEFAULTS["docs"] if args.docs is None else args.docs
+    if docs < 3 * args.sites:
+        raise InputError(f"--docs {docs:,} is too few for {args.sites} sites: each site needs at least 3 documents")
+    spec = LdaSpec(dim=DEFAULTS["vocab"] if args.vocab is None else args.vocab, k=args.topics, alpha0=args.alpha0,
                    alpha_shape=args.alpha_shape or "symmetric",
                    doc_length=DEFAULTS["doc_length"] if args.doc_length is None else args.doc_length)
     if docs * spec.doc_length > MAX_LDA_WORDS:
         raise InputError(f"--docs x --doc-length = {docs * spec.doc_length:,} words is more than the limit of "
                          f"{MAX_LDA_WORDS:,}")
-    scenario = equal_sites_scenario(n_sites, docs // n_sites, grid[0], delta, calibration=args.calibration,
-                                    name_prefix="site")
-    extra = docs - n_sites * (docs // n_sites)
+    scenario = equal_sites_scenario(args.sites, docs // args.sites, args.eps[0], args.delta,
+                                    calibration=args.calibration, name_prefix="site")
+    extra = docs - args.sites * (docs // args.sites)
     if extra:
-        scenario = scenario.with_sizes([docs // n_sites + (i < extra) for i in range(n_sites)])
+        scenario = scenario.with_sizes([docs // args.sites + (i < extra) for i in range(args.sites)])
     return spec, scenario
-
-
-def _read(path: str, limit: int = MAX_TEXT_BYTES) -> bytes:
-    file = Path(path)
-    size = file.stat().st_size
-    if size > limit:
-        raise InputError(f"{path} is {size / 2**20:.1f} MB, more than the limit of {limit // 2**20} MB")
-    return file.read_bytes()
 
 
 def _text_corpus(args: argparse.Namespace):
@@ -159,29 +159,32 @@ def _text_corpus(args: argparse.Namespace):
                                  "vocabulary)")
         return load_bundled_corpus(args.corpus)
     rule = args.vocab_rule or ("file" if args.vocabulary else "frequent")
-    vocabulary = parse_vocabulary(_read(args.vocabulary)) if args.vocabulary else None
     if rule == "frequent" and args.vocab is None:
         raise InputError("--text with the 'frequent' vocabulary rule needs --vocab D (or give --vocabulary FILE or "
                          "--vocab-rule bundled)")
-    return parse_text_corpus(_read(args.text), rule=rule, vocab_size=args.vocab, vocabulary=vocabulary)
+    vocabulary = (parse_vocabulary(read_file(args.vocabulary, MAX_TEXT_BYTES, "vocabulary file"))
+                  if args.vocabulary else None)
+    return parse_text_corpus(read_file(args.text, MAX_TEXT_BYTES, "text file"), rule=rule, vocab_size=args.vocab,
+                             vocabulary=vocabulary)
 
 
 def _compute(args: argparse.Namespace) -> LdaCurve:
-    algorithms, grid, delta, runs, seed = _settings(args)
-    n_sites = _bounded(args.sites, DEFAULTS["sites"], "--sites", MAX_SITES)
+    algorithms = _settings(args)
+    grid = tuple(args.eps)
     settings = LdaSettings(eps_split=args.split)
     if args.text or args.corpus:
         for flag in ("docs", "doc_length", "alpha_shape"):
             if getattr(args, flag) is not None:
                 raise InputError(f"--{flag.replace('_', '-')} applies to synthetic corpora only")
         corpus = _text_corpus(args)
-        alpha0 = DEFAULTS["alpha0"] if args.alpha0 is None else args.alpha0
-        problem = corpus_lda_problem(corpus, DEFAULTS["topics"] if args.topics is None else args.topics, alpha0,
-                                     np.full(n_sites, 1.0 / n_sites), np.random.default_rng([seed, 0x5B117]))
-        scenario = equal_sites_scenario(n_sites, 3, grid[0], delta, calibration=args.calibration, name_prefix="site")
-        return eps_curve(scenario, algorithms, grid, problem=problem, runs=runs, seed=seed, settings=settings)
-    spec, scenario = _synthetic(args, n_sites, grid, delta)
-    return eps_curve(scenario, algorithms, grid, spec=spec, runs=runs, seed=seed, settings=settings)
+        problem = corpus_lda_problem(corpus, args.topics, args.alpha0, np.full(args.sites, 1.0 / args.sites),
+                                     np.random.default_rng([args.seed, 0x5B117]))
+        scenario = equal_sites_scenario(args.sites, 3, grid[0], args.delta, calibration=args.calibration,
+                                        name_prefix="site")
+        return eps_curve(scenario, algorithms, grid, problem=problem, runs=args.runs, seed=args.seed,
+                         settings=settings)
+    spec, scenario = _synthetic(args)
+    return eps_curve(scenario, algorithms, grid, spec=spec, runs=args.runs, seed=args.seed, settings=settings)
 
 
 def _rows(curve: LdaCurve, eps: float) -> list[dict]:

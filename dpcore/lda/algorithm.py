@@ -16,7 +16,7 @@ import numpy as np
 
 from ..otd.release import StageNoise, release_m2, release_m3
 from ..scenario import Scenario
-from .budget import sorted_tpm
+from .budget import m3_noise_law, sorted_tpm
 from .problem import LdaProblem, LdaResult, LdaSettings
 from .recovery import alpha_from_eigenvalues, eigen_whitening, to_simplex, unwhiten
 from .site import LdaSite
@@ -51,14 +51,16 @@ class RunContext:
                   guarantee: str) -> LdaResult:
         """The flow of capeLDA and its baselines: M2_hat = sum_s mu_s (release_s - f_s)
         (:func:`dpcore.otd.release_m2`), W = U Sigma^{-1/2} from its top-K eigenpairs, T = the aggregate of the
-        projected M3 releases (:func:`dpcore.otd.release_m3`), the robust tensor power method,
+        projected M3 releases (:func:`dpcore.otd.release_m3`; noise law :func:`~dpcore.lda.budget.m3_noise_law`),
+        the robust tensor power method,
         mu_i = ((alpha_0+2)/2) lambda_i U Sigma^{1/2} v_i on the simplex, alpha_i from lambda_i. The un-whitening
         reuses the stage-1 release (post-processing).
         Raises WhiteningError when the noisy M2 has a non-positive top-K eigenvalue."""
         problem = self.problem
         m2, _ = release_m2(sites, weights, stage2, self.rng)
         whitening = eigen_whitening(m2, problem.k, noisy=stage2.mode != "none")
-        tensor, _ = release_m3(sites, weights, whitening.w, stage3, self.rng, path=self.path, law="symmetrized")
+        tensor, _ = release_m3(sites, weights, whitening.w, stage3, self.rng, path=self.path,
+                                law=m3_noise_law(self.path, problem.k))
         power = sorted_tpm(tensor, problem.k, self.rng, self.settings.n_restarts, self.settings.n_iter)
         back = whitening.u * np.sqrt(whitening.eigenvalues)
         topics, notes = to_simplex(unwhiten(back, power.eigenvalues, power.eigenvectors, problem.alpha0))

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..limits import MAX_PUBLISHED_PROJECTED_K
 from ..linalg import top_eigenpairs
 from ..otd.power import PowerResult, tensor_power_method
 from ..privacy.calibration import ClassicCalibrationWarning, noise_multiplier
@@ -49,11 +50,24 @@ __all__ = [
     "edge_budgets",
     "edge_sigma",
     "finish",
+    "m3_noise_law",
     "sorted_tpm",
     "summarize_data",
     "summarize_site",
     "unusable",
 ]
+
+def m3_noise_law(path: str, k: int) -> str:
+    """The third-moment noise law of every LDA release (:data:`dpcore.otd.M3_NOISE`; docs/math/lda.md, "The
+    third-moment noise law"): the published law (i.i.d. N(0, sigma^2) unique entries, the paper's Gaussian
+    mechanism) wherever it can be drawn exactly - the dense path, or the projected path with
+    K <= MAX_PUBLISHED_PROJECTED_K - and the symmetrised law sqrt(6) sigma Sym(Z) above that. A change of
+    Frobenius norm Delta moves the vector of unique entries by at most Delta, so the published law at sigma is the
+    Gaussian mechanism with at least the sensitivity it needs; the symmetrised law is the published one plus
+    independent noise (its unique-entry covariance diag(1, 2, 6) sigma^2 dominates sigma^2 I), hence at least as
+    private, with more noise."""
+    return "published" if path == "dense" or k <= MAX_PUBLISHED_PROJECTED_K else "symmetrized"
+
 
 CONFIGURATIONS: dict[int, str] = {
     1: "noise on M3 (e3), on M2 for the whitening (e4) and on M2 for the un-whitening (e8); no condition",

@@ -19,11 +19,12 @@ from ..seeding import data_rng, run_rng
 from ..summary import MetricSummary, summarise_values
 from ..validation import InputError, check_positive_int
 from .algorithm import GUARANTEES, LdaAlgorithm
+from .corpus import LdaModel
 from .problem import LdaProblem, LdaResult, LdaSettings, LdaSpec, check_synthetic_size, synthetic_lda_problem
 from .recovery import topic_error
 from .table import check_algorithms, run_algorithm
 
-__all__ = ["MODEL_STREAM", "REFERENCE_STREAM", "LdaComparison", "LdaRun", "compare_lda"]
+__all__ = ["MODEL_STREAM", "REFERENCE_STREAM", "LdaComparison", "LdaRun", "compare_lda", "reference_topics"]
 
 MODEL_STREAM = 0x1DA
 """Second entropy word of the ground truth's generator: default_rng([seed, MODEL_STREAM])."""
@@ -141,6 +142,17 @@ def _summaries(names: Sequence[str], records: list[LdaRun]) -> dict[str, MetricS
     return out
 
 
+def reference_topics(model: LdaModel | None, problem: LdaProblem | None, scenario: Scenario, settings: LdaSettings,
+                     seed: int, notes: list[str]) -> tuple[np.ndarray, str]:
+    """What topic errors are measured against, and its label: the synthetic model's topics ("truth"), or for text
+    the non-private topics of ``problem`` from the stream (seed, REFERENCE_STREAM) ("nonprivate"; a note says so)."""
+    if model is not None:
+        return model.topics, "truth"
+    ref = run_algorithm("nonpriv", problem, scenario, settings, np.random.default_rng([seed, REFERENCE_STREAM]))
+    notes.append("no ground truth: the topic error is the distance of each result to the non-private topics")
+    return ref.topics, "nonprivate"
+
+
 def compare_lda(
     scenario: Scenario, algorithms: Sequence[str], *, spec: LdaSpec | None = None, problem: LdaProblem | None = None,
     runs: int = 10, seed: int = 0, settings: LdaSettings | None = None,
@@ -168,12 +180,7 @@ def compare_lda(
     model = None if spec is None else spec.model(np.random.default_rng([seed, MODEL_STREAM]))
     scenario_run = scenario if problem is None else scenario.with_sizes(problem.sizes)
     notes = scenario_run.caveats() + (list(problem.notes) if problem is not None else [])
-    if model is not None:
-        reference, label = model.topics, "truth"
-    else:
-        ref = run_algorithm("nonpriv", problem, scenario_run, settings, np.random.default_rng([seed, REFERENCE_STREAM]))
-        reference, label = ref.topics, "nonprivate"
-        notes.append("no ground truth: the topic error is the distance of each result to the non-private topics")
+    reference, label = reference_topics(model, problem, scenario_run, settings, seed, notes)
     runner = _Runs(entries, scenario_run, settings, seed, reference, progress, runs * len(entries))
     current = problem
     for run in range(runs):

@@ -23,7 +23,7 @@ from ..scenario import Scenario
 from ..seeding import data_rng, run_rng
 from ..validation import InputError, check_epsilon, check_positive_int
 from .algorithm import GUARANTEES
-from .compare import MODEL_STREAM, REFERENCE_STREAM
+from .compare import MODEL_STREAM, reference_topics
 from .problem import LdaProblem, LdaResult, LdaSettings, LdaSpec, check_synthetic_size, synthetic_lda_problem
 from .recovery import topic_error
 from .table import check_algorithms, run_algorithm
@@ -108,12 +108,7 @@ def eps_curve(  # long: checks, then one loop over runs, eps and algorithms, rea
         raise InputError(f"every site needs at least 3 documents (N_s = {base.sizes.tolist()})", "scenario")
     scenarios = {eps: base.with_sites(eps=eps) for eps in grid}
     notes = list(scenarios[grid[-1]].caveats()) + (list(problem.notes) if problem is not None else [])
-    if model is not None:
-        reference, label = model.topics, "truth"
-    else:
-        ref = run_algorithm("nonpriv", problem, base, settings, np.random.default_rng([seed, REFERENCE_STREAM]))
-        reference, label = ref.topics, "nonprivate"
-        notes.append("no ground truth: the topic error is the distance of each result to the non-private topics")
+    reference, label = reference_topics(model, problem, base, settings, seed, notes)
     rows: list[tuple] = []
     reasons: dict[str, str] = {}
     guarantees: dict[str, str] = {}

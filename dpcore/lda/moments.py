@@ -38,6 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..limits import MAX_DENSE_M3_DIM
+from ..otd.moments import DocumentCounts
 from ..otd.multilinear import symmetrize, third_cross, third_moment
 from ..validation import InputError
 from .corpus import MIN_DOC_LENGTH
@@ -97,22 +98,10 @@ def prepare_counts(counts: object) -> sp.csr_matrix:
 
 
 @dataclass(frozen=True, eq=False)
-class DocumentSums:
+class DocumentSums(DocumentCounts):
     """Per-document quantities shared by the estimators (counts already validated)."""
 
     counts: sp.csr_matrix
-
-    @property
-    def n(self) -> int:
-        return int(self.counts.shape[0])
-
-    @property
-    def dim(self) -> int:
-        return int(self.counts.shape[1])
-
-    @cached_property
-    def lengths(self) -> np.ndarray:
-        return np.asarray(self.counts.sum(axis=1)).ravel()
 
     @cached_property
     def beta2(self) -> np.ndarray:

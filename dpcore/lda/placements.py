@@ -1,8 +1,9 @@
 """Configurations 1-4 of paper 004 as published (docs/math/lda.md, "The four configurations"; edges and budgets:
 :mod:`dpcore.lda.budget`).
 
-Noise laws: M2 (e4, e8, D x D) symmetric with i.i.d. N(0, sigma^2) unique entries and M3 (e3) the symmetrised law
-sqrt(6) sigma Sym(Z) sampled already projected through W - both through the message flows of
+Noise laws: M2 (e4, e8, D x D) symmetric with i.i.d. N(0, sigma^2) unique entries and M3 (e3) the same law on its
+unique entries (the published law; for K > 20 the symmetrised sqrt(6) sigma Sym(Z):
+:func:`~dpcore.lda.budget.m3_noise_law`) sampled already projected through W - both through the message flows of
 :mod:`dpcore.otd.release` (one party, independent noise), so no D^3 array exists; T (e6, K x K x K) symmetric with
 i.i.d. unique entries; i.i.d. entries for the vectors of e7 and e9. Unique entries of a symmetric release change by
 at most the Frobenius norm of the change, so these laws are at least as private as the Gaussian mechanism needs.
@@ -43,6 +44,7 @@ from .budget import (
     LdaDataSummary,
     edge_sigma,
     finish,
+    m3_noise_law,
     sorted_tpm,
     unusable,
 )
@@ -95,7 +97,7 @@ def configuration_1(data: LdaDataSummary, budget: Budget, calibration: str, rng:
     budgets.insert(0, EdgeBudget(edge="e3", eps=budget["e3"][0], delta=budget["e3"][1], sensitivity=data.delta3,
                                  sigma=s3))
     tensor, _ = release_m3([data.site], np.ones(1), wh.w, StageNoise("independent", stds=np.array([s3])), rng,
-                           path="projected", law="symmetrized")
+                           path="projected", law=m3_noise_law("projected", data.k))
     power = sorted_tpm(tensor, data.k, rng, n_restarts, n_iter)
     back = m2_back @ wh.w
     return finish(1, [], unwhiten(back, power.eigenvalues, power.eigenvectors, data.alpha0), power.eigenvalues,

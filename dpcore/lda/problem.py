@@ -206,7 +206,10 @@ def synthetic_lda_problem(model: LdaModel, sizes: Sequence[int], rng: np.random.
 def corpus_lda_problem(corpus: Corpus, k: int, alpha0: float, fractions: np.ndarray,
                        rng: np.random.Generator) -> LdaProblem:
     """Shuffle the documents (``rng``) and split them over sites in proportion to ``fractions`` (each site >= 3
-    documents); K <= D - 1."""
+    documents); K <= D - 1 and D <= MAX_LDA_VOCABULARY (each site keeps a D x D second moment)."""
+    if corpus.dim > MAX_LDA_VOCABULARY:
+        raise InputError(f"the vocabulary has {corpus.dim:,} words; topic models take at most {MAX_LDA_VOCABULARY:,} "
+                         "(every site keeps a D x D second moment): give a shorter word list or a smaller D", "D")
     k = check_rank(k, corpus.dim - 1, name="topics K", dim_name="D - 1 (vocabulary size minus one)")
     alpha0 = check_positive(alpha0, "alpha_0")
     fractions = np.asarray(fractions, dtype=float)

@@ -20,6 +20,7 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
+from ..otd.moments import DocumentCounts
 from .moments import (
     DocumentSums,
     document_sums,
@@ -34,20 +35,12 @@ __all__ = ["LdaSite", "pool_lda_sites"]
 
 
 @dataclass(frozen=True, eq=False)
-class LdaSite:
+class LdaSite(DocumentCounts):
     """A site's word counts (validated CSR, documents x words, every document with >= 3 words) and the Dirichlet
     concentration alpha_0 of the estimators."""
 
     counts: sp.csr_matrix
     alpha0: float
-
-    @property
-    def n(self) -> int:
-        return int(self.counts.shape[0])
-
-    @property
-    def dim(self) -> int:
-        return int(self.counts.shape[1])
 
     @cached_property
     def sums(self) -> DocumentSums:

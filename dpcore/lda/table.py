@@ -7,14 +7,12 @@ Random streams are keyed by name (:func:`dpcore.seeding.run_rng` with family "ld
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Iterable
 
 import numpy as np
 
+from ..registry import check_scenario_sizes, checked_entries, collect_table, default_names, table_entry
 from ..scenario import Scenario
-from ..validation import InputError, check_choice
 from . import algorithms as _package
 from .algorithm import LdaAlgorithm, RunContext
 from .problem import LdaProblem, LdaResult, LdaSettings
@@ -23,42 +21,24 @@ __all__ = ["ALGORITHMS", "algorithm", "check_algorithms", "configuration_names",
            "run_algorithm"]
 
 
-def _collect() -> dict[str, LdaAlgorithm]:
-    entries: list[LdaAlgorithm] = []
-    for info in pkgutil.iter_modules(_package.__path__):
-        module = importlib.import_module(f"{_package.__name__}.{info.name}")
-        found = getattr(module, "ALGORITHMS", None)
-        if not isinstance(found, tuple) or not all(isinstance(e, LdaAlgorithm) for e in found):
-            raise TypeError(f"{module.__name__} must define ALGORITHMS = (LdaAlgorithm(...), ...)")
-        entries.extend(found)
-    entries.sort(key=lambda e: e.position)
-    table = {e.name: e for e in entries}
-    if len(table) != len(entries) or len({e.position for e in entries}) != len(entries):
-        raise TypeError("LDA algorithm names and positions must be unique")
-    return table
-
-
-ALGORITHMS: dict[str, LdaAlgorithm] = _collect()
+ALGORITHMS: dict[str, LdaAlgorithm] = collect_table(_package, LdaAlgorithm, "LDA")
 """Every LDA algorithm by name, in table order."""
 
 
 def algorithm(name: str) -> LdaAlgorithm:
     """The entry of ``name``; an InputError lists the names when it is unknown."""
-    return ALGORITHMS[check_choice(name, "algorithm", tuple(ALGORITHMS))]
+    return table_entry(ALGORITHMS, name)
 
 
 def check_algorithms(names: Iterable[str]) -> tuple[LdaAlgorithm, ...]:
     """The entries of ``names`` (duplicates dropped, order kept), each checked: the boundary of every list of
     algorithms a user chooses."""
-    chosen = tuple(algorithm(str(name)) for name in dict.fromkeys(names))
-    if not chosen:
-        raise InputError(f"choose at least one algorithm ({', '.join(ALGORITHMS)})", "algorithms")
-    return chosen
+    return checked_entries(ALGORITHMS, names)
 
 
 def default_algorithms() -> tuple[str, ...]:
     """The algorithms a comparison runs unless told otherwise (flag ``default``), in table order."""
-    return tuple(name for name, e in ALGORITHMS.items() if e.default)
+    return default_names(ALGORITHMS)
 
 
 def configuration_names() -> tuple[str, ...]:
@@ -74,9 +54,7 @@ def run_algorithm(
     (whose N_s must be the sites' document counts). Raises :class:`~dpcore.otd.WhiteningError` when a noisy M2 cannot
     be whitened."""
     entry = name if isinstance(name, LdaAlgorithm) else algorithm(name)
-    if scenario.n_sites != problem.n_sites or np.any(scenario.sizes != problem.sizes):
-        raise InputError(f"the scenario's site sizes {scenario.sizes.tolist()} differ from the data's "
-                         f"{problem.sizes.tolist()}; use Scenario.with_sizes()", "scenario")
+    check_scenario_sizes(scenario.sizes, problem.sizes)
     path = settings.m3_path(problem.dim) if path is None else path
     return entry.run(RunContext(name=entry.name, problem=problem, scenario=scenario, settings=settings, rng=rng,
                                 path=path))

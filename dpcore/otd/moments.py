@@ -32,8 +32,8 @@ import scipy.sparse as sp
 from ..validation import InputError, check_choice, check_positive
 from .multilinear import outer_identity_sym, symmetrize, third_cross, third_moment
 
-__all__ = ["ESTIMATORS", "Estimator", "MogSite", "MomentSite", "Site", "StmSite", "mog_sites", "pool_sites",
-           "stm_site_from_words"]
+__all__ = ["ESTIMATORS", "DocumentCounts", "Estimator", "MogSite", "MomentSite", "Site", "StmSite", "mog_sites",
+           "pool_sites", "stm_site_from_words"]
 
 Estimator = Literal["first", "all"]
 ESTIMATORS: dict[Estimator, str] = {
@@ -88,8 +88,27 @@ class MogSite:
         return third_moment(y) / self.n - self.sigma2 * outer_identity_sym(w.T @ self.mean, w.T @ w)
 
 
+class DocumentCounts:
+    """``n``, ``dim`` and the document ``lengths`` of a class whose ``counts`` is a sparse documents x words count
+    matrix (the STM site here, the LDA sites and sums in :mod:`dpcore.lda`)."""
+
+    counts: sp.csr_matrix
+
+    @property
+    def n(self) -> int:
+        return int(self.counts.shape[0])
+
+    @property
+    def dim(self) -> int:
+        return int(self.counts.shape[1])
+
+    @cached_property
+    def lengths(self) -> np.ndarray:
+        return np.asarray(self.counts.sum(axis=1)).ravel()
+
+
 @dataclass(frozen=True, eq=False)
-class StmSite:
+class StmSite(DocumentCounts):
     """One site's documents: word ``counts`` (sparse N x D) and, when word order is known, the
     ``first`` three word indices (N x 3). ``estimator`` picks the moment estimator (:data:`ESTIMATORS`)."""
 
@@ -105,18 +124,6 @@ class StmSite:
                              "estimator")
         if np.any(self.lengths < 3):
             raise InputError("every document needs at least 3 words", "documents")
-
-    @property
-    def n(self) -> int:
-        return int(self.counts.shape[0])
-
-    @property
-    def dim(self) -> int:
-        return int(self.counts.shape[1])
-
-    @cached_property
-    def lengths(self) -> np.ndarray:
-        return np.asarray(self.counts.sum(axis=1)).ravel()
 
     @cached_property
     def _m2_sparse(self) -> sp.csc_matrix:
