@@ -144,6 +144,16 @@ class StmSite(DocumentCounts):
         """Rows 0..j1-1, columns j0..j1-1 of M2."""
         return self._m2_sparse[:j1, j0:j1].toarray()
 
+    @cached_property
+    def m2_upper(self) -> tuple[np.ndarray, np.ndarray]:
+        """The stored entries of M2's upper triangle (i <= j) as (colex positions j (j + 1) / 2 + i, ascending; their
+        values): the unique entries the CAPE flow releases, read without densifying blocks of M2."""
+        upper = sp.triu(self._m2_sparse, format="coo")
+        upper.sum_duplicates()
+        positions = upper.col.astype(np.int64) * (upper.col.astype(np.int64) + 1) // 2 + upper.row
+        order = np.argsort(positions, kind="stable")
+        return positions[order], upper.data[order]
+
     def m2_matvec(self) -> Callable[[np.ndarray], np.ndarray]:
         """V -> M2 V through the sparse M2 (at most 2 N non-zero entries for "first", the word pairs of the
         documents for "all"), never a dense D x D array."""

@@ -31,7 +31,7 @@ from ..privacy.avn import avn_noise
 from ..privacy.symmetric import symmetric_tensor, unique_count_tensor
 from ..scenario import Scenario
 from ..validation import InputError, check_choice
-from .moments import MomentSite
+from .moments import MomentSite, StmSite
 from .multilinear import multilinear, symmetrize
 from .projected_noise import published_factor
 
@@ -129,6 +129,40 @@ def _column_blocks(dim: int, max_unique: int | None = None) -> list[tuple[int, i
     return blocks
 
 
+def _unique_block(sites: Sequence[MomentSite], j0: int, j1: int) -> np.ndarray:
+    """Every site's unique M2 entries of columns j0..j1-1 (S x (j1 (j1 + 1) - j0 (j0 + 1)) / 2, colex order): sparse
+    STM moments scattered from their stored upper-triangle entries, other sites gathered from their dense block."""
+    start, stop = j0 * (j0 + 1) // 2, j1 * (j1 + 1) // 2
+    data = np.zeros((len(sites), stop - start))
+    mask = None
+    for s, site in enumerate(sites):
+        if isinstance(site, StmSite):
+            positions, values = site.m2_upper
+            lo, hi = np.searchsorted(positions, (start, stop))
+            data[s, positions[lo:hi] - start] = values[lo:hi]
+            continue
+        if mask is None:
+            mask = np.arange(j1)[None, :] <= (j0 + np.arange(j1 - j0))[:, None]  # (cols, j1): i <= j
+        data[s] = site.m2_block(j0, j1).T[mask]
+    return data
+
+
+_MIRROR_TILE = 1024
+
+
+def _mirror_lower(out: np.ndarray) -> None:
+    """Copy the lower triangle of the square ``out`` onto its upper triangle, tile by tile (cache-friendly)."""
+    dim = out.shape[0]
+    for i0 in range(0, dim, _MIRROR_TILE):
+        i1 = min(i0 + _MIRROR_TILE, dim)
+        tile = out[i0:i1, i0:i1]
+        upper = np.triu_indices(i1 - i0, 1)
+        tile[upper] = tile.T[upper]
+        for j0 in range(i1, dim, _MIRROR_TILE):
+            j1 = min(j0 + _MIRROR_TILE, dim)
+            out[i0:i1, j0:j1] = out[j0:j1, i0:i1].T
+
+
 def _combine(data: np.ndarray, weights: np.ndarray, noise: StageNoise, rng: np.random.Generator, size: int,
              shape: Callable[[np.ndarray], np.ndarray] | None = None, store: list | None = None) -> np.ndarray:
     """Run one round of the protocol on per-site data (S, ...) and return the aggregate.
@@ -155,12 +189,16 @@ def _combine(data: np.ndarray, weights: np.ndarray, noise: StageNoise, rng: np.r
         drawn = sample_noise(noise.design, rng, size)
         e, f, g = shaped(drawn.e), shaped(drawn.f), shaped(drawn.g)
         del drawn
-        releases = data + e  # what each site sends: data + e + f + g
+        releases = e.copy() if store is not None else e  # formed in e's array unless the messages are kept
+        releases += data  # what each site sends: data + e + f + g
         releases += f
         releases += g
         if store is not None:
             store.append(StageMessages(releases, e, f, g))
-        return np.tensordot(weights, releases - f, axes=1)  # the aggregator removes its own f_s
+            releases = releases - f
+        else:
+            releases -= f  # the aggregator removes its own f_s
+        return np.tensordot(weights, releases, axes=1)
     raise InputError(f"unknown noise mode {noise.mode!r}")
 
 
@@ -180,12 +218,13 @@ def release_m2(
     out = np.empty((dim, dim), dtype=np.float32 if dim > EIGH_MAX_DIM else np.float64)
     kept: list[StageMessages] | None = [] if keep_messages else None
     for j0, j1 in _column_blocks(dim):
-        cols = j1 - j0
-        mask = np.arange(j1)[None, :] <= (j0 + np.arange(cols))[:, None]  # (cols, j1): i <= j
-        data = np.stack([site.m2_block(j0, j1).T[mask] for site in sites])
+        data = _unique_block(sites, j0, j1)
         agg = _combine(data, weights, noise, rng, data.shape[1], None, kept)
-        out.T[j0:j1, :j1][mask] = agg  # upper triangle (i <= j)
-        out[j0:j1, :j1][mask] = agg  # its mirror
+        start = j0 * (j0 + 1) // 2
+        for j in range(j0, j1):  # column j's unique entries (i <= j) are row j's lower triangle
+            offset = j * (j + 1) // 2 - start
+            out[j, :j + 1] = agg[offset:offset + j + 1]
+    _mirror_lower(out)
     messages = None
     if kept:
         def joined(name: str) -> np.ndarray | None:

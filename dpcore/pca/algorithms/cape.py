@@ -53,8 +53,9 @@ def noise_blocks(n_sites: int, size: int) -> list[tuple[int, int]]:
 
 
 def _block_noise(design: NoiseDesign, rng: np.random.Generator, width: int) -> CapeNoise:
-    """e, f, g of one block (:func:`~dpcore.cape.sample_noise`: standard normals in the order e, f, g, scaled)."""
-    return sample_noise(design, rng, width)
+    """e, f, g of one block (:func:`~dpcore.cape.sample_noise`: standard normals in the order e, f, g, scaled; the
+    helper's e from the design's diagonal-plus-rank-one factors, O(S) per entry instead of O(S^2))."""
+    return sample_noise(design, rng, width, factored=True)
 
 
 def cape_messages(site_moments: np.ndarray, design: NoiseDesign, rng: np.random.Generator) -> CapeMessages:

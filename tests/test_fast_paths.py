@@ -1,0 +1,170 @@
+"""The faster computations of the large runs against the formulas they replaced (docs/experiments.md, "Speed"):
+exact where the same floating-point operations are done, to rounding where the order of a sum changed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.linalg
+from scipy.sparse.linalg import LinearOperator, eigsh
+
+import dpcore.otd.release as release_mod
+from dpcore import linalg
+from dpcore.cape import (
+    design_closed_form,
+    design_collusion_robust,
+    design_equal,
+    design_general,
+    sample_noise,
+    site_budgets,
+    solve_general,
+)
+from dpcore.cape.design import _diagonal_plus_rank_one, helper_rows
+from dpcore.otd import MogSite, StageNoise, make_model, release_m2, sample_mog, sample_stm, stm_site_from_words
+
+FLOAT32_EPS = float(np.finfo(np.float32).eps)
+
+
+def _symmetric(rng: np.random.Generator, dim: int) -> np.ndarray:
+    a = rng.standard_normal((dim, dim))
+    return ((a + a.T) / 2).astype(np.float32)
+
+
+def test_symmetric_product_is_the_matrix_product_to_float32_rounding():
+    rng = np.random.default_rng(5)
+    larger = _symmetric(rng, 320)
+    single = np.ascontiguousarray(larger[:301, :301])
+    v = rng.standard_normal(301)
+    exact = single.astype(np.float64) @ v.astype(np.float32).astype(np.float64)
+    # a float32 dot product of length D errs by at most D eps |A| |v| (entry-wise absolute values)
+    bound = 301 * FLOAT32_EPS * (np.abs(single).astype(np.float64) @ np.abs(v))
+    for matrix in (single, np.asfortranarray(single), larger[:301, :301]):  # C, Fortran, neither
+        product = linalg._symmetric_product(matrix)(v)
+        assert product.dtype == np.float64
+        assert np.all(np.abs(product - exact) <= bound)
+
+
+def _general_product_lanczos(matrix: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The former solver: the same Lanczos with a general float32 product (sgemv) instead of ssymv."""
+    d = matrix.shape[0]
+    operator = LinearOperator((d, d), matvec=lambda v: (matrix @ v.astype(np.float32)).astype(np.float64),
+                              dtype=np.float64)
+    _, vecs = eigsh(operator, k=k, which="LA", v0=np.random.default_rng(0).standard_normal(d), ncv=max(4 * k, 20),
+                    tol=1e-6, maxiter=20 * d)
+    basis, _ = np.linalg.qr(vecs)
+    small = basis.T @ linalg._times(matrix, basis)
+    vals, rotation = scipy.linalg.eigh((small + small.T) / 2)
+    return vals, basis @ rotation
+
+
+def test_lanczos_with_the_symmetric_product_finds_the_former_eigenpairs():
+    # a noisy second moment like capeAGN's at large D: a rank-5 signal under a Wigner-like noise bulk
+    rng = np.random.default_rng(11)
+    dim, k = 900, 5
+    basis, _ = np.linalg.qr(rng.standard_normal((dim, k)))
+    signal = basis @ np.diag([5.0, 4.0, 3.5, 3.0, 2.5]) @ basis.T
+    matrix = (signal + _symmetric(rng, dim) / np.sqrt(dim)).astype(np.float32)
+    before_values, before_vectors = _general_product_lanczos(matrix, k)
+    values, vectors = linalg._lanczos(matrix, k)
+    exact_values, exact_vectors = scipy.linalg.eigh(matrix.astype(np.float64), subset_by_index=[dim - k, dim - 1])
+    np.testing.assert_allclose(values, before_values, rtol=1e-9)
+    np.testing.assert_allclose(values, exact_values, rtol=1e-9)
+    np.testing.assert_allclose(np.abs(vectors.T @ before_vectors), np.eye(k), atol=1e-6)
+    np.testing.assert_allclose(np.abs(vectors.T @ exact_vectors), np.eye(k), atol=1e-6)
+
+
+def _former_release_m2(sites, weights, noise, rng, dtype):
+    """release_m2 as it was: dense blocks of every site's M2, the unique entries gathered by a mask, the releases
+    data + e + f + g in new arrays, both triangles written by masks."""
+    from dpcore.otd.release import _column_blocks
+
+    dim = sites[0].dim
+    out = np.empty((dim, dim), dtype=dtype)
+    for j0, j1 in _column_blocks(dim):
+        mask = np.arange(j1)[None, :] <= (j0 + np.arange(j1 - j0))[:, None]
+        data = np.stack([site.m2_block(j0, j1).T[mask] for site in sites])
+        if noise.mode == "cape":
+            drawn = sample_noise(noise.design, rng, data.shape[1])
+            releases = data + drawn.e
+            releases += drawn.f
+            releases += drawn.g
+            agg = np.tensordot(weights, releases - drawn.f, axes=1)
+        elif noise.mode == "independent":
+            z = rng.standard_normal(data.shape)
+            z *= np.asarray(noise.stds, float)[:, None]
+            agg = np.tensordot(weights, data + z, axes=1)
+        else:
+            agg = np.tensordot(weights, data, axes=1)
+        out.T[j0:j1, :j1][mask] = agg
+        out[j0:j1, :j1][mask] = agg
+    return out
+
+
+@pytest.mark.parametrize("kind", ["stm-first", "stm-all", "mog"])
+@pytest.mark.parametrize("mode", ["cape", "independent", "none"])
+@pytest.mark.parametrize("precision", ["float64", "float32"])
+def test_release_m2_gives_the_former_numbers_bit_for_bit(monkeypatch, kind, mode, precision):
+    dim = 37
+    monkeypatch.setattr(release_mod, "BLOCK_UNIQUE", 60)  # many column blocks at this small D
+    monkeypatch.setattr(release_mod, "_MIRROR_TILE", 8)  # and many mirror tiles
+    monkeypatch.setattr(release_mod, "EIGH_MAX_DIM", 10 if precision == "float32" else 10_000)
+    rng = np.random.default_rng(4)
+    if kind == "mog":
+        model = make_model("mog", dim, 3, rng)
+        sites = tuple(MogSite(sample_mog(model, 40, rng) / 5.0, 0.01) for _ in range(3))
+    else:
+        model = make_model("stm", dim, 3, rng)
+        sites = tuple(stm_site_from_words(sample_stm(model, 30, rng), dim, kind[4:]) for _ in range(3))
+    weights = np.array([0.5, 0.3, 0.2])
+    taus = np.array([0.05, 0.08, 0.1])
+    noise = {"cape": StageNoise("cape", design=solve_general(site_budgets(taus, weights))),
+             "independent": StageNoise("independent", stds=taus), "none": StageNoise("none")}[mode]
+    new, _ = release_m2(sites, weights, noise, np.random.default_rng(9))
+    former = _former_release_m2(sites, weights, noise, np.random.default_rng(9), new.dtype)
+    assert new.dtype == np.dtype(precision)
+    assert np.array_equal(new, former)
+    assert np.array_equal(new, new.T)
+
+
+def _designs() -> dict[str, object]:
+    weights = np.array([0.4, 0.3, 0.2, 0.1])
+    taus = np.array([1.0, 1.5, 2.0, 3.0])
+    many = np.random.default_rng(2).uniform(0.5, 2.0, 100)
+    return {
+        "equal": design_equal(0.7, 6),
+        "general": design_general(taus, weights),
+        "general, 100 sites": design_general(many, np.full(100, 0.01)),
+        "general, e_scale 3": design_general(taus, weights, e_scale=3.0),
+        "general, one weight 0": design_general(taus, np.array([0.5, 0.3, 0.2, 0.0])),
+        "collusion-robust": design_collusion_robust(taus, weights, 2),
+        "closed form": design_closed_form(np.full(4, 1.0), np.full(4, 0.25), 0.4),
+    }
+
+
+@pytest.mark.parametrize("name", list(_designs()))
+def test_helper_rows_are_the_mixing_product_to_rounding(name):
+    design = _designs()[name]
+    assert design.feasible, design.reason
+    z = np.random.default_rng(3).standard_normal((design.e_mixing.shape[1], 500))
+    e = helper_rows(design, z.copy())
+    former = design.e_mixing @ z
+    # each entry is a sum of at most S products: rounding below S eps times the sum of absolute terms
+    bound = (design.n_sites + 2) * np.finfo(float).eps * (np.abs(design.e_mixing) @ np.abs(z))
+    assert np.all(np.abs(e - former) <= bound + 1e-300)
+    # and the helper's rows still cancel in the weighted sum, to rounding
+    assert np.max(np.abs(design.weights @ e)) <= 1e-13 * np.max(np.abs(e))
+
+
+def test_helper_rows_use_the_factored_law_for_the_solvers_designs():
+    factored = {name: _diagonal_plus_rank_one(d) is not None for name, d in _designs().items()}
+    assert factored["equal"] and factored["general"] and factored["general, 100 sites"]
+    assert not factored["closed form"]  # S x (S - 1) mixing: the product
+
+
+def test_factored_sampling_draws_the_same_stream():
+    design = _designs()["general, 100 sites"]
+    plain = sample_noise(design, np.random.default_rng(8), 300)
+    factored = sample_noise(design, np.random.default_rng(8), 300, factored=True)
+    assert np.array_equal(plain.f, factored.f) and np.array_equal(plain.g, factored.g)
+    np.testing.assert_allclose(factored.e, plain.e, rtol=0, atol=1e-13 * np.max(np.abs(plain.e)))
+    assert not np.array_equal(factored.e, plain.e)  # a different sum order: equal to rounding, not bit for bit
