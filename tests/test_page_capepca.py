@@ -67,8 +67,8 @@ def test_defaults_show_a_large_and_statistically_clear_capepca_advantage(at):
     """Press Run and nothing else. capePCA must close at least half of the conventional scheme's gap to the non-private
     captured energy, and privacy must cost the conventional scheme at least a fifth of the way from the non-private
     result to zero captured energy - both at two paired standard errors (from the run-to-run spread) below the
-    estimate. Seen over seeds 0-11 of the page's setting (the library calls the page makes): closure 0.856-0.868 with
-    paired z >= 36.6, cost 0.701-0.724 with z >= 34.6; the margin asks for z >= 2."""
+    estimate. Seen over seeds 0-11 of the page's setting (tools/story_margins.py pca: the library calls the page
+    makes): closure 0.856-0.868 with paired z >= 36.6, cost 0.701-0.724 with z >= 34.6; the margin asks for z >= 2."""
     at.button(key="pca_run").click().run()
     assert not at.exception and errors(at) == []
     assert at.warning.len == 0  # no noise warning, no resampling at the opening setting
