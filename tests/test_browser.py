@@ -332,7 +332,9 @@ def test_what_epsilon_means_draws_the_views(server, browser):
     legend = page.locator('[data-testid="stPlotlyChart"]').nth(1).locator(".legend").text_content()
     for label in ("the site's own promise", "what the aggregator effectively sees", "pooled data", "guessing"):
         assert label in legend
-    page.get_by_text("what the aggregator effectively sees", exact=True).first.click()
+    # a legend entry is toggled by its transparent .legendtoggle rectangle, which lies over the entry's text
+    page.locator(".legend .traces", has_text="what the aggregator effectively sees").first.locator(
+        ".legendtoggle").click()
     _wait_idle(page)
     _assert_clean(page, "What ε means, aggregator view")
     page.close()
