@@ -44,7 +44,7 @@ def main() -> None:
 
     start = time.perf_counter()
     scenario = equal_sites_scenario(10, args.site_size, args.eps, 0.01)
-    setup = pca.prepare_pca(load_bundled("mnist"), scenario, 50)
+    setup = pca.prepare_pca(load_bundled("mnist"), scenario, 50, allow_replacement=True)
     setup_seconds = time.perf_counter() - start
     problem, privacy = setup.problem, setup.privacy
     # Warm-up: index caches of the symmetric mirroring, BLAS start-up.

@@ -1,13 +1,15 @@
-"""The result summary of every comparison: mean and standard deviation of one metric of one algorithm over runs."""
+"""The result summary of every comparison: mean and standard deviation of one metric of one algorithm over runs; the
+share of the conventional scheme's gap a private method closes, from paired runs (:func:`gap_closure`)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-__all__ = ["MetricSummary", "summarise_values"]
+__all__ = ["GapClosure", "MetricSummary", "gap_closure", "summarise_values"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -39,3 +41,58 @@ def summarise_values(algorithm: str, metric: str, values: np.ndarray | list[floa
     mean = float(values.mean()) if n else None
     std = float(values.std(ddof=1)) if n > 1 else (0.0 if n == 1 else None)
     return MetricSummary(algorithm=algorithm, metric=metric, mean=mean, std=std, runs=n, failed=failed)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GapClosure:
+    """How much of the conventional scheme's gap a private method closes, from paired runs (docs/dashboard.md,
+    "Defaults that show the effect").
+
+    With per-run values p_r (the private method), c_r (conventional), b_r (the non-private result) and w_r (the
+    no-information reference: zero captured energy, random vectors), oriented so that larger is better:
+
+    * ``closure`` = mean(p - c) / mean(b - c): the share of the conventional scheme's gap to the non-private result
+      that the private method closes (1: all of it, 0: none);
+    * ``cost`` = mean(b - c) / mean(b - w): how far privacy moves the conventional scheme from the non-private result
+      towards no information (0: no cost, 1: no better than no information).
+
+    ``closure_z`` is the paired z statistic of closure >= ``closure_target``: the mean of
+    g_r = (p_r - c_r) - target (b_r - c_r) over its standard error std(g) / sqrt(R); ``cost_z`` likewise with
+    h_r = (b_r - c_r) - target (b_r - w_r). Both are +inf when every g_r (h_r) is the same positive number.
+    """
+
+    closure: float
+    cost: float
+    closure_z: float
+    cost_z: float
+    closure_target: float
+    cost_target: float
+    runs: int
+
+    def holds(self, z: float) -> bool:
+        """Both criteria hold with a margin of ``z`` standard errors."""
+        return self.closure_z >= z and self.cost_z >= z
+
+
+def _paired_z(values: np.ndarray) -> float:
+    mean = float(values.mean())
+    se = float(values.std(ddof=1)) / math.sqrt(values.size)
+    if se == 0.0:
+        return math.copysign(math.inf, mean) if mean else 0.0
+    return mean / se
+
+
+def gap_closure(private: np.ndarray | list[float], conventional: np.ndarray | list[float],
+                best: np.ndarray | list[float], worst: np.ndarray | list[float], *, larger_is_better: bool,
+                closure_target: float = 0.5, cost_target: float = 0.2) -> GapClosure:
+    """:class:`GapClosure` of paired per-run values (one entry per run in each array; scalars are broadcast). For an
+    error (smaller is better) pass ``larger_is_better=False``: the values are negated first. Needs at least 2 runs."""
+    arrays = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in (private, conventional, best, worst)))
+    p, c, b, w = (a if larger_is_better else -a for a in arrays)
+    if p.ndim != 1 or p.size < 2 or not np.all(np.isfinite(np.stack([p, c, b, w]))):
+        raise ValueError("gap_closure needs at least 2 finite paired runs")
+    gap, room = float((b - c).mean()), float((b - w).mean())
+    return GapClosure(
+        closure=float((p - c).mean()) / gap if gap else math.nan, cost=gap / room if room else math.nan,
+        closure_z=_paired_z((p - c) - closure_target * (b - c)), cost_z=_paired_z((b - c) - cost_target * (b - w)),
+        closure_target=closure_target, cost_target=cost_target, runs=int(p.size))

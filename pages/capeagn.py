@@ -1,4 +1,5 @@
-"""capeAGN: distributed private orthogonal tensor decomposition (MOG / single topic model) and baselines."""
+"""capeAGN: distributed private orthogonal tensor decomposition (MOG / single topic model) and baselines. Opens on the
+setting of dpcore.otd.story.OPENING (CAPE wins clearly); one click shows where it stops helping and why."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from plotly.subplots import make_subplots
 
 from dpcore.data import parse_count_csv, parse_documents, parse_numeric_csv, parse_vocabulary, top_words
 from dpcore.limits import DEFAULT_MEMORY_BUDGET, MAX_SEED
+from dpcore.notation import symbolic
 from dpcore.otd import (
     ALGORITHMS,
     DEFAULT_ITERATIONS,
@@ -25,36 +27,73 @@ from dpcore.otd import (
     choose_path,
     compare_algorithms,
     corpus_problem,
-    default_algorithms,
     match_components,
     mog_problem,
 )
+from dpcore.otd.story import OPENING, opening_closure, run_breakdown, story_sentence
 from dpcore.privacy import CALIBRATIONS, NEIGHBOURING
 from dpcore.scenario import Scenario, equal_sites_scenario
 from dpcore.validation import InputError, check_positive_int, check_rank
 from pages.shared.navigation import start_page
-from pages.shared.widgets import scenario_sidebar, show_error
+from pages.shared.story import glossary_link, show_breakdown, story_buttons
+from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error
 
 scenario = start_page()
 
-RESULT_KEY = "capeagn_result"
+RESULT_KEY, BREAKDOWN_KEY, STORY_KEY = "capeagn_result", "capeagn_cases", "capeagn_story"
+BREAKDOWN_RUNS = 4
 TITLES = {name: entry.title for name, entry in ALGORITHMS.items()}
+COLOURS = {name: entry.colour for name, entry in ALGORITHMS.items()}
 MODEL_NAMES = {"stm": "single topic model (documents)", "mog": "mixture of spherical Gaussians"}
 MAX_HEATMAP_COLUMNS = 60
+OPENING_PRESET = next((name for name, size in OTD_PRESETS.items() if size == (OPENING.spec.dim, OPENING.spec.k)),
+                      "custom")
+OPENING_WIDGETS = {
+    "capeagn_source": "Synthetic model", "capeagn_model": OPENING.spec.kind, "capeagn_preset": OPENING_PRESET,
+    "capeagn_doclen": OPENING.spec.doc_length, "capeagn_override": True, "capeagn_sites": OPENING.sites,
+    "capeagn_ns": OPENING.site_size, "capeagn_eps": OPENING.eps, "capeagn_delta": OPENING.delta,
+    "capeagn_calibration": OPENING.calibration, "capeagn_relation": "replace-one",
+    "capeagn_algorithms": list(OPENING.algorithms), "capeagn_runs": OPENING.runs,
+}
 
+
+def _opening() -> None:
+    """Button callback: the opening setting's widgets (runs before the widgets are drawn)."""
+    st.session_state.update(OPENING_WIDGETS)
+    st.session_state[STORY_KEY] = "opening"
+    st.session_state.pop(BREAKDOWN_KEY, None)
+
+
+def _breakdown() -> None:
+    st.session_state[STORY_KEY] = "breakdown"
+
+
+@st.cache_resource(max_entries=2, show_spinner=False)
+def cached_breakdown(seed: int, _progress) -> tuple:
+    return run_breakdown(OPENING, seed=seed, runs=BREAKDOWN_RUNS, progress=_progress)
+
+
+restore_widgets(OPENING_WIDGETS, {"capeagn_model": MODEL_NAMES, "capeagn_preset": (*OTD_PRESETS, "custom"),
+                                  "capeagn_calibration": CALIBRATIONS, "capeagn_relation": NEIGHBOURING})
+st.session_state.setdefault(STORY_KEY, "opening")
+in_breakdown = st.session_state[STORY_KEY] == "breakdown"
 scenario_sidebar(scenario)
 
 st.title("capeAGN: private tensor decomposition across sites")
-st.markdown(
-    """
-Topic models and Gaussian mixtures can be learned from the second and third moments of the data by an
-**orthogonal tensor decomposition**. **capeAGN** does it across sites with differential privacy: the sites
-release noisy second moments with CAPE's correlated noise, the aggregator whitens, the sites release
-projected noisy third moments, and the aggregator runs the tensor power method. With CAPE the aggregate
-carries only the noise that pooled data would need. Compare it with the conventional scheme (**conv**, every
-site adds its full noise), one site alone (**local**), the pooled algorithms and the non-private result.
-"""
-)
+st.markdown(symbolic(OPENING.headline))
+story_buttons(in_breakdown, key="capeagn", on_breakdown=_breakdown, on_opening=_opening,
+              breakdown_help="Run the opening setting with too few samples per site, too small ε, one dominant site "
+              "and collusion, and say why the curves meet.")
+with st.expander("What capeAGN does"):
+    st.markdown(
+        "Topic models and Gaussian mixtures can be learned from the second and third moments of the data by an "
+        "**orthogonal tensor decomposition**. **capeAGN** does it across sites with differential privacy: the sites "
+        "release noisy second moments with CAPE's correlated noise, the aggregator whitens, the sites release "
+        "projected noisy third moments, and the aggregator runs the tensor power method. With CAPE the aggregate "
+        "carries only the noise that pooled data would need. Compare it with the **conventional scheme** (**conv**, "
+        "every site adds its full noise), one site alone (**local**), the pooled algorithms and the non-private "
+        "result. **q_comp** is the mean distance of each recovered component to its matched true one.")
+    glossary_link()
 with st.expander("The algorithm (Algorithm 3 of the journal paper)"):
     st.latex(r"\hat M_2=\sum_s\mu_s(\hat M_2^s-F_2^s),\quad \hat M_2^s=M_2^s+E_2^s+F_2^s+G_2^s,\quad "
              r"W=U_K D_K^{-1/2}")
@@ -96,14 +135,14 @@ if source == "Synthetic model":
                         disabled=preset != "custom", help="Number of mixture components / topics, K <= D.")
     c1, c2, c3 = st.columns(3)
     if model == "mog":
-        sigma2 = c1.number_input("Component variance sigma^2", 0.0, 10.0, DEFAULT_SIGMA2, step=0.01, format="%.3f",
-                                 key="capeagn_sigma2", help="Spherical covariance sigma^2 I of each component "
+        sigma2 = c1.number_input("Component variance σ²", 0.0, 10.0, DEFAULT_SIGMA2, step=0.01, format="%.3f",
+                                 key="capeagn_sigma2", help="Spherical covariance σ² I of each component "
                                  "(0.05 in the paper). Samples are divided by the public bound "
-                                 "sqrt(1 + D sigma^2) + 4 sigma.")
+                                 "√(1 + D σ²) + 4 σ.")
         doc_length, estimator = 3, "first"
     else:
         sigma2 = DEFAULT_SIGMA2
-        doc_length = c1.number_input("Words per document L", 3, 1000, 3, key="capeagn_doclen",
+        doc_length = c1.number_input("Words per document L", 3, 1000, key="capeagn_doclen",
                                      help="Each synthetic document has L >= 3 words from its topic.")
         estimator = c2.selectbox("Moment estimator", list(ESTIMATORS), key="capeagn_estimator",
                                  help="; ".join(f"{k_}: {v}" for k_, v in ESTIMATORS.items()))
@@ -129,9 +168,9 @@ else:
     else:
         upload = c1.file_uploader("Samples (numeric CSV)", type=["csv", "txt", "tsv"], key="capeagn_upload_mog",
                                   help="One sample per row, numbers only (a header row is detected).")
-        estimate = c2.checkbox("Estimate sigma^2 from the data", True, key="capeagn_estimate_sigma",
+        estimate = c2.checkbox("Estimate σ² from the data", True, key="capeagn_estimate_sigma",
                                help="Smallest eigenvalue of the sample covariance (Hsu & Kakade); not private.")
-        sigma2_in = c2.number_input("sigma^2", 0.0, 1e6, DEFAULT_SIGMA2, key="capeagn_upload_sigma2",
+        sigma2_in = c2.number_input("σ²", 0.0, 1e6, DEFAULT_SIGMA2, key="capeagn_upload_sigma2",
                                     disabled=estimate, help="Component variance in the data's units.")
         bound = c2.number_input("Public norm bound (0 = largest sample norm)", 0.0, 1e9, 0.0, key="capeagn_bound",
                                 help="Samples are divided by this bound (longer ones clipped). 0 uses the data's "
@@ -145,21 +184,21 @@ else:
 # ----------------------------------------------------------------------------------------------
 
 st.subheader("Sites and privacy budgets")
-override = st.toggle("Equal sites set on this page (instead of the shared scenario)", False, key="capeagn_override",
+override = st.toggle("Equal sites set on this page (instead of the shared scenario)", key="capeagn_override",
                      help="Off: the scenario shared by all pages (its sizes, budgets, weights). On: S equal sites.")
 run_scenario: Scenario | None = scenario
 if override:
     c1, c2, c3, c4 = st.columns(4)
-    n_sites = c1.number_input("Sites S", 1, 100, 5, key="capeagn_sites", help="Number of sites (5 in the paper).")
-    n_per = c2.number_input("Samples per site N_s", 1, 1_000_000, 1000, key="capeagn_ns",
+    n_sites = c1.number_input("Sites S", 1, 100, key="capeagn_sites", help="Number of sites (5 in the paper).")
+    n_per = c2.number_input("Samples per site N_s", 1, 1_000_000, key="capeagn_ns",
                             help="Documents or samples per site (for uploads: only the proportions matter).")
-    eps = c3.number_input("eps (total)", 0.0, 1000.0, 1.0, key="capeagn_eps",
-                          help="Total epsilon per site, split between the two stages.")
-    delta = c4.number_input("delta (total)", 0.0, 0.5, 0.01, format="%.2e", key="capeagn_delta",
-                            help="Total delta per site (0.01 in the paper; should be well below 1/N_s).")
+    eps = c3.number_input("ε (total)", 0.0, 1000.0, key="capeagn_eps",
+                          help="Total ε per site, split between the two stages.")
+    delta = c4.number_input("δ (total)", 0.0, 0.5, format="%.2e", key="capeagn_delta",
+                            help="Total δ per site (0.01 in the paper; should be well below 1/N_s).")
     c1, c2 = st.columns(2)
     calibration = c1.selectbox("Calibration", CALIBRATIONS, key="capeagn_calibration",
-                               help="classic: the paper's sigma (a guarantee only for eps < 1); analytic: exact.")
+                               help="classic: the paper's σ (a guarantee only for ε < 1); analytic: exact.")
     neighbouring = c2.selectbox("Neighbouring relation", NEIGHBOURING, key="capeagn_relation",
                                 help="replace-one (safe default) or the papers' constants.")
     try:
@@ -173,7 +212,7 @@ if override:
 else:
     st.caption(
         f"Shared scenario: {scenario.n_sites} sites, N_s = {', '.join(str(n) for n in scenario.sizes)}, "
-        f"eps = {', '.join(f'{e:g}' for e in scenario.eps)}, delta = {', '.join(f'{d:g}' for d in scenario.delta)}; "
+        f"ε = {', '.join(f'{e:g}' for e in scenario.eps)}, δ = {', '.join(f'{d:g}' for d in scenario.delta)}; "
         f"{scenario.calibration} calibration, {scenario.neighbouring} neighbours. Change it on the scenario page."
     )
 
@@ -182,15 +221,15 @@ else:
 # ----------------------------------------------------------------------------------------------
 
 st.subheader("Algorithms")
-algorithms = st.multiselect("Algorithms", list(ALGORITHMS), list(default_algorithms()), format_func=TITLES.get,
+algorithms = st.multiselect("Algorithms", list(ALGORITHMS), format_func=TITLES.get,
                             key="capeagn_algorithms",
-                            help="; ".join(f"{e.title}: {e.description}" for e in ALGORITHMS.values()))
+                            help=symbolic("; ".join(f"{e.title}: {e.description}" for e in ALGORITHMS.values())))
 c1, c2, c3, c4 = st.columns(4)
-runs = c1.number_input("Runs", 1, 200, 5, key="capeagn_runs", help="Independent runs (10 in the paper).")
+runs = c1.number_input("Runs", 1, 200, key="capeagn_runs", help="Independent runs (10 in the paper).")
 seed = c2.number_input("Seed", 0, MAX_SEED, int(scenario.seed), key="capeagn_seed",
                        help="Reproduces the model, the data and every noise draw.")
 split = c3.slider("Share of the budget for whitening (a)", 0.05, 0.95, 0.5, 0.05, key="capeagn_split",
-                  help="eps1 = a eps, delta1 = a delta for M2; the rest for M3 (the paper splits equally).")
+                  help="ε₁ = a ε, δ₁ = a δ for M2; the rest for M3 (the paper splits equally).")
 path = c4.selectbox("Third-moment path", PATHS, key="capeagn_path",
                     help="dense: D x D x D tensors; projected: M3(W, W, W) from the samples, no D^3 array; auto: "
                     "dense when it fits the memory budget.")
@@ -204,14 +243,14 @@ with st.expander("Advanced"):
                                  key="capeagn_budget", help="Decides the path in auto mode; the run refuses paths "
                                  "whose estimated arrays exceed it.")
     m3_noise = c4.selectbox("Third-moment noise law", list(M3_NOISE), key="capeagn_m3noise",
-                            help="; ".join(f"{k_}: {v}" for k_, v in M3_NOISE.items()))
+                            help=symbolic("; ".join(f"{k_}: {v}" for k_, v in M3_NOISE.items())))
 
 settings = OtdSettings(eps_split=float(split), n_restarts=int(restarts), n_iter=int(iterations), path=path,
                        memory_budget=int(budget_mib) * 2**20, m3_noise=m3_noise)
 if spec is not None and run_scenario is not None:
     try:
         choice = choose_path(path, spec.dim, spec.k, run_scenario.n_sites, settings.memory_budget)
-        st.caption(f"Path: **{choice.path}** ({choice.reason}).")
+        st.caption(symbolic(f"Path: **{choice.path}** ({choice.reason})."))
     except InputError as exc:
         input_problems.append(exc)
         show_error(exc)
@@ -262,6 +301,20 @@ if st.button("Run", type="primary", key="capeagn_run", disabled=bool(input_probl
     finally:
         bar.empty()
 
+if in_breakdown:
+    if BREAKDOWN_KEY not in st.session_state:
+        bar = st.progress(0.0, text="Running the cases where CAPE stops helping")
+        try:
+            st.session_state[BREAKDOWN_KEY] = cached_breakdown(
+                int(seed), lambda f, t: bar.progress(min(f, 1.0), text=symbolic(t)))
+        except InputError as exc:
+            show_error(exc)
+        finally:
+            bar.empty()
+    if BREAKDOWN_KEY in st.session_state:
+        show_breakdown(st.session_state[BREAKDOWN_KEY], TITLES, COLOURS, "q_comp (0 = perfect)",
+                       key="capeagn_breakdown_chart", runs=BREAKDOWN_RUNS)
+
 # ----------------------------------------------------------------------------------------------
 # Results
 # ----------------------------------------------------------------------------------------------
@@ -281,15 +334,14 @@ def _qcomp_chart(result: OtdComparison) -> go.Figure:
     names = [TITLES[a] for a in result.algorithms]
     means = [result.summary(a).mean for a in result.algorithms]
     stds = [result.summary(a).std for a in result.algorithms]
-    fig.add_bar(x=names, y=means, error_y={"type": "data", "array": stds}, name="mean +- std",
-                marker_color="#4c78a8")
+    fig.add_bar(x=names, y=means, error_y={"type": "data", "array": stds}, name="mean ± std",
+                marker_color=[COLOURS[a] for a in result.algorithms])
     for alg in result.algorithms:
         vals = [r.q_comp for r in result.records if r.algorithm == alg and r.error is None]
         fig.add_scatter(x=[TITLES[alg]] * len(vals), y=vals, mode="markers", showlegend=False,
                         marker={"color": "#222", "size": 5, "opacity": 0.6}, name=TITLES[alg])
     label = "q_comp" if result.reference == "truth" else "distance to non-private"
-    fig.update_layout(yaxis_title=label, margin={"l": 10, "r": 10, "t": 30, "b": 10}, height=360,
-                      title="Component error per algorithm (bars: mean, dots: runs)")
+    fig.update_layout(yaxis_title=label, showlegend=False)
     return fig
 
 
@@ -315,7 +367,8 @@ def _components_figure(result: OtdComparison, alg: str, cols: np.ndarray, labels
         fig.add_heatmap(z=mat, x=labels, y=ylab, coloraxis="coloraxis", row=row, col=1)
     colorscale = "Blues" if result.problem.kind == "stm" else "RdBu"
     fig.update_layout(coloraxis={"colorscale": colorscale, "cmin": 0 if result.problem.kind == "stm" else -zmax,
-                                 "cmax": zmax}, height=520, margin={"l": 10, "r": 10, "t": 40, "b": 10})
+                                 "cmax": zmax, "colorbar": {"title": {"text": "probability" if result.problem.kind ==
+                                                                      "stm" else "value"}, "thickness": 12}})
     fig.update_yaxes(autorange="reversed")
     return fig
 
@@ -326,21 +379,26 @@ def _weights_figure(result: OtdComparison, alg: str) -> go.Figure:
     ref_name = "true" if result.reference == "truth" else "non-private"
     names = [f"recovered {i + 1} ~ {ref_name} {j + 1}" for i, j in enumerate(idx)]
     fig = go.Figure()
-    fig.add_bar(x=names, y=dec.weights, name=f"{TITLES[alg]} w_hat")
+    fig.add_bar(x=names, y=dec.weights, name=f"{TITLES[alg]} ŵ")
     fig.add_bar(x=names, y=result.reference_weights[idx], name="true w" if result.reference == "truth"
                 else "non-private w")
-    fig.update_layout(barmode="group", height=320, margin={"l": 10, "r": 10, "t": 30, "b": 10},
-                      yaxis_title="weight", title="Recovered vs reference weights (matched components)",
-                      legend={"orientation": "h", "y": -0.25})
+    fig.update_layout(barmode="group", yaxis_title="weight")
     return fig
 
 
 result: OtdComparison | None = st.session_state.get(RESULT_KEY)
 st.subheader("Results")
 if result is None:
-    st.info("Choose the data, sites and algorithms, then press **Run**. Results appear here.")
+    st.info("Press **Run** to compare the algorithms on the setting above (a few seconds). Results appear here.",
+            icon=":material/play_circle:")
 else:
     p = result.problem
+    sentence = story_sentence(result)
+    if sentence:
+        closure = opening_closure(result)
+        extra = "" if closure is None else (f" Privacy costs the conventional scheme {100 * closure.cost:.0f}% of the "
+                                            "way from the non-private result to random vectors.")
+        st.markdown(f"**{symbolic(sentence)}**{extra}")
     st.caption(
         f"{p.kind.upper()}, D = {p.dim}, K = {p.k}, {p.n_sites} sites (N_s = {', '.join(map(str, p.sizes))}), "
         f"{result.runs} run(s), seed {result.seed}, a = {result.settings.eps_split:g}; "
@@ -351,11 +409,12 @@ else:
         st.info("No ground truth for uploaded data: **q_comp is replaced by the distance of each result to the "
                 "non-private result** (same matching rule), and the weight error is measured against its weights.")
     for alg, message in result.failures.items():
-        st.warning(f"{TITLES[alg]}: {result.summary(alg).failed} of {result.runs} run(s) stopped at whitening. "
-                   f"{message}", icon=":material/warning:")
+        st.warning(symbolic(f"{TITLES[alg]}: {result.summary(alg).failed} of {result.runs} run(s) stopped at "
+                            f"whitening. {message}"), icon=":material/warning:")
     st.dataframe(_summary_table(result), width="stretch", hide_index=True)
     if any(result.summary(a).mean is not None for a in result.algorithms):
-        st.plotly_chart(_qcomp_chart(result), width="stretch")
+        show_chart(_qcomp_chart(result), "Component error per algorithm (bars: mean ± std, dots: runs)",
+                   key="capeagn_qcomp")
     shown = [a for a in result.algorithms if a in result.examples]
     if shown:
         default = shown.index("cape") if "cape" in shown else 0
@@ -366,8 +425,10 @@ else:
         labels = [vocab[i] for i in cols] if vocab else [str(i + 1) for i in cols]
         if len(cols) < p.dim:
             st.caption(f"Showing the {len(cols)} of {p.dim} coordinates with the largest reference entries.")
-        st.plotly_chart(_components_figure(result, alg, cols, labels), width="stretch")
-        st.plotly_chart(_weights_figure(result, alg), width="stretch")
+        show_chart(_components_figure(result, alg, cols, labels), "Components: reference against recovered (one run)",
+                   key="capeagn_components", height=540, top=30)
+        show_chart(_weights_figure(result, alg), "Recovered against reference weights (matched components)",
+                   key="capeagn_weights", height=320)
         if vocab:
             st.markdown(f"**Top words per topic** - {TITLES[alg]} (each matched to its nearest non-private topic) "
                         "and the non-private result")
@@ -382,8 +443,8 @@ else:
             st.dataframe(pd.DataFrame(table), width="stretch", hide_index=True)
     with st.expander("Privacy of each algorithm"):
         for alg, text in result.privacy.items():
-            st.markdown(f"- **{TITLES[alg]}**: {text}")
+            st.markdown(f"- **{TITLES[alg]}**: {symbolic(text)}")
     if result.notes:
         with st.expander(f"Notes ({len(result.notes)})"):
             for note in result.notes:
-                st.markdown(f"- {note}")
+                st.markdown(f"- {symbolic(note)}")

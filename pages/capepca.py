@@ -1,4 +1,5 @@
-"""capePCA: distributed private PCA on synthetic, bundled or uploaded data, beside every baseline."""
+"""capePCA: distributed private PCA on bundled, synthetic or uploaded data, beside every baseline. Opens on the
+setting of dpcore.pca.story.OPENING (CAPE wins clearly); one click shows where it stops helping and why."""
 
 from __future__ import annotations
 
@@ -12,50 +13,54 @@ from plotly.subplots import make_subplots
 
 from dpcore.data import (
     BUNDLED,
+    FEATURE_SCALINGS,
     PREPROCESSING,
     SPECTRA,
+    CsvColumns,
     NumericTable,
     load_bundled,
-    parse_label_column,
     parse_numeric_csv,
+    sniff_columns,
     synthetic_dataset,
     table_to_dataset,
 )
+from dpcore.data.split import REPLACEMENT_CONSEQUENCE
 from dpcore.limits import MAX_SEED, MAX_UPLOAD_BYTES, MAX_UPLOAD_CELLS
-from dpcore.pca import (
-    ALGORITHMS,
-    METRICS,
-    PcaSetup,
-    align_signs,
-    compare_pca,
-    default_algorithms,
-    prepare_pca,
-    scree,
-)
+from dpcore.notation import symbolic
+from dpcore.pca import ALGORITHMS, METRICS, PcaSetup, align_signs, compare_pca, prepare_pca, scree
+from dpcore.pca.story import OPENING, opening_closure, run_breakdown, story_sentence
+from dpcore.privacy import CALIBRATIONS
 from dpcore.scenario import Scenario, equal_sites_scenario
 from dpcore.validation import InputError
 from pages.shared.navigation import start_page
-from pages.shared.widgets import scenario_sidebar, show_error
+from pages.shared.story import glossary_link, show_breakdown, story_buttons
+from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error
 
 shared = start_page()
 
-RESULT_KEY = "capepca_result"
+RESULT_KEY, BREAKDOWN_KEY, STORY_KEY = "capepca_result", "capepca_breakdown", "pca_story"
+BREAKDOWN_RUNS = 3
 TITLES = {name: entry.title for name, entry in ALGORITHMS.items()}
-DATA_CHOICES = {
-    "digits": "digits (bundled, 1,797 images, D = 64)",
-    "mnist": "MNIST (bundled, 5,000 images, D = 784)",
-    "synthetic": "synthetic Gaussian",
-    "upload": "upload a CSV file",
-}
-SITE_CHOICES = {"scenario": "sites and budgets of the shared scenario", "equal": "equal sites set here"}
+COLOURS = {name: entry.colour for name, entry in ALGORITHMS.items()}
+DATA_CHOICES = {**{name: info.label for name, info in BUNDLED.items()}, "synthetic": "synthetic Gaussian",
+                "upload": "upload a CSV file"}
+SITE_CHOICES = {"equal": "equal sites set here", "scenario": "sites and budgets of the shared scenario"}
 METRIC_LABELS = {
     "captured_energy": "captured energy q_CE",
     "captured_energy_ratio": "q_CE / q_CE(non-dp pool)",
     "subspace_distance": "subspace distance",
 }
-DATA_FIELDS = {"file", "label_column", "data", "dataset", "header", "image_shape", "preprocessing", "scale", "D",
-               "spectrum", "decay", "split", "labels"}
+NO_LABEL = -1
+DATA_FIELDS = {"file", "label_column", "data", "dataset", "header", "image_shape", "preprocessing", "features",
+               "scale", "D", "spectrum", "decay", "split", "labels"}
 SITE_FIELDS = {"sites", "sizes", "design", "N", "S", "eps", "delta", "scenario"}
+OPENING_WIDGETS: dict[str, Any] = {
+    "pca_data": OPENING.dataset, "pca_site_mode": "equal", "pca_sites": OPENING.sites,
+    "pca_site_size": OPENING.site_size, "pca_eps": OPENING.eps, "pca_delta": OPENING.delta,
+    "pca_calibration": OPENING.calibration, "pca_k": OPENING.k, "pca_runs": OPENING.runs,
+    "pca_algorithms": list(OPENING.algorithms), "pca_preprocess": OPENING.preprocessing, "pca_features": "centre",
+    "pca_replace": False, "pca_by_label": False,
+}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -63,14 +68,19 @@ SITE_FIELDS = {"sites", "sizes", "design", "N", "S", "eps", "delta", "scenario"}
 # ----------------------------------------------------------------------------------------------
 
 @st.cache_data(max_entries=4, show_spinner=False)
-def parse_upload(content: bytes, header: str, label: str) -> NumericTable:
+def sniff_upload(content: bytes, header: str) -> CsvColumns:
+    return sniff_columns(content, header={"auto": None, "yes": True, "no": False}[header])
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def parse_upload(content: bytes, header: str, label: int) -> NumericTable:
     flag = {"auto": None, "yes": True, "no": False}[header]
-    return parse_numeric_csv(content, header=flag, label_column=parse_label_column(label))
+    return parse_numeric_csv(content, header=flag, label_column=None if label == NO_LABEL else label)
 
 
 @st.cache_resource(max_entries=3, show_spinner="Preparing the data and the site matrices ...")
-def cached_setup(data: tuple, upload: bytes | None, scenario_json: str, k: int, preprocessing: str, scale: float,
-                 by_label: bool, allow_replacement: bool, seed: int) -> PcaSetup:
+def cached_setup(data: tuple, upload: bytes | None, scenario_json: str, k: int, features: str, preprocessing: str,
+                 scale: float, by_label: bool, allow_replacement: bool, seed: int) -> PcaSetup:
     from dpcore.scenario import scenario_from_json
 
     scenario = scenario_from_json(scenario_json)
@@ -84,8 +94,13 @@ def cached_setup(data: tuple, upload: bytes | None, scenario_json: str, k: int, 
     else:
         _, header, label, name = data
         dataset = table_to_dataset(parse_upload(upload, header, label), name)
-    return prepare_pca(dataset, scenario, k, preprocessing=preprocessing, scale=scale, by_label=by_label,
-                       allow_replacement=allow_replacement, seed=seed)
+    return prepare_pca(dataset, scenario, k, features=features, preprocessing=preprocessing, scale=scale,
+                       by_label=by_label, allow_replacement=allow_replacement, seed=seed)
+
+
+@st.cache_resource(max_entries=2, show_spinner=False)
+def cached_breakdown(seed: int, _progress) -> tuple:
+    return run_breakdown(load_bundled(OPENING.dataset), OPENING, seed=seed, runs=BREAKDOWN_RUNS, progress=_progress)
 
 
 def show_in(slot: Any, exc: Exception) -> None:
@@ -93,51 +108,77 @@ def show_in(slot: Any, exc: Exception) -> None:
         show_error(exc)
 
 
+def _opening() -> None:
+    """Button callback: the opening setting's widgets (runs before the widgets are drawn)."""
+    st.session_state.update(OPENING_WIDGETS)
+    st.session_state[STORY_KEY] = "opening"
+    st.session_state.pop(BREAKDOWN_KEY, None)
+
+
+def _breakdown() -> None:
+    st.session_state[STORY_KEY] = "breakdown"
+
+
+def _data_changed() -> None:
+    """Uploaded tables of measurements are standardised by default, pictures and synthetic data centred."""
+    st.session_state["pca_features"] = "standardise" if st.session_state.get("pca_data") == "upload" else "centre"
+
+
 # ----------------------------------------------------------------------------------------------
 # Page
 # ----------------------------------------------------------------------------------------------
 
+restore_widgets(OPENING_WIDGETS, {"pca_data": DATA_CHOICES, "pca_site_mode": SITE_CHOICES,
+                                  "pca_features": FEATURE_SCALINGS, "pca_preprocess": PREPROCESSING,
+                                  "pca_calibration": CALIBRATIONS})
+st.session_state.setdefault(STORY_KEY, "opening")
+in_breakdown = st.session_state[STORY_KEY] == "breakdown"
 scenario_sidebar(shared)
 
 st.title("capePCA: distributed private PCA")
-st.markdown(
-    "Every site summarises its samples in a second-moment matrix and releases it with CAPE noise; the aggregator "
-    "removes its own noise terms, the helper's terms cancel, and the top-K eigenvectors of the sum are as accurate "
-    "as if one trusted party had pooled all the data. Compare that with the baselines on real or synthetic data."
-)
+st.markdown(symbolic(OPENING.headline))
+story_buttons(in_breakdown, key="pca", on_breakdown=_breakdown, on_opening=_opening,
+              breakdown_help="Run the opening setting with too few samples per site, too small ε, one dominant site "
+              "and collusion, and say why the curves meet.")
 with st.expander("The algorithms and the metrics"):
+    st.markdown(
+        "Every site summarises its samples in a second-moment matrix and releases it with CAPE noise; the "
+        "aggregator removes its own noise terms, the helper's terms cancel, and the top-K eigenvectors of the sum are "
+        "as accurate as if one trusted party had pooled all the data (the **conventional scheme**, **conv**, has "
+        "every site add its full noise instead).")
     st.latex(r"A_s=\tfrac1{N_s}X_sX_s^\top,\qquad \hat A_s=A_s+E_s+F_s+G_s,\qquad "
              r"\hat A=\sum_s\mu_s(\hat A_s-F_s)=\sum_s\mu_sA_s+\sum_s\mu_sG_s")
     st.markdown(
         "E, F and G are symmetric (unique entries drawn once and mirrored); their variances come from the "
-        "generalized CAPE noise design of the scenario, with tau_s = Delta_s c(eps_s, delta_s) and Delta_s the PCA "
-        "sensitivity (sqrt(2)/N_s for replace-one neighbours, 1/N_s as published)."
-    )
-    st.dataframe(pd.DataFrame({"algorithm": [e.title for e in ALGORITHMS.values()],
-                               "what it does": [e.description for e in ALGORITHMS.values()],
-                               "numbers sent": [e.communication_text for e in ALGORITHMS.values()]}),
-                 hide_index=True, width="stretch")
+        "generalized CAPE noise design of the scenario, with τ_s = Δ_s c(ε_s, δ_s) and Δ_s the PCA "
+        "sensitivity (√2/N_s for replace-one neighbours, 1/N_s as published).")
+    st.markdown("| algorithm | what it does | numbers sent |\n|---|---|---|\n" + "\n".join(  # text, not a grid:
+        f"| {e.title} | {symbolic(e.description)} | {symbolic(e.communication_text)} |"  # light to draw
+        for e in ALGORITHMS.values()))
     st.latex(r"q_{CE}=\operatorname{tr}(V^\top A V),\qquad d=\|V_KV_K^\top-VV^\top\|_2")
     st.caption("A is the pooled, non-private second-moment matrix; V_K its true top-K subspace. "
                "numpy's random generator is not cryptographically secure: this is a simulation, not a deployment.")
+    glossary_link()
 
 data_col, sites_col, run_col = st.columns(3, gap="medium")
 
 with data_col:
     st.subheader("Data")
     choice = st.radio("Data", list(DATA_CHOICES), format_func=DATA_CHOICES.get, key="pca_data",
-                      help="Bundled files are in data/ (see data/README.md for origin and licence).")
+                      on_change=_data_changed, help="Bundled files are in data/ (see data/README.md for origin and "
+                      "licence).")
     data_key: tuple | None = None
     upload_bytes: bytes | None = None
     labels_available = choice in BUNDLED
     if choice in BUNDLED:
         data_key = ("bundled", choice)
-        st.caption(BUNDLED[choice].description + ". " + BUNDLED[choice].origin + ".")
+        info = BUNDLED[choice]
+        st.caption(f"{info.description}. {info.origin} ({info.licence}).")
     elif choice == "synthetic":
         dim = st.number_input("D (features)", 2, 1000, 50, key="pca_dim",
                               help="Zero-mean Gaussian with a fixed covariance; the paper uses D = 200, K = 50.")
         spectrum = st.selectbox("Spectrum", SPECTRA, key="pca_spectrum",
-                                help="power: lambda_d = d^-decay; exponential: lambda_d = exp(-decay (d-1)).")
+                                help="power: λ_d = d^-decay; exponential: λ_d = exp(-decay (d-1)).")
         decay = st.number_input("Decay", 0.01, 10.0, 1.0, key="pca_decay", help="How fast the eigenvalues fall.")
         data_key = ("synthetic", int(dim), spectrum, float(decay))
         st.caption("As many samples as the sites need are drawn.")
@@ -147,73 +188,90 @@ with data_col:
             help=f"Numbers only, one sample per row, comma/semicolon/tab separated (gzip accepted); at most "
             f"{MAX_UPLOAD_CELLS:,} cells and {MAX_UPLOAD_BYTES // 2**20} MB. Nothing in the file is executed.")
         header = st.selectbox("First row is a header", ["auto", "yes", "no"], key="pca_header",
-                              help="auto: a header if most cells of the first row are not numbers.")
-        label = st.text_input("Label column (optional)", key="pca_label",
-                               help="Name, or position (1 = first column, -1 = last), of a column to leave out of "
-                               "the features; used for the split by label.")
+                              help="auto: a header if the first row's cells (outside a text label column) are text.")
         if uploaded is not None:
             upload_bytes = uploaded.getvalue()
             try:
-                parsed = parse_upload(upload_bytes, header, label)
+                columns = sniff_upload(upload_bytes, header)
+                options = [NO_LABEL, *range(len(columns.columns))]
+                label = st.selectbox(
+                    "Label column (left out of the features)", options,
+                    index=options.index(NO_LABEL if columns.label is None else columns.label),
+                    format_func=lambda j: "none" if j == NO_LABEL else f"{j + 1}: {columns.columns[j]}",
+                    key=f"pca_label_{uploaded.name}",
+                    help="Detected: a column of text, or a first or last column of few distinct whole numbers. A "
+                    "label is not a feature; it is used only for the split by label.")
+                st.caption(f"Detected label column: {columns.columns[columns.label]!r} ({columns.reason})."
+                           if columns.label is not None else f"No label column detected ({columns.reason}).")
+                parsed = parse_upload(upload_bytes, header, int(label))
             except InputError as exc:
                 show_error(exc, uploaded.name)
             else:
-                data_key = ("upload", header, label, uploaded.name)
+                data_key = ("upload", header, int(label), uploaded.name)
                 labels_available = parsed.labels is not None
                 st.caption(f"{uploaded.name}: {parsed.n_samples:,} samples x {parsed.dim} features"
                            + (f", label column {parsed.dropped_label!r} left out" if parsed.dropped_label else ""))
-    preprocessing = st.radio("Preprocessing", list(PREPROCESSING), horizontal=True, key="pca_preprocess",
-                             help="Both centre the samples first. " + " ".join(f"{k}: {v}." for k, v in
-                                                                              PREPROCESSING.items()))
+    features = st.radio("Features", list(FEATURE_SCALINGS), horizontal=True, key="pca_features",
+                        help=" ".join(f"{k}: {v}." for k, v in FEATURE_SCALINGS.items()))
+    preprocessing = st.radio("Norm bound", list(PREPROCESSING), horizontal=True, key="pca_preprocess",
+                             help="The sensitivity assumes every sample has norm ≤ 1. " + " ".join(
+                                 f"{k}: {v}." for k, v in PREPROCESSING.items()))
     scale = 1.0
     if preprocessing == "clip":
         scale = st.number_input("Public scale", min_value=1e-6, value=255.0 * 28 if choice == "mnist" else 1.0,
                                 key="pca_scale", help="Samples are divided by this public constant, then clipped "
                                 "to norm 1.")
-    st.caption("Preprocessing reads the data (mean, largest norm): it is not differentially private.")
+    st.caption("Preprocessing that reads the data (mean, standard deviations, largest norm) is not differentially "
+               "private.")
     by_label = st.toggle("Split by label (non-IID)", key="pca_by_label", disabled=not labels_available,
                          help="Sort samples by label before dealing them to sites, so each site sees few labels.")
-    allow_replacement = st.toggle("Sample with replacement when the sites need more samples", value=True,
-                                  key="pca_replace", help="Otherwise a run fails when the data set is too small.")
+    allow_replacement = st.toggle("Sample with replacement when the sites need more samples", key="pca_replace",
+                                  help="Off: a run that needs more samples than the data set has stops with a "
+                                  "message.")
+    if allow_replacement:
+        st.warning(symbolic(REPLACEMENT_CONSEQUENCE), icon=":material/warning:")
     data_msg = st.empty()
 
 with sites_col:
     st.subheader("Sites and budgets")
     site_mode = st.radio("Sites", list(SITE_CHOICES), format_func=SITE_CHOICES.get, key="pca_site_mode",
-                         help="Use the scenario shared by all pages, or equal sites with one budget.")
+                         help="Equal sites with one budget, or the scenario shared by all pages.")
     page_scenario: Scenario | None = None
     sites_msg = st.empty()
     if site_mode == "scenario":
         page_scenario = shared
-        st.dataframe(pd.DataFrame({"site": shared.names, "N_s": shared.sizes, "eps": shared.eps,
-                                   "delta": shared.delta, "weight": shared.weights()}),
+        st.dataframe(pd.DataFrame({"site": shared.names, "N_s": shared.sizes, "ε": shared.eps,
+                                   "δ": shared.delta, "weight μ_s": shared.weights()}),
                      hide_index=True, width="stretch")
+        st.caption(f"{shared.calibration} calibration, {shared.neighbouring} neighbours (from the shared scenario).")
     else:
-        n_sites = st.number_input("S (sites)", 1, 50, 10, key="pca_sites", help="Number of equal sites.")
-        site_size = st.number_input("N_s (samples per site)", 1, 100_000, 500, key="pca_site_size",
+        n_sites = st.number_input("Sites S", 1, 50, key="pca_sites", help="Number of equal sites.")
+        site_size = st.number_input("Samples per site N_s", 1, 100_000, key="pca_site_size",
                                     help="The paper uses 1,000 per site with S = 10.")
-        eps = st.number_input("eps per site", min_value=1e-4, max_value=100.0, value=0.5, format="%g",
-                              key="pca_eps", help="Privacy parameter epsilon of every site.")
-        delta = st.number_input("delta per site", min_value=1e-12, max_value=0.5, value=1e-4, format="%g",
-                                key="pca_delta", help="Privacy parameter delta of every site (well below 1/N_s).")
+        eps = st.number_input("ε per site", min_value=1e-4, max_value=100.0, format="%g", key="pca_eps",
+                              help="Privacy parameter ε of every site.")
+        delta = st.number_input("δ per site", min_value=1e-12, max_value=0.5, format="%g", key="pca_delta",
+                                help="Privacy parameter δ of every site (well below 1/N_s).")
+        calibration = st.selectbox("Calibration", CALIBRATIONS, key="pca_calibration",
+                                   help="analytic: exact at every ε; classic: the papers' formula, a guarantee only "
+                                   "for ε < 1.")
         try:
             page_scenario = equal_sites_scenario(int(n_sites), int(site_size), float(eps), float(delta),
-                                                 calibration=shared.calibration, neighbouring=shared.neighbouring,
+                                                 calibration=calibration, neighbouring=shared.neighbouring,
                                                  seed=shared.seed)
         except InputError as exc:
             show_in(sites_msg, exc)
-    st.caption(f"{shared.calibration} calibration, {shared.neighbouring} neighbours (from the shared scenario).")
+        st.caption(f"{shared.neighbouring} neighbours (from the shared scenario).")
 
 with run_col:
     st.subheader("Run")
-    k = st.number_input("K (subspace dimension)", 1, 1000, 10, key="pca_k",
+    k = st.number_input("K (subspace dimension)", 1, 1000, key="pca_k",
                         help="Number of principal components; at most D.")
-    algorithms = st.multiselect("Algorithms", list(ALGORITHMS), default=list(default_algorithms()),
-                                format_func=TITLES.get, key="pca_algorithms",
-                                help="; ".join(f"{e.title}: {e.description}" for e in ALGORITHMS.values()))
+    algorithms = st.multiselect("Algorithms", list(ALGORITHMS), format_func=TITLES.get, key="pca_algorithms",
+                                help=symbolic("; ".join(f"{e.title}: {e.description}" for e in ALGORITHMS.values())))
     rank = st.number_input("DPdisPCA rank R (0 = K)", 0, 1000, 0, key="pca_rank",
-                           help="Each DPdisPCA site sends its top-R partial square root; R must be >= K.")
-    runs = st.number_input("Runs", 1, 100, 5, key="pca_runs", help="Independent noise draws per algorithm.")
+                           help="Each DPdisPCA site sends its top-R partial square root; R must be ≥ K.")
+    runs = st.number_input("Runs", 1, 100, key="pca_runs", help="Independent noise draws per algorithm.")
     seed = st.number_input("Seed", 0, MAX_SEED, int(shared.seed), key="pca_seed",
                            help="Seeds the data generation, the split and every noise draw.")
     clicked = st.button("Run", type="primary", key="pca_run", width="stretch",
@@ -243,7 +301,7 @@ if clicked:
         show_in(run_msg, InputError("choose at least one algorithm", "algorithms"))
     if not problems:
         try:
-            setup = cached_setup(data_key, upload_bytes, page_scenario.to_json(None), int(k), preprocessing,
+            setup = cached_setup(data_key, upload_bytes, page_scenario.to_json(None), int(k), features, preprocessing,
                                  float(scale), bool(by_label), bool(allow_replacement), int(seed))
             bar = run_col.progress(0.0, text="Starting")
             comparison = compare_pca(setup.problem, setup.privacy, algorithms, int(runs), int(seed),
@@ -255,64 +313,104 @@ if clicked:
         else:
             st.session_state[RESULT_KEY] = {"setup": setup, "comparison": comparison, "rank": int(rank) or None}
 
+if in_breakdown:
+    if BREAKDOWN_KEY not in st.session_state:
+        bar = st.progress(0.0, text="Running the cases where CAPE stops helping")
+        try:
+            st.session_state[BREAKDOWN_KEY] = cached_breakdown(
+                int(seed), lambda f, t: bar.progress(min(f, 1.0), text=symbolic(t)))
+        except InputError as exc:
+            show_error(exc)
+        finally:
+            bar.empty()
+    if BREAKDOWN_KEY in st.session_state:
+        show_breakdown(st.session_state[BREAKDOWN_KEY], TITLES, COLOURS, METRIC_LABELS["captured_energy"],
+                       key="pca_breakdown_chart", runs=BREAKDOWN_RUNS)
+
 
 # ----------------------------------------------------------------------------------------------
 # Results
 # ----------------------------------------------------------------------------------------------
 
-result = st.session_state.get(RESULT_KEY)
-if result is None:
-    st.info("Choose the data, the sites and the algorithms, then press **Run**. Results of the last run stay here "
-            "until the next one.", icon=":material/play_circle:")
-else:
-    setup: PcaSetup = result["setup"]
-    comparison = result["comparison"]
-    problem, scen = setup.problem, setup.privacy.scenario
-    st.subheader("Results")
-    st.caption(
-        f"{setup.dataset.description}; S = {scen.n_sites} sites, N = {scen.total_n:,}, K = {problem.k}, "
-        f"{len(next(iter(comparison.results.values())))} runs; {scen.calibration} calibration, "
-        f"{scen.neighbouring} neighbours; computed in {comparison.seconds:.1f} s."
-    )
-    for note in setup.notes:
-        if note.startswith("preprocessing"):
-            st.caption(note)
-        else:
-            st.warning(note, icon=":material/warning:")
 
+def _results_table(comparison) -> pd.DataFrame:
+    """One row per algorithm: mean ± std of every metric, the numbers sent and the noise per entry (few columns, so
+    that the table fits a laptop's width)."""
     by_key = {(m.algorithm, m.metric): m for m in comparison.summary}
     rows = []
     for algorithm, runs_ in comparison.results.items():
         row: dict[str, Any] = {"algorithm": TITLES[algorithm]}
         for metric in METRICS:
             m = by_key[(algorithm, metric)]
-            row[METRIC_LABELS[metric]] = m.mean
-            row[f"std ({metric})"] = m.std
-        row["numbers sent"] = comparison.communication[algorithm]
+            row[METRIC_LABELS[metric]] = f"{m.mean:.4g} ± {m.std:.2g}"
+        row["numbers sent"] = f"{comparison.communication[algorithm]:,}"
         noise = runs_[0].noise_std
-        row["noise std per entry"] = np.nan if noise is None else noise
+        row["noise std per entry"] = "-" if noise is None else f"{noise:.3g}"
         rows.append(row)
-    table = pd.DataFrame(rows)
-    number_format = {c: st.column_config.NumberColumn(format="%.4g") for c in table.columns[1:]}
-    number_format["numbers sent"] = st.column_config.NumberColumn(format="localized")
-    st.dataframe(table, hide_index=True, width="stretch", column_config=number_format)
+    return pd.DataFrame(rows)
+
+
+def _bar_chart(comparison, metric: str) -> go.Figure:
+    by_key = {(m.algorithm, m.metric): m for m in comparison.summary}
+    names = list(comparison.results)
+    return go.Figure(go.Bar(
+        x=[TITLES[a] for a in names], y=[by_key[(a, metric)].mean for a in names],
+        error_y={"type": "data", "array": [by_key[(a, metric)].std for a in names], "visible": True},
+        marker_color=[COLOURS[a] for a in names])).update_layout(yaxis_title=METRIC_LABELS[metric])
+
+
+def _component_images(problem, vectors: np.ndarray, shape: tuple[int, int]) -> go.Figure:
+    count = min(problem.k, 6)
+    true_v = problem.top_vectors[:, :count]
+    private_v = align_signs(true_v, vectors[:, :count])
+    h, w = shape
+    fig = make_subplots(rows=2, cols=count, horizontal_spacing=0.01, vertical_spacing=0.06,
+                        row_titles=["true", "private"], subplot_titles=[f"#{i + 1}" for i in range(count)])
+    limit = float(max(np.abs(true_v).max(), np.abs(private_v).max()))
+    for i in range(count):
+        for row_index, v in ((1, true_v), (2, private_v)):
+            fig.add_trace(go.Heatmap(z=v[:, i].reshape(h, w), coloraxis="coloraxis"), row=row_index, col=i + 1)
+    fig.update_layout(coloraxis={"colorscale": "RdBu", "cmid": 0.0, "cmin": -limit, "cmax": limit,
+                                 "colorbar": {"title": {"text": "weight"}, "thickness": 12}})
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False, autorange="reversed", scaleanchor="x")
+    return fig
+
+
+result = st.session_state.get(RESULT_KEY)
+if result is None:
+    st.info("Press **Run** to compare the algorithms on the setting above (a few seconds). Results of the last run "
+            "stay here until the next one.", icon=":material/play_circle:")
+else:
+    setup: PcaSetup = result["setup"]
+    comparison = result["comparison"]
+    problem, scen = setup.problem, setup.privacy.scenario
+    st.subheader("Results")
+    sentence = story_sentence(comparison)
+    if sentence:
+        closure = opening_closure(comparison)
+        extra = "" if closure is None else (f" Privacy costs the conventional scheme {100 * closure.cost:.0f}% of the "
+                                            "way from the non-private result to no information.")
+        st.markdown(f"**{symbolic(sentence)}**{extra}")
+    st.caption(
+        f"{setup.dataset.description}; S = {scen.n_sites} sites, N = {scen.total_n:,}, K = {problem.k}, "
+        f"{len(next(iter(comparison.results.values())))} runs; {scen.calibration} calibration, "
+        f"{scen.neighbouring} neighbours; computed in {comparison.seconds:.1f} s.")
+    for note in setup.notes:
+        if note.startswith("preprocessing"):
+            st.caption(symbolic(note))
+        else:
+            st.warning(symbolic(note), icon=":material/warning:")
+    st.dataframe(_results_table(comparison), hide_index=True, width="stretch")
 
     chart_col, scree_col = st.columns(2, gap="medium")
     with chart_col:
-        metric = st.selectbox("Metric in the chart", list(METRICS), index=1, format_func=METRIC_LABELS.get,
+        metric = st.selectbox("Metric in the chart", list(METRICS), format_func=METRIC_LABELS.get,
                               key="pca_chart_metric", help="Bars show the mean over runs, whiskers one std.")
-        names = list(comparison.results)
-        fig = go.Figure(go.Bar(
-            x=[TITLES[a] for a in names], y=[by_key[(a, metric)].mean for a in names],
-            error_y={"type": "data", "array": [by_key[(a, metric)].std for a in names], "visible": True},
-            marker_color=["#d62728" if a == "cape" else "#1f77b4" for a in names],
-        ))
-        fig.update_layout(yaxis_title=METRIC_LABELS[metric], margin={"l": 10, "r": 10, "t": 30, "b": 10},
-                          height=380, title="Mean over runs (error bars: one std)")
-        st.plotly_chart(fig, width="stretch")
+        show_chart(_bar_chart(comparison, metric), "Mean over runs (whiskers: one std)", key="pca_bars", height=360)
+    noisy_choices = [a for a in comparison.results  # algorithms that decompose a matrix (not nondp's true A)
+                     if a != "nondp" and comparison.results[a][0].matrix is not None]
     with scree_col:
-        noisy_choices = [a for a in comparison.results  # algorithms that decompose a matrix (not nondp's true A)
-                         if a != "nondp" and comparison.results[a][0].matrix is not None]
         if noisy_choices:
             shown = st.selectbox("Noisy matrix", noisy_choices, format_func=TITLES.get, key="pca_scree_alg",
                                  help="Eigenvalues of the matrix this algorithm decomposed (first run) against "
@@ -321,37 +419,20 @@ else:
             true_values, noisy_values = scree(problem, comparison.results[shown][0].matrix, count)
             index = np.arange(1, count + 1)
             fig = go.Figure()
-            fig.add_trace(go.Scatter(x=index, y=true_values, mode="lines+markers", name="true A"))
-            fig.add_trace(go.Scatter(x=index, y=noisy_values, mode="lines+markers",
-                                     name=f"{TITLES[shown]} (run 1)"))
+            fig.add_scatter(x=index, y=true_values, mode="lines+markers", name="true A")
+            fig.add_scatter(x=index, y=noisy_values, mode="lines+markers", name=f"{TITLES[shown]} (run 1)")
             fig.add_vline(x=problem.k + 0.5, line_dash="dot", annotation_text="K")
-            fig.update_layout(xaxis_title="eigenvalue index", yaxis_title="eigenvalue", height=380,
-                              margin={"l": 10, "r": 10, "t": 30, "b": 10}, title="Scree plot",
-                              legend={"orientation": "h", "y": -0.25})
-            st.plotly_chart(fig, width="stretch")
+            fig.update_layout(xaxis_title="eigenvalue index", yaxis_title="eigenvalue")
+            show_chart(fig, "Scree plot", key="pca_scree", height=360)
         else:
             st.caption("Run a private algorithm to see its noisy scree plot.")
 
     if setup.dataset.image_shape is not None and noisy_choices:
         shown = st.session_state.get("pca_scree_alg", noisy_choices[0])
         shown = shown if shown in noisy_choices else noisy_choices[0]
-        count = min(problem.k, 6)
-        true_v = problem.top_vectors[:, :count]
-        private_v = align_signs(true_v, comparison.results[shown][0].subspace[:, :count])
-        h, w = setup.dataset.image_shape
-        fig = make_subplots(rows=2, cols=count, horizontal_spacing=0.01, vertical_spacing=0.06,
-                            row_titles=["true", "private"], subplot_titles=[f"#{i + 1}" for i in range(count)])
-        limit = float(max(np.abs(true_v).max(), np.abs(private_v).max()))
-        for i in range(count):
-            for row_index, vectors in ((1, true_v), (2, private_v)):
-                fig.add_trace(go.Heatmap(z=vectors[:, i].reshape(h, w), coloraxis="coloraxis"), row=row_index,
-                              col=i + 1)
-        fig.update_layout(coloraxis={"colorscale": "RdBu", "cmid": 0.0, "cmin": -limit, "cmax": limit,
-                                     "showscale": False}, height=330, margin={"l": 10, "r": 30, "t": 40, "b": 10},
-                          title=f"Top components: true vs {TITLES[shown]} (run 1, signs aligned)")
-        fig.update_xaxes(visible=False)
-        fig.update_yaxes(visible=False, autorange="reversed", scaleanchor="x")
-        st.plotly_chart(fig, width="stretch")
+        fig = _component_images(problem, comparison.results[shown][0].subspace, setup.dataset.image_shape)
+        show_chart(fig, f"Top components as images: true against {TITLES[shown]} (run 1, signs aligned; the colour "
+                   "scale gives each pixel's weight)", key="pca_components", height=360, top=30)
 
     down_a, down_b = st.columns(2)
     down_a.download_button("Download summary (CSV)", comparison.summary_csv(), "capepca_summary.csv", "text/csv",

@@ -332,7 +332,9 @@ def test_what_epsilon_means_draws_the_views(server, browser):
     legend = page.locator('[data-testid="stPlotlyChart"]').nth(1).locator(".legend").text_content()
     for label in ("the site's own promise", "what the aggregator effectively sees", "pooled data", "guessing"):
         assert label in legend
-    page.get_by_text("what the aggregator effectively sees", exact=True).first.click()
+    # a legend entry is toggled by its transparent .legendtoggle rectangle, which lies over the entry's text
+    page.locator(".legend .traces", has_text="what the aggregator effectively sees").first.locator(
+        ".legendtoggle").click()
     _wait_idle(page)
     _assert_clean(page, "What ε means, aggregator view")
     page.close()
@@ -415,4 +417,43 @@ def test_privacy_utility_opens_on_a_stored_figure_and_a_live_run_shows_moving_pr
     _wait_idle(page)
     page.get_by_text("The curves meet at ε = 0.001").first.wait_for(timeout=60_000)
     _assert_clean(page, "Privacy-utility, where CAPE stops helping")
+
+
+def _tables_cut(page) -> int:
+    """Data frames (canvas grids) whose content is wider than their box or that reach past the window."""
+    return page.evaluate("""() => [...document.querySelectorAll('[data-testid="stDataFrame"]')].filter(t => {
+        const scroller = t.querySelector('.dvn-scroller');
+        const wider = scroller ? scroller.scrollWidth > scroller.clientWidth + 1 : false;
+        return wider || t.getBoundingClientRect().right > document.documentElement.clientWidth + 1;
+    }).length""")
+
+
+@pytest.mark.parametrize(("title", "sentence", "why"), [
+    ("capePCA", "capePCA closes", "the noise that even pooled data need"),
+    ("capeAGN", "capeAGN closes", "the M2 noise that even pooled data need"),
+])
+def test_computing_page_runs_its_story_and_the_one_click_breakdown(server, browser, title, sentence, why):
+    """capePCA and capeAGN in chromium at 1400 px: press Run on the defaults, see the sentence, the charts with their
+    legends under the plot and an uncut results table; one click to where CAPE stops helping says why; back."""
+    page = _open(browser, server, 1400)
+    _goto(page, title)
+    _assert_clean(page, title)
+    page.get_by_role("button", name="Run", exact=True).click()
+    page.get_by_text(sentence).first.wait_for(timeout=300_000)  # the run's sentence, then the rest of the script
+    _wait_idle(page)
+    page.locator('[data-testid="stPlotlyChart"]').first.wait_for(timeout=60_000)
+    page.wait_for_timeout(800)  # let plotly lay out
+    _assert_clean(page, f"{title} after Run")
+    assert _legends_below_plots(page) == [], title
+    assert _tables_cut(page) == 0, f"{title}: a table is cut at 1400px"
+    page.get_by_role("button", name="Show where CAPE stops helping").click()
+    page.get_by_text(why).first.wait_for(timeout=300_000)  # four cases of runs: long on a loaded machine
+    _wait_idle(page)
+    _assert_clean(page, f"{title} breakdown")
+    body = page.locator("body").inner_text()
+    assert "Where CAPE stops helping" in body and "colluding sites" in body and "The largest site" in body
+    page.get_by_role("button", name="Back to the opening setting").click()
+    _wait_idle(page)
+    page.get_by_role("button", name="Show where CAPE stops helping").wait_for(timeout=60_000)
+    _assert_clean(page, f"{title} back to the opening")
     page.close()

@@ -92,6 +92,21 @@ def test_csv_with_header_and_label(tmp_path, capsys):
     by_position = run_json(capsys, "--csv", str(path), "--label-column", "-1", "--sites", "3", "--k", "2",
                            "--runs", "1")
     assert by_position["settings"]["dim"] == 4
+    detected = run_json(capsys, "--csv", str(path), "--label-column", "auto", "--features", "standardise",
+                        "--sites", "3", "--k", "2", "--runs", "1")
+    assert detected["settings"]["dim"] == 4 and detected["settings"]["features"] == "standardise"
+    assert any("standardised" in n for n in detected["notes"])
+
+
+def test_sampling_with_replacement_is_off_unless_asked_for_and_then_stated(capsys):
+    args = ("--dataset", "digits", "--sites", "2", "--site-size", "1000", "--k", "2", "--runs", "1")
+    code, out, err = run_cli(capsys, *args)
+    assert code == 2 and "need 2,000 samples but the data set has 1,797" in err
+    data = run_json(capsys, *args, "--with-replacement")
+    assert data["settings"]["with_replacement"] and data["settings"]["features"] == "centre"
+    assert any("protected only as a group of m records" in n for n in data["notes"])
+    code, _, err = run_cli(capsys, *args, "--with-replacement", "--no-replacement")
+    assert code == 2 and "not allowed with argument" in err
 
 
 def test_csv_errors_name_the_cell(tmp_path, capsys):

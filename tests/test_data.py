@@ -305,9 +305,12 @@ def test_split_uses_a_subset_when_sites_need_fewer():
 
 def test_split_with_replacement_is_labelled_and_uses_everything():
     x, _ = sorted_data()
-    split = split_sites(x, [80, 80], np.random.default_rng(0))
+    with pytest.raises(InputError, match="need 160 samples but the data set has 100"):
+        split_sites(x, [80, 80], np.random.default_rng(0))  # off by default
+    split = split_sites(x, [80, 80], np.random.default_rng(0), allow_replacement=True)
     assert split.with_replacement
-    assert "with replacement" in split.message and "160" in split.message and "per copy" in split.message
+    assert "m times as far" in split.message and "does not account" in split.message
+    assert "with replacement" in split.message and "160" in split.message and "group of m records" in split.message
     counts = np.bincount(np.concatenate(split.indices), minlength=100)
     assert counts.min() >= 1 and counts.sum() == 160
     np.testing.assert_array_equal(split.sizes, [80, 80])

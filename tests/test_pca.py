@@ -368,7 +368,9 @@ def test_scree_sorted_true_and_noisy():
 
 def test_prepare_pca_on_bundled_digits_with_replacement():
     scenario = equal_sites_scenario(4, 600, 0.5, 1e-4)
-    setup = prepare_pca(load_bundled("digits"), scenario, 5, by_label=True)
+    with pytest.raises(InputError, match="allow sampling with replacement"):
+        prepare_pca(load_bundled("digits"), scenario, 5)  # off by default
+    setup = prepare_pca(load_bundled("digits"), scenario, 5, by_label=True, allow_replacement=True)
     assert setup.split.with_replacement
     assert any("with replacement" in n for n in setup.notes)
     assert any("not private" in n for n in setup.notes)
@@ -427,7 +429,8 @@ def test_float32_eigensolves_stay_within_their_rounding_bounds(eps):
     from dpcore.pca.result import lower_matrix
 
     eps32 = float(np.finfo(np.float32).eps)
-    setup = pca.prepare_pca(load_bundled("digits"), equal_sites_scenario(10, 300, eps, 0.01), 10, seed=1)
+    setup = pca.prepare_pca(load_bundled("digits"), equal_sites_scenario(10, 300, eps, 0.01), 10, seed=1,
+                           allow_replacement=True)
     problem, privacy = setup.problem, setup.privacy
     k, dim = problem.k, problem.dim
     energies, errors = [], []

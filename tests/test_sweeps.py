@@ -141,7 +141,7 @@ def test_pca_sweep_equals_compare_pca_at_every_grid_point_exactly():
     result = experiments.run_sweep(spec, use_cache=False)
     for value in spec.grid:
         setup = pca.prepare_pca(load_bundled("digits"), experiments.scenario_at(spec, value), 5, seed=spec.seed,
-                                solver_dtype=spec.data.solver_dtype)
+                                solver_dtype=spec.data.solver_dtype, allow_replacement=True)
         comparison = pca.compare_pca(setup.problem, setup.privacy, spec.algorithms, runs=2, seed=spec.seed)
         for algorithm, runs in comparison.results.items():
             for run, res in enumerate(runs):

@@ -5,8 +5,10 @@ chromium (Playwright) at 1280 px, and saves one full-page PNG per page into docs
 ``--narrow`` it also saves 420 px wide versions (``*-narrow.png``) and prints any horizontal overflow; with
 ``--extras`` more states (sites-problems.png, noise-design-infeasible.png, home-change.png after the Home page's
 "CAPE stops helping" button, epsilon-broken.png after "A promise breaks"); with ``--results`` the
-capePCA, capeAGN and Topic models pages after pressing their Run button (``*-results.png``) and Privacy-utility
-after "Show where CAPE stops helping" (``privacy-utility-stops.png``).
+capePCA, capeAGN and Topic models pages after pressing their Run button (``*-results.png``), capePCA and capeAGN after
+"Show where CAPE stops helping" (``*-breakdown.png``), and Privacy-utility after the same button
+(``privacy-utility-stops.png``; the page opens on a stored figure, nothing to run). ``--only`` limits every part to the
+pages named.
 The README's pictures: ``capture.py --extras --results``.
 """
 
@@ -156,11 +158,15 @@ def _privacy_utility_stops(browser, url: str) -> None:
     page.close()
 
 
-def _results(browser, url: str) -> None:
-    """The pages that compute something, after their Run button: what a user sees after a run (Privacy-utility
-    shows a stored figure without running: its second picture is where CAPE stops helping)."""
-    _privacy_utility_stops(browser, url)
+def _results(browser, url: str, only: list[str] | None = None) -> None:
+    """The pages that compute something, after their Run button: what a user sees after a run; then capePCA and
+    capeAGN after their one click to where CAPE stops helping. Privacy-utility shows a stored figure without
+    running: its second picture is where CAPE stops helping."""
+    if not only or "privacy_utility" in only:
+        _privacy_utility_stops(browser, url)
     for stem, button in (("capepca", "Run"), ("capeagn", "Run"), ("topic_models", "Run")):
+        if only and stem not in only:
+            continue
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.goto(f"{url}/{stem}", wait_until="domcontentloaded")
         _wait(page)
@@ -173,6 +179,13 @@ def _results(browser, url: str) -> None:
         _wait(page)
         page.wait_for_selector('.js-plotly-plot', timeout=120_000)
         _shoot_full(page, OUT / f"{_slug(stem)}-results.png")
+        if stem in ("capepca", "capeagn"):
+            page.get_by_role("button", name="Show where CAPE stops helping").click()
+            page.wait_for_timeout(1500)
+            page.mouse.move(5, 5)
+            page.get_by_text("Where CAPE stops helping", exact=True).wait_for(timeout=300_000)
+            _wait(page)
+            _shoot_full(page, OUT / f"{_slug(stem)}-breakdown.png")
         page.close()
 
 
@@ -219,7 +232,7 @@ def main() -> int:
             if args.extras:
                 _extras(browser, url)
             if args.results:
-                _results(browser, url)
+                _results(browser, url, args.only)
             browser.close()
     finally:
         proc.terminate()

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..data import (
     BUNDLED,
+    FEATURE_SCALINGS,
     PREPROCESSING,
     SIZE_SCHEMES,
     SPECTRA,
@@ -24,6 +25,7 @@ from ..data import (
     parse_label_column,
     parse_numeric_csv,
     site_sizes,
+    sniff_columns,
     synthetic_dataset,
     table_to_dataset,
 )
@@ -59,7 +61,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="compare capePCA with its baselines on synthetic, bundled or CSV data",
         description=f"Runs capePCA (the real message flow) and the baselines ({', '.join(ALGORITHMS)}) and prints, "
         "per algorithm, the mean and standard deviation over runs of the captured energy, its ratio to non-dp pool "
-        "and the subspace distance. Preprocessing (centre, then scale by the largest norm or clip) is not private.",
+        "and the subspace distance. Preprocessing (centre or standardise, then scale by the largest norm or clip) is "
+        "not private.",
     )
     data = p.add_mutually_exclusive_group()
     data.add_argument("--dataset", choices=(*BUNDLED, "synthetic"), default=None,
@@ -84,12 +87,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="site sizes without --scenario: equal or skewed (Dirichlet)")
     p.add_argument("--concentration", type=real(*CONCENTRATION_RANGE), default=1.0,
                    help="Dirichlet concentration of a skewed split")
-    p.add_argument("--by-label", action="store_true", help="non-IID split: sort samples by label before dealing")
-    p.add_argument("--no-replacement", action="store_true",
-                   help="fail instead of sampling with replacement when the sites need more samples than exist")
-    p.add_argument("--preprocess", choices=tuple(PREPROCESSING), default="max-norm",
-                   help="max-norm (the papers') or clip to norm 1 after dividing by --scale; both centre first")
-    p.add_argument("--scale", type=POSITIVE, default=1.0, help="public scale divided out before clipping")
+    _add_preprocessing_flags(p)
     p.add_argument("--calibration", choices=CALIBRATIONS, default=None,
                    help="Gaussian calibration (default classic, or the scenario's)")
     p.add_argument("--neighbouring", choices=NEIGHBOURING, default=None,
@@ -108,9 +106,28 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--spectrum", choices=SPECTRA, default="power", help="synthetic: eigenvalue decay shape")
     p.add_argument("--decay", type=real(*DECAY_RANGE), default=1.0, help="synthetic: decay rate of the spectrum")
     p.add_argument("--header", choices=("auto", "yes", "no"), default="auto", help="CSV: is the first row a header?")
-    p.add_argument("--label-column", default=None, metavar="NAME|POS",
-                   help="CSV: column holding labels, excluded from the features (name, or position 1..D, -1 = last)")
+    p.add_argument("--label-column", default=None, metavar="NAME|POS|auto",
+                   help="CSV: column holding labels, excluded from the features (name, or position 1..D, -1 = last; "
+                   "auto: the column of text or of few distinct whole numbers, if any)")
     p.set_defaults(func=run)
+
+
+def _add_preprocessing_flags(p: argparse.ArgumentParser) -> None:
+    """The split by label, sampling with replacement, the feature scaling and the norm bound (docs/data.md)."""
+    p.add_argument("--by-label", action="store_true", help="non-IID split: sort samples by label before dealing")
+    replacement = p.add_mutually_exclusive_group()
+    replacement.add_argument("--with-replacement", action="store_true",
+                             help="when the sites need more samples than exist, draw the shortfall again (a record "
+                             "used m times is protected only as a group of m records; nothing accounts for it)")
+    replacement.add_argument("--no-replacement", action="store_true",
+                             help="fail when the sites need more samples than exist (the default)")
+    p.add_argument("--features", choices=tuple(FEATURE_SCALINGS), default="centre",
+                   help="feature scaling before the norm bound: " + "; ".join(
+                       f"{k}: {v}" for k, v in FEATURE_SCALINGS.items()) + " (default centre)")
+    p.add_argument("--preprocess", choices=tuple(PREPROCESSING), default="max-norm",
+                   help="norm bound after the feature scaling: max-norm (the papers') or clip to norm 1 after dividing "
+                   "by --scale")
+    p.add_argument("--scale", type=POSITIVE, default=1.0, help="public scale divided out before clipping")
 
 
 def _load_csv(path: str, header: str, label_column: str | None) -> Dataset:
@@ -118,7 +135,11 @@ def _load_csv(path: str, header: str, label_column: str | None) -> Dataset:
     content = read_file(path, MAX_UPLOAD_BYTES, "CSV file")
     flag = {"auto": None, "yes": True, "no": False}[header]
     try:
-        table_ = parse_numeric_csv(content, header=flag, label_column=parse_label_column(label_column))
+        if label_column == "auto":
+            label: str | int | None = sniff_columns(content, header=flag).label
+        else:
+            label = parse_label_column(label_column)
+        table_ = parse_numeric_csv(content, header=flag, label_column=label)
     except InputError as exc:
         raise InputError(f"{path}: {exc}", exc.field) from exc
     return table_to_dataset(table_, file.name)
@@ -172,7 +193,8 @@ def run(args: argparse.Namespace) -> int:
                                     spectrum=args.spectrum, decay=args.decay)
     workers = worker_count(runs, args.workers)  # checked before anything runs
     setup = prepare_pca(dataset, scenario, args.k, preprocessing=args.preprocess, scale=args.scale,
-                        by_label=args.by_label, allow_replacement=not args.no_replacement, seed=args.seed,
+                        by_label=args.by_label, allow_replacement=args.with_replacement, seed=args.seed,
+                        features=args.features,
                         solver_dtype=args.precision)
     comparison = compare_pca(setup.problem, setup.privacy, args.algorithms, runs, args.seed, rank=args.rank,
                              workers=workers)
@@ -180,7 +202,7 @@ def run(args: argparse.Namespace) -> int:
         "dataset": dataset.name, "dim": dataset.dim, "samples": dataset.n_samples, "k": setup.problem.k,
         "sites": scenario.n_sites, "site_sizes": scenario.sizes.tolist(), "eps": scenario.eps.tolist(),
         "delta": scenario.delta.tolist(), "calibration": scenario.calibration, "neighbouring": scenario.neighbouring,
-        "preprocessing": args.preprocess, "with_replacement": setup.split.with_replacement,
+        "features": args.features, "preprocessing": args.preprocess, "with_replacement": setup.split.with_replacement,
         "by_label": setup.split.by_label, "runs": runs, "seed": args.seed,
         "dpdis_rank": args.rank if args.rank is not None else setup.problem.k, "precision": args.precision,
     }

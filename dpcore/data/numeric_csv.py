@@ -26,9 +26,13 @@ from ..limits import MAX_UPLOAD_BYTES, MAX_UPLOAD_CELLS, MAX_UPLOAD_COLUMNS
 from ..textio import decode_text, size_text
 from ..validation import InputError, check_positive_int
 
-__all__ = ["NumericTable", "parse_label_column", "parse_numeric_csv"]
+__all__ = ["LABEL_MAX_CLASSES", "CsvColumns", "NumericTable", "parse_label_column", "parse_numeric_csv",
+           "sniff_columns"]
 
 _DELIMITERS = (",", ";", "\t")
+LABEL_MAX_CLASSES = 20
+"""A first or last column of whole numbers with 2 to this many distinct values (and fewer than half as many as rows)
+is taken for a label column by :func:`sniff_columns`."""
 _NAN_WORDS = {"nan", "+nan", "-nan"}
 
 
@@ -368,3 +372,70 @@ def parse_label_column(text: str | None) -> str | int | None:
         raise InputError("label column positions count from 1 (or -1 for the last column)", "label_column")
     return position - 1 if position > 0 else position
 
+
+
+@dataclass(frozen=True, kw_only=True)
+class CsvColumns:
+    """What :func:`sniff_columns` saw: the column names (the header's, else x1, x2, ...), whether the first row is a
+    header, and the detected label column (0-based position, or None) with the reason."""
+
+    columns: tuple[str, ...]
+    header: bool
+    label: int | None
+    reason: str
+    n_rows: int
+
+
+def _decide_header(first_row: list[str], text_columns: set[int]) -> bool:
+    """A header when the first row's non-empty cells outside the text columns are all text (or there are none and the
+    whole row is text)."""
+    cells = [(j, c.strip()) for j, c in enumerate(first_row) if c.strip()]
+    outside = [c for j, c in cells if j not in text_columns]
+    if outside:
+        return all(not _is_number(c) for c in outside)
+    return bool(cells) and all(not _is_number(c) for _, c in cells)
+
+
+def _whole_number_classes(column: pd.Series, n_rows: int) -> int | None:
+    """The number of distinct values of a column of whole numbers that looks like labels, else None."""
+    numbers = pd.to_numeric(column.astype(str).str.strip(), errors="coerce").to_numpy(dtype=float)
+    if not np.all(np.isfinite(numbers)) or not np.all(numbers == np.round(numbers)):
+        return None
+    distinct = np.unique(numbers).size
+    return distinct if 2 <= distinct <= LABEL_MAX_CLASSES and 2 * distinct <= n_rows else None
+
+
+def sniff_columns(content: bytes | str, *, header: bool | None = None, max_cells: int = MAX_UPLOAD_CELLS,
+                  max_bytes: int = MAX_UPLOAD_BYTES, max_columns: int = MAX_UPLOAD_COLUMNS) -> CsvColumns:
+    """The columns of a CSV upload and the label column it probably has (docs/data.md, "Uploads"): the one column whose
+    data cells are all text, else the last (then the first) column of whole numbers with 2 to
+    :data:`LABEL_MAX_CLASSES` distinct values and fewer than half as many as rows. ``header`` None decides from the
+    first row outside the text columns. Reads the file like :func:`parse_numeric_csv` (same limits and messages for an
+    unreadable file) but does not check the feature cells."""
+    max_cells = check_positive_int(max_cells, "max_cells")
+    max_bytes = check_positive_int(max_bytes, "max_bytes")
+    max_columns = check_positive_int(max_columns, "max_columns")
+    text = _to_text(content, max_bytes).rstrip()
+    if not text:
+        raise InputError("the file is empty; it needs at least 2 rows (samples) and 2 numeric columns", "file")
+    layout = _sniff(text, max_cells, max_columns)
+    frame = _read_frame(text, layout, False, max_cells)
+    body = frame.iloc[1:] if frame.shape[0] > 1 else frame
+    text_columns = {j for j in range(frame.shape[1]) if not pd.api.types.is_numeric_dtype(body.dtypes.iloc[j])
+                    and bool(pd.to_numeric(body.iloc[:, j].astype(str).str.strip(), errors="coerce").isna().all())}
+    has_header = _decide_header(layout.first_row, text_columns) if header is None else bool(header)
+    data = frame.iloc[1:] if has_header else frame
+    columns = tuple(c.strip() for c in layout.first_row) if has_header else tuple(
+        f"x{j + 1}" for j in range(layout.n_fields))
+    n_rows = int(data.shape[0])
+    label, reason = None, "no column looks like labels"
+    if text_columns:
+        label = max(text_columns)
+        reason = "its cells are text"
+    else:
+        for j in dict.fromkeys((layout.n_fields - 1, 0)):
+            classes = _whole_number_classes(data.iloc[:, j], n_rows) if n_rows else None
+            if classes is not None:
+                label, reason = j, f"{classes} distinct whole numbers in {n_rows:,} rows"
+                break
+    return CsvColumns(columns=columns, header=has_header, label=label, reason=reason, n_rows=n_rows)

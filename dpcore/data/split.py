@@ -1,8 +1,8 @@
 """Splitting data into sites (docs/data.md): integer site sizes and the shuffled deal of samples.
 
 :func:`split_sites` shuffles first (the bundled MNIST file is sorted by label). When the sites need more samples
-than the data set has, samples are drawn with replacement and the result says so (``with_replacement`` and
-``message``); nothing is silently shrunk.
+than the data set has, that is an error unless sampling with replacement is asked for; then the result says so and
+what it costs (``with_replacement`` and ``message``); nothing is silently shrunk or stretched.
 """
 
 from __future__ import annotations
@@ -15,10 +15,18 @@ import numpy as np
 from ..limits import CONCENTRATION_RANGE
 from ..validation import InputError, check_choice, check_positive_int, check_range
 
-__all__ = ["SIZE_SCHEMES", "SiteSplit", "SizeScheme", "apportion", "site_sizes", "sizes_from_fractions",
-           "split_sites"]
+__all__ = ["REPLACEMENT_CONSEQUENCE", "SIZE_SCHEMES", "SiteSplit", "SizeScheme", "apportion", "site_sizes",
+           "sizes_from_fractions", "split_sites"]
 
 SizeScheme = Literal["equal", "skewed"]
+
+REPLACEMENT_CONSEQUENCE = (
+    "Sampling with replacement uses some records more than once. The noise is calibrated to the sensitivity of one "
+    "record, and a record present m times moves the statistic m times as far, so it is protected only as a group of "
+    "m records (about m eps and a larger delta). The code does not account for this: use it to explore, not to "
+    "protect people."
+)
+"""What sampling with replacement does to the privacy promise (shown wherever it can be switched on)."""
 
 
 SIZE_SCHEMES: dict[SizeScheme, str] = {
@@ -104,11 +112,13 @@ class SiteSplit:
 
 
 def split_sites(x: np.ndarray, sizes: Any, rng: np.random.Generator, *, labels: np.ndarray | None = None,
-                by_label: bool = False, allow_replacement: bool = True) -> SiteSplit:
+                by_label: bool = False, allow_replacement: bool = False) -> SiteSplit:
     """Shuffle the samples (columns of ``x``) and deal them to sites of the given ``sizes``.
 
-    If the sizes add up to more than the N samples available, every sample is used once and the
-    shortfall is drawn again with replacement (only if ``allow_replacement``; otherwise an error).
+    If the sizes add up to more than the N samples available, an error says so, unless ``allow_replacement`` (off by
+    default): then every sample is used once and the shortfall is drawn again with replacement, and ``message`` says
+    what that does to the privacy promise (a record used m times moves the statistic m times as far as the
+    sensitivity assumes; nothing accounts for it).
     ``by_label`` sorts the shuffled samples by label before dealing, so each site holds a few labels only
     (a non-IID split for demonstrations).
     """
@@ -139,8 +149,7 @@ def split_sites(x: np.ndarray, sizes: Any, rng: np.random.Generator, *, labels: 
         message = (
             f"sampled with replacement: the sites need {total:,} samples but the data set has {n:,}, so every sample "
             f"is used once and {total - n:,} are drawn again ({int((counts > 1).sum()):,} samples appear more than "
-            f"once, up to {int(counts.max())} times). The privacy guarantee is per copy: a record present m times is "
-            "protected only as a group of m records."
+            f"once, up to {int(counts.max())} times). {REPLACEMENT_CONSEQUENCE}"
         )
     else:
         order = rng.permutation(n)[:total]

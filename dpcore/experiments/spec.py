@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ..data import PREPROCESSING, SPECTRA
+from ..data import BUNDLED, PREPROCESSING, SPECTRA
 from ..lda import LdaSettings, LdaSpec
 from ..limits import (
     MAX_GRID_POINTS,
@@ -93,10 +93,9 @@ INTEGER_PARAMETERS = ("ns", "sites", "c")
 LOG_PARAMETERS = ("eps", "delta", "ns")
 PCA_DATASETS: dict[str, str] = {
     "synthetic": "synthetic zero-mean Gaussian with a fixed covariance (the paper's D = 200, K = 50)",
-    "mnist": "MNIST subset, 5,000 images, D = 784 (bundled)",
-    "digits": "optical digits, 1,797 images, D = 64 (bundled)",
+    **{name: info.label for name, info in BUNDLED.items()},
 }
-_BUNDLED_DIMS = {"mnist": 784, "digits": 64}
+"""The sweeps' data sets: the synthetic Gaussian and every bundled one (dpcore.data.BUNDLED, with its D)."""
 DEFAULT_GRIDS = {"eps": (0.01, 0.1, 1.0, 10.0), "delta": (1e-4, 1e-3, 1e-2), "ns": (100, 1000, 4000)}
 
 def _set(obj: Any, name: str, value: Any) -> None:
@@ -130,7 +129,7 @@ class PcaData:
             _set(self, "spectrum", check_choice(self.spectrum, "spectrum", SPECTRA))
             _set(self, "decay", check_positive(self.decay, "decay"))
         else:
-            _set(self, "dim", _BUNDLED_DIMS[dataset])
+            _set(self, "dim", BUNDLED[dataset].dim)
             _set(self, "spectrum", "power")
             _set(self, "decay", 1.0)
         _set(self, "k", check_rank(self.k, self.dim))

@@ -20,11 +20,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 import numpy as np
 
-from ..cape import NoiseDesign, sample_noise, scenario_budgets, solve_collusion_robust, solve_general
+from ..cape import NoiseDesign, SiteBudgets, sample_noise, scenario_budgets, solve_collusion_robust, solve_general
 from ..limits import EIGH_MAX_DIM, MAX_PUBLISHED_PROJECTED_K
 from ..privacy.avn import avn_noise
 from ..privacy.symmetric import symmetric_tensor, unique_count_tensor
@@ -77,6 +78,19 @@ def _feasible(design: NoiseDesign, stage: str) -> NoiseDesign:
     return design
 
 
+@lru_cache(maxsize=16)
+def _stage_design(names: tuple[str, ...], tau: tuple[float, ...], weights: tuple[float, ...],
+                  collusion: int | None) -> NoiseDesign:
+    """The design of one stage for these budgets (cached: every run of a comparison has the same budgets, and a
+    collusion-robust design for many sites takes seconds)."""
+    budgets = SiteBudgets(names, np.array(tau), np.array(weights))
+    return solve_general(budgets) if collusion is None else solve_collusion_robust(budgets, collusion)
+
+
+def _design_of(budgets: SiteBudgets, collusion: int | None) -> NoiseDesign:
+    return _stage_design(budgets.names, tuple(budgets.tau.tolist()), tuple(budgets.weights.tolist()), collusion)
+
+
 def cape_stage_noise(scenario: Scenario, tau2: np.ndarray, tau3: np.ndarray, *, split: float,
                      collusion: int | None, relation: str) -> tuple[StageNoise, StageNoise, str]:
     """Both stages' CAPE noise (general-solver designs with tau_c at the DP floor, or collusion-robust ones for
@@ -84,8 +98,8 @@ def cape_stage_noise(scenario: Scenario, tau2: np.ndarray, tau3: np.ndarray, *, 
     design, or a collusion bound outside 0..S-1, is an InputError that says why."""
     budgets2, budgets3 = scenario_budgets(scenario, tau2), scenario_budgets(scenario, tau3)
     if collusion is None:
-        stage2 = StageNoise("cape", _feasible(solve_general(budgets2), "M2"))
-        stage3 = StageNoise("cape", _feasible(solve_general(budgets3), "M3"))
+        stage2 = StageNoise("cape", _feasible(_design_of(budgets2, None), "M2"))
+        stage3 = StageNoise("cape", _feasible(_design_of(budgets3, None), "M3"))
         return stage2, stage3, (
             f"each site's M2 release is (a eps_s, a delta_s)-DP and its M3 release ((1-a) eps_s, (1-a) "
             f"delta_s)-DP on its own, a = {split:g}: (eps_s, delta_s) in total ({relation}); tau_c at the "
@@ -93,8 +107,8 @@ def cape_stage_noise(scenario: Scenario, tau2: np.ndarray, tau3: np.ndarray, *, 
     if collusion > scenario.n_sites - 1:
         raise InputError(f"collusion must be an integer in 0..S-1 = {scenario.n_sites - 1} (got {collusion!r})",
                          "collusion")
-    stage2 = StageNoise("cape", _feasible(solve_collusion_robust(budgets2, collusion), "M2"))
-    stage3 = StageNoise("cape", _feasible(solve_collusion_robust(budgets3, collusion), "M3"))
+    stage2 = StageNoise("cape", _feasible(_design_of(budgets2, collusion), "M2"))
+    stage3 = StageNoise("cape", _feasible(_design_of(budgets3, collusion), "M3"))
     return stage2, stage3, (
         f"each site's M2 release is (a eps_s, a delta_s)-DP and its M3 release ((1-a) eps_s, "
         f"(1-a) delta_s)-DP, a = {split:g} ({relation}), also against the aggregator with up to "

@@ -42,13 +42,15 @@ class PcaSetup:
 
 
 def prepare_pca(dataset: Dataset, scenario: Scenario, k: int, *, preprocessing: str = "max-norm", scale: float = 1.0,
-                by_label: bool = False, allow_replacement: bool = True, seed: int = 0,
+                by_label: bool = False, allow_replacement: bool = False, seed: int = 0,
+                features: str = "centre",
                 design: NoiseDesign | None = None, solver_dtype: str = "float32") -> PcaSetup:
-    """Preprocess ``dataset`` (centre, then max-norm or clip; not private), deal its samples to the scenario's
-    sites (sizes N_s; shuffled with ``default_rng([seed, 1])``; with replacement when needed, flagged), and build
+    """Preprocess ``dataset`` (``features``: none, centre or standardise; then max-norm or clip; not private), deal its
+    samples to the scenario's sites (sizes N_s; shuffled with ``default_rng([seed, 1])``; more samples than the data
+    set has only with ``allow_replacement``, flagged with its privacy consequence), and build
     the :class:`PcaProblem` (eigensolves of the noisy matrices in ``solver_dtype``) and :class:`PcaPrivacy`."""
     k = check_rank(k, dataset.dim)
-    prepared = preprocess(dataset.x, preprocessing, scale=scale)
+    prepared = preprocess(dataset.x, preprocessing, scale=scale, features=features)
     split = split_sites(prepared.x, scenario.sizes, np.random.default_rng([int(seed), 1]), labels=dataset.labels,
                         by_label=by_label, allow_replacement=allow_replacement)
     problem = pca_problem(split.sites, k, solver_dtype=solver_dtype)

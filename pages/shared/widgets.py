@@ -76,11 +76,11 @@ def _short(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
-def show_chart(fig, title: str, *, key: str, height: int = 360) -> None:
-    """A plotly figure with its title above it, the shared margins and a horizontal legend under the plot that
-    wraps on narrow screens (the plot's margins grow to make room for it)."""
+def show_chart(fig, title: str, *, key: str, height: int = 360, top: int = CHART_MARGIN["t"]) -> None:
+    """A plotly figure with its title above it, the shared margins (``top``: more room for subplot titles) and a
+    horizontal legend under the plot that wraps on narrow screens (the plot's margins grow to make room for it)."""
     st.markdown(f"**{title}**")
-    fig.update_layout(height=height, margin=CHART_MARGIN,
+    fig.update_layout(height=height, margin={**CHART_MARGIN, "t": top},
                       legend={"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0, "xanchor": "left"})
     st.plotly_chart(fig, width="stretch", key=key, config=CHART_CONFIG)
 

@@ -1,0 +1,213 @@
+"""What the capePCA page shows (docs/dashboard.md, "capePCA"): its opening setting, the one-click cases where CAPE
+stops helping, and the sentences that read them off the results.
+
+The opening setting is MNIST (the 5,000 bundled images, D = 784) over 10 equal sites of 500 images, eps = 4 and
+delta = 1e-5 per site with the analytic calibration, K = 5. The conventional scheme's aggregate carries sqrt(10) = 3.2
+times CAPE's noise standard deviation, which at this budget swamps most of the top-5 directions (conv captures under a
+third of the non-private energy), while CAPE's noise stays below the K-th eigenvalue's detection edge (the page's
+noise warning stays silent) and capePCA captures nearly nine tenths: CAPE closes well over half of the conventional
+scheme's gap (the dashboard's rule; tests/test_page_capepca.py checks it with a margin from the run-to-run spread).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..cape import NoiseDesign, design_collusion_robust
+from ..data import Dataset
+from ..scenario import Scenario, equal_sites_scenario
+from ..summary import GapClosure, gap_closure
+from .compare import PcaComparison, compare_pca
+from .metrics import noise_spectral_norm
+from .setup import PcaSetup, prepare_pca
+
+__all__ = ["BREAKDOWN_KINDS", "OPENING", "BreakdownCase", "CaseResult", "PcaStory", "breakdown_cases",
+           "opening_closure", "run_breakdown", "story_sentence"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PcaStory:
+    """A setting of the capePCA page: bundled data set, equal sites, budget, K, runs, algorithms, and the one sentence
+    that says what the user is looking at."""
+
+    dataset: str
+    sites: int
+    site_size: int
+    eps: float
+    delta: float
+    calibration: str
+    k: int
+    runs: int
+    algorithms: tuple[str, ...]
+    shrink: int
+    preprocessing: str
+    headline: str
+    """``shrink``: the factor by which "where CAPE stops helping" divides the samples per site and eps."""
+
+    def scenario(self, seed: int = 0) -> Scenario:
+        """The story's equal sites (replace-one neighbours)."""
+        return equal_sites_scenario(self.sites, self.site_size, self.eps, self.delta, calibration=self.calibration,
+                                    neighbouring="replace-one", seed=seed)
+
+
+OPENING = PcaStory(
+    dataset="mnist", sites=10, site_size=500, eps=4.0, delta=1e-5, calibration="analytic", k=5, runs=5,
+    algorithms=("cape", "conv", "local", "nondp"), shrink=10, preprocessing="max-norm",
+    headline="Ten sites each hold 500 MNIST images (D = 784 pixels) and promise eps = 4, delta = 1e-5; the "
+    "bars show how much of the data's energy each method's top-5 directions capture (the non-private pool is the "
+    "best possible, 0 means no information): capePCA comes close to it, the conventional scheme (every site adds "
+    "its own noise) falls far short.",
+)
+
+BREAKDOWN_KINDS: dict[str, str] = {
+    "few samples": "too few samples per site",
+    "small eps": "too small eps",
+    "dominant site": "one dominant site",
+    "collusion": "collusion",
+}
+"""The cases of "where CAPE stops helping", by key, with their titles."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class BreakdownCase:
+    """One variation of the opening setting: its sites and budgets, and for collusion the number of colluders the
+    collusion-robust design guards against (capePCA then uses that design)."""
+
+    kind: str
+    title: str
+    scenario: Scenario
+    collusion: int | None = None
+
+    def design(self) -> NoiseDesign | None:
+        """The collusion-robust design for ``collusion`` colluders, or None for the scenario's own design."""
+        if self.collusion is None:
+            return None
+        tau = self.scenario.taus("pca")
+        return design_collusion_robust(tau, self.scenario.weights(), self.collusion, names=self.scenario.names)
+
+
+def breakdown_cases(story: PcaStory = OPENING, seed: int = 0) -> tuple[BreakdownCase, ...]:
+    """The opening setting changed in one way each: the samples per site and eps divided by the story's ``shrink``, one
+    site holding most of the samples (the others a fifth of the opening size each, the total kept), and the
+    collusion-robust design against S - 1 colluding sites (every site but one)."""
+    base = story.scenario(seed)
+    small = max(1, story.site_size // 5)
+    dominant = [story.sites * story.site_size - (story.sites - 1) * small] + [small] * (story.sites - 1)
+    return (
+        BreakdownCase(kind="few samples", title=BREAKDOWN_KINDS["few samples"],
+                      scenario=base.with_sizes([max(1, story.site_size // story.shrink)] * story.sites)),
+        BreakdownCase(kind="small eps", title=BREAKDOWN_KINDS["small eps"],
+                      scenario=base.with_sites(eps=story.eps / story.shrink)),
+        BreakdownCase(kind="dominant site", title=BREAKDOWN_KINDS["dominant site"], scenario=base.with_sizes(dominant)),
+        BreakdownCase(kind="collusion", title=BREAKDOWN_KINDS["collusion"], scenario=base,
+                      collusion=story.sites - 1),
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class CaseResult:
+    """A case's comparison: mean and standard error of the captured energy per algorithm, and why the curves meet."""
+
+    case: BreakdownCase
+    setup: PcaSetup
+    comparison: PcaComparison
+    mean: dict[str, float]
+    se: dict[str, float]
+    sentence: str
+
+
+def _energies(comparison: PcaComparison) -> dict[str, np.ndarray]:
+    return {name: np.array([r.captured_energy for r in runs]) for name, runs in comparison.results.items()}
+
+
+def _share(value: float, best: float) -> str:
+    return f"{100 * value / best:.0f}%" if best > 0 else "n/a"
+
+
+def _why(case: BreakdownCase, setup: PcaSetup, mean: dict[str, float]) -> str:
+    """Why the curves meet in this case, from its scenario, design and results."""
+    problem, privacy = setup.problem, setup.privacy
+    best = mean.get("nondp", problem.optimal_energy)
+    cape = f"capePCA captures {_share(mean['cape'], best)} of the non-private energy" if "cape" in mean else ""
+    conv = f", conv {_share(mean['conv'], best)}" if "conv" in mean else ""
+    local = f", local (one site alone) {_share(mean['local'], best)}" if "local" in mean else ""
+    scen = privacy.scenario
+    if case.kind in ("few samples", "small eps"):
+        edge = noise_spectral_norm(problem.dim, privacy.design.output_std)
+        lam = float(problem.eigenvalues[problem.k - 1])
+        what = (f"with N_s = {int(scen.sizes[0]):,} samples per site (N = {scen.total_n:,})"
+                if case.kind == "few samples" else f"with eps = {scen.eps[0]:g} per site")
+        return (f"{what[0].upper()}{what[1:]} the noise that even pooled data need has spectral norm about "
+                f"2 sqrt(D) tau_c = {edge:.3g}, "
+                f"{edge / lam:.1f} times the K-th eigenvalue of A ({lam:.3g}): {cape}{conv}. CAPE removes only the "
+                "conventional scheme's extra noise, never the noise pooled data need, so when that noise swamps the "
+                "signal every private curve falls to no information.")
+    if case.kind == "dominant site":
+        big = int(np.argmax(scen.sizes))
+        ratio = float(privacy.tau[big]) / float(privacy.design.output_std)
+        share = 100 * scen.sizes[big] / scen.total_n
+        return (f"The largest site ({scen.names[big]}) holds {share:.0f}% of the samples: alone it "
+                f"needs noise tau_s = {privacy.tau[big]:.3g}, only {ratio:.2f} times CAPE's tau_c = "
+                f"{privacy.design.output_std:.3g}, so {cape}{local}{conv}. When one site holds nearly all the data, "
+                "pooling the others adds little, with or without CAPE.")
+    design = privacy.design
+    plain = float(privacy.tau.max()) / scen.n_sites  # equal sites: the plain design's tau_c = tau_s / S
+    conv_std = privacy.conventional_std
+    gain, plain_gain = conv_std**2 / design.output_std**2, conv_std**2 / plain**2
+    return (f"Guarding against {case.collusion} colluding sites of {scen.n_sites} (the collusion-robust design) raises "
+            f"CAPE's noise from tau_c = {plain:.3g} to {design.output_std:.3g}, against the conventional scheme's "
+            f"{conv_std:.3g}: the variance gain falls from {plain_gain:.0f} to {gain:.1f} (S - c), so {cape}{conv}. "
+            "Colluders who pool their own noise can subtract it, so the others must add noise as if those sites were "
+            "not there; against S - 1 colluders CAPE is the conventional scheme.")
+
+
+def run_breakdown(dataset: Dataset, story: PcaStory = OPENING, *, seed: int = 0, runs: int = 3,
+                  progress: Callable[[float, str], None] | None = None) -> tuple[CaseResult, ...]:
+    """Every case of :func:`breakdown_cases` on ``dataset`` with the story's K, preprocessing and algorithms,
+    ``runs`` runs each (seeded by ``seed``), with the sentence that says why the curves meet."""
+    cases = breakdown_cases(story, seed)
+    out = []
+    for i, case in enumerate(cases):
+        setup = prepare_pca(dataset, case.scenario, story.k, preprocessing=story.preprocessing, seed=seed,
+                            allow_replacement=False, design=case.design())
+
+        def tick(done: int, total: int, label: str, i: int = i, title: str = case.title) -> None:
+            if progress is not None:
+                progress((i + done / total) / len(cases), f"{title}: {label}")
+
+        comparison = compare_pca(setup.problem, setup.privacy, story.algorithms, runs, seed, progress=tick)
+        values = _energies(comparison)
+        mean = {name: float(v.mean()) for name, v in values.items()}
+        se = {name: float(v.std(ddof=1)) / math.sqrt(v.size) if v.size > 1 else 0.0 for name, v in values.items()}
+        out.append(CaseResult(case=case, setup=setup, comparison=comparison, mean=mean, se=se,
+                              sentence=_why(case, setup, mean)))
+    return tuple(out)
+
+
+def opening_closure(comparison: PcaComparison) -> GapClosure | None:
+    """The gap closure of capePCA against conv on the captured energy (non-private: nondp; no information: 0), from
+    paired runs; None when one of cape, conv, nondp was not run or there is a single run."""
+    values = _energies(comparison)
+    if not {"cape", "conv", "nondp"} <= set(values) or values["cape"].size < 2:
+        return None
+    return gap_closure(values["cape"], values["conv"], values["nondp"], 0.0, larger_is_better=True)
+
+
+def story_sentence(comparison: PcaComparison) -> str:
+    """One sentence on a comparison: capePCA's captured energy against conv's and the non-private pool's, and the
+    share of the conventional scheme's gap to the non-private result that capePCA closes."""
+    values = _energies(comparison)
+    if not {"cape", "conv"} <= set(values):
+        return ""
+    cape, conv = float(values["cape"].mean()), float(values["conv"].mean())
+    text = f"capePCA's top directions capture {cape:.3g} of the energy against {conv:.3g} for the conventional scheme"
+    if "nondp" in values:
+        best = float(values["nondp"].mean())
+        text += f" and {best:.3g} for the non-private pool"
+        if best > conv:
+            text += f"; capePCA closes {100 * (cape - conv) / (best - conv):.0f}% of the conventional scheme's gap"
+    return text + "."

@@ -1,0 +1,58 @@
+"""The story parts of the computing pages (capePCA, capeAGN): the opening sentence, the one-click "where CAPE stops
+helping" with its chart and sentences, and the way back. The settings and sentences come from dpcore
+(dpcore.pca.story, dpcore.otd.story); this module only draws them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from dpcore.notation import symbolic
+from pages.shared.widgets import show_chart
+
+__all__ = ["GLOSSARY_PAGE", "breakdown_chart", "glossary_link", "show_breakdown", "story_buttons"]
+
+GLOSSARY_PAGE = "pages/glossary.py"
+
+
+def glossary_link() -> None:
+    """A link to the Glossary page, where every term of art is defined in one line."""
+    st.page_link(GLOSSARY_PAGE, label="Words such as τ_c, conventional scheme, helper or q_comp: see the Glossary",
+                 icon=":material/menu_book:")
+
+
+def story_buttons(in_breakdown: bool, *, key: str, on_breakdown: Callable[[], None], on_opening: Callable[[], None],
+                  breakdown_help: str) -> None:
+    """"Show where CAPE stops helping" on the opening setting, "Back to the opening setting" after it."""
+    if in_breakdown:
+        st.button("Back to the opening setting", key=f"{key}_opening", on_click=on_opening, icon=":material/undo:",
+                  help="Restore the opening setting's widgets.")
+    else:
+        st.button("Show where CAPE stops helping", key=f"{key}_breakdown", on_click=on_breakdown,
+                  icon=":material/troubleshoot:", help=breakdown_help)
+
+
+def breakdown_chart(results: Sequence[Any], titles: dict[str, str], colours: dict[str, str], metric: str) -> go.Figure:
+    """Grouped bars: one group per case (its title), one bar per algorithm (mean, whiskers one standard error)."""
+    fig = go.Figure()
+    names = list(results[0].mean) if results else []
+    cases = [symbolic(r.case.title) for r in results]
+    for name in names:
+        fig.add_bar(x=cases, y=[r.mean[name] for r in results], name=titles.get(name, name),
+                    error_y={"type": "data", "array": [r.se[name] for r in results], "visible": True},
+                    marker_color=colours.get(name))
+    fig.update_layout(barmode="group", yaxis_title=metric)
+    return fig
+
+
+def show_breakdown(results: Sequence[Any], titles: dict[str, str], colours: dict[str, str], metric: str, *,
+                   key: str, runs: int) -> None:
+    """The cases of "where CAPE stops helping": a chart and, per case, why the curves meet (from dpcore)."""
+    st.subheader("Where CAPE stops helping")
+    st.caption(f"The opening setting changed in one way per group, {runs} runs each; whiskers: one standard error.")
+    show_chart(breakdown_chart(results, titles, colours, metric), f"{metric} in each case", key=key, height=380)
+    for r in results:
+        st.markdown(f"**{symbolic(r.case.title).capitalize()}.** {symbolic(r.sentence)}")
