@@ -25,7 +25,7 @@ import numpy as np
 from .limits import MAX_JSON_DEPTH, MAX_NUMBER_CHARS
 from .validation import InputError
 
-__all__ = ["decode_text", "json_depth", "load_json", "printable", "read_file", "size_text"]
+__all__ = ["decode_text", "json_depth", "load_json", "printable", "read_file", "size_text", "values_text"]
 
 _CHUNK = 1 << 20
 # A string literal, its closing quote optional: an unterminated string then ends the scan in one match (linear
@@ -38,6 +38,21 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 def size_text(n: int) -> str:
     """A byte count for messages: '64.0 MB' from one megabyte on, else '1,000 bytes'."""
     return f"{n / 2**20:.1f} MB" if n >= 2**20 else f"{n:,} bytes"
+
+
+LISTED_VALUES = 8
+"""Per-site values listed one by one in a caption; more are given as their range."""
+
+
+def values_text(values, number_format: str = ",") -> str:
+    """Per-site values for a caption: '2,000 each' when all are equal, the list when there are at most
+    LISTED_VALUES, else 'from 200 to 5,000'."""
+    items = [format(v, number_format) for v in values]
+    if len(set(items)) == 1:
+        return f"{items[0]} each"
+    if len(items) <= LISTED_VALUES:
+        return ", ".join(items)
+    return f"from {format(min(values), number_format)} to {format(max(values), number_format)}"
 
 
 def read_file(path: str | Path, max_bytes: int, what: str = "file") -> bytes:

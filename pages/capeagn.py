@@ -33,6 +33,7 @@ from dpcore.otd import (
 from dpcore.otd.story import OPENING, opening_closure, run_breakdown, story_sentence
 from dpcore.privacy import CALIBRATIONS, NEIGHBOURING
 from dpcore.scenario import Scenario, equal_sites_scenario
+from dpcore.textio import values_text
 from dpcore.validation import InputError, check_positive_int, check_rank
 from pages.shared.navigation import start_page
 from pages.shared.story import glossary_link, show_breakdown, story_buttons
@@ -211,8 +212,8 @@ if override:
         show_error(exc)
 else:
     st.caption(
-        f"Shared scenario: {scenario.n_sites} sites, N_s = {', '.join(str(n) for n in scenario.sizes)}, "
-        f"ε = {', '.join(f'{e:g}' for e in scenario.eps)}, δ = {', '.join(f'{d:g}' for d in scenario.delta)}; "
+        f"Shared scenario: {scenario.n_sites} sites, N_s = {values_text(scenario.sizes)}, "
+        f"ε = {values_text(scenario.eps, 'g')}, δ = {values_text(scenario.delta, 'g')}; "
         f"{scenario.calibration} calibration, {scenario.neighbouring} neighbours. Change it on the scenario page."
     )
 
@@ -400,7 +401,7 @@ else:
                                             "way from the non-private result to random vectors.")
         st.markdown(f"**{symbolic(sentence)}**{extra}")
     st.caption(
-        f"{p.kind.upper()}, D = {p.dim}, K = {p.k}, {p.n_sites} sites (N_s = {', '.join(map(str, p.sizes))}), "
+        f"{p.kind.upper()}, D = {p.dim}, K = {p.k}, {p.n_sites} sites (N_s = {values_text(p.sizes)}), "
         f"{result.runs} run(s), seed {result.seed}, a = {result.settings.eps_split:g}; "
         f"{result.scenario.calibration} calibration, {result.scenario.neighbouring} neighbours; "
         f"path **{result.path.path}** ({result.path.reason})."

@@ -25,6 +25,7 @@ from dpcore.lda.story import (
 )
 from dpcore.privacy import CALIBRATIONS
 from dpcore.scenario import equal_sites_scenario
+from dpcore.textio import values_text
 from dpcore.validation import InputError, check_delta
 from pages.shared.navigation import start_page
 from pages.shared.widgets import scenario_sidebar, show_chart, show_error
@@ -221,7 +222,7 @@ else:
         st.markdown(f"**{sentence}**")
     p = result.problem
     st.caption(f"D = {p.dim}, K = {p.k}, α₀ = {p.alpha0:g}, {p.n_sites} sites (N_s = "
-               f"{', '.join(map(str, p.sizes))}), {result.runs} run(s), seed {result.seed}; error against "
+               f"{values_text(p.sizes)}), {result.runs} run(s), seed {result.seed}; error against "
                f"{'the true topics' if result.reference == 'truth' else 'the non-private topics'}; bars: ± one "
                "standard error.")
     show_chart(_curve_chart(result), "Topic error against ε", key="tm_chart")

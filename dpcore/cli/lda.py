@@ -46,7 +46,7 @@ from ..limits import (
 )
 from ..privacy import CALIBRATIONS
 from ..scenario import Scenario, equal_sites_scenario
-from ..textio import read_file
+from ..textio import read_file, values_text
 from ..validation import InputError
 from . import print_json
 from .options import (
@@ -230,7 +230,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"note: {note}", file=sys.stderr)
     p = curve.problem
     print(f"LDA: D = {p.dim}, K = {p.k}, alpha_0 = {p.alpha0:g}, {p.n_sites} sites (N_s = "
-          f"{', '.join(map(str, p.sizes))}), {curve.runs} run(s), seed {curve.seed}; topic error (mean L1 per topic, "
+          f"{values_text(p.sizes)}), {curve.runs} run(s), seed {curve.seed}; topic error (mean L1 per topic, "
           f"0 to 2) against {'the true topics' if curve.reference == 'truth' else 'the non-private topics'}")
     for eps in curve.grid:
         _print_table(curve, eps)

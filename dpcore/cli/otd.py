@@ -45,7 +45,7 @@ from ..otd import (
 )
 from ..privacy import CALIBRATIONS, NEIGHBOURING
 from ..scenario import Scenario, equal_sites_scenario, load_scenario
-from ..textio import read_file
+from ..textio import read_file, values_text
 from ..validation import InputError
 from ..workers import WORKERS_ENV, worker_count
 from . import print_json, say
@@ -211,7 +211,7 @@ def run(args: argparse.Namespace) -> int:
     for note in result.notes:
         say(f"note: {note}")
     p = result.problem
-    print(f"{p.kind.upper()}, D = {p.dim}, K = {p.k}, {p.n_sites} sites (N_s = {', '.join(map(str, p.sizes))}), "
+    print(f"{p.kind.upper()}, D = {p.dim}, K = {p.k}, {p.n_sites} sites (N_s = {values_text(p.sizes)}), "
           f"{result.runs} run(s), seed {result.seed}; {result.scenario.neighbouring} neighbours, "
           f"{result.scenario.calibration} calibration, eps split {result.settings.eps_split:g}")
     print(f"path: {result.path.path} ({result.path.reason})")
