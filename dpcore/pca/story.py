@@ -20,6 +20,7 @@ import numpy as np
 from ..cape import NoiseDesign, design_collusion_robust
 from ..data import Dataset
 from ..scenario import Scenario, equal_sites_scenario
+from ..scenario.breakdown import BREAKDOWN_KINDS, breakdown_variations
 from ..summary import GapClosure, gap_closure
 from .compare import PcaComparison, compare_pca
 from .metrics import noise_spectral_norm
@@ -63,14 +64,6 @@ OPENING = PcaStory(
     "its own noise) falls far short.",
 )
 
-BREAKDOWN_KINDS: dict[str, str] = {
-    "few samples": "too few samples per site",
-    "small eps": "too small eps",
-    "dominant site": "one dominant site",
-    "collusion": "collusion",
-}
-"""The cases of "where CAPE stops helping", by key, with their titles."""
-
 
 @dataclass(frozen=True, kw_only=True)
 class BreakdownCase:
@@ -94,18 +87,10 @@ def breakdown_cases(story: PcaStory = OPENING, seed: int = 0) -> tuple[Breakdown
     """The opening setting changed in one way each: the samples per site and eps divided by the story's ``shrink``, one
     site holding most of the samples (the others a fifth of the opening size each, the total kept), and the
     collusion-robust design against S - 1 colluding sites (every site but one)."""
-    base = story.scenario(seed)
-    small = max(1, story.site_size // 5)
-    dominant = [story.sites * story.site_size - (story.sites - 1) * small] + [small] * (story.sites - 1)
-    return (
-        BreakdownCase(kind="few samples", title=BREAKDOWN_KINDS["few samples"],
-                      scenario=base.with_sizes([max(1, story.site_size // story.shrink)] * story.sites)),
-        BreakdownCase(kind="small eps", title=BREAKDOWN_KINDS["small eps"],
-                      scenario=base.with_sites(eps=story.eps / story.shrink)),
-        BreakdownCase(kind="dominant site", title=BREAKDOWN_KINDS["dominant site"], scenario=base.with_sizes(dominant)),
-        BreakdownCase(kind="collusion", title=BREAKDOWN_KINDS["collusion"], scenario=base,
-                      collusion=story.sites - 1),
-    )
+    variations = breakdown_variations(story.scenario(seed), site_size=story.site_size, eps=story.eps,
+                                      shrink=story.shrink, minority_divisor=5)
+    return tuple(BreakdownCase(kind=kind, title=BREAKDOWN_KINDS[kind], scenario=scenario, collusion=colluders)
+                 for kind, scenario, colluders in variations)
 
 
 @dataclass(frozen=True, kw_only=True)
