@@ -36,7 +36,7 @@ from dpcore.scenario import Scenario, equal_sites_scenario
 from dpcore.textio import values_text
 from dpcore.validation import InputError, check_positive_int, check_rank
 from pages.shared.navigation import start_page
-from pages.shared.story import glossary_link, show_breakdown, story_buttons
+from pages.shared.story import breakdown_section, glossary_link, story_buttons
 from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error
 
 scenario = start_page()
@@ -303,18 +303,8 @@ if st.button("Run", type="primary", key="capeagn_run", disabled=bool(input_probl
         bar.empty()
 
 if in_breakdown:
-    if BREAKDOWN_KEY not in st.session_state:
-        bar = st.progress(0.0, text="Running the cases where CAPE stops helping")
-        try:
-            st.session_state[BREAKDOWN_KEY] = cached_breakdown(
-                int(seed), lambda f, t: bar.progress(min(f, 1.0), text=symbolic(t)))
-        except InputError as exc:
-            show_error(exc)
-        finally:
-            bar.empty()
-    if BREAKDOWN_KEY in st.session_state:
-        show_breakdown(st.session_state[BREAKDOWN_KEY], TITLES, COLOURS, "q_comp (0 = perfect)",
-                       key="capeagn_breakdown_chart", runs=BREAKDOWN_RUNS)
+    breakdown_section(BREAKDOWN_KEY, lambda progress: cached_breakdown(int(seed), progress), TITLES, COLOURS,
+                      "q_comp (0 = perfect)", key="capeagn_breakdown_chart", runs=BREAKDOWN_RUNS)
 
 # ----------------------------------------------------------------------------------------------
 # Results

@@ -33,7 +33,7 @@ from dpcore.privacy import CALIBRATIONS
 from dpcore.scenario import Scenario, equal_sites_scenario
 from dpcore.validation import InputError
 from pages.shared.navigation import start_page
-from pages.shared.story import glossary_link, show_breakdown, story_buttons
+from pages.shared.story import breakdown_section, glossary_link, story_buttons
 from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error
 
 shared = start_page()
@@ -314,18 +314,8 @@ if clicked:
             st.session_state[RESULT_KEY] = {"setup": setup, "comparison": comparison, "rank": int(rank) or None}
 
 if in_breakdown:
-    if BREAKDOWN_KEY not in st.session_state:
-        bar = st.progress(0.0, text="Running the cases where CAPE stops helping")
-        try:
-            st.session_state[BREAKDOWN_KEY] = cached_breakdown(
-                int(seed), lambda f, t: bar.progress(min(f, 1.0), text=symbolic(t)))
-        except InputError as exc:
-            show_error(exc)
-        finally:
-            bar.empty()
-    if BREAKDOWN_KEY in st.session_state:
-        show_breakdown(st.session_state[BREAKDOWN_KEY], TITLES, COLOURS, METRIC_LABELS["captured_energy"],
-                       key="pca_breakdown_chart", runs=BREAKDOWN_RUNS)
+    breakdown_section(BREAKDOWN_KEY, lambda progress: cached_breakdown(int(seed), progress), TITLES, COLOURS,
+                      METRIC_LABELS["captured_energy"], key="pca_breakdown_chart", runs=BREAKDOWN_RUNS)
 
 
 # ----------------------------------------------------------------------------------------------

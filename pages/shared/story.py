@@ -11,7 +11,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dpcore.notation import symbolic
-from pages.shared.widgets import show_chart
+from dpcore.validation import InputError
+from pages.shared.widgets import show_chart, show_error
 
 __all__ = ["GLOSSARY_PAGE", "breakdown_chart", "glossary_link", "show_breakdown", "story_buttons"]
 
@@ -56,3 +57,19 @@ def show_breakdown(results: Sequence[Any], titles: dict[str, str], colours: dict
     show_chart(breakdown_chart(results, titles, colours, metric), f"{metric} in each case", key=key, height=380)
     for r in results:
         st.markdown(f"**{symbolic(r.case.title).capitalize()}.** {symbolic(r.sentence)}")
+
+
+def breakdown_section(state_key: str, compute: Callable[[Callable[[float, str], None]], Sequence[Any]],
+                      titles: dict[str, str], colours: dict[str, str], metric: str, *, key: str, runs: int) -> None:
+    """Run the cases once per session (``compute(progress)``, kept under ``state_key``) with a progress bar, then
+    show them (:func:`show_breakdown`); a library error is shown in place of the cases."""
+    if state_key not in st.session_state:
+        bar = st.progress(0.0, text="Running the cases where CAPE stops helping")
+        try:
+            st.session_state[state_key] = compute(lambda f, t: bar.progress(min(f, 1.0), text=symbolic(t)))
+        except InputError as exc:
+            show_error(exc)
+        finally:
+            bar.empty()
+    if state_key in st.session_state:
+        show_breakdown(st.session_state[state_key], titles, colours, metric, key=key, runs=runs)
