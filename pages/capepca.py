@@ -31,6 +31,7 @@ from dpcore.pca import ALGORITHMS, METRICS, PcaSetup, align_signs, compare_pca, 
 from dpcore.pca.story import OPENING, opening_closure, run_breakdown, story_sentence
 from dpcore.privacy import CALIBRATIONS
 from dpcore.scenario import Scenario, equal_sites_scenario
+from dpcore.seeding import PCA_SYNTHETIC_STREAM, stream_rng
 from dpcore.validation import InputError
 from pages.shared.navigation import start_page
 from pages.shared.story import breakdown_section, glossary_link, story_buttons
@@ -89,8 +90,8 @@ def cached_setup(data: tuple, upload: bytes | None, scenario_json: str, k: int, 
         dataset = load_bundled(data[1])
     elif kind == "synthetic":
         _, dim, spectrum, decay = data
-        dataset = synthetic_dataset(scenario.total_n, np.random.default_rng([seed, 2]), dim=dim, spectrum=spectrum,
-                                    decay=decay)
+        dataset = synthetic_dataset(scenario.total_n, stream_rng(seed, PCA_SYNTHETIC_STREAM), dim=dim,
+                                    spectrum=spectrum, decay=decay)
     else:
         _, header, label, name = data
         dataset = table_to_dataset(parse_upload(upload, header, label), name)

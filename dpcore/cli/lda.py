@@ -46,6 +46,7 @@ from ..limits import (
 )
 from ..privacy import CALIBRATIONS
 from ..scenario import Scenario, equal_sites_scenario
+from ..seeding import UPLOAD_SPLIT_STREAM, stream_rng
 from ..textio import read_file, values_text
 from ..validation import InputError
 from . import print_json
@@ -178,7 +179,7 @@ def _compute(args: argparse.Namespace) -> LdaCurve:
                 raise InputError(f"--{flag.replace('_', '-')} applies to synthetic corpora only")
         corpus = _text_corpus(args)
         problem = corpus_lda_problem(corpus, args.topics, args.alpha0, np.full(args.sites, 1.0 / args.sites),
-                                     np.random.default_rng([args.seed, 0x5B117]))
+                                     stream_rng(args.seed, UPLOAD_SPLIT_STREAM))
         scenario = equal_sites_scenario(args.sites, 3, grid[0], args.delta, calibration=args.calibration,
                                         name_prefix="site")
         return eps_curve(scenario, algorithms, grid, problem=problem, runs=args.runs, seed=args.seed,

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-import numpy as np
-
-from ..data import parse_count_csv, parse_documents, parse_numeric_csv, parse_vocabulary
+from ..data import parse_numeric_csv, parse_uploaded_documents, parse_vocabulary
 from ..limits import (
     DEFAULT_MEMORY_BUDGET,
     MAX_COMPONENTS,
@@ -39,9 +37,8 @@ from ..otd import (
     OtdSettings,
     SyntheticSpec,
     compare_algorithms,
-    corpus_problem,
     default_algorithms,
-    mog_problem,
+    upload_problem,
 )
 from ..privacy import CALIBRATIONS, NEIGHBOURING
 from ..scenario import Scenario, equal_sites_scenario, load_scenario
@@ -164,21 +161,16 @@ def _upload_problem(args: argparse.Namespace, scenario: Scenario, seed: int):
     if args.model == "mog" and args.vocabulary:
         raise InputError("--vocabulary applies to --model stm only")
     content = read_file(args.data, MAX_UPLOAD_BYTES if args.model == "mog" else MAX_TEXT_BYTES, "data file")
-    fractions = scenario.sizes / scenario.total_n
-    rng = np.random.default_rng([seed, 0x5B117])
     k = 5 if args.k is None else args.k
     if args.model == "mog":
-        table_ = parse_numeric_csv(content)
-        return mog_problem(table_.values, k, fractions, rng, sigma2=args.sigma2, norm_bound=args.norm_bound)
+        return upload_problem(parse_numeric_csv(content).values, k, scenario, seed, sigma2=args.sigma2,
+                              norm_bound=args.norm_bound)
     vocabulary = (parse_vocabulary(read_file(args.vocabulary, MAX_TEXT_BYTES, "vocabulary file"))
                   if args.vocabulary else None)
     if vocabulary is None and args.d is None:
         raise InputError("stm --data needs --d (vocabulary size: the D most frequent words) or --vocabulary FILE")
-    if args.data.lower().endswith((".csv", ".tsv")):
-        corpus = parse_count_csv(content, vocab_size=args.d if vocabulary is None else None, vocabulary=vocabulary)
-    else:
-        corpus = parse_documents(content, vocab_size=args.d, vocabulary=vocabulary)
-    return corpus_problem(corpus, k, fractions, rng, args.estimator)
+    corpus = parse_uploaded_documents(content, args.data, vocab_size=args.d, vocabulary=vocabulary)
+    return upload_problem(corpus, k, scenario, seed, estimator=args.estimator)
 
 
 def run(args: argparse.Namespace) -> int:

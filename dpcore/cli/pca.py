@@ -42,6 +42,7 @@ from ..limits import (
 from ..pca import ALGORITHMS, METRICS, SOLVER_DTYPES, compare_pca, default_algorithms, prepare_pca
 from ..privacy import CALIBRATIONS, NEIGHBOURING
 from ..scenario import Scenario, equal_sites_scenario, load_scenario
+from ..seeding import PCA_SYNTHETIC_STREAM, SITE_SIZES_STREAM, stream_rng
 from ..textio import printable, read_file
 from ..validation import InputError
 from ..workers import WORKERS_ENV, worker_count
@@ -171,7 +172,7 @@ def _build_scenario(args: argparse.Namespace, n_available: int | None) -> Scenar
         if n_available < n_sites:
             raise InputError(f"{n_sites} sites need at least {n_sites} samples; the data set has {n_available}")
         total = n_available - n_available % n_sites if args.split == "equal" else n_available
-    sizes = site_sizes(total, n_sites, args.split, rng=np.random.default_rng([int(args.seed), 3]),
+    sizes = site_sizes(total, n_sites, args.split, rng=stream_rng(args.seed, SITE_SIZES_STREAM),
                        concentration=args.concentration)
     equal = equal_sites_scenario(n_sites, 1, eps, delta, calibration=args.calibration or "classic",
                                  neighbouring=args.neighbouring or "replace-one", seed=int(args.seed))
@@ -189,7 +190,7 @@ def run(args: argparse.Namespace) -> int:
     scenario = _build_scenario(args, None if dataset is None else dataset.n_samples)
     if dataset is None:
         dim = args.dim
-        dataset = synthetic_dataset(scenario.total_n, np.random.default_rng([int(args.seed), 2]), dim=dim,
+        dataset = synthetic_dataset(scenario.total_n, stream_rng(args.seed, PCA_SYNTHETIC_STREAM), dim=dim,
                                     spectrum=args.spectrum, decay=args.decay)
     workers = worker_count(runs, args.workers)  # checked before anything runs
     setup = prepare_pca(dataset, scenario, args.k, preprocessing=args.preprocess, scale=args.scale,

@@ -36,6 +36,7 @@ __all__ = [
     "Corpus",
     "parse_count_csv",
     "parse_documents",
+    "parse_uploaded_documents",
     "parse_vocabulary",
     "tokenize",
     "top_words",
@@ -216,6 +217,17 @@ def parse_count_csv(
     if source == "columns":
         notes.append("the vocabulary is the CSV's columns (as uploaded)")
     return replace(corpus, notes=corpus.notes + tuple(notes))
+
+
+def parse_uploaded_documents(content: bytes | str, filename: str, *, vocab_size: int | None = None,
+                             vocabulary: tuple[str, ...] | None = None) -> Corpus:
+    """An uploaded corpus by its file name: a ``.csv``/``.tsv`` document-term count table (:func:`parse_count_csv`,
+    ``vocab_size`` only without a ``vocabulary``), else plain text with one document per line
+    (:func:`parse_documents`)."""
+    if str(filename).lower().endswith((".csv", ".tsv")):
+        return parse_count_csv(content, vocab_size=None if vocabulary is not None else vocab_size,
+                               vocabulary=vocabulary)
+    return parse_documents(content, vocab_size=vocab_size, vocabulary=vocabulary)
 
 
 def top_words(components: np.ndarray, vocabulary: tuple[str, ...], n: int = 8) -> list[list[tuple[str, float]]]:

@@ -19,13 +19,12 @@ import pandas as pd
 
 from ..data import load_bundled, preprocess, split_sites, synthetic_dataset
 from ..lda import LdaModel, LdaSettings
-from ..lda.compare import MODEL_STREAM as LDA_MODEL_STREAM
 from ..limits import MAX_REPLAY_NUMBERS
 from ..otd import MixtureModel, OtdSettings, check_m3_law, choose_path, mog_norm_bound
-from ..otd.compare import MODEL_STREAM
 from ..pca import PcaPrivacy, PcaProblem, noise_dominance_note, pca_privacy, pca_problem
 from ..privacy.symmetric import unique_count_matrix
 from ..scenario import Scenario
+from ..seeding import LDA_MODEL_STREAM, OTD_MODEL_STREAM, PCA_SPLIT_STREAM, PCA_SYNTHETIC_STREAM, stream_rng
 from .cache import lookup_plan, store_plan
 from .designs import pca_design, sweep_gains
 from .families import invariant_algorithms
@@ -115,12 +114,12 @@ def _pca_plan(spec: SweepSpec) -> SweepPlan:
     sizes_max = scenarios[-1].sizes if spec.parameter in ("ns", "sites") else spec.scenario.sizes
     total = int(np.sum(sizes_max))
     if data.dataset == "synthetic":
-        dataset = synthetic_dataset(total, np.random.default_rng([spec.seed, 2]), dim=data.dim,
+        dataset = synthetic_dataset(total, stream_rng(spec.seed, PCA_SYNTHETIC_STREAM), dim=data.dim,
                                     spectrum=data.spectrum, decay=data.decay)
     else:
         dataset = load_bundled(data.dataset)
     prepared = preprocess(dataset.x, data.preprocessing)
-    split = split_sites(prepared.x, sizes_max, np.random.default_rng([spec.seed, 1]), labels=dataset.labels,
+    split = split_sites(prepared.x, sizes_max, stream_rng(spec.seed, PCA_SPLIT_STREAM), labels=dataset.labels,
                         allow_replacement=True)
     notes = _common_notes(spec, scenarios)
     notes.insert(0, f"data: {dataset.description}; preprocessing: {prepared.note}")
@@ -163,7 +162,7 @@ def _otd_plan(spec: SweepSpec) -> SweepPlan:
         sizes_max = tuple(int(n) for n in scenarios[-1].sizes)
     else:
         sizes_max = tuple(int(n) for n in spec.scenario.sizes)
-    model = data.synthetic().model(np.random.default_rng([spec.seed, MODEL_STREAM]))  # as otd.compare_algorithms
+    model = data.synthetic().model(stream_rng(spec.seed, OTD_MODEL_STREAM))  # as otd.compare_algorithms
     choice = choose_path(data.path, data.dim, data.k, len(sizes_max))
     check_m3_law(data.m3_noise, choice.path, data.k)
     points = []
@@ -186,7 +185,7 @@ def _lda_plan(spec: SweepSpec) -> SweepPlan:
     scenarios = [scenario_at(spec, v) for v in spec.grid]
     largest = scenarios[-1] if spec.parameter in ("ns", "sites") else spec.scenario
     sizes_max = tuple(int(n) for n in largest.sizes)
-    model = data.synthetic().model(np.random.default_rng([spec.seed, LDA_MODEL_STREAM]))  # as lda.compare_lda
+    model = data.synthetic().model(stream_rng(spec.seed, LDA_MODEL_STREAM))  # as lda.compare_lda
     points = [GridPoint(value=v, scenario=sc, settings=data.settings(int(v) if spec.parameter == "c" else None))
               for v, sc in zip(spec.grid, scenarios, strict=True)]
     path = points[0].settings.m3_path(data.dim)

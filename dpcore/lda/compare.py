@@ -15,7 +15,7 @@ import numpy as np
 from ..limits import MAX_RUNS
 from ..otd.whitening import WhiteningError
 from ..scenario import Scenario
-from ..seeding import data_rng, run_rng
+from ..seeding import LDA_MODEL_STREAM, LDA_REFERENCE_STREAM, data_rng, run_rng, stream_rng
 from ..summary import MetricSummary, summarise_values
 from ..validation import InputError, check_positive_int
 from .algorithm import GUARANTEES, LdaAlgorithm
@@ -24,13 +24,7 @@ from .problem import LdaProblem, LdaResult, LdaSettings, LdaSpec, check_syntheti
 from .recovery import topic_error
 from .table import check_algorithms, run_algorithm
 
-__all__ = ["MODEL_STREAM", "REFERENCE_STREAM", "LdaComparison", "LdaRun", "compare_lda", "reference_topics"]
-
-MODEL_STREAM = 0x1DA
-"""Second entropy word of the ground truth's generator: default_rng([seed, MODEL_STREAM])."""
-REFERENCE_STREAM = 0x1DA4EF
-"""Second entropy word of the non-private reference run on a text corpus."""
-
+__all__ = ["LdaComparison", "LdaRun", "compare_lda", "reference_topics"]
 
 @dataclass(frozen=True, kw_only=True)
 class LdaRun:
@@ -145,10 +139,11 @@ def _summaries(names: Sequence[str], records: list[LdaRun]) -> dict[str, MetricS
 def reference_topics(model: LdaModel | None, problem: LdaProblem | None, scenario: Scenario, settings: LdaSettings,
                      seed: int, notes: list[str]) -> tuple[np.ndarray, str]:
     """What topic errors are measured against, and its label: the synthetic model's topics ("truth"), or for text
-    the non-private topics of ``problem`` from the stream (seed, REFERENCE_STREAM) ("nonprivate"; a note says so)."""
+    the non-private topics of ``problem`` from the stream (seed, LDA_REFERENCE_STREAM) ("nonprivate"; a note says
+    so)."""
     if model is not None:
         return model.topics, "truth"
-    ref = run_algorithm("nonpriv", problem, scenario, settings, np.random.default_rng([seed, REFERENCE_STREAM]))
+    ref = run_algorithm("nonpriv", problem, scenario, settings, stream_rng(seed, LDA_REFERENCE_STREAM))
     notes.append("no ground truth: the topic error is the distance of each result to the non-private topics")
     return ref.topics, "nonprivate"
 
@@ -177,7 +172,7 @@ def compare_lda(
                          f"{scenario.sizes.tolist()})", "scenario")
     if spec is not None:
         check_synthetic_size(spec, scenario.sizes)
-    model = None if spec is None else spec.model(np.random.default_rng([seed, MODEL_STREAM]))
+    model = None if spec is None else spec.model(stream_rng(seed, LDA_MODEL_STREAM))
     scenario_run = scenario if problem is None else scenario.with_sizes(problem.sizes)
     notes = scenario_run.caveats() + (list(problem.notes) if problem is not None else [])
     reference, label = reference_topics(model, problem, scenario_run, settings, seed, notes)

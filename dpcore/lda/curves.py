@@ -20,10 +20,10 @@ import pandas as pd
 from ..limits import MAX_GRID_POINTS, MAX_RUNS
 from ..otd.whitening import WhiteningError
 from ..scenario import Scenario
-from ..seeding import data_rng, run_rng
+from ..seeding import LDA_MODEL_STREAM, data_rng, run_rng, stream_rng
 from ..validation import InputError, check_epsilon, check_positive_int
 from .algorithm import GUARANTEES
-from .compare import MODEL_STREAM, reference_topics
+from .compare import reference_topics
 from .problem import LdaProblem, LdaResult, LdaSettings, LdaSpec, check_synthetic_size, synthetic_lda_problem
 from .recovery import topic_error
 from .table import check_algorithms, run_algorithm
@@ -102,7 +102,7 @@ def eps_curve(  # long: checks, then one loop over runs, eps and algorithms, rea
     settings = LdaSettings() if settings is None else settings
     if spec is not None:
         check_synthetic_size(spec, scenario.sizes)
-    model = None if spec is None else spec.model(np.random.default_rng([seed, MODEL_STREAM]))
+    model = None if spec is None else spec.model(stream_rng(seed, LDA_MODEL_STREAM))
     base = scenario if problem is None else scenario.with_sizes(problem.sizes)
     if np.any(base.sizes < 3):
         raise InputError(f"every site needs at least 3 documents (N_s = {base.sizes.tolist()})", "scenario")

@@ -65,6 +65,7 @@ from .problem import (
     corpus_problem,
     mog_problem,
     synthetic_problem,
+    upload_problem,
 )
 from .release import M3_NOISE, StageMessages, StageNoise, cape_stage_noise, check_m3_law, release_m2, release_m3
 from .table import (
@@ -157,5 +158,6 @@ __all__ = [
     "tensor_power_method",
     "third_cross",
     "third_moment",
+    "upload_problem",
     "whiten",
 ]

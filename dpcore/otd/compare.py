@@ -11,7 +11,7 @@ import numpy as np
 
 from ..limits import MAX_RUNS
 from ..scenario import Scenario
-from ..seeding import data_rng, run_rng
+from ..seeding import OTD_MODEL_STREAM, OTD_REFERENCE_STREAM, data_rng, run_rng, stream_rng
 from ..summary import MetricSummary, summarise_values
 from ..validation import InputError, check_int_range, check_seed
 from ..workers import run_tasks
@@ -25,12 +25,6 @@ from .table import ALGORITHMS, check_algorithms, run_algorithm
 from .whitening import WhiteningError
 
 __all__ = ["AlgorithmRun", "OtdComparison", "compare_algorithms"]
-
-MODEL_STREAM = 0x30DE1
-"""Second entropy word of the ground truth's generator: default_rng([seed, MODEL_STREAM])."""
-REFERENCE_STREAM = 0x4EF
-"""Second entropy word of the non-private reference run on uploaded data."""
-
 
 @dataclass(frozen=True, kw_only=True)
 class AlgorithmRun:
@@ -119,7 +113,7 @@ def _reference(problem: OtdProblem | None, model: MixtureModel | None, scenario:
                seed: int, path: str) -> _Reference:
     if problem is None:
         return _Reference("truth", model.components, model.weights)
-    ref = run_algorithm("nonpriv", problem, scenario, settings, np.random.default_rng([seed, REFERENCE_STREAM]),
+    ref = run_algorithm("nonpriv", problem, scenario, settings, stream_rng(seed, OTD_REFERENCE_STREAM),
                         path=path)
     return _Reference("nonprivate", ref.components, ref.weights, ref)
 
@@ -179,7 +173,7 @@ def compare_algorithms(  # long: the checks, the run loop and the result, each a
     settings = OtdSettings() if settings is None else settings
     if spec is not None:
         spec.check_load(scenario.sizes)
-    model = None if spec is None else spec.model(np.random.default_rng([seed, MODEL_STREAM]))
+    model = None if spec is None else spec.model(stream_rng(seed, OTD_MODEL_STREAM))
     scenario_run = scenario if problem is None else scenario.with_sizes(problem.sizes)
     dim, k = (model.dim, model.k) if model is not None else (problem.dim, problem.k)
     choice = choose_path(settings.path, dim, k, scenario_run.n_sites, settings.memory_budget)

@@ -22,6 +22,8 @@ from ..limits import (
     MAX_SITE_NUMBERS,
     MEMORY_BUDGET_RANGE,
 )
+from ..scenario import Scenario
+from ..seeding import UPLOAD_SPLIT_STREAM, stream_rng
 from ..validation import (
     InputError,
     check_choice,
@@ -48,7 +50,7 @@ from .power import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, check_iterations
 from .release import M3_NOISE
 
 __all__ = ["Decomposition", "OtdProblem", "OtdSettings", "SyntheticSpec", "corpus_problem", "mog_problem",
-           "synthetic_problem"]
+           "synthetic_problem", "upload_problem"]
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -253,3 +255,17 @@ def corpus_problem(corpus: Corpus, k: int, fractions: np.ndarray, rng: np.random
     notes = corpus.notes + (f"{corpus.n:,} documents shuffled and split over {len(sizes)} sites in proportion to the "
                             f"scenario's N_s: {', '.join(str(int(s)) for s in sizes)}",)
     return OtdProblem(kind="stm", sites=tuple(sites), k=k, vocabulary=corpus.vocabulary, notes=notes)
+
+
+def upload_problem(data: np.ndarray | Corpus, k: int, scenario: Scenario, seed: int, *, sigma2: float | None = None,
+                   norm_bound: float | None = None, estimator: str | None = None) -> OtdProblem:
+    """Uploaded data dealt out to the scenario's sites in proportion to N_s / N, shuffled by the stream
+    ``stream_rng(seed, UPLOAD_SPLIT_STREAM)``: a numeric table (N x D samples) is a MOG problem
+    (:func:`mog_problem`, ``sigma2`` and ``norm_bound``), a :class:`~dpcore.data.Corpus` an STM problem
+    (:func:`corpus_problem`, ``estimator``). The one step from an upload to a problem of the command line and the
+    capeAGN page."""
+    fractions = scenario.sizes / scenario.total_n
+    rng = stream_rng(seed, UPLOAD_SPLIT_STREAM)
+    if isinstance(data, Corpus):
+        return corpus_problem(data, k, fractions, rng, estimator)
+    return mog_problem(data, k, fractions, rng, sigma2=sigma2, norm_bound=norm_bound)
