@@ -14,17 +14,11 @@ from dpcore.limits import DEFAULT_MEMORY_BUDGET, MAX_SEED
 from dpcore.notation import symbolic
 from dpcore.otd import (
     ALGORITHMS,
-    DEFAULT_ITERATIONS,
-    DEFAULT_RESTARTS,
     DEFAULT_SIGMA2,
-    ESTIMATORS,
-    M3_NOISE,
     OTD_PRESETS,
-    PATHS,
     OtdComparison,
     OtdSettings,
     SyntheticSpec,
-    choose_path,
     compare_algorithms,
     match_components,
     upload_problem,
@@ -32,6 +26,7 @@ from dpcore.otd import (
 from dpcore.otd.story import OPENING, opening_closure, run_breakdown, story_sentence
 from dpcore.privacy import CALIBRATIONS, NEIGHBOURING
 from dpcore.scenario import Scenario, equal_sites_scenario
+from dpcore.tensor import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, ESTIMATORS, M3_NOISE, PATHS, choose_path
 from dpcore.textio import values_text
 from dpcore.validation import InputError, check_positive_int, check_rank
 from pages.shared.navigation import start_page

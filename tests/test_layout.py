@@ -24,8 +24,8 @@ def test_dpcore_imports_strictly_downward_without_cycles():
     failures, _, modules = tool.check(ROOT)
     assert failures == []
     packages = {m.package for m in modules.values()}
-    assert packages == {"bottom", "privacy", "data", "scenario", "cape", "pca", "otd", "lda", "experiments",
-                        "federation", "cli", "root"}
+    assert packages == {"bottom", "privacy", "data", "scenario", "cape", "tensor", "pca", "otd", "lda",
+                        "experiments", "federation", "cli", "root"}
 
 
 def _write(root: Path, files: dict[str, str]) -> None:

@@ -24,9 +24,9 @@ from dpcore.lda import (
 )
 from dpcore.lda.moments import lda_m2, lda_m3_dense, lda_m3_projected, prepare_counts
 from dpcore.lda.site import LdaSite, pool_lda_sites
-from dpcore.otd import StageNoise, cape_stage_noise, release_m2
 from dpcore.privacy import lda_sensitivity, multiplier
 from dpcore.scenario import equal_sites_scenario
+from dpcore.tensor import StageNoise, cape_stage_noise, release_m2
 from dpcore.validation import InputError
 
 

@@ -14,25 +14,27 @@ from dpcore.lda.online import lda_oracle, lda_streaming_whitening
 from dpcore.lda.recovery import eigen_whitening
 from dpcore.otd import (
     ALGORITHMS,
-    StmSite,
     SyntheticSpec,
-    WhiteningError,
     compare_algorithms,
     make_model,
     mog_norm_bound,
+    sample_mog,
+    sample_stm,
+)
+from dpcore.scenario import equal_sites_scenario
+from dpcore.tensor import (
+    StmSite,
+    WhiteningError,
     mog_oracle,
     mog_sites,
     online_tensor_power_method,
-    sample_mog,
-    sample_stm,
     stm_first_oracle,
     stm_oracle,
     stm_site_from_words,
     streaming_whitening,
     tensor_power_method,
 )
-from dpcore.otd.online import streamed_pass
-from dpcore.scenario import equal_sites_scenario
+from dpcore.tensor.online import streamed_pass
 
 
 def _problems(rng: np.random.Generator):

@@ -26,13 +26,8 @@ from ..limits import (
 )
 from ..otd import (
     ALGORITHMS,
-    DEFAULT_ITERATIONS,
-    DEFAULT_RESTARTS,
     DEFAULT_SIGMA2,
-    ESTIMATORS,
-    M3_NOISE,
     MODELS,
-    PATHS,
     TRUTHS,
     OtdSettings,
     SyntheticSpec,
@@ -42,6 +37,7 @@ from ..otd import (
 )
 from ..privacy import CALIBRATIONS, NEIGHBOURING
 from ..scenario import Scenario, equal_sites_scenario, load_scenario
+from ..tensor import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, ESTIMATORS, M3_NOISE, PATHS
 from ..textio import read_file, values_text
 from ..validation import InputError
 from ..workers import WORKERS_ENV, worker_count

@@ -48,9 +48,10 @@ from ..experiments import (
 from ..experiments.presets import quick_name
 from ..lda import ALPHA_SHAPES
 from ..limits import DECAY_RANGE, MAX_SWEEP_RUNS, MAX_SYNTHETIC_DIM, MAX_WORKERS
-from ..otd import DEFAULT_SIGMA2, ESTIMATORS, MODELS, PATHS, TRUTHS
+from ..otd import DEFAULT_SIGMA2, MODELS, TRUTHS
 from ..privacy import CALIBRATIONS, NEIGHBOURING
 from ..scenario import Scenario, equal_sites_scenario, load_scenario
+from ..tensor import ESTIMATORS, PATHS
 from ..validation import InputError
 from ..workers import WORKERS_ENV, worker_count
 from . import print_json, say

@@ -7,7 +7,7 @@
   words are dropped and counted.
 * Count CSV: one row per document, one column per word, non-negative integer counts (header = words;
   parsed by :func:`dpcore.data.parse_numeric_csv`). Word order is unknown, so the moment estimator is
-  "all" (all ordered distinct word positions, see :mod:`dpcore.otd.moments`).
+  "all" (all ordered distinct word positions, see :mod:`dpcore.tensor.moments`).
 
 A vocabulary chosen from the private documents is itself not differentially private (it reveals which
 words are frequent): every result says so unless the vocabulary was supplied. Nothing uploaded is

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import lda, otd, pca
+from .. import lda, otd, pca, tensor
 from ..seeding import data_rng, run_rng
 from ..validation import InputError
 from ..workers import run_tasks
@@ -140,11 +140,11 @@ def _slice_problem(problem: otd.OtdProblem, parameter: str, value: float | int) 
     n = int(value)
     sites = []
     for site in problem.sites:
-        if isinstance(site, otd.MogSite):
-            sites.append(otd.MogSite(site.x[:n], site.sigma2))
+        if isinstance(site, tensor.MogSite):
+            sites.append(tensor.MogSite(site.x[:n], site.sigma2))
         else:
             first = None if site.first is None else site.first[:n]
-            sites.append(otd.StmSite(site.counts[:n], first, site.estimator))
+            sites.append(tensor.StmSite(site.counts[:n], first, site.estimator))
     return replace(problem, sites=tuple(sites))
 
 
@@ -163,7 +163,7 @@ def _otd_run(plan: SweepPlan, spec: SweepSpec, run: int, tick: Callable[[str], b
             rng = run_rng(spec.seed, run, algorithm, "otd")
             try:
                 dec = otd.run_algorithm(entry, problems[i], point.scenario, point.settings, rng, path=plan.path)
-            except otd.WhiteningError:
+            except tensor.WhiteningError:
                 metrics: dict[str, float | None] = {}
                 status = "whitening failed"
             else:
@@ -201,7 +201,7 @@ def _lda_run(plan: SweepPlan, spec: SweepSpec, run: int, tick: Callable[[str], b
             rng = run_rng(spec.seed, run, algorithm, "lda")
             try:
                 res = lda.run_algorithm(entry, problems[i], point.scenario, point.settings, rng, path=plan.path)
-            except otd.WhiteningError:
+            except tensor.WhiteningError:
                 metrics: dict[str, float | None] = {}
                 status = "whitening failed"
             else:

@@ -20,11 +20,12 @@ import pandas as pd
 from ..data import load_bundled, preprocess, split_sites, synthetic_dataset
 from ..lda import LdaModel, LdaSettings
 from ..limits import MAX_REPLAY_NUMBERS
-from ..otd import MixtureModel, OtdSettings, check_m3_law, choose_path, mog_norm_bound
+from ..otd import MixtureModel, OtdSettings, mog_norm_bound
 from ..pca import PcaPrivacy, PcaProblem, noise_dominance_note, pca_privacy, pca_problem
 from ..privacy.symmetric import unique_count_matrix
 from ..scenario import Scenario
 from ..seeding import LDA_MODEL_STREAM, OTD_MODEL_STREAM, PCA_SPLIT_STREAM, PCA_SYNTHETIC_STREAM, stream_rng
+from ..tensor import check_m3_law, choose_path
 from .cache import lookup_plan, store_plan
 from .designs import pca_design, sweep_gains
 from .families import invariant_algorithms

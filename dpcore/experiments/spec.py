@@ -38,19 +38,10 @@ from ..limits import (
     MAX_SITES,
     MAX_SWEEP_RUNS,
 )
-from ..otd import (
-    DEFAULT_ITERATIONS,
-    DEFAULT_RESTARTS,
-    DEFAULT_SIGMA2,
-    ESTIMATORS,
-    MODELS,
-    TRUTHS,
-    OtdSettings,
-    SyntheticSpec,
-    mog_norm_bound,
-)
+from ..otd import DEFAULT_SIGMA2, MODELS, TRUTHS, OtdSettings, SyntheticSpec, mog_norm_bound
 from ..pca import SOLVER_DTYPES
 from ..scenario import Scenario, scenario_from_dict
+from ..tensor import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, ESTIMATORS
 from ..validation import (
     InputError,
     check_choice,

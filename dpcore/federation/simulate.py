@@ -64,7 +64,7 @@ def _stage(streams: _Streams, p: RoundStage, site_data: Mapping[str, Any], w: np
 def simulate_round(settings: RoundSettings, budgets: Sequence[SiteBudget],
                    site_data: Mapping[str, Any], seeds: Mapping[str, int]) -> SimulatedRound:
     """Every party's computation in one process, in the order of the real message flow. ``site_data`` maps a site
-    name to its D x N_s samples (capePCA) or its :class:`~dpcore.otd.StmSite` / :class:`~dpcore.otd.MogSite`
+    name to its D x N_s samples (capePCA) or its :class:`~dpcore.tensor.StmSite` / :class:`~dpcore.tensor.MogSite`
     (capeAGN); ``seeds`` maps "helper", "aggregator" and every site name to that party's seed. Raises InputError
     when the round would be refused."""
     plan = plan_round(budgets, settings)

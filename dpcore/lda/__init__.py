@@ -3,7 +3,7 @@
 
 * :mod:`.corpus` - synthetic LDA corpora and the population moments;
 * :mod:`.moments` - the unbiased estimators M1, M2, M3 from word counts (M3 projected, no D^3 array);
-* :mod:`.site` - one site's documents and the moments it releases (the interface of :mod:`dpcore.otd.release`);
+* :mod:`.site` - one site's documents and the moments it releases (the interface of :mod:`dpcore.tensor.release`);
 * :mod:`.recovery` - whitening, the robust tensor power method, topics and alpha, the topic error;
 * :mod:`.sensitivity` - global and local L2 sensitivities of the data-flow edges, with explicit constants;
 * :mod:`.budget`, :mod:`.placements`, :mod:`.ptr`, :mod:`.configurations` - paper 004's four noise configurations,
@@ -12,7 +12,8 @@
 * :mod:`.problem`, :mod:`.algorithm`, :mod:`.algorithms`, :mod:`.table`, :mod:`.compare` - the algorithm table
   (capeLDA, conventional, pooled, local, non-private, configurations 1-4, random) and comparisons over runs.
 
-Imports the bottom layer, privacy, data, scenario, cape and otd (whitening, power method, message flows).
+Imports the bottom layer, privacy, data, scenario, cape and the tensor toolkit (:mod:`dpcore.tensor`: whitening,
+power method, message flows); never a sibling family.
 """
 
 from .algorithm import GUARANTEES, LdaAlgorithm, RunContext

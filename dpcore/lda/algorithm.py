@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..otd.release import StageNoise, release_m2, release_m3
 from ..scenario import Scenario
+from ..tensor.release import StageNoise, release_m2, release_m3
 from .budget import m3_noise_law, sorted_tpm
 from .problem import LdaProblem, LdaResult, LdaSettings
 from .recovery import alpha_from_eigenvalues, eigen_whitening, to_simplex, unwhiten
@@ -50,8 +50,8 @@ class RunContext:
     def two_stage(self, sites: Sequence[LdaSite], weights: np.ndarray, stage2: StageNoise, stage3: StageNoise,
                   guarantee: str) -> LdaResult:
         """The flow of capeLDA and its baselines: M2_hat = sum_s mu_s (release_s - f_s)
-        (:func:`dpcore.otd.release_m2`), W = U Sigma^{-1/2} from its top-K eigenpairs, T = the aggregate of the
-        projected M3 releases (:func:`dpcore.otd.release_m3`; noise law :func:`~dpcore.lda.budget.m3_noise_law`),
+        (:func:`dpcore.tensor.release_m2`), W = U Sigma^{-1/2} from its top-K eigenpairs, T = the aggregate of the
+        projected M3 releases (:func:`dpcore.tensor.release_m3`; noise law :func:`~dpcore.lda.budget.m3_noise_law`),
         the robust tensor power method,
         mu_i = ((alpha_0+2)/2) lambda_i U Sigma^{1/2} v_i on the simplex, alpha_i from lambda_i. The un-whitening
         reuses the stage-1 release (post-processing).

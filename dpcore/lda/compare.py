@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 
 from ..limits import MAX_RUNS
-from ..otd.whitening import WhiteningError
 from ..scenario import Scenario
 from ..seeding import LDA_MODEL_STREAM, LDA_REFERENCE_STREAM, data_rng, run_rng, stream_rng
 from ..summary import MetricSummary, summarise_values
+from ..tensor.whitening import WhiteningError
 from ..validation import InputError, check_positive_int
 from .algorithm import GUARANTEES, LdaAlgorithm
 from .corpus import LdaModel

@@ -18,9 +18,9 @@ import numpy as np
 import pandas as pd
 
 from ..limits import MAX_GRID_POINTS, MAX_RUNS
-from ..otd.whitening import WhiteningError
 from ..scenario import Scenario
 from ..seeding import LDA_MODEL_STREAM, data_rng, run_rng, stream_rng
+from ..tensor.whitening import WhiteningError
 from ..validation import InputError, check_epsilon, check_positive_int
 from .algorithm import GUARANTEES
 from .compare import reference_topics

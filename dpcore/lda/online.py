@@ -4,7 +4,7 @@ from products, so a large vocabulary never needs a D x D or D x D x D array.
 
 The estimator is that of :mod:`dpcore.lda.moments`: per document P3_n, P2_n x q_n and q_n^(x)3, plus terms in the
 corpus summaries S1(W), S2(W, W), Q1(W, W) computed in one pass before the power iterations
-(:func:`dpcore.otd.online_tensor_power_method` runs the passes).
+(:func:`dpcore.tensor.online_tensor_power_method` runs the passes).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..otd.online import (
+from ..tensor.online import (
     OnlineOracle,
     doc_lengths,
     doc_pieces,
@@ -21,8 +21,8 @@ from ..otd.online import (
     streaming_whitening,
     weighted_q_u,
 )
-from ..otd.power import PowerResult
-from ..otd.whitening import Whitening
+from ..tensor.power import PowerResult
+from ..tensor.whitening import Whitening
 from .moments import coefficients, lda_m2_matvec, prepare_counts
 
 __all__ = ["lda_oracle", "lda_streaming_whitening", "online_lda_power"]
@@ -84,7 +84,7 @@ def lda_oracle(counts: object, w: np.ndarray, alpha0: float) -> OnlineOracle:  #
 
 
 def lda_streaming_whitening(counts: object, k: int, alpha0: float) -> Whitening:
-    """:func:`dpcore.otd.streaming_whitening` of the LDA M2_hat through :func:`dpcore.lda.moments.lda_m2_matvec`."""
+    """:func:`dpcore.tensor.streaming_whitening` of the LDA M2_hat through :func:`dpcore.lda.moments.lda_m2_matvec`."""
     c = prepare_counts(counts)
     return streaming_whitening(lda_m2_matvec(c, alpha0), c.shape[1], k)
 

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from ..otd.power import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, PowerResult, tensor_power_method
-from ..otd.whitening import Whitening, WhiteningError, whiten
+from ..tensor.power import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, PowerResult, tensor_power_method
+from ..tensor.whitening import Whitening, WhiteningError, whiten
 from ..validation import check_positive, check_rank
 from .moments import lda_m2, lda_m3_projected, prepare_counts
 
@@ -60,7 +60,7 @@ class LdaFit:
 
 def eigen_whitening(m2: np.ndarray, k: int, *, noisy: bool) -> Whitening:
     """W = U Sigma^{-1/2} from the top-K (algebraic) eigenpairs of the symmetric ``m2`` (the project's
-    :func:`dpcore.otd.whiten`); a non-positive eigenvalue raises WhiteningError explained for LDA."""
+    :func:`dpcore.tensor.whiten`); a non-positive eigenvalue raises WhiteningError explained for LDA."""
     try:
         return whiten(m2, k, noisy=noisy)
     except WhiteningError as exc:

@@ -51,7 +51,7 @@ def run_algorithm(
     rng: np.random.Generator, *, path: str | None = None,
 ) -> LdaResult:
     """Run one algorithm (by name, checked, or by its table entry) on ``problem`` with budgets from ``scenario``
-    (whose N_s must be the sites' document counts). Raises :class:`~dpcore.otd.WhiteningError` when a noisy M2 cannot
+    (whose N_s must be the sites' document counts). Raises :class:`~dpcore.tensor.WhiteningError` when a noisy M2 cannot
     be whitened."""
     entry = name if isinstance(name, LdaAlgorithm) else algorithm(name)
     check_scenario_sizes(scenario.sizes, problem.sizes)

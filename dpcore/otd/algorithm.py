@@ -15,10 +15,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..scenario import Scenario
-from .power import PowerResult, recover, tensor_power_method
+from ..tensor.power import PowerResult, recover, tensor_power_method
+from ..tensor.release import check_m3_law
+from ..tensor.whitening import Whitening
 from .problem import Decomposition, OtdProblem, OtdSettings
-from .release import check_m3_law
-from .whitening import Whitening
 
 __all__ = ["OtdAlgorithm", "RunContext", "Runner"]
 
@@ -41,7 +41,7 @@ class RunContext:
 
     def m3_law(self, law: str | None = None) -> str:
         """The third-moment noise law (the settings' unless ``law``), checked against the path and K
-        (:func:`~dpcore.otd.release.check_m3_law`)."""
+        (:func:`~dpcore.tensor.release.check_m3_law`)."""
         return check_m3_law(self.settings.m3_noise if law is None else law, self.path, self.problem.k)
 
     def tpm(self, tensor: np.ndarray) -> PowerResult:
@@ -50,7 +50,7 @@ class RunContext:
                                    n_iter=self.settings.n_iter)
 
     def decomposition(self, whitening: Whitening, power: PowerResult, privacy: str) -> Decomposition:
-        """Recover components and weights (:func:`~dpcore.otd.power.recover`) into this run's result."""
+        """Recover components and weights (:func:`~dpcore.tensor.power.recover`) into this run's result."""
         comps, weights, notes = recover(whitening, power, self.problem.kind, self.problem.scale)
         return Decomposition(algorithm=self.name, components=comps, weights=weights, eigenvalues=power.eigenvalues,
                              whitening_eigenvalues=whitening.eigenvalues, path=self.path, privacy=privacy,

@@ -13,16 +13,16 @@ from ..limits import MAX_RUNS
 from ..scenario import Scenario
 from ..seeding import OTD_MODEL_STREAM, OTD_REFERENCE_STREAM, data_rng, run_rng, stream_rng
 from ..summary import MetricSummary, summarise_values
+from ..tensor.paths import PathChoice, choose_path
+from ..tensor.release import check_m3_law
+from ..tensor.whitening import WhiteningError
 from ..validation import InputError, check_int_range, check_seed
 from ..workers import run_tasks
 from .algorithm import OtdAlgorithm
 from .evaluation import METRICS, evaluate_metrics
 from .models import MixtureModel
-from .paths import PathChoice, choose_path
 from .problem import Decomposition, OtdProblem, OtdSettings, SyntheticSpec, synthetic_problem
-from .release import check_m3_law
 from .table import ALGORITHMS, check_algorithms, run_algorithm
-from .whitening import WhiteningError
 
 __all__ = ["AlgorithmRun", "OtdComparison", "compare_algorithms"]
 

@@ -24,6 +24,10 @@ from ..limits import (
 )
 from ..scenario import Scenario
 from ..seeding import UPLOAD_SPLIT_STREAM, stream_rng
+from ..tensor.moments import ESTIMATORS, MogSite, StmSite, mog_sites, stm_site_from_words
+from ..tensor.paths import PATHS
+from ..tensor.power import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, check_iterations
+from ..tensor.release import M3_NOISE
 from ..validation import (
     InputError,
     check_choice,
@@ -44,10 +48,6 @@ from .models import (
     sample_mog,
     sample_stm,
 )
-from .moments import ESTIMATORS, MogSite, StmSite, mog_sites, stm_site_from_words
-from .paths import PATHS
-from .power import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, check_iterations
-from .release import M3_NOISE
 
 __all__ = ["Decomposition", "OtdProblem", "OtdSettings", "SyntheticSpec", "corpus_problem", "mog_problem",
            "synthetic_problem", "upload_problem"]

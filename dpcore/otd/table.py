@@ -13,9 +13,9 @@ import numpy as np
 
 from ..registry import check_scenario_sizes, checked_entries, collect_table, default_names, table_entry
 from ..scenario import Scenario
+from ..tensor.paths import choose_path
 from . import algorithms as _package
 from .algorithm import OtdAlgorithm, RunContext
-from .paths import choose_path
 from .problem import Decomposition, OtdProblem, OtdSettings
 
 __all__ = [
@@ -65,7 +65,7 @@ def run_algorithm(
     rng: np.random.Generator, *, path: str | None = None,
 ) -> Decomposition:
     """Run one algorithm (by name, checked, or by its table entry) on ``problem`` with budgets from ``scenario``
-    (whose N_s must be the sites' sample counts). Raises :class:`~dpcore.otd.WhiteningError` when whitening
+    (whose N_s must be the sites' sample counts). Raises :class:`~dpcore.tensor.WhiteningError` when whitening
     fails."""
     entry = name if isinstance(name, OtdAlgorithm) else algorithm(name)
     check_scenario_sizes(scenario.sizes, problem.sizes)

@@ -36,10 +36,11 @@ from dpcore.federation import (
     tensor_output,
     whitening_output,
 )
-from dpcore.otd import WhiteningError, evaluate, make_model, mog_norm_bound, sample_mog, sample_stm
+from dpcore.otd import evaluate, make_model, mog_norm_bound, sample_mog, sample_stm
 from dpcore.pca import captured_energy
 from dpcore.scenario import Site
 from dpcore.seeding import party_rng
+from dpcore.tensor import WhiteningError
 from dpcore.validation import InputError
 
 __all__ = [

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...otd.release import StageNoise
 from ...privacy.calibration import multiplier
 from ...privacy.sensitivity import lda_sensitivity_unchecked
+from ...tensor.release import StageNoise
 from ...validation import InputError
 from ..algorithm import LdaAlgorithm, RunContext
 from ..problem import LdaResult

@@ -6,7 +6,7 @@ aggregator combines sum_s mu_s (release_s - f_s), whitens, decomposes and recove
 from __future__ import annotations
 
 from ...cape import stage_taus
-from ...otd.release import StageNoise, cape_stage_noise
+from ...tensor.release import StageNoise, cape_stage_noise
 from ..algorithm import LdaAlgorithm, RunContext
 from ..problem import LdaResult
 

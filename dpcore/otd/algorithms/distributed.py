@@ -5,10 +5,10 @@ whitens with the top-K eigenpairs of sum_s mu_s M2_hat_s and runs the tensor pow
 from __future__ import annotations
 
 from ...cape import stage_taus
+from ...tensor.release import StageNoise, cape_stage_noise, release_m2, release_m3
+from ...tensor.whitening import whiten
 from ..algorithm import OtdAlgorithm, RunContext
 from ..problem import Decomposition
-from ..release import StageNoise, cape_stage_noise, release_m2, release_m3
-from ..whitening import whiten
 
 __all__ = ["ALGORITHMS"]
 

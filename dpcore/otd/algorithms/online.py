@@ -5,9 +5,8 @@ samples, against O(D^2) for the projected path and O(D^3) for the dense one."""
 
 from __future__ import annotations
 
-from ..algorithm import OtdAlgorithm, RunContext
-from ..moments import MogSite, pool_sites
-from ..online import (
+from ...tensor.moments import MogSite, pool_sites
+from ...tensor.online import (
     OnlineOracle,
     mog_oracle,
     online_tensor_power_method,
@@ -15,8 +14,9 @@ from ..online import (
     stm_oracle,
     streaming_whitening,
 )
+from ...tensor.whitening import Whitening
+from ..algorithm import OtdAlgorithm, RunContext
 from ..problem import Decomposition
-from ..whitening import Whitening
 
 __all__ = ["ALGORITHMS", "online_oracle"]
 

@@ -12,13 +12,13 @@ from ...cape import AGN_MODELS, stage_taus
 from ...privacy.calibration import multiplier
 from ...privacy.sensitivity import sensitivity_unchecked
 from ...scenario import Scenario
+from ...tensor.moments import Site, pool_sites
+from ...tensor.power import noisy_tensor_power_method, noisy_tpm_budget
+from ...tensor.release import StageNoise, release_m2, release_m3
+from ...tensor.whitening import Whitening, whiten
 from ...validation import InputError
 from ..algorithm import OtdAlgorithm, RunContext
-from ..moments import Site, pool_sites
-from ..power import noisy_tensor_power_method, noisy_tpm_budget
 from ..problem import Decomposition, OtdProblem
-from ..release import StageNoise, release_m2, release_m3
-from ..whitening import Whitening, whiten
 
 __all__ = ["ALGORITHMS", "local_site_index"]
 
