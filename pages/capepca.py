@@ -46,11 +46,7 @@ COLOURS = {name: entry.colour for name, entry in ALGORITHMS.items()}
 DATA_CHOICES = {**{name: info.label for name, info in BUNDLED.items()}, "synthetic": "synthetic Gaussian",
                 "upload": "upload a CSV file"}
 SITE_CHOICES = {"equal": "equal sites set here", "scenario": "sites and budgets of the shared scenario"}
-METRIC_LABELS = {
-    "captured_energy": "captured energy q_CE",
-    "captured_energy_ratio": "q_CE / q_CE(non-dp pool)",
-    "subspace_distance": "subspace distance",
-}
+METRIC_LABELS = {name: m.label for name, m in METRICS.items()}
 NO_LABEL = -1
 DATA_FIELDS = {"file", "label_column", "data", "dataset", "header", "image_shape", "preprocessing", "features",
                "scale", "D", "spectrum", "decay", "split", "labels"}
@@ -399,8 +395,8 @@ else:
         metric = st.selectbox("Metric in the chart", list(METRICS), format_func=METRIC_LABELS.get,
                               key="pca_chart_metric", help="Bars show the mean over runs, whiskers one std.")
         show_chart(_bar_chart(comparison, metric), "Mean over runs (whiskers: one std)", key="pca_bars", height=360)
-    noisy_choices = [a for a in comparison.results  # algorithms that decompose a matrix (not nondp's true A)
-                     if a != "nondp" and comparison.results[a][0].matrix is not None]
+    noisy_choices = [a for a in comparison.results  # algorithms that decompose a matrix (not nonpriv's true A)
+                     if a != "nonpriv" and comparison.results[a][0].matrix is not None]
     with scree_col:
         if noisy_choices:
             shown = st.selectbox("Noisy matrix", noisy_choices, format_func=TITLES.get, key="pca_scree_alg",

@@ -39,7 +39,7 @@ from dpcore.experiments import (
     run_sweep,
     sweep_gains,
 )
-from dpcore.experiments.figures import METRIC_LABELS, curve_figure, figure_html, gain_figure
+from dpcore.experiments.figures import curve_figure, figure_html, gain_figure
 from dpcore.experiments.presets import quick_name
 from dpcore.experiments.reading import STOP_CASES, figure_sentence, gain_sentence, meeting_sentence
 from dpcore.experiments.stored import FIRST_FIGURE, estimate_seconds, stored_result, stored_status
@@ -190,9 +190,8 @@ else:
         "it on the Sites page."))
     left, middle, right = st.columns(3, gap="medium")
     with left:
-        family = st.radio("Algorithms", list(FAMILIES), format_func=lambda f: {
-            "pca": "capePCA (PCA)", "otd": "capeAGN (tensors)", "lda": "capeLDA (topic models)"}[f],
-                          key="pu_family", help="; ".join(f"{k}: {v}" for k, v in FAMILIES.items()))
+        family = st.radio("Algorithms", list(FAMILIES), format_func=lambda f: FAMILIES[f].label,
+                          key="pu_family", help="; ".join(f"{k}: {v.description}" for k, v in FAMILIES.items()))
         data: PcaData | OtdData | LdaData | None = None
         try:
             if family == "pca":
@@ -367,11 +366,12 @@ with results_box if results_box is not None else st.container():
         default_metric = get_preset(st.session_state["pu_preset"]).metric if mode == "preset" else None
         metrics = list(METRICS[rspec.family])
         metric_col, show_col = st.columns([1, 2])
-        metric = metric_col.selectbox("Metric", metrics, format_func=lambda m: symbolic(METRIC_LABELS[m]),
+        metric_table = METRICS[rspec.family]
+        metric = metric_col.selectbox("Metric", metrics, format_func=lambda m: symbolic(metric_table[m].label),
                                       index=metrics.index(default_metric) if default_metric in metrics else 0,
                                       key=f"pu_metric_{rspec.family}",
-                                      help=symbolic("; ".join(f"{METRIC_LABELS[m]}: {d}"
-                                                              for m, d in METRICS[rspec.family].items())))
+                                      help=symbolic("; ".join(f"{d.label}: {d.description}"
+                                                              for d in metric_table.values())))
         st.markdown(symbolic(figure_sentence(result, metric)))
         shown = show_col.multiselect("Curves shown", list(rspec.algorithms), default=list(rspec.algorithms),
                                      format_func=titles.get, key=f"pu_shown_{rspec.family}",
@@ -381,7 +381,7 @@ with results_box if results_box is not None else st.container():
         chart_col, gain_col = st.columns([3, 2], gap="medium") if constant_gain is None else (st.container(), None)
         with chart_col:
             show_chart(curve_figure(result, metric, shown), symbolic(
-                f"{METRIC_LABELS[metric]} against {PARAMETER_LABELS[rspec.parameter]} (mean over runs, shaded 95% "
+                f"{metric_table[metric].label} against {PARAMETER_LABELS[rspec.parameter]} (mean over runs, shaded 95% "
                 "interval)"), key="pu_curves", height=460)
         if gain_col is not None:
             with gain_col:

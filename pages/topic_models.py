@@ -11,7 +11,8 @@ import streamlit as st
 from dpcore.cape import agn_stage_plans
 from dpcore.cape.protocol import capeagn_round, party_views
 from dpcore.data import VOCABULARY_RULES, load_bundled_corpus, parse_text_corpus, parse_vocabulary, top_words
-from dpcore.lda import ALGORITHMS, ALPHA_SHAPES, GUARANTEES, LdaSpec, check_synthetic_size, corpus_lda_problem
+from dpcore.family import GUARANTEES
+from dpcore.lda import ALGORITHMS, ALPHA_SHAPES, LdaSpec, check_synthetic_size, corpus_lda_problem
 from dpcore.lda.curves import LdaCurve, eps_curve
 from dpcore.lda.story import (
     BREAKDOWN,

@@ -24,7 +24,7 @@ def test_dpcore_imports_strictly_downward_without_cycles():
     failures, _, modules = tool.check(ROOT)
     assert failures == []
     packages = {m.package for m in modules.values()}
-    assert packages == {"bottom", "privacy", "data", "scenario", "cape", "tensor", "pca", "otd", "lda",
+    assert packages == {"bottom", "privacy", "data", "scenario", "cape", "tensor", "family", "pca", "otd", "lda",
                         "experiments", "federation", "cli", "root"}
 
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy.optimize import linear_sum_assignment
 
+from dpcore.family import Sizes
 from dpcore.lda.corpus import make_lda_model, sample_lda_corpus
 from dpcore.lda.moments import lda_m2, lda_m3_projected, prepare_counts
 from dpcore.lda.online import lda_oracle, lda_streaming_whitening
@@ -140,4 +141,5 @@ def test_online_entry_of_the_otd_table_agrees_with_the_batch_nonprivate_result(k
     batch = [r.q_comp for r in result.records if r.algorithm == "nonpriv"]
     online = [r.q_comp for r in result.records if r.algorithm == "online"]
     np.testing.assert_allclose(online, batch, rtol=0.02)
-    assert ALGORITHMS["online"].communication(3, 20, 4, "dense") == 0 and not ALGORITHMS["online"].private
+    online_entry = ALGORITHMS["online"]
+    assert online_entry.communication(Sizes(n_sites=3, dim=20, k=4, path="dense")) == 0 and not online_entry.private

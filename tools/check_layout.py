@@ -37,7 +37,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("data",),
     ("scenario",),
     ("cape",),
-    ("tensor",),
+    ("tensor", "family"),
     ("pca", "otd", "lda"),
     ("experiments", "federation"),
     ("cli",),

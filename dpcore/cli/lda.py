@@ -21,10 +21,10 @@ from ..data import (
     parse_vocabulary,
     top_words,
 )
+from ..family import GUARANTEES
 from ..lda import (
     ALGORITHMS,
     ALPHA_SHAPES,
-    GUARANTEES,
     LdaSettings,
     LdaSpec,
     corpus_lda_problem,
@@ -63,6 +63,7 @@ from .options import (
     SEED,
     SITES,
     SPLIT,
+    algorithm_names,
 )
 from .table import fmt, table
 
@@ -124,8 +125,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _settings(args: argparse.Namespace) -> list[str]:
     """The algorithms and the number of eps values (every number was typed by argparse): checked before any work."""
-    algorithms = [n.strip() for item in args.configuration for n in item.split(",") if n.strip()]
-    unknown = [a for a in algorithms if a not in ALGORITHMS]
+    algorithms, unknown = algorithm_names(args.configuration, ALGORITHMS)
     if unknown or not algorithms:
         raise InputError(f"unknown --configuration {', '.join(unknown) or '(none)'}; choose from "
                          f"{', '.join(ALGORITHMS)}")

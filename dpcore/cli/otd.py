@@ -59,6 +59,7 @@ from .options import (
     SITES,
     SPLIT,
     WORKERS,
+    algorithm_names,
 )
 from .table import fmt, table
 
@@ -172,8 +173,7 @@ def _upload_problem(args: argparse.Namespace, scenario: Scenario, seed: int):
 def run(args: argparse.Namespace) -> int:
     scenario = _scenario(args)
     seed = scenario.seed if args.seed is None else args.seed
-    algorithms = [name for item in args.algorithms for name in item.split(",") if name]
-    unknown = [a for a in algorithms if a not in ALGORITHMS]
+    algorithms, unknown = algorithm_names(args.algorithms, ALGORITHMS)
     if unknown:
         raise InputError(f"unknown algorithm(s) {', '.join(unknown)}; choose from {', '.join(ALGORITHMS)}")
     if args.data is None and args.vocabulary:

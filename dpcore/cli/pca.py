@@ -47,7 +47,7 @@ from ..textio import printable, read_file
 from ..validation import InputError
 from ..workers import WORKERS_ENV, worker_count
 from . import print_json, say
-from .options import DELTA, EPS, POSITIVE, RUNS, SEED, SITE_SIZE, SITES, WORKERS, integer, real
+from .options import DELTA, EPS, POSITIVE, RUNS, SEED, SITE_SIZE, SITES, WORKERS, algorithm_choices, integer, real
 from .table import fmt, table
 
 DEFAULT_EPS = 0.5
@@ -76,7 +76,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--delta", type=DELTA, default=None, help=f"delta of every site (default {DEFAULT_DELTA})")
     p.add_argument("--k", type=integer(1, MAX_SYNTHETIC_DIM), default=10, metavar="K",
                    help="dimension of the subspace (default 10)")
-    p.add_argument("--algorithms", nargs="+", choices=tuple(ALGORITHMS), default=list(default_algorithms()),
+    p.add_argument("--algorithms", nargs="+", choices=algorithm_choices(ALGORITHMS), default=list(default_algorithms()),
                    metavar="NAME", help=f"algorithms to run: {', '.join(ALGORITHMS)} (default "
                    f"{'all' if default_algorithms() == tuple(ALGORITHMS) else ' '.join(default_algorithms())})")
     p.add_argument("--runs", type=RUNS, default=10, help=f"runs per algorithm (default 10, at most {MAX_RUNS:,})")

@@ -67,6 +67,7 @@ from .options import (
     SITES,
     SPLIT,
     WORKERS,
+    algorithm_names,
     check_writable,
     integer,
     real,
@@ -194,9 +195,8 @@ def _base_scenario(args: argparse.Namespace, family: str) -> Scenario:
 def _algorithm_list(args: argparse.Namespace, family: str) -> tuple[str, ...]:
     if not args.algorithms:
         return default_algorithms(family)
-    names = [n.strip() for item in args.algorithms for n in item.split(",") if n.strip()]
     allowed = tuple(algorithm_titles(family))
-    unknown = [n for n in names if n not in allowed]
+    names, unknown = algorithm_names(args.algorithms, algorithm_titles(family))
     if unknown:
         raise InputError(f"unknown {family} algorithm(s) {', '.join(unknown)}; choose from {', '.join(allowed)}")
     return tuple(names)

@@ -40,6 +40,7 @@ from ..limits import (
 )
 from ..otd import DEFAULT_SIGMA2, MODELS, TRUTHS, OtdSettings, SyntheticSpec, mog_norm_bound
 from ..pca import SOLVER_DTYPES
+from ..registry import canonical_name
 from ..scenario import Scenario, scenario_from_dict
 from ..tensor import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, ESTIMATORS
 from ..validation import (
@@ -347,10 +348,10 @@ class SweepSpec:
         _set(self, "grid", grid)
         if isinstance(self.algorithms, str):
             raise InputError("algorithms must be a list of names", "algorithms")
-        algorithms = tuple(dict.fromkeys(self.algorithms))
-        if not algorithms:
-            raise InputError(f"choose at least one algorithm ({', '.join(algorithm_table(family))})", "algorithms")
         table = algorithm_table(family)
+        algorithms = tuple(dict.fromkeys(canonical_name(str(a), table) for a in self.algorithms))
+        if not algorithms:
+            raise InputError(f"choose at least one algorithm ({', '.join(table)})", "algorithms")
         for a in algorithms:
             check_choice(a, "algorithm", tuple(table))
         _set(self, "algorithms", algorithms)

@@ -16,10 +16,10 @@ Imports the bottom layer, privacy, data, scenario, cape and the tensor toolkit (
 power method, message flows); never a sibling family.
 """
 
-from .algorithm import GUARANTEES, LdaAlgorithm, RunContext
 from .compare import LdaComparison, LdaRun, compare_lda
 from .configurations import CONFIGURATIONS, EDGES, PRIVACY, ConfigurationResult, run_configuration, summarize_data
 from .corpus import ALPHA_SHAPES, ISSUE_CORPUS, LdaModel, make_lda_model, sample_lda_corpus
+from .family import FAMILY
 from .problem import (
     LdaProblem,
     LdaResult,
@@ -29,7 +29,7 @@ from .problem import (
     corpus_lda_problem,
     synthetic_lda_problem,
 )
-from .recovery import LdaFit, fit_lda, match_topics, topic_error
+from .recovery import METRICS, LdaFit, fit_lda, match_topics, topic_error
 from .site import LdaSite, pool_lda_sites
 from .table import ALGORITHMS, algorithm, check_algorithms, configuration_names, default_algorithms, run_algorithm
 
@@ -38,11 +38,11 @@ __all__ = [
     "ALPHA_SHAPES",
     "CONFIGURATIONS",
     "EDGES",
-    "GUARANTEES",
+    "FAMILY",
     "ISSUE_CORPUS",
+    "METRICS",
     "PRIVACY",
     "ConfigurationResult",
-    "LdaAlgorithm",
     "LdaComparison",
     "LdaFit",
     "LdaModel",
@@ -52,7 +52,6 @@ __all__ = [
     "LdaSettings",
     "LdaSite",
     "LdaSpec",
-    "RunContext",
     "algorithm",
     "check_algorithms",
     "check_synthetic_size",

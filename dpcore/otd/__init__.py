@@ -17,9 +17,9 @@ Imports the bottom layer, privacy, data, scenario and cape.
 """
 
 from ..tensor import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, ESTIMATORS, M3_NOISE, PATHS, WhiteningError
-from .algorithm import OtdAlgorithm, RunContext
 from .compare import AlgorithmRun, OtdComparison, compare_algorithms
 from .evaluation import METRICS, evaluate, evaluate_metrics, match_components, q_comp, q_comp_normalised
+from .family import FAMILY
 from .models import (
     DEFAULT_SIGMA2,
     DEFAULT_TOPIC_CONCENTRATION,
@@ -58,6 +58,7 @@ from .table import (
 
 __all__ = [
     "ALGORITHMS",
+    "FAMILY",
     "DEFAULT_ITERATIONS",
     "DEFAULT_RESTARTS",
     "DEFAULT_SIGMA2",
@@ -74,11 +75,9 @@ __all__ = [
     "Decomposition",
     "MixtureModel",
     "Truth",
-    "OtdAlgorithm",
     "OtdComparison",
     "OtdProblem",
     "OtdSettings",
-    "RunContext",
     "SyntheticSpec",
     "WhiteningError",
     "algorithm",

@@ -5,9 +5,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..family import Metric, metric_table
+
 __all__ = ["METRICS", "evaluate", "evaluate_metrics", "match_components", "q_comp", "q_comp_normalised"]
 
-METRICS = ("q_comp", "q_comp_normalised", "weight_error")
+METRICS: dict[str, Metric] = metric_table((
+    Metric(name="q_comp", label="q_comp (component error)", words="component error q_comp", higher_is_better=False,
+           description="q_comp = (1/K) sum_k min_k' ||a_hat_k - a_k'||_2 (lower is better)"),
+    Metric(name="q_comp_normalised", label="q_comp of unit-length components (the paper's)", higher_is_better=False,
+           words="component error of unit-length components",
+           description="the paper's q_comp: the same distance between unit-length components (lower is better)"),
+    Metric(name="weight_error", label="weight error", words="weight error", higher_is_better=False,
+           description="weight error (1/K) sum_k |w_hat_k - w_m(k)| (lower is better)"),
+))
 """Every OTD metric, in the order tables show them."""
 
 

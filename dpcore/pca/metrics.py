@@ -6,16 +6,22 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
+from ..family import Metric, metric_table
 from ..validation import InputError, check_positive_int
 from .problem import PcaProblem
 
 __all__ = ["METRICS", "align_signs", "captured_energy", "noise_spectral_norm", "scree", "subspace_distance"]
 
-METRICS: dict[str, str] = {
-    "captured_energy": "q_CE = tr(V^T A V), A the pooled non-private second-moment matrix",
-    "captured_energy_ratio": "q_CE / q_CE(non-dp pool); 1 is optimal",
-    "subspace_distance": "||V_K V_K^T - V V^T||_2 (0 = the true subspace, 1 = an orthogonal direction)",
-}
+METRICS: dict[str, Metric] = metric_table((
+    Metric(name="captured_energy", label="captured energy q_CE", words="captured energy", higher_is_better=True,
+           description="captured energy q_CE = tr(V^T A V) (higher is better)"),
+    Metric(name="captured_energy_ratio", label="q_CE / q_CE(non-dp pool)", higher_is_better=True,
+           words="share of the non-private captured energy", description="q_CE / q_CE(non-dp pool) (1 is optimal)"),
+    Metric(name="subspace_distance", label="subspace distance", words="subspace distance", higher_is_better=False,
+           description="subspace distance ||V_K V_K^T - V V^T||_2 (lower is better)"),
+))
+"""The PCA metrics (every result has each as a field; A is the pooled non-private second-moment matrix, V_K its
+top-K eigenvectors; the subspace distance is 0 for the true subspace, 1 for an orthogonal direction)."""
 
 def captured_energy(pooled: np.ndarray, subspace: np.ndarray) -> float:
     """q_CE = tr(V^T A V)."""

@@ -1,0 +1,33 @@
+"""The metric entry of the family contract: each family defines its metrics once, as a table of :class:`Metric`
+(``dpcore.pca.METRICS``, ``dpcore.otd.METRICS``, ``dpcore.lda.METRICS``), and every label, description and direction
+shown anywhere (command line, figures, computed sentences, pages) is read from it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+__all__ = ["Metric", "metric_table"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Metric:
+    """One metric: ``name`` (the key in every table and result), ``label`` (axis and column titles), ``words`` (in
+    computed sentences: "the mean <words>"), ``description`` (the definition, for help texts) and whether a higher
+    value is better."""
+
+    name: str
+    label: str
+    words: str
+    description: str
+    higher_is_better: bool
+
+
+def metric_table(metrics: Iterable[Metric]) -> dict[str, Metric]:
+    """Metrics by name, in the order given (the order tables show them); a repeated name is a TypeError."""
+    table: dict[str, Metric] = {}
+    for metric in metrics:
+        if metric.name in table:
+            raise TypeError(f"metric {metric.name} is defined twice")
+        table[metric.name] = metric
+    return table
