@@ -58,6 +58,38 @@ MODES = {"preset": "a figure of the paper (preset)", "scenario": "my shared scen
 VARIANTS = {"full": "full size (as stored)", "quick": "reduced"}
 
 
+def _pca_form() -> PcaData:
+    dataset = st.selectbox("Data", list(PCA_DATASETS), format_func=PCA_DATASETS.get,
+                           key="pu_dataset", help="Bundled data are in data/; synthetic draws as many "
+                           "samples as the sites need.")
+    k = st.number_input("K (subspace dimension)", 1, 784, key="pu_k",
+                        help="Number of principal components; at most D.")
+    dim = st.number_input("D (synthetic features)", 2, 1000, key="pu_dim",
+                          disabled=dataset != "synthetic", help="Dimension of the synthetic data.")
+    return PcaData(dataset=dataset, k=int(k), dim=int(dim))
+
+
+def _otd_form() -> OtdData:
+    model = st.selectbox("Model", ["mog", "stm"], key="pu_model",
+                         format_func={"mog": "mixture of Gaussians", "stm": "single topic model"}.get,
+                         help="Synthetic ground truth; q_comp is measured against it.")
+    d = st.number_input("D", 2, 200, 10, key="pu_d", help="Features (MOG) or vocabulary size (STM).")
+    k_otd = st.number_input("K (components)", 1, 50, 5, key="pu_otd_k", help="Components, K ≤ D.")
+    return OtdData(model=model, dim=int(d), k=int(k_otd), path="projected")
+
+
+def _lda_form() -> LdaData:
+    d = st.number_input("D (vocabulary)", 3, 5000, 100, key="pu_lda_d", help="Vocabulary size.")
+    k_lda = st.number_input("K (topics)", 1, 50, 5, key="pu_lda_k", help="Topics, K ≤ D - 1.")
+    alpha0 = st.number_input("α₀", 0.01, 1000.0, 1.0, key="pu_lda_alpha0",
+                             help="Dirichlet concentration of the topic proportions.")
+    return LdaData(dim=int(d), k=int(k_lda), alpha0=float(alpha0))
+
+
+DATA_FORMS = {"pca": _pca_form, "otd": _otd_form, "lda": _lda_form}
+"""The data widgets of each family's sweep (one form per family; the settings types are the families' own)."""
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
 def designs_ok(spec_json: str) -> None:
     """Raises InputError when the CAPE design of some grid point is infeasible (before anything runs)."""
@@ -194,28 +226,7 @@ else:
                           key="pu_family", help="; ".join(f"{k}: {v.description}" for k, v in FAMILIES.items()))
         data: PcaData | OtdData | LdaData | None = None
         try:
-            if family == "pca":
-                dataset = st.selectbox("Data", list(PCA_DATASETS), format_func=PCA_DATASETS.get,
-                                       key="pu_dataset", help="Bundled data are in data/; synthetic draws as many "
-                                       "samples as the sites need.")
-                k = st.number_input("K (subspace dimension)", 1, 784, key="pu_k",
-                                    help="Number of principal components; at most D.")
-                dim = st.number_input("D (synthetic features)", 2, 1000, key="pu_dim",
-                                      disabled=dataset != "synthetic", help="Dimension of the synthetic data.")
-                data = PcaData(dataset=dataset, k=int(k), dim=int(dim))
-            elif family == "lda":
-                d = st.number_input("D (vocabulary)", 3, 5000, 100, key="pu_lda_d", help="Vocabulary size.")
-                k_lda = st.number_input("K (topics)", 1, 50, 5, key="pu_lda_k", help="Topics, K ≤ D - 1.")
-                alpha0 = st.number_input("α₀", 0.01, 1000.0, 1.0, key="pu_lda_alpha0",
-                                         help="Dirichlet concentration of the topic proportions.")
-                data = LdaData(dim=int(d), k=int(k_lda), alpha0=float(alpha0))
-            else:
-                model = st.selectbox("Model", ["mog", "stm"], key="pu_model",
-                                     format_func={"mog": "mixture of Gaussians", "stm": "single topic model"}.get,
-                                     help="Synthetic ground truth; q_comp is measured against it.")
-                d = st.number_input("D", 2, 200, 10, key="pu_d", help="Features (MOG) or vocabulary size (STM).")
-                k_otd = st.number_input("K (components)", 1, 50, 5, key="pu_otd_k", help="Components, K ≤ D.")
-                data = OtdData(model=model, dim=int(d), k=int(k_otd), path="projected")
+            data = DATA_FORMS[family]()
         except InputError as exc:
             show_error(exc)
     with middle:

@@ -6,10 +6,10 @@ nothing above the families branches on a family's name."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from .entry import Algorithm
 from .metrics import Metric
+from .sweep import FamilySweep
 
 __all__ = ["Family"]
 
@@ -22,8 +22,9 @@ class Family:
     (a choice in a list of families), ``description`` (with where its mathematics is), ``cape`` (the CAPE
     algorithm's title), ``algorithms`` and ``metrics`` (its tables), ``reference`` (the non-private algorithm, the
     ceiling of every curve), ``no_information`` (the algorithm that uses no data, or None: the floor is then the worst
-    result shown), ``sweep_algorithms`` (a sweep's default curves), ``sweep`` (what a sweep of this family needs:
-    its data settings and the plan and run of its grid points, :mod:`dpcore.family.sweep`)."""
+    result shown), ``sweep_algorithms`` (a sweep's default curves), ``sweep_sites`` (the number of equal sites of a
+    sweep given no scenario), ``sweep`` (what a sweep of this family needs: its data settings and the plan and run
+    of its grid points, :class:`~dpcore.family.sweep.FamilySweep`)."""
 
     name: str
     label: str
@@ -34,4 +35,5 @@ class Family:
     reference: str
     no_information: str | None
     sweep_algorithms: tuple[str, ...]
-    sweep: Any = None
+    sweep_sites: int
+    sweep: FamilySweep
