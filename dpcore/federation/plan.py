@@ -10,9 +10,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..cape import SOLVERS
 from ..cape.audit import AuditReport
 from ..cape.design import NoiseDesign
-from ..cape.plan import SOLVERS, plan_scenario
+from ..cape.plan import plan_scenario
 from ..cape.stages import AGN_MODELS, agn_stage_plans
 from ..limits import MAX_FEDERATED_MATRIX_DIM, MAX_FEDERATED_TENSOR_DIM
 from ..otd.problem import OtdSettings
