@@ -17,12 +17,10 @@ from ..notation import symbolic
 from .families import METRICS, algorithm_colours, algorithm_titles
 from .families import metric as metric_of
 from .results import SweepResult
-from .spec import LOG_PARAMETERS, PARAMETER_LABELS
+from .spec import LOG_PARAMETERS, PARAMETER_LABELS, SWEPT
 
 __all__ = ["combined_figure", "curve_figure", "figure_html", "gain_figure"]
 
-AXIS_TITLES = {"eps": "privacy parameter eps (every site)", "delta": "privacy parameter delta (every site)",
-               "ns": "samples per site N_s", "sites": "number of sites S", "c": "collusion bound c"}
 DESIGN_COLOURS = {"capePCA": "#333333", "M2 stage": "#333333", "M3 stage": "#999999"}
 
 
@@ -66,7 +64,7 @@ def _curve_traces(result: SweepResult, metric: str, algorithms: list[str] | None
 
 def _x_axis(result: SweepResult) -> dict:
     spec = result.spec
-    axis: dict = {"title": symbolic(AXIS_TITLES[spec.parameter])}
+    axis: dict = {"title": symbolic(SWEPT[spec.parameter].axis_title)}
     if spec.parameter in LOG_PARAMETERS:
         axis["type"] = "log"
     axis["tickmode"] = "array"  # ticks at the grid values only (no unlabelled minor ticks of a log axis)

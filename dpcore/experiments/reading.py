@@ -25,7 +25,7 @@ import scipy.stats
 from .families import FAMILIES, algorithm_titles
 from .families import metric as metric_of
 from .results import SweepResult
-from .spec import PARAMETER_LABELS, PcaData
+from .spec import PARAMETER_LABELS, SWEPT, PcaData
 
 __all__ = ["MEET_SHARE", "STOP_CASES", "MeetingPoint", "StopCase", "figure_sentence", "gain_sentence", "gap_closed",
            "meeting_points", "meeting_sentence", "reference_name"]
@@ -43,8 +43,6 @@ NEGLIGIBLE = 0.75
 """conv beyond this share of the range towards the non-private result: noise barely matters for anyone."""
 
 _REASON_ORDER = ("no-gain", "swamped", "negligible", "spread")
-_PARAMETER_WORDS = {"eps": "the privacy parameter eps", "delta": "delta", "ns": "the samples per site N_s",
-                    "sites": "the number of sites S", "c": "the collusion bound c"}
 
 
 def reference_name(family: str) -> str:
@@ -95,7 +93,7 @@ def figure_sentence(result: SweepResult, metric: str) -> str:
     titles = algorithm_titles(spec.family)
     better = "higher" if metric_of(metric).higher_is_better else "lower"
     what = (f"Each curve is one algorithm's mean {metric_of(metric).words} ({better} is better) over "
-            f"{result.runs_done} runs against {_PARAMETER_WORDS[spec.parameter]}, with its 95% interval shaded")
+            f"{result.runs_done} runs against {SWEPT[spec.parameter].words}, with its 95% interval shaded")
     ref = reference_name(spec.family)
     if not _has(result, "cape", "conv", ref):
         return what + "."

@@ -46,6 +46,8 @@ __all__ = [
     "PARAMETER_LABELS",
     "PCA_DATASETS",
     "SOLVER_DTYPES",
+    "SWEPT",
+    "Parameter",
     "OtdData",
     "PcaData",
     "SweepSpec",
@@ -56,17 +58,46 @@ __all__ = [
     "spec_from_json",
 ]
 
-PARAMETERS: dict[str, str] = {
-    "eps": "eps of every site",
-    "delta": "delta of every site",
-    "ns": "N_s, the number of samples of every site",
-    "sites": "S, the number of sites (site s copies the base scenario's site (s - 1) mod S0)",
-    "c": "c, the number of colluding sites the CAPE design is robust to (design_collusion_robust)",
-}
-PARAMETER_LABELS = {"eps": "eps", "delta": "delta", "ns": "N_s", "sites": "S", "c": "c"}
-INTEGER_PARAMETERS = ("ns", "sites", "c")
-LOG_PARAMETERS = ("eps", "delta", "ns")
-DEFAULT_GRIDS = {"eps": (0.01, 0.1, 1.0, 10.0), "delta": (1e-4, 1e-3, 1e-2), "ns": (100, 1000, 4000)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Parameter:
+    """A parameter a sweep can vary: its ``name`` (``--vary``), ``label`` (tables, the grid's column), the
+    ``description`` (help texts), the figure's ``axis_title``, the ``words`` of computed sentences, whether its axis
+    is logarithmic and its values integers, and its default grid (None: computed from the scenario)."""
+
+    name: str
+    label: str
+    description: str
+    axis_title: str
+    words: str
+    log: bool
+    integer: bool
+    default_grid: tuple[float | int, ...] | None = None
+
+
+SWEPT: dict[str, Parameter] = {p.name: p for p in (
+    Parameter(name="eps", label="eps", description="eps of every site", axis_title="privacy parameter eps (every site)",
+              words="the privacy parameter eps", log=True, integer=False, default_grid=(0.01, 0.1, 1.0, 10.0)),
+    Parameter(name="delta", label="delta", description="delta of every site",
+              axis_title="privacy parameter delta (every site)", words="delta", log=True, integer=False,
+              default_grid=(1e-4, 1e-3, 1e-2)),
+    Parameter(name="ns", label="N_s", description="N_s, the number of samples of every site",
+              axis_title="samples per site N_s", words="the samples per site N_s", log=True, integer=True,
+              default_grid=(100, 1000, 4000)),
+    Parameter(name="sites", label="S", axis_title="number of sites S", words="the number of sites S", log=False,
+              integer=True, description="S, the number of sites (site s copies the base scenario's site (s - 1) "
+              "mod S0)"),
+    Parameter(name="c", label="c", axis_title="collusion bound c", words="the collusion bound c", log=False,
+              integer=True, description="c, the number of colluding sites the CAPE design is robust to "
+              "(design_collusion_robust)"),
+)}
+"""Every parameter a sweep can vary, defined once; the names below are views of it."""
+PARAMETERS: dict[str, str] = {name: p.description for name, p in SWEPT.items()}
+PARAMETER_LABELS: dict[str, str] = {name: p.label for name, p in SWEPT.items()}
+INTEGER_PARAMETERS = tuple(name for name, p in SWEPT.items() if p.integer)
+LOG_PARAMETERS = tuple(name for name, p in SWEPT.items() if p.log)
+DEFAULT_GRIDS = {name: p.default_grid for name, p in SWEPT.items() if p.default_grid is not None}
 
 
 def _set(obj: Any, name: str, value: Any) -> None:
