@@ -37,7 +37,7 @@ from pages.shared.navigation import start_page
 from pages.shared.story import breakdown_section, glossary_link, story_buttons
 from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error
 
-shared = start_page()
+scenario = start_page()
 
 RESULT_KEY, BREAKDOWN_KEY, STORY_KEY = "capepca_result", "capepca_breakdown", "pca_story"
 BREAKDOWN_RUNS = 3
@@ -130,7 +130,7 @@ restore_widgets(OPENING_WIDGETS, {"pca_data": DATA_CHOICES, "pca_site_mode": SIT
                                   "pca_calibration": CALIBRATIONS})
 st.session_state.setdefault(STORY_KEY, "opening")
 in_breakdown = st.session_state[STORY_KEY] == "breakdown"
-scenario_sidebar(shared)
+scenario_sidebar(scenario)
 
 st.title("capePCA: distributed private PCA")
 st.markdown(symbolic(OPENING.headline))
@@ -236,11 +236,12 @@ with sites_col:
     page_scenario: Scenario | None = None
     sites_msg = st.empty()
     if site_mode == "scenario":
-        page_scenario = shared
-        st.dataframe(pd.DataFrame({"site": shared.names, "N_s": shared.sizes, "ε": shared.eps,
-                                   "δ": shared.delta, "weight μ_s": shared.weights()}),
+        page_scenario = scenario
+        st.dataframe(pd.DataFrame({"site": scenario.names, "N_s": scenario.sizes, "ε": scenario.eps,
+                                   "δ": scenario.delta, "weight μ_s": scenario.weights()}),
                      hide_index=True, width="stretch")
-        st.caption(f"{shared.calibration} calibration, {shared.neighbouring} neighbours (from the shared scenario).")
+        st.caption(f"{scenario.calibration} calibration, {scenario.neighbouring} neighbours (from the shared "
+                   "scenario).")
     else:
         n_sites = st.number_input("Sites S", 1, 50, key="pca_sites", help="Number of equal sites.")
         site_size = st.number_input("Samples per site N_s", 1, 100_000, key="pca_site_size",
@@ -254,11 +255,11 @@ with sites_col:
                                    "for ε < 1.")
         try:
             page_scenario = equal_sites_scenario(int(n_sites), int(site_size), float(eps), float(delta),
-                                                 calibration=calibration, neighbouring=shared.neighbouring,
-                                                 seed=shared.seed)
+                                                 calibration=calibration, neighbouring=scenario.neighbouring,
+                                                 seed=scenario.seed)
         except InputError as exc:
             show_in(sites_msg, exc)
-        st.caption(f"{shared.neighbouring} neighbours (from the shared scenario).")
+        st.caption(f"{scenario.neighbouring} neighbours (from the shared scenario).")
 
 with run_col:
     st.subheader("Run")
@@ -269,7 +270,7 @@ with run_col:
     rank = st.number_input("DPdisPCA rank R (0 = K)", 0, 1000, 0, key="pca_rank",
                            help="Each DPdisPCA site sends its top-R partial square root; R must be ≥ K.")
     runs = st.number_input("Runs", 1, 100, key="pca_runs", help="Independent noise draws per algorithm.")
-    seed = st.number_input("Seed", 0, MAX_SEED, int(shared.seed), key="pca_seed",
+    seed = st.number_input("Seed", 0, MAX_SEED, int(scenario.seed), key="pca_seed",
                            help="Seeds the data generation, the split and every noise draw.")
     clicked = st.button("Run", type="primary", key="pca_run", width="stretch",
                         help="Prepare the sites and run every chosen algorithm.")

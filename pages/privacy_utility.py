@@ -50,7 +50,7 @@ from dpcore.workers import worker_count
 from pages.shared.navigation import start_page
 from pages.shared.widgets import scenario_sidebar, show_chart, show_error
 
-shared = start_page()
+scenario = start_page()
 
 JOB_KEY = "pu_job"
 POLL_SECONDS = 1.0
@@ -159,14 +159,14 @@ def show_stop_case(key: str) -> None:
         st.session_state.update(pu_mode="scenario", pu_family=case.data and "pca", pu_parameter=case.parameter,
                                 pu_dataset=case.data.dataset, pu_k=case.data.k, pu_dim=case.data.dim,
                                 pu_runs=case.runs, pu_algorithms_pca=list(case.algorithms), pu_autorun=True,
-                                **{f"pu_grid_{case.parameter}": fmt_grid(default_grid(case.parameter, shared))})
+                                **{f"pu_grid_{case.parameter}": fmt_grid(default_grid(case.parameter, scenario))})
 
 
 # ----------------------------------------------------------------------------------------------
 # Page
 # ----------------------------------------------------------------------------------------------
 
-scenario_sidebar(shared)
+scenario_sidebar(scenario)
 for widget, default in (("pu_preset", FIRST_FIGURE), ("pu_dataset", "digits"), ("pu_k", 10), ("pu_dim", 50),
                         ("pu_runs", 5)):
     st.session_state.setdefault(widget, default)
@@ -217,9 +217,9 @@ if mode == "preset":
                 st.markdown(symbolic(f"- **{p.figure}** {p.title}: {p.unavailable}"))
 else:
     st.caption(symbolic(
-        f"Base scenario: {shared.n_sites} sites (N_s = {fmt_grid(shared.sizes)}), eps = {fmt_grid(shared.eps)}, "
-        f"delta = {fmt_grid(shared.delta)}; {shared.calibration} calibration, {shared.neighbouring} neighbours. Edit "
-        "it on the Sites page."))
+        f"Base scenario: {scenario.n_sites} sites (N_s = {fmt_grid(scenario.sizes)}), eps = "
+        f"{fmt_grid(scenario.eps)}, delta = {fmt_grid(scenario.delta)}; {scenario.calibration} calibration, "
+        f"{scenario.neighbouring} neighbours. Edit it on the Sites page."))
     left, middle, right = st.columns(3, gap="medium")
     with left:
         family = st.radio("Algorithms", list(FAMILIES), format_func=lambda f: FAMILIES[f].label,
@@ -234,7 +234,7 @@ else:
             f"{PARAMETER_LABELS[p]}: {PARAMETERS[p]}"), key="pu_parameter",
                                  help=symbolic("Every other setting stays at the scenario's value; eps, delta and N_s "
                                                "are set on every site."))
-        st.session_state.setdefault(f"pu_grid_{parameter}", fmt_grid(default_grid(parameter, shared)))
+        st.session_state.setdefault(f"pu_grid_{parameter}", fmt_grid(default_grid(parameter, scenario)))
         grid_text = st.text_input(symbolic(f"Values of {PARAMETER_LABELS[parameter]}"), key=f"pu_grid_{parameter}",
                                   help=symbolic("Numbers separated by commas (1e-3 allowed); sorted ascending. "
                                                 "eps > 0, 0 < delta < 1, N_s ≥ 1, S ≥ 2, 0 ≤ c ≤ S - 1."))
@@ -249,12 +249,12 @@ else:
         alg_slot = st.empty()
         runs = st.number_input("Runs R", 1, 200, key="pu_runs", help="Independent repetitions per value; the "
                                "interval narrows as 1/√R.")
-        seed = st.number_input("Seed", 0, MAX_SEED, int(shared.seed), key="pu_seed",
+        seed = st.number_input("Seed", 0, MAX_SEED, int(scenario.seed), key="pu_seed",
                                help="Seeds data, split and every noise draw: the same seed gives the same table.")
     if data is not None:
         try:
             grid = parse_grid(grid_text, parameter)
-            spec = SweepSpec(family=family, parameter=parameter, grid=grid, algorithms=tuple(chosen), scenario=shared,
+            spec = SweepSpec(family=family, parameter=parameter, grid=grid, algorithms=tuple(chosen), scenario=scenario,
                              data=data, runs=int(runs), seed=int(seed))
             designs_ok(spec.to_json())
         except InputError as exc:

@@ -35,9 +35,8 @@ from .presets import get_preset, preset_names
 from .results import SweepResult, summarise_table, to_table
 from .spec import SweepSpec
 
-__all__ = ["FIRST_FIGURE", "MANIFEST_NAME", "STORED_DIR", "StoredResult", "clear_stored", "estimate_seconds",
-           "run_seconds", "stored_dir",
-           "stored_entry", "stored_file_name", "stored_names", "stored_result", "stored_status"]
+__all__ = ["FIRST_FIGURE", "MANIFEST_NAME", "STORED_DIR", "StoredResult", "estimate_seconds", "run_seconds",
+           "stored_dir", "stored_entry", "stored_file_name", "stored_result", "stored_status"]
 
 STORED_DIR = "data/presets"
 """Where the stored results live, relative to the repository root (``presets`` under each data directory of
@@ -72,11 +71,6 @@ def _manifest() -> dict[str, Any]:
 def stored_entry(name: str) -> dict[str, Any] | None:
     """The manifest's record of preset ``name`` (command, seed, runs, version, commit, machine, seconds, ...)."""
     return _manifest()["presets"].get(name)
-
-
-def stored_names() -> list[str]:
-    """Presets with a usable stored result, in the paper's order."""
-    return [n for n in preset_names(available_only=True) if stored_status(n) is None]
 
 
 def stored_status(name: str) -> str | None:
@@ -172,7 +166,3 @@ def estimate_seconds(spec: SweepSpec, workers: int) -> tuple[float, str] | None:
     return None
 
 
-def clear_stored() -> None:
-    """Forget the manifest and the tables read (tests, or after the generation wrote new files)."""
-    _manifest.cache_clear()
-    _load.cache_clear()

@@ -16,16 +16,14 @@ from ..tensor.online import (
     OnlineOracle,
     doc_lengths,
     doc_pieces,
-    online_tensor_power_method,
     p3_contractions,
     streaming_whitening,
     weighted_q_u,
 )
-from ..tensor.power import PowerResult
 from ..tensor.whitening import Whitening
 from .moments import coefficients, lda_m2_matvec, prepare_counts
 
-__all__ = ["lda_oracle", "lda_streaming_whitening", "online_lda_power"]
+__all__ = ["lda_oracle", "lda_streaming_whitening"]
 
 
 def lda_oracle(counts: object, w: np.ndarray, alpha0: float) -> OnlineOracle:  # long: the oracle and its finish
@@ -89,10 +87,3 @@ def lda_streaming_whitening(counts: object, k: int, alpha0: float) -> Whitening:
     return streaming_whitening(lda_m2_matvec(c, alpha0), c.shape[1], k)
 
 
-def online_lda_power(counts: sp.csr_matrix, alpha0: float, k: int, rng: np.random.Generator, *, n_restarts: int,
-                     n_iter: int) -> tuple[Whitening, PowerResult]:
-    """The whole memory-light path: streamed whitening, then the online tensor power method on the LDA oracle."""
-    whitening = lda_streaming_whitening(counts, k, alpha0)
-    power = online_tensor_power_method(lda_oracle(counts, whitening.w, alpha0), rng, n_restarts=n_restarts,
-                                       n_iter=n_iter)
-    return whitening, power

@@ -34,7 +34,7 @@ from ..scenario import Scenario
 from ..validation import InputError, check_choice
 from .moments import MomentSite, StmSite
 from .multilinear import multilinear, symmetrize
-from .projected_noise import published_factor
+from .projected_noise import published_factor, published_projected_tensor
 
 __all__ = ["BLOCK_UNIQUE", "M3_NOISE", "M3Noise", "StageMessages", "StageNoise", "cape_stage_noise", "check_m3_law",
            "m3_noise_size", "m3_noise_tensor", "release_m2", "release_m3"]
@@ -255,7 +255,7 @@ def _m3_shaper(law: str, path: str, dim: int, w: np.ndarray) -> Callable[[np.nda
     k = w.shape[1]
     if path == "projected" and law == "published":
         factor = published_factor(w)  # F F^T = Cov of the unique entries of P(W, W, W)
-        return lambda row: symmetric_tensor(factor @ row, k)
+        return lambda row: published_projected_tensor(row, factor, k)
     if path == "projected":
         r = np.linalg.qr(w, mode="r")  # R^T R = W^T W
         return lambda row: math.sqrt(6.0) * symmetrize(multilinear(row.reshape(k, k, k), r))

@@ -11,14 +11,9 @@ from ..budget import CONFIGURATIONS, edge_budgets
 from ..configurations import run_configuration_unchecked
 from ..problem import LdaResult
 
-__all__ = ["ENTRIES", "configuration_of"]
+__all__ = ["ENTRIES"]
 
 _NAMES = {"1": (1, "local"), "2": (2, "local"), "2ptr": (2, "ptr"), "3": (3, "local"), "4": (4, "local")}
-
-
-def configuration_of(name: str) -> tuple[int, str]:
-    """(configuration number, privacy mode) of a table entry "1", "2", "2ptr", "3" or "4"."""
-    return _NAMES[name]
 
 
 def _configuration(ctx: RunContext) -> LdaResult:

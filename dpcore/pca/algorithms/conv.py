@@ -9,7 +9,7 @@ from ...family import Algorithm, Sizes
 from ..problem import PcaPrivacy, PcaProblem, check_pair
 from ..result import PcaResult, decompose
 
-__all__ = ["ENTRIES", "conv_pca", "conventional_release", "conventional_releases"]
+__all__ = ["ENTRIES", "conv_pca", "conventional_release"]
 
 
 def conventional_release(problem: PcaProblem, privacy: PcaPrivacy, rng: np.random.Generator, site: int) -> np.ndarray:
@@ -19,11 +19,6 @@ def conventional_release(problem: PcaProblem, privacy: PcaPrivacy, rng: np.rando
     z *= privacy.tau[site]
     z += problem.site_moments[site]
     return z
-
-
-def conventional_releases(problem: PcaProblem, privacy: PcaPrivacy, rng: np.random.Generator) -> np.ndarray:
-    """A_s + G_s for every site, (S, D(D+1)/2): standard normals drawn site by site, scaled by tau_s."""
-    return np.stack([conventional_release(problem, privacy, rng, s) for s in range(problem.n_sites)])
 
 
 def communication(sizes: Sizes) -> int:
