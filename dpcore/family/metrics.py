@@ -4,7 +4,7 @@ shown anywhere (command line, figures, computed sentences, pages) is read from i
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 __all__ = ["Metric", "metric_table"]
@@ -13,14 +13,17 @@ __all__ = ["Metric", "metric_table"]
 @dataclass(frozen=True, kw_only=True)
 class Metric:
     """One metric: ``name`` (the key in every table and result), ``label`` (axis and column titles), ``words`` (in
-    computed sentences: "the mean <words>"), ``description`` (the definition, for help texts) and whether a higher
-    value is better."""
+    computed sentences: "the mean <words>"), ``description`` (the definition, for help texts), whether a higher
+    value is better, and ``compute``, the family's function that evaluates it (its arguments are the family's:
+    PCA ``(problem, subspace)``, OTD ``(components, weights, reference_components, reference_weights)``; None where
+    the family computes it in its comparison, as LDA's topic error)."""
 
     name: str
     label: str
     words: str
     description: str
     higher_is_better: bool
+    compute: Callable[..., float] | None = None
 
 
 def metric_table(metrics: Iterable[Metric]) -> dict[str, Metric]:

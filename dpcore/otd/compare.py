@@ -27,14 +27,29 @@ __all__ = ["AlgorithmRun", "OtdComparison", "compare_algorithms"]
 
 @dataclass(frozen=True, kw_only=True)
 class AlgorithmRun:
-    """One algorithm in one run: metrics, or the whitening failure that stopped it."""
+    """One algorithm in one run: every metric of :data:`~dpcore.otd.evaluation.METRICS` by name, or the whitening
+    failure that stopped it (``metrics`` empty)."""
 
     run: int
     algorithm: str
-    q_comp: float | None
-    weight_error: float | None
-    q_comp_normalised: float | None = None
+    metrics: dict[str, float] = field(default_factory=dict)
     error: str | None = None
+
+    def metric(self, name: str) -> float | None:
+        """The metric ``name`` (None when the run failed)."""
+        return self.metrics.get(name)
+
+    @property
+    def q_comp(self) -> float | None:
+        return self.metric("q_comp")
+
+    @property
+    def q_comp_normalised(self) -> float | None:
+        return self.metric("q_comp_normalised")
+
+    @property
+    def weight_error(self) -> float | None:
+        return self.metric("weight_error")
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -94,7 +109,7 @@ def _summaries(algorithms: Sequence[str], records: list[AlgorithmRun]) -> tuple[
         mine = [r for r in records if r.algorithm == alg]
         ok = [r for r in mine if r.error is None]
         for metric in METRICS:
-            out.append(summarise_values(alg, metric, [getattr(r, metric) for r in ok], len(mine) - len(ok)))
+            out.append(summarise_values(alg, metric, [r.metrics[metric] for r in ok], len(mine) - len(ok)))
     return tuple(out)
 
 
@@ -247,12 +262,11 @@ def _compare_run(shared: _Shared, run: int, tick: Callable[[str], bool]) -> _Run
         try:
             dec = run_algorithm(entry, problem, shared.scenario, shared.settings, rng, path=shared.path)
         except WhiteningError as exc:
-            records.append(AlgorithmRun(run=run, algorithm=name, q_comp=None, weight_error=None, error=str(exc)))
+            records.append(AlgorithmRun(run=run, algorithm=name, error=str(exc)))
             failures[name] = str(exc)
         else:
             m = evaluate_metrics(dec.components, dec.weights, shared.reference.components, shared.reference.weights)
-            records.append(AlgorithmRun(run=run, algorithm=name, q_comp=m["q_comp"], weight_error=m["weight_error"],
-                                        q_comp_normalised=m["q_comp_normalised"]))
+            records.append(AlgorithmRun(run=run, algorithm=name, metrics=m))
             decompositions[name] = dec
 
     if each_algorithm(ALGORITHMS, shared.names, run, shared.runs, tick, one) is None:

@@ -51,7 +51,7 @@ class PcaComparison:
         rows = []
         for algorithm, results in self.results.items():
             for run, r in enumerate(results):
-                rows.append({"algorithm": algorithm, "run": run, **{m: float(getattr(r, m)) for m in METRICS},
+                rows.append({"algorithm": algorithm, "run": run, **{m: float(r.metric(m)) for m in METRICS},
                              "numbers_sent": r.communication})
         return rows
 
@@ -67,7 +67,7 @@ def _csv(headers: list[str], rows: list[dict[str, Any]]) -> str:
 
 def summarise(results: dict[str, list[PcaResult]]) -> list[MetricSummary]:
     """Mean and std over runs of every metric (:data:`~dpcore.pca.metrics.METRICS`) for every algorithm."""
-    return [summarise_values(algorithm, metric, [getattr(r, metric) for r in runs])
+    return [summarise_values(algorithm, metric, [r.metrics[metric] for r in runs])
             for algorithm, runs in results.items() for metric in METRICS]
 
 

@@ -235,7 +235,7 @@ def run(prepared: Any, spec: Any, run_index: int, tick: Callable[[str], bool]) -
             except _ReplayMismatch:  # pragma: no cover - the designs of one sweep share their shapes
                 fresh = run_rng(spec.seed, run_index, algorithm, "pca")
                 result = run_algorithm(entry, point.problem, point.privacy, fresh, rank=rank)
-            metrics = {m: float(getattr(result, m)) for m in spec.metrics}
+            metrics = {m: float(result.metrics[m]) for m in spec.metrics}
             targets = prepared.points if algorithm in prepared.invariant else (point,)
             for target in targets:
                 rows.extend(result_rows(spec, target.value, algorithm, run_index, metrics, "ok"))
