@@ -27,6 +27,7 @@ from ..limits import (
 from ..otd import (
     ALGORITHMS,
     DEFAULT_SIGMA2,
+    METRICS,
     MODELS,
     TRUTHS,
     OtdSettings,
@@ -208,10 +209,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"q_comp (ours), q_comp of unit-length components (the paper's) and weight error against {reference}")
     rows = []
     for alg in result.algorithms:
-        q, u, w = (result.summary(alg, m) for m in ("q_comp", "q_comp_normalised", "weight_error"))
-        rows.append([ALGORITHMS[alg].title, fmt(q.mean), fmt(q.std), fmt(u.mean), fmt(u.std), fmt(w.mean),
-                     fmt(w.std), q.runs, q.failed])
-    print(table(["algorithm", "q_comp", "std", "q_comp unit", "std", "weight error", "std", "runs", "failed"], rows))
+        summaries = [result.summary(alg, m) for m in METRICS]
+        rows.append([ALGORITHMS[alg].title, *(fmt(v) for s in summaries for v in (s.mean, s.std)),
+                     summaries[0].runs, summaries[0].failed])
+    print(table(["algorithm", *(t for m in METRICS.values() for t in (m.column, "std")), "runs", "failed"], rows))
     for alg, message in result.failures.items():
         say(f"{ALGORITHMS[alg].title}: {message}")
     return 0

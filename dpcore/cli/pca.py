@@ -232,5 +232,5 @@ def run(args: argparse.Namespace) -> int:
             row.append(f"{fmt(m.mean)} ± {fmt(m.std, 2)}")
         row.append(comparison.communication[algorithm])
         rows.append(row)
-    print(table(["algorithm", "captured_energy", "captured_energy_ratio", "subspace_distance", "numbers sent"], rows))
+    print(table(["algorithm", *(m.column for m in METRICS.values()), "numbers sent"], rows))
     return 0

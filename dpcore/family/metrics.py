@@ -16,7 +16,8 @@ class Metric:
     computed sentences: "the mean <words>"), ``description`` (the definition, for help texts), whether a higher
     value is better, and ``compute``, the family's function that evaluates it (its arguments are the family's:
     PCA ``(problem, subspace)``, OTD ``(components, weights, reference_components, reference_weights)``; None where
-    the family computes it in its comparison, as LDA's topic error)."""
+    the family computes it in its comparison, as LDA's topic error); ``column``: its short column title in the
+    command line's tables (default: the name)."""
 
     name: str
     label: str
@@ -24,6 +25,11 @@ class Metric:
     description: str
     higher_is_better: bool
     compute: Callable[..., float] | None = None
+    column: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.column:
+            object.__setattr__(self, "column", self.name)
 
 
 def metric_table(metrics: Iterable[Metric]) -> dict[str, Metric]:

@@ -49,10 +49,12 @@ METRICS: dict[str, Metric] = metric_table((
     Metric(name="q_comp_normalised", label="q_comp of unit-length components (the paper's)", higher_is_better=False,
            words="component error of unit-length components",
            description="the paper's q_comp: the same distance between unit-length components (lower is better)",
+           column="q_comp unit",
            compute=lambda components, weights, ref_components, ref_weights: q_comp_normalised(components,
                                                                                              ref_components)),
     Metric(name="weight_error", label="weight error", words="weight error", higher_is_better=False,
-           description="weight error (1/K) sum_k |w_hat_k - w_m(k)| (lower is better)", compute=weight_error),
+           description="weight error (1/K) sum_k |w_hat_k - w_m(k)| (lower is better)", compute=weight_error,
+           column="weight error"),
 ))
 """Every OTD metric, in the order tables show them, each ``compute(components, weights, reference_components,
 reference_weights)``."""
