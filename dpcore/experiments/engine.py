@@ -40,6 +40,7 @@ from collections.abc import Callable, Sequence
 
 import pandas as pd
 
+from ..family import progress_tick
 from ..validation import InputError
 from ..workers import run_tasks
 from .families import FAMILIES, algorithm_table
@@ -82,16 +83,7 @@ def sweep_runs(spec: SweepSpec, runs: Sequence[int] | range | None = None, *, pr
         if table[name].dense_only and plan.path != "dense":
             raise InputError(f"{name.upper()} needs the dense path, but D = {spec.data.dim} runs on the projected "
                              f"path. Drop {name} or use a smaller D.", "algorithms")
-    total = _steps_per_run(plan, spec) * len(runs)
-    done = 0
-
-    def tick(label: str) -> bool:
-        nonlocal done
-        done += 1
-        if progress is not None:
-            progress(done, total, label)
-        return should_stop is not None and bool(should_stop())
-
+    tick = progress_tick(_steps_per_run(plan, spec) * len(runs), progress, should_stop)
     finished, _ = run_tasks(_sweep_task, (plan, spec), runs, workers=workers, tick=tick)
     rows: list[tuple] = []
     for index in sorted(finished):

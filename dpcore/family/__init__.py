@@ -13,11 +13,11 @@ The tables themselves are collected by :mod:`dpcore.registry`. Imports the botto
 designs of a sweep's grid points).
 """
 
-from .compare import Progress, ShouldStop, check_runs, each_algorithm, run_comparison, stop_note
+from .compare import Progress, ShouldStop, check_runs, each_algorithm, progress_tick, run_comparison, stop_note
 from .descriptor import Family
 from .entry import GUARANTEES, Algorithm, RunContext, Runner, Sizes
 from .metrics import Metric, metric_table
-from .sweep import FamilyPlan, FamilySweep, GridPoint, grid_design, result_rows
+from .sweep import FamilyPlan, FamilySweep, GridPoint, grid_design, result_rows, sweep_points
 
 __all__ = [
     "GUARANTEES",
@@ -36,7 +36,9 @@ __all__ = [
     "each_algorithm",
     "grid_design",
     "metric_table",
+    "progress_tick",
     "result_rows",
     "run_comparison",
     "stop_note",
+    "sweep_points",
 ]

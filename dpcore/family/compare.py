@@ -20,7 +20,7 @@ from ..validation import InputError, check_int_range, check_seed
 from ..workers import Task, Tick, run_tasks
 from .entry import Algorithm
 
-__all__ = ["Progress", "ShouldStop", "check_runs", "each_algorithm", "run_comparison", "stop_note"]
+__all__ = ["Progress", "ShouldStop", "check_runs", "each_algorithm", "progress_tick", "run_comparison", "stop_note"]
 
 Progress = Callable[[int, int, str], None]
 """``progress(done, total, label)``: called in the calling process after every step."""
@@ -47,14 +47,9 @@ def each_algorithm(table: Mapping[str, Algorithm], names: Sequence[str], run: in
     return out
 
 
-def run_comparison(task: Task, shared: Any, runs: int, steps_per_run: int, *, progress: Progress | None = None,
-                   should_stop: ShouldStop | None = None, workers: int | None = None) -> tuple[list[Any], bool]:
-    """Run ``task(shared, run, tick)`` for runs 0..R-1 in :func:`dpcore.workers.worker_count` processes.
-
-    Returns (the finished runs' results in run order, stopped). ``progress(done, total, label)`` is called after each
-    of the ``runs * steps_per_run`` steps and ``should_stop()`` as often; a comparison stopped before its first run
-    finished is an InputError."""
-    total = runs * steps_per_run
+def progress_tick(total: int, progress: Progress | None, should_stop: ShouldStop | None) -> Tick:
+    """The ``tick`` of :func:`dpcore.workers.run_tasks` for ``total`` steps: counts them, calls
+    ``progress(done, total, label)`` after each and returns ``should_stop()`` (comparisons and sweeps)."""
     done = 0
 
     def tick(label: str) -> bool:
@@ -64,6 +59,17 @@ def run_comparison(task: Task, shared: Any, runs: int, steps_per_run: int, *, pr
             progress(done, total, label)
         return should_stop is not None and bool(should_stop())
 
+    return tick
+
+
+def run_comparison(task: Task, shared: Any, runs: int, steps_per_run: int, *, progress: Progress | None = None,
+                   should_stop: ShouldStop | None = None, workers: int | None = None) -> tuple[list[Any], bool]:
+    """Run ``task(shared, run, tick)`` for runs 0..R-1 in :func:`dpcore.workers.worker_count` processes.
+
+    Returns (the finished runs' results in run order, stopped). ``progress(done, total, label)`` is called after each
+    of the ``runs * steps_per_run`` steps and ``should_stop()`` as often; a comparison stopped before its first run
+    finished is an InputError."""
+    tick = progress_tick(runs * steps_per_run, progress, should_stop)
     finished, stopped = run_tasks(task, shared, list(range(runs)), workers=workers, tick=tick)
     if not finished:
         raise InputError("the comparison was stopped before its first run finished", "runs")

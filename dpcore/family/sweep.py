@@ -18,9 +18,10 @@ import numpy as np
 
 from ..cape import NoiseDesign, scenario_budgets, solve_collusion_robust, solve_general
 from ..scenario import Scenario
+from ..seeding import run_rng
 from ..validation import InputError
 
-__all__ = ["FamilyPlan", "FamilySweep", "GridPoint", "grid_design", "result_rows"]
+__all__ = ["FamilyPlan", "FamilySweep", "GridPoint", "grid_design", "result_rows", "sweep_points"]
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -87,3 +88,25 @@ def result_rows(spec: Any, value: float | int, algorithm: str, run: int, metrics
     result, status) for every metric of the family (NaN where the run has none)."""
     return [(spec.parameter, float(value), algorithm, run, m, np.nan if metrics.get(m) is None else metrics[m],
              status) for m in spec.metrics]
+
+
+def sweep_points(prepared: Any, spec: Any, table: Mapping[str, Any], family: str, run_index: int,
+                 tick: Callable[[str], bool],
+                 evaluate: Callable[[Any, int, np.random.Generator], tuple[Mapping[str, float | None], str]],
+                 ) -> list[tuple] | None:
+    """One run of every algorithm at every grid point: ``evaluate(entry, point_index, rng)`` gives the metrics and the
+    status of one algorithm at one point, each on its stream :func:`dpcore.seeding.run_rng` (seed, run, name,
+    ``family``); an algorithm that cannot change along the parameter runs at the first point and its rows repeat at
+    every point. ``tick`` after each; None when it asks to stop."""
+    rows: list[tuple] = []
+    for algorithm in spec.algorithms:  # names checked by SweepSpec: the entries below are trusted
+        entry = table[algorithm]
+        indices = [0] if algorithm in prepared.invariant else range(len(prepared.points))
+        for i in indices:
+            point = prepared.points[i]
+            metrics, status = evaluate(entry, i, run_rng(spec.seed, run_index, algorithm, family))
+            for target in prepared.points if algorithm in prepared.invariant else (point,):
+                rows.extend(result_rows(spec, target.value, algorithm, run_index, metrics, status))
+            if tick(f"run {run_index + 1}/{spec.runs}, {spec.label} = {point.value:g}: {entry.title}"):
+                return None
+    return rows

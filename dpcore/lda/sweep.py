@@ -16,10 +16,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..cape import stage_taus as cape_stage_taus
-from ..family import FamilyPlan, FamilySweep, GridPoint, result_rows
+from ..family import FamilyPlan, FamilySweep, GridPoint, sweep_points
 from ..limits import MAX_LDA_DOCUMENTS, MAX_LDA_WORDS
 from ..scenario import Scenario
-from ..seeding import LDA_MODEL_STREAM, data_rng, run_rng, stream_rng
+from ..seeding import LDA_MODEL_STREAM, data_rng, stream_rng
 from ..tensor import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, WhiteningError
 from ..validation import InputError
 from .problem import LdaProblem, LdaSettings, LdaSpec, synthetic_lda_problem
@@ -139,29 +139,18 @@ def run(prepared: Any, spec: Any, run_index: int, tick: Callable[[str], bool]) -
     """One run: a fresh corpus, every algorithm at every grid point, the topic error against the true topics (an
     unusable configuration is counted, not averaged in); None when ``tick`` asks to stop."""
     problems = _problems(prepared, spec, run_index)
-    rows: list[tuple] = []
-    for algorithm in spec.algorithms:  # names checked by SweepSpec: the entries below are trusted
-        entry = ALGORITHMS[algorithm]
-        indices = [0] if algorithm in prepared.invariant else range(len(prepared.points))
-        for i in indices:
-            point = prepared.points[i]
-            rng = run_rng(spec.seed, run_index, algorithm, "lda")
-            try:
-                res = run_algorithm(entry, problems[i], point.scenario, point.settings, rng, path=prepared.path)
-            except WhiteningError:
-                metrics: dict[str, float | None] = {}
-                status = "whitening failed"
-            else:
-                if res.usable:
-                    metrics, status = {"topic_error": topic_error(res.topics, prepared.model.topics)}, "ok"
-                else:
-                    metrics, status = {}, "unusable"
-            targets = prepared.points if algorithm in prepared.invariant else (point,)
-            for target in targets:
-                rows.extend(result_rows(spec, target.value, algorithm, run_index, metrics, status))
-            if tick(f"run {run_index + 1}/{spec.runs}, {spec.label} = {point.value:g}: {entry.title}"):
-                return None
-    return rows
+
+    def evaluate(entry: Any, i: int, rng: np.random.Generator) -> tuple[dict, str]:
+        point = prepared.points[i]
+        try:
+            res = run_algorithm(entry, problems[i], point.scenario, point.settings, rng, path=prepared.path)
+        except WhiteningError:
+            return {}, "whitening failed"
+        if not res.usable:
+            return {}, "unusable"
+        return {"topic_error": topic_error(res.topics, prepared.model.topics)}, "ok"
+
+    return sweep_points(prepared, spec, ALGORITHMS, "lda", run_index, tick, evaluate)
 
 
 def notes(data: LdaData, algorithms: Sequence[str]) -> tuple[str, ...]:

@@ -15,10 +15,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..cape import stage_taus as cape_stage_taus
-from ..family import FamilyPlan, FamilySweep, GridPoint, result_rows
+from ..family import FamilyPlan, FamilySweep, GridPoint, sweep_points
 from ..limits import MAX_OTD_SAMPLES
 from ..scenario import Scenario
-from ..seeding import OTD_MODEL_STREAM, data_rng, run_rng, stream_rng
+from ..seeding import OTD_MODEL_STREAM, data_rng, stream_rng
 from ..tensor import (
     DEFAULT_ITERATIONS,
     DEFAULT_RESTARTS,
@@ -174,27 +174,16 @@ def run(prepared: Any, spec: Any, run_index: int, tick: Callable[[str], bool]) -
     base = synthetic_problem(prepared.model, prepared.sizes_max, data_rng(spec.seed, run_index), data.estimator)
     problems = [_slice_problem(base, spec.parameter, p.value) for p in prepared.points]
     truth = prepared.model
-    rows: list[tuple] = []
-    for algorithm in spec.algorithms:  # names checked by SweepSpec: the entries below are trusted
-        entry = ALGORITHMS[algorithm]
-        indices = [0] if algorithm in prepared.invariant else range(len(prepared.points))
-        for i in indices:
-            point = prepared.points[i]
-            rng = run_rng(spec.seed, run_index, algorithm, "otd")
-            try:
-                dec = run_algorithm(entry, problems[i], point.scenario, point.settings, rng, path=prepared.path)
-            except WhiteningError:
-                metrics: dict[str, float | None] = {}
-                status = "whitening failed"
-            else:
-                metrics = evaluate_metrics(dec.components, dec.weights, truth.components, truth.weights)
-                status = "ok"
-            targets = prepared.points if algorithm in prepared.invariant else (point,)
-            for target in targets:
-                rows.extend(result_rows(spec, target.value, algorithm, run_index, metrics, status))
-            if tick(f"run {run_index + 1}/{spec.runs}, {spec.label} = {point.value:g}: {entry.title}"):
-                return None
-    return rows
+
+    def evaluate(entry: Any, i: int, rng: np.random.Generator) -> tuple[dict, str]:
+        point = prepared.points[i]
+        try:
+            dec = run_algorithm(entry, problems[i], point.scenario, point.settings, rng, path=prepared.path)
+        except WhiteningError:
+            return {}, "whitening failed"
+        return evaluate_metrics(dec.components, dec.weights, truth.components, truth.weights), "ok"
+
+    return sweep_points(prepared, spec, ALGORITHMS, "otd", run_index, tick, evaluate)
 
 
 def notes(data: OtdData, algorithms: Sequence[str]) -> tuple[str, ...]:
