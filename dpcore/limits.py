@@ -48,15 +48,24 @@ MAX_NUMBER_CHARS = 100
 """Longest number literal in a JSON input (no integers of thousands of digits)."""
 
 # --- uploads ---------------------------------------------------------------------------------------------------
-MAX_UPLOAD_BYTES = 64 * 1024 * 1024
-"""Largest accepted numeric CSV (after decompression) or OTD data file, in bytes. The dashboard's server refuses
-larger uploads (``.streamlit/config.toml``, server.maxUploadSize in MB)."""
+MB = 1_000_000
+"""One megabyte, the unit of every size limit a user sees (10^6 bytes): the browser's file uploader counts
+Streamlit's ``server.maxUploadSize`` in these units, and so do the messages (:func:`dpcore.textio.size_text`)."""
+MAX_UPLOAD_MB = 64
+"""Largest upload in MB: ``server.maxUploadSize`` in ``.streamlit/config.toml`` (tests/test_hostile_surfaces.py
+reads it and compares)."""
+MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * MB
+"""Largest accepted numeric CSV (after decompression) or OTD data file, in bytes: exactly what the browser lets
+through (``server.maxUploadSize`` = MAX_UPLOAD_MB)."""
+MAX_DATA_MAGNITUDE = 1e100
+"""Largest magnitude of a value of uploaded data (CSV cells, MOG samples): squares summed over 20,000 features or
+5,000,000 samples stay far below the float64 maximum (1.8e308), so norms, covariances and moments never overflow."""
 MAX_UPLOAD_CELLS = 5_000_000
 """Largest accepted number of CSV cells (rows x columns, label column included)."""
 MAX_UPLOAD_COLUMNS = 20_000
 """Columns of a CSV (features, or words of a count table: MAX_VOCABULARY); counted on the first line before
 anything is parsed."""
-MAX_TEXT_BYTES = 32 * 1024 * 1024
+MAX_TEXT_BYTES = 32 * MB
 """Largest uploaded text corpus or vocabulary file."""
 MAX_DOCUMENTS = 500_000
 """Documents in one uploaded corpus."""

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .limits import MAX_JSON_DEPTH, MAX_NUMBER_CHARS
+from .limits import MAX_JSON_DEPTH, MAX_NUMBER_CHARS, MB
 from .validation import InputError
 
 __all__ = ["decode_text", "json_depth", "load_json", "printable", "read_file", "size_text", "values_text"]
@@ -36,8 +36,9 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def size_text(n: int) -> str:
-    """A byte count for messages: '64.0 MB' from one megabyte on, else '1,000 bytes'."""
-    return f"{n / 2**20:.1f} MB" if n >= 2**20 else f"{n:,} bytes"
+    """A byte count for messages in the browser's unit: '64.0 MB' (MB = 10^6 bytes, :data:`~dpcore.limits.MB`) from
+    one megabyte on, else '1,000 bytes'."""
+    return f"{n / MB:,.1f} MB" if n >= MB else f"{n:,} bytes"
 
 
 LISTED_VALUES = 8

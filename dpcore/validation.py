@@ -22,6 +22,7 @@ __all__ = [
     "check_epsilon",
     "check_finite_array",
     "check_int_range",
+    "check_magnitude",
     "check_positive",
     "check_positive_int",
     "check_probability_vector",
@@ -174,6 +175,17 @@ def check_finite_array(array: object, name: str) -> np.ndarray:
     if not np.all(np.isfinite(a)):
         bad = int(np.size(a) - np.count_nonzero(np.isfinite(a)))
         raise InputError(f"{name} contains {bad} NaN or infinite value(s); only finite numbers are allowed", name)
+    return a
+
+
+def check_magnitude(array: np.ndarray, name: str, limit: float) -> np.ndarray:
+    """A finite numeric array whose entries are at most ``limit`` in magnitude (e.g.
+    :data:`~dpcore.limits.MAX_DATA_MAGNITUDE`: sums of squares then cannot overflow)."""
+    a = check_finite_array(array, name)
+    largest = float(np.max(np.abs(a))) if a.size else 0.0
+    if largest > limit:
+        raise InputError(f"{name}: a value of {largest:g} is larger in magnitude than {limit:g}, the largest allowed "
+                         "(its square would overflow in the sums); rescale the data", name)
     return a
 
 

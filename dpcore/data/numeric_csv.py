@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..limits import MAX_UPLOAD_BYTES, MAX_UPLOAD_CELLS, MAX_UPLOAD_COLUMNS
+from ..limits import MAX_DATA_MAGNITUDE, MAX_UPLOAD_BYTES, MAX_UPLOAD_CELLS, MAX_UPLOAD_COLUMNS
 from ..textio import decode_text, size_text
 from ..validation import InputError, check_positive_int
 
@@ -111,6 +111,8 @@ def _cell_problem(cell: str) -> str:
         pass
     if number is not None and math.isinf(number):
         return f"is {text!r}, which is infinite or too large for a floating-point number"
+    if number is not None and abs(number) > MAX_DATA_MAGNITUDE:
+        return f"is {number:g}, larger in magnitude than {MAX_DATA_MAGNITUDE:g}"
     shown = text if len(text) <= 30 else text[:27] + "..."
     return f"is the text {shown!r}, not a number"
 
@@ -282,7 +284,8 @@ def _feature_values(frame: pd.DataFrame, feature_index: list[int]) -> tuple[np.n
         else:
             numbers, cells = _column_numbers(frame.iloc[:, j])
             values[:, out] = numbers
-        bad = ~np.isfinite(numbers)
+        with np.errstate(invalid="ignore"):
+            bad = ~(np.abs(numbers) <= MAX_DATA_MAGNITUDE)  # NaN, infinite, or too large to square and sum
         if bad.any():
             n_bad += int(bad.sum())
             first = int(np.argmax(bad))
@@ -299,9 +302,12 @@ def _bad_cell_error(bad: _BadCell, offset: int, columns: list[str], header: bool
         hint = "; if the first row is a header, say so (header=True)"
     elif "text" in bad.problem and not has_label:
         hint = "; a text column holding labels can be excluded as the label column"
+    allowed = (f"numbers up to {MAX_DATA_MAGNITUDE:g} in magnitude are allowed (their squares must sum without "
+               "overflow): rescale the data" if "magnitude" in bad.problem
+               else "only finite numbers are allowed outside the label column")
     return InputError(
-        f"row {bad.row + offset}, {_column_label(bad.column, columns, header)} {bad.problem}{more}; only finite "
-        f"numbers are allowed outside the label column{hint}", "file"
+        f"row {bad.row + offset}, {_column_label(bad.column, columns, header)} {bad.problem}{more}; {allowed}{hint}",
+        "file"
     )
 
 

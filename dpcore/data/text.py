@@ -26,7 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..limits import MAX_DOCUMENTS, MAX_TEXT_BYTES, MAX_VOCABULARY
-from ..textio import decode_text
+from ..textio import decode_text, size_text
 from ..validation import InputError, check_positive_int
 from .numeric_csv import parse_numeric_csv
 
@@ -53,12 +53,12 @@ def _text(content: bytes | str, what: str, max_bytes: int = MAX_TEXT_BYTES) -> s
     if isinstance(content, str):
         raw_size = len(content.encode("utf-8", errors="replace"))
         if raw_size > max_bytes:
-            raise InputError(f"the {what} is {raw_size / 2**20:.1f} MB, more than the limit of "
-                             f"{max_bytes / 2**20:.0f} MB", "file")
+            raise InputError(f"the {what} is {size_text(raw_size)}, more than the limit of {size_text(max_bytes)}",
+                             "file")
         return content
     raw = bytes(content)
     if len(raw) > max_bytes:
-        raise InputError(f"the {what} is {len(raw) / 2**20:.1f} MB, more than the limit of {max_bytes / 2**20:.0f} MB",
+        raise InputError(f"the {what} is {size_text(len(raw))}, more than the limit of {size_text(max_bytes)}",
                          "file")
     if not raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) and b"\x00" in raw[:4096]:
         raise InputError(f"the {what} is binary; upload plain UTF-8 text", "file")

@@ -15,6 +15,7 @@ from ..data.text import Corpus
 from ..limits import (
     DEFAULT_MEMORY_BUDGET,
     MAX_COMPONENTS,
+    MAX_DATA_MAGNITUDE,
     MAX_DOC_LENGTH,
     MAX_OTD_DIM,
     MAX_OTD_SAMPLES,
@@ -25,8 +26,8 @@ from ..limits import (
 from ..validation import (
     InputError,
     check_choice,
-    check_finite_array,
     check_int_range,
+    check_magnitude,
     check_positive,
     check_positive_int,
     check_range,
@@ -194,7 +195,7 @@ def mog_problem(
     covariance (Hsu & Kakade 2013; not private, said in the notes). ``norm_bound`` is a public bound B
     (samples longer than B are clipped); None uses the largest sample norm (the paper's preprocessing,
     not private). No ground truth: the non-private result is the reference."""
-    x = check_finite_array(values, "samples")
+    x = check_magnitude(values, "samples", MAX_DATA_MAGNITUDE)  # squares and moments stay finite
     if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] < 2:
         raise InputError("MOG data need at least 2 samples (rows) and 2 features (columns)", "file")
     n, dim = x.shape

@@ -1,0 +1,383 @@
+"""Regression tests for the failure classes of issue 24 (a held-out set of about 250 hostile inputs against the
+surfaces added since issue 12 found 34 failures from 12 root causes), one section per class. The Flower parties'
+class (node handlers, a site's data file, the helper's dimension) is tested with federated/ (tests/test_federated_*).
+
+Time limits here hold on a loaded machine: work is bounded by counting it (CPU seconds of this process, or a
+subprocess timeout of a minute for something that must not block at all), never by a tight wall-clock limit.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpcore.cli import main
+from dpcore.outfiles import check_outputs, write_atomic
+from dpcore.scenario import default_scenario
+from dpcore.validation import InputError
+
+
+def _message(call) -> str:
+    with pytest.raises(InputError) as info:
+        call()
+    assert str(info.value).strip()
+    return str(info.value)
+
+
+def _cli(capsys, *argv) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _one_line_error(capsys, *argv) -> str:
+    code, out, err = _cli(capsys, *argv)
+    assert code == 2 and out == "", (code, out, err)
+    assert err.count("\n") == 1 and err.startswith("error: "), err
+    return err
+
+
+def _run_cli(*argv, timeout=120, env=None):
+    return subprocess.run([sys.executable, "-m", "dpcore", *map(str, argv)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=timeout, env=dict(os.environ, PYTHONPATH=str(ROOT), **(env or {})))
+
+
+# --- outputs: an output could be the command's own input or another output; /dev/full failed after the work; a FIFO
+# with no reader blocked for ever; a failure left half a file --------------------------------------------------------
+
+SWEEP = ("sweep", "--vary", "eps", "--grid", "1", "--runs", "1", "--sites", "2", "--ns", "50", "--dim", "5",
+         "--k", "2", "--algorithms", "cape")
+
+
+@pytest.fixture
+def no_sweep(monkeypatch):
+    """The sweep must not start: every refusal below comes before the work."""
+    import dpcore.cli.sweep as sweep_cli
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("the sweep ran before its output paths were checked")
+
+    monkeypatch.setattr(sweep_cli, "run_sweep", must_not_run)
+
+
+def test_an_output_that_is_the_commands_input_is_refused_and_the_input_kept(capsys, tmp_path, no_sweep):
+    scenario = tmp_path / "scenario.json"
+    scenario.write_text(default_scenario().to_json())
+    before = scenario.read_bytes()
+    base = ("sweep", "--scenario", scenario, "--vary", "eps", "--grid", "1", "--runs", "1")
+    err = _one_line_error(capsys, *base, "--out", scenario)
+    assert f"--out {scenario} is also the input --scenario {scenario}" in err
+    link = tmp_path / "link.csv"
+    link.symlink_to(scenario)
+    assert "is also the input --scenario" in _one_line_error(capsys, *base, "--summary-out", link)
+    hard = tmp_path / "hard.json"
+    os.link(scenario, hard)
+    assert "is also the input --scenario" in _one_line_error(capsys, *base, "--html", hard)
+    assert scenario.read_bytes() == before
+
+
+def test_two_outputs_naming_one_file_are_refused(capsys, tmp_path, no_sweep):
+    out = tmp_path / "table.csv"
+    err = _one_line_error(capsys, *SWEEP, "--out", out, "--summary-out", tmp_path / "." / "table.csv")
+    assert "--summary-out" in err and "name the same file" in err
+    assert not out.exists()
+
+
+def test_a_bundled_data_set_is_an_input_of_a_sweep_that_reads_it(capsys, tmp_path, no_sweep):
+    from dpcore.data.bundled import BUNDLED
+
+    digits = ROOT / "data" / BUNDLED["digits"].file
+    err = _one_line_error(capsys, "sweep", "--vary", "eps", "--grid", "1", "--runs", "1", "--dataset", "digits",
+                          "--out", digits)
+    assert "is also the input the bundled data set digits" in err
+
+
+def test_devices_fifos_and_directories_are_refused_before_the_work(capsys, tmp_path, no_sweep):
+    assert "/dev/full is a character device, not a regular file" in _one_line_error(
+        capsys, *SWEEP, "--out", "/dev/full")
+    assert "is a character device" in _one_line_error(capsys, *SWEEP, "--html", "/dev/null")
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    assert "is a named pipe (FIFO), not a regular file" in _one_line_error(capsys, *SWEEP, "--out", fifo)
+    assert "is a directory" in _one_line_error(capsys, *SWEEP, "--summary-out", tmp_path)
+    assert "the folder" in _one_line_error(capsys, *SWEEP, "--out", tmp_path / "missing" / "x.csv")
+    assert "needs a file name" in _one_line_error(capsys, *SWEEP, "--out", "")
+
+
+def test_a_fifo_with_no_reader_does_not_block_the_command(tmp_path):
+    """In a real process (an open() on a FIFO without a reader blocks the whole process): refused at once."""
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    proc = _run_cli(*SWEEP, "--out", fifo, timeout=120)
+    assert proc.returncode == 2 and "named pipe (FIFO)" in proc.stderr and proc.stderr.count("\n") == 1
+    proc = _run_cli(*SWEEP, "--out", "/dev/full", timeout=120)
+    assert proc.returncode == 2 and "/dev/full is a character device" in proc.stderr
+
+
+def test_the_internal_error_log_never_blocks_on_a_fifo(capsys, monkeypatch, tmp_path):
+    import dpcore.cli.design as design_cli
+
+    fifo = tmp_path / "log.fifo"
+    os.mkfifo(fifo)
+    monkeypatch.setenv("DPCORE_LOG", str(fifo))
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("boom")
+
+    monkeypatch.setattr(design_cli, "plan_scenario", broken)
+    path = tmp_path / "s.json"
+    path.write_text(default_scenario().to_json())
+    code, out, err = _cli(capsys, "design", path)  # would block in open() before the fix
+    assert code == 3 and err == "internal error: ZeroDivisionError: boom (please report)\n"
+
+
+def test_a_write_that_fails_leaves_the_previous_file_and_no_partial_one(tmp_path, monkeypatch):
+    import dpcore.outfiles as outfiles
+
+    target = tmp_path / "table.csv"
+    target.write_text("the good table\n")
+    target.chmod(0o640)
+    real_write = os.write
+
+    def disk_full(fd, data):
+        real_write(fd, bytes(data[: len(data) // 2]))  # half the bytes land, then the disk is full
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(outfiles.os, "write", disk_full)
+    message = _message(lambda: write_atomic(target, "x" * 100_000, "--out"))
+    assert "No space left on device" in message and "the previous file is unchanged" in message
+    monkeypatch.undo()
+    assert target.read_text() == "the good table\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["table.csv"]
+    write_atomic(target, "the new table\n", "--out")
+    assert target.read_text() == "the new table\n"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640  # a replaced file keeps its permission bits
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["table.csv"]
+
+
+def test_a_completed_sweep_writes_every_output_whole(capsys, tmp_path):
+    out, summary = tmp_path / "t.csv", tmp_path / "s.csv"
+    out.write_text("old")
+    code, stdout, err = _cli(capsys, *SWEEP, "--out", out, "--summary-out", summary)
+    assert code == 0, err
+    assert out.read_text().startswith("parameter,value,algorithm,run,metric,result,status\n")
+    assert summary.read_text().startswith("parameter,value,algorithm,metric,")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.csv", "t.csv"]
+
+
+# Property: check_outputs against an independent oracle over small worlds of files, folders, FIFOs and links.
+_NAMES = ("a", "b", "c", "d")
+_KINDS = ("missing", "file", "dir", "fifo", "link")
+
+
+@st.composite
+def _worlds(draw):
+    kinds = {name: draw(st.sampled_from(_KINDS)) for name in _NAMES}
+    targets = {name: draw(st.sampled_from([n for n in _NAMES if n != name]))
+               for name, kind in kinds.items() if kind == "link"}
+    outputs = draw(st.lists(st.sampled_from((*_NAMES, "nofolder/x")), min_size=1, max_size=3))
+    inputs = draw(st.lists(st.sampled_from(_NAMES), max_size=2))
+    return kinds, targets, outputs, inputs
+
+
+def _resolve(name, kinds, targets):
+    """The name a path ends at and its kind (links followed; a loop or a link to a link's link: 'loop')."""
+    seen = set()
+    while kinds.get(name) == "link":
+        if name in seen:
+            return name, "loop"
+        seen.add(name)
+        name = targets[name]
+    return name, kinds.get(name, "nofolder")
+
+
+def _expected_ok(kinds, targets, outputs, inputs) -> bool:
+    ends = []
+    for name in outputs:
+        end, kind = _resolve(name, kinds, targets)
+        if kind not in ("missing", "file"):
+            return False
+        ends.append(end)
+    if len(set(ends)) != len(ends):
+        return False
+    return not set(ends) & {_resolve(n, kinds, targets)[0] for n in inputs}
+
+
+@settings(max_examples=300)
+@given(_worlds())
+def test_output_checks_agree_with_an_oracle_and_change_nothing(world):
+    kinds, targets, outputs, inputs = world
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        for name, kind in kinds.items():
+            path = root / name
+            if kind == "file":
+                path.write_text(f"content of {name}")
+            elif kind == "dir":
+                path.mkdir()
+            elif kind == "fifo":
+                os.mkfifo(path)
+        for name, target in targets.items():
+            (root / name).symlink_to(root / target)
+        before = {p.name: (p.is_symlink(), p.is_file() and p.read_text()) for p in root.iterdir()}
+        options = {f"--out{i}": root / name for i, name in enumerate(outputs)}
+        ok = _expected_ok(kinds, targets, outputs, inputs)
+        try:
+            resolved = check_outputs(options, {f"--in{i}": root / n for i, n in enumerate(inputs)})
+        except InputError as exc:
+            assert not ok, (world, str(exc))
+            assert {p.name: (p.is_symlink(), p.is_file() and p.read_text()) for p in root.iterdir()} == before
+            return
+        assert ok, world
+        for option, path in resolved.items():
+            write_atomic(path, f"written by {option}", option)
+        for i, name in enumerate(outputs):
+            assert (root / name).read_text() == f"written by --out{i}"
+        for name in set(inputs) & set(before):
+            assert before[name] == ((root / name).is_symlink(), (root / name).is_file() and (root / name).read_text())
+        assert not [p for p in root.iterdir() if p.name.startswith(".dpcore-")]
+
+
+# --- limits that disagreed: the browser refused uploads above 64,000,000 bytes, the library and the docs allowed
+# 64 MiB and messages counted MiB while the browser shows MB ----------------------------------------------------------
+
+def test_one_upload_limit_in_the_browsers_unit_everywhere(tmp_path, capsys):
+    import tomllib
+
+    from dpcore import limits
+    from dpcore.textio import read_file, size_text
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    # Streamlit's uploader counts server.maxUploadSize in MB of 10^6 bytes (its browser code: 1e3 per unit step)
+    assert config["server"]["maxUploadSize"] == limits.MAX_UPLOAD_MB
+    assert limits.MAX_UPLOAD_BYTES == config["server"]["maxUploadSize"] * 10**6 == 64_000_000
+    assert config["server"]["maxMessageSize"] * 10**6 >= limits.MAX_UPLOAD_BYTES
+    assert size_text(limits.MAX_UPLOAD_BYTES) == "64.0 MB" and size_text(limits.MAX_TEXT_BYTES) == "32.0 MB"
+    # the docs state the same number in the same unit
+    doc = (ROOT / "docs" / "limits.md").read_text()
+    assert "| `MAX_UPLOAD_BYTES` (uploads) | 64,000,000 (64 MB) |" in doc and "MiB" not in doc.split("MEMORY")[0]
+    # the library and the command line accept exactly that many bytes and refuse one more, in MB
+    exact = tmp_path / "exact.csv"
+    with open(exact, "wb") as handle:
+        handle.truncate(limits.MAX_UPLOAD_BYTES)
+    assert len(read_file(exact, limits.MAX_UPLOAD_BYTES, "CSV file")) == limits.MAX_UPLOAD_BYTES
+    with open(exact, "ab") as handle:
+        handle.write(b"\n")
+    err = _one_line_error(capsys, "pca", "--csv", exact)
+    assert "is larger than the limit of 64.0 MB" in err
+    from dpcore.data import parse_documents
+
+    assert "more than the limit of 32.0 MB" in _message(
+        lambda: parse_documents(b"word " * (limits.MAX_TEXT_BYTES // 5 + 1), vocab_size=5))
+
+
+# --- extreme but allowed values: What eps means crashed for a site with eps above about 710 (e^eps overflowed); a
+# Gaussian-mixture upload with values near the float maximum; DPCORE_WORKERS with a non-ASCII digit ------------------
+
+def test_the_dp_tradeoff_bound_holds_at_the_largest_eps():
+    import math
+
+    import numpy as np
+
+    from dpcore import limits
+    from dpcore.privacy.tradeoff import dp_tradeoff_bound
+
+    eps_max = limits.EPS_RANGE[1]
+    assert eps_max == 1e4
+    alpha = np.array([0.0, 5e-324, 1e-300, 0.01, 0.5, 1.0])
+    # e^eps alpha >= 1 for every positive float alpha at eps = 1e4 (e^-1e4 is far below the smallest float): the bound
+    # is delta at alpha = 0 and 1 everywhere else
+    np.testing.assert_array_equal(dp_tradeoff_bound(alpha, eps_max, 1e-5), [1e-5, 1, 1, 1, 1, 1])
+    # just above the overflow of e^eps (709.78): e^eps alpha written as exp(eps + ln alpha), by hand
+    expected = [0.0, math.exp(720.0 + math.log(5e-324)), 1, 1, 1, 1]
+    np.testing.assert_allclose(dp_tradeoff_bound(alpha, 720.0, 0.0), expected, rtol=1e-12, atol=0)
+    # below the overflow the formula is the textbook one, value for value
+    grid = np.linspace(0.0, 1.0, 1001)
+    for eps, delta in ((0.1, 1e-5), (1.0, 0.0), (5.0, 1e-3), (700.0, 1e-8)):
+        textbook = np.clip(np.minimum(math.exp(eps) * grid + delta, 1 - math.exp(-eps) * (1 - delta - grid)), 0, 1)
+        np.testing.assert_allclose(dp_tradeoff_bound(grid, eps, delta), textbook, rtol=1e-12, atol=1e-15)
+
+
+def test_what_eps_means_draws_a_site_with_the_largest_eps():
+    from conftest import app_test
+
+    from dpcore.scenario import scenario_from_dict
+
+    scenario = scenario_from_dict({"sites": [{"name": "A", "n": 1000, "eps": 1e4, "delta": 1e-5},
+                                             {"name": "B", "n": 1000, "eps": 800.0, "delta": 1e-5},
+                                             {"name": "C", "n": 1000, "eps": 1.0, "delta": 1e-5}]})
+    at = app_test()
+    at.session_state["scenario"] = scenario
+    at.switch_page("pages/epsilon.py").run()
+    for site in ("A", "B"):
+        at.selectbox(key="eps_site").set_value(site).run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert not [e.value for e in at.error if "internal error" in e.value]
+        assert at.get("plotly_chart")
+
+
+@pytest.mark.parametrize("value", ["\u0663", "\u00b2", "\uff13", "3\u200b", "0x3", "3.0", "-1", "9", ""])
+def test_dpcore_workers_takes_ascii_digits_only(monkeypatch, value):
+    from dpcore import limits
+    from dpcore.workers import WORKERS_ENV, worker_count
+
+    monkeypatch.setenv(WORKERS_ENV, value)
+    if value == "":
+        assert 1 <= worker_count(4) <= 4  # unset or empty: the available CPUs
+        return
+    message = _message(lambda: worker_count(4))
+    assert f"the environment variable {WORKERS_ENV} must be a whole number of worker processes from 1 to " \
+           f"{limits.MAX_WORKERS}, written in ASCII digits" in message
+
+
+def test_dpcore_workers_with_a_non_ascii_digit_is_one_line_on_the_command_line():
+    proc = _run_cli("pca", "--runs", "2", "--dim", "5", "--k", "2", env={"DPCORE_WORKERS": "\u00b2"})
+    assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.count("\n") == 1
+    assert "DPCORE_WORKERS must be a whole number" in proc.stderr and "internal error" not in proc.stderr
+
+
+@pytest.mark.parametrize("scale", [1e307, 1.7e308, 1e200, 1e120])
+def test_mog_uploads_near_the_float_maximum_are_refused_where_they_enter(tmp_path, capsys, scale):
+    import numpy as np
+
+    from dpcore import limits
+    from dpcore.data import parse_numeric_csv
+    from dpcore.otd import mog_problem
+
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((200, 4))
+    x[7, 2] = scale
+    path = tmp_path / "mog.csv"
+    np.savetxt(path, x, delimiter=",", fmt="%.17g")
+    message = _message(lambda: parse_numeric_csv(path.read_bytes()))
+    assert f"row 8, column 3 is {scale:g}, larger in magnitude than {limits.MAX_DATA_MAGNITUDE:g}" in message
+    assert f"{scale:g} is larger in magnitude" in _message(
+        lambda: mog_problem(x, 2, [0.5, 0.5], np.random.default_rng(0), sigma2=0.1))
+    for extra in ((), ("--sigma2", "0.1")):
+        err = _one_line_error(capsys, "otd", "--model", "mog", "--data", path, "--k", "2", "--runs", "1", *extra)
+        assert "larger in magnitude than 1e+100" in err
+
+
+def test_mog_uploads_at_the_largest_allowed_magnitude_run(capsys, tmp_path):
+    import numpy as np
+
+    from dpcore import limits
+
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((400, 4)) + 3.0 * rng.integers(0, 2, (400, 1))
+    x *= limits.MAX_DATA_MAGNITUDE / np.abs(x).max()
+    path = tmp_path / "mog.csv"
+    np.savetxt(path, x, delimiter=",", fmt="%.17g")
+    code, out, err = _cli(capsys, "otd", "--model", "mog", "--data", path, "--k", "2", "--runs", "1")
+    assert code == 0, err
+    assert "nan" not in out.lower() and "inf" not in out.lower().replace("info", "")
