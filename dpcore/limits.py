@@ -34,6 +34,13 @@ E_SCALE_RANGE = (1.0, 1e6)
 """Multiplier of the helper's noise variance (general solver)."""
 MAX_SIGMA2 = 1e6
 """Largest MOG component variance sigma^2 (sensitivities, synthetic models, uploads)."""
+NORM_BOUND_RANGE = (1e-100, 1e100)
+"""Public norm bound zeta of MOG samples (command line ``--norm-bound``, a federated round's plan): zeta^2 and
+sigma^2 / zeta^2 stay normal float64 numbers (1e-300 squared is 0, 1e200 squared overflows)."""
+SPLIT_RANGE = (0.01, 0.99)
+"""Share of every site's (eps, delta) spent on the first of two stages (capeAGN, capeLDA: command line ``--split``,
+a federated round's plan): each stage keeps at least 1% of the budget, so a stage's delta stays within the analytic
+calibration's bracket (a share of 1e-300 sent it searching for ever)."""
 
 # --- scenario files and links ----------------------------------------------------------------------------------
 MAX_SCENARIO_FILE_BYTES = 1_000_000

@@ -12,7 +12,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from .limits import DELTA_RANGE, EPS_RANGE, MAX_SEED
+from .limits import DELTA_RANGE, EPS_RANGE, MAX_SEED, SPLIT_RANGE
 
 __all__ = [
     "InputError",
@@ -29,6 +29,7 @@ __all__ = [
     "check_range",
     "check_rank",
     "check_seed",
+    "check_split",
     "shown",
 ]
 
@@ -176,6 +177,11 @@ def check_finite_array(array: object, name: str) -> np.ndarray:
         bad = int(np.size(a) - np.count_nonzero(np.isfinite(a)))
         raise InputError(f"{name} contains {bad} NaN or infinite value(s); only finite numbers are allowed", name)
     return a
+
+
+def check_split(value: object, name: str = "split") -> float:
+    """A budget share of the first of two stages: a real in :data:`~dpcore.limits.SPLIT_RANGE`."""
+    return check_range(value, name, *SPLIT_RANGE)
 
 
 def check_magnitude(array: np.ndarray, name: str, limit: float) -> np.ndarray:

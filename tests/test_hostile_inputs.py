@@ -275,7 +275,7 @@ def test_class7_directories_and_missing_files_get_one_line(capsys, tmp_path):
     (("pca", "--site-size", "1e12"), "argument --site-size: must be an integer from 1 to 1,000,000,000"),
     (("pca", "--site-size", "100000000"), "more than the 100,000,000 this tool keeps in memory"),
     (("otd", "--model", "mog", "--memory-budget", "nan"), "argument --memory-budget: must be a finite number in"),
-    (("otd", "--model", "mog", "--split", "inf"), "argument --split: must be a finite number in (0, 1)"),
+    (("otd", "--model", "mog", "--split", "inf"), "argument --split: must be a finite number in [0.01, 0.99]"),
     (("pca", "--concentration", "1e-300", "--split", "skewed"), "argument --concentration: must be a finite number"),
     (("sweep", "--vary", "eps", "--runs", "1e9"), "argument --runs: must be an integer from 1 to 200"),
     (("pca", "--seed", "-1"), "argument --seed: must be an integer from 0 to 4,294,967,295"),

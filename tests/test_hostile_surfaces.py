@@ -381,3 +381,165 @@ def test_mog_uploads_at_the_largest_allowed_magnitude_run(capsys, tmp_path):
     code, out, err = _cli(capsys, "otd", "--model", "mog", "--data", path, "--k", "2", "--runs", "1")
     assert code == 0, err
     assert "nan" not in out.lower() and "inf" not in out.lower().replace("info", "")
+
+
+# --- message logs: fields of a plan were not checked at the boundary (text where a number belongs, a norm bound of
+# 1e200 or 1e-300, a budget share of 1e-300): the Protocol page showed "internal error ... (please report)" or hung --
+
+@pytest.fixture(scope="module")
+def log_document(tmp_path_factory):
+    from capefed.demo import message_log_round, prepare_demo, run_in_memory
+
+    from dpcore.federation import LOG_FORMAT
+
+    demo = prepare_demo(tmp_path_factory.mktemp("hostile-log") / "data")
+    return {"format": LOG_FORMAT, "rounds": [message_log_round(o.to_dict()) for o in run_in_memory(demo)]}
+
+
+def _changed(document, round_index, where, **changes):
+    import copy
+
+    changed = copy.deepcopy(document)
+    plan = changed["rounds"][round_index]["plan"]
+    (plan["settings"] if where == "settings" else plan["sites"][0]).update(changes)
+    return changed
+
+
+_MOG = {"model": "mog", "sigma2": 0.05}
+_BAD_SETTINGS = [
+    (1, dict(_MOG, norm_bound=1e200), "round 2, plan settings: norm_bound must be in [1e-100, 1e+100] (got 1e+200)"),
+    (1, dict(_MOG, norm_bound=1e-300), "norm_bound must be in [1e-100, 1e+100] (got 1e-300)"),
+    (1, dict(_MOG, norm_bound="1"), "norm_bound must be a number in [1e-100, 1e+100] (got '1')"),
+    (1, {"split": 1e-300}, "round 2, plan settings: split must be in [0.01, 0.99] (got 1e-300)"),
+    (1, {"split": "0.5"}, "split must be a number in [0.01, 0.99] (got '0.5')"),
+    (0, {"k": "3"}, "round 1, plan settings: k must be an integer from 1 to 2,000 (got '3')"),
+    (0, {"k": 1e300}, "k must be an integer from 1 to 2,000 (got 1e+300)"),
+    (1, {"n_restarts": 10**15}, "n_restarts must be an integer from 1 to 1,000"),
+    (1, {"n_iter": "30"}, "n_iter must be an integer from 1 to 1,000 (got '30')"),
+    (0, {"collusion": 1.5}, "collusion must be an integer from 0 to 99 (got 1.5)"),
+    (0, {"neighbouring": "x"}, "neighbouring must be one of 'replace-one', 'as-published' (got 'x')"),
+    (1, dict(_MOG, sigma2=1e300, norm_bound=1.0), "sigma2 must be in [0, 1e+06] (got 1e+300)"),
+]
+
+
+@pytest.mark.parametrize("round_index, changes, expected", _BAD_SETTINGS)
+def test_every_plan_setting_is_checked_where_the_log_is_read(log_document, round_index, changes, expected):
+    import json
+
+    from dpcore.federation import parse_message_log
+
+    text = json.dumps(_changed(log_document, round_index, "settings", **changes))
+    assert expected in _message(lambda: parse_message_log(text))
+
+
+@pytest.mark.parametrize("changes", [{"eps": 1e300}, {"eps": 1e-300}, {"eps": "one"}, {"n": 10**15}, {"n": "1e19"},
+                                     {"delta": 1.0}, {"weight": -1.0}, {"name": "A\x1b[2J"}, {"name": ""}])
+def test_a_plan_site_gets_the_scenarios_rules_and_messages(log_document, changes):
+    import copy
+    import json
+
+    from dpcore.federation import parse_message_log
+    from dpcore.scenario import scenario_from_dict
+
+    site = copy.deepcopy(log_document["rounds"][0]["plan"]["sites"][0])
+    site.update(changes)
+    site.pop("dim")
+    if site.get("weight") is None:
+        site.pop("weight", None)
+    scenario_message = _message(lambda: scenario_from_dict({"sites": [site]}))
+    message = _message(lambda: parse_message_log(json.dumps(_changed(log_document, 0, "sites", **changes))))
+    assert message == f"round 1, plan {scenario_message}"
+    assert "dim must be an integer from 1 to 2,000" in _message(
+        lambda: parse_message_log(json.dumps(_changed(log_document, 0, "sites", dim=10**15))))
+
+
+def _finite_extremes():
+    return st.sampled_from([1e200, 1e-300, -1e-300, 1e308, 5e-324, 0.0, -0.0, 2**63, 10**20, -1, 1e100, 1e-100,
+                            0.01, 0.99, 1e4, 1e-6])
+
+
+_VALUES = (_finite_extremes() | st.floats(allow_nan=False) | st.integers(-10**20, 10**20) | st.booleans()
+           | st.none() | st.text(max_size=12) | st.just([1]) | st.just({"a": 1}))
+
+
+@settings(max_examples=120)
+@given(data=st.data())
+def test_any_value_of_any_plan_field_is_read_or_refused_and_then_planned_without_a_crash(log_document, data):
+    """One setting or one site field of a plan replaced by an extreme or mistyped value: the log is refused with an
+    InputError, or read with every setting inside its documented range and the protocol's round rebuilt (or the
+    round refused in words): never another exception, never a hang (the planning is bounded by the ranges)."""
+    import json
+
+    from dpcore import limits
+    from dpcore.federation import parse_message_log, round_protocol
+
+    r = data.draw(st.integers(0, 1))
+    plan = log_document["rounds"][r]["plan"]
+    if data.draw(st.booleans()):
+        key = data.draw(st.sampled_from(sorted(plan["settings"])))
+        changes = dict(_MOG, norm_bound=1.0) if r == 1 and key in ("sigma2", "norm_bound") else {}
+        changes[key] = data.draw(_VALUES)
+        document = _changed(log_document, r, "settings", **changes)
+    else:
+        key = data.draw(st.sampled_from(sorted(plan["sites"][0])))
+        document = _changed(log_document, r, "sites", **{key: data.draw(_VALUES)})
+    try:
+        log = parse_message_log(json.dumps(document))
+    except InputError as exc:
+        assert str(exc).startswith(f"round {r + 1}"), str(exc)
+        return
+    settings_ = log.rounds[r].settings
+    assert limits.SPLIT_RANGE[0] <= settings_.split <= limits.SPLIT_RANGE[1]
+    assert settings_.norm_bound is None or (
+        limits.NORM_BOUND_RANGE[0] <= settings_.norm_bound <= limits.NORM_BOUND_RANGE[1])
+    assert all(isinstance(getattr(settings_, f), int) for f in ("k", "n_restarts", "n_iter", "run"))
+    for logged in log.rounds:
+        try:
+            round_protocol(logged)
+        except InputError:
+            pass
+
+
+def test_the_protocol_page_shows_a_bad_plan_next_to_the_upload(log_document):
+    import json
+
+    from conftest import app_test
+
+    at = app_test("pages/protocol.py")
+    at.toggle(key="pr_log_show").set_value(True).run()
+    at.radio(key="pr_log_source").set_value("an uploaded message log").run()
+    content = json.dumps(_changed(log_document, 1, "settings", **dict(_MOG, norm_bound=1e200))).encode()
+    at.file_uploader(key="pr_log_upload").set_value(("message-log.json", content, "application/json")).run()
+    assert not at.exception, [e.value for e in at.exception]
+    errors = [e.value for e in at.error]
+    assert not [e for e in errors if "internal error" in e], errors
+    assert any("norm_bound must be in [1e-100, 1e+100] (got 1e+200)" in e for e in errors), errors
+
+
+def test_a_budget_share_outside_its_range_is_refused_everywhere_it_enters(capsys):
+    import time
+
+    from dpcore.cape import agn_stage_plans
+    from dpcore.lda import LdaSettings
+    from dpcore.otd import OtdSettings
+    from dpcore.privacy.calibration import _analytic_multiplier
+
+    for argv in (("otd", "--model", "mog", "--split", "1e-300"), ("lda", "--split", "0.999999"),
+                 ("sweep", "--family", "otd", "--vary", "eps", "--split", "1e-200")):
+        assert "argument --split: must be a finite number in [0.01, 0.99]" in _one_line_error(capsys, *argv)
+    assert "eps split must be in [0.01, 0.99] (got 1e-300)" in _message(lambda: OtdSettings(eps_split=1e-300))
+    assert "eps split must be in [0.01, 0.99]" in _message(lambda: LdaSettings(eps_split=0.995))
+    assert "the budget split must be in [0.01, 0.99]" in _message(
+        lambda: agn_stage_plans(default_scenario(), "stm", 1e-300, dim=10))
+    # the calibration's own search is bounded too (it looped for ever on a delta below 1e-300)
+    start = time.process_time()
+    assert "too small for the analytic calibration" in _message(lambda: _analytic_multiplier(1e-300, 1e-305))
+    assert time.process_time() - start < 5
+
+
+def test_a_norm_bound_outside_its_range_is_refused_on_the_command_line(capsys, tmp_path):
+    path = tmp_path / "mog.csv"
+    path.write_text("\n".join(f"{i % 7},{i % 5},{i % 3}" for i in range(60)))
+    for bound in ("1e-300", "1e200"):
+        err = _one_line_error(capsys, "otd", "--model", "mog", "--data", path, "--norm-bound", bound, "--sigma2", "0.1")
+        assert "argument --norm-bound: must be a finite number in [1e-100, 1e+100]" in err

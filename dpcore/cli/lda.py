@@ -43,6 +43,7 @@ from ..limits import (
     MAX_RUNS,
     MAX_SITES,
     MAX_TEXT_BYTES,
+    SPLIT_RANGE,
 )
 from ..privacy import CALIBRATIONS
 from ..scenario import Scenario, equal_sites_scenario
@@ -106,8 +107,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    f"{DEFAULTS['delta']:g})")
     p.add_argument("--calibration", choices=CALIBRATIONS, default="analytic", help="Gaussian calibration (default "
                    "analytic: a valid guarantee at every eps)")
-    p.add_argument("--split", type=SPLIT, default=0.5, help="share of every budget spent on M2, strictly between 0 "
-                   "and 1 (default 0.5)")
+    p.add_argument("--split", type=SPLIT, default=0.5, help="share of every budget spent on M2, from "
+                   f"{SPLIT_RANGE[0]:g} to {SPLIT_RANGE[1]:g} (default 0.5)")
     p.add_argument("--runs", type=RUNS, default=DEFAULTS["runs"],
                    help=f"runs R (default {DEFAULTS['runs']}; at most {MAX_RUNS:,})")
     p.add_argument("--seed", type=SEED, default=DEFAULTS["seed"],

@@ -34,6 +34,8 @@ from ..limits import (
     MAX_SITES,
     MAX_WORKERS,
     MEMORY_BUDGET_RANGE,
+    NORM_BOUND_RANGE,
+    SPLIT_RANGE,
 )
 from ..textio import printable
 
@@ -60,6 +62,7 @@ __all__ = [
     "SITES",
     "SITE_SIZE",
     "SPLIT",
+    "NORM_BOUND",
     "integer",
     "real",
 ]
@@ -132,6 +135,7 @@ EPS = real(*EPS_RANGE)
 DELTA = real(*DELTA_RANGE, high_open=True)
 E_SCALE = real(*E_SCALE_RANGE)
 SIGMA2 = real(0.0, MAX_SIGMA2)
-SPLIT = real(0.0, 1.0, low_open=True, high_open=True)
+SPLIT = real(*SPLIT_RANGE)
+NORM_BOUND = real(*NORM_BOUND_RANGE)
 MEMORY_MIB = real(MEMORY_BUDGET_RANGE[0] / 2**20, MEMORY_BUDGET_RANGE[1] / 2**20)
 POSITIVE = real(0.0, 1e12, low_open=True)

@@ -25,6 +25,7 @@ from ..limits import (
     MAX_UPLOAD_BYTES,
     MAX_WORKERS,
     MEMORY_BUDGET_RANGE,
+    SPLIT_RANGE,
 )
 from ..otd import (
     ALGORITHMS,
@@ -56,8 +57,8 @@ from .options import (
     EPS,
     ITERATIONS,
     MEMORY_MIB,
+    NORM_BOUND,
     OTD_DIM,
-    POSITIVE,
     RESTARTS,
     RUNS,
     SEED,
@@ -103,8 +104,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument
     p.add_argument("--memory-budget", type=MEMORY_MIB, default=DEFAULT_MEMORY_BUDGET / 2**20, metavar="MIB",
                    help=f"memory budget in MiB that decides the path (default {DEFAULT_MEMORY_BUDGET // 2**20}; "
                    f"{MEMORY_BUDGET_RANGE[0] // 2**20} to {MEMORY_BUDGET_RANGE[1] // 2**20:,})")
-    p.add_argument("--split", type=SPLIT, default=0.5, help="share of eps and delta for the first stage, strictly "
-                   "between 0 and 1 (default 0.5)")
+    p.add_argument("--split", type=SPLIT, default=0.5, help="share of eps and delta for the first stage, from "
+                   f"{SPLIT_RANGE[0]:g} to {SPLIT_RANGE[1]:g} (default 0.5)")
     p.add_argument("--m3-noise", choices=tuple(M3_NOISE), default="published",
                    help="third-moment noise law: published (i.i.d. unique entries, the paper's; default; projected "
                    f"path up to K = {MAX_PUBLISHED_PROJECTED_K}) or symmetrized (more noise on repeated indices, "
@@ -125,7 +126,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument
                    "per line, or a .csv document-term count table (stm)")
     p.add_argument("--vocabulary", metavar="FILE", help="stm: a public vocabulary file (one word per line); it sets "
                    "D, so it does not go with --d")
-    p.add_argument("--norm-bound", type=POSITIVE, help="mog --data: public bound on sample norms (default: the "
+    p.add_argument("--norm-bound", type=NORM_BOUND, help="mog --data: public bound on sample norms (default: the "
                    "largest norm, not private)")
     p.add_argument("--truth", choices=tuple(TRUTHS), default="ours",
                    help="synthetic ground truth: ours (default: " + TRUTHS["ours"] + ") or authors (" +

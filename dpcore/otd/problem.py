@@ -22,6 +22,7 @@ from ..limits import (
     MAX_SIGMA2,
     MAX_SITE_NUMBERS,
     MEMORY_BUDGET_RANGE,
+    NORM_BOUND_RANGE,
 )
 from ..validation import (
     InputError,
@@ -32,6 +33,7 @@ from ..validation import (
     check_positive_int,
     check_range,
     check_rank,
+    check_split,
 )
 from .models import (
     DEFAULT_SIGMA2,
@@ -101,9 +103,7 @@ class OtdSettings:
 
     def __post_init__(self) -> None:
         """The settings enter here and are checked once; every run trusts them."""
-        split = check_positive(self.eps_split, "eps split")
-        if not 0.0 < split < 1.0:
-            raise InputError(f"eps split must be strictly between 0 and 1 (got {split:g})", "eps_split")
+        check_split(self.eps_split, "eps split")
         check_iterations(self.n_restarts, self.n_iter)
         check_choice(self.path, "path", PATHS)
         check_int_range(self.memory_budget, "memory budget (bytes)", *MEMORY_BUDGET_RANGE)
@@ -221,7 +221,7 @@ def mog_problem(
         notes.append(f"samples divided by their largest norm {bound:.4g} (the paper's preprocessing); this uses the "
                      "data and is not private - give a public norm bound instead")
     else:
-        bound = check_positive(norm_bound, "norm bound")
+        bound = check_range(norm_bound, "norm bound", *NORM_BOUND_RANGE)
     sizes = sizes_from_fractions(n, fractions)
     order = rng.permutation(n)
     parts = np.split(x[order], np.cumsum(sizes)[:-1])
