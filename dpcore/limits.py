@@ -76,8 +76,21 @@ MAX_TEXT_BYTES = 32 * MB
 """Largest uploaded text corpus or vocabulary file."""
 MAX_DOCUMENTS = 500_000
 """Documents in one uploaded corpus."""
+MAX_TEXT_LINES = 2 * MAX_DOCUMENTS
+"""Lines of an uploaded text corpus (one document per line; a blank line between documents allowed), counted from
+its line breaks before any line is split or tokenised: a file of 10 million short lines is refused at once."""
+MAX_VOCABULARY_BYTES = 2 * MB
+"""Largest vocabulary file (20,000 words of up to 99 letters fit), checked before it is split into words."""
 MAX_VOCABULARY = 20_000
 """Words in a vocabulary (the STM dimension D of uploads)."""
+
+# --- files shipped with the project (data/: bundled data sets, corpora, stored results) -------------------------
+MAX_SHIPPED_FILE_BYTES = 50 * MB
+"""Largest file of data/ read back as it is stored (gzip-compressed; the largest, MNIST, has 1.1 MB), and largest
+manifest of the stored results: a device or a huge file in its place is refused after this many bytes."""
+MAX_SHIPPED_TEXT_BYTES = 200 * MB
+"""Largest decompressed file of data/ (MNIST: 9.1 MB of CSV): a gzip bomb in its place costs at most this much
+memory before it is refused."""
 
 # --- runs ------------------------------------------------------------------------------------------------------
 MAX_RUNS = 1000
@@ -119,6 +132,12 @@ MAX_POWER_RESTARTS = 1000
 """Random starts L per component of the tensor power method."""
 MAX_POWER_ITERATIONS = 1000
 """Iterations N per start of the tensor power method."""
+MAX_POWER_WORK = 1e12
+"""Multiply-adds of one tensor power method, estimated from the product of its flags before the loop: in core
+K (N L + N) K^3 (K components, L starts of N steps, then N steps of the best start, each a contraction of the
+K x K x K tensor); online K (N + 1) n K (w + L) (N + 1 passes over n samples of width w: features, words per
+document, or 3 first words). Measured 0.5e9 to 1.8e9 per CPU second on one core: 1e12 is 10 to 30 CPU minutes
+(benchmarks/ has the rates), while L = N = 1,000 at K = 200 would be 3e15."""
 MAX_PUBLISHED_PROJECTED_K = 20
 """Largest K for the published third-moment noise law on the projected path: its exact sampler factors the
 C(K+2, 3) x C(K+2, 3) covariance of the projected noise (K = 20: 1,540 x 1,540, about 2 s at D = 10,000)."""

@@ -543,3 +543,301 @@ def test_a_norm_bound_outside_its_range_is_refused_on_the_command_line(capsys, t
     for bound in ("1e-300", "1e200"):
         err = _one_line_error(capsys, "otd", "--model", "mog", "--data", path, "--norm-bound", bound, "--sigma2", "0.1")
         assert "argument --norm-bound: must be a finite number in [1e-100, 1e+100]" in err
+
+
+# --- stored results: a truncated file, one altered byte, a Git LFS pointer, a gzip bomb or a broken manifest made the
+# Privacy-utility page open on an internal error with no figure -------------------------------------------------------
+
+@pytest.fixture
+def stored_copy(tmp_path, monkeypatch):
+    """A copy of data/presets that a test may damage, found first (DPCORE_DATA_DIR); the caches are cleared before
+    and after."""
+    import shutil
+
+    from dpcore.data.bundled import DATA_DIR_ENV
+    from dpcore.experiments.stored import clear_stored
+
+    shutil.copytree(ROOT / "data" / "presets", tmp_path / "presets")
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
+    clear_stored()
+    yield tmp_path / "presets"
+    monkeypatch.undo()
+    clear_stored()
+
+
+def _gzip_of(data: bytes) -> bytes:
+    import gzip
+    import io
+
+    out = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=out, mtime=0) as handle:
+        handle.write(data)
+    return out.getvalue()
+
+
+def _bomb(size: int) -> bytes:
+    """gzip of ``size`` zero bytes, written in pieces (about 1,000 times smaller than what it expands to)."""
+    import gzip
+    import io
+
+    out = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=out, mtime=0) as handle:
+        block = bytes(1 << 20)
+        for _ in range(size >> 20):
+            handle.write(block)
+    return out.getvalue()
+
+
+def _rewrite_manifest(folder: Path, name: str, **changes) -> None:
+    import json
+
+    path = folder / "manifest.json"
+    manifest = json.loads(path.read_text())
+    manifest["presets"][name].update(changes)
+    path.write_text(json.dumps(manifest))
+
+
+def _damage(folder: Path, name: str, kind: str) -> str:
+    """Damage preset ``name``'s stored result in ``folder``; the words its status must contain."""
+    import hashlib
+
+    from dpcore.experiments.stored import stored_file_name
+
+    path = folder / stored_file_name(name)
+    raw = path.read_bytes()
+    if kind == "truncated":
+        path.write_bytes(raw[: len(raw) // 2])
+        return f"has {len(raw) // 2:,} bytes, not the {len(raw):,} recorded"
+    if kind == "altered byte":
+        changed = bytearray(raw)
+        changed[len(raw) // 2] ^= 0x01
+        path.write_bytes(bytes(changed))
+        return "does not have the SHA-256 recorded"
+    if kind == "lfs pointer":
+        path.write_text("version https://git-lfs.github.com/spec/v1\noid sha256:" + "ab" * 32 + "\nsize 7825\n")
+        return "is a Git LFS pointer"
+    if kind == "gzip bomb":  # a bomb whose manifest record was rewritten to match its bytes: the bound stops it
+        bomb = _bomb(1 << 30)  # 1 GiB of zeros in 1 MB, five times the bound
+        path.write_bytes(bomb)
+        _rewrite_manifest(folder, name, file_bytes=len(bomb), file_sha256=hashlib.sha256(bomb).hexdigest())
+        return "is larger than the limit of"
+    if kind == "bomb within the bound":  # decompresses beyond the recorded table size: stopped at that size
+        bomb = _gzip_of(bytes(10_000_000))
+        path.write_bytes(bomb)
+        _rewrite_manifest(folder, name, file_bytes=len(bomb), file_sha256=hashlib.sha256(bomb).hexdigest())
+        return "is larger than the limit of"
+    if kind == "not a table":  # consistent digests, but the bytes are not this sweep's table
+        text = b"a,b\n1,2\n"
+        packed = _gzip_of(text)
+        path.write_bytes(packed)
+        _rewrite_manifest(folder, name, file_bytes=len(packed), file_sha256=hashlib.sha256(packed).hexdigest(),
+                          table_bytes=len(text), table_sha256=hashlib.sha256(text).hexdigest())
+        return "is not a table of this sweep"
+    if kind == "fifo":
+        path.unlink()
+        os.mkfifo(path)
+        return "is missing"
+    if kind == "device":
+        path.unlink()
+        path.symlink_to("/dev/zero")
+        return "is missing"
+    manifest = folder / "manifest.json"
+    if kind == "manifest cut":
+        manifest.write_bytes(manifest.read_bytes()[:5000])
+        return "the manifest data/presets/manifest.json cannot be read: the manifest is not valid JSON"
+    if kind == "manifest nested":
+        manifest.write_text("[" * 100_000 + "]" * 100_000)
+        return "nested 100,000 levels deep"
+    if kind == "manifest not an object":
+        manifest.write_text("[1, 2]")
+        return "is not an object with 'presets' and 'missing'"
+    if kind == "record without digest":
+        _rewrite_manifest(folder, name, file_sha256=None)
+        return "its field 'file_sha256' is missing"
+    if kind == "record with a path":
+        _rewrite_manifest(folder, name, file="../../../etc/passwd.csv.gz")
+        return "is not a .csv.gz file name"
+    if kind == "record with text sizes":
+        _rewrite_manifest(folder, name, file_bytes="7825")
+        return "its field 'file_bytes' is missing or not a int"
+    raise AssertionError(kind)
+
+
+DAMAGES = ["truncated", "altered byte", "lfs pointer", "gzip bomb", "bomb within the bound", "not a table", "fifo",
+           "device", "manifest cut", "manifest nested", "manifest not an object", "record without digest",
+           "record with a path", "record with text sizes"]
+
+
+@pytest.mark.parametrize("kind", DAMAGES)
+def test_a_damaged_stored_result_is_unavailable_with_its_reason(stored_copy, kind):
+    import time
+    import tracemalloc
+
+    from dpcore.experiments import get_preset
+    from dpcore.experiments.stored import (
+        FIRST_FIGURE,
+        clear_stored,
+        estimate_seconds,
+        stored_names,
+        stored_result,
+        stored_status,
+    )
+    from dpcore.limits import MAX_SHIPPED_TEXT_BYTES
+
+    words = _damage(stored_copy, FIRST_FIGURE, kind)
+    clear_stored()
+    start = time.process_time()
+    tracemalloc.start()
+    try:
+        status = stored_status(FIRST_FIGURE)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2.5 * MAX_SHIPPED_TEXT_BYTES  # the 1 GiB bomb is stopped at the bound, never expanded whole
+    assert status is not None and words in status, status
+    assert stored_result(FIRST_FIGURE) is None and FIRST_FIGURE not in stored_names()
+    estimate_seconds(get_preset(FIRST_FIGURE).spec, 2)  # reads only usable records
+    assert time.process_time() - start < 60  # CPU seconds: a few on a quiet machine, whatever the load
+    if kind.startswith("manifest"):
+        assert stored_names() == []
+    else:  # the others are intact and still verified
+        assert "fig3-mog-d10-ns" in stored_names() and stored_result("fig3-mog-d10-ns") is not None
+
+
+def test_the_page_falls_back_to_a_live_run_when_the_stored_result_is_damaged(stored_copy):
+    import time
+
+    from conftest import app_test
+
+    from dpcore.experiments.stored import FIRST_FIGURE
+
+    _damage(stored_copy, FIRST_FIGURE, "altered byte")
+    at = app_test("pages/privacy_utility.py", timeout=120)
+    assert not at.exception, [e.value for e in at.exception]
+    assert not [e.value for e in at.error if "internal error" in e.value]
+    warning = " ".join(w.value for w in at.warning)
+    assert "No stored result for this preset" in warning and "does not have the SHA-256 recorded" in warning
+    assert at.radio(key="pu_variant").value == "quick"
+    deadline = time.monotonic() + 600  # a reduced live run: seconds on a quiet machine
+    while any(b.key == "pu_stop" for b in at.button):
+        assert time.monotonic() < deadline, "the fallback run did not finish"
+        time.sleep(0.3)
+        at.run()
+    assert not at.exception and not [e.value for e in at.error]
+    assert at.get("plotly_chart"), "no figure after the live run"
+    assert any("Complete:" in c.value for c in at.caption), [c.value for c in at.caption]
+
+
+# --- work bounded too late: text corpora and vocabularies were counted after they were tokenised (a 10-million-line
+# file was read and split before it was refused); restarts x iterations x K of the power method had no joint bound --
+
+def test_a_ten_million_line_corpus_is_refused_before_it_is_split(monkeypatch):
+    import time
+    import tracemalloc
+
+    import dpcore.data.text as text_module
+    from dpcore import limits
+    from dpcore.data import parse_documents, parse_text_corpus
+
+    calls = []
+    monkeypatch.setattr(text_module, "tokenize", lambda line: calls.append(line) or [])
+    content = b"a\n" * 10_000_000
+    start = time.process_time()
+    tracemalloc.start()
+    try:
+        message = _message(lambda: parse_documents(content, vocab_size=5))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert f"has 10,000,000 lines, more than the limit of {limits.MAX_TEXT_LINES:,}" in message
+    assert calls == [] and time.process_time() - start < 10  # CPU seconds: 0.1 s quiet (11 s and 1.8 GB before)
+    assert peak < 3 * len(content)  # the text itself and its decoding; no list of ten million lines
+    assert "lines, more than the limit" in _message(lambda: parse_text_corpus(content, rule="frequent", vocab_size=5))
+    # every kind of line break counts, as str.splitlines sees them
+    for breaks in ("\n", "\r\n", "\r", "\u2028", "\x85"):
+        assert text_module.line_count(breaks.join(["x"] * 7)) == 7 == len(breaks.join(["x"] * 7).splitlines())
+        assert text_module.line_count(breaks.join(["x"] * 7) + breaks) == 7
+
+
+@settings(max_examples=300)
+@given(st.lists(st.sampled_from(["a", " ", "\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u2029",
+                                 "b"]), max_size=60).map("".join))
+def test_line_count_is_what_splitlines_counts(text):
+    from dpcore.data.text import line_count
+
+    assert line_count(text) == len(text.splitlines())
+
+
+def test_the_same_corpus_reads_the_same_after_the_change():
+    """Tokenising in two passes (count, then index) gives the counts, first words and vocabulary of one pass."""
+    from collections import Counter
+
+    import numpy as np
+
+    from dpcore.data import parse_documents, tokenize
+
+    lines = ["The cat sat on the mat", "", "dogs and cats", "the dog ran far far away", "x", "Mat mat cat dog"]
+    corpus = parse_documents("\n".join(lines), vocab_size=4, stop_words=frozenset({"the", "on"}))
+    docs = [[w for w in tokenize(line) if w not in {"the", "on"}] for line in lines if line.strip()]
+    ranked = sorted(Counter(w for d in docs for w in d).items(), key=lambda item: (-item[1], item[0]))
+    assert corpus.vocabulary == tuple(w for w, _ in ranked[:4])
+    index = {w: i for i, w in enumerate(corpus.vocabulary)}
+    dense = np.zeros((len(docs), 4))
+    for n, doc in enumerate(docs):
+        for w in doc:
+            if w in index:
+                dense[n, index[w]] += 1
+    keep = dense.sum(axis=1) >= 3
+    np.testing.assert_array_equal(corpus.counts.toarray(), dense[keep])
+
+
+def test_a_vocabulary_file_is_bounded_by_its_bytes_before_it_is_split(tmp_path, capsys):
+    from dpcore import limits
+    from dpcore.data import parse_vocabulary
+
+    big = b"word\n" * (limits.MAX_VOCABULARY_BYTES // 5 + 1)
+    assert "more than the limit of 2.0 MB" in _message(lambda: parse_vocabulary(big))
+    many = "\n".join(f"w{chr(97 + i % 26)}{chr(97 + i // 26 % 26)}{chr(97 + i // 676 % 26)}{chr(97 + i // 17576)}"
+                     for i in range(limits.MAX_VOCABULARY + 5))
+    message = _message(lambda: parse_vocabulary(many))
+    assert f"more than the limit of {limits.MAX_VOCABULARY:,} words (the word {limits.MAX_VOCABULARY + 1:,} is on " \
+           f"line {limits.MAX_VOCABULARY + 1:,})" in message
+    path = tmp_path / "vocab.txt"
+    path.write_bytes(big)
+    docs = tmp_path / "docs.txt"
+    docs.write_text("the cat sat\n" * 10)
+    err = _one_line_error(capsys, "otd", "--model", "stm", "--data", docs, "--vocabulary", path)
+    assert "vocabulary file" in err and "is larger than the limit of 2.0 MB" in err
+
+
+def test_restarts_times_iterations_times_k_is_bounded_before_the_loop(capsys):
+    import time
+
+    import numpy as np
+
+    from dpcore import limits
+    from dpcore.otd import online_tensor_power_method, tensor_power_method
+    from dpcore.otd.online import mog_oracle
+    from dpcore.otd.power import check_power_work
+
+    rng = np.random.default_rng(0)
+    start = time.process_time()
+    err = _one_line_error(capsys, "otd", "--model", "mog", "--k", "200", "--d", "300", "--restarts", "1000",
+                          "--iterations", "1000")
+    assert "the tensor power method would take about 1.6e+15 multiply-adds" in err and "1e+12 allowed" in err
+    assert time.process_time() - start < 10  # refused before any sample is drawn
+    tensor = np.zeros((60, 60, 60))
+    assert "multiply-adds" in _message(lambda: tensor_power_method(tensor, 60, rng, n_restarts=1000, n_iter=1000))
+    # online: the flags were not bounded at all, and their product with the data not either
+    x = np.ones((10, 4))
+    oracle = mog_oracle(x, np.eye(4)[:, :2], 0.1)
+    assert "restarts L must be an integer from 1 to 1,000" in _message(
+        lambda: online_tensor_power_method(oracle, rng, n_restarts=10**9))
+    assert "passes over 10,000,000,000 samples" in _message(
+        lambda: online_tensor_power_method(oracle, rng, n_restarts=10, n_iter=1000, batch_size=10**10))
+    # the bound is the estimate, exactly: K (N L + N) K^3 in core, K (N + 1) n K (w + L) online
+    assert check_power_work(5, 10, 30) == 5 * (30 * 10 + 30) * 5**3
+    assert check_power_work(5, 10, 30, samples=1000, width=7) == 5 * 31 * 1000 * 5 * (7 + 10)
+    k = int((limits.MAX_POWER_WORK / (1000 * 1001)) ** 0.25)  # the largest K with L = N = 1,000: 31
+    assert check_power_work(k, 1000, 1000) <= limits.MAX_POWER_WORK
+    assert "multiply-adds" in _message(lambda: check_power_work(k + 1, 1000, 1000))

@@ -43,6 +43,7 @@ from ..limits import (
     MAX_RUNS,
     MAX_SITES,
     MAX_TEXT_BYTES,
+    MAX_VOCABULARY_BYTES,
     SPLIT_RANGE,
 )
 from ..privacy import CALIBRATIONS
@@ -163,7 +164,7 @@ def _text_corpus(args: argparse.Namespace):
     if rule == "frequent" and args.vocab is None:
         raise InputError("--text with the 'frequent' vocabulary rule needs --vocab D (or give --vocabulary FILE or "
                          "--vocab-rule bundled)")
-    vocabulary = (parse_vocabulary(read_file(args.vocabulary, MAX_TEXT_BYTES, "vocabulary file"))
+    vocabulary = (parse_vocabulary(read_file(args.vocabulary, MAX_VOCABULARY_BYTES, "vocabulary file"))
                   if args.vocabulary else None)
     return parse_text_corpus(read_file(args.text, MAX_TEXT_BYTES, "text file"), rule=rule, vocab_size=args.vocab,
                              vocabulary=vocabulary)

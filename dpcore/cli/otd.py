@@ -23,6 +23,7 @@ from ..limits import (
     MAX_RUNS,
     MAX_TEXT_BYTES,
     MAX_UPLOAD_BYTES,
+    MAX_VOCABULARY_BYTES,
     MAX_WORKERS,
     MEMORY_BUDGET_RANGE,
     SPLIT_RANGE,
@@ -44,6 +45,7 @@ from ..otd import (
     default_algorithms,
     mog_problem,
 )
+from ..otd.power import check_power_work
 from ..privacy import CALIBRATIONS, NEIGHBOURING
 from ..scenario import Scenario, equal_sites_scenario, load_scenario
 from ..textio import read_file, values_text
@@ -171,7 +173,7 @@ def _upload_problem(args: argparse.Namespace, scenario: Scenario, seed: int):
     if args.model == "mog":
         table_ = parse_numeric_csv(content)
         return mog_problem(table_.values, k, fractions, rng, sigma2=args.sigma2, norm_bound=args.norm_bound)
-    vocabulary = (parse_vocabulary(read_file(args.vocabulary, MAX_TEXT_BYTES, "vocabulary file"))
+    vocabulary = (parse_vocabulary(read_file(args.vocabulary, MAX_VOCABULARY_BYTES, "vocabulary file"))
                   if args.vocabulary else None)
     if vocabulary is None and args.d is None:
         raise InputError("stm --data needs --d (vocabulary size: the D most frequent words) or --vocabulary FILE")
@@ -194,6 +196,7 @@ def run(args: argparse.Namespace) -> int:
     settings = OtdSettings(eps_split=args.split, n_restarts=args.restarts, n_iter=args.iterations, path=args.path,
                            memory_budget=int(args.memory_budget * 2**20), m3_noise=args.m3_noise)
     workers = worker_count(args.runs, args.workers)  # checked before anything runs
+    check_power_work(5 if args.k is None else args.k, args.restarts, args.iterations)  # K x L x N, before any data
     if args.data:
         if args.truth != "ours":
             raise InputError("--truth applies to synthetic data only (uploaded data have no ground truth)")

@@ -12,18 +12,16 @@ from __future__ import annotations
 
 import codecs
 import csv
-import gzip
 import io
 import math
 import re
-import zlib
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from ..limits import MAX_DATA_MAGNITUDE, MAX_UPLOAD_BYTES, MAX_UPLOAD_CELLS, MAX_UPLOAD_COLUMNS
-from ..textio import decode_text, size_text
+from ..textio import decode_text, gunzip, size_text
 from ..validation import InputError, check_positive_int
 
 __all__ = ["LABEL_MAX_CLASSES", "CsvColumns", "NumericTable", "parse_label_column", "parse_numeric_csv",
@@ -75,13 +73,7 @@ def _to_text(content: bytes | str, max_bytes: int) -> str:
         raise InputError(f"CSV content must be bytes or text (got {type(content).__name__})", "file")
     raw = bytes(content)
     if raw[:2] == b"\x1f\x8b":  # gzip: decompress at most max_bytes + 1 bytes (no decompression bombs)
-        try:
-            with gzip.GzipFile(fileobj=io.BytesIO(raw)) as handle:
-                raw = handle.read(max_bytes + 1)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise InputError(f"the file looks gzip-compressed but cannot be decompressed ({exc})", "file") from exc
-        if len(raw) > max_bytes:
-            raise InputError(f"the decompressed file is larger than the limit of {_megabytes(max_bytes)}", "file")
+        raw = gunzip(raw, max_bytes, "file")
     elif len(raw) > max_bytes:
         raise InputError(f"the file is {_megabytes(len(raw))}, more than the limit of {_megabytes(max_bytes)}", "file")
     utf16 = raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
