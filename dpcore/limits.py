@@ -178,3 +178,7 @@ MAX_GRID_POINTS = 25
 """Values on one sweep grid."""
 MAX_OTD_SAMPLES = 5_000_000
 """Largest S x N_s of capeAGN (samples drawn per run, comparisons and sweeps)."""
+
+MAX_DROPOUT_SETS = 3000
+"""Drop-out sets of size k the what-if examines exactly (:func:`dpcore.cape.helper_free.dropout_whatif`); beyond,
+the k sites with the largest weights."""

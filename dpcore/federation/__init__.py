@@ -26,6 +26,18 @@ from .log import (
     protocol_round,
     round_protocol,
 )
+from .guard import design_matches, dropout_audit, release_entry, site_plan_problem
+from .ledger import LEDGER_FORMAT, Ledger, LedgerEntry, composed_eps, read_ledger, spend, write_ledger
+from .noise import (
+    GENERATORS,
+    party_generator,
+    noise_seed,
+    recovered_aggregate,
+    secure_sum,
+    site_draw,
+    site_term,
+    stage_encoding,
+)
 from .outputs import pca_output, tensor_output, whitening_output
 from .plan import (
     AGN_PATHS,
@@ -52,6 +64,25 @@ from .site import (
 )
 
 __all__ = [
+    "GENERATORS",
+    "LEDGER_FORMAT",
+    "Ledger",
+    "LedgerEntry",
+    "composed_eps",
+    "design_matches",
+    "dropout_audit",
+    "noise_seed",
+    "party_generator",
+    "read_ledger",
+    "recovered_aggregate",
+    "release_entry",
+    "secure_sum",
+    "site_draw",
+    "site_plan_problem",
+    "site_term",
+    "spend",
+    "stage_encoding",
+    "write_ledger",
     "AGN_PATHS",
     "DEFAULT_M3_NOISE",
     "LOG_FORMAT",
