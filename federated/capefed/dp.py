@@ -1,5 +1,6 @@
 """Everything the federated apps use from dpcore, imported here only, so a change of dpcore's layout is one edit."""
 
+from dpcore.cape.helper_free import NOISE_VARIANTS, mask_share
 from dpcore.cape.parties import (
     AGGREGATOR,
     HELPER,
@@ -13,6 +14,21 @@ from dpcore.cape.parties import (
 from dpcore.data import load_bundled, parse_numeric_csv, preprocess, split_sites
 from dpcore.federation import (
     LOG_FORMAT,
+    LedgerEntry,
+    design_matches,
+    dropout_audit,
+    noise_seed,
+    party_generator,
+    read_ledger,
+    recovered_aggregate,
+    release_entry,
+    secure_sum,
+    site_draw,
+    site_plan_problem,
+    site_term,
+    spend,
+    stage_encoding,
+    write_ledger,
     ROUND_STAGES,
     LogEntry,
     MessageLog,
@@ -39,10 +55,33 @@ from dpcore.federation import (
 from dpcore.otd import WhiteningError, evaluate, make_model, mog_norm_bound, sample_mog, sample_stm
 from dpcore.pca import captured_energy
 from dpcore.scenario import Site
-from dpcore.seeding import party_rng
+from dpcore.limits import MAX_FEDERATED_MATRIX_DIM, MAX_SITES
+from dpcore.seeding import fresh_secret, party_rng, secret_bytes, secure_rng
 from dpcore.validation import InputError
 
 __all__ = [
+    "MAX_FEDERATED_MATRIX_DIM",
+    "MAX_SITES",
+    "NOISE_VARIANTS",
+    "LedgerEntry",
+    "design_matches",
+    "dropout_audit",
+    "fresh_secret",
+    "mask_share",
+    "noise_seed",
+    "party_generator",
+    "read_ledger",
+    "recovered_aggregate",
+    "release_entry",
+    "secret_bytes",
+    "secure_rng",
+    "secure_sum",
+    "site_draw",
+    "site_plan_problem",
+    "site_term",
+    "spend",
+    "stage_encoding",
+    "write_ledger",
     "AGGREGATOR",
     "aggregator_noise",
     "aggregator_subtract",
