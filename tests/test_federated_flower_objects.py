@@ -93,7 +93,7 @@ def test_a_round_through_flower_records_equals_the_in_process_run(demo):
     # the private keys stayed in the sites' node state
     for context in grid.contexts.values():
         if context.node_config["role"] == "site":
-            assert len(context.state.config_records["capefed"]) == 2
+            assert any(key.endswith("/key") for key in context.state.config_records["capefed"])
 
 
 def test_a_node_that_never_replies_is_reported_after_the_time_limit(demo):

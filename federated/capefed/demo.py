@@ -201,6 +201,22 @@ def party_totals(entries: Sequence[Mapping[str, Any]]) -> str:
     return _table(rows, ["party", "sent", "bytes sent", "received", "bytes received"])
 
 
+def audit_table(audit: Mapping[str, Sequence[Mapping[str, Any]]]) -> str:
+    """Per stage and site, the view with the largest eps_eff: its coalition, eps_eff against the promise."""
+    rows = []
+    for stage, records in audit.items():
+        worst: dict[str, Mapping[str, Any]] = {}
+        for r in records:
+            eps_eff = r["eps_eff"] if r["eps_eff"] is not None else float("inf")
+            if r["site"] not in worst or eps_eff > (worst[r["site"]]["eps_eff"] or float("inf")):
+                worst[r["site"]] = r
+        for site, r in sorted(worst.items()):
+            eps_eff = "inf" if r["eps_eff"] is None else f"{r['eps_eff']:.4g}"
+            rows.append([stage, site, r["view"], ", ".join(r["coalition"]) or "-", eps_eff, f"{r['eps']:.4g}",
+                         "kept" if r["ok"] else "BROKEN"])
+    return _table(rows, ["stage", "site", "worst view", "coalition", "eps_eff", "promised eps", "promise"])
+
+
 def identical(outcome: Mapping[str, Any], simulated: dp.SimulatedRound | None) -> bool:
     """Every aggregate and output of a released round equals the in-process run's exactly."""
     if simulated is None or set(outcome["aggregates"]) != set(simulated.aggregates):
@@ -235,7 +251,17 @@ def print_report(outcome: Mapping[str, Any], simulated: dp.SimulatedRound | None
     """The message log, what each party sent and received, and the result beside the in-process run."""
     algorithm = outcome["algorithm"]
     print(f"\n=== {algorithm}: {outcome['status']} in {outcome['seconds']:.1f} s ===", file=out)
+    if outcome.get("reason"):
+        print(f"reason: {outcome['reason']}", file=out)
     plan = outcome.get("plan")
+    if plan:
+        settings = plan["settings"]
+        print(f"noise: {settings.get('noise', 'helper')}, survives {settings.get('dropouts', 0)} drop-out(s)", file=out)
+    print("sites that took part: " + (", ".join(outcome.get("took_part", [])) or "none (nothing was released)")
+          + ("; dropped out (terms recovered): " + ", ".join(outcome["dropped"]) if outcome.get("dropped") else ""),
+          file=out)
+    for line in outcome.get("ignored", []):
+        print(f"ignored node: {line}", file=out)
     if plan:
         for stage in plan["stages"]:
             d = stage["design"]
@@ -248,6 +274,10 @@ def print_report(outcome: Mapping[str, Any], simulated: dp.SimulatedRound | None
         print(log_table(entries), file=out)
         print("\nper party:", file=out)
         print(party_totals(entries), file=out)
+    if outcome.get("audit"):
+        print("\naudit of what was released (worst view per site and stage; every dropped site counted as a "
+              "colluder):", file=out)
+        print(audit_table(outcome["audit"]), file=out)
     print("\nresult:", file=out)
     for line in comparison(outcome, simulated):
         print("  " + line, file=out)

@@ -206,8 +206,8 @@ class _Site:
         return opened
 
     # -- release ----------------------------------------------------------------------------------------------------
-    def _helper_share(self, c: Mapping[str, Any], ctx: RoundContext, stage: dp.RoundStage, private: bytes
-                      ) -> np.ndarray:
+    def _helper_share(self, c: Mapping[str, Any], ctx: RoundContext, stage: dp.RoundStage, private: bytes,
+                      count: int) -> np.ndarray:
         sealed = blob(c, "sealed_e")
         helpers = self.roster.names("helper")
         context = seal_context(ctx.round_id, stage.stage, self.name)
@@ -215,14 +215,12 @@ class _Site:
                                            "share", context, sealed):
             raise _Refusal("the helper's share is not signed by the helper key the roster pins (a forged share)")
         try:
-            return open_array(sealed, private, context, stage.size)
+            return open_array(sealed, private, context, count)
         except SealError as exc:
             raise _Refusal(str(exc)) from exc
 
     def _own_row(self, c: Mapping[str, Any], ctx: RoundContext, stage: dp.RoundStage, private: bytes) -> np.ndarray:
-        """This site's row e_s of the stage (before the noise object's shape), from the helper or the secure sum."""
-        if ctx.settings.noise == "helper":
-            return self._helper_share(c, ctx, stage, private)
+        """This site's row e_s of the stage (before the noise object's shape) from the secure sum."""
         s, me = ctx.settings, ctx.index(self.name)
         senders = texts(c, "senders", most=dp.MAX_SITES)
         if sorted(senders) != sorted(n for n in ctx.plan.names if n != self.name):
@@ -257,13 +255,15 @@ class _Site:
         count = dp.noise_unique(stage.stage, s.path, plan.dim, s.k)
         f = array(c.arrays if hasattr(c, "arrays") else {}, "f", (count,))
         w = array(c.arrays, "w", (plan.dim, s.k)) if stage.stage == "M3" else None
-        row = self._own_row(c, ctx, stage, private)
+        if s.noise == "helper":  # the helper sends the unique entries of the noise object
+            e = self._helper_share(c, ctx, stage, private, count)
+        else:
+            e = dp.noise_entries(self._own_row(c, ctx, stage, private), stage.stage, s.m3_noise, s.path, plan.dim, w)
         for what, values, var in (("the aggregator's noise f_s", f, design.var_f[me]),
-                                  ("its helper term e_s", row, design.var_e[me])):
+                                  ("its helper term e_s", e, design.var_e[me])):
             problem = _variance_problem(what, values, float(var), stage.stage)
             if problem:
                 raise _Refusal(f"stage {stage.stage}: {problem}")
-        e = dp.noise_entries(row, stage.stage, s.m3_noise, s.path, plan.dim, w)
         self.commit_budget(ctx)
         rng = dp.party_generator("secure", self.secret(ctx.round_id), s.run, s.algorithm, stage.stage, dp.SITE,
                                  self.name)
