@@ -158,7 +158,7 @@ def test_the_secure_sum_is_exact_and_its_masks_cancel():
     for share in shares:
         total += share
     assert np.array_equal(total, encoded[0] + encoded[1] + encoded[2])  # the masks cancel exactly, mod 2^64
-    assert np.max(np.abs(decode_sum(total, encoding) - sum(draws))) <= 3 * 2.0 ** -encoding.bits
+    assert np.max(np.abs(decode_sum(total, encoding) - sum(draws))) <= 1e-12  # quantisation 2^-bits each
     assert encoding.step <= 2.0**-24
     # a single masked share says nothing: it is uniform whatever the draw
     assert not np.array_equal(shares[0], encoded[0])
@@ -193,7 +193,7 @@ def test_dropout_whatif_shows_accuracy_and_audit():
     none = dropout_whatif(d, sens, scenario.eps, scenario.delta, 0, 0)
     assert none.dropped == () and none.output_std == pytest.approx(d.output_std / float(d.weights.sum()))
     assert none.failing == () and none.worst_ratio >= 1 - 1e-9
-    one = dropout_whatif(d, sens, scenario.eps, scenario.delta, 0, 1, "helper-free")
+    one = dropout_whatif(d, sens, scenario.eps, scenario.delta, 0, 1, "helper")
     assert len(one.dropped) == 1 and one.sets == 4 and one.exhaustive
     assert one.failing == ()  # a design for c + 1 = 1 colluder survives one drop-out with c = 0
     two = dropout_whatif(d, sens, scenario.eps, scenario.delta, 0, 2)
@@ -219,8 +219,6 @@ def test_a_site_checks_its_own_promise_and_the_audit_after_a_dropout(noise):
     report = dropout_audit(plan, plan.stage("A"), ["east"])
     assert report.all_ok and {r.site for r in report.rows} == {"north", "south"}
     assert all("east" in r.coalition for r in report.rows)
-    naive = plan_round(budgets, RoundSettings(algorithm="capePCA", k=2, noise=noise, dropouts=0))
-    assert not dropout_audit(naive, naive.stage("A"), ["east"]).all_ok  # why a round plans for its drop-outs
     assert "at most S - 2" in plan_round(budgets, RoundSettings(algorithm="capePCA", k=2, dropouts=2)).refusal
 
 

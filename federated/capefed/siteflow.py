@@ -120,14 +120,14 @@ class _Site:
         c = self.config
         return dp.read_ledger(c.ledger, self.name, c.budget_eps, c.budget_delta)
 
-    def commit_budget(self, ctx: RoundContext) -> None:
-        """Record every stage of the round in the ledger the first time (a round is paid for whole, before its
-        first release); refuse when the total budget cannot pay for it."""
+    def commit_budget(self, ctx: RoundContext, stage: dp.RoundStage) -> None:
+        """Record this stage's release in the ledger before it is sent. The first release of a round is allowed
+        only if the whole round fits the total budget; a stage already recorded (a replayed request) is refused."""
         ledger = self._ledger()
-        if any(e.round == ctx.round_id for e in ledger.entries):
-            return
-        entries = [dp.release_entry(ctx.plan, stage, self.name, ctx.round_id) for stage in ctx.plan.stages]
-        dp.write_ledger(self.config.ledger, dp.spend(ledger, entries))
+        entry = dp.release_entry(ctx.plan, stage, self.name, ctx.round_id)
+        if not any(e.round == ctx.round_id for e in ledger.entries):
+            dp.spend(ledger, [dp.release_entry(ctx.plan, s, self.name, ctx.round_id) for s in ctx.plan.stages])
+        dp.write_ledger(self.config.ledger, dp.spend(ledger, [entry]))
 
     def check_ledger(self, ctx: RoundContext) -> None:
         ledger = self._ledger()
@@ -264,7 +264,7 @@ class _Site:
             problem = _variance_problem(what, values, float(var), stage.stage)
             if problem:
                 raise _Refusal(f"stage {stage.stage}: {problem}")
-        self.commit_budget(ctx)
+        self.commit_budget(ctx, stage)
         rng = dp.party_generator("secure", self.secret(ctx.round_id), s.run, s.algorithm, stage.stage, dp.SITE,
                                  self.name)
         g = dp.noise_entries(dp.site_noise(float(design.var_g[me]), stage.size, rng), stage.stage, s.m3_noise,
