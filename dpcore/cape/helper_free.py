@@ -51,6 +51,8 @@ __all__ = [
     "MAX_FIXED_POINT_STEP",
     "NOISE_VARIANTS",
     "DropoutCase",
+    "VariantRow",
+    "compare_variants",
     "FixedPoint",
     "decode_sum",
     "dropout_whatif",
@@ -384,3 +386,39 @@ def dropout_whatif(design: NoiseDesign, sensitivities: Any, eps: Any, delta: Any
         if best is None or (case.worst_ratio, -case.output_std) < (best.worst_ratio, -best.output_std):
             best = case
     return best
+
+
+@dataclass(frozen=True, kw_only=True)
+class VariantRow:
+    """One audited view in both variants: the worst site's sigma_eff / tau_s with a helper and helper-free, and the
+    site and its coalition in the helper-free variant."""
+
+    view: str
+    helper: float
+    helper_free: float
+    site: str
+    coalition: tuple[str, ...]
+
+    @property
+    def cost(self) -> float:
+        """1 - (helper-free / helper): the share of the margin the revealed sum costs in this view (0: none)."""
+        return 0.0 if not math.isfinite(self.helper) or self.helper == 0 else 1.0 - self.helper_free / self.helper
+
+
+def compare_variants(design: NoiseDesign, collusion: int) -> list[VariantRow]:
+    """Every view's worst sigma_eff / tau_s with a helper and helper-free (:func:`variant_view_sigmas`), in the
+    order of :data:`dpcore.cape.audit.VIEWS`."""
+    tau = np.asarray(design.tau, dtype=float)
+    out = []
+    worst: dict[str, dict[str, Any]] = {}
+    for variant in NOISE_VARIANTS:
+        for v in variant_view_sigmas(design, collusion, variant=variant):
+            ratio = v.sigma_eff / tau[v.site] if tau[v.site] > 0 else math.inf
+            best = worst.setdefault(v.view, {}).get(variant)
+            if best is None or ratio < best[0]:
+                worst[v.view][variant] = (ratio, v)
+    for view, by in worst.items():
+        ratio, v = by["helper-free"]
+        out.append(VariantRow(view=view, helper=by["helper"][0], helper_free=ratio, site=design.names[v.site],
+                              coalition=tuple(design.names[t] for t in v.coalition)))
+    return out

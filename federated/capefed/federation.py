@@ -213,10 +213,13 @@ class Federation:
             log = self.workdir / "logs" / f"register-{name}.log"
             raise FederationError(f"registering the key of {name} failed; see {log}:\n" + _tail(log))
 
-    def run_app(self, run_config: Mapping[str, Any], timeout: float = DEFAULT_RUN_TIMEOUT) -> Path:
-        """``flwr run`` the app with these run-config overrides and wait for it; returns the CLI's log."""
+    def run_app(self, run_config: Mapping[str, Any], timeout: float = DEFAULT_RUN_TIMEOUT,
+                app_dir: Path = APP_DIR) -> Path:
+        """``flwr run`` the app (``app_dir``) with these run-config overrides and wait for it; returns the CLI's
+        log."""
         log = self.workdir / "logs" / "flwr-run.log"
-        process = self._start("flwr-run", [str(self.bin_dir / "flwr"), "run", str(APP_DIR), CONNECTION, "--stream",
+        self.processes = [p for p in self.processes if p[0] != "flwr-run"]
+        process = self._start("flwr-run", [str(self.bin_dir / "flwr"), "run", str(app_dir), CONNECTION, "--stream",
                                            "--run-config", node_config_text(run_config)])
         deadline = time.monotonic() + timeout
         while process.poll() is None:
@@ -454,6 +457,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--drop", choices=[s["name"] for s in DEMO_SITES], default=None,
                         help="kill this site's process after the noise was set up and before it releases; the round "
                              "completes with the survivors")
+    parser.add_argument("--algorithms", default="capePCA,capeAGN",
+                        help="the rounds to run, comma-separated (default: %(default)s)")
     parser.add_argument("--agn-path", choices=("dense", "projected"), default="dense",
                         help="capeAGN's third-moment path: dense (D x D x D noise) or projected (K x K x K noise, W "
                              "sent to the helper; one exchange more) (default: %(default)s)")
@@ -470,7 +475,8 @@ def main(argv: list[str] | None = None) -> int:
           flush=True)
     try:
         result = run_loopback(workdir, timeout=args.timeout, tag=args.tag, reap_all=True, secure=args.secure,
-                              agn_path=args.agn_path, noise=args.noise, drop=args.drop)
+                              agn_path=args.agn_path, noise=args.noise, drop=args.drop,
+                              run_config={"algorithms": args.algorithms})
     except FederationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
