@@ -54,8 +54,8 @@ UNEQUAL = [{"name": "a", "n": 800, "eps": 1.0, "delta": 1e-5}, {"name": "b", "n"
 
 
 def _design(sites, collusion=1):
-    return plan_scenario(scenario_from_dict({"sites": sites, "calibration": "analytic"}), "mean", solver="collusion-robust",
-                         collusion=collusion).design
+    scenario = scenario_from_dict({"sites": sites, "calibration": "analytic"})
+    return plan_scenario(scenario, "mean", solver="collusion-robust", collusion=collusion).design
 
 
 def _conditioned_sigma(design, s, known, w_known):

@@ -14,6 +14,8 @@ and otd (moments, third-moment noise laws, whitening, tensor power method); same
 does not import.
 """
 
+from .guard import design_matches, dropout_audit, release_entry, site_plan_problem
+from .ledger import LEDGER_FORMAT, Ledger, LedgerEntry, composed_eps, read_ledger, spend, write_ledger
 from .log import (
     LOG_FORMAT,
     ComparedMessage,
@@ -26,12 +28,10 @@ from .log import (
     protocol_round,
     round_protocol,
 )
-from .guard import design_matches, dropout_audit, release_entry, site_plan_problem
-from .ledger import LEDGER_FORMAT, Ledger, LedgerEntry, composed_eps, read_ledger, spend, write_ledger
 from .noise import (
     GENERATORS,
-    party_generator,
     noise_seed,
+    party_generator,
     recovered_aggregate,
     secure_sum,
     site_draw,

@@ -7,7 +7,8 @@ composition of all of them, and the refusal of a release that would exceed the s
 sigma_eff, so it is mu-GDP with mu = Delta / sigma_eff (Dong, Roth and Su, "Gaussian differential privacy"). Gaussian
 mechanisms compose exactly: k of them are the Gaussian mechanism with mu = sqrt(sum_i mu_i^2). The ledger records each
 release's worst view (the smallest sigma_eff / Delta of every audited view, so it bounds any single adversary) and
-reports the composed (eps, delta_total) from the Gaussian privacy profile (:func:`dpcore.privacy.calibration.exact_eps`).
+reports the composed (eps, delta_total) from the Gaussian privacy profile
+(:func:`dpcore.privacy.calibration.exact_eps`).
 
 The file is JSON (``capefed-ledger-v1``), read with a size bound and every field checked, and written atomically
 (a temporary file in the same directory, flushed and synced, then renamed over the old one), so a crash never leaves
@@ -160,9 +161,11 @@ def spend(ledger: Ledger, releases: Sequence[LedgerEntry]) -> Ledger:
                    entries=ledger.entries + tuple(releases))
     if after.spent > ledger.eps_total * (1 + 1e-12):
         raise InputError(
-            f"site {ledger.site}: its privacy ledger refuses: {len(ledger.entries)} release(s) so far compose to eps = "
-            f"{ledger.spent:.4g} at delta = {ledger.delta_total:g}; this round's {len(releases)} release(s) would bring "
-            f"it to eps = {after.spent:.4g}, more than the total eps = {ledger.eps_total:g} it was configured with")
+            f"site {ledger.site}: its privacy ledger refuses: {len(ledger.entries)} release(s) so far compose to "
+            f"eps = "
+            f"{ledger.spent:.4g} at delta = {ledger.delta_total:g}; this round's {len(releases)} release(s) would "
+            f"bring it to eps = {after.spent:.4g}, more than the total eps = {ledger.eps_total:g} it was configured "
+            "with")
     return after
 
 

@@ -260,7 +260,8 @@ def _noise_object(stage: str, settings: RoundSettings, dim: int) -> dict[str, An
 def _collusion_problem(n_sites: int, settings: RoundSettings) -> str | None:
     c = default_collusion(n_sites) if settings.collusion is None else settings.collusion
     if c + settings.dropouts > n_sites - 2 and settings.dropouts > 0:
-        return (f"a round of {n_sites} sites cannot survive {settings.dropouts} drop-out(s) with up to {c} colluder(s): "
+        return (f"a round of {n_sites} sites cannot survive {settings.dropouts} drop-out(s) with up to {c} "
+                f"colluder(s): "
                 f"colluders plus drop-outs must be at most S - 2 = {n_sites - 2}, so that at least two sites release "
                 "and the secret-shared noise seeds stay out of the colluders' reach")
     if c > n_sites - 1:

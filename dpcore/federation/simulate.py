@@ -14,7 +14,7 @@ import numpy as np
 
 from ..cape.parties import AGGREGATOR, HELPER, SITE, aggregator_noise, combine, helper_noise, site_noise
 from ..validation import InputError
-from .noise import party_generator, recovered_aggregate, secure_sum, site_draw, site_term, noise_seed
+from .noise import noise_seed, party_generator, recovered_aggregate, secure_sum, site_draw, site_term
 from .outputs import pca_output, tensor_output, whitening_output
 from .plan import RoundPlan, RoundSettings, RoundStage, SiteBudget, plan_round
 from .site import aggregator_subtract, noise_entries, site_stage_release

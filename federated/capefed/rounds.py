@@ -580,7 +580,8 @@ class _Round:  # the aggregator's state of one round: its messages, sites, plan 
             totals.append(np.asarray(total, dtype=float))
         if problems or len(totals) < plan.threshold:
             raise RoundStopped(f"stage {p.stage}: recovering {', '.join(dropped)}: " + "; ".join(problems)
-                               + f" ({len(totals)} survivor(s) answered, {plan.threshold} needed). Nothing was released.")
+                               + f" ({len(totals)} survivor(s) answered, {plan.threshold} needed). Nothing was "
+                               "released.")
         if any(not np.array_equal(t, totals[0]) for t in totals[1:]):
             raise RoundStopped(f"stage {p.stage}: the survivors disagree on the secure sum W. Nothing was released.")
         out = []

@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes, hpke, serialization
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 __all__ = ["KEY_BYTES", "OVERHEAD_BYTES", "SealError", "new_key_pair", "open_array", "open_bytes", "pair_key",
            "seal_array", "seal_bytes", "seal_context"]

@@ -103,7 +103,8 @@ def main(grid: Grid, context: Context) -> None:
                  "aggregates": {}, "outputs": {}, "sites": [], "plan": None} for a in algorithms]}))
         return
     rounds = []
-    transport = FlowerTransport(grid, float(config.get("poll", POLL_SECONDS)), str(config.get("checkpoint", "")) or None,
+    transport = FlowerTransport(grid, float(config.get("poll", POLL_SECONDS)),
+                                str(config.get("checkpoint", "")) or None,
                                 float(config.get("timeout", 120.0)))
     for outcome in run_rounds(transport, settings):
         print(f"{outcome.algorithm}: {outcome.status} in {outcome.seconds:.1f} s"

@@ -210,7 +210,8 @@ class AgnModel:
         dim = c.get("dim")
         if model == "stm" and (isinstance(dim, bool) or not isinstance(dim, int)
                                or not 2 <= dim <= dp.MAX_FEDERATED_MATRIX_DIM):
-            raise SiteConfigError(f"the single topic model needs the vocabulary size D in 2..{dp.MAX_FEDERATED_MATRIX_DIM} "
+            raise SiteConfigError("the single topic model needs the vocabulary size D in "
+                                  f"2..{dp.MAX_FEDERATED_MATRIX_DIM} "
                                   f"from the aggregator (got {dim!r:.40})")
         sigma2, bound = c.get("sigma2"), c.get("norm_bound")
         if model == "mog" and not (isinstance(sigma2, float) and isinstance(bound, float) and math.isfinite(sigma2)
