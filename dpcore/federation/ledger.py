@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from ..limits import MAX_LEDGER_BYTES, MAX_LEDGER_RELEASES
 from ..privacy.calibration import exact_eps
 from ..validation import InputError
 
@@ -33,10 +34,6 @@ __all__ = ["LEDGER_FORMAT", "MAX_LEDGER_BYTES", "MAX_LEDGER_RELEASES", "Ledger",
            "read_ledger", "spend", "write_ledger"]
 
 LEDGER_FORMAT = "capefed-ledger-v1"
-MAX_LEDGER_BYTES = 8 * 1024 * 1024
-"""Largest ledger file read (bytes)."""
-MAX_LEDGER_RELEASES = 20_000
-"""Releases one ledger may hold."""
 _TEXT = 300
 
 
