@@ -86,11 +86,13 @@ def _keys(workdir: Path, names: Sequence[str]) -> tuple[Path, dict[str, Path]]:
 
 
 def prepare_demo(workdir: str | Path, *, sites: Sequence[Mapping[str, Any]] = DEMO_SITES, agn_model: str = "stm",
-                 agn_path: str = "dense", noise: str = "helper", dropouts: int = 1) -> Demo:
+                 agn_path: str = "dense", noise: str = "helper", dropouts: int = 1,
+                 ledger_rounds: int = LEDGER_ROUNDS) -> Demo:
     """Write every site's data files, the parties' identity keys and roster into ``workdir`` (fresh ledgers in
     ``workdir/ledgers``) and return the node and run configurations. ``agn_model``: "stm" (documents) or "mog"
     (Gaussian-mixture samples); ``agn_path``: capeAGN's third-moment path; ``noise``: "helper" or "helper-free";
-    ``dropouts``: sites the round survives losing after the noise was set up."""
+    ``dropouts``: sites the round survives losing after the noise was set up; ``ledger_rounds``: each site's ledger
+    allows this many times its per-round eps."""
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     roster, identities = _keys(workdir, [s["name"] for s in sites])
@@ -113,7 +115,7 @@ def prepare_demo(workdir: str | Path, *, sites: Sequence[Mapping[str, Any]] = DE
                 "seed": DEMO_SEEDS.get(name, 0), "pca-data": str(pca_path), "pca-n": site["pca-n"],
                 "agn-data": str(agn_path_file), "agn-n": site["agn-n"], "identity": str(identities[name]),
                 "roster": str(roster), "ledger": str(ledgers / f"{name}.json"),
-                "budget-eps": LEDGER_ROUNDS * site["eps"], "budget-delta": LEDGER_DELTA}
+                "budget-eps": ledger_rounds * site["eps"], "budget-delta": LEDGER_DELTA}
         if "weight" in site:
             node["weight"] = site["weight"]
         nodes.append(node)

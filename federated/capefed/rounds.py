@@ -482,8 +482,9 @@ class _Round:  # the aggregator's state of one round: its messages, sites, plan 
                           var_g=float(p.design.var_g[i]), **fields)
             requests[x.node] = Payload(config, {"f": f[i]} | ({"w": w} if w is not None else {}))
             label = site_label(name)
+            # helper-free: no helper message; e_s comes from the other sites' set-up messages (the secure sum)
             sender = dp.HELPER if r.noise == "helper" else "sites"
-            self.entry(stage, step_e, dp.HELPER, label, f"{sym_e}_{name}", p.shape, p.unique, nbytes, "private",
+            self.entry(stage, step_e, sender, label, f"{sym_e}_{name}", p.shape, p.unique, nbytes, "private",
                        route=(sender, dp.AGGREGATOR, label), site=name)
             self.entry(stage, step_f, dp.AGGREGATOR, label, f"{sym_f}_{name}", p.shape, p.unique, f[i].nbytes,
                        "private", site=name)
