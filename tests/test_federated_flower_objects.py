@@ -20,7 +20,6 @@ from capefed.wire import from_records, to_records
 from flwr.app import Context, Error, Message, RecordDict
 from flwr.supercore.task_identity import TaskIdentity
 
-
 _RUNS = itertools.count()
 
 

@@ -24,7 +24,6 @@ from capefed.site import SiteConfig, SiteConfigError, load_pca_data
 from dpcore.federation import protocol_differences
 from dpcore.privacy import unique_entries_matrix
 
-
 TEST_LEDGER_ROUNDS = 10_000
 """The module's rounds share the sites' ledgers: room for all of them (tests/test_federated_trust.py tests refusals)."""
 _ROUNDS = itertools.count()
