@@ -281,3 +281,14 @@ def test_statements_are_bound_to_the_round(demo, tmp_path):
     _nothing_released(outcome)
     assert "a replayed hello" in outcome.reason
     assert json.loads(captured[next(iter(captured))].config["statement"])["round"] == "trust/capePCA"
+
+
+@pytest.mark.parametrize("model", ["stm", "mog"])
+def test_helper_free_capeagn_on_the_projected_path_equals_the_in_process_run(tmp_path, model):
+    demo = prepare_demo(tmp_path / "data", noise="helper-free", agn_path="projected", agn_model=model)
+    outcome, _ = _run(demo, list(demo.nodes), "capeAGN")
+    assert outcome.status == "released", outcome.reason
+    simulated = simulate(demo.nodes, settings_from_run_config(demo.run_config, "capeAGN", "sim"))
+    for stage, aggregate in outcome.aggregates.items():
+        assert np.array_equal(aggregate, simulated.aggregates[stage]), stage
+    assert not [e for e in outcome.log if "helper" in (e.sender, e.receiver) and e.stage != "hello"]
