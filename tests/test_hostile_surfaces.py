@@ -841,3 +841,11 @@ def test_restarts_times_iterations_times_k_is_bounded_before_the_loop(capsys):
     k = int((limits.MAX_POWER_WORK / (1000 * 1001)) ** 0.25)  # the largest K with L = N = 1,000: 31
     assert check_power_work(k, 1000, 1000) <= limits.MAX_POWER_WORK
     assert "multiply-adds" in _message(lambda: check_power_work(k + 1, 1000, 1000))
+
+
+def test_every_round_setting_has_a_rule_where_a_log_is_read():
+    """A setting added to RoundSettings must get its rule here, or a log's plan would drop it silently."""
+    from dpcore.federation.log import _SETTING_RULES
+    from dpcore.federation.plan import RoundSettings
+
+    assert set(_SETTING_RULES) == set(RoundSettings.__dataclass_fields__)
