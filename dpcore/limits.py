@@ -136,8 +136,9 @@ MAX_POWER_WORK = 1e12
 """Multiply-adds of one tensor power method, estimated from the product of its flags before the loop: in core
 K (N L + N) K^3 (K components, L starts of N steps, then N steps of the best start, each a contraction of the
 K x K x K tensor); online K (N + 1) n K (w + L) (N + 1 passes over n samples of width w: features, words per
-document, or 3 first words). Measured 0.5e9 to 1.8e9 per CPU second on one core: 1e12 is 10 to 30 CPU minutes
-(benchmarks/ has the rates), while L = N = 1,000 at K = 200 would be 3e15."""
+document, or 3 first words). Measured 0.5e9 to 1.8e9 per CPU second on one core of the project's machine (in core
+K = 40 and 80, online D = 50 and 200): 1e12 is 10 to 30 CPU minutes, while L = N = 1,000 at K = 200 would be
+1.6e15."""
 MAX_PUBLISHED_PROJECTED_K = 20
 """Largest K for the published third-moment noise law on the projected path: its exact sampler factors the
 C(K+2, 3) x C(K+2, 3) covariance of the projected noise (K = 20: 1,540 x 1,540, about 2 s at D = 10,000)."""
