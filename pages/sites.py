@@ -47,7 +47,7 @@ NEIGHBOURING_HELP = {
 }
 CALIBRATION_HELP = {
     "classic": "σ = Δ √(2 ln(1.25/δ)) / ε; a guarantee only for ε < 1",
-    "analytic": "Balle & Wang (2018): the smallest σ that is (ε, δ)-DP, valid for every ε > 0",
+    "analytic": "Balle & Wang (2018): the smallest σ that meets (ε, δ) exactly, valid for every ε > 0",
 }
 COLUMN_CONFIG = {
     "name": st.column_config.TextColumn(

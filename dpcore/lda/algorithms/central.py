@@ -34,7 +34,7 @@ def _gaussian(ctx: RunContext, alone: bool) -> LdaResult:
                                                                                     scenario.calibration)
     tau3 = lda_sensitivity_unchecked("lda-m3", site.n, problem.alpha0) * multiplier((1 - a) * eps, (1 - a) * delta,
                                                                                     scenario.calibration)
-    guarantee = (f"(eps, delta)-DP with (eps, delta) = ({eps:g}, {delta:g}) for {who}: Gaussian M2 and projected M3 at "
+    guarantee = (f"calibrated to (eps, delta) = ({eps:g}, {delta:g}) for {who}: Gaussian M2 and projected M3 at "
                  f"the global sensitivities, split a = {a:g} ({ctx.relation})")
     return ctx.two_stage([site], np.ones(1), StageNoise("independent", stds=np.array([tau2])),
                          StageNoise("independent", stds=np.array([tau3])), guarantee)
