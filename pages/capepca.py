@@ -28,10 +28,12 @@ from dpcore.data.split import REPLACEMENT_CONSEQUENCE
 from dpcore.limits import MAX_SEED, MAX_UPLOAD_BYTES, MAX_UPLOAD_CELLS
 from dpcore.notation import symbolic
 from dpcore.pca import ALGORITHMS, METRICS, PcaSetup, align_signs, compare_pca, prepare_pca, scree
+from dpcore.pca.guarantees import privacy_guarantees
 from dpcore.pca.story import OPENING, opening_closure, run_breakdown, story_sentence
 from dpcore.privacy import CALIBRATIONS
 from dpcore.scenario import Scenario, equal_sites_scenario
 from dpcore.validation import InputError
+from pages.shared.guarantees import show_guarantee_table, show_guarantees
 from pages.shared.navigation import start_page
 from pages.shared.story import breakdown_section, glossary_link, story_buttons
 from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error
@@ -386,6 +388,8 @@ else:
         f"{setup.dataset.description}; S = {scen.n_sites} sites, N = {scen.total_n:,}, K = {problem.k}, "
         f"{len(next(iter(comparison.results.values())))} runs; {scen.calibration} calibration, "
         f"{scen.neighbouring} neighbours; computed in {comparison.seconds:.1f} s.")
+    guarantees = privacy_guarantees(setup.privacy, comparison.results)
+    show_guarantees(guarantees, TITLES)
     for note in setup.notes:
         if note.startswith("preprocessing"):
             st.caption(symbolic(note))
@@ -424,6 +428,7 @@ else:
         show_chart(fig, f"Top components as images: true against {TITLES[shown]} (run 1, signs aligned; the colour "
                    "scale gives each pixel's weight)", key="pca_components", height=360, top=30)
 
+    show_guarantee_table(guarantees, TITLES)
     down_a, down_b = st.columns(2)
     down_a.download_button("Download summary (CSV)", comparison.summary_csv(), "capepca_summary.csv", "text/csv",
                            key="pca_download_summary", help="Mean and std of every metric per algorithm.",

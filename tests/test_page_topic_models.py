@@ -62,6 +62,28 @@ def test_defaults_show_a_large_and_statistically_clear_capelda_advantage():
     assert "What each party can learn" in _texts(at.markdown)
 
 
+def test_the_page_prints_the_audits_guarantee_and_offers_the_collusion_robust_design():
+    """At the opening setting (tests/test_guarantee.py: the aggregator's exact composed eps is 34.9 by the oracle) the
+    page says so, never '(ε, δ)-DP' for that view, and the collusion-robust design certifies every view."""
+    at = app_test(PAGE, timeout=300)
+    at.number_input(key="tm_runs").set_value(1).run()
+    at.button(key="tm_run").click().run()
+    _clean(at)
+    text = _texts(at.markdown)
+    assert "capeLDA - aggregator: NOT certified - ε 34.9 > promised 30" in text
+    assert "capeLDA - release: (30, 1e-06)-DP certified" in text
+    assert "learns more than each site promised" in _texts(at.warning)
+    for line in text.split("capeLDA - ")[1:]:
+        assert "-DP" not in line.split("\n")[0] or "-DP certified" in line
+    at.checkbox(key="tm_robust").check().run()
+    at.button(key="tm_run").click().run()
+    _clean(at)
+    text = _texts(at.markdown)
+    assert "capeLDA - aggregator: (30, 1e-06)-DP certified" in text
+    assert "coalition of 6: (30, 1e-06)-DP certified" in text
+    assert "NOT certified" not in text.split("Privacy guarantees")[1].split("Which algorithms")[0]
+
+
 def test_one_click_shows_where_cape_stops_helping_and_back():
     """100 documents per site: at eps = 10 every private curve stays near random topics (asserted above 0.6 of
     random's error; over seeds 0-7 the lowest was 0.86 of it, a margin of 1.43 times)."""

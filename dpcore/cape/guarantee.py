@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from ..privacy.calibration import classic_caveat, exact_delta, exact_eps, multiplier
+from ..textio import site_label
 from .audit import view_sigmas
 from .design import NoiseDesign
 
@@ -99,7 +100,7 @@ class Guarantee:
             if self.promised_eps is None:
                 return f"{self.name}: uses no data (eps = 0)"
             return f"{self.name}: ({_num(self.promised_eps)}, {_num(self.promised_delta)})-DP certified (exact eps " \
-                   f"{_num(self.eps)})"
+                   f"{self.eps:.4g})"
         if self.eps is None or self.promised_eps is None:
             return f"{self.name}: NOT certified - {self.short or 'no finite bound'} ({self.why})"
         return (f"{self.name}: NOT certified - eps {_num(self.eps)} > promised {_num(self.promised_eps)} "
@@ -254,7 +255,7 @@ def compose_guarantees(  # long: one pass over the views, each with its worst si
             exact &= len({s.coalitions[worst] for s in stages if s.coalitions}) <= 1
         why = _view_why(view, colluders, stage_names, scheme)
         if not certified:
-            why += (f"; site {names[worst]} gets eps {_num(float(eps_eff[worst]))} at delta "
+            why += (f"; {site_label(str(names[worst]))} gets eps {_num(float(eps_eff[worst]))} at delta "
                     f"{_num(float(delta[worst]))} against the promised {_num(float(eps[worst]))}")
             if view != "release":
                 why += "; the collusion-robust design keeps the promise in this view"

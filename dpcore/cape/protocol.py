@@ -22,6 +22,7 @@ import numpy as np
 
 from ..privacy.calibration import eps_for_sigma
 from ..privacy.symmetric import unique_count_matrix, unique_count_tensor
+from ..textio import site_label
 from ..validation import InputError, check_positive_int, check_rank
 from .audit import AuditReport, entry_pair_sigma
 from .design import NoiseDesign
@@ -119,7 +120,7 @@ class ProtocolRound:
 
 
 def _site_label(name: str) -> str:
-    return f"site {name}"
+    return site_label(name)
 
 
 def _std(var: float) -> float:

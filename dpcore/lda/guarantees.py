@@ -21,6 +21,7 @@ from ..cape.guarantee import (
 )
 from ..otd.release import cape_stage_noise
 from ..scenario import Scenario
+from ..textio import site_label
 from .algorithms.configurations import configuration_of
 from .budget import LOCAL_GUARANTEE, edge_budgets
 from .problem import LdaProblem, LdaSettings
@@ -54,7 +55,8 @@ def lda_guarantees(name: str, scenario: Scenario, problem: LdaProblem, settings:
         stages = [calibrated_stage(n, [share * eps[s]], [share * delta[s]], cal)
                   for n, share in zip(STAGES, shares, strict=True)]
         return curator_guarantees(stages, eps=eps[s:s + 1], delta=delta[s:s + 1], names=[names[s]], calibration=cal,
-                                  shares=shares, who=f"site {names[s]} alone, on its own documents", trusted=False)
+                                  shares=shares, who=f"{site_label(names[s])} alone, on its own documents",
+                                  trusted=False)
     strict_eps, strict_delta = float(eps.min()), float(delta.min())
     if name == "pooled":
         stages = [calibrated_stage(n, [share * strict_eps], [share * strict_delta], cal)

@@ -21,6 +21,7 @@ from ..cape.guarantee import (
 )
 from ..privacy.calibration import exact_eps, multiplier
 from ..scenario import Scenario
+from ..textio import site_label
 from .algorithms.pooled import local_site_index
 from .power import noisy_tpm_budget
 from .problem import OtdProblem, OtdSettings
@@ -71,7 +72,7 @@ def otd_guarantees(name: str, scenario: Scenario, problem: OtdProblem, settings:
         stages = [calibrated_stage(n, [share * eps[s]], [share * delta[s]], cal) for n, share in zip(STAGES, shares,
                                                                                                      strict=True)]
         return curator_guarantees(stages, eps=eps[s:s + 1], delta=delta[s:s + 1], names=[names[s]], calibration=cal,
-                                  shares=shares, who=f"site {names[s]} alone, on its own data", trusted=False)
+                                  shares=shares, who=f"{site_label(names[s])} alone, on its own data", trusted=False)
     if name == "agn":
         return curator_guarantees(_pooled_stages(scenario, a, eps, delta), **common,
                                   who="Analyze Gauss on the pooled data at one trusted party")

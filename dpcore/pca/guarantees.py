@@ -16,6 +16,7 @@ from ..cape.guarantee import (
     independent_stage,
     no_privacy,
 )
+from ..textio import site_label
 from .algorithms.local import default_local_site
 from .problem import PcaPrivacy
 
@@ -45,7 +46,7 @@ def pca_guarantees(name: str, privacy: PcaPrivacy, *, collusion: int | None = No
         s = default_local_site(privacy) if local_site is None else int(local_site)
         stage = calibrated_stage("A", [eps[s]], [delta[s]], cal)
         return curator_guarantees([stage], eps=eps[s:s + 1], delta=delta[s:s + 1], names=[names[s]],
-                                  calibration=cal, shares=(1.0,), who=f"site {names[s]} alone, on its own data",
+                                  calibration=cal, shares=(1.0,), who=f"{site_label(names[s])} alone, on its own data",
                                   trusted=False)
     if name in ("pool_ag", "central"):
         c = float(scenario.multipliers().max())

@@ -12,6 +12,7 @@ from ...cape import AGN_MODELS, stage_taus
 from ...privacy.calibration import multiplier
 from ...privacy.sensitivity import sensitivity_unchecked
 from ...scenario import Scenario
+from ...textio import site_label
 from ...validation import InputError
 from ..algorithm import OtdAlgorithm, RunContext
 from ..moments import Site, pool_sites
@@ -67,7 +68,7 @@ def _party(ctx: RunContext, alone: bool) -> _Party:
                  else int(ctx.settings.local_site))
         if not 0 <= index < problem.n_sites:
             raise InputError(f"local site must be in 0..{problem.n_sites - 1} (got {index})", "local_site")
-        site, who = problem.sites[index], f"site {scenario.names[index]}'s data only"
+        site, who = problem.sites[index], f"{site_label(scenario.names[index])}'s data only"
         eps, delta = scenario.eps[index : index + 1], scenario.delta[index : index + 1]
     else:
         site, who = pool_sites(problem.sites), "pooled data at one trusted party, every site's budget honoured"
@@ -134,7 +135,8 @@ def _noisy_tpm(ctx: RunContext) -> Decomposition:
         delta=(1 - a) * float(party.delta[strictest]), sensitivity_value=party.delta3 * spectral,
         calibration=party.calibration, n_restarts=ctx.settings.n_restarts, n_iter=ctx.settings.n_iter)
     privacy = (f"{party.who}: W calibrated to (a eps_s, a delta_s) by Analyze Gauss; the power method's "
-               f"{budget.releases} Gaussian releases compose exactly within ((1-a) eps, (1-a) delta) for every site ({budget.describe()}; "
+               f"{budget.releases} Gaussian releases compose exactly within ((1-a) eps, (1-a) delta) for every site "
+               f"({budget.describe()}; "
                f"the strictest site's budget) ({ctx.relation})")
     return ctx.decomposition(wh, power, privacy)
 
