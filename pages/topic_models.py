@@ -21,6 +21,7 @@ from dpcore.lda.story import (
     REGIME_GRID,
     REGIME_SPEC,
     TopicStory,
+    breakdown_sentence,
     regime_sentences,
     story_sentence,
 )
@@ -69,7 +70,8 @@ st.markdown(story.headline)
 left, right = st.columns([1, 1])
 if story is OPENING:
     left.button("Show where CAPE stops helping", key="tm_breakdown", on_click=_apply, args=(BREAKDOWN,),
-                help="Switch to 400 documents per site and run: every private curve meets near random topics.")
+                help=f"Switch to {BREAKDOWN.docs_per_site} documents per site and run; the sentence under the chart "
+                "says, from the runs, where the private curves are at random topics.")
 else:
     left.button("Back to the opening setting", key="tm_opening", on_click=_apply, args=(OPENING,))
     st.info(story.explanation, icon=":material/info:")
@@ -244,6 +246,10 @@ else:
     sentence = story_sentence(result, eps0)
     if sentence:
         st.markdown(f"**{symbolic(sentence)}**")
+    if story is BREAKDOWN:
+        at_random, _ = breakdown_sentence(result)
+        if at_random:
+            st.markdown(symbolic(at_random))
     p = result.problem
     st.caption(f"D = {p.dim}, K = {p.k}, α₀ = {p.alpha0:g}, {p.n_sites} sites (N_s = "
                f"{values_text(p.sizes)}), {result.runs} run(s), seed {result.seed}; error against "
@@ -331,4 +337,4 @@ else:
         sentences = regime_sentences(here)
         sentences.update({k: v for k, v in regime_sentences(regime).items() if k != "5.1"})
         for key in sorted(sentences):
-            st.markdown(f"- {sentences[key]}")
+            st.markdown(f"- {symbolic(sentences[key])}")

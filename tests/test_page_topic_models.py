@@ -149,7 +149,7 @@ def test_regime_comparisons_read_the_remarks_off_the_curves():
     text = _texts(at.markdown)
     for remark in ("Remark 5.1", "Remark 5.2", "Remark 5.3"):
         assert remark in text
-    assert "Observed: configuration" in text
+    assert "Observed (paired test over the runs): configuration" in text
     assert len(at.get("plotly_chart")) == 3
 
 
