@@ -13,6 +13,7 @@ import streamlit as st
 from dpcore.cape import compare_plans, headline_of
 from dpcore.notation import symbolic
 from dpcore.scenario import QUERY_KEY, Scenario
+from dpcore.scenario.settings_link import SETTINGS_KEY, settings_from_query, settings_to_query
 from dpcore.validation import InputError
 from pages.shared.state import (
     CHANGE_HIDDEN_KEY,
@@ -147,6 +148,7 @@ def restore_widgets(defaults: dict[str, object], valid: dict[str, object] | None
     valid = valid or {}
     registered = st.session_state.setdefault(REMEMBERED_KEY, set())
     registered.update(defaults)
+    _apply_settings_link(defaults, valid)
     for key, default in defaults.items():
         if key in st.session_state:
             continue
@@ -155,6 +157,37 @@ def restore_widgets(defaults: dict[str, object], valid: dict[str, object] | None
         if check is not None and not (check(value) if callable(check) else value in check):
             value = default
         st.session_state[key] = value
+    _publish_settings(defaults)
+
+
+SETTINGS_APPLIED_KEY = "_settings_link_applied"
+
+
+def _apply_settings_link(defaults: dict[str, object], valid: dict[str, object]) -> None:
+    """The page's own settings from the address's ``?settings=`` (once per distinct value), checked
+    (:func:`dpcore.scenario.settings_from_query`); what a link could not set is said on the page."""
+    value = st.query_params.get(SETTINGS_KEY)
+    if not value or value == st.session_state.get(SETTINGS_APPLIED_KEY):
+        return
+    st.session_state[SETTINGS_APPLIED_KEY] = value
+    settings, problems = settings_from_query(value, defaults, valid)
+    for key in defaults:
+        st.session_state.pop(key, None)
+        st.session_state.pop(f"_remember_{key}", None)
+    st.session_state.update(settings)
+    for problem in problems:
+        st.warning(problem, icon=":material/link_off:")
+
+
+def _publish_settings(defaults: dict[str, object]) -> None:
+    """Write the page's settings that differ from its defaults into the address (``?settings=``), or remove it."""
+    value = settings_to_query({k: st.session_state.get(k) for k in defaults}, defaults)
+    if value:
+        if st.query_params.get(SETTINGS_KEY) != value:
+            st.session_state[SETTINGS_APPLIED_KEY] = value
+            st.query_params[SETTINGS_KEY] = value
+    elif SETTINGS_KEY in st.query_params:
+        del st.query_params[SETTINGS_KEY]
 
 
 def remember_widgets(keys: Iterable[str] | None = None) -> None:
