@@ -56,7 +56,6 @@ noise of standard deviation **τ_c**, the pooled-data level. On top of it sit **
 """
 )
 headline(scenario)
-change_panel()
 
 st.subheader("One click: where CAPE wins, and where it does not")
 columns = st.columns(len(LESSONS), gap="medium")
@@ -65,6 +64,7 @@ for column, (key, (_, label, _)) in zip(columns, LESSONS.items(), strict=True):
 chosen = st.session_state.get("home_lesson")
 if chosen is not None:
     st.info(LESSONS[chosen][2], icon=":material/school:")
+change_panel()  # under the buttons: above them, its first appearance moved them away from the pointer
 
 left, right = st.columns([3, 2], gap="large")
 with left:

@@ -25,8 +25,11 @@ def _fresh(browser, url: str):  # noqa: F811 - the fixture of test_browser
 def test_a_link_copied_after_navigating_editing_and_undo_opens_the_same_state(server, browser):  # noqa: F811
     page = _open(browser, server, 1280)
     first = _headline(page)
-    page.get_by_role("button", name="CAPE stops helping: a strict site").click()
+    button = page.get_by_role("button", name="CAPE stops helping: a strict site")
+    before = button.bounding_box()
+    button.click()
     _wait_idle(page)
+    assert abs(button.bounding_box()["y"] - before["y"]) < 2, "Home's buttons moved after the click"
     strict = _headline(page)
     assert strict.startswith("The aggregate carries 1.16 times")
     for title in ("Sites and budgets", "Noise design", "Gain G(n)"):  # every navigation clears Streamlit's query
@@ -48,4 +51,42 @@ def test_a_link_copied_after_navigating_editing_and_undo_opens_the_same_state(se
     context, other = _fresh(browser, page.url)
     assert _headline(other) == first
     context.close()
+    page.close()
+
+
+def _scenario_in(url: str):
+    from urllib.parse import parse_qs, urlparse
+
+    from dpcore.scenario import scenario_from_query
+
+    return scenario_from_query(parse_qs(urlparse(url).query)["scenario"][0])
+
+
+def test_typing_every_number_format_into_the_sites_table(server, browser):  # noqa: F811
+    """δ typed as 1e-5 (the format its own column shows) was stored as -15; now every format is stored as typed, and a
+    decimal comma gets a message next to the table."""
+    page = _open(browser, server, 1280)
+    _goto(page, "Sites and budgets")
+    grid = page.locator('[data-testid="stDataFrame"]').first
+    grid.wait_for(timeout=30_000)
+    page.wait_for_timeout(1000)
+    box = grid.bounding_box()
+    row = lambda i: box["y"] + 35 + i * 35 + 35 / 2  # noqa: E731 - header, then rows of 35 px
+    n_x, eps_x, delta_x = box["x"] + 150, box["x"] + 230, box["x"] + 310
+    for typed, value in (("1e-5", 1e-5), ("2E-05", 2e-5), ("0.00003", 3e-5), ("1e-06", 1e-6)):
+        _edit_grid_cell(page, delta_x, row(0), typed)
+        _assert_clean(page, f"delta {typed}")
+        assert _scenario_in(page.url).delta[0] == value, typed
+        assert abs(grid.bounding_box()["y"] - box["y"]) < 2, "the table moved after an edit"
+    for typed in ("1 000", "2,000", "3000"):
+        _edit_grid_cell(page, n_x, row(1), typed)
+        _assert_clean(page, f"N_s {typed}")
+        assert _scenario_in(page.url).sizes[1] == int(typed.replace(",", "").replace(" ", "")), typed
+    _edit_grid_cell(page, eps_x, row(2), "0,5")
+    errors = page.locator('[data-testid="stAlertContentError"]')
+    assert errors.count() == 1 and "write decimals with a point" in errors.first.inner_text()
+    assert _scenario_in(page.url).eps[2] == 0.3  # the last valid scenario is kept
+    _edit_grid_cell(page, eps_x, row(2), "0.25")
+    _assert_clean(page, "eps fixed")
+    assert _scenario_in(page.url).eps[2] == 0.25
     page.close()
