@@ -327,7 +327,7 @@ def test_what_epsilon_means_draws_the_views(server, browser):
     _goto(page, "What ε means")
     _assert_clean(page, "What ε means")
     sentence = " ".join(page.locator('[data-testid="stAlertContentInfo"]').first.inner_text().split())
-    assert "Take one person who may or may not be in site C's data." in sentence
+    assert "Take one person who may or may not be in site 1's data." in sentence  # the class demonstration
     page.wait_for_function("() => document.querySelectorAll('[data-testid=\"stPlotlyChart\"] .main-svg').length >= 2")
     legend = page.locator('[data-testid="stPlotlyChart"]').nth(1).locator(".legend").text_content()
     for label in ("the site's own promise", "what the aggregator effectively sees", "pooled data", "guessing"):

@@ -13,7 +13,7 @@ from ..limits import MAX_SETTINGS_QUERY_CHARS
 from ..textio import load_json
 from ..validation import InputError
 
-__all__ = ["SETTINGS_KEY", "settings_from_query", "settings_to_query"]
+__all__ = ["SETTINGS_KEY", "encode_settings", "settings_from_query", "settings_to_query"]
 
 SETTINGS_KEY = "settings"
 
@@ -29,11 +29,15 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
+def encode_settings(values: Mapping[str, Any]) -> str:
+    """Compact JSON of ``values`` (keys sorted), '' when empty: the ``?settings=`` value."""
+    return json.dumps(dict(values), separators=(",", ":"), sort_keys=True, default=_plain) if values else ""
+
+
 def settings_to_query(values: Mapping[str, Any], defaults: Mapping[str, Any]) -> str:
     """The ``?settings=`` value: compact JSON of the values of ``defaults``' keys that differ from their defaults
     ('' when none differs)."""
-    changed = {key: values[key] for key in defaults if key in values and values[key] != defaults[key]}
-    return json.dumps(changed, separators=(",", ":"), sort_keys=True, default=_plain) if changed else ""
+    return encode_settings({key: values[key] for key in defaults if key in values and values[key] != defaults[key]})
 
 
 def _fits(value: Any, default: Any) -> bool:
