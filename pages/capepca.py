@@ -75,9 +75,10 @@ def sniff_upload(content: bytes, header: str) -> CsvColumns:
 
 
 @st.cache_data(max_entries=4, show_spinner=False)
-def parse_upload(content: bytes, header: str, label: int) -> NumericTable:
+def parse_upload(content: bytes, header: str, label: int, ids: tuple[int, ...] = ()) -> NumericTable:
     flag = {"auto": None, "yes": True, "no": False}[header]
-    return parse_numeric_csv(content, header=flag, label_column=None if label == NO_LABEL else label)
+    return parse_numeric_csv(content, header=flag, label_column=None if label == NO_LABEL else label,
+                             drop_columns=ids)
 
 
 @st.cache_resource(max_entries=3, show_spinner="Preparing the data and the site matrices ...")
@@ -94,8 +95,8 @@ def cached_setup(data: tuple, upload: bytes | None, scenario_json: str, k: int, 
         dataset = synthetic_dataset(scenario.total_n, np.random.default_rng([seed, 2]), dim=dim, spectrum=spectrum,
                                     decay=decay)
     else:
-        _, header, label, name = data
-        dataset = table_to_dataset(parse_upload(upload, header, label), name)
+        _, header, label, name, ids = data
+        dataset = table_to_dataset(parse_upload(upload, header, label, ids), name)
     return prepare_pca(dataset, scenario, k, features=features, preprocessing=preprocessing, scale=scale,
                        by_label=by_label, allow_replacement=allow_replacement, seed=seed)
 
@@ -205,14 +206,26 @@ with data_col:
                     "label is not a feature; it is used only for the split by label.")
                 st.caption(f"Detected label column: {columns.columns[columns.label]!r} ({columns.reason})."
                            if columns.label is not None else f"No label column detected ({columns.reason}).")
-                parsed = parse_upload(upload_bytes, header, int(label))
+                ids = tuple(j for j in columns.ids if j != int(label))
+                keep_ids = st.checkbox(
+                    "Use the identifier column(s) as features", False, key=f"pca_keep_ids_{uploaded.name}",
+                    disabled=not ids, help="A record identifier (a row number, an 'id' column) says nothing about the "
+                    "data, but as a feature it would have the largest spread and take the first principal "
+                    "direction. Detected identifier columns are left out unless you tick this.")
+                if ids and not keep_ids:
+                    st.caption("Left out as record identifiers: " + "; ".join(
+                        f"{columns.columns[j]!r} ({why})" for j, why in zip(columns.ids, columns.id_reasons,
+                                                                             strict=True) if j in ids) + ".")
+                parsed = parse_upload(upload_bytes, header, int(label), () if keep_ids else ids)
             except InputError as exc:
                 show_error(exc, uploaded.name)
             else:
-                data_key = ("upload", header, int(label), uploaded.name)
+                data_key = ("upload", header, int(label), uploaded.name, () if keep_ids else ids)
                 labels_available = parsed.labels is not None
                 st.caption(f"{uploaded.name}: {parsed.n_samples:,} samples x {parsed.dim} features"
-                           + (f", label column {parsed.dropped_label!r} left out" if parsed.dropped_label else ""))
+                           + (f", label column {parsed.dropped_label!r} left out" if parsed.dropped_label else "")
+                           + (f", identifier column(s) {', '.join(map(repr, parsed.dropped_columns))} left out"
+                              if parsed.dropped_columns else ""))
     features = st.radio("Features", list(FEATURE_SCALINGS), horizontal=True, key="pca_features",
                         help=" ".join(f"{k}: {v}." for k, v in FEATURE_SCALINGS.items()))
     preprocessing = st.radio("Norm bound", list(PREPROCESSING), horizontal=True, key="pca_preprocess",

@@ -191,6 +191,24 @@ def test_successful_run_on_digits_matches_the_library(at):
     assert results_table(at) is not None and not at.exception
 
 
+def test_an_id_column_is_detected_left_out_and_said(at):
+    """Issue 21: an 'id' column of an upload was silently a PCA feature (with the largest spread, it took the first
+    direction). Both kinds are detected: a header naming an identifier, and a column counting up by one."""
+    rng = np.random.default_rng(2)
+    lines = ["id,f1,f2,f3,seq"] + [f"{1000 + 7 * i}," + ",".join(f"{v:.5f}" for v in rng.normal(size=3)) + f",{i + 1}"
+                                   for i in range(60)]
+    at.radio(key="pca_data").set_value("upload").run()
+    at.file_uploader(key="pca_upload").set_value(("ids.csv", "\n".join(lines).encode(), "text/csv"))
+    at.run()
+    assert errors(at) == []
+    shown = texts(at.caption)
+    assert "Left out as record identifiers: 'id' (its header 'id' names an identifier); 'seq' (its 60 values count " \
+           "up by one, like row numbers)." in shown
+    assert "ids.csv: 60 samples x 3 features, identifier column(s) 'id', 'seq' left out" in shown
+    at.checkbox(key="pca_keep_ids_ids.csv").check().run()
+    assert "ids.csv: 60 samples x 5 features" in texts(at.caption)
+
+
 def test_upload_detects_the_label_column_and_standardises_by_default(at):
     rng = np.random.default_rng(1)
     lines = ["f1,f2,f3,f4,kind"] + [",".join(f"{v:.5f}" for v in rng.normal(size=4) * [1, 10, 100, 1000])
