@@ -444,7 +444,7 @@ else:
     show_guarantee_table(guarantees, TITLES)
     down_a, down_b = st.columns(2)
     down_a.download_button("Download summary (CSV)", comparison.summary_csv(), "capepca_summary.csv", "text/csv",
-                           key="pca_download_summary", help="Mean and std of every metric per algorithm.",
+                           key="pca_download_summary", on_click="ignore", help="Mean and std of every metric per algorithm.",
                            width="stretch")
     down_b.download_button("Download every run (CSV)", comparison.runs_csv(), "capepca_runs.csv", "text/csv",
-                           key="pca_download_runs", help="One row per algorithm and run.", width="stretch")
+                           key="pca_download_runs", on_click="ignore", help="One row per algorithm and run.", width="stretch")

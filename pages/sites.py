@@ -358,7 +358,7 @@ with l2:
 with l3:
     st.download_button(
         "Save scenario JSON", data=scenario.to_json(), file_name="scenario.json", mime="application/json",
-        icon=":material/download:", key=f"sites_download_{gen}",
+        icon=":material/download:", key=f"sites_download_{gen}", on_click="ignore",
         help="Download the last valid scenario as JSON (what the table shows when it has no problems).",
     )
     st.caption("Also usable on the command line: `python -m dpcore design scenario.json`.")
