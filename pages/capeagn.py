@@ -389,7 +389,8 @@ def _weights_figure(result: OtdComparison, alg: str) -> go.Figure:
 result: OtdComparison | None = st.session_state.get(RESULT_KEY)
 st.subheader("Results")
 if result is None:
-    st.info("Press **Run** to compare the algorithms on the setting above (a few seconds). Results appear here.",
+    st.info("Press **Run** to compare the algorithms on the setting above; a progress bar shows how far it is. "
+            "Results appear here.",
             icon=":material/play_circle:")
 else:
     p = result.problem

@@ -384,7 +384,8 @@ def _component_images(problem, vectors: np.ndarray, shape: tuple[int, int]) -> g
 
 result = st.session_state.get(RESULT_KEY)
 if result is None:
-    st.info("Press **Run** to compare the algorithms on the setting above (a few seconds). Results of the last run "
+    st.info("Press **Run** to compare the algorithms on the setting above; a progress bar shows how far it is. "
+            "Results of the last run "
             "stay here until the next one.", icon=":material/play_circle:")
 else:
     setup: PcaSetup = result["setup"]
@@ -444,7 +445,8 @@ else:
     show_guarantee_table(guarantees, TITLES)
     down_a, down_b = st.columns(2)
     down_a.download_button("Download summary (CSV)", comparison.summary_csv(), "capepca_summary.csv", "text/csv",
-                           key="pca_download_summary", on_click="ignore", help="Mean and std of every metric per algorithm.",
-                           width="stretch")
+                           key="pca_download_summary", on_click="ignore", width="stretch",
+                           help="Mean and std of every metric per algorithm.")
     down_b.download_button("Download every run (CSV)", comparison.runs_csv(), "capepca_runs.csv", "text/csv",
-                           key="pca_download_runs", on_click="ignore", help="One row per algorithm and run.", width="stretch")
+                           key="pca_download_runs", on_click="ignore", width="stretch",
+                           help="One row per algorithm and run.")

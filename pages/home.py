@@ -106,7 +106,7 @@ The scenario every page uses has **{scenario.n_sites} sites** and **N = {scenari
 2. **Noise design**: who adds how much noise; why a design is feasible or not; the audit, view by view.
 3. **What ε means**: for one site, how well the best attacker can tell whether a person is in its data, from the
    site's own release, from everything the aggregator sees, and from the published result.
-4. **Gain G(n)**: how the gain moves as sites become unequal, and why the paper's Proposition 1 overstates it.
+4. **CAPE gain**: how the gain moves as sites become unequal, and why the paper's Proposition 1 overstates it.
 5. **capePCA** and **capeAGN**: the same noise inside real algorithms, against every baseline; each page can show
    where CAPE stops helping.
 

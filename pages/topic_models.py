@@ -239,7 +239,8 @@ def _headline_eps(curve: LdaCurve) -> float:
 result: LdaCurve | None = st.session_state.get(RESULT_KEY)
 st.subheader("Results")
 if result is None:
-    st.info("Press **Run** to compute the topic error of every chosen algorithm at every ε (a few seconds).")
+    st.info("Press **Run** to compute the topic error of every chosen algorithm at every ε; a progress bar shows how "
+            "far it is (the opening setting takes about ten seconds on a quiet machine).")
 else:
     eps0 = _headline_eps(result)
     per_eps = {eps: curve_guarantees(result, eps) for eps in result.grid}
@@ -312,20 +313,29 @@ else:
     st.markdown("Configurations 1-4 against ε on this corpus (Remark 5.1), and on a corpus where all four are usable "
                 f"(K = {REGIME_SPEC.k} topics over D = {REGIME_SPEC.dim} words, distinct α, {REGIME_DOCS:,} "
                 f"documents of {REGIME_SPEC.doc_length} words at one curator) for Remarks 5.2 and 5.3.")
-    if st.button("Compare the configurations", key="tm_regimes_run"):
+    if st.button("Compare the configurations", key="tm_regimes_run",
+                 help="Runs configurations 1-4 on this corpus and on the regime corpus; a progress bar shows how far "
+                 "it is (tens of seconds on the Python documentation)."):
+        bar = st.progress(0.0, text="this corpus")
         try:
             if spec is not None:
                 here = eps_curve(equal_sites_scenario(int(n_sites), int(st.session_state["tm_docs"]), grid[0],
                                                       float(delta), calibration=calibration),
-                                 CONFIGURATION_CURVES, grid, spec=spec, runs=int(runs), seed=int(seed))
+                                 CONFIGURATION_CURVES, grid, spec=spec, runs=int(runs), seed=int(seed),
+                                 progress=lambda f, t: bar.progress(min(f, 1.0) / 2, text=f"this corpus: {t}"))
             else:
                 here = eps_curve(equal_sites_scenario(p.n_sites, 3, grid[0], float(delta), calibration=calibration),
-                                 CONFIGURATION_CURVES, grid, problem=result.problem, runs=int(runs), seed=int(seed))
+                                 CONFIGURATION_CURVES, grid, problem=result.problem, runs=int(runs), seed=int(seed),
+                                 progress=lambda f, t: bar.progress(min(f, 1.0) / 2, text=f"this corpus: {t}"))
             regime = eps_curve(equal_sites_scenario(1, REGIME_DOCS, REGIME_GRID[0], 1e-6, calibration="analytic"),
-                               CONFIGURATION_CURVES, REGIME_GRID, spec=REGIME_SPEC, runs=int(runs), seed=int(seed))
+                               CONFIGURATION_CURVES, REGIME_GRID, spec=REGIME_SPEC, runs=int(runs), seed=int(seed),
+                               progress=lambda f, t: bar.progress(0.5 + min(f, 1.0) / 2,
+                                                                  text=f"the regime corpus: {t}"))
             st.session_state[REGIME_KEY] = (here, regime)
         except InputError as exc:
             show_error(exc)
+        finally:
+            bar.empty()
     regimes = st.session_state.get(REGIME_KEY)
     if regimes is not None:
         here, regime = regimes

@@ -298,7 +298,7 @@ def test_one_headline_on_every_scenario_page_and_the_change_panel_with_undo(serv
     assert page.locator('[data-testid="stAppDeployButton"]').count() == 0  # .streamlit/config.toml: viewer toolbar
     first = _headline(page)
     assert first.startswith("The aggregate carries 2.22 times less noise variance than if each site added its own.")
-    for title in ("Sites and budgets", "Noise design", "Gain G(n)"):
+    for title in ("Sites and budgets", "Noise design", "CAPE gain"):
         _goto(page, title)
         _assert_clean(page, title)
         assert _headline(page) == first, title
@@ -352,7 +352,7 @@ def _legends_below_plots(page) -> list[str]:
 @pytest.mark.parametrize("width", [420, 1400])
 def test_tables_and_legends_fit(server, browser, width):
     page = _open(browser, server, width)
-    for title in ("Noise design", "Gain G(n)", "What ε means", "Protocol walk-through", "Privacy-utility"):
+    for title in ("Noise design", "CAPE gain", "What ε means", "Protocol walk-through", "Privacy-utility"):
         _goto(page, title)
         page.wait_for_timeout(800)  # let plotly lay out
         assert _legends_below_plots(page) == [], f"{title} at {width}px"

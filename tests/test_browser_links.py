@@ -32,7 +32,7 @@ def test_a_link_copied_after_navigating_editing_and_undo_opens_the_same_state(se
     assert abs(button.bounding_box()["y"] - before["y"]) < 2, "Home's buttons moved after the click"
     strict = _headline(page)
     assert strict.startswith("The aggregate carries 1.16 times")
-    for title in ("Sites and budgets", "Noise design", "Gain G(n)"):  # every navigation clears Streamlit's query
+    for title in ("Sites and budgets", "Noise design", "CAPE gain"):  # every navigation clears Streamlit's query
         _goto(page, title)
         assert "scenario=1." in page.url, title
     page.get_by_text("geometric", exact=True).click()  # a page setting that matters: the family of sizes
