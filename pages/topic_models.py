@@ -66,7 +66,7 @@ story = BREAKDOWN if st.session_state["tm_story"] == BREAKDOWN.name else OPENING
 
 scenario_sidebar(scenario)
 st.title("Topic models: private LDA across sites")
-st.markdown(story.headline)
+st.markdown(symbolic(story.headline))
 left, right = st.columns([1, 1])
 if story is OPENING:
     left.button("Show where CAPE stops helping", key="tm_breakdown", on_click=_apply, args=(BREAKDOWN,),
@@ -74,7 +74,7 @@ if story is OPENING:
                 "says, from the runs, where the private curves are at random topics.")
 else:
     left.button("Back to the opening setting", key="tm_opening", on_click=_apply, args=(OPENING,))
-    st.info(story.explanation, icon=":material/info:")
+    st.info(symbolic(story.explanation), icon=":material/info:")
 with st.expander("The method of moments, the four configurations and capeLDA"):
     st.markdown(
         "LDA's moments M2 and M3 (with the Dirichlet concentration alpha_0) are sums of the topics' outer products. "
@@ -136,11 +136,11 @@ st.subheader("Sites and privacy")
 c1, c2, c3, c4 = st.columns(4)
 n_sites = c1.number_input("Sites S", 1, 100, key="tm_sites", help="Equal sites; documents are shared out equally.")
 grid_text = c2.text_input("ε values", key="tm_grid" if source == SOURCES[0] else "tm_grid_text",
-                          help="The eps of every site, separated by commas: one point of the curves each.")
+                          help="The ε of every site, separated by commas: one point of the curves each.")
 delta = c3.number_input("δ", 0.0, 0.5, format="%.1e", key="tm_delta", help="delta of every site (well below 1/N_s).")
 calibration = c4.selectbox("Calibration", CALIBRATIONS, index=CALIBRATIONS.index("analytic"), key="tm_calibration",
-                           help="analytic: exact at every eps; classic: the papers' formula, a guarantee only for "
-                           "eps < 1.")
+                           help="analytic: exact at every ε; classic: the papers' formula, a guarantee only for "
+                           "ε < 1.")
 collusion = robust_controls("tm_robust", int(n_sites), default_collusion(int(n_sites)), ROBUST_HELP)
 lda_settings = LdaSettings(collusion=collusion)
 if spec is not None:

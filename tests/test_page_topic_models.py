@@ -9,6 +9,7 @@ import math
 from conftest import app_test
 
 from dpcore.lda.story import BREAKDOWN, OPENING
+from dpcore.notation import symbolic
 from pages.shared.catalog import PAGES
 
 PAGE = "pages/topic_models.py"
@@ -28,7 +29,7 @@ def test_page_is_listed_and_opens_on_the_story():
     at = app_test(PAGE)
     _clean(at)
     assert at.title[0].value == "Topic models: private LDA across sites"
-    assert OPENING.headline in _texts(at.markdown)
+    assert symbolic(OPENING.headline) in _texts(at.markdown)
     assert "Press **Run**" in _texts(at.info)
     assert at.number_input(key="tm_sites").value == OPENING.sites
     assert at.number_input(key="tm_docs").value == OPENING.docs_per_site
@@ -90,7 +91,7 @@ def test_one_click_shows_where_cape_stops_helping_and_back():
     at = app_test(PAGE, timeout=300)
     at.button(key="tm_breakdown").click().run()
     _clean(at)
-    assert BREAKDOWN.explanation in _texts(at.info)
+    assert symbolic(BREAKDOWN.explanation) in _texts(at.info)
     assert at.number_input(key="tm_docs").value == BREAKDOWN.docs_per_site
     curve = at.session_state["tm_result"]
     random = curve.at("random", 10.0)["mean"]
@@ -150,6 +151,9 @@ def test_regime_comparisons_read_the_remarks_off_the_curves():
     for remark in ("Remark 5.1", "Remark 5.2", "Remark 5.3"):
         assert remark in text
     assert "Observed (paired test over the runs): configuration" in text
+    from test_page_notation import ascii_notation
+
+    assert ascii_notation(at) == []  # one notation: ε, τ_c, Δ_T, never eps, tau_c, Delta_T
     assert len(at.get("plotly_chart")) == 3
 
 
