@@ -107,16 +107,6 @@ def _ladder_chart(delta: float, fpr: float) -> go.Figure:
 
 # ------------------------------------------------------------------------------------------------
 scenario_sidebar(scenario)
-restore_widgets({"eps_source": "class"}, {"eps_source": tuple(SOURCES)})
-source = st.radio("Sites", tuple(SOURCES), format_func=SOURCES.get, key="eps_source", horizontal=True,
-                  help="At the default scenario's small budgets the aggregator learns only slightly more than one "
-                  "release promises: true, but too little to see on a chart. The class demonstration uses capePCA's "
-                  "opening budgets (ε = 4), where the gap is wide.")
-if source == "class":
-    scenario = class_scenario()
-names = scenario.names
-CLASS_FPR = widest_gap_fpr(site_attack_views(cached_plan(class_scenario(), "mean"), class_scenario().names[0]))
-
 st.title("What ε means")
 st.markdown(
     "A budget **(ε, δ)** is a promise about one person. Imagine an attacker who knows everything except whether one "
@@ -126,6 +116,16 @@ st.markdown(
     "is a threshold, and everything depends on **m = Δ_s / σ**, how many noise standard deviations one record moves "
     "the release."
 )
+
+restore_widgets({"eps_source": "class"}, {"eps_source": tuple(SOURCES)})
+source = st.radio("Sites", tuple(SOURCES), format_func=SOURCES.get, key="eps_source", horizontal=True,
+                  help="At the default scenario's small budgets the aggregator learns only slightly more than one "
+                  "release promises: true, but too little to see on a chart. The class demonstration uses capePCA's "
+                  "opening budgets (ε = 4), where the gap is wide.")
+if source == "class":
+    scenario = class_scenario()
+names = scenario.names
+CLASS_FPR = widest_gap_fpr(site_attack_views(cached_plan(class_scenario(), "mean"), class_scenario().names[0]))
 
 defaults = {"eps_site": names[int(np.argmax(scenario.weights() * scenario.taus("mean")))], "eps_fpr": CLASS_FPR,
             "eps_collusion": min(default_collusion(scenario.n_sites), max(scenario.n_sites - 1, 0)),

@@ -73,7 +73,7 @@ def test_the_page_prints_the_audits_guarantee_and_offers_the_collusion_robust_de
     text = _texts(at.markdown)
     assert "capeLDA - aggregator: NOT certified - ε 34.9 > promised 30" in text
     assert "capeLDA - release: (30, 1e-06)-DP certified" in text
-    assert "learns more than each site promised" in _texts(at.warning)
+    assert "views learn more than each site promised" in _texts(at.warning)
     for line in text.split("capeLDA - ")[1:]:
         assert "-DP" not in line.split("\n")[0] or "-DP certified" in line
     at.checkbox(key="tm_robust").check().run()

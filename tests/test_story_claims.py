@@ -23,7 +23,7 @@ from dpcore.pca import story as pca
 from dpcore.scenario import equal_sites_scenario
 from dpcore.summary import CLAIM_Z, Claim, claim_text
 
-SEEDS = (0, 1, 2)
+SEEDS = (7, 0, 1)  # 7: the default scenario's seed, which the pages use (the numbers)
 
 
 def _oracle(a: np.ndarray, b: np.ndarray, larger_is_better: bool) -> str:

@@ -36,15 +36,16 @@ def show_guarantees(guarantees: Mapping[str, Sequence[Guarantee]], titles: Mappi
     st.markdown("**Privacy guarantees** (computed by the audit for each view, every stage composed exactly)")
     mine = guarantees.get(cape, ())
     for g in mine:
-        icon = "✅" if g.certified else "⚠️"
+        icon = ":green[:material/verified_user:]" if g.certified else ":orange[:material/gpp_maybe:]"
         st.markdown(f"{icon} {titles.get(cape, cape)} - {symbolic(g.label())}")
     failing = [g for g in mine if not g.certified and g.eps is not None]
     if failing:
-        where = " and ".join(sorted({g.name for g in failing}))
+        names = sorted({g.name for g in failing})
+        where = " and ".join(names) + (" views learn" if len(names) > 1 else " view learns")
         hint = (" Tick **Collusion-robust design** above to keep every promise, at some cost in accuracy."
                 if robust_key else " The collusion-robust design (Noise design page) keeps every promise, at some "
                 "cost in gain.")
-        st.warning(symbolic(f"{titles.get(cape, cape)}: the {where} view learns more than each site promised "
+        st.warning(symbolic(f"{titles.get(cape, cape)}: the {where} more than each site promised "
                             f"(every release keeps its promise on its own, the releases together do not).{hint}"),
                    icon=":material/gpp_bad:")
 
