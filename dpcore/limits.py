@@ -144,10 +144,17 @@ MAX_MESSAGE_LOG_ROUNDS = 16
 """Rounds in one message log."""
 MAX_MESSAGE_LOG_ENTRIES = 20_000
 """Messages in one message log, all rounds together (a 3-site run of both rounds logs about 60)."""
+MAX_LEDGER_BYTES = 8 * 1024 * 1024
+"""Largest privacy-ledger file a site reads (dpcore.federation.ledger)."""
+MAX_LEDGER_RELEASES = 20_000
+"""Releases one site's privacy ledger may hold."""
 MAX_MESSAGE_LOG_DEPTH = 8
 """Nesting depth of the JSON of a message log (the format itself needs 6)."""
 
 # --- audit -----------------------------------------------------------------------------------------------------
+MAX_DROPOUT_SETS = 3000
+"""Drop-out sets of size k the what-if examines exactly (:func:`dpcore.cape.helper_free.dropout_whatif`); beyond,
+the k sites with the largest weights."""
 MAX_COALITIONS = 3000
 """Designs without a factored helper law (dpcore.cape.audit's general path): exact enumeration of the worst
 coalition up to this many coalitions per site (each costs an eigendecomposition)."""
