@@ -148,3 +148,25 @@ def test_otd_guarantees_and_the_capeagn_opening_setting(capsys):
     assert coalition["colluders"] == 6 and not coalition["certified"] and coalition["eps"] > 0.5
     robust = json.loads(_run(capsys, *args, "--collusion", "6", "--json"))
     assert all(g["certified"] for g in robust["guarantees"] if g["algorithm"] == "cape")
+
+
+def test_generic_over_the_noise_design_and_its_audit():
+    """Another way of making the zero-sum noise plugs in its own views: the helper-free variant (every site learns the
+    secure sum W) gives a coalition more than the helper does, and the guarantee follows its audit."""
+    import functools
+
+    from dpcore.cape import plan_scenario
+    from dpcore.cape.guarantee import cape_guarantees
+    from dpcore.cape.helper_free import variant_view_sigmas
+    from dpcore.scenario import default_scenario
+
+    scenario = default_scenario().replace(calibration="analytic")
+    plan = plan_scenario(scenario, "mean", collusion=1)
+    common = {"eps": scenario.eps, "delta": scenario.delta, "names": scenario.names, "calibration": "analytic",
+              "collusion": 1, "shares": (1.0,)}
+    helper = {g.view: g for g in cape_guarantees((plan.design,), (plan.sensitivities,), ("mean",), **common)}
+    free = {g.view: g for g in cape_guarantees((plan.design,), (plan.sensitivities,), ("mean",), **common,
+                                               views_of=functools.partial(variant_view_sigmas,
+                                                                          variant="helper-free"))}
+    assert free["aggregator"].eps == pytest.approx(helper["aggregator"].eps, rel=1e-9)  # W never reaches it
+    assert free["coalition"].eps > helper["coalition"].eps and not free["coalition"].certified

@@ -27,7 +27,7 @@ noise each site adds alone, :func:`calibrated_stage` for one curator's calibrate
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +35,7 @@ import numpy as np
 
 from ..privacy.calibration import classic_caveat, exact_delta, exact_eps, multiplier
 from ..textio import site_label
-from .audit import view_sigmas
+from .audit import ViewSigma, view_sigmas
 from .design import NoiseDesign
 
 __all__ = [
@@ -156,9 +156,13 @@ class StageViews:
     colluders: int = 0
 
 
-def design_stage(name: str, design: NoiseDesign, sensitivities: Any, collusion: int) -> StageViews:
+def design_stage(name: str, design: NoiseDesign, sensitivities: Any, collusion: int, *,
+                 views_of: Callable[[NoiseDesign, int], Sequence[ViewSigma]] | None = None) -> StageViews:
     """The views of one CAPE stage: the release's own noise min(v_e + v_g, v_f + v_g) and the audit's aggregator and
-    worst aggregator+coalition sigma_eff with up to ``collusion`` colluders (a feasible design)."""
+    worst aggregator+coalition sigma_eff with up to ``collusion`` colluders (a feasible design). ``views_of(design,
+    c)`` replaces the audit's :func:`~dpcore.cape.view_sigmas` for another way of making the zero-sum noise (e.g. the
+    helper-free variant's ``functools.partial(variant_view_sigmas, variant="helper-free")``); it must return
+    :class:`~dpcore.cape.ViewSigma` rows with views "aggregator" and "aggregator+coalition"."""
     n = design.n_sites
     size = min(int(collusion), n - 1)
     own = np.sqrt(np.clip(np.minimum(design.var_e, design.var_f) + design.var_g, 0.0, None))
@@ -166,7 +170,9 @@ def design_stage(name: str, design: NoiseDesign, sensitivities: Any, collusion: 
     coal = np.full(n, math.inf)
     coal_exact = True
     coalitions: list[tuple[int, ...]] = [()] * n
-    for v in view_sigmas(design, size, ("aggregator", "aggregator+coalition")):
+    rows = (view_sigmas(design, size, ("aggregator", "aggregator+coalition")) if views_of is None
+            else views_of(design, size))
+    for v in rows:
         if v.view == "aggregator":
             agg[v.site] = v.sigma_eff
         elif v.view == "aggregator+coalition":
@@ -306,15 +312,17 @@ def no_data(why: str = "uses no data: random output, nothing to protect") -> tup
 
 def cape_guarantees(designs: Sequence[NoiseDesign], sensitivities: Sequence[Any], stage_names: Sequence[str], *,
                     eps: Any, delta: Any, names: Sequence[str], calibration: str, collusion: int,
-                    shares: Sequence[float]) -> tuple[Guarantee, ...]:
+                    shares: Sequence[float],
+                    views_of: Callable[[NoiseDesign, int], Sequence[ViewSigma]] | None = None,
+                    ) -> tuple[Guarantee, ...]:
     """Every view of a CAPE run whose stages have the noise ``designs`` (feasible) for the sensitivities Delta_s of
     each stage, with coalitions of up to ``collusion`` sites; ``designs`` made by the collusion-robust calibration say
     so in ``why``."""
     robust = [d.collusion for d in designs if d.method == "collusion-robust"]
     scheme = ("CAPE correlated noise, collusion-robust design for c = " + str(robust[0]) if robust
               else "CAPE correlated noise (general design: every release meets its promise on its own)")
-    stages = [design_stage(name, d, s, collusion) for name, d, s in zip(stage_names, designs, sensitivities,
-                                                                         strict=True)]
+    stages = [design_stage(name, d, s, collusion, views_of=views_of)
+              for name, d, s in zip(stage_names, designs, sensitivities, strict=True)]
     return compose_guarantees(stages, eps, delta, names, calibration=calibration, scheme=scheme, collusion=collusion,
                               shares=shares)
 
