@@ -47,6 +47,8 @@ MAX_SCENARIO_FILE_BYTES = 1_000_000
 """Largest uploaded scenario JSON file."""
 MAX_QUERY_CHARS = 50_000
 """Longest ``?scenario=`` link value."""
+MAX_SETTINGS_QUERY_CHARS = 4_000
+"""Longest ``?settings=`` link value (a page's own widget values)."""
 MAX_LINK_JSON_CHARS = 2_000_000
 """Largest JSON text a scenario link may decompress to (no decompression bombs)."""
 MAX_JSON_DEPTH = 32

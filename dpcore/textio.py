@@ -30,7 +30,7 @@ from .limits import MAX_JSON_DEPTH, MAX_NUMBER_CHARS, MB
 from .validation import InputError
 
 __all__ = ["LFS_POINTER_PREFIX", "decode_text", "gunzip", "json_depth", "load_json", "printable", "read_data_file",
-           "read_file", "size_text", "values_text"]
+           "read_file", "site_label", "size_text", "values_text"]
 
 _CHUNK = 1 << 20
 # A string literal, its closing quote optional: an unterminated string then ends the scan in one match (linear
@@ -38,6 +38,11 @@ _CHUNK = 1 << 20
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def site_label(name: str) -> str:
+    """'site A' for a site named A; a name that already starts with 'site' ('site 1') as it is, never 'site site 1'."""
+    return name if name.lower().startswith("site") else f"site {name}"
 
 
 def size_text(n: int) -> str:

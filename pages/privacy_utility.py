@@ -411,13 +411,13 @@ with results_box if results_box is not None else st.container():
         stem = f"sweep_{rspec.family}_{rspec.parameter}"
         down_a, down_b, down_c = st.columns(3)
         down_a.download_button("Download the table (CSV)", result.to_csv(), f"{stem}.csv", "text/csv",
-                               key="pu_download_table", width="stretch",
+                               key="pu_download_table", width="stretch", on_click="ignore",
                                help="One row per value, algorithm, run and metric (tidy format).")
         down_b.download_button("Download the summary (CSV)", result.summary_csv(), f"{stem}_summary.csv", "text/csv",
-                               key="pu_download_summary", width="stretch",
+                               key="pu_download_summary", width="stretch", on_click="ignore",
                                help="Mean, std, standard error and 95% interval per value, algorithm and metric.")
         down_c.download_button("Download the figure (HTML)", lambda: figure_html(result, metric, shown),
-                               f"{stem}.html", "text/html", key="pu_download_html", width="stretch",
+                               f"{stem}.html", "text/html", key="pu_download_html", width="stretch", on_click="ignore",
                                help="Curves and gain in one page with plotly.js embedded (about 5 MB): opens offline.")
 
 with st.expander("What is computed"):

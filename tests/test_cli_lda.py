@@ -49,8 +49,12 @@ def test_json_per_algorithm_mean_standard_error_and_usable_or_the_reason(capsys)
     assert rows["nonpriv"]["mean"] < rows["cape"]["mean"] < rows["random"]["mean"]
     assert not rows["3"]["usable"] and rows["3"]["mean"] is None and rows["3"]["unusable"] == 2
     assert "unusable" in rows["3"]["reason"] and "too close together" in rows["3"]["reason"]
-    assert rows["3"]["privacy"] == "not DP as published (local sensitivity)"
-    assert rows["cape"]["privacy"] == "(eps, delta)-DP" and "per site" in rows["cape"]["guarantee"]
+    assert rows["3"]["privacy"] == ("release: not DP as published (local sensitivity); aggregator: not DP as "
+                                    "published (local sensitivity)")
+    assert not any(g["certified"] for g in rows["3"]["guarantees"])
+    views = {g["view"]: g for g in rows["cape"]["guarantees"]}
+    assert set(views) == {"release", "aggregator"} and views["release"]["certified"]
+    assert "per site" in rows["cape"]["guarantee"]
 
 
 def test_several_eps_give_a_curve_with_common_random_numbers(capsys):

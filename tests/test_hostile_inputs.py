@@ -164,10 +164,10 @@ def test_class3_tau_c_far_from_the_floor_is_explained_not_raised():
 def test_class3_eps_1e_300_typed_into_the_sites_table_is_listed(tmp_path):
     at = app_test("pages/sites.py")
     key = at.data_editor[0].key
-    at.session_state[key] = {"edited_rows": {0: {"eps": 1e-300}}, "added_rows": [], "deleted_rows": []}
+    at.session_state[key] = {"edited_rows": {0: {"eps": "1e-300"}}, "added_rows": [], "deleted_rows": []}
     at.run()
     assert not at.exception
-    assert "ε: must be a number from 1e-06 to 10000 (got 1e-300)" in at.error[0].value  # in the app's notation
+    assert "ε: must be a number from 1e-06 to 10000 (got '1e-300')" in at.error[0].value  # in the app's notation
     for page in ("pages/noise_design.py", "pages/gain.py", "pages/protocol.py"):
         at.switch_page(page).run()
         assert not at.exception, page

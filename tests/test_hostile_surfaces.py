@@ -319,6 +319,7 @@ def test_what_eps_means_draws_a_site_with_the_largest_eps():
     at = app_test()
     at.session_state["scenario"] = scenario
     at.switch_page("pages/epsilon.py").run()
+    at.radio(key="eps_source").set_value("scenario").run()  # the page opens on its class demonstration
     for site in ("A", "B"):
         at.selectbox(key="eps_site").set_value(site).run()
         assert not at.exception, [e.value for e in at.exception]

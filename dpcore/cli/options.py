@@ -116,6 +116,7 @@ def real(low: float, high: float, *, low_open: bool = False, high_open: bool = F
 
 
 SITES = integer(1, MAX_SITES)
+COLLUSION = integer(0, MAX_SITES - 1)
 WORKERS = integer(1, MAX_WORKERS)
 SITE_SIZE = integer(1, MAX_SITE_SIZE)
 RUNS = integer(1, MAX_RUNS)

@@ -46,6 +46,7 @@ class NumericTable:
     columns: list[str]
     labels: np.ndarray | None = None
     dropped_label: str | None = None
+    dropped_columns: tuple[str, ...] = ()
     header: bool = False
     delimiter: str = ","
 
@@ -316,6 +317,7 @@ def parse_numeric_csv(
     *,
     header: bool | None = None,
     label_column: str | int | None = None,
+    drop_columns: tuple[int, ...] = (),
     max_cells: int = MAX_UPLOAD_CELLS,
     max_bytes: int = MAX_UPLOAD_BYTES,
     max_columns: int = MAX_UPLOAD_COLUMNS,
@@ -324,7 +326,9 @@ def parse_numeric_csv(
 
     ``header`` None decides from the first row: a header when its non-empty cells are all text, data when they
     are all numbers, an InputError asking which when it mixes both. ``label_column`` (a header name or a 0-based
-    position, negative counts from the end) is excluded from the numeric values and returned as ``labels``. Every
+    position, negative counts from the end) is excluded from the numeric values and returned as ``labels``;
+    ``drop_columns`` (0-based positions, e.g. :func:`sniff_columns`' identifier columns) are left out and named in
+    ``dropped_columns``. Every
     other cell must be a finite number. Errors (:class:`InputError`) name the row (line of the file, counting from
     1) and the column of the first bad cell, and state the limits (bytes, MAX_UPLOAD_COLUMNS columns checked on the
     first line, cells). Nothing is evaluated or unpickled.
@@ -342,7 +346,8 @@ def parse_numeric_csv(
     columns = [c.strip() for c in layout.first_row] if header else [f"x{j + 1}" for j in range(layout.n_fields)]
     frame = _read_frame(text, layout, header, max_cells)
     label_index = _label_index(label_column, header, columns, layout.n_fields)
-    feature_index = [j for j in range(layout.n_fields) if j != label_index]
+    dropped = {int(j) % layout.n_fields for j in drop_columns if -layout.n_fields <= int(j) < layout.n_fields}
+    feature_index = [j for j in range(layout.n_fields) if j != label_index and j not in dropped]
     _check_size(frame.shape[0], len(feature_index), label_index is not None)
     values, bad = _feature_values(frame, feature_index)
     if bad is not None:
@@ -352,7 +357,7 @@ def parse_numeric_csv(
     return NumericTable(
         values=values, columns=[columns[j] for j in feature_index], labels=labels,
         dropped_label=None if label_index is None else columns[label_index], header=bool(header),
-        delimiter=layout.delimiter,
+        delimiter=layout.delimiter, dropped_columns=tuple(columns[j] for j in sorted(dropped) if j != label_index),
     )
 
 
@@ -382,6 +387,8 @@ class CsvColumns:
     label: int | None
     reason: str
     n_rows: int
+    ids: tuple[int, ...] = ()
+    id_reasons: tuple[str, ...] = ()
 
 
 def _decide_header(first_row: list[str], text_columns: set[int]) -> bool:
@@ -401,6 +408,28 @@ def _whole_number_classes(column: pd.Series, n_rows: int) -> int | None:
         return None
     distinct = np.unique(numbers).size
     return distinct if 2 <= distinct <= LABEL_MAX_CLASSES and 2 * distinct <= n_rows else None
+
+
+ID_NAMES = re.compile(r"(?i)^(id|ids|index|idx|#|no\.?|row|row[ _-]?(id|no|number)|(sample|record|patient|subject)"
+                      r"[ _-]?(id|no|number)|unnamed: ?\d+)$")
+"""Header names that mark a record identifier, not a feature."""
+ID_MIN_ROWS = 5
+"""A column of distinct consecutive whole numbers counts as a running index from this many rows on."""
+
+
+def _id_reason(name: str, column: pd.Series, header: bool) -> str | None:
+    """Why a column looks like record identifiers (its header name, or distinct whole numbers counting up by one:
+    a row number), else None. An identifier carries no information about the data but would become a PCA
+    feature, and one with the largest spread."""
+    if header and ID_NAMES.match(name.strip()):
+        return f"its header {name.strip()!r} names an identifier"
+    numbers = pd.to_numeric(column.astype(str).str.strip(), errors="coerce").to_numpy(dtype=float)
+    if numbers.size < ID_MIN_ROWS or not np.all(np.isfinite(numbers)) or not np.all(numbers == np.round(numbers)):
+        return None
+    steps = np.diff(numbers)
+    if np.all(steps == 1) or np.all(steps == -1):
+        return f"its {numbers.size:,} values count {'up' if steps[0] > 0 else 'down'} by one, like row numbers"
+    return None
 
 
 def sniff_columns(content: bytes | str, *, header: bool | None = None, max_cells: int = MAX_UPLOAD_CELLS,
@@ -436,4 +465,9 @@ def sniff_columns(content: bytes | str, *, header: bool | None = None, max_cells
             if classes is not None:
                 label, reason = j, f"{classes} distinct whole numbers in {n_rows:,} rows"
                 break
-    return CsvColumns(columns=columns, header=has_header, label=label, reason=reason, n_rows=n_rows)
+    found = [(j, _id_reason(columns[j], data.iloc[:, j], has_header)) for j in range(layout.n_fields) if j != label]
+    found = [(j, why) for j, why in found if why is not None]
+    if len(found) >= layout.n_fields - (label is not None) - 1:  # never leave fewer than two features
+        found = []
+    return CsvColumns(columns=columns, header=has_header, label=label, reason=reason, n_rows=n_rows,
+                      ids=tuple(j for j, _ in found), id_reasons=tuple(why for _, why in found))

@@ -147,8 +147,8 @@ class NoisyTpmBudget:
                  "differing by one symmetrised unit entry)")
         return (f"{self.releases} noisy releases with eps' = {self.eps_release:.3g}, delta' = "
                 f"{self.delta_release:.3g}; {scale}; composed exactly as Gaussian mechanisms (mu = "
-                f"sqrt(K) / c(eps', delta') = {self.mu:.3g}): ({self.eps:g}, {self.delta_composed:.3g})-DP, "
-                f"within delta = {self.delta:g}")
+                f"sqrt(K) / c(eps', delta') = {self.mu:.3g}): delta {self.delta_composed:.3g} at eps {self.eps:g}, "
+                f"the stage's delta = {self.delta:g}")
 
 
 def noisy_tpm_budget(
