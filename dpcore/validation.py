@@ -13,7 +13,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from .limits import DELTA_RANGE, EPS_RANGE, MAX_SEED
+from .limits import DELTA_RANGE, EPS_RANGE, MAX_SEED, SPLIT_RANGE
 
 __all__ = [
     "InputError",
@@ -23,12 +23,14 @@ __all__ = [
     "check_epsilon",
     "check_finite_array",
     "check_int_range",
+    "check_magnitude",
     "check_positive",
     "check_positive_int",
     "check_probability_vector",
     "check_range",
     "check_rank",
     "check_seed",
+    "check_split",
     "number_text_problem",
     "parse_number_text",
     "shown",
@@ -209,6 +211,22 @@ def check_finite_array(array: object, name: str) -> np.ndarray:
     if not np.all(np.isfinite(a)):
         bad = int(np.size(a) - np.count_nonzero(np.isfinite(a)))
         raise InputError(f"{name} contains {bad} NaN or infinite value(s); only finite numbers are allowed", name)
+    return a
+
+
+def check_split(value: object, name: str = "split") -> float:
+    """A budget share of the first of two stages: a real in :data:`~dpcore.limits.SPLIT_RANGE`."""
+    return check_range(value, name, *SPLIT_RANGE)
+
+
+def check_magnitude(array: np.ndarray, name: str, limit: float) -> np.ndarray:
+    """A finite numeric array whose entries are at most ``limit`` in magnitude (e.g.
+    :data:`~dpcore.limits.MAX_DATA_MAGNITUDE`: sums of squares then cannot overflow)."""
+    a = check_finite_array(array, name)
+    largest = float(np.max(np.abs(a))) if a.size else 0.0
+    if largest > limit:
+        raise InputError(f"{name}: a value of {largest:g} is larger in magnitude than {limit:g}, the largest allowed "
+                         "(its square would overflow in the sums); rescale the data", name)
     return a
 
 

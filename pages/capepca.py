@@ -32,6 +32,7 @@ from dpcore.pca.guarantees import privacy_guarantees
 from dpcore.pca.story import OPENING, opening_closure, run_breakdown, story_sentence
 from dpcore.privacy import CALIBRATIONS
 from dpcore.scenario import Scenario, equal_sites_scenario
+from dpcore.textio import size_text
 from dpcore.validation import InputError
 from pages.shared.guarantees import show_guarantee_table, show_guarantees
 from pages.shared.navigation import start_page
@@ -189,7 +190,7 @@ with data_col:
         uploaded = st.file_uploader(
             "CSV file", type=["csv", "txt", "gz"], key="pca_upload",
             help=f"Numbers only, one sample per row, comma/semicolon/tab separated (gzip accepted); at most "
-            f"{MAX_UPLOAD_CELLS:,} cells and {MAX_UPLOAD_BYTES // 2**20} MB. Nothing in the file is executed.")
+            f"{MAX_UPLOAD_CELLS:,} cells and {size_text(MAX_UPLOAD_BYTES)}. Nothing in the file is executed.")
         header = st.selectbox("First row is a header", ["auto", "yes", "no"], key="pca_header",
                               help="auto: a header if the first row's cells (outside a text label column) are text.")
         if uploaded is not None:

@@ -118,7 +118,7 @@ def test_text_with_frequent_words_says_it_is_not_private(tmp_path, capsys):
     (["--delta", "2"], "argument --delta: must be a finite number in [1e-100, 1) (got '2')"),
     (["--doc-length", "2"], f"argument --doc-length: must be an integer from 3 to {MAX_LDA_DOC_LENGTH:,}"),
     (["--docs", "1000000", "--doc-length", "100"], "words is more than the limit"),
-    (["--split", "1"], "argument --split: must be a finite number in (0, 1)"),
+    (["--split", "1"], "argument --split: must be a finite number in [0.01, 0.99]"),
     (["--top-words", "99"], f"argument --top-words: must be an integer from 0 to {MAX_LDA_TOP_WORDS}"),
     (["--seed", "-3"], "argument --seed: must be an integer from 0 to"),
     (["--corpus", "python-docs", "--vocab", "50"], "--vocab does not apply to --corpus"),

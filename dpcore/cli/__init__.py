@@ -20,6 +20,7 @@ import sys
 import tempfile
 from typing import Any, NoReturn
 
+from ..outfiles import check_output
 from ..textio import printable
 from ..validation import InputError
 
@@ -91,8 +92,9 @@ def _log_internal_error(exc: BaseException) -> str | None:
     """Log the traceback of an unexpected exception to the log file; its path, or None when it cannot be written."""
     path = _log_file()
     try:
+        check_output(f"the log file (${LOG_ENV})", path)  # a FIFO or a device would block or swallow the log
         handler = logging.FileHandler(path, encoding="utf-8")
-    except OSError:
+    except (OSError, InputError):
         return None
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
     log.addHandler(handler)

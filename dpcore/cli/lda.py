@@ -44,6 +44,8 @@ from ..limits import (
     MAX_RUNS,
     MAX_SITES,
     MAX_TEXT_BYTES,
+    MAX_VOCABULARY_BYTES,
+    SPLIT_RANGE,
 )
 from ..privacy import CALIBRATIONS
 from ..scenario import Scenario, equal_sites_scenario
@@ -108,8 +110,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    f"{DEFAULTS['delta']:g})")
     p.add_argument("--calibration", choices=CALIBRATIONS, default="analytic", help="Gaussian calibration (default "
                    "analytic: a valid guarantee at every eps)")
-    p.add_argument("--split", type=SPLIT, default=0.5, help="share of every budget spent on M2, strictly between 0 "
-                   "and 1 (default 0.5)")
+    p.add_argument("--split", type=SPLIT, default=0.5, help="share of every budget spent on M2, from "
+                   f"{SPLIT_RANGE[0]:g} to {SPLIT_RANGE[1]:g} (default 0.5)")
     p.add_argument("--collusion", type=COLLUSION, metavar="C",
                    help="capeLDA with the collusion-robust design for up to C colluding sites (0 to S - 1): every "
                    "view keeps the promised eps, at a cost in accuracy; default: "
@@ -168,7 +170,7 @@ def _text_corpus(args: argparse.Namespace):
     if rule == "frequent" and args.vocab is None:
         raise InputError("--text with the 'frequent' vocabulary rule needs --vocab D (or give --vocabulary FILE or "
                          "--vocab-rule bundled)")
-    vocabulary = (parse_vocabulary(read_file(args.vocabulary, MAX_TEXT_BYTES, "vocabulary file"))
+    vocabulary = (parse_vocabulary(read_file(args.vocabulary, MAX_VOCABULARY_BYTES, "vocabulary file"))
                   if args.vocabulary else None)
     return parse_text_corpus(read_file(args.text, MAX_TEXT_BYTES, "text file"), rule=rule, vocab_size=args.vocab,
                              vocabulary=vocabulary)

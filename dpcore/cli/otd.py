@@ -24,8 +24,10 @@ from ..limits import (
     MAX_RUNS,
     MAX_TEXT_BYTES,
     MAX_UPLOAD_BYTES,
+    MAX_VOCABULARY_BYTES,
     MAX_WORKERS,
     MEMORY_BUDGET_RANGE,
+    SPLIT_RANGE,
 )
 from ..otd import (
     ALGORITHMS,
@@ -45,6 +47,7 @@ from ..otd import (
     mog_problem,
 )
 from ..otd.guarantees import comparison_guarantees
+from ..otd.power import check_power_work
 from ..privacy import CALIBRATIONS, NEIGHBOURING
 from ..scenario import Scenario, equal_sites_scenario, load_scenario
 from ..textio import read_file, values_text
@@ -59,8 +62,8 @@ from .options import (
     EPS,
     ITERATIONS,
     MEMORY_MIB,
+    NORM_BOUND,
     OTD_DIM,
-    POSITIVE,
     RESTARTS,
     RUNS,
     SEED,
@@ -106,8 +109,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument
     p.add_argument("--memory-budget", type=MEMORY_MIB, default=DEFAULT_MEMORY_BUDGET / 2**20, metavar="MIB",
                    help=f"memory budget in MiB that decides the path (default {DEFAULT_MEMORY_BUDGET // 2**20}; "
                    f"{MEMORY_BUDGET_RANGE[0] // 2**20} to {MEMORY_BUDGET_RANGE[1] // 2**20:,})")
-    p.add_argument("--split", type=SPLIT, default=0.5, help="share of eps and delta for the first stage, strictly "
-                   "between 0 and 1 (default 0.5)")
+    p.add_argument("--split", type=SPLIT, default=0.5, help="share of eps and delta for the first stage, from "
+                   f"{SPLIT_RANGE[0]:g} to {SPLIT_RANGE[1]:g} (default 0.5)")
     p.add_argument("--collusion", type=COLLUSION, metavar="C",
                    help="capeAGN with the collusion-robust design for up to C colluding sites (0 to S - 1): every "
                    "view keeps the promised eps, at a cost in accuracy; default: "
@@ -132,7 +135,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument
                    "per line, or a .csv document-term count table (stm)")
     p.add_argument("--vocabulary", metavar="FILE", help="stm: a public vocabulary file (one word per line); it sets "
                    "D, so it does not go with --d")
-    p.add_argument("--norm-bound", type=POSITIVE, help="mog --data: public bound on sample norms (default: the "
+    p.add_argument("--norm-bound", type=NORM_BOUND, help="mog --data: public bound on sample norms (default: the "
                    "largest norm, not private)")
     p.add_argument("--truth", choices=tuple(TRUTHS), default="ours",
                    help="synthetic ground truth: ours (default: " + TRUTHS["ours"] + ") or authors (" +
@@ -177,7 +180,7 @@ def _upload_problem(args: argparse.Namespace, scenario: Scenario, seed: int):
     if args.model == "mog":
         table_ = parse_numeric_csv(content)
         return mog_problem(table_.values, k, fractions, rng, sigma2=args.sigma2, norm_bound=args.norm_bound)
-    vocabulary = (parse_vocabulary(read_file(args.vocabulary, MAX_TEXT_BYTES, "vocabulary file"))
+    vocabulary = (parse_vocabulary(read_file(args.vocabulary, MAX_VOCABULARY_BYTES, "vocabulary file"))
                   if args.vocabulary else None)
     if vocabulary is None and args.d is None:
         raise InputError("stm --data needs --d (vocabulary size: the D most frequent words) or --vocabulary FILE")
@@ -203,6 +206,7 @@ def run(args: argparse.Namespace) -> int:
                            memory_budget=int(args.memory_budget * 2**20), m3_noise=args.m3_noise,
                            collusion=args.collusion)
     workers = worker_count(args.runs, args.workers)  # checked before anything runs
+    check_power_work(5 if args.k is None else args.k, args.restarts, args.iterations)  # K x L x N, before any data
     if args.data:
         if args.truth != "ours":
             raise InputError("--truth applies to synthetic data only (uploaded data have no ground truth)")

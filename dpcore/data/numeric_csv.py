@@ -12,18 +12,16 @@ from __future__ import annotations
 
 import codecs
 import csv
-import gzip
 import io
 import math
 import re
-import zlib
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from ..limits import MAX_UPLOAD_BYTES, MAX_UPLOAD_CELLS, MAX_UPLOAD_COLUMNS
-from ..textio import decode_text, size_text
+from ..limits import MAX_DATA_MAGNITUDE, MAX_UPLOAD_BYTES, MAX_UPLOAD_CELLS, MAX_UPLOAD_COLUMNS
+from ..textio import decode_text, gunzip, size_text
 from ..validation import InputError, check_positive_int
 
 __all__ = ["LABEL_MAX_CLASSES", "CsvColumns", "NumericTable", "parse_label_column", "parse_numeric_csv",
@@ -76,13 +74,7 @@ def _to_text(content: bytes | str, max_bytes: int) -> str:
         raise InputError(f"CSV content must be bytes or text (got {type(content).__name__})", "file")
     raw = bytes(content)
     if raw[:2] == b"\x1f\x8b":  # gzip: decompress at most max_bytes + 1 bytes (no decompression bombs)
-        try:
-            with gzip.GzipFile(fileobj=io.BytesIO(raw)) as handle:
-                raw = handle.read(max_bytes + 1)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise InputError(f"the file looks gzip-compressed but cannot be decompressed ({exc})", "file") from exc
-        if len(raw) > max_bytes:
-            raise InputError(f"the decompressed file is larger than the limit of {_megabytes(max_bytes)}", "file")
+        raw = gunzip(raw, max_bytes, "file")
     elif len(raw) > max_bytes:
         raise InputError(f"the file is {_megabytes(len(raw))}, more than the limit of {_megabytes(max_bytes)}", "file")
     utf16 = raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
@@ -112,6 +104,8 @@ def _cell_problem(cell: str) -> str:
         pass
     if number is not None and math.isinf(number):
         return f"is {text!r}, which is infinite or too large for a floating-point number"
+    if number is not None and abs(number) > MAX_DATA_MAGNITUDE:
+        return f"is {number:g}, larger in magnitude than {MAX_DATA_MAGNITUDE:g}"
     shown = text if len(text) <= 30 else text[:27] + "..."
     return f"is the text {shown!r}, not a number"
 
@@ -283,7 +277,8 @@ def _feature_values(frame: pd.DataFrame, feature_index: list[int]) -> tuple[np.n
         else:
             numbers, cells = _column_numbers(frame.iloc[:, j])
             values[:, out] = numbers
-        bad = ~np.isfinite(numbers)
+        with np.errstate(invalid="ignore"):
+            bad = ~(np.abs(numbers) <= MAX_DATA_MAGNITUDE)  # NaN, infinite, or too large to square and sum
         if bad.any():
             n_bad += int(bad.sum())
             first = int(np.argmax(bad))
@@ -300,9 +295,12 @@ def _bad_cell_error(bad: _BadCell, offset: int, columns: list[str], header: bool
         hint = "; if the first row is a header, say so (header=True)"
     elif "text" in bad.problem and not has_label:
         hint = "; a text column holding labels can be excluded as the label column"
+    allowed = (f"numbers up to {MAX_DATA_MAGNITUDE:g} in magnitude are allowed (their squares must sum without "
+               "overflow): rescale the data" if "magnitude" in bad.problem
+               else "only finite numbers are allowed outside the label column")
     return InputError(
-        f"row {bad.row + offset}, {_column_label(bad.column, columns, header)} {bad.problem}{more}; only finite "
-        f"numbers are allowed outside the label column{hint}", "file"
+        f"row {bad.row + offset}, {_column_label(bad.column, columns, header)} {bad.problem}{more}; {allowed}{hint}",
+        "file"
     )
 
 

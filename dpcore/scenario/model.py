@@ -49,7 +49,7 @@ from ..validation import (
     shown,
 )
 
-__all__ = ["FieldError", "Scenario", "ScenarioError", "Site", "scenario_errors", "scenario_from_dict"]
+__all__ = ["FieldError", "Scenario", "ScenarioError", "Site", "scenario_errors", "scenario_from_dict", "site_errors"]
 
 SITE_FIELDS = ("name", "n", "eps", "delta", "weight")
 SCENARIO_FIELDS = ("sites", "neighbouring", "calibration", "tau_c", "seed")
@@ -321,6 +321,13 @@ def _site_errors(index: int, raw: Any) -> tuple[list[FieldError], Site | None]:
     if errors:
         return errors, None
     return [], Site(name=name.strip(), n=int(n_num), eps=float(eps_num), delta=float(delta_num), weight=weight_num)
+
+
+def site_errors(index: int, raw: Any) -> tuple[list[FieldError], Site | None]:
+    """The problems of one site given as a dict (the scenario's rules and messages for name, n, eps, delta and
+    weight; ``index`` is 0-based), and the Site when there are none. Rules between sites (names, weights summing to
+    1) are :func:`scenario_errors`'s."""
+    return _site_errors(index, raw)
 
 
 def scenario_errors(data: Any) -> tuple[list[FieldError], Scenario | None]:
