@@ -180,7 +180,7 @@ MAX_MESSAGE_LOG_ROUNDS = 16
 """Rounds in one message log."""
 MAX_MESSAGE_LOG_ENTRIES = 20_000
 """Messages in one message log, all rounds together (a 3-site run of both rounds logs about 60)."""
-MAX_LEDGER_BYTES = 8 * 1024 * 1024
+MAX_LEDGER_BYTES = 8 * MB
 """Largest privacy-ledger file a site reads (dpcore.federation.ledger)."""
 MAX_LEDGER_RELEASES = 20_000
 """Releases one site's privacy ledger may hold."""
