@@ -14,13 +14,24 @@ item 9).
 The parties of one CAPE round run party by party (:mod:`dpcore.cape.parties`, :mod:`dpcore.federation`, the
 Flower app in ``federated/``) each draw from their own stream, :func:`party_rng`, keyed by (seed, run, algorithm,
 stage, role, site name): the same draws whether the parties share a process or not (docs/federated.md).
+
+Runs across real processes draw from a cryptographically secure generator instead (:func:`secure_party_rng`):
+ChaCha20 (20 rounds, 256-bit key) from ``randomgen``, whose raw output is the RFC 8439 keystream (tests compare it
+with the ``cryptography`` library's ChaCha20), behind numpy's ``Generator``, so every noise function takes it
+unchanged. Its key is derived from the party's secret (256 fresh bits in a deployment) and the same names by keyed
+BLAKE2b. The in-process simulation of a real run uses the same function with the same secrets, so the two stay
+byte-identical; the dashboard's and CLI's simulations keep the fast seeded streams above.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import secrets
 import zlib
 
 import numpy as np
+from randomgen import ChaCha
 
 __all__ = [
     "BIT_GENERATORS",
@@ -31,12 +42,18 @@ __all__ = [
     "OTD_REFERENCE_STREAM",
     "PCA_SPLIT_STREAM",
     "PCA_SYNTHETIC_STREAM",
+    "SECRET_BYTES",
     "SITE_SIZES_STREAM",
     "UPLOAD_SPLIT_STREAM",
     "data_rng",
+    "fresh_secret",
     "name_key",
+    "party_key",
     "party_rng",
     "run_rng",
+    "secret_bytes",
+    "secure_party_rng",
+    "secure_rng",
     "stream_rng",
 ]
 
@@ -100,3 +117,54 @@ def party_rng(seed: int, run: int, algorithm: str, stage: str, role: str, site: 
     if site is not None:
         key.append(name_key(site))
     return np.random.default_rng(np.random.SeedSequence(key))
+
+
+SECRET_BYTES = 32
+"""Bytes of a party's secret in a real run (256 bits; at least 128 are required of a secret given as text)."""
+_MIN_SECRET_HEX = 32
+_CHACHA_ROUNDS = 20
+
+
+def fresh_secret() -> bytes:
+    """256 bits from the operating system's secure source."""
+    return secrets.token_bytes(SECRET_BYTES)
+
+
+def secret_bytes(secret: bytes | int | str) -> bytes:
+    """A party's secret as bytes: raw bytes (16 to 64), a hexadecimal string of at least 32 digits (128 bits), or an
+    integer (a demonstration's reproducible seed: as secure as the integer is unpredictable)."""
+    if isinstance(secret, bytes):
+        if not 16 <= len(secret) <= 64:
+            raise ValueError(f"a secret has 16 to 64 bytes (got {len(secret)})")
+        return secret
+    if isinstance(secret, str):
+        text = secret.strip().lower()
+        if len(text) < _MIN_SECRET_HEX or len(text) > 128 or len(text) % 2 or any(c not in "0123456789abcdef"
+                                                                                   for c in text):
+            raise ValueError("a secret given as text is 32 to 128 hexadecimal digits (128 to 512 bits)")
+        return bytes.fromhex(text)
+    if isinstance(secret, bool) or not isinstance(secret, int) or secret < 0:
+        raise ValueError(f"a seed is a non-negative integer (got {secret!r})")
+    return hashlib.sha256(b"capefed-integer-seed" + str(int(secret)).encode()).digest()
+
+
+def secure_rng(key: bytes) -> np.random.Generator:
+    """numpy's Generator on ChaCha20 (randomgen.ChaCha, 20 rounds) with the 256-bit ``key``, counter 0."""
+    if len(key) != SECRET_BYTES:
+        raise ValueError(f"a ChaCha20 key has {SECRET_BYTES} bytes (got {len(key)})")
+    return np.random.Generator(ChaCha(key=int.from_bytes(key, "little"), counter=0, rounds=_CHACHA_ROUNDS))
+
+
+def party_key(secret: bytes | int | str, run: int, algorithm: str, stage: str, role: str,
+              site: str | None = None) -> bytes:
+    """BLAKE2b(key = the party's secret, message = [run, algorithm, stage, role, site]): 256 bits, keyed by names."""
+    message = json.dumps([int(run), algorithm, stage, role, site], separators=(",", ":")).encode()
+    return hashlib.blake2b(message, key=secret_bytes(secret), digest_size=SECRET_BYTES,
+                           person=b"capefed-noise").digest()
+
+
+def secure_party_rng(secret: bytes | int | str, run: int, algorithm: str, stage: str, role: str,
+                     site: str | None = None) -> np.random.Generator:
+    """The cryptographically secure generator of one party of a real CAPE round: :func:`secure_rng` keyed by
+    :func:`party_key`, keyed by names like :func:`party_rng`."""
+    return secure_rng(party_key(secret, run, algorithm, stage, role, site))

@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dpcore.cape import AGN_MODELS, agn_stage_plans
+from dpcore.cape.helper_free import compare_variants, dropout_whatif
 from dpcore.cape.protocol import (
     AGGREGATOR,
     PUBLIC,
@@ -228,7 +229,7 @@ else:
     st.table(pd.DataFrame([{
         "party": v.party, "sees": symbolic(v.sees), "knows": symbolic(v.knows), "worst site": v.worst_site,
         "σ_eff / τ_s": f"{v.sigma_ratio:.3f}",
-        "ε effective / promised": "-" if v.eps_eff is None else f"{v.eps_eff:.3g} / {v.eps:g}",
+        "ε effective / promised": "not audited" if v.eps_eff is None else f"{v.eps_eff:.3g} / {v.eps:g}",
         "sites over budget": v.failing,
     } for v in views]).set_index("party"))
     st.caption("σ_eff / τ_s = 1: the view leaves the site exactly the noise of its own release. The helper is not "
@@ -242,12 +243,59 @@ else:
     st.page_link("pages/noise_design.py", label="Full audit, per site and view, on the Noise design page",
                  icon=":material/policy:")
 
+# --- helper or helper-free, and drop-outs ---------------------------------------------------------------------------
+st.subheader("With a helper or without one")
+st.markdown(
+    "The helper is a party everyone must trust. Without it the sites make the same zero-sum noise themselves: each "
+    "draws its own w_s, a secure sum (pairwise masks on a fixed-point encoding, sealed from site to site) gives every "
+    "site W = Σ w_t, and each sets μ_s e_s = w_s − c_s W. The joint law of the e_s is the helper's; what changes is "
+    "that every site also knows W (the aggregator never sees it). Below: the worst site's σ_eff / τ_s in every view, "
+    f"with up to c = {audit.collusion if audit else 0} colluders."
+)
+if audit is not None:
+    rows = compare_variants(plan.design, audit.collusion)
+    st.table(pd.DataFrame([{"view": r.view, "with a helper": f"{r.helper:.4f}", "helper-free": f"{r.helper_free:.4f}",
+                            "worst site (helper-free)": r.site, "coalition": ", ".join(r.coalition) or "-",
+                            "cost of the revealed sum": f"{100 * r.cost:.2f} %"} for r in rows]).set_index("view"))
+    costly = [r for r in rows if r.cost > 1e-6]
+    if costly:
+        worst = max(costly, key=lambda r: r.cost)
+        st.caption(symbolic(f"With these weights W is correlated with the sites' noise: colluders who know it learn "
+                            f"more, {100 * worst.cost:.2f} % of the margin in the {worst.view} view (site "
+                            f"{worst.site}). A real round counts this and raises the sites' shared noise until "
+                            "every view holds again; the output's noise does not change."))
+    else:
+        st.caption("With these weights W is independent of every site's noise: helper-free costs nothing in any view.")
+
+    st.markdown("**If sites drop out** after the noise was set up, the survivors (or the helper) hand the aggregator "
+                "the vanished sites' terms so that the rest still cancels; the audit then counts those sites as "
+                "colluders. What the round would release:")
+    k = st.slider("Sites that drop out", 0, max(n_sites - 2, 0), 1 if n_sites > 2 else 0, key="pr_dropouts",
+                  help="The worst choice of sites is shown (every choice is examined).")
+    sens = plan.sensitivities
+    eps = getattr(plan, "eps", scenario.eps)
+    delta = getattr(plan, "delta", scenario.delta)
+    cases = [dropout_whatif(plan.design, sens, eps, delta, audit.collusion, int(k), v)
+             for v in ("helper", "helper-free")]
+    st.table(pd.DataFrame([{"variant": c.variant, "worst sites to lose": ", ".join(c.dropped) or "-",
+                            "output noise (per unit weight)": f"{c.output_std:.4g}",
+                            "full round": f"{c.tau_c / float(plan.design.weights.sum()):.4g}",
+                            "worst σ_eff / τ_s": f"{c.worst_ratio:.4f}",
+                            "promises broken": ", ".join(c.failing) or "none"} for c in cases]).set_index("variant"))
+    st.caption(symbolic("A round planned for k drop-outs designs for c + k colluders, so its promises survive; "
+                        "the command line and the Flower app take dropouts=k (make federated NOISE=helper-free "
+                        "DROP=east)."))
+
 # --- symmetric noise ------------------------------------------------------------------------------------------------
 st.subheader("Why every noise term must be symmetric")
-try:
-    pca_plan = cached_plan(scenario, "pca")
-except InputError as exc:
-    show_error(exc)
+if algorithm == "CAPE":  # a mean has no (i, j) and (j, i) entries: the point concerns matrix and tensor releases
+    st.caption("A mean has no symmetric pairs of entries, so this concerns capePCA's matrices and capeAGN's "
+               "tensors: choose one of them above to see why their noise must be symmetric.")
+else:
+    try:
+        pca_plan = cached_plan(scenario, "pca")
+    except InputError as exc:
+        show_error(exc)
 if pca_plan is not None and pca_plan.design.feasible:
     rows = symmetry_leak(pca_plan.design, pca_plan.sensitivities, scenario.eps, scenario.delta)
     left, right = st.columns([3, 2], gap="medium")

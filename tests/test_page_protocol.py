@@ -71,8 +71,37 @@ def test_capeagn_projected_noise_moves_fewer_numbers(at):
 
 
 def test_symmetric_noise_section_quotes_the_leak(at):
+    """On the scalar CAPE round the section says it concerns matrices (it explained matrices on a scalar); the helper's
+    row of the party table says 'not audited' (a lone '-' became a stray bullet)."""
+    assert any("A mean has no symmetric pairs" in c.value for c in at.caption)
+    assert not any(m.value.startswith("With capePCA's design") for m in at.markdown)
+    assert at.table[0].value.loc["helper", "ε effective / promised"] == "not audited"
+    at.radio(key="pr_algorithm").set_value("capePCA").run()
     plan = plan_scenario(default_scenario(), "pca")
     rows = symmetry_leak(plan.design, plan.sensitivities, default_scenario().eps, default_scenario().delta)
     worst = max(rows, key=lambda r: r.eps_iid / r.eps)
     text = next(m.value for m in at.markdown if m.value.startswith("With capePCA's design"))
     assert f"site {worst.site} would get ε = {worst.eps_iid:.3g} instead of {worst.eps_symmetric:.3g}" in text
+
+
+def test_helper_and_helper_free_side_by_side_and_the_dropout_what_if(at):
+    """The comparison table is dpcore.cape.helper_free.compare_variants for the page's design, and the what-if
+    table dropout_whatif for the chosen number of drop-outs (both variants)."""
+    from dpcore.cape.helper_free import compare_variants, dropout_whatif
+
+    plan = plan_scenario(default_scenario(), "mean")
+    tables = {tuple(t.value.columns): t.value for t in at.table}
+    comparison = next(v for k, v in tables.items() if "helper-free" in k)
+    rows = compare_variants(plan.design, plan.collusion)
+    assert list(comparison.index) == [r.view for r in rows]
+    assert comparison["with a helper"].tolist() == [f"{r.helper:.4f}" for r in rows]
+    assert comparison["helper-free"].tolist() == [f"{r.helper_free:.4f}" for r in rows]
+    s = default_scenario()
+    for k in (0, 1):
+        at.slider(key="pr_dropouts").set_value(k).run()
+        _clean(at)
+        whatif = next(t.value for t in at.table if "worst sites to lose" in t.value.columns)
+        for variant in ("helper", "helper-free"):
+            case = dropout_whatif(plan.design, plan.sensitivities, s.eps, s.delta, plan.collusion, k, variant)
+            assert whatif.loc[variant, "worst σ_eff / τ_s"] == f"{case.worst_ratio:.4f}"
+            assert whatif.loc[variant, "promises broken"] == (", ".join(case.failing) or "none")

@@ -23,7 +23,7 @@ from ..scenario import Scenario
 __all__ = ["GUARANTEES", "Algorithm", "RunContext", "Runner", "Sizes"]
 
 GUARANTEES: dict[str, str] = {
-    "dp": "(eps, delta)-DP",
+    "dp": "calibrated to (eps, delta)",
     "local": "not DP as published (local sensitivity)",
     "none": "no privacy",
 }

@@ -14,6 +14,8 @@ and otd (moments, third-moment noise laws, whitening, tensor power method); same
 does not import.
 """
 
+from .guard import design_matches, dropout_audit, release_entry, site_plan_problem
+from .ledger import LEDGER_FORMAT, Ledger, LedgerEntry, composed_eps, read_ledger, spend, write_ledger
 from .log import (
     LOG_FORMAT,
     ComparedMessage,
@@ -25,6 +27,16 @@ from .log import (
     protocol_differences,
     protocol_round,
     round_protocol,
+)
+from .noise import (
+    GENERATORS,
+    noise_seed,
+    party_generator,
+    recovered_aggregate,
+    secure_sum,
+    site_draw,
+    site_term,
+    stage_encoding,
 )
 from .outputs import pca_output, tensor_output, whitening_output
 from .plan import (
@@ -52,6 +64,25 @@ from .site import (
 )
 
 __all__ = [
+    "GENERATORS",
+    "LEDGER_FORMAT",
+    "Ledger",
+    "LedgerEntry",
+    "composed_eps",
+    "design_matches",
+    "dropout_audit",
+    "noise_seed",
+    "party_generator",
+    "read_ledger",
+    "recovered_aggregate",
+    "release_entry",
+    "secure_sum",
+    "site_draw",
+    "site_plan_problem",
+    "site_term",
+    "spend",
+    "stage_encoding",
+    "write_ledger",
     "AGN_PATHS",
     "DEFAULT_M3_NOISE",
     "LOG_FORMAT",

@@ -10,17 +10,28 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from ..cape import SOLVERS
-from ..cape.audit import AuditReport
+from ..cape.audit import AuditReport, default_collusion
 from ..cape.design import NoiseDesign
+from ..cape.helper_free import NOISE_VARIANTS, fixed_point, scaled_for_variant, variant_audit
 from ..cape.plan import plan_scenario
 from ..cape.stages import AGN_MODELS, agn_stage_plans
-from ..limits import MAX_FEDERATED_MATRIX_DIM, MAX_FEDERATED_TENSOR_DIM
+from ..limits import MAX_FEDERATED_MATRIX_DIM, MAX_FEDERATED_TENSOR_DIM, NORM_BOUND_RANGE
 from ..otd.problem import OtdSettings
 from ..scenario import ScenarioError, Site, scenario_from_dict
 from ..tensor.power import DEFAULT_ITERATIONS, DEFAULT_RESTARTS
 from ..tensor.release import M3_NOISE
-from ..validation import InputError, check_choice, check_positive, check_positive_int, check_rank
+from ..validation import (
+    InputError,
+    check_choice,
+    check_positive,
+    check_positive_int,
+    check_range,
+    check_rank,
+    check_split,
+)
 from .site import noise_shape, noise_size, noise_unique
 
 __all__ = ["AGN_PATHS", "DEFAULT_M3_NOISE", "ROUND_STAGES", "RoundPlan", "RoundSettings", "RoundStage", "SiteBudget",
@@ -73,7 +84,10 @@ class RoundSettings:
     is capeAGN's latent-variable model ("stm" or "mog"; MOG needs the component variance ``sigma2`` and the public
     norm bound ``norm_bound`` zeta every site divides its samples by); ``path`` is capeAGN's third-moment path
     (:data:`AGN_PATHS`) and ``m3_noise`` its noise law (:data:`dpcore.tensor.M3_NOISE`); ``n_restarts`` and
-    ``n_iter`` are the tensor power method's L and N."""
+    ``n_iter`` are the tensor power method's L and N. ``noise`` is who makes the zero-sum noise
+    (:data:`dpcore.cape.helper_free.NOISE_VARIANTS`: the helper, or the sites by a secure sum); ``dropouts`` the
+    sites that may vanish after the noise was set up without weakening any promise: the design is made for
+    ``collusion`` + ``dropouts`` colluders (:mod:`dpcore.cape.helper_free`)."""
 
     algorithm: str
     k: int
@@ -90,13 +104,14 @@ class RoundSettings:
     n_restarts: int = DEFAULT_RESTARTS
     n_iter: int = DEFAULT_ITERATIONS
     run: int = 0
+    noise: str = "helper"
+    dropouts: int = 0
 
     def validated(self) -> RoundSettings:
         check_choice(self.algorithm, "algorithm", tuple(ROUND_STAGES))
         check_positive_int(self.k, "K")
         check_choice(self.solver, "solver", SOLVERS)
-        if not 0.0 < float(self.split) < 1.0:
-            raise InputError(f"the budget split must be strictly between 0 and 1 (got {self.split!r})", "split")
+        check_split(self.split)
         check_choice(self.model, "model", tuple(AGN_MODELS))
         check_choice(self.path, "path", AGN_PATHS)
         check_choice(self.m3_noise, "m3_noise", tuple(M3_NOISE))
@@ -105,10 +120,14 @@ class RoundSettings:
                 raise InputError("the MOG model needs the component variance sigma^2 and the public norm bound",
                                  "sigma2")
             check_positive(self.sigma2, "sigma^2", allow_zero=True)
-            check_positive(self.norm_bound, "norm bound")
+            check_range(self.norm_bound, "norm bound", *NORM_BOUND_RANGE)
         check_positive_int(self.n_restarts, "restarts L")
         check_positive_int(self.n_iter, "iterations N")
         check_positive_int(self.run, "run", minimum=0)
+        check_choice(self.noise, "noise", NOISE_VARIANTS)
+        check_positive_int(self.dropouts, "dropouts", minimum=0)
+        if self.collusion is not None:
+            check_positive_int(self.collusion, "collusion", minimum=0)
         return self
 
     @property
@@ -123,7 +142,7 @@ class RoundSettings:
                 "calibration": self.calibration, "solver": self.solver, "collusion": self.collusion,
                 "split": self.split, "model": self.model, "sigma2": self.sigma2, "norm_bound": self.norm_bound,
                 "path": self.path, "m3_noise": self.m3_noise, "n_restarts": self.n_restarts, "n_iter": self.n_iter,
-                "run": self.run}
+                "run": self.run, "noise": self.noise, "dropouts": self.dropouts}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -140,6 +159,9 @@ class RoundStage:
     unique: int
     size: int
     needs_w: bool = False
+    sensitivities: np.ndarray | None = None
+    eps: np.ndarray | None = None
+    delta: np.ndarray | None = None
 
     @property
     def kind(self) -> str:
@@ -157,6 +179,18 @@ class RoundPlan:
     stages: tuple[RoundStage, ...]
     refusal: str | None = None
     notes: tuple[str, ...] = field(default=())
+    collusion: int = 0
+
+    @property
+    def design_collusion(self) -> int:
+        """The colluders every design is made for: the promise's c plus the drop-outs the round survives."""
+        return self.collusion + self.settings.dropouts
+
+    @property
+    def threshold(self) -> int:
+        """t of the t-of-S sharing of a site's noise seed (helper-free): S - dropouts survivors recover a vanished
+        site's term, while c colluders (c < t) cannot."""
+        return len(self.budgets) - self.settings.dropouts
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -231,6 +265,28 @@ def _noise_object(stage: str, settings: RoundSettings, dim: int) -> dict[str, An
             "needs_w": stage == "M3" and settings.path == "projected"}
 
 
+def _collusion_problem(n_sites: int, settings: RoundSettings) -> str | None:
+    c = default_collusion(n_sites) if settings.collusion is None else settings.collusion
+    if c + settings.dropouts > n_sites - 2 and settings.dropouts > 0:
+        return (f"a round of {n_sites} sites cannot survive {settings.dropouts} drop-out(s) with up to {c} "
+                f"colluder(s): "
+                f"colluders plus drop-outs must be at most S - 2 = {n_sites - 2}, so that at least two sites release "
+                "and the secret-shared noise seeds stay out of the colluders' reach")
+    if c > n_sites - 1:
+        return f"collusion must be at most S - 1 = {n_sites - 1} (got {c})"
+    return None
+
+
+def _variant(name: str, settings: RoundSettings, n_sites: int, collusion: int, statistic: str, design: NoiseDesign,
+             audit: AuditReport | None, budget: tuple[Any, Any, Any]):
+    """The design and audit of one stage for the round's noise variant (the helper variant: as planned)."""
+    if settings.noise == "helper" or not design.feasible:
+        return design, audit
+    design = scaled_for_variant(design, *budget, collusion, settings.noise)
+    fixed_point(design.e_law.var_w, n_sites)  # raises InputError when the secure sum cannot carry the design
+    return design, variant_audit(design, *budget, collusion, variant=settings.noise)
+
+
 def plan_round(budgets: Sequence[SiteBudget], settings: RoundSettings) -> RoundPlan:
     """Design and audit every stage of a round for the reported budgets.
 
@@ -245,35 +301,41 @@ def plan_round(budgets: Sequence[SiteBudget], settings: RoundSettings) -> RoundP
     def refuse(reason: str, stages: tuple[RoundStage, ...] = ()) -> RoundPlan:
         return RoundPlan(settings=settings, budgets=budgets, digests=digests, stages=stages, refusal=reason)
 
-    problem = _shape_problem(budgets, settings)
+    problem = _shape_problem(budgets, settings) or _collusion_problem(len(budgets), settings)
     if problem is not None:
         return refuse(problem)
     dim = budgets[0].dim
+    c = default_collusion(len(budgets)) if settings.collusion is None else settings.collusion
+    collusion = c + settings.dropouts
     try:
         scenario = scenario_from_dict(_scenario_dict(budgets, settings))
         if settings.algorithm == "capePCA":
-            plan = plan_scenario(scenario, "pca", solver=settings.solver, collusion=settings.collusion, dim=dim)
-            plans = [("A", plan.statistic, plan.design, plan.audit, plan.warnings)]
+            plan = plan_scenario(scenario, "pca", solver=settings.solver, collusion=collusion, dim=dim)
+            plans = [("A", plan.statistic, plan.design, plan.audit, plan.warnings,
+                      (plan.sensitivities, scenario.eps, scenario.delta))]
         else:
             stage_plans = agn_stage_plans(scenario, settings.model, settings.split, dim=dim,
-                                          sigma2=settings.scaled_sigma2, solver=settings.solver,
-                                          collusion=settings.collusion)
-            plans = [(name, p.statistic, p.design, p.audit, p.warnings)
+                                          sigma2=settings.scaled_sigma2, solver=settings.solver, collusion=collusion)
+            plans = [(name, p.statistic, p.design, p.audit, p.warnings, (p.sensitivities, p.eps, p.delta))
                      for name, p in zip(ROUND_STAGES["capeAGN"], stage_plans, strict=True)]
+        plans = [(name, stat, *_variant(name, settings, len(budgets), collusion, stat, design, audit, budget),
+                  warnings, budget) for name, stat, design, audit, warnings, budget in plans]
     except (ScenarioError, InputError) as exc:
         return refuse(str(exc))
     stages: list[RoundStage] = []
     notes: list[str] = []
-    for name, statistic, design, audit, warnings in plans:
+    for name, statistic, design, audit, warnings, budget in plans:
         try:
             noise = _noise_object(name, settings, dim)
         except InputError as exc:
             return refuse(f"stage {name}: {exc}", tuple(stages))
-        stages.append(RoundStage(stage=name, statistic=statistic, design=design, audit=audit, **noise))
+        sens, eps, delta = (np.broadcast_to(np.asarray(x, dtype=float), (len(budgets),)).copy() for x in budget)
+        stages.append(RoundStage(stage=name, statistic=statistic, design=design, audit=audit, sensitivities=sens,
+                                 eps=eps, delta=delta, **noise))
         notes.extend(f"stage {name}: {w}" for w in warnings)
         if not design.feasible:
             return refuse(f"stage {name}: no feasible noise design: {design.reason}", tuple(stages))
         if audit is None or not audit.all_ok:
             return refuse(_audit_failures(name, audit), tuple(stages))
     return RoundPlan(settings=settings, budgets=budgets, digests=digests, stages=tuple(stages),
-                     notes=tuple(dict.fromkeys(notes)))
+                     notes=tuple(dict.fromkeys(notes)), collusion=c)

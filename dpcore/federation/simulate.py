@@ -1,7 +1,8 @@
 """A whole federated round in one process (docs/federated.md): every party's computation in the order of the
 real message flow, with the same functions (:mod:`dpcore.cape.parties`, :mod:`~dpcore.federation.site`,
-:mod:`~dpcore.federation.outputs`) and the same streams (:func:`dpcore.seeding.party_rng`), so a run with the
-parties in separate processes and the same seeds gives byte-identical aggregates."""
+:mod:`~dpcore.federation.noise`, :mod:`~dpcore.federation.outputs`) and the same streams, so a run with the
+parties in separate processes and the same secrets gives byte-identical aggregates: for either noise variant
+(helper, helper-free) and with sites that dropped out after the noise was set up."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from ..cape.parties import AGGREGATOR, HELPER, SITE, aggregator_noise, combine, helper_noise, site_noise
-from ..seeding import party_rng
 from ..validation import InputError
+from .noise import noise_seed, party_generator, recovered_aggregate, secure_sum, site_draw, site_term
 from .outputs import pca_output, tensor_output, whitening_output
 from .plan import RoundPlan, RoundSettings, RoundStage, SiteBudget, plan_round
 from .site import aggregator_subtract, noise_entries, site_stage_release
@@ -33,53 +34,73 @@ class SimulatedRound:
 
 @dataclass(frozen=True, kw_only=True)
 class _Streams:
-    """Every party's seed and the round's keys: the generator of any party in any stage."""
+    """Every party's secret (or seed) and the round's keys: the generator of any party in any stage."""
 
     plan: RoundPlan
-    seeds: Mapping[str, int]
+    seeds: Mapping[str, Any]
+    generator: str
 
     def rng(self, stage: str, role: str, seed_of: str, site: str | None = None) -> np.random.Generator:
         s = self.plan.settings
-        return party_rng(int(self.seeds[seed_of]), s.run, s.algorithm, stage, role, site)
+        return party_generator(self.generator, self.seeds[seed_of], s.run, s.algorithm, stage, role, site)
 
     def entries(self, p: RoundStage, rows: np.ndarray, w: np.ndarray | None) -> np.ndarray:
         s = self.plan.settings
         return noise_entries(rows, p.stage, s.m3_noise, s.path, self.plan.dim, w)
 
+    def helper_rows(self, p: RoundStage) -> np.ndarray:
+        """Every site's row of e: the helper's draw, or the sites' own draws and their secure sum."""
+        if self.plan.settings.noise == "helper":
+            return helper_noise(p.design.e_mixing, p.size, self.rng(p.stage, HELPER, HELPER))
+        s = self.plan.settings
+        draws = [site_draw(noise_seed(self.seeds[name], s.run, s.algorithm, p.stage, name), self.plan, p, i)
+                 for i, name in enumerate(self.plan.names)]
+        total = secure_sum([encoded for encoded, _ in draws], self.plan, p)
+        return np.stack([site_term(own, total, p, i) for i, (_, own) in enumerate(draws)])
 
-def _stage(streams: _Streams, p: RoundStage, site_data: Mapping[str, Any], w: np.ndarray | None) -> np.ndarray:
-    """One stage: the helper's e_s, each site's f_s (aggregator) and g_s (site), the releases and the aggregate."""
+
+def _stage(streams: _Streams, p: RoundStage, site_data: Mapping[str, Any], w: np.ndarray | None,
+           dropped: Sequence[str]) -> np.ndarray:
+    """One stage: every e_s, each site's f_s (aggregator) and g_s (site), the survivors' releases and the
+    aggregate, with the dropped sites' terms added back."""
     path = streams.plan.settings.path
-    e = streams.entries(p, helper_noise(p.design.e_mixing, p.size, streams.rng(p.stage, HELPER, HELPER)), w)
-    releases, subtract = [], []
+    e = streams.entries(p, streams.helper_rows(p), w)
+    releases, subtract, survivors, missing = [], [], [], []
     for i, name in enumerate(streams.plan.names):
         f_rng = streams.rng(p.stage, AGGREGATOR, AGGREGATOR, name)
         f = streams.entries(p, aggregator_noise(p.design.var_f[i], p.size, f_rng), w)
+        if name in dropped:
+            missing.append(float(p.design.weights[i]) * aggregator_subtract(p.stage, path, e[i], w))
+            continue
         g = streams.entries(p, site_noise(p.design.var_g[i], p.size, streams.rng(p.stage, SITE, name, name)), w)
         releases.append(site_stage_release(p.stage, path, site_data[name], e[i], f, g, w))
         subtract.append(aggregator_subtract(p.stage, path, f, w))
-    return combine(releases, subtract, p.design.weights)
+        survivors.append(i)
+    partial = combine(releases, subtract, p.design.weights[survivors])
+    return recovered_aggregate(partial, missing, p.design.weights, survivors)
 
 
-def simulate_round(settings: RoundSettings, budgets: Sequence[SiteBudget],
-                   site_data: Mapping[str, Any], seeds: Mapping[str, int]) -> SimulatedRound:
+def simulate_round(settings: RoundSettings, budgets: Sequence[SiteBudget], site_data: Mapping[str, Any],
+                   seeds: Mapping[str, Any], *, generator: str = "fast",
+                   dropped: Sequence[str] = ()) -> SimulatedRound:
     """Every party's computation in one process, in the order of the real message flow. ``site_data`` maps a site
     name to its D x N_s samples (capePCA) or its :class:`~dpcore.tensor.StmSite` / :class:`~dpcore.tensor.MogSite`
-    (capeAGN); ``seeds`` maps "helper", "aggregator" and every site name to that party's seed. Raises InputError
-    when the round would be refused."""
+    (capeAGN); ``seeds`` maps "helper", "aggregator" and every site name to that party's seed (an integer) or, with
+    ``generator`` "secure", its secret (what a real run uses); ``dropped`` names sites that vanished after the noise
+    was set up (their terms are recovered). Raises InputError when the round would be refused."""
     plan = plan_round(budgets, settings)
     if plan.refusal:
         raise InputError(plan.refusal)
     s = plan.settings
-    streams = _Streams(plan=plan, seeds=seeds)
+    streams = _Streams(plan=plan, seeds=seeds, generator=generator)
     if s.algorithm == "capePCA":
-        aggregate = _stage(streams, plan.stage("A"), site_data, None)
+        aggregate = _stage(streams, plan.stage("A"), site_data, None, dropped)
         values, vectors = pca_output(aggregate, plan.dim, s.k)
         return SimulatedRound(plan=plan, aggregates={"A": aggregate},
                               outputs={"eigenvalues": values, "components": vectors})
-    m2 = _stage(streams, plan.stage("M2"), site_data, None)
+    m2 = _stage(streams, plan.stage("M2"), site_data, None, dropped)
     wh = whitening_output(m2, plan.dim, s.k)
-    m3 = _stage(streams, plan.stage("M3"), site_data, wh.w)
+    m3 = _stage(streams, plan.stage("M3"), site_data, wh.w, dropped)
     comps, weights, values = tensor_output(m3, wh, streams.rng("M3", AGGREGATOR, AGGREGATOR), model=s.model,
                                            scale=s.norm_bound or 1.0, n_restarts=s.n_restarts, n_iter=s.n_iter)
     return SimulatedRound(plan=plan, aggregates={"M2": m2, "M3": m3},

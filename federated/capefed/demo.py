@@ -25,6 +25,7 @@ from . import dp
 from .memory import InMemoryTransport, party_node
 from .rounds import AggregatorSettings, RoundOutcome, run_rounds, settings_from_run_config
 from .site import AgnModel, SiteConfig, load_site
+from .trust import make_identity, write_roster
 
 __all__ = ["DEMO_SITES", "Demo", "identical", "message_log_round", "prepare_demo", "print_report", "run_in_memory",
            "simulate"]
@@ -39,6 +40,9 @@ PCA_K = 5
 AGN_DIM, AGN_K, AGN_DOC_LENGTH = 10, 3, 3
 MOG_SIGMA2 = 0.05
 DATA_SEED = 2024
+LEDGER_ROUNDS = 5
+"""A demonstration site's ledger allows about this many rounds of its per-round budget (budget-eps = 5 eps_s)."""
+LEDGER_DELTA = 1e-4
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,40 +74,66 @@ def _agn_files(workdir: Path, sites: Sequence[Mapping[str, Any]], model_kind: st
     return paths, config, model
 
 
+def _keys(workdir: Path, names: Sequence[str]) -> tuple[Path, dict[str, Path]]:
+    """Identity keys of the helper and every site and the roster that pins them (registration, done once)."""
+    keys = workdir / "keys"
+    keys.mkdir(parents=True, exist_ok=True)
+    paths = {name: keys / f"{name}.key" for name in ["helper", *names]}
+    parties = {name: ("helper" if name == "helper" else "site", make_identity(path)) for name, path in paths.items()}
+    roster = keys / "roster.json"
+    write_roster(roster, parties)
+    return roster, paths
+
+
 def prepare_demo(workdir: str | Path, *, sites: Sequence[Mapping[str, Any]] = DEMO_SITES, agn_model: str = "stm",
-                 agn_path: str = "dense") -> Demo:
-    """Write every site's data files into ``workdir`` and return the node and run configurations. ``agn_model``:
-    "stm" (documents) or "mog" (Gaussian-mixture samples); ``agn_path``: capeAGN's third-moment path."""
+                 agn_path: str = "dense", noise: str = "helper", dropouts: int = 1,
+                 ledger_rounds: int = LEDGER_ROUNDS) -> Demo:
+    """Write every site's data files, the parties' identity keys and roster into ``workdir`` (fresh ledgers in
+    ``workdir/ledgers``) and return the node and run configurations. ``agn_model``: "stm" (documents) or "mog"
+    (Gaussian-mixture samples); ``agn_path``: capeAGN's third-moment path; ``noise``: "helper" or "helper-free";
+    ``dropouts``: sites the round survives losing after the noise was set up; ``ledger_rounds``: each site's ledger
+    allows this many times its per-round eps."""
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
+    roster, identities = _keys(workdir, [s["name"] for s in sites])
+    ledgers = workdir / "ledgers"
+    ledgers.mkdir(exist_ok=True)
+    for old in ledgers.glob("*.json"):
+        old.unlink()
     rng = np.random.default_rng(DATA_SEED)
     digits = dp.load_bundled("digits")
     prepared = dp.preprocess(digits.x, "max-norm")
     split = dp.split_sites(prepared.x, [s["pca-n"] for s in sites], rng, allow_replacement=False)
     agn_paths, agn_config, model = _agn_files(workdir, sites, agn_model, rng)
-    nodes: list[dict[str, Any]] = [{"role": "helper", "name": "helper", "seed": DEMO_SEEDS["helper"]}]
+    nodes: list[dict[str, Any]] = [{"role": "helper", "name": "helper", "seed": DEMO_SEEDS["helper"],
+                                    "identity": str(identities["helper"]), "roster": str(roster)}]
     for site, x, agn_path_file in zip(sites, split.sites, agn_paths, strict=True):
         name = site["name"]
         pca_path = workdir / f"{name}-digits.csv"
         np.savetxt(pca_path, x.T, fmt="%.17g", delimiter=",")
         node = {"role": "site", "name": name, "eps": site["eps"], "delta": site["delta"],
                 "seed": DEMO_SEEDS.get(name, 0), "pca-data": str(pca_path), "pca-n": site["pca-n"],
-                "agn-data": str(agn_path_file), "agn-n": site["agn-n"]}
+                "agn-data": str(agn_path_file), "agn-n": site["agn-n"], "identity": str(identities[name]),
+                "roster": str(roster), "ledger": str(ledgers / f"{name}.json"),
+                "budget-eps": ledger_rounds * site["eps"], "budget-delta": LEDGER_DELTA}
         if "weight" in site:
             node["weight"] = site["weight"]
         nodes.append(node)
     run_config = {"algorithms": "capePCA,capeAGN", "sites": len(sites), "pca-k": PCA_K, "agn-k": AGN_K,
                   "seed": DEMO_SEEDS["aggregator"], "run": 0, "solver": "collusion-robust",
                   "calibration": "analytic", "neighbouring": "replace-one", "split": 0.5, "timeout": 120.0,
-                  "connect-timeout": 120.0, "agn-path": agn_path, **agn_config}
+                  "connect-timeout": 120.0, "agn-path": agn_path, "noise": noise, "dropouts": dropouts,
+                  "roster": str(roster), **agn_config}
     truth = {"pca_preprocessing": prepared.note, "agn_model": agn_model,
              "agn_components": model.components.tolist(), "agn_weights": model.weights.tolist()}
     (workdir / "truth.json").write_text(json.dumps(truth))
     return Demo(workdir=workdir, nodes=tuple(nodes), run_config=run_config, truth=truth)
 
 
-def simulate(demo_nodes: Sequence[Mapping[str, Any]], settings: AggregatorSettings) -> dp.SimulatedRound:
-    """The in-process run of the same round (``dpcore.federation.simulate_round``) from the same files and seeds."""
+def simulate(demo_nodes: Sequence[Mapping[str, Any]], settings: AggregatorSettings, dropped: Sequence[str] = ()
+             ) -> dp.SimulatedRound:
+    """The in-process run of the same round (``dpcore.federation.simulate_round``) from the same files and seeds,
+    with the generator of a real run (ChaCha20) and the sites that dropped out."""
     algorithm = settings.round.algorithm
     agn = AgnModel.from_request(settings.public()) if algorithm == "capeAGN" else None
     budgets, data, seeds = [], {}, {dp.AGGREGATOR: settings.seed}
@@ -116,7 +146,7 @@ def simulate(demo_nodes: Sequence[Mapping[str, Any]], settings: AggregatorSettin
         budgets.append(budget)
         seeds[site.name] = site.seed
     budgets.sort(key=lambda b: b.name)
-    return dp.simulate_round(settings.round, budgets, data, seeds)
+    return dp.simulate_round(settings.round, budgets, data, seeds, generator="secure", dropped=tuple(dropped))
 
 
 def message_log_round(outcome: Mapping[str, Any]) -> dict[str, Any]:
@@ -173,6 +203,22 @@ def party_totals(entries: Sequence[Mapping[str, Any]]) -> str:
     return _table(rows, ["party", "sent", "bytes sent", "received", "bytes received"])
 
 
+def audit_table(audit: Mapping[str, Sequence[Mapping[str, Any]]]) -> str:
+    """Per stage and site, the view with the largest eps_eff: its coalition, eps_eff against the promise."""
+    rows = []
+    for stage, records in audit.items():
+        worst: dict[str, Mapping[str, Any]] = {}
+        for r in records:
+            eps_eff = r["eps_eff"] if r["eps_eff"] is not None else float("inf")
+            if r["site"] not in worst or eps_eff > (worst[r["site"]]["eps_eff"] or float("inf")):
+                worst[r["site"]] = r
+        for site, r in sorted(worst.items()):
+            eps_eff = "inf" if r["eps_eff"] is None else f"{r['eps_eff']:.4g}"
+            rows.append([stage, site, r["view"], ", ".join(r["coalition"]) or "-", eps_eff, f"{r['eps']:.4g}",
+                         "kept" if r["ok"] else "BROKEN"])
+    return _table(rows, ["stage", "site", "worst view", "coalition", "eps_eff", "promised eps", "promise"])
+
+
 def identical(outcome: Mapping[str, Any], simulated: dp.SimulatedRound | None) -> bool:
     """Every aggregate and output of a released round equals the in-process run's exactly."""
     if simulated is None or set(outcome["aggregates"]) != set(simulated.aggregates):
@@ -207,7 +253,17 @@ def print_report(outcome: Mapping[str, Any], simulated: dp.SimulatedRound | None
     """The message log, what each party sent and received, and the result beside the in-process run."""
     algorithm = outcome["algorithm"]
     print(f"\n=== {algorithm}: {outcome['status']} in {outcome['seconds']:.1f} s ===", file=out)
+    if outcome.get("reason"):
+        print(f"reason: {outcome['reason']}", file=out)
     plan = outcome.get("plan")
+    if plan:
+        settings = plan["settings"]
+        print(f"noise: {settings.get('noise', 'helper')}, survives {settings.get('dropouts', 0)} drop-out(s)", file=out)
+    print("sites that took part: " + (", ".join(outcome.get("took_part", [])) or "none (nothing was released)")
+          + ("; dropped out (terms recovered): " + ", ".join(outcome["dropped"]) if outcome.get("dropped") else ""),
+          file=out)
+    for line in outcome.get("ignored", []):
+        print(f"ignored node: {line}", file=out)
     if plan:
         for stage in plan["stages"]:
             d = stage["design"]
@@ -220,6 +276,10 @@ def print_report(outcome: Mapping[str, Any], simulated: dp.SimulatedRound | None
         print(log_table(entries), file=out)
         print("\nper party:", file=out)
         print(party_totals(entries), file=out)
+    if outcome.get("audit"):
+        print("\naudit of what was released (worst view per site and stage; every dropped site counted as a "
+              "colluder):", file=out)
+        print(audit_table(outcome["audit"]), file=out)
     print("\nresult:", file=out)
     for line in comparison(outcome, simulated):
         print("  " + line, file=out)

@@ -1,5 +1,6 @@
 """Everything the federated apps use from dpcore, imported here only, so a change of dpcore's layout is one edit."""
 
+from dpcore.cape.helper_free import NOISE_VARIANTS, mask_share
 from dpcore.cape.parties import (
     AGGREGATOR,
     HELPER,
@@ -14,6 +15,7 @@ from dpcore.data import load_bundled, parse_numeric_csv, preprocess, split_sites
 from dpcore.federation import (
     LOG_FORMAT,
     ROUND_STAGES,
+    LedgerEntry,
     LogEntry,
     MessageLog,
     RoundPlan,
@@ -22,28 +24,64 @@ from dpcore.federation import (
     SiteBudget,
     aggregator_subtract,
     budget_digest,
+    design_matches,
+    dropout_audit,
     mog_site,
     noise_entries,
+    noise_seed,
     noise_size,
     noise_unique,
     parse_message_log,
+    party_generator,
     pca_output,
     plan_round,
     protocol_differences,
+    read_ledger,
+    recovered_aggregate,
+    release_entry,
+    secure_sum,
     simulate_round,
+    site_draw,
+    site_plan_problem,
     site_stage_release,
+    site_term,
+    spend,
+    stage_encoding,
     stm_site,
     tensor_output,
     whitening_output,
+    write_ledger,
 )
-from dpcore.otd import evaluate, make_model, mog_norm_bound, sample_mog, sample_stm
+from dpcore.limits import MAX_FEDERATED_MATRIX_DIM, MAX_SITES
+from dpcore.otd import WhiteningError, evaluate, make_model, mog_norm_bound, sample_mog, sample_stm
 from dpcore.pca import captured_energy
 from dpcore.scenario import Site
-from dpcore.seeding import party_rng
-from dpcore.tensor import WhiteningError
+from dpcore.seeding import fresh_secret, party_rng, secret_bytes, secure_rng
 from dpcore.validation import InputError
 
 __all__ = [
+    "MAX_FEDERATED_MATRIX_DIM",
+    "MAX_SITES",
+    "NOISE_VARIANTS",
+    "LedgerEntry",
+    "design_matches",
+    "dropout_audit",
+    "fresh_secret",
+    "mask_share",
+    "noise_seed",
+    "party_generator",
+    "read_ledger",
+    "recovered_aggregate",
+    "release_entry",
+    "secret_bytes",
+    "secure_rng",
+    "secure_sum",
+    "site_draw",
+    "site_plan_problem",
+    "site_term",
+    "spend",
+    "stage_encoding",
+    "write_ledger",
     "AGGREGATOR",
     "aggregator_noise",
     "aggregator_subtract",

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from .certificates import SecurityFiles, make_security_files
-from .demo import Demo, identical, message_log_round, prepare_demo, print_report, simulate
+from .demo import DEMO_SITES, Demo, identical, message_log_round, prepare_demo, print_report, simulate
 from .messages import write_log
 from .processes import (
     TAG_VARIABLE,
@@ -127,6 +127,8 @@ class Federation:
     reap_all: bool = False  # this process exists only to run the federation: adopt and reap every descendant
     security: SecurityFiles | None = None  # TLS and SuperNode authentication; None: insecure (loopback only)
     task_poll: float = TASK_POLL_SECONDS
+    drop: str | None = None  # a site whose process is killed after the noise was set up (checkpoint files)
+    killed: list[str] = field(default_factory=list)
 
     def env(self, home: Path) -> dict[str, str]:
         env = dict(os.environ)
@@ -211,13 +213,17 @@ class Federation:
             log = self.workdir / "logs" / f"register-{name}.log"
             raise FederationError(f"registering the key of {name} failed; see {log}:\n" + _tail(log))
 
-    def run_app(self, run_config: Mapping[str, Any], timeout: float = DEFAULT_RUN_TIMEOUT) -> Path:
-        """``flwr run`` the app with these run-config overrides and wait for it; returns the CLI's log."""
+    def run_app(self, run_config: Mapping[str, Any], timeout: float = DEFAULT_RUN_TIMEOUT,
+                app_dir: Path = APP_DIR) -> Path:
+        """``flwr run`` the app (``app_dir``) with these run-config overrides and wait for it; returns the CLI's
+        log."""
         log = self.workdir / "logs" / "flwr-run.log"
-        process = self._start("flwr-run", [str(self.bin_dir / "flwr"), "run", str(APP_DIR), CONNECTION, "--stream",
+        self.processes = [p for p in self.processes if p[0] != "flwr-run"]
+        process = self._start("flwr-run", [str(self.bin_dir / "flwr"), "run", str(app_dir), CONNECTION, "--stream",
                                            "--run-config", node_config_text(run_config)])
         deadline = time.monotonic() + timeout
         while process.poll() is None:
+            self._drop_at_checkpoint(run_config)
             self._check_nodes()
             if time.monotonic() > deadline:
                 raise FederationError(f"the run did not finish within {timeout:g} s; see {log}")
@@ -226,8 +232,29 @@ class Federation:
             raise FederationError(f"flwr run exited with code {process.returncode}; see {log}:\n" + _tail(log))
         return log
 
+    def _drop_at_checkpoint(self, run_config: Mapping[str, Any]) -> None:
+        """The drop-out demonstration: once the aggregator reports the noise set up (``noise-ready.ready`` in the
+        checkpoint directory), kill the chosen site's SuperNode and everything below it, then let the aggregator go
+        on (``noise-ready.go``)."""
+        folder = run_config.get("checkpoint")
+        if not self.drop or not folder or self.killed or not (Path(folder) / "noise-ready.ready").exists():
+            return
+        for name, process, _ in self.processes:
+            if name == self.drop:
+                victims = [process.pid, *descendants(process.pid)]
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                signal_all(victims, signal.SIGKILL)
+                process.wait(timeout=STOP_TIMEOUT)
+                self.killed.append(name)
+                print(f"killed site {name} (pid {process.pid}) after the noise was set up, before it released",
+                      flush=True)
+        (Path(folder) / "noise-ready.go").write_text("go\n")
+
     def _check_nodes(self) -> None:
         for name, process, log in self.processes:
+            if name in self.killed:
+                continue
             if name != "flwr-run" and not name.startswith("register-") and process.poll() is not None:
                 raise FederationError(f"{name} exited with code {process.returncode} during the run; see {log}:\n"
                                       + _tail(log))
@@ -334,23 +361,34 @@ class LoopbackRun:
 
 def run_loopback(workdir: str | Path, *, run_config: Mapping[str, Any] | None = None,
                  timeout: float = DEFAULT_RUN_TIMEOUT, tag: str | None = None, reap_all: bool = False,
-                 secure: bool = False, task_poll: float = TASK_POLL_SECONDS, agn_path: str = "dense"
-                 ) -> LoopbackRun:
+                 secure: bool = False, task_poll: float = TASK_POLL_SECONDS, agn_path: str = "dense",
+                 noise: str = "helper", drop: str | None = None, extra_nodes: Sequence[Mapping[str, Any]] = (),
+                 demo: Demo | None = None) -> LoopbackRun:
     """Prepare the demonstration, start the federation, run the app, stop everything, simulate the same rounds.
     Writes ``outcome.json`` (the aggregator's), ``simulation.json`` (the in-process run's aggregates and outputs),
     ``message-log.json`` and ``summary.json`` (configurations, timings, processes left) into ``workdir``.
     ``reap_all``: this process does nothing else (the command line), so it adopts and reaps every process below it.
-    ``secure``: TLS with a throw-away CA and SuperNode authentication with registered keys (``certificates``)."""
+    ``secure``: TLS with a throw-away CA and SuperNode authentication with registered keys (``certificates``).
+    ``noise``: "helper" or "helper-free"; ``drop``: a site killed after the noise was set up and before it releases;
+    ``extra_nodes``: more SuperNodes (e.g. a stranger's); ``demo``: files prepared already (several runs)."""
     workdir = Path(workdir)
-    demo = prepare_demo(workdir / "data", agn_path=agn_path)
+    demo = demo or prepare_demo(workdir / "data", agn_path=agn_path, noise=noise)
     config = dict(demo.run_config)
     config.update(run_config or {})
     out = workdir / "outcome.json"
+    out.unlink(missing_ok=True)
     config["out"] = str(out)
+    if drop:
+        checkpoints = workdir / "checkpoints"
+        checkpoints.mkdir(parents=True, exist_ok=True)
+        for old in checkpoints.iterdir():
+            old.unlink()
+        config["checkpoint"] = str(checkpoints)
     seconds: dict[str, float] = {}
     start = time.perf_counter()
-    security = make_security_files(workdir / "security", [str(n["name"]) for n in demo.nodes]) if secure else None
-    federation = Federation(workdir, demo.nodes, reap_all=reap_all, security=security, task_poll=task_poll)
+    nodes = [*demo.nodes, *extra_nodes]
+    security = make_security_files(workdir / "security", [str(n["name"]) for n in nodes]) if secure else None
+    federation = Federation(workdir, nodes, reap_all=reap_all, security=security, task_poll=task_poll, drop=drop)
     if tag:
         federation.tag = tag
     try:
@@ -373,7 +411,7 @@ def run_loopback(workdir: str | Path, *, run_config: Mapping[str, Any] | None = 
     for outcome in rounds:
         if outcome["status"] == "released":
             settings = settings_from_run_config(config, outcome["algorithm"], "simulation")
-            simulated[outcome["algorithm"]] = simulate(demo.nodes, settings)
+            simulated[outcome["algorithm"]] = simulate(demo.nodes, settings, outcome.get("dropped", ()))
     (workdir / "simulation.json").write_text(json.dumps(
         {name: {"aggregates": {k: v.tolist() for k, v in sim.aggregates.items()},
                 "outputs": {k: np.asarray(v).tolist() for k, v in sim.outputs.items()}}
@@ -413,6 +451,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--secure", action="store_true",
                         help="TLS (a throw-away CA) and SuperNode authentication (registered keys) instead of insecure "
                              "mode")
+    parser.add_argument("--noise", choices=("helper", "helper-free"), default="helper",
+                        help="who makes the zero-sum noise: a helper node, or the sites by a secure sum "
+                             "(default: %(default)s)")
+    parser.add_argument("--drop", choices=[s["name"] for s in DEMO_SITES], default=None,
+                        help="kill this site's process after the noise was set up and before it releases; the round "
+                             "completes with the survivors")
+    parser.add_argument("--algorithms", default="capePCA,capeAGN",
+                        help="the rounds to run, comma-separated (default: %(default)s)")
     parser.add_argument("--agn-path", choices=("dense", "projected"), default="dense",
                         help="capeAGN's third-moment path: dense (D x D x D noise) or projected (K x K x K noise, W "
                              "sent to the helper; one exchange more) (default: %(default)s)")
@@ -424,10 +470,13 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(sig, _on_sigterm)
     workdir = Path(args.workdir).resolve()
     mode = "TLS and SuperNode authentication" if args.secure else "insecure mode"
-    print(f"starting a SuperLink, a helper and three sites on 127.0.0.1, {mode} (files in {workdir})", flush=True)
+    print(f"starting a SuperLink, a helper and three sites on 127.0.0.1, {mode}, {args.noise} noise"
+          + (f", site {args.drop} killed after the noise set-up" if args.drop else "") + f" (files in {workdir})",
+          flush=True)
     try:
         result = run_loopback(workdir, timeout=args.timeout, tag=args.tag, reap_all=True, secure=args.secure,
-                              agn_path=args.agn_path)
+                              agn_path=args.agn_path, noise=args.noise, drop=args.drop,
+                              run_config={"algorithms": args.algorithms})
     except FederationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -8,9 +8,12 @@ from typing import Any
 
 from .helper import handle_helper
 from .messages import BUNDLE, Payload, bundle, unbundle
-from .site import handle_site
+from .siteflow import handle_site
 
-__all__ = ["answer"]
+__all__ = ["MAX_BUNDLE_ITEMS", "answer"]
+
+MAX_BUNDLE_ITEMS = 16
+"""Requests one message may bundle (one per round of a run; a run has at most a few)."""
 
 
 def _refuse(reason: str) -> Payload:
@@ -21,7 +24,7 @@ def _answer_one(action: str, config: Mapping[str, Any], request: Payload, state:
                 ) -> Payload:
     role = config.get("role")
     if role == "helper":
-        return handle_helper(action, config, request)
+        return handle_helper(action, config, request, state)
     if role == "site":
         return handle_site(action, config, request, state)
     return _refuse(f"node {config.get('name', '?')}: the node configuration's role must be 'helper' or 'site' "
@@ -36,4 +39,6 @@ def answer(action: str, config: Mapping[str, Any], request: Payload, state: Muta
         items = unbundle(request)
     except ValueError as exc:
         return _refuse(f"node {config.get('name', '?')}: {exc}")
+    if len(items) > MAX_BUNDLE_ITEMS:
+        return _refuse(f"node {config.get('name', '?')}: a bundle holds at most {MAX_BUNDLE_ITEMS} requests")
     return bundle([(key, inner, _answer_one(inner, config, payload, state)) for key, inner, payload in items])

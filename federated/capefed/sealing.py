@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives import hpke, serialization
+from cryptography.hazmat.primitives import hashes, hpke, serialization
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-__all__ = ["KEY_BYTES", "OVERHEAD_BYTES", "SealError", "new_key_pair", "open_array", "seal_array", "seal_context"]
+__all__ = ["KEY_BYTES", "OVERHEAD_BYTES", "SealError", "new_key_pair", "open_array", "open_bytes", "pair_key",
+           "seal_array", "seal_bytes", "seal_context"]
 
 _SUITE = hpke.Suite(hpke.KEM.X25519, hpke.KDF.HKDF_SHA256, hpke.AEAD.CHACHA20_POLY1305)
 KEY_BYTES = 32
@@ -62,3 +64,27 @@ def open_array(sealed: bytes, private_key: bytes, context: bytes, count: int) ->
     if not np.all(np.isfinite(values)):
         raise SealError("the helper's share contains non-finite numbers")
     return values
+
+
+def seal_bytes(plain: bytes, public_key: bytes, context: bytes) -> bytes:
+    """Encrypt bytes to ``public_key`` (HPKE base mode, bound to ``context``)."""
+    if len(public_key) != KEY_BYTES:
+        raise SealError(f"a public key has {KEY_BYTES} bytes (got {len(public_key)})")
+    return _SUITE.encrypt(plain, X25519PublicKey.from_public_bytes(public_key), info=context)
+
+
+def open_bytes(sealed: bytes, private_key: bytes, context: bytes) -> bytes:
+    try:
+        return _SUITE.decrypt(sealed, X25519PrivateKey.from_private_bytes(private_key), info=context)
+    except (InvalidTag, ValueError) as exc:
+        raise SealError("a sealed message could not be opened: it was not sealed to this site's key for this "
+                        "round, stage and sender, or it was altered on the way") from exc
+
+
+def pair_key(private_key: bytes, other_public: bytes, context: bytes) -> bytes:
+    """The 32-byte key two sites share for their pairwise masks: X25519 between one's round key and the other's,
+    through HKDF-SHA256 bound to ``context`` (the round, the stage and the pair, in a fixed order)."""
+    if len(other_public) != KEY_BYTES:
+        raise SealError(f"a public key has {KEY_BYTES} bytes (got {len(other_public)})")
+    shared = X25519PrivateKey.from_private_bytes(private_key).exchange(X25519PublicKey.from_public_bytes(other_public))
+    return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=context).derive(shared)

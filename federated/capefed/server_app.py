@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from flwr.app import Context, Message
+from flwr.common.constant import ErrorCode
 from flwr.serverapp import Grid, ServerApp
 
 from .messages import Payload
@@ -29,9 +30,26 @@ this loop uses the same push_messages / pull_messages calls with a shorter pause
 class FlowerTransport:
     """``rounds.Transport`` over a Flower Grid: one ``query.<action>`` message per node."""
 
-    def __init__(self, grid: Grid, poll: float = POLL_SECONDS):
+    def __init__(self, grid: Grid, poll: float = POLL_SECONDS, checkpoints: str | None = None,
+                 checkpoint_timeout: float = 120.0):
         self.grid = grid
         self.poll = poll
+        self.checkpoints = Path(checkpoints) if checkpoints else None
+        self.checkpoint_timeout = checkpoint_timeout
+
+    def checkpoint(self, label: str) -> None:
+        """With a checkpoint directory (the launcher's drop-out demonstration): write ``label.ready`` the first time
+        and wait (bounded) until ``label.go`` appears; the launcher kills a site in between."""
+        if self.checkpoints is None:
+            return
+        go = self.checkpoints / f"{label}.go"
+        ready = self.checkpoints / f"{label}.ready"
+        if ready.exists():
+            return
+        ready.write_text("ready\n")
+        end = time.monotonic() + self.checkpoint_timeout
+        while not go.exists() and time.monotonic() < end:
+            time.sleep(self.poll)
 
     def wait_for_nodes(self, count: int, timeout: float) -> list[int]:
         end = time.monotonic() + timeout
@@ -52,6 +70,8 @@ class FlowerTransport:
                 node = waiting.pop(reply.metadata.reply_to_message_id, None)
                 if node is None:
                     continue
+                if reply.has_error() and reply.error.code == ErrorCode.NODE_UNAVAILABLE:
+                    continue  # the node vanished (no heartbeat): no answer, as after the time limit
                 if reply.has_error():
                     reason = f"node {node} failed: {reply.error.reason}"
                     replies[node] = Payload({"status": "refused", "reason": reason})
@@ -83,7 +103,10 @@ def main(grid: Grid, context: Context) -> None:
                  "aggregates": {}, "outputs": {}, "sites": [], "plan": None} for a in algorithms]}))
         return
     rounds = []
-    for outcome in run_rounds(FlowerTransport(grid, float(config.get("poll", POLL_SECONDS))), settings):
+    transport = FlowerTransport(grid, float(config.get("poll", POLL_SECONDS)),
+                                str(config.get("checkpoint", "")) or None,
+                                float(config.get("timeout", 120.0)))
+    for outcome in run_rounds(transport, settings):
         print(f"{outcome.algorithm}: {outcome.status} in {outcome.seconds:.1f} s"
               + (f": {outcome.reason}" if outcome.reason else ""), flush=True)
         rounds.append(outcome.to_dict())

@@ -1,31 +1,28 @@
-"""A site: its configuration and data, and its answers to the aggregator's hello and release requests.
+"""A site's configuration and data: what its node configuration says and how it reads its data files, with every
+value checked once and every file read with a bound. What the site does with a request is :mod:`capefed.siteflow`.
 
 A site's node configuration (``flower-supernode --node-config``) holds its name, budget (eps, delta), optional
-weight mu_s and seed, and for each algorithm its data file and sample count N_s::
+weight mu_s and seed, its identity key and the consortium's roster (:mod:`capefed.trust`), its privacy ledger and
+the total budget the ledger allows, the colluders it requires protection against, and for each algorithm its data
+file and sample count N_s::
 
-    role="site" name="north" eps=1.0 delta=1e-5 pca-data="/data/north-digits.csv" pca-n=800
-    agn-data="/data/north-docs.csv" agn-n=20000
+    role="site" name="north" eps=1.0 delta=1e-5 identity="/keys/north.key" roster="/keys/roster.json"
+    ledger="/var/capefed/north-ledger.json" budget-eps=4.0 budget-delta=1e-4 collusion=0
+    pca-data="/data/north-digits.csv" pca-n=800 agn-data="/data/north-docs.csv" agn-n=20000
 
 Data files are CSV without labels: capePCA one preprocessed sample per row (every norm <= 1); capeAGN with the
 single topic model one document per row as word indices 0..D-1 (at least 3 words), with the Gaussian mixture one
 sample per row in original units (the site divides by the public norm bound the aggregator names). The site checks
-the file against N_s.
-
-Requests (:class:`Payload`), by action:
-
-* ``hello``: the site answers with its name, N_s, eps_s, delta_s, weight, D, a fresh public key for the helper's
-  share and the digest of these values (``dpcore.federation.budget_digest``). The private key stays in ``state``.
-* ``release``: the site recomputes its values from its configuration and data; if their digest differs from the
-  one the design was made for, it refuses and releases nothing. Otherwise it opens the sealed e_s, draws g_s and
-  answers with a_hat_s = a_s + e_s + f_s + g_s (capeAGN's M3 stage: (M3_s + E3_s + F3_s + G3_s)(W, W, W); on the
-  projected path e, f and g are already projected and the site adds them to M3_s(W, W, W)).
+the file against N_s; it reads only regular files and at most MAX_DATA_BYTES of them (a device or a FIFO is refused
+before anything is read).
 """
 
 from __future__ import annotations
 
 import math
-import secrets
-from collections.abc import Mapping, MutableMapping
+import os
+import stat
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,11 +30,9 @@ from typing import Any
 import numpy as np
 
 from . import dp
-from .messages import Payload
-from .sealing import SealError, new_key_pair, open_array, seal_context
 
-__all__ = ["MAX_DATA_BYTES", "AgnModel", "SiteConfig", "SiteConfigError", "handle_site", "load_mog_data",
-           "load_pca_data", "load_site", "load_stm_data"]
+__all__ = ["MAX_DATA_BYTES", "AgnModel", "SiteConfig", "SiteConfigError", "load_mog_data", "load_pca_data",
+           "load_site", "load_stm_data"]
 
 MAX_DATA_BYTES = 512 * 1024 * 1024
 """Largest site data file read (bytes, before decompression)."""
@@ -59,16 +54,40 @@ def _number(config: Mapping[str, Any], key: str, *, required: bool = True) -> fl
     return float(value)
 
 
+def _path(config: Mapping[str, Any], key: str) -> Path:
+    value = config.get(key)
+    if not isinstance(value, str) or not value.strip() or len(value) > 4096:
+        raise SiteConfigError(f"the site configuration needs {key}, a file path")
+    return Path(value)
+
+
+def _seed(value: Any) -> int | str | None:
+    if value is None:
+        return None
+    try:
+        dp.secret_bytes(value)
+    except ValueError as exc:
+        raise SiteConfigError(f"seed: {exc}; leave it out in a real run (fresh 256-bit secrets)") from exc
+    return value
+
+
 @dataclass(frozen=True, kw_only=True)
 class SiteConfig:
-    """A site's settings: budget, optional weight and seed (None: fresh entropy), data files and N_s."""
+    """A site's settings: budget, optional weight and seed (None: fresh 256-bit secrets), identity key and roster,
+    ledger and its total budget, the colluders it requires protection against, data files and N_s."""
 
     name: str
     eps: float
     delta: float
     weight: float | None
-    seed: int | None
+    seed: int | str | None
     data: dict[str, tuple[Path, int]]
+    identity: Path | None = None
+    roster: Path | None = None
+    ledger: Path | None = None
+    budget_eps: float = 0.0
+    budget_delta: float = 0.0
+    collusion: int = 0
 
     @classmethod
     def from_mapping(cls, config: Mapping[str, Any]) -> SiteConfig:
@@ -84,9 +103,14 @@ class SiteConfig:
         weight = _number(config, "weight", required=False)
         if weight is not None and weight < 0:
             raise SiteConfigError(f"weight must be >= 0 (got {weight:g})")
-        seed = config.get("seed")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-            raise SiteConfigError(f"seed must be a non-negative integer (got {seed!r})")
+        seed = _seed(config.get("seed"))
+        collusion = config.get("collusion", 0)
+        if isinstance(collusion, bool) or not isinstance(collusion, int) or not 0 <= collusion <= dp.MAX_SITES:
+            raise SiteConfigError(f"collusion must be an integer in 0..{dp.MAX_SITES} (got {collusion!r})")
+        budget_eps, budget_delta = _number(config, "budget-eps"), _number(config, "budget-delta")
+        if budget_eps <= 0 or not 0 < budget_delta < 1:
+            raise SiteConfigError(f"the ledger's total budget needs budget-eps > 0 and budget-delta in (0, 1) (got "
+                                  f"{budget_eps:g}, {budget_delta:g})")
         data = {}
         for algorithm, (path_key, n_key) in _DATA_KEYS.items():
             path = config.get(path_key)
@@ -97,7 +121,10 @@ class SiteConfig:
                 raise SiteConfigError(f"{n_key} must be the number of samples in {path_key}, a positive integer "
                                       f"(got {n!r})")
             data[algorithm] = (Path(str(path)), n)
-        return cls(name=name.strip(), eps=eps, delta=delta, weight=weight, seed=seed, data=data)
+        return cls(name=name.strip(), eps=eps, delta=delta, weight=weight, seed=seed, data=data,
+                   identity=_path(config, "identity"), roster=_path(config, "roster"),
+                   ledger=_path(config, "ledger"), budget_eps=budget_eps, budget_delta=budget_delta,
+                   collusion=collusion)
 
     def source(self, algorithm: str) -> tuple[Path, int]:
         if algorithm not in self.data:
@@ -106,14 +133,26 @@ class SiteConfig:
         return self.data[algorithm]
 
 
-def _read_table(path: Path, n: int) -> np.ndarray:
+def read_bounded(path: Path, limit: int = MAX_DATA_BYTES) -> bytes:
+    """A regular file's bytes, at most ``limit`` of them: a device, FIFO or directory is refused before anything is
+    read (opened without blocking), a longer file after reading limit + 1 bytes."""
     try:
-        size = path.stat().st_size
-        if size > MAX_DATA_BYTES:
-            raise SiteConfigError(f"{path} has {size:,} bytes, more than the {MAX_DATA_BYTES:,} a site reads")
-        content = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
         raise SiteConfigError(f"cannot read the data file {path}: {exc.strerror}") from exc
+    with os.fdopen(fd, "rb") as handle:
+        mode = os.fstat(handle.fileno()).st_mode
+        if not stat.S_ISREG(mode):
+            raise SiteConfigError(f"the data file {path} is not a regular file (a device, FIFO or directory); a site "
+                                  "reads only regular files")
+        content = handle.read(limit + 1)
+    if len(content) > limit:
+        raise SiteConfigError(f"{path} has more than the {limit:,} bytes a site reads")
+    return content
+
+
+def _read_table(path: Path, n: int) -> np.ndarray:
+    content = read_bounded(path)
     try:
         table = dp.parse_numeric_csv(content, header=False, max_cells=10**9, max_bytes=10 * MAX_DATA_BYTES)
     except dp.InputError as exc:
@@ -169,11 +208,14 @@ class AgnModel:
         if model not in ("stm", "mog"):
             raise SiteConfigError(f"unknown capeAGN model {model!r} (stm or mog)")
         dim = c.get("dim")
-        if model == "stm" and (isinstance(dim, bool) or not isinstance(dim, int) or dim < 2):
-            raise SiteConfigError("the single topic model needs the vocabulary size D >= 2 from the aggregator")
+        if model == "stm" and (isinstance(dim, bool) or not isinstance(dim, int)
+                               or not 2 <= dim <= dp.MAX_FEDERATED_MATRIX_DIM):
+            raise SiteConfigError("the single topic model needs the vocabulary size D in "
+                                  f"2..{dp.MAX_FEDERATED_MATRIX_DIM} "
+                                  f"from the aggregator (got {dim!r:.40})")
         sigma2, bound = c.get("sigma2"), c.get("norm_bound")
-        if model == "mog" and not (isinstance(sigma2, float) and isinstance(bound, float) and sigma2 >= 0
-                                   and bound > 0):
+        if model == "mog" and not (isinstance(sigma2, float) and isinstance(bound, float) and math.isfinite(sigma2)
+                                   and math.isfinite(bound) and 1e-300 < bound < 1e300 and 0 <= sigma2 < 1e300):
             raise SiteConfigError("the Gaussian mixture needs sigma^2 >= 0 and a norm bound > 0 from the aggregator")
         return AgnModel(model=model, dim=dim if model == "stm" else None, sigma2=sigma2, norm_bound=bound)
 
@@ -192,105 +234,3 @@ def load_site(config: SiteConfig, algorithm: str, agn: AgnModel | None) -> tuple
         data_dim = data.dim
     site = dp.Site(name=config.name, n=n, eps=config.eps, delta=config.delta, weight=config.weight)
     return data, dp.SiteBudget(site=site, dim=data_dim)
-
-
-def _refuse(reason: str, name: str | None = None) -> Payload:
-    config = {"status": "refused", "reason": reason}
-    if name:
-        config["name"] = name
-    return Payload(config)
-
-
-def _seed(config: SiteConfig) -> int:
-    return config.seed if config.seed is not None else secrets.randbits(63)
-
-
-def _request_data(config: SiteConfig, c: Mapping[str, Any]) -> tuple[str, Any, dp.SiteBudget]:
-    algorithm = str(c.get("algorithm"))
-    if algorithm not in dp.ROUND_STAGES:
-        raise SiteConfigError(f"unknown algorithm {algorithm!r}")
-    agn = AgnModel.from_request(c) if algorithm == "capeAGN" else None
-    data, budget = load_site(config, algorithm, agn)
-    return algorithm, data, budget
-
-
-def site_hello(config: SiteConfig, request: Payload, state: MutableMapping[str, bytes]) -> Payload:
-    round_id = str(request.config.get("round"))
-    try:
-        _, _, budget = _request_data(config, request.config)
-    except SiteConfigError as exc:
-        return _refuse(f"site {config.name}: {exc}", config.name)
-    private, public = new_key_pair()
-    state[f"{round_id}/key"] = private
-    site = budget.site
-    reply = {"status": "ok", "role": "site", "name": site.name, "n": site.n, "eps": site.eps,
-             "delta": site.delta, "dim": budget.dim, "public_key": public, "digest": dp.budget_digest(budget)}
-    if site.weight is not None:
-        reply["weight"] = site.weight
-    return Payload(reply)
-
-
-def _open_inputs(config: SiteConfig, request: Payload, key: bytes, count: int, dim: int, k: int
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | str:
-    """The helper's e_s (opened), the aggregator's f_s and W from a release request, or why they are unusable."""
-    c = request.config
-    stage = str(c["stage"])
-    try:
-        e = open_array(bytes(c["sealed_e"]), key, seal_context(str(c["round"]), stage, config.name), count)
-    except SealError as exc:
-        return str(exc)
-    f = np.asarray(request.arrays.get("f", np.empty(0)), dtype=float)
-    if f.shape != (count,) or not np.all(np.isfinite(f)):
-        return f"the aggregator's noise f must be {count} finite numbers (got shape {f.shape})"
-    w = request.arrays.get("w")
-    if stage == "M3":
-        w = np.asarray(w if w is not None else np.empty((0, 0)), dtype=float)
-        if w.shape != (dim, k) or not np.all(np.isfinite(w)):
-            return f"the whitening W must be a finite {dim} x {k} matrix (got shape {w.shape})"
-    return e, f, w
-
-
-def site_release(config: SiteConfig, request: Payload, state: MutableMapping[str, bytes]) -> Payload:
-    c = request.config
-    try:
-        algorithm, data, budget = _request_data(config, c)
-    except SiteConfigError as exc:
-        return _refuse(f"site {config.name}: {exc}")
-    digest = dp.budget_digest(budget)
-    if digest != c["digest"]:
-        site = budget.site
-        return _refuse(f"site {config.name}: its budget or data changed since the design (now N_s = {site.n}, "
-                       f"eps = {site.eps:g}, delta = {site.delta:g}, weight = {site.weight}, D = {budget.dim}); "
-                       "it releases nothing under a design made for other values")
-    key = state.get(f"{c['round']}/key")
-    if key is None:
-        return _refuse(f"site {config.name}: it has no key for round {c['round']} (was it restarted after the hello?)")
-    stage, path, law, k, dim = str(c["stage"]), str(c["path"]), str(c["m3_noise"]), int(c["k"]), budget.dim
-    try:
-        count = dp.noise_unique(stage, path, dim, k)
-        size = dp.noise_size(stage, law, path, dim, k)
-    except dp.InputError as exc:
-        return _refuse(f"site {config.name}: {exc}")
-    inputs = _open_inputs(config, request, key, count, dim, k)
-    if isinstance(inputs, str):
-        return _refuse(f"site {config.name}: {inputs}")
-    e, f, w = inputs
-    rng = dp.party_rng(_seed(config), int(c["run"]), algorithm, stage, dp.SITE, config.name)
-    g = dp.noise_entries(dp.site_noise(float(c["var_g"]), size, rng), stage, law, path, dim, w)
-    release = dp.site_stage_release(stage, path, data, e, f, g, w)
-    return Payload({"status": "ok", "digest": digest}, {"release": release})
-
-
-def handle_site(action: str, config: Mapping[str, Any], request: Payload, state: MutableMapping[str, bytes]
-                ) -> Payload:
-    """Answer one request; a bad configuration is answered with status "refused" and the reason."""
-    try:
-        site = SiteConfig.from_mapping(config)
-    except SiteConfigError as exc:
-        name = str(config.get("name", "?"))
-        return _refuse(f"site {name}: configuration: {exc}", name)
-    if action == "hello":
-        return site_hello(site, request, state)
-    if action == "release":
-        return site_release(site, request, state)
-    return _refuse(f"site {site.name}: unknown request {action!r}")

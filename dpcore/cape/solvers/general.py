@@ -1,6 +1,6 @@
 """The general solver of the generalized CAPE problem: a linear program in the variances that finds a feasible
 design whenever one exists, for any site order, with a stated objective (docs/math/cape.md, "Generalized CAPE",
-general solver). The collusion-robust calibration (:mod:`dpcore.cape.robust`) adds constraints to the same
+general solver). The collusion-robust calibration (:mod:`dpcore.cape.solvers.robust`) adds constraints to the same
 program (docs/math/audit.md)."""
 
 from __future__ import annotations

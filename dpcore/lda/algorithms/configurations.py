@@ -11,13 +11,18 @@ from ..budget import CONFIGURATIONS, edge_budgets
 from ..configurations import run_configuration_unchecked
 from ..problem import LdaResult
 
-__all__ = ["ENTRIES"]
+__all__ = ["ENTRIES", "configuration_of"]
 
 _NAMES = {"1": (1, "local"), "2": (2, "local"), "2ptr": (2, "ptr"), "3": (3, "local"), "4": (4, "local")}
 
 
+def configuration_of(name: str) -> tuple[int, str]:
+    """(configuration number, privacy mode) of a table entry "1", "2", "2ptr", "3" or "4"."""
+    return _NAMES[name]
+
+
 def _configuration(ctx: RunContext) -> LdaResult:
-    number, privacy = _NAMES[ctx.name]
+    number, privacy = configuration_of(ctx.name)
     scenario = ctx.scenario
     eps, delta = float(scenario.eps.min()), float(scenario.delta.min())
     budget = edge_budgets(number, eps, delta, None, privacy)
@@ -39,7 +44,7 @@ ENTRIES = (
     _entry("1", "configuration 1", 60, "#ff7f0e", "dp", f"paper 004, configuration 1: {CONFIGURATIONS[1]}"),
     _entry("2", "configuration 2", 62, "#e377c2", "local", f"paper 004, configuration 2: {CONFIGURATIONS[2]}; not DP "
            "as published (local sensitivity)"),
-    _entry("2ptr", "configuration 2 (PTR)", 63, "#f7b6d2", "dp", "configuration 2 made (eps, delta)-DP by "
+    _entry("2ptr", "configuration 2 (PTR)", 63, "#f7b6d2", "dp", "configuration 2 made differentially private by "
            "propose-test-release: a public bound b on the sensitivity of T, a private test that the corpus is far "
            "from any corpus where b fails, noise at b"),
     _entry("3", "configuration 3", 64, "#bcbd22", "local", f"paper 004, configuration 3: {CONFIGURATIONS[3]}; not DP "
