@@ -32,7 +32,8 @@ def _equal(n_sites: int, size: int, eps: float) -> object:
 
 def _pca_spec(runs: int = 4) -> SweepSpec:
     return SweepSpec(family="pca", parameter="eps", grid=(0.3, 1.0, 3.0),
-                     algorithms=("cape", "dpdis", "conv", "nonpriv"), scenario=_equal(4, 300, 1.0), data=PcaData(dataset="digits", k=5), runs=runs, seed=3)
+                     algorithms=("cape", "dpdis", "conv", "nonpriv"), scenario=_equal(4, 300, 1.0),
+                     data=PcaData(dataset="digits", k=5), runs=runs, seed=3)
 
 
 def _otd_spec(runs: int = 4) -> SweepSpec:
