@@ -42,7 +42,7 @@ from .spec import SweepSpec
 
 __all__ = ["FIRST_FIGURE", "MANIFEST_NAME", "STORED_DIR", "StoredResult", "clear_stored", "estimate_seconds",
            "run_seconds", "stored_dir",
-           "stored_entry", "stored_file_name", "stored_result", "stored_status"]
+           "stored_entry", "stored_file_name", "stored_names", "stored_result", "stored_status"]
 
 STORED_DIR = "data/presets"
 """Where the stored results live, relative to the repository root (``presets`` under each data directory of
@@ -123,6 +123,11 @@ def stored_entry(name: str) -> dict[str, Any] | None:
     None when there is none or it is not usable (:func:`stored_status` says why)."""
     entry = _manifest()[0]["presets"].get(name)
     return entry if _entry_problem(entry) is None else None
+
+
+def stored_names() -> list[str]:
+    """Presets with a usable stored result, in the paper's order."""
+    return [n for n in preset_names(available_only=True) if stored_status(n) is None]
 
 
 @lru_cache(maxsize=64)
