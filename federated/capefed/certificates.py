@@ -47,7 +47,8 @@ def _write(path: Path, data: bytes, private: bool = False) -> Path:
 
 
 def make_security_files(directory: str | Path, node_names: list[str], host: str = "127.0.0.1") -> SecurityFiles:
-    """A throw-away CA, a SuperLink certificate for ``host`` (and localhost) and ECDSA P-384 keys per node."""
+    """A throw-away CA, a SuperLink certificate for ``host``, localhost and 127.0.0.1 (the SuperLink itself listens
+    on loopback behind ``capefed.gateway``, which verifies it there) and ECDSA P-384 keys per node."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     now = datetime.datetime.now(datetime.UTC)
@@ -59,7 +60,8 @@ def make_security_files(directory: str | Path, node_names: list[str], host: str 
           .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
           .sign(ca_key, hashes.SHA384()))
     server_key = ec.generate_private_key(ec.SECP384R1())
-    names = [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address(host))]
+    addresses = dict.fromkeys([ipaddress.ip_address(host), ipaddress.ip_address("127.0.0.1")])
+    names = [x509.DNSName("localhost"), *(x509.IPAddress(a) for a in addresses)]
     server = (x509.CertificateBuilder().subject_name(_name("localhost")).issuer_name(ca.subject)
               .public_key(server_key.public_key()).serial_number(x509.random_serial_number())
               .not_valid_before(start).not_valid_after(end)
