@@ -66,6 +66,9 @@ CONNECTION = "capefed-loopback"
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 10.0
 DEFAULT_RUN_TIMEOUT = 600.0
+_RUN_STATUS = re.compile(r"^capefed\.runner: run \d+ (\S+)", re.MULTILINE)
+TRANSIENT = ("register-", "stranger")
+"""Processes expected to end while the federation runs: key registrations, and a stranger's node (refused)."""
 WORKER_SUFFIX = "-worker"
 """A node's long-running ClientApp process (capefed.worker) runs as ``<node name>-worker``, with its own log."""
 TASK_POLL_SECONDS = 0.5
@@ -152,6 +155,8 @@ class Federation:
     namespaces: Mapping[str, str] = field(default_factory=dict)  # process name -> network namespace (three hosts)
     gateway_port: int = 0
     fleet_address: str = ""  # what the SuperNodes connect to: the gateway, or the SuperLink itself (insecure)
+    superlink_args: list[str] = field(default_factory=list)
+    run_status: str = ""  # the last run's status as the SuperLink reports it (capefed.runner.run_status)
 
     def env(self, home: Path) -> dict[str, str]:
         env = dict(os.environ)
@@ -186,7 +191,7 @@ class Federation:
 
     def _checkalive(self) -> None:
         for name, process, log in self.processes:
-            if process.poll() is not None and not name.startswith("register-"):
+            if process.poll() is not None and not name.startswith(TRANSIENT):
                 raise FederationError(f"{name} exited with code {process.returncode}; see {log}:\n"
                                       + _tail(log))
 
@@ -219,8 +224,8 @@ class Federation:
         if tls is not None:
             database = self.workdir / "state" / "superlink.db"
             database.parent.mkdir(parents=True, exist_ok=True)
-        self._start("superlink", superlink_command(self.bin_dir, port=self.superlink_port, tls=tls,
-                                                   database=database))
+        self.superlink_args = superlink_command(self.bin_dir, port=self.superlink_port, tls=tls, database=database)
+        self._start("superlink", self.superlink_args)
         self._wait_port("superlink", LOOPBACK, self.superlink_port)
         fleet = f"{LOOPBACK}:{self.superlink_port}"
         if tls is not None:
@@ -237,12 +242,25 @@ class Federation:
         for config in self.nodes:
             self.start_node(config)
 
-    def start_node(self, config: Mapping[str, Any], register: bool = True) -> None:
-        """One SuperNode (its key registered first when ``register``) and, with workers, its worker."""
-        name, sec = str(config["name"]), self.security
+    def restart_superlink(self) -> None:
+        """Stop the SuperLink (SIGTERM, as a service manager does) and start it again with the same command: with a
+        database it keeps the registered nodes and the runs."""
+        for name, process, _ in list(self.processes):
+            if name == "superlink":
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(process.pid, signal.SIGTERM)
+                process.wait(timeout=STOP_TIMEOUT)
+                self.processes.remove((name, process, _))
+        self._start("superlink", self.superlink_args)
+        self._wait_port("superlink", LOOPBACK, self.superlink_port)
+
+    def start_node(self, config: Mapping[str, Any], name: str | None = None, register: bool = True) -> None:
+        """One SuperNode (its key registered first when ``register``) and, with workers, its worker; ``name`` names
+        its processes, logs and home (default: the node configuration's name)."""
+        name, sec = name or str(config["name"]), self.security
         private = None
         if sec is not None:
-            private, public = sec.node_keys[name]
+            private, public = sec.node_keys.get(name) or sec.node_keys[str(config["name"])]
             if register:
                 self._register(name, public)
         runtime_port = _free_port()
@@ -269,12 +287,13 @@ class Federation:
 
     def run_app(self, run_config: Mapping[str, Any], timeout: float = DEFAULT_RUN_TIMEOUT,
                 app_dir: Path = APP_DIR) -> Path:
-        """``flwr run`` the app (``app_dir``) with these run-config overrides and wait for it; returns the CLI's
-        log."""
+        """Run the app (``app_dir``) with these run-config overrides (``python -m capefed.runner``: ``flwr run``,
+        then the run's final status, kept in ``run_status``) and wait for it; returns the log."""
         log = self.workdir / "logs" / "flwr-run.log"
         self.processes = [p for p in self.processes if p[0] != "flwr-run"]
-        process = self._start("flwr-run", [str(self.bin_dir / "flwr"), "run", str(app_dir), CONNECTION, "--stream",
-                                           "--run-config", node_config_text(run_config)])
+        process = self._start("flwr-run", [sys.executable, "-m", "capefed.runner", str(app_dir), CONNECTION,
+                                           "--run-config", node_config_text(run_config),
+                                           "--flwr", str(self.bin_dir / "flwr")])
         deadline = time.monotonic() + timeout
         while process.poll() is None:
             self._drop_at_checkpoint(run_config)
@@ -282,8 +301,10 @@ class Federation:
             if time.monotonic() > deadline:
                 raise FederationError(f"the run did not finish within {timeout:g} s; see {log}")
             time.sleep(0.5)
-        if process.returncode != 0:
+        found = _RUN_STATUS.findall(log.read_text(errors="replace"))
+        if not found:
             raise FederationError(f"flwr run exited with code {process.returncode}; see {log}:\n" + _tail(log))
+        self.run_status = found[-1]
         return log
 
     def _drop_at_checkpoint(self, run_config: Mapping[str, Any]) -> None:
@@ -310,7 +331,7 @@ class Federation:
         for name, process, log in self.processes:
             if name in self.killed:
                 continue
-            if name != "flwr-run" and not name.startswith("register-") and process.poll() is not None:
+            if name != "flwr-run" and not name.startswith(TRANSIENT) and process.poll() is not None:
                 raise FederationError(f"{name} exited with code {process.returncode} during the run; see {log}:\n"
                                       + _tail(log))
 
@@ -412,6 +433,7 @@ class LoopbackRun:
     log_path: Path
     leftover: list[int]
     tag: str
+    run_status: str = ""
 
 
 def run_loopback(workdir: str | Path, *, run_config: Mapping[str, Any] | None = None,
@@ -460,6 +482,7 @@ def run_loopback(workdir: str | Path, *, run_config: Mapping[str, Any] | None = 
         seconds["stop"] = time.perf_counter() - stop_start
         (workdir / "summary.json").write_text(json.dumps(
             {"nodes": list(demo.nodes), "run_config": config, "truth": demo.truth, "seconds": seconds,
+             "run_status": federation.run_status,
              "cpu_seconds_alive_at_stop": cpu, "leftover": leftover, "tag": federation.tag}, indent=1))
     if not out.exists():
         raise FederationError(f"the aggregator wrote no outcome to {out}; see {workdir / 'logs'}")
@@ -478,7 +501,7 @@ def run_loopback(workdir: str | Path, *, run_config: Mapping[str, Any] | None = 
     log_path = workdir / "message-log.json"
     write_log(log_path, [message_log_round(r) for r in rounds])
     return LoopbackRun(demo=demo, rounds=rounds, simulated=simulated, seconds=seconds, log_path=log_path,
-                       leftover=leftover, tag=federation.tag)
+                       leftover=leftover, tag=federation.tag, run_status=federation.run_status)
 
 
 def _on_sigterm(signum: int, frame: object) -> None:
@@ -489,7 +512,8 @@ def report(result: LoopbackRun, out=sys.stdout) -> bool:
     """Print timings, every round's message log and result beside the in-process run; True when all released."""
     print(f"federation up in {result.seconds['start']:.1f} s, rounds done in {result.seconds['run']:.1f} s, "
           f"stopped in {result.seconds['stop']:.1f} s" + (f"; STILL RUNNING: {result.leftover}"
-                                                         if result.leftover else "; no process left"), file=out)
+                                                         if result.leftover else "; no process left")
+          + f"; the SuperLink reports the run {result.run_status or 'unknown'}", file=out)
     sites = [n for n in result.demo.nodes if n["role"] == "site"]
     pooled = np.hstack([np.loadtxt(n["pca-data"], delimiter=",", ndmin=2).T for n in sites])
     ok = not result.leftover

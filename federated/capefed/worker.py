@@ -31,7 +31,8 @@ import zipfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-__all__ = ["CODE_PACKAGE", "MAX_FAB_BYTES", "POLL_SECONDS", "code_digests", "code_problem", "main", "serve"]
+__all__ = ["CODE_PACKAGE", "DASHBOARD_PACKAGES", "MAX_FAB_BYTES", "POLL_SECONDS", "check_install", "code_digests",
+           "code_problem", "installed_digest", "main", "serve"]
 
 POLL_SECONDS = 0.25
 """Seconds between the worker's requests for a task when none is waiting (Flower's SuperExec default is 1 s)."""
@@ -56,6 +57,32 @@ def installed_files() -> dict[str, bytes]:
     package = Path(__file__).resolve().parent
     return {f"{CODE_PACKAGE}/{p.relative_to(package).as_posix()}": p.read_bytes()
             for p in sorted(package.rglob("*.py")) if "__pycache__" not in p.parts}
+
+
+def installed_digest() -> str:
+    """One SHA-256 over the installed package's sources (each file's path and digest, in order): what the parties of
+    a consortium compare after installing (``python -m capefed.worker --check-install``)."""
+    lines = "".join(f"{name} {digest}\n" for name, digest in sorted(code_digests(installed_files()).items()))
+    return hashlib.sha256(lines.encode()).hexdigest()
+
+
+DASHBOARD_PACKAGES = ("streamlit", "plotly", "altair", "pydeck", "pyarrow")
+"""Packages of the dashboard that a party's environment must not hold."""
+
+
+def check_install() -> str:
+    """Import every party's entry point (worker, ClientApp, ServerApp, gateway, runner) and refuse an environment
+    with a dashboard package; returns the line ``install.sh`` prints."""
+    import importlib  # noqa: PLC0415
+    import importlib.util  # noqa: PLC0415
+
+    present = [name for name in DASHBOARD_PACKAGES if importlib.util.find_spec(name) is not None]
+    if present:
+        raise SystemExit(f"this environment holds dashboard packages a party does not need: {', '.join(present)}")
+    for module in ("client_app", "server_app", "gateway", "runner"):
+        importlib.import_module(f"{CODE_PACKAGE}.{module}")
+    count = len(code_digests(installed_files()))
+    return f"{installed_digest()}  {CODE_PACKAGE} ({count} files in {Path(__file__).resolve().parent})"
 
 
 def fab_files(content: bytes) -> dict[str, bytes]:
@@ -195,12 +222,20 @@ def serve(runtime: str, *, secret: bytes | None = None, poll: float = POLL_SECON
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m capefed.worker", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runtime", required=True,
+    parser.add_argument("--runtime",
                         help="the SuperNode's Runtime API, host:port (its --host and --port; keep it on 127.0.0.1)")
+    parser.add_argument("--check-install", action="store_true",
+                        help="check this environment (every party's imports, no dashboard package) and print the "
+                             "SHA-256 digest of the installed capefed sources")
     parser.add_argument("--secret-file", help="the SuperNode's --superexec-auth-secret-file")
     parser.add_argument("--poll", type=float, default=POLL_SECONDS,
                         help="seconds between requests for a task (default: %(default)s)")
     args = parser.parse_args(argv)
+    if args.check_install:
+        print(check_install())
+        return 0
+    if not args.runtime:
+        parser.error("--runtime is required")
     if not 0.01 <= args.poll <= 60:
         parser.error(f"--poll {args.poll}: between 0.01 and 60 seconds")
     secret = None
