@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from .certificates import SecurityFiles, make_security_files
-from .demo import DEMO_SITES, Demo, identical, message_log_round, prepare_demo, print_report, simulate
+from .demo import DEMO_SITES, Demo, identical, prepare_demo, print_report, simulate
 from .deployment import (
     LOOPBACK,
     Tls,
@@ -43,7 +43,7 @@ from .deployment import (
     worker_command,
     write_secret,
 )
-from .messages import write_log
+from .messages import message_log_round, write_log
 from .processes import (
     TAG_VARIABLE,
     alive,

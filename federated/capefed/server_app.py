@@ -12,7 +12,7 @@ from flwr.app import Context, Message
 from flwr.common.constant import ErrorCode
 from flwr.serverapp import Grid, ServerApp
 
-from .messages import Payload
+from .messages import Payload, message_log_round, write_log
 from .rounds import run_rounds, settings_from_run_config
 from .wire import from_records, to_records
 
@@ -117,6 +117,9 @@ def main(grid: Grid, context: Context) -> None:
         rounds.append(outcome.to_dict())
     if out:
         Path(out).write_text(json.dumps({"format": OUTCOME_FORMAT, "run_id": str(context.run_id), "rounds": rounds}))
+    log = str(config.get("log", ""))
+    if log:  # the message log a deployment's operator loads into the dashboard's Protocol page
+        write_log(log, [message_log_round(r) for r in rounds])
     failed = [f"{r['algorithm']} {r['status']}" for r in rounds if r["status"] != "released"]
     if failed:
         # Flower records the run as finished:failed, so `flwr ls` and capefed.runner report it with a non-zero status.
