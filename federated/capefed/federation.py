@@ -67,8 +67,8 @@ START_TIMEOUT = 60.0
 STOP_TIMEOUT = 10.0
 DEFAULT_RUN_TIMEOUT = 600.0
 _RUN_STATUS = re.compile(r"^capefed\.runner: run \d+ (\S+)", re.MULTILINE)
-TRANSIENT = ("register-", "stranger")
-"""Processes expected to end while the federation runs: key registrations, and a stranger's node (refused)."""
+TRANSIENT = ("register-", "stranger", "flwr-run")
+"""Processes expected to end while the federation runs: key registrations, a stranger's node (refused), the run."""
 WORKER_SUFFIX = "-worker"
 """A node's long-running ClientApp process (capefed.worker) runs as ``<node name>-worker``, with its own log."""
 TASK_POLL_SECONDS = 0.5
