@@ -136,6 +136,9 @@ def test_three_hosts_with_tls_and_registered_keys_run_a_round_and_refuse_a_stran
     assert np.array_equal(np.asarray(outcome["aggregates"]["A"]), simulated.aggregates["A"])
     (logged,) = read_log(log).rounds  # written by the ServerApp on host A, every field checked
     assert logged.status == "released" and {e.sender for e in logged.entries} >= {f"site {s}" for s in placement}
+    east = (tmp_path / "logs" / "east-worker.log").read_text()  # the site's own log, in words
+    assert "checked its code package" in east and "site east: received a setup request" in east
+    assert "site east: released its stage A statistic with its noise: 2,080 numbers" in east
     gateway_log = (tmp_path / "logs" / "gateway.log").read_text()
     if hosts.kind == "network namespaces":
         assert f"from {hosts.addresses['b']}" in gateway_log  # the refused Control API request came from host B

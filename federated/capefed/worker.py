@@ -164,6 +164,9 @@ def run_task(runtime: str, token: str, app: Callable, checked: dict[str, str | N
         message, context, run, fab = pull_task_input(client)
         if fab.hash_str not in checked:
             checked[fab.hash_str] = code_problem(fab.content)
+            if checked[fab.hash_str] is None:
+                log.info("run %d: checked its code package (FAB %s...): its capefed sources are the reviewed ones "
+                         "installed here (digest %s...)", run.run_id, fab.hash_str[:12], installed_digest()[:16])
         problem = checked[fab.hash_str]
         if problem is not None:
             reply = Message(Error(code=ErrorCode.INVALID_FAB, reason=problem), reply_to=message)
