@@ -28,6 +28,7 @@ from capefed.deployment import connection_text, supernode_command
 from capefed.federation import Federation, _free_port, _port_open, tagged_processes
 from capefed.messages import read_log
 from capefed.rounds import settings_from_run_config
+from test_page_protocol_deployment import show_deployment_log
 
 pytestmark = pytest.mark.federated
 
@@ -89,7 +90,7 @@ def _in(hosts: Hosts, host: str, command: list[str]) -> list[str]:
 
 
 @pytest.mark.timeout(2 * RUN_TIMEOUT)
-def test_three_hosts_with_tls_and_registered_keys_run_a_round_and_refuse_a_stranger(tmp_path):
+def test_three_hosts_with_tls_and_registered_keys_run_a_round_and_refuse_a_stranger(tmp_path, monkeypatch):
     demo = prepare_demo(tmp_path / "data", noise="helper-free")
     sites = [n for n in demo.nodes if n["role"] == "site"]
     placement = dict(zip([str(n["name"]) for n in sites], "abc", strict=True))
@@ -136,6 +137,9 @@ def test_three_hosts_with_tls_and_registered_keys_run_a_round_and_refuse_a_stran
     assert np.array_equal(np.asarray(outcome["aggregates"]["A"]), simulated.aggregates["A"])
     (logged,) = read_log(log).rounds  # written by the ServerApp on host A, every field checked
     assert logged.status == "released" and {e.sender for e in logged.entries} >= {f"site {s}" for s in placement}
+    page = show_deployment_log(monkeypatch, log)  # the dashboard's Protocol page reads it
+    assert any("capePCA: released" in s.value for s in page.success)
+    assert set(next(d.value for d in page.dataframe if "status" in d.value.columns)["status"]) == {"same"}
     east = (tmp_path / "logs" / "east-worker.log").read_text()  # the site's own log, in words
     assert "checked its code package" in east and "site east: received a setup request" in east
     assert "site east: released its stage A statistic with its noise: 2,080 numbers" in east
