@@ -41,7 +41,8 @@ from capefed.federation import run_loopback
 load = os.getloadavg()[0]
 start = time.perf_counter()
 result = run_loopback({workdir!r}, reap_all=True, task_poll={task_poll!r}, agn_path={path!r},
-                      run_config={{"poll": {poll!r}, "algorithms": {algorithms!r}}}, workers={workers!r})
+                      run_config={{"poll": {poll!r}, "algorithms": {algorithms!r}}}, workers={workers!r},
+                      short_waits={short_waits!r})
 total = time.perf_counter() - start
 summary = json.loads((result.log_path.parent / "summary.json").read_text())
 mine, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -66,10 +67,10 @@ def _exchanges(rounds: list[dict]) -> list[tuple[str, float, int]]:
 
 
 def run_case(task_poll: float, path: str, poll: float, algorithms: str = "capePCA,capeAGN",
-             workers: bool = True) -> dict:
+             workers: bool = True, short_waits: bool = True) -> dict:
     with tempfile.TemporaryDirectory(prefix="bench-federated-") as workdir:
         code = CASE.format(root=str(ROOT), app=str(ROOT / "federated"), workdir=workdir, task_poll=task_poll,
-                           path=path, poll=poll, algorithms=algorithms, workers=workers)
+                           path=path, poll=poll, algorithms=algorithms, workers=workers, short_waits=short_waits)
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900)
     if done.returncode != 0:
         raise SystemExit(f"case failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
@@ -105,14 +106,15 @@ def print_case(case: dict, title: str) -> None:
     print(f"  {status}; processes left: {case['leftover'] or 'none'}")
 
 
-EXECUTORS = {"worker": True, "per-message": False}
-"""How each node answers: one long-running ClientApp process (capefed.worker, the default), or Flower's own SuperExec
-starting a flwr-clientapp process per message (what every run did before issue 23)."""
+EXECUTORS = {"per-message": (False, False), "worker": (True, False), "worker+waits": (True, True)}
+"""How each node answers: Flower's own SuperExec starting a flwr-clientapp process per message under flower-supernode
+(what every run did before issue 23); one long-running ClientApp process per node (capefed.worker); the same under
+capefed.supernode (0.5 s idle wait instead of 3 s, 10 s heartbeat; the default of every run now)."""
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--executor", nargs="+", default=["per-message", "worker"], choices=list(EXECUTORS),
+    parser.add_argument("--executor", nargs="+", default=list(EXECUTORS), choices=list(EXECUTORS),
                         help="how the nodes answer: Flower's flwr-clientapp process per message, or capefed.worker")
     parser.add_argument("--algorithms", default="capePCA", help="the rounds of each run (default: %(default)s)")
     parser.add_argument("--task-poll", type=float, nargs="+", default=[0.5],
@@ -130,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         for task_poll in args.task_poll:
             for executor in args.executor:
                 for run in range(args.runs):
-                    case = run_case(task_poll, path, args.poll, args.algorithms, EXECUTORS[executor])
+                    case = run_case(task_poll, path, args.poll, args.algorithms, *EXECUTORS[executor])
                     title = (f"{args.algorithms}, {executor}"
                              + (f", capeAGN {path}" if "capeAGN" in args.algorithms else "")
                              + f", task poll {task_poll:g} s")

@@ -59,15 +59,18 @@ def gateway_command(python: str, *, listen: str, upstream_port: int, tls: Tls) -
 
 def supernode_command(bin_dir: Path, *, superlink: str, runtime_port: int, node_config: str,
                       ca: Path | None = None, node_key: Path | None = None, secret_file: Path | None = None,
-                      worker: bool = True) -> list[str]:
+                      worker: bool = True, python: str | None = None) -> list[str]:
     """A SuperNode connecting to ``superlink`` (the gateway's host:port) with the CA certificate and its registered
-    key (both None: insecure, loopback only); with ``worker`` it leaves the answering to :func:`worker_command`."""
+    key (both None: insecure, loopback only); with ``worker`` it leaves the answering to :func:`worker_command`;
+    with ``python`` it is ``python -m capefed.supernode`` (Flower's SuperNode with a 0.5 s idle wait and a 10 s
+    heartbeat: :mod:`capefed.supernode`), else ``flower-supernode``."""
     security = ["--insecure"] if ca is None else ["--root-certificates", str(ca)]
     if node_key is not None:
         security += ["--auth-supernode-private-key", str(node_key)]
     isolation = ["--isolation", "process"] if worker else []
     secret = [] if secret_file is None or not worker else ["--superexec-auth-secret-file", str(secret_file)]
-    return [str(bin_dir / "flower-supernode"), *security, *isolation, *secret, "--superlink", superlink,
+    program = [str(bin_dir / "flower-supernode")] if python is None else [python, "-m", "capefed.supernode"]
+    return [*program, *security, *isolation, *secret, "--superlink", superlink,
             "--host", LOOPBACK, "--port", str(runtime_port), "--node-config", node_config]
 
 

@@ -151,6 +151,7 @@ class Federation:
     drop: str | None = None  # a site whose process is killed after the noise was set up (checkpoint files)
     killed: list[str] = field(default_factory=list)
     workers: bool = True  # one long-running ClientApp process per node (capefed.worker); False: one per message
+    short_waits: bool = True  # SuperNodes as capefed.supernode (0.5 s idle wait, 10 s heartbeat); False: as Flower's
     link_host: str = LOOPBACK  # the address the gateway listens on (with security), which the SuperNodes connect to
     namespaces: Mapping[str, str] = field(default_factory=dict)  # process name -> network namespace (three hosts)
     gateway_port: int = 0
@@ -268,7 +269,7 @@ class Federation:
         self._start(name, supernode_command(
             self.bin_dir, superlink=self.fleet_address, runtime_port=runtime_port, node_config=node_config_text(config),
             ca=None if sec is None else sec.ca_certificate, node_key=private, secret_file=secret,
-            worker=self.workers))
+            worker=self.workers, python=sys.executable if self.short_waits else None))
         if self.workers:
             self._start(f"{name}{WORKER_SUFFIX}", worker_command(sys.executable, runtime_port=runtime_port,
                                                                  secret_file=secret))
@@ -440,7 +441,7 @@ def run_loopback(workdir: str | Path, *, run_config: Mapping[str, Any] | None = 
                  timeout: float = DEFAULT_RUN_TIMEOUT, tag: str | None = None, reap_all: bool = False,
                  secure: bool = False, task_poll: float = TASK_POLL_SECONDS, agn_path: str = "dense",
                  noise: str = "helper", drop: str | None = None, extra_nodes: Sequence[Mapping[str, Any]] = (),
-                 demo: Demo | None = None, workers: bool = True) -> LoopbackRun:
+                 demo: Demo | None = None, workers: bool = True, short_waits: bool = True) -> LoopbackRun:
     """Prepare the demonstration, start the federation, run the app, stop everything, simulate the same rounds.
     Writes ``outcome.json`` (the aggregator's), ``simulation.json`` (the in-process run's aggregates and outputs),
     ``message-log.json`` and ``summary.json`` (configurations, timings, processes left) into ``workdir``.
@@ -448,7 +449,8 @@ def run_loopback(workdir: str | Path, *, run_config: Mapping[str, Any] | None = 
     ``secure``: TLS with a throw-away CA and SuperNode authentication with registered keys (``certificates``).
     ``noise``: "helper" or "helper-free"; ``drop``: a site killed after the noise was set up and before it releases;
     ``extra_nodes``: more SuperNodes (e.g. a stranger's); ``demo``: files prepared already (several runs);
-    ``workers``: one long-running ClientApp process per node (``capefed.worker``), or Flower's one per message."""
+    ``workers``: one long-running ClientApp process per node (``capefed.worker``), or Flower's one per message;
+    ``short_waits``: SuperNodes as ``capefed.supernode`` (shorter idle wait and heartbeat), or ``flower-supernode``."""
     workdir = Path(workdir)
     demo = demo or prepare_demo(workdir / "data", agn_path=agn_path, noise=noise)
     config = dict(demo.run_config)
@@ -467,7 +469,7 @@ def run_loopback(workdir: str | Path, *, run_config: Mapping[str, Any] | None = 
     nodes = [*demo.nodes, *extra_nodes]
     security = make_security_files(workdir / "security", [str(n["name"]) for n in nodes]) if secure else None
     federation = Federation(workdir, nodes, reap_all=reap_all, security=security, task_poll=task_poll, drop=drop,
-                            workers=workers)
+                            workers=workers, short_waits=short_waits)
     if tag:
         federation.tag = tag
     try:
