@@ -79,6 +79,18 @@ def test_the_superlink_listens_on_loopback_and_the_gateway_alone_on_the_public_a
     assert worker[-4:] == ["--runtime", f"{LOOPBACK}:9094", "--secret-file", str(tmp_path / "secret")]
 
 
+def test_trial_certificates_name_the_public_address_and_loopback(tmp_path, capsys):
+    from capefed.certificates import main  # noqa: PLC0415
+    from cryptography import x509  # noqa: PLC0415
+
+    assert main(["--host", "198.18.0.1", "--out", str(tmp_path), "north", "east"]) == 0
+    certificate = x509.load_pem_x509_certificate((tmp_path / "superlink.pem").read_bytes())
+    names = certificate.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert {str(a) for a in names.get_values_for_type(x509.IPAddress)} == {"198.18.0.1", "127.0.0.1"}
+    assert (tmp_path / "node-north.pub").read_text().startswith("ecdsa-sha2-nistp384 ")
+    assert "superlink.pem" in capsys.readouterr().out
+
+
 def _fake_flwr(tmp_path: Path, status: str) -> Path:
     """A stand-in for the flwr command: ``run`` prints what flwr prints, ``ls`` the run's status as JSON."""
     script = tmp_path / "flwr"

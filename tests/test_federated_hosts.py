@@ -98,6 +98,11 @@ def test_three_hosts_with_tls_and_registered_keys_run_a_round_and_refuse_a_stran
         print(f"three hosts as {hosts.kind}: {hosts.addresses}")
         link_host = hosts.addresses["a"]
         security = make_security_files(tmp_path / "security", [*placement, "stranger"], host=link_host)
+        # site south makes its key as docs/federated.md tells a site to: ssh-keygen
+        south_key = tmp_path / "security" / "south-ssh"
+        subprocess.run(["ssh-keygen", "-q", "-t", "ecdsa", "-b", "384", "-N", "", "-C", "south", "-f", str(south_key)],
+                       check=True, capture_output=True, timeout=60)
+        security.node_keys["south"] = (south_key, south_key.with_suffix(".pub"))
         namespaces = {"superlink": hosts.namespaces["a"], "gateway": hosts.namespaces["a"],
                       "stranger": hosts.namespaces["c"],
                       **{name: hosts.namespaces[host] for name, host in placement.items()}}

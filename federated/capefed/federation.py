@@ -475,8 +475,11 @@ def run_loopback(workdir: str | Path, *, run_config: Mapping[str, Any] | None = 
     try:
         federation.start()
         seconds["start"] = time.perf_counter() - start
+        run_started = time.time()
         federation.run_app(config, timeout)
         seconds["run"] = time.perf_counter() - start - seconds["start"]
+        if out.exists():  # from the start of the run to the aggregator's output file (before the status check)
+            seconds["to_output"] = out.stat().st_mtime - run_started
     finally:
         cpu = federation.cpu_seconds()
         stop_start = time.perf_counter()
