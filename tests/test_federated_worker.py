@@ -25,6 +25,9 @@ start = time.monotonic(); loop.time.sleep({FLOWER_IDLE_SECONDS}); idle = time.mo
 start = time.monotonic(); loop.time.sleep(0.05); other = time.monotonic() - start
 assert {IDLE_SECONDS} <= idle < {FLOWER_IDLE_SECONDS} - 1, idle
 assert 0.05 <= other < 1, other
+start = time.monotonic(); loop.time.sleep(0.5); reply = time.monotonic() - start
+assert 0.1 <= reply < 0.45, reply
+assert "time.sleep(0.5)" in inspect.getsource(loop._push_messages)
 assert loop.time.monotonic is time.monotonic
 print("ok")
 """

@@ -4,7 +4,8 @@ Flower 1.41's SuperNode has two waits written into its code, with no option to c
 
 * after a request for messages finds none, it sleeps 3 s before asking again
   (``flwr/supernode/start_client_internal.py``): every exchange of a round then waits up to 3 s before the node
-  even sees its request, and a round has three or four exchanges;
+  even sees its request, and a round has three or four exchanges (it also looks for the ClientApp's reply in its own
+  store every 0.5 s; this module makes that 0.1 s);
 * it tells the SuperLink to expect a heartbeat every 30 s (``HEARTBEAT_DEFAULT_INTERVAL``), and the SuperLink takes
   a node for gone only after two missed ones: a site that vanished mid-round is noticed 60 s later, which is what a
   round with a drop-out waited for.
@@ -29,6 +30,10 @@ FLWR_VERSION = "1.41.0"
 IDLE_SECONDS = 0.5
 """Seconds a SuperNode waits after finding no message, instead of 3."""
 FLOWER_IDLE_SECONDS = 3
+REPLY_POLL_SECONDS = 0.1
+"""Seconds between the SuperNode's looks at its own store for the worker's reply, instead of 0.5 (a local check)."""
+FLOWER_REPLY_POLL_SECONDS = 0.5
+SHORTER = {FLOWER_IDLE_SECONDS: IDLE_SECONDS, FLOWER_REPLY_POLL_SECONDS: REPLY_POLL_SECONDS}
 HEARTBEAT_SECONDS = 10
 """The heartbeat interval the SuperNode announces and keeps (instead of 30): the SuperLink takes a silent node for
 gone after two intervals, 20 s."""
@@ -36,7 +41,7 @@ gone after two intervals, 20 s."""
 
 class _ShortIdle(ModuleType):
     """Stands in for the ``time`` module inside Flower's SuperNode loop: the same, except that its 3-second idle
-    sleep lasts IDLE_SECONDS."""
+    sleep lasts IDLE_SECONDS and its 0.5-second waits for a reply REPLY_POLL_SECONDS."""
 
     def __init__(self) -> None:
         super().__init__("time")
@@ -46,7 +51,7 @@ class _ShortIdle(ModuleType):
 
     @staticmethod
     def sleep(seconds: float) -> None:
-        time.sleep(IDLE_SECONDS if seconds == FLOWER_IDLE_SECONDS else seconds)
+        time.sleep(SHORTER.get(seconds, seconds))
 
 
 def shorten_waits() -> None:
