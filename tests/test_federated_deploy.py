@@ -37,6 +37,8 @@ from capefed.deployment import (
 from capefed.federation import APP_DIR, CONNECTION, Federation, _free_port, tagged_processes
 from capefed.gateway import REFUSAL
 from capefed.worker import code_problem, installed_files
+from hypothesis import given
+from hypothesis import strategies as st
 
 RUN_TIMEOUT = 300.0
 
@@ -61,6 +63,21 @@ def test_a_site_answers_only_for_its_reviewed_code():
     missing = {k: v for k, v in same.items() if k != "capefed/checks.py"}
     assert "lacks capefed/checks.py" in code_problem(_fab(missing))
     assert "cannot be read" in code_problem(b"not a zip archive")
+
+
+@given(st.binary(max_size=4096))
+def test_any_bytes_as_a_code_package_give_a_reason_not_an_error(content):
+    assert isinstance(code_problem(content), str)
+
+
+@given(st.dictionaries(st.from_regex(r"(capefed/)?[a-z_]{1,12}(\.py)?", fullmatch=True), st.binary(max_size=64),
+                       max_size=6))
+def test_a_code_package_is_accepted_only_with_the_installed_sources(files):
+    mine = installed_files()
+    problem = code_problem(_fab({**mine, **files}))
+    changed = any(name.startswith("capefed/") and name.endswith(".py") and mine.get(name) != data
+                  for name, data in files.items())
+    assert (problem is None) == (not changed), problem
 
 
 def test_the_superlink_listens_on_loopback_and_the_gateway_alone_on_the_public_address(tmp_path):
