@@ -4,9 +4,11 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
+from capefed.federation import APP_DIR, REPO_DIR
 from capefed.supernode import FLOWER_IDLE_SECONDS, HEARTBEAT_SECONDS, IDLE_SECONDS
 
 CHECK = f"""
@@ -34,5 +36,6 @@ print("ok")
 
 
 def test_the_supernode_waits_are_shortened_where_flower_keeps_them():
-    done = subprocess.run([sys.executable, "-c", CHECK], capture_output=True, text=True, timeout=120)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_DIR), str(APP_DIR)]))
+    done = subprocess.run([sys.executable, "-c", CHECK], capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
