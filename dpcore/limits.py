@@ -34,12 +34,21 @@ E_SCALE_RANGE = (1.0, 1e6)
 """Multiplier of the helper's noise variance (general solver)."""
 MAX_SIGMA2 = 1e6
 """Largest MOG component variance sigma^2 (sensitivities, synthetic models, uploads)."""
+NORM_BOUND_RANGE = (1e-100, 1e100)
+"""Public norm bound zeta of MOG samples (command line ``--norm-bound``, a federated round's plan): zeta^2 and
+sigma^2 / zeta^2 stay normal float64 numbers (1e-300 squared is 0, 1e200 squared overflows)."""
+SPLIT_RANGE = (0.01, 0.99)
+"""Share of every site's (eps, delta) spent on the first of two stages (capeAGN, capeLDA: command line ``--split``,
+a federated round's plan): each stage keeps at least 1% of the budget, so a stage's delta stays within the analytic
+calibration's bracket (a share of 1e-300 sent it searching for ever)."""
 
 # --- scenario files and links ----------------------------------------------------------------------------------
 MAX_SCENARIO_FILE_BYTES = 1_000_000
 """Largest uploaded scenario JSON file."""
 MAX_QUERY_CHARS = 50_000
 """Longest ``?scenario=`` link value."""
+MAX_SETTINGS_QUERY_CHARS = 4_000
+"""Longest ``?settings=`` link value (a page's own widget values)."""
 MAX_LINK_JSON_CHARS = 2_000_000
 """Largest JSON text a scenario link may decompress to (no decompression bombs)."""
 MAX_JSON_DEPTH = 32
@@ -48,20 +57,42 @@ MAX_NUMBER_CHARS = 100
 """Longest number literal in a JSON input (no integers of thousands of digits)."""
 
 # --- uploads ---------------------------------------------------------------------------------------------------
-MAX_UPLOAD_BYTES = 64 * 1024 * 1024
-"""Largest accepted numeric CSV (after decompression) or OTD data file, in bytes. The dashboard's server refuses
-larger uploads (``.streamlit/config.toml``, server.maxUploadSize in MB)."""
+MB = 1_000_000
+"""One megabyte, the unit of every size limit a user sees (10^6 bytes): the browser's file uploader counts
+Streamlit's ``server.maxUploadSize`` in these units, and so do the messages (:func:`dpcore.textio.size_text`)."""
+MAX_UPLOAD_MB = 64
+"""Largest upload in MB: ``server.maxUploadSize`` in ``.streamlit/config.toml`` (tests/test_hostile_surfaces.py
+reads it and compares)."""
+MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * MB
+"""Largest accepted numeric CSV (after decompression) or OTD data file, in bytes: exactly what the browser lets
+through (``server.maxUploadSize`` = MAX_UPLOAD_MB)."""
+MAX_DATA_MAGNITUDE = 1e100
+"""Largest magnitude of a value of uploaded data (CSV cells, MOG samples): squares summed over 20,000 features or
+5,000,000 samples stay far below the float64 maximum (1.8e308), so norms, covariances and moments never overflow."""
 MAX_UPLOAD_CELLS = 5_000_000
 """Largest accepted number of CSV cells (rows x columns, label column included)."""
 MAX_UPLOAD_COLUMNS = 20_000
 """Columns of a CSV (features, or words of a count table: MAX_VOCABULARY); counted on the first line before
 anything is parsed."""
-MAX_TEXT_BYTES = 32 * 1024 * 1024
+MAX_TEXT_BYTES = 32 * MB
 """Largest uploaded text corpus or vocabulary file."""
 MAX_DOCUMENTS = 500_000
 """Documents in one uploaded corpus."""
+MAX_TEXT_LINES = 2 * MAX_DOCUMENTS
+"""Lines of an uploaded text corpus (one document per line; a blank line between documents allowed), counted from
+its line breaks before any line is split or tokenised: a file of 10 million short lines is refused at once."""
+MAX_VOCABULARY_BYTES = 2 * MB
+"""Largest vocabulary file (20,000 words of up to 99 letters fit), checked before it is split into words."""
 MAX_VOCABULARY = 20_000
 """Words in a vocabulary (the STM dimension D of uploads)."""
+
+# --- files shipped with the project (data/: bundled data sets, corpora, stored results) -------------------------
+MAX_SHIPPED_FILE_BYTES = 50 * MB
+"""Largest file of data/ read back as it is stored (gzip-compressed; the largest, MNIST, has 1.1 MB), and largest
+manifest of the stored results: a device or a huge file in its place is refused after this many bytes."""
+MAX_SHIPPED_TEXT_BYTES = 200 * MB
+"""Largest decompressed file of data/ (MNIST: 9.1 MB of CSV): a gzip bomb in its place costs at most this much
+memory before it is refused."""
 
 # --- runs ------------------------------------------------------------------------------------------------------
 MAX_RUNS = 1000
@@ -103,6 +134,13 @@ MAX_POWER_RESTARTS = 1000
 """Random starts L per component of the tensor power method."""
 MAX_POWER_ITERATIONS = 1000
 """Iterations N per start of the tensor power method."""
+MAX_POWER_WORK = 1e12
+"""Multiply-adds of one tensor power method, estimated from the product of its flags before the loop: in core
+K (N L + N) K^3 (K components, L starts of N steps, then N steps of the best start, each a contraction of the
+K x K x K tensor); online K (N + 1) n K (w + L) (N + 1 passes over n samples of width w: features, words per
+document, or 3 first words). Measured 0.5e9 to 1.8e9 per CPU second on one core of the project's machine (in core
+K = 40 and 80, online D = 50 and 200): 1e12 is 10 to 30 CPU minutes, while L = N = 1,000 at K = 200 would be
+1.6e15."""
 MAX_PUBLISHED_PROJECTED_K = 20
 """Largest K for the published third-moment noise law on the projected path: its exact sampler factors the
 C(K+2, 3) x C(K+2, 3) covariance of the projected noise (K = 20: 1,540 x 1,540, about 2 s at D = 10,000)."""
@@ -142,7 +180,7 @@ MAX_MESSAGE_LOG_ROUNDS = 16
 """Rounds in one message log."""
 MAX_MESSAGE_LOG_ENTRIES = 20_000
 """Messages in one message log, all rounds together (a 3-site run of both rounds logs about 60)."""
-MAX_LEDGER_BYTES = 8 * 1024 * 1024
+MAX_LEDGER_BYTES = 8 * MB
 """Largest privacy-ledger file a site reads (dpcore.federation.ledger)."""
 MAX_LEDGER_RELEASES = 20_000
 """Releases one site's privacy ledger may hold."""

@@ -9,7 +9,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["GapClosure", "MetricSummary", "gap_closure", "summarise_values"]
+__all__ = ["CLAIM_Z", "Claim", "GapClosure", "MetricSummary", "claim_text", "gap_closure", "paired_claim",
+           "summarise_values"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -96,3 +97,46 @@ def gap_closure(private: np.ndarray | list[float], conventional: np.ndarray | li
         closure=float((p - c).mean()) / gap if gap else math.nan, cost=gap / room if room else math.nan,
         closure_z=_paired_z((p - c) - closure_target * (b - c)), cost_z=_paired_z((b - c) - cost_target * (b - w)),
         closure_target=closure_target, cost_target=cost_target, runs=int(p.size))
+
+
+CLAIM_Z = 2.0
+"""A story sentence says one result is better than another only when the paired z of their difference is at least
+this (two standard errors of the mean paired difference over the page's runs); otherwise it says they do not differ
+clearly (docs/dashboard.md, "Sentences from numbers")."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Claim:
+    """What a sentence may say about results ``a`` and ``b`` (paired runs): ``relation`` "better" (a clearly better
+    than b), "worse", or "unclear", from the paired z of a - b oriented so that larger is better."""
+
+    a: str
+    b: str
+    relation: str
+    z: float
+    runs: int
+    mean_a: float
+    mean_b: float
+
+
+def paired_claim(a_name: str, a: np.ndarray | list[float], b_name: str, b: np.ndarray | list[float], *,
+                 larger_is_better: bool, z: float = CLAIM_Z) -> Claim:
+    """The :class:`Claim` of paired per-run values (NaN runs dropped from both); fewer than 2 runs give "unclear"."""
+    a, b = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+    keep = np.isfinite(a) & np.isfinite(b)
+    a, b = a[keep], b[keep]
+    diff = (a - b) if larger_is_better else (b - a)
+    score = _paired_z(diff) if diff.size >= 2 else 0.0
+    relation = "better" if score >= z else "worse" if score <= -z else "unclear"
+    return Claim(a=a_name, b=b_name, relation=relation, z=float(score), runs=int(diff.size),
+                 mean_a=float(a.mean()) if a.size else math.nan, mean_b=float(b.mean()) if b.size else math.nan)
+
+
+def claim_text(claim: Claim, titles: dict[str, str], digits: int = 3) -> str:
+    """The claim in words with both means: 'A (x) is clearly better than B (y)', or that they do not differ clearly
+    over R runs."""
+    a = f"{titles.get(claim.a, claim.a)} ({claim.mean_a:.{digits}g})"
+    b = f"{titles.get(claim.b, claim.b)} ({claim.mean_b:.{digits}g})"
+    if claim.relation == "unclear":
+        return f"{a} and {b} do not differ clearly over {claim.runs} runs"
+    return f"{a} is clearly {claim.relation} than {b} (paired z = {abs(claim.z):.1f} over {claim.runs} runs)"

@@ -15,17 +15,22 @@ Every failure is an :class:`~dpcore.validation.InputError` whose message says wh
 from __future__ import annotations
 
 import codecs
+import gzip
+import hashlib
+import io
 import json
 import re
+import zlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .limits import MAX_JSON_DEPTH, MAX_NUMBER_CHARS
+from .limits import MAX_JSON_DEPTH, MAX_NUMBER_CHARS, MB
 from .validation import InputError
 
-__all__ = ["decode_text", "json_depth", "load_json", "printable", "read_file", "size_text", "values_text"]
+__all__ = ["LFS_POINTER_PREFIX", "decode_text", "gunzip", "json_depth", "load_json", "printable", "read_data_file",
+           "read_file", "site_label", "size_text", "values_text"]
 
 _CHUNK = 1 << 20
 # A string literal, its closing quote optional: an unterminated string then ends the scan in one match (linear
@@ -35,9 +40,15 @@ _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
+def site_label(name: str) -> str:
+    """'site A' for a site named A; a name that already starts with 'site' ('site 1') as it is, never 'site site 1'."""
+    return name if name.lower().startswith("site") else f"site {name}"
+
+
 def size_text(n: int) -> str:
-    """A byte count for messages: '64.0 MB' from one megabyte on, else '1,000 bytes'."""
-    return f"{n / 2**20:.1f} MB" if n >= 2**20 else f"{n:,} bytes"
+    """A byte count for messages in the browser's unit: '64.0 MB' (MB = 10^6 bytes, :data:`~dpcore.limits.MB`) from
+    one megabyte on, else '1,000 bytes'."""
+    return f"{n / MB:,.1f} MB" if n >= MB else f"{n:,} bytes"
 
 
 LISTED_VALUES = 8
@@ -76,6 +87,45 @@ def read_file(path: str | Path, max_bytes: int, what: str = "file") -> bytes:
     if total > max_bytes:
         raise InputError(f"{what} {path} is larger than the limit of {size_text(max_bytes)}", "file")
     return b"".join(parts)
+
+
+def gunzip(raw: bytes, max_bytes: int, what: str = "file") -> bytes:
+    """The decompressed bytes of gzip data, at most ``max_bytes`` of them: a decompression bomb costs at most
+    ``max_bytes + 1`` bytes before it is refused; a truncated or corrupt stream (an altered byte fails the CRC) is an
+    InputError too."""
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(raw)) as handle:
+            out = handle.read(max_bytes + 1)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(f"the {what} looks gzip-compressed but cannot be decompressed ({exc})", "file") from None
+    if len(out) > max_bytes:
+        raise InputError(f"the decompressed {what} is larger than the limit of {size_text(max_bytes)}", "file")
+    return out
+
+
+LFS_POINTER_PREFIX = b"version https://git-lfs.github.com/spec/"
+"""How a Git LFS pointer file begins: what a clone without ``git lfs`` holds in place of a large file."""
+
+
+def read_data_file(path: str | Path, what: str, *, max_bytes: int, max_decompressed: int, size: int | None = None,
+                   sha256: str | None = None) -> bytes:
+    """A file shipped with the project (bundled data, corpora, stored results), verified before use: read with a
+    bound (:func:`read_file`), refused when it is a Git LFS pointer, when its size is not the ``size`` recorded
+    (truncated or replaced) or its SHA-256 not the ``sha256`` recorded (an altered byte), then decompressed with a
+    bound when it is gzip (:func:`gunzip`). Every refusal is an InputError saying which check failed."""
+    path = Path(path)
+    raw = read_file(path, max_bytes, what)
+    if raw.startswith(LFS_POINTER_PREFIX):
+        raise InputError(f"{what} {path.name} is a Git LFS pointer ({len(raw):,} bytes), not the data; fetch the "
+                         "file (git lfs pull) or reinstall the project", "file")
+    if size is not None and len(raw) != size:
+        raise InputError(f"{what} {path.name} has {len(raw):,} bytes, not the {size:,} recorded (truncated or "
+                         "replaced)", "file")
+    if sha256 is not None and hashlib.sha256(raw).hexdigest() != sha256:
+        raise InputError(f"{what} {path.name} does not have the SHA-256 recorded (its bytes were altered)", "file")
+    if raw[:2] == b"\x1f\x8b":
+        raw = gunzip(raw, max_decompressed, what)
+    return raw
 
 
 def decode_text(raw: bytes, what: str = "file") -> str:

@@ -8,11 +8,12 @@ the input that caused them, the command line prints them on one line.
 from __future__ import annotations
 
 import math
+import re
 from numbers import Integral, Real
 
 import numpy as np
 
-from .limits import DELTA_RANGE, EPS_RANGE, MAX_SEED
+from .limits import DELTA_RANGE, EPS_RANGE, MAX_SEED, SPLIT_RANGE
 
 __all__ = [
     "InputError",
@@ -22,12 +23,16 @@ __all__ = [
     "check_epsilon",
     "check_finite_array",
     "check_int_range",
+    "check_magnitude",
     "check_positive",
     "check_positive_int",
     "check_probability_vector",
     "check_range",
     "check_rank",
     "check_seed",
+    "check_split",
+    "number_text_problem",
+    "parse_number_text",
     "shown",
 ]
 
@@ -64,6 +69,38 @@ def as_float(value: object) -> float:
         return float(value)  # type: ignore[arg-type]
     except OverflowError:
         return math.inf if value > 0 else -math.inf  # type: ignore[operator]
+
+
+_SPACES = re.compile(r"[\s\u00a0\u202f\u2009']")
+_GROUPED = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?(?:[eE][+-]?\d+)?")
+_PLAIN = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_SPACED = re.compile(r"[+-]?\d{1,3}(?:[\s\u00a0\u202f\u2009']\d{3})+(?:\.\d*)?(?:[eE][+-]?\d+)?")
+
+
+def parse_number_text(text: str) -> float | None:
+    """A number as a person types it or a table shows it, or None: decimal point, exponent in either case (1e-5,
+    1E-05), thousands grouped by commas (1,000), spaces, non-breaking or thin spaces or apostrophes (1 000, 1'000) in
+    groups of three. A comma that is not a thousands separator (0,5) is refused, never read as something else;
+    so are inf and nan."""
+    text = text.strip()
+    if not text or len(text) > 100:
+        return None
+    if _GROUPED.fullmatch(text):
+        text = text.replace(",", "")
+    elif _SPACED.fullmatch(text):
+        text = _SPACES.sub("", text)
+    if not _PLAIN.fullmatch(text):
+        return None
+    return as_float(text)
+
+
+def number_text_problem(text: str) -> str | None:
+    """Why :func:`parse_number_text` refuses ``text``, in words (None when it parses)."""
+    if parse_number_text(text) is not None:
+        return None
+    if "," in text:
+        return "a comma is read only as a thousands separator (1,000); write decimals with a point (0.5)"
+    return "write a number such as 0.5, 1e-5, 1E-05, 0.00001, 1,000 or 1 000"
 
 
 def check_positive(value: object, name: str, *, allow_zero: bool = False) -> float:
@@ -174,6 +211,22 @@ def check_finite_array(array: object, name: str) -> np.ndarray:
     if not np.all(np.isfinite(a)):
         bad = int(np.size(a) - np.count_nonzero(np.isfinite(a)))
         raise InputError(f"{name} contains {bad} NaN or infinite value(s); only finite numbers are allowed", name)
+    return a
+
+
+def check_split(value: object, name: str = "split") -> float:
+    """A budget share of the first of two stages: a real in :data:`~dpcore.limits.SPLIT_RANGE`."""
+    return check_range(value, name, *SPLIT_RANGE)
+
+
+def check_magnitude(array: np.ndarray, name: str, limit: float) -> np.ndarray:
+    """A finite numeric array whose entries are at most ``limit`` in magnitude (e.g.
+    :data:`~dpcore.limits.MAX_DATA_MAGNITUDE`: sums of squares then cannot overflow)."""
+    a = check_finite_array(array, name)
+    largest = float(np.max(np.abs(a))) if a.size else 0.0
+    if largest > limit:
+        raise InputError(f"{name}: a value of {largest:g} is larger in magnitude than {limit:g}, the largest allowed "
+                         "(its square would overflow in the sums); rescale the data", name)
     return a
 
 

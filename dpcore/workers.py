@@ -59,10 +59,13 @@ def available_cpus() -> int:
 
 
 def _check_count(value: Any, where: str) -> int:
-    text = str(value).strip()
-    if isinstance(value, bool) or not text.isdigit() or not 1 <= int(text) <= MAX_WORKERS:
-        raise InputError(f"{where} must be a whole number of worker processes from 1 to {MAX_WORKERS} (got "
-                         f"{value!r})", "workers")
+    """A count of workers 1..MAX_WORKERS: an int, or text of ASCII digits (``str.isdigit`` also takes '²', which
+    ``int`` refuses, and Arabic-Indic or full-width digits, which ``int`` reads: neither belongs in a setting)."""
+    text = str(value).strip(" \t\r\n")
+    if (isinstance(value, bool) or not (text.isascii() and text.isdigit()) or len(text) > 3
+            or not 1 <= int(text) <= MAX_WORKERS):
+        raise InputError(f"{where} must be a whole number of worker processes from 1 to {MAX_WORKERS}, written in "
+                         f"ASCII digits (got {value!r})", "workers")
     return int(text)
 
 

@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
+from dpcore.cape import default_collusion
 from dpcore.data import parse_count_csv, parse_documents, parse_numeric_csv, parse_vocabulary, top_words
 from dpcore.limits import DEFAULT_MEMORY_BUDGET, MAX_SEED
 from dpcore.notation import symbolic
@@ -30,11 +31,13 @@ from dpcore.otd import (
     match_components,
     mog_problem,
 )
+from dpcore.otd.guarantees import comparison_guarantees
 from dpcore.otd.story import OPENING, opening_closure, run_breakdown, story_sentence
 from dpcore.privacy import CALIBRATIONS, NEIGHBOURING
 from dpcore.scenario import Scenario, equal_sites_scenario
 from dpcore.textio import values_text
 from dpcore.validation import InputError, check_positive_int, check_rank
+from pages.shared.guarantees import robust_controls, show_guarantee_table, show_guarantees
 from pages.shared.navigation import start_page
 from pages.shared.story import breakdown_section, glossary_link, story_buttons
 from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error
@@ -47,6 +50,10 @@ TITLES = {name: entry.title for name, entry in ALGORITHMS.items()}
 COLOURS = {name: entry.colour for name, entry in ALGORITHMS.items()}
 MODEL_NAMES = {"stm": "single topic model (documents)", "mog": "mixture of spherical Gaussians"}
 MAX_HEATMAP_COLUMNS = 60
+ROBUST_HELP = ("The plain design keeps every site's promise for each release on its own; the aggregator sees every "
+               "release of both stages and may learn more. The collusion-robust design keeps σ_eff ≥ τ_s in every view "
+               "of the aggregator with up to c colluding sites, both stages composed, at the price of some gain "
+               "(S - c instead of S for equal sites).")
 OPENING_PRESET = next((name for name, size in OTD_PRESETS.items() if size == (OPENING.spec.dim, OPENING.spec.k)),
                       "custom")
 OPENING_WIDGETS = {
@@ -54,7 +61,7 @@ OPENING_WIDGETS = {
     "capeagn_doclen": OPENING.spec.doc_length, "capeagn_override": True, "capeagn_sites": OPENING.sites,
     "capeagn_ns": OPENING.site_size, "capeagn_eps": OPENING.eps, "capeagn_delta": OPENING.delta,
     "capeagn_calibration": OPENING.calibration, "capeagn_relation": "replace-one",
-    "capeagn_algorithms": list(OPENING.algorithms), "capeagn_runs": OPENING.runs,
+    "capeagn_algorithms": list(OPENING.algorithms), "capeagn_runs": OPENING.runs, "capeagn_robust": False,
 }
 
 
@@ -246,8 +253,10 @@ with st.expander("Advanced"):
     m3_noise = c4.selectbox("Third-moment noise law", list(M3_NOISE), key="capeagn_m3noise",
                             help=symbolic("; ".join(f"{k_}: {v}" for k_, v in M3_NOISE.items())))
 
+n_run_sites = run_scenario.n_sites if run_scenario is not None else scenario.n_sites
+collusion = robust_controls("capeagn_robust", n_run_sites, default_collusion(n_run_sites), ROBUST_HELP)
 settings = OtdSettings(eps_split=float(split), n_restarts=int(restarts), n_iter=int(iterations), path=path,
-                       memory_budget=int(budget_mib) * 2**20, m3_noise=m3_noise)
+                       memory_budget=int(budget_mib) * 2**20, m3_noise=m3_noise, collusion=collusion)
 if spec is not None and run_scenario is not None:
     try:
         choice = choose_path(path, spec.dim, spec.k, run_scenario.n_sites, settings.memory_budget)
@@ -380,7 +389,8 @@ def _weights_figure(result: OtdComparison, alg: str) -> go.Figure:
 result: OtdComparison | None = st.session_state.get(RESULT_KEY)
 st.subheader("Results")
 if result is None:
-    st.info("Press **Run** to compare the algorithms on the setting above (a few seconds). Results appear here.",
+    st.info("Press **Run** to compare the algorithms on the setting above; a progress bar shows how far it is. "
+            "Results appear here.",
             icon=":material/play_circle:")
 else:
     p = result.problem
@@ -396,6 +406,8 @@ else:
         f"{result.scenario.calibration} calibration, {result.scenario.neighbouring} neighbours; "
         f"path **{result.path.path}** ({result.path.reason})."
     )
+    guarantees = comparison_guarantees(result)
+    show_guarantees(guarantees, TITLES, robust_key="capeagn_robust")
     if result.reference == "nonprivate":
         st.info("No ground truth for uploaded data: **q_comp is replaced by the distance of each result to the "
                 "non-private result** (same matching rule), and the weight error is measured against its weights.")
@@ -432,7 +444,8 @@ else:
                      for o, words in zip(order, rec, strict=True)}
             table.update({f"non-private {i + 1}": [w for w, _ in words] for i, words in enumerate(ref)})
             st.dataframe(pd.DataFrame(table), width="stretch", hide_index=True)
-    with st.expander("Privacy of each algorithm"):
+    show_guarantee_table(guarantees, TITLES)
+    with st.expander("How each algorithm makes its noise"):
         for alg, text in result.privacy.items():
             st.markdown(f"- **{TITLES[alg]}**: {symbolic(text)}")
     if result.notes:

@@ -28,10 +28,13 @@ from dpcore.data.split import REPLACEMENT_CONSEQUENCE
 from dpcore.limits import MAX_SEED, MAX_UPLOAD_BYTES, MAX_UPLOAD_CELLS
 from dpcore.notation import symbolic
 from dpcore.pca import ALGORITHMS, METRICS, PcaSetup, align_signs, compare_pca, prepare_pca, scree
+from dpcore.pca.guarantees import privacy_guarantees
 from dpcore.pca.story import OPENING, opening_closure, run_breakdown, story_sentence
 from dpcore.privacy import CALIBRATIONS
 from dpcore.scenario import Scenario, equal_sites_scenario
+from dpcore.textio import size_text
 from dpcore.validation import InputError
+from pages.shared.guarantees import show_guarantee_table, show_guarantees
 from pages.shared.navigation import start_page
 from pages.shared.story import breakdown_section, glossary_link, story_buttons
 from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error
@@ -73,9 +76,10 @@ def sniff_upload(content: bytes, header: str) -> CsvColumns:
 
 
 @st.cache_data(max_entries=4, show_spinner=False)
-def parse_upload(content: bytes, header: str, label: int) -> NumericTable:
+def parse_upload(content: bytes, header: str, label: int, ids: tuple[int, ...] = ()) -> NumericTable:
     flag = {"auto": None, "yes": True, "no": False}[header]
-    return parse_numeric_csv(content, header=flag, label_column=None if label == NO_LABEL else label)
+    return parse_numeric_csv(content, header=flag, label_column=None if label == NO_LABEL else label,
+                             drop_columns=ids)
 
 
 @st.cache_resource(max_entries=3, show_spinner="Preparing the data and the site matrices ...")
@@ -92,8 +96,8 @@ def cached_setup(data: tuple, upload: bytes | None, scenario_json: str, k: int, 
         dataset = synthetic_dataset(scenario.total_n, np.random.default_rng([seed, 2]), dim=dim, spectrum=spectrum,
                                     decay=decay)
     else:
-        _, header, label, name = data
-        dataset = table_to_dataset(parse_upload(upload, header, label), name)
+        _, header, label, name, ids = data
+        dataset = table_to_dataset(parse_upload(upload, header, label, ids), name)
     return prepare_pca(dataset, scenario, k, features=features, preprocessing=preprocessing, scale=scale,
                        by_label=by_label, allow_replacement=allow_replacement, seed=seed)
 
@@ -186,7 +190,7 @@ with data_col:
         uploaded = st.file_uploader(
             "CSV file", type=["csv", "txt", "gz"], key="pca_upload",
             help=f"Numbers only, one sample per row, comma/semicolon/tab separated (gzip accepted); at most "
-            f"{MAX_UPLOAD_CELLS:,} cells and {MAX_UPLOAD_BYTES // 2**20} MB. Nothing in the file is executed.")
+            f"{MAX_UPLOAD_CELLS:,} cells and {size_text(MAX_UPLOAD_BYTES)}. Nothing in the file is executed.")
         header = st.selectbox("First row is a header", ["auto", "yes", "no"], key="pca_header",
                               help="auto: a header if the first row's cells (outside a text label column) are text.")
         if uploaded is not None:
@@ -203,14 +207,26 @@ with data_col:
                     "label is not a feature; it is used only for the split by label.")
                 st.caption(f"Detected label column: {columns.columns[columns.label]!r} ({columns.reason})."
                            if columns.label is not None else f"No label column detected ({columns.reason}).")
-                parsed = parse_upload(upload_bytes, header, int(label))
+                ids = tuple(j for j in columns.ids if j != int(label))
+                keep_ids = st.checkbox(
+                    "Use the identifier column(s) as features", False, key=f"pca_keep_ids_{uploaded.name}",
+                    disabled=not ids, help="A record identifier (a row number, an 'id' column) says nothing about the "
+                    "data, but as a feature it would have the largest spread and take the first principal "
+                    "direction. Detected identifier columns are left out unless you tick this.")
+                if ids and not keep_ids:
+                    st.caption("Left out as record identifiers: " + "; ".join(
+                        f"{columns.columns[j]!r} ({why})" for j, why in zip(columns.ids, columns.id_reasons,
+                                                                             strict=True) if j in ids) + ".")
+                parsed = parse_upload(upload_bytes, header, int(label), () if keep_ids else ids)
             except InputError as exc:
                 show_error(exc, uploaded.name)
             else:
-                data_key = ("upload", header, int(label), uploaded.name)
+                data_key = ("upload", header, int(label), uploaded.name, () if keep_ids else ids)
                 labels_available = parsed.labels is not None
                 st.caption(f"{uploaded.name}: {parsed.n_samples:,} samples x {parsed.dim} features"
-                           + (f", label column {parsed.dropped_label!r} left out" if parsed.dropped_label else ""))
+                           + (f", label column {parsed.dropped_label!r} left out" if parsed.dropped_label else "")
+                           + (f", identifier column(s) {', '.join(map(repr, parsed.dropped_columns))} left out"
+                              if parsed.dropped_columns else ""))
     features = st.radio("Features", list(FEATURE_SCALINGS), horizontal=True, key="pca_features",
                         help=" ".join(f"{k}: {v}." for k, v in FEATURE_SCALINGS.items()))
     preprocessing = st.radio("Norm bound", list(PREPROCESSING), horizontal=True, key="pca_preprocess",
@@ -369,7 +385,8 @@ def _component_images(problem, vectors: np.ndarray, shape: tuple[int, int]) -> g
 
 result = st.session_state.get(RESULT_KEY)
 if result is None:
-    st.info("Press **Run** to compare the algorithms on the setting above (a few seconds). Results of the last run "
+    st.info("Press **Run** to compare the algorithms on the setting above; a progress bar shows how far it is. "
+            "Results of the last run "
             "stay here until the next one.", icon=":material/play_circle:")
 else:
     setup: PcaSetup = result["setup"]
@@ -386,6 +403,8 @@ else:
         f"{setup.dataset.description}; S = {scen.n_sites} sites, N = {scen.total_n:,}, K = {problem.k}, "
         f"{len(next(iter(comparison.results.values())))} runs; {scen.calibration} calibration, "
         f"{scen.neighbouring} neighbours; computed in {comparison.seconds:.1f} s.")
+    guarantees = privacy_guarantees(setup.privacy, comparison.results)
+    show_guarantees(guarantees, TITLES)
     for note in setup.notes:
         if note.startswith("preprocessing"):
             st.caption(symbolic(note))
@@ -424,9 +443,11 @@ else:
         show_chart(fig, f"Top components as images: true against {TITLES[shown]} (run 1, signs aligned; the colour "
                    "scale gives each pixel's weight)", key="pca_components", height=360, top=30)
 
+    show_guarantee_table(guarantees, TITLES)
     down_a, down_b = st.columns(2)
     down_a.download_button("Download summary (CSV)", comparison.summary_csv(), "capepca_summary.csv", "text/csv",
-                           key="pca_download_summary", help="Mean and std of every metric per algorithm.",
-                           width="stretch")
+                           key="pca_download_summary", on_click="ignore", width="stretch",
+                           help="Mean and std of every metric per algorithm.")
     down_b.download_button("Download every run (CSV)", comparison.runs_csv(), "capepca_runs.csv", "text/csv",
-                           key="pca_download_runs", help="One row per algorithm and run.", width="stretch")
+                           key="pca_download_runs", on_click="ignore", width="stretch",
+                           help="One row per algorithm and run.")

@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dpcore.cape import attack_sentence, default_collusion, site_attack_views
+from dpcore.cape.lesson import class_scenario, widest_gap_fpr
 from dpcore.notation import symbolic
 from dpcore.privacy.tradeoff import (
     BUDGET_LADDER,
@@ -20,6 +21,7 @@ from dpcore.privacy.tradeoff import (
     promise_separation,
     threshold,
 )
+from dpcore.textio import site_label
 from dpcore.validation import InputError
 from pages.shared.navigation import start_page
 from pages.shared.state import cached_plan
@@ -27,7 +29,14 @@ from pages.shared.widgets import remember_widgets, restore_widgets, scenario_sid
 
 scenario = start_page()
 
-COLOURS = {"promise": "#4c78a8", "aggregator": "#e45756", "aggregator+coalition": "#b279a2", "pooled": "#54a24b"}
+# Okabe-Ito colours (distinct for the common colour-blindnesses) and a dash style per view, so that the curves stay
+# apart in grey print too.
+COLOURS = {"promise": "#0072B2", "aggregator": "#D55E00", "aggregator+coalition": "#CC79A7", "pooled": "#009E73",
+           "robust": "#E69F00"}
+DASHES = {"promise": "solid", "aggregator": "dash", "aggregator+coalition": "dashdot", "pooled": "dot",
+          "robust": "longdash"}
+SOURCES = {"class": "A class demonstration: 10 equal sites at ε = 4 (the effect is large enough to see)",
+           "scenario": "The shared scenario"}
 CURVE = np.concatenate([[0.0], np.logspace(-4, -1, 60), np.linspace(0.1, 1.0, 91)[1:]])
 
 
@@ -41,11 +50,16 @@ def _densities_chart(view, fpr: float) -> go.Figure:
     x, absent, present = neighbour_densities(view.m)
     cut = threshold(fpr, view.m)
     right = x >= cut
-    fig.add_scatter(x=x[right], y=absent[right], fill="tozeroy", mode="none", fillcolor="rgba(228, 87, 86, 0.35)",
+    # Two fills that overlap: a solid tint for the caught present people, a hatch for the wrongly accused absent
+    # ones, so both stay readable where they overlap (they blended into one brown) and in grey print.
+    fig.add_scatter(x=x[right], y=present[right], fill="tozeroy", mode="none",
+                    fillcolor="rgba(0, 114, 178, 0.25)", name=f"present, caught ({100 * float(view.tpr(fpr)):.1f} %)",
+                    hoverinfo="skip")
+    fig.add_scatter(x=x[right], y=absent[right], fill="tozeroy", mode="none", fillcolor="rgba(0, 0, 0, 0)",
+                    fillpattern={"shape": "/", "fgcolor": "#222222", "size": 8, "solidity": 0.25},
                     name=f"absent, wrongly accused ({100 * fpr:.0f} %)", hoverinfo="skip")
-    fig.add_scatter(x=x[right], y=present[right], fill="tozeroy", mode="none", fillcolor="rgba(84, 162, 75, 0.30)",
-                    name=f"present, caught ({100 * float(view.tpr(fpr)):.1f} %)", hoverinfo="skip")
-    fig.add_scatter(x=x, y=absent, mode="lines", name="person absent", line={"color": "#444444", "width": 2})
+    fig.add_scatter(x=x, y=absent, mode="lines", name="person absent",
+                    line={"color": "#222222", "width": 2, "dash": "dot"})
     fig.add_scatter(x=x, y=present, mode="lines", name="person present", line={"color": COLOURS[view.key], "width": 3})
     fig.add_vline(x=cut, line_dash="dash", line_color="black")
     fig.update_layout(xaxis_title="release − what the attacker knows (units of Δ_s)",
@@ -53,18 +67,23 @@ def _densities_chart(view, fpr: float) -> go.Figure:
     return fig
 
 
-def _tradeoff_chart(views, fpr: float, eps: float, delta: float) -> go.Figure:
+def _tradeoff_chart(views, fpr: float, eps: float, delta: float, robust=None) -> go.Figure:
+    """The views' trade-off curves, the (ε, δ) limit and, beside them, the aggregator's curve under the
+    collusion-robust design (``robust``, an AttackView, or None)."""
     fig = go.Figure()
     fig.add_scatter(x=CURVE, y=CURVE, mode="lines", name="guessing", line={"color": "#bbbbbb", "dash": "dot"})
     fig.add_scatter(x=CURVE, y=dp_tradeoff_bound(CURVE, eps, delta), mode="lines",
                     name=f"limit of any (ε, δ) = ({eps:g}, {delta:.0e}) promise",
-                    line={"color": "black", "dash": "dash"})
-    for view in views:
-        fig.add_scatter(x=CURVE, y=view.tpr(CURVE), mode="lines", name=view.label,
-                        line={"color": COLOURS[view.key], "width": 3 if view.key == "promise" else 2})
+                    line={"color": "black", "dash": "dash", "width": 1})
+    shown = [(v.key, v.label, v) for v in views]
+    if robust is not None:
+        shown.append(("robust", "the aggregator, collusion-robust design", robust))
+    for key, label, view in shown:
+        fig.add_scatter(x=CURVE, y=view.tpr(CURVE), mode="lines", name=label,
+                        line={"color": COLOURS[key], "width": 3 if key == "promise" else 2, "dash": DASHES[key]})
         fig.add_scatter(x=[fpr], y=[float(view.tpr(fpr))], mode="markers", showlegend=False,
-                        marker={"color": COLOURS[view.key], "size": 9},
-                        hovertemplate=f"{view.label}: %{{y:.3f}} at %{{x:.2f}}<extra></extra>")
+                        marker={"color": COLOURS[key], "size": 9},
+                        hovertemplate=f"{label}: %{{y:.3f}} at %{{x:.2f}}<extra></extra>")
     fig.update_layout(xaxis_title="false-positive rate (absent people called present)",
                       yaxis_title="true-positive rate (present people caught)", xaxis_range=[0, 1], yaxis_range=[0, 1])
     return fig
@@ -88,8 +107,6 @@ def _ladder_chart(delta: float, fpr: float) -> go.Figure:
 
 # ------------------------------------------------------------------------------------------------
 scenario_sidebar(scenario)
-names = scenario.names
-
 st.title("What ε means")
 st.markdown(
     "A budget **(ε, δ)** is a promise about one person. Imagine an attacker who knows everything except whether one "
@@ -100,9 +117,23 @@ st.markdown(
     "the release."
 )
 
-defaults = {"eps_site": names[int(np.argmax(scenario.weights() * scenario.taus("mean")))], "eps_fpr": 0.05,
+restore_widgets({"eps_source": "class"}, {"eps_source": tuple(SOURCES)})
+source = st.radio("Sites", tuple(SOURCES), format_func=SOURCES.get, key="eps_source", horizontal=True,
+                  help="At the default scenario's small budgets the aggregator learns only slightly more than one "
+                  "release promises: true, but too little to see on a chart. The class demonstration uses capePCA's "
+                  "opening budgets (ε = 4), where the gap is wide.")
+if source == "class":
+    scenario = class_scenario()
+names = scenario.names
+CLASS_FPR = widest_gap_fpr(site_attack_views(cached_plan(class_scenario(), "mean"), class_scenario().names[0]))
+
+defaults = {"eps_site": names[int(np.argmax(scenario.weights() * scenario.taus("mean")))], "eps_fpr": CLASS_FPR,
             "eps_collusion": min(default_collusion(scenario.n_sites), max(scenario.n_sites - 1, 0)),
-            "eps_view": "promise"}
+            "eps_view": "aggregator"}
+for key, allowed in (("eps_site", names), ("eps_collusion", range(scenario.n_sites))):
+    if key in st.session_state and st.session_state[key] not in allowed:  # the other set of sites was shown
+        del st.session_state[key]
+        st.session_state.pop(f"_remember_{key}", None)
 restore_widgets(defaults, {"eps_site": names, "eps_collusion": range(scenario.n_sites),
                            "eps_fpr": lambda v: 0.01 <= v <= 0.5})
 c1, c2, c3 = st.columns(3, gap="medium")
@@ -122,6 +153,8 @@ try:
     plan = cached_plan(scenario, "mean", collusion=int(collusion))
     views = site_attack_views(plan, site)
     sentence = attack_sentence(views, site, float(fpr))
+    robust_plan = cached_plan(scenario, "mean", solver="collusion-robust", collusion=int(collusion))
+    robust = next((v for v in site_attack_views(robust_plan, site) if v.key == "aggregator"), None)
 except InputError as exc:
     show_error(exc)
     st.stop()
@@ -135,8 +168,14 @@ index = int(names.index(site))
 eps, delta = float(scenario.eps[index]), float(scenario.delta[index])
 left, right = st.columns(2, gap="medium")
 with right:
-    show_chart(_tradeoff_chart(views, float(fpr), eps, delta), f"The best attacker's trade-off, site {site}",
-               key="eps_tradeoff_chart", height=420)
+    show_chart(_tradeoff_chart(views, float(fpr), eps, delta, robust),
+               f"The best attacker's trade-off, {site_label(site)}", key="eps_tradeoff_chart", height=420)
+    if robust is not None:
+        st.caption(symbolic(
+            f"The collusion-robust design (for up to c = {int(collusion)} colluders) gives the aggregator ε "
+            f"{robust.eps_eff:.3g} against the promised {eps:g} (the plain design: "
+            f"{next(v.eps_eff for v in views if v.key == 'aggregator'):.3g}); it costs gain: G = "
+            f"{robust_plan.design.gain:.2f} instead of {plan.design.gain:.2f}."))
 with left:
     keys = [v.key for v in views]
     if st.session_state.get("eps_view") not in keys:
@@ -145,14 +184,14 @@ with left:
                       format_func=lambda k: next(v.label for v in views if v.key == k),
                       help="Which view's noise the two distributions below carry.")
     view = next(v for v in views if v.key == chosen)
-    show_chart(_densities_chart(view, float(fpr)), f"Site {site}'s record absent or present: {view.label}",
+    show_chart(_densities_chart(view, float(fpr)), f"{site_label(site)}'s record absent or present: {view.label}",
                key="eps_density_chart", height=360)
 remember_widgets(defaults)
 
 st.markdown(
-    "**How to read it.** Left: what the attacker sees when the person is absent (grey) or present (coloured); the "
-    "dashed line is the best threshold for the chosen false-positive rate. The red area is the absent people it "
-    "wrongly accuses, the green area the present people it catches. Right: the same for every threshold at once. "
+    "**How to read it.** Left: what the attacker sees when the person is absent (dotted) or present (coloured); the "
+    "dashed line is the best threshold for the chosen false-positive rate. The hatched area is the absent people it "
+    "wrongly accuses, the tinted area the present people it catches. Right: the same for every threshold at once. "
     "A curve on the dotted diagonal means the release says nothing about the person; the dashed black line is the "
     "most any (ε, δ)-private release may allow. The views that lie above the site's own curve are the ones the "
     "privacy audit flags."

@@ -57,7 +57,7 @@ def _sizes_chart(sizes: np.ndarray) -> go.Figure:
 # ------------------------------------------------------------------------------------------------
 scenario_sidebar(scenario)
 
-st.title("Gain G(n)")
+st.title("CAPE gain: how much less noise, and when")
 st.markdown(
     "How much less noise does the aggregate carry with CAPE than in the **conventional scheme**, where every site "
     "adds its full noise τ_s on its own? One number answers that for the scenario as it is, the **CAPE gain G**:"

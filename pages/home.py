@@ -56,7 +56,6 @@ noise of standard deviation **τ_c**, the pooled-data level. On top of it sit **
 """
 )
 headline(scenario)
-change_panel()
 
 st.subheader("One click: where CAPE wins, and where it does not")
 columns = st.columns(len(LESSONS), gap="medium")
@@ -65,6 +64,7 @@ for column, (key, (_, label, _)) in zip(columns, LESSONS.items(), strict=True):
 chosen = st.session_state.get("home_lesson")
 if chosen is not None:
     st.info(LESSONS[chosen][2], icon=":material/school:")
+change_panel()  # under the buttons: above them, its first appearance moved them away from the pointer
 
 left, right = st.columns([3, 2], gap="large")
 with left:
@@ -106,7 +106,7 @@ The scenario every page uses has **{scenario.n_sites} sites** and **N = {scenari
 2. **Noise design**: who adds how much noise; why a design is feasible or not; the audit, view by view.
 3. **What ε means**: for one site, how well the best attacker can tell whether a person is in its data, from the
    site's own release, from everything the aggregator sees, and from the published result.
-4. **Gain G(n)**: how the gain moves as sites become unequal, and why the paper's Proposition 1 overstates it.
+4. **CAPE gain**: how the gain moves as sites become unequal, and why the paper's Proposition 1 overstates it.
 5. **capePCA** and **capeAGN**: the same noise inside real algorithms, against every baseline; each page can show
    where CAPE stops helping.
 

@@ -11,6 +11,7 @@ import streamlit as st
 
 from dpcore.cape import GAINS, OBJECTIVES, SOLVERS, VIEWS, default_collusion, dp_floor
 from dpcore.cape.explain import closed_form_orders, explain_design, floor_site, robust_gain_curve
+from dpcore.cape.helper_note import helper_balance_note
 from dpcore.notation import symbolic
 from dpcore.privacy import STATISTICS
 from dpcore.scenario import ScenarioError
@@ -310,6 +311,9 @@ if chart == "sites":
             "**f+g** is what the helper would face (it knows e). Both must reach **τ_s²**. The blue part, **g**, is "
             "the only noise that survives in the aggregate: the e terms cancel and the aggregator subtracts f."
         )
+        balance = helper_balance_note(design)
+        if balance:
+            st.markdown(symbolic(balance))
         if not design.feasible:
             st.markdown("Bars **below zero** are the negative variances of the infeasible design: no random noise "
                         "has them.")

@@ -168,6 +168,10 @@ if mode == "preset":
                         key="pu_preset", help="The journal paper's panels we can reproduce with bundled data.")
     preset = get_preset(name)
     stored = stored_result(name)
+    fallbacks = st.session_state.setdefault("pu_fallbacks", set())
+    if stored is None and name not in fallbacks:  # unavailable (the reason is shown below): a live run instead
+        fallbacks.add(name)
+        st.session_state.update(pu_variant="quick", pu_autorun=True)
     results_box = st.container()
     st.markdown("**Run it again live**" if stored is not None else "**Run this preset**")
     variant = st.radio("Live run", list(VARIANTS), horizontal=True, key="pu_variant",
@@ -177,7 +181,9 @@ if mode == "preset":
     spec = quick_spec(preset.spec) if variant == "quick" else preset.spec
     st.caption(symbolic(f"Calibration: {preset.calibration}. Grid: {preset.grid_source}."))
     if stored is None:
-        st.caption(symbolic(f"No stored result for this preset: {stored_status(name)}."))
+        st.warning(symbolic(f"No stored result for this preset: {stored_status(name)}. A live run of the reduced "
+                            "variant starts instead (choose full size and press Run sweep for the paper's size)."),
+                   icon=":material/inventory_2:")
     unavailable = [p for p in table.values() if not p.available]
     if unavailable:
         with st.expander(f"{len(unavailable)} panels of the paper are not available"):
@@ -405,13 +411,13 @@ with results_box if results_box is not None else st.container():
         stem = f"sweep_{rspec.family}_{rspec.parameter}"
         down_a, down_b, down_c = st.columns(3)
         down_a.download_button("Download the table (CSV)", result.to_csv(), f"{stem}.csv", "text/csv",
-                               key="pu_download_table", width="stretch",
+                               key="pu_download_table", width="stretch", on_click="ignore",
                                help="One row per value, algorithm, run and metric (tidy format).")
         down_b.download_button("Download the summary (CSV)", result.summary_csv(), f"{stem}_summary.csv", "text/csv",
-                               key="pu_download_summary", width="stretch",
+                               key="pu_download_summary", width="stretch", on_click="ignore",
                                help="Mean, std, standard error and 95% interval per value, algorithm and metric.")
         down_c.download_button("Download the figure (HTML)", lambda: figure_html(result, metric, shown),
-                               f"{stem}.html", "text/html", key="pu_download_html", width="stretch",
+                               f"{stem}.html", "text/html", key="pu_download_html", width="stretch", on_click="ignore",
                                help="Curves and gain in one page with plotly.js embedded (about 5 MB): opens offline.")
 
 with st.expander("What is computed"):

@@ -229,7 +229,7 @@ else:
     st.table(pd.DataFrame([{
         "party": v.party, "sees": symbolic(v.sees), "knows": symbolic(v.knows), "worst site": v.worst_site,
         "σ_eff / τ_s": f"{v.sigma_ratio:.3f}",
-        "ε effective / promised": "-" if v.eps_eff is None else f"{v.eps_eff:.3g} / {v.eps:g}",
+        "ε effective / promised": "not audited" if v.eps_eff is None else f"{v.eps_eff:.3g} / {v.eps:g}",
         "sites over budget": v.failing,
     } for v in views]).set_index("party"))
     st.caption("σ_eff / τ_s = 1: the view leaves the site exactly the noise of its own release. The helper is not "
@@ -288,10 +288,14 @@ if audit is not None:
 
 # --- symmetric noise ------------------------------------------------------------------------------------------------
 st.subheader("Why every noise term must be symmetric")
-try:
-    pca_plan = cached_plan(scenario, "pca")
-except InputError as exc:
-    show_error(exc)
+if algorithm == "CAPE":  # a mean has no (i, j) and (j, i) entries: the point concerns matrix and tensor releases
+    st.caption("A mean has no symmetric pairs of entries, so this concerns capePCA's matrices and capeAGN's "
+               "tensors: choose one of them above to see why their noise must be symmetric.")
+else:
+    try:
+        pca_plan = cached_plan(scenario, "pca")
+    except InputError as exc:
+        show_error(exc)
 if pca_plan is not None and pca_plan.design.feasible:
     rows = symmetry_leak(pca_plan.design, pca_plan.sensitivities, scenario.eps, scenario.delta)
     left, right = st.columns([3, 2], gap="medium")

@@ -47,7 +47,7 @@ NEIGHBOURING_HELP = {
 }
 CALIBRATION_HELP = {
     "classic": "σ = Δ √(2 ln(1.25/δ)) / ε; a guarantee only for ε < 1",
-    "analytic": "Balle & Wang (2018): the smallest σ that is (ε, δ)-DP, valid for every ε > 0",
+    "analytic": "Balle & Wang (2018): the smallest σ that meets (ε, δ) exactly, valid for every ε > 0",
 }
 COLUMN_CONFIG = {
     "name": st.column_config.TextColumn(
@@ -57,14 +57,18 @@ COLUMN_CONFIG = {
     "n": st.column_config.TextColumn(
         "N_s", help=f"Number of samples the site holds (an integer from 1 to {MAX_SITE_SIZE:,}). Sensitivities "
         "scale as 1/N_s.", max_chars=40),
-    "eps": st.column_config.NumberColumn(
+    # ε_s, δ_s and μ_s are edited as text too: the number cell read "1e-5", the format its own δ column shows, as
+    # -15; text reaches dpcore's parser (dpcore.validation.parse_number_text), which stores 1e-5, 1E-05, 0.00001,
+    # 1,000 and 1 000 as typed and says what is wrong with anything else.
+    "eps": st.column_config.TextColumn(
         "ε_s", help="The site's privacy parameter ε (> 0). Smaller means more private and more noise.",
-        format="%g"),
-    "delta": st.column_config.NumberColumn(
-        "δ_s", help="The site's privacy parameter δ, in (0, 1); keep it well below 1/N_s.", format="%.1e"),
-    "weight": st.column_config.NumberColumn(
+        max_chars=40),
+    "delta": st.column_config.TextColumn(
+        "δ_s", help="The site's privacy parameter δ, in (0, 1); keep it well below 1/N_s. Type 1e-5, 1E-05 or "
+        "0.00001.", max_chars=40),
+    "weight": st.column_config.TextColumn(
         "weight μ_s", help="Aggregation weight (≥ 0, all weights sum to 1). Leave the whole column blank for "
-        "μ_s = N_s / N, the pooled statistic.", format="%g"),
+        "μ_s = N_s / N, the pooled statistic.", max_chars=40),
 }
 BULK_FIELDS = {"eps": "ε_s (privacy)", "delta": "δ_s (failure probability)", "n": "N_s (samples)"}
 
@@ -84,8 +88,18 @@ def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     frame["name"] = frame["name"].astype(object)
     frame["n"] = frame["n"].map(_size_text).astype(object)
     for column in ("eps", "delta", "weight"):
-        frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
+        frame[column] = frame[column].map(_number_text).astype(object)
     return frame
+
+
+def _number_text(value: Any) -> str | None:
+    """A number as the ε, δ and weight columns show it (shortest form, 1e-05 for small δ), text as typed, blanks as
+    None."""
+    if value is None or (isinstance(value, float) and value != value):
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{float(value):.10g}"
+    return str(value)
 
 
 def _size_text(value: Any) -> str | None:
@@ -164,7 +178,7 @@ st.markdown(
     "at the bottom of the table or select rows to delete them; a problem is shown beside the table and the "
     "other pages keep the last valid scenario until it is fixed."
 )
-summary_slot = st.container()  # the headline and the before-and-after panel, filled once this run's edit is known
+summary_slot = st.container()  # the headline, filled once this run's edit is known (same height before and after)
 notice = st.session_state.pop(NOTICE_KEY, None)
 if notice:
     st.info(notice, icon=":material/info:")
@@ -176,6 +190,9 @@ with left:
         column_config=COLUMN_CONFIG, placeholder="",
     )
 
+# The before-and-after panel goes under the table, not above it: above, its first appearance pushed the table
+# down about 350 px under the user's pointer, right after the first edit.
+panel_slot = st.container()
 settings_box = st.container()
 with settings_box:
     st.subheader("Settings")
@@ -341,7 +358,7 @@ with l2:
 with l3:
     st.download_button(
         "Save scenario JSON", data=scenario.to_json(), file_name="scenario.json", mime="application/json",
-        icon=":material/download:", key=f"sites_download_{gen}",
+        icon=":material/download:", key=f"sites_download_{gen}", on_click="ignore",
         help="Download the last valid scenario as JSON (what the table shows when it has no problems).",
     )
     st.caption("Also usable on the command line: `python -m dpcore design scenario.json`.")
@@ -353,6 +370,7 @@ st.markdown(f"**Shareable link**: [open the dashboard with this scenario]({link}
 
 with summary_slot:
     headline(scenario)
+with panel_slot:
     change_panel()
 
 scenario_sidebar(scenario, notices=False)  # last, so that it counts this run's problems

@@ -8,11 +8,12 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dpcore.cape import agn_stage_plans
+from dpcore.cape import agn_stage_plans, default_collusion
 from dpcore.cape.protocol import capeagn_round, party_views
 from dpcore.data import VOCABULARY_RULES, load_bundled_corpus, parse_text_corpus, parse_vocabulary, top_words
-from dpcore.lda import ALGORITHMS, ALPHA_SHAPES, GUARANTEES, LdaSpec, check_synthetic_size, corpus_lda_problem
+from dpcore.lda import ALGORITHMS, ALPHA_SHAPES, LdaSettings, LdaSpec, check_synthetic_size, corpus_lda_problem
 from dpcore.lda.curves import LdaCurve, eps_curve
+from dpcore.lda.guarantees import curve_guarantees
 from dpcore.lda.story import (
     BREAKDOWN,
     OPENING,
@@ -20,13 +21,16 @@ from dpcore.lda.story import (
     REGIME_GRID,
     REGIME_SPEC,
     TopicStory,
+    breakdown_sentence,
     regime_sentences,
     story_sentence,
 )
+from dpcore.notation import symbolic
 from dpcore.privacy import CALIBRATIONS
 from dpcore.scenario import equal_sites_scenario
 from dpcore.textio import values_text
 from dpcore.validation import InputError, check_delta
+from pages.shared.guarantees import robust_controls, show_guarantee_table, show_guarantees
 from pages.shared.navigation import start_page
 from pages.shared.widgets import scenario_sidebar, show_chart, show_error
 
@@ -37,6 +41,10 @@ TITLES = {name: entry.title for name, entry in ALGORITHMS.items()}
 SOURCES = ("Synthetic corpus", "Python documentation (bundled)", "Upload text")
 TEXT_GRID = "100, 300, 1000, 3000"
 CONFIGURATION_CURVES = ("1", "2", "2ptr", "3", "4", "nonpriv")
+ROBUST_HELP = ("The plain design keeps every site's promise for each release on its own; the aggregator sees every "
+               "release of both stages and may learn more (at the opening setting ε 34.9 where 30 is promised). The "
+               "collusion-robust design keeps σ_eff ≥ τ_s in every view of the aggregator with up to c colluding "
+               "sites, both stages composed, at the price of some gain (S - c instead of S for equal sites).")
 
 
 def _apply(story: TopicStory) -> None:
@@ -46,6 +54,7 @@ def _apply(story: TopicStory) -> None:
         "tm_shape": story.spec.alpha_shape, "tm_doclen": story.spec.doc_length, "tm_docs": story.docs_per_site,
         "tm_sites": story.sites, "tm_grid": ", ".join(f"{e:g}" for e in story.grid), "tm_delta": story.delta,
         "tm_algorithms": list(story.algorithms), "tm_runs": story.runs, "tm_story": story.name, "tm_autorun": True,
+        "tm_robust": False,
     })
     st.session_state.pop(REGIME_KEY, None)
 
@@ -57,14 +66,15 @@ story = BREAKDOWN if st.session_state["tm_story"] == BREAKDOWN.name else OPENING
 
 scenario_sidebar(scenario)
 st.title("Topic models: private LDA across sites")
-st.markdown(story.headline)
+st.markdown(symbolic(story.headline))
 left, right = st.columns([1, 1])
 if story is OPENING:
     left.button("Show where CAPE stops helping", key="tm_breakdown", on_click=_apply, args=(BREAKDOWN,),
-                help="Switch to 400 documents per site and run: every private curve meets near random topics.")
+                help=f"Switch to {BREAKDOWN.docs_per_site} documents per site and run; the sentence under the chart "
+                "says, from the runs, where the private curves are at random topics.")
 else:
     left.button("Back to the opening setting", key="tm_opening", on_click=_apply, args=(OPENING,))
-    st.info(story.explanation, icon=":material/info:")
+    st.info(symbolic(story.explanation), icon=":material/info:")
 with st.expander("The method of moments, the four configurations and capeLDA"):
     st.markdown(
         "LDA's moments M2 and M3 (with the Dirichlet concentration alpha_0) are sums of the topics' outer products. "
@@ -126,11 +136,13 @@ st.subheader("Sites and privacy")
 c1, c2, c3, c4 = st.columns(4)
 n_sites = c1.number_input("Sites S", 1, 100, key="tm_sites", help="Equal sites; documents are shared out equally.")
 grid_text = c2.text_input("ε values", key="tm_grid" if source == SOURCES[0] else "tm_grid_text",
-                          help="The eps of every site, separated by commas: one point of the curves each.")
+                          help="The ε of every site, separated by commas: one point of the curves each.")
 delta = c3.number_input("δ", 0.0, 0.5, format="%.1e", key="tm_delta", help="delta of every site (well below 1/N_s).")
 calibration = c4.selectbox("Calibration", CALIBRATIONS, index=CALIBRATIONS.index("analytic"), key="tm_calibration",
-                           help="analytic: exact at every eps; classic: the papers' formula, a guarantee only for "
-                           "eps < 1.")
+                           help="analytic: exact at every ε; classic: the papers' formula, a guarantee only for "
+                           "ε < 1.")
+collusion = robust_controls("tm_robust", int(n_sites), default_collusion(int(n_sites)), ROBUST_HELP)
+lda_settings = LdaSettings(collusion=collusion)
 if spec is not None:
     try:
         check_synthetic_size(spec, [int(st.session_state["tm_docs"])] * int(n_sites))
@@ -162,13 +174,13 @@ def _compute() -> LdaCurve:
     try:
         if spec is not None:
             return eps_curve(sites, algorithms, grid, spec=spec, runs=int(runs), seed=int(seed),
-                             progress=lambda f, t: bar.progress(min(f, 1.0), text=t))
+                             settings=lda_settings, progress=lambda f, t: bar.progress(min(f, 1.0), text=t))
         if corpus is None:
             raise InputError("upload a text file first", "file")
         problem = corpus_lda_problem(corpus, int(k), float(alpha0), np.full(int(n_sites), 1 / int(n_sites)),
                                      np.random.default_rng([int(seed), 0x5B117]))
         return eps_curve(sites, algorithms, grid, problem=problem, runs=int(runs), seed=int(seed),
-                         progress=lambda f, t: bar.progress(min(f, 1.0), text=t))
+                         settings=lda_settings, progress=lambda f, t: bar.progress(min(f, 1.0), text=t))
     finally:
         bar.empty()
 
@@ -196,10 +208,22 @@ def _curve_chart(curve: LdaCurve) -> go.Figure:
     return fig
 
 
-def _table(curve: LdaCurve) -> pd.DataFrame:
+def _privacy_cell(per_eps: dict[float, dict], name: str) -> str:
+    """'certified in every view' at every ε of the run, or which views are not certified at which ε."""
+    failing: dict[str, list[str]] = {}
+    for eps, guarantees in per_eps.items():
+        for g in guarantees[name]:
+            if not g.certified:
+                failing.setdefault(g.name, []).append(f"{eps:g}")
+    if not failing:
+        return "certified in every view"
+    return "not certified: " + "; ".join(f"{view} at ε = {', '.join(values)}" for view, values in failing.items())
+
+
+def _table(curve: LdaCurve, per_eps: dict[float, dict]) -> pd.DataFrame:
     rows = []
     for name in curve.algorithms:
-        row = {"algorithm": TITLES[name], "privacy": GUARANTEES[ALGORITHMS[name].guarantee]}
+        row = {"algorithm": TITLES[name], "privacy": _privacy_cell(per_eps, name)}
         for eps in curve.grid:
             r = curve.at(name, eps)
             row[f"ε = {eps:g}"] = (f"{r['mean']:.3f} ± {r['se']:.3f}" if r["runs"] > 1 else
@@ -215,25 +239,38 @@ def _headline_eps(curve: LdaCurve) -> float:
 result: LdaCurve | None = st.session_state.get(RESULT_KEY)
 st.subheader("Results")
 if result is None:
-    st.info("Press **Run** to compute the topic error of every chosen algorithm at every ε (a few seconds).")
+    st.info("Press **Run** to compute the topic error of every chosen algorithm at every ε; a progress bar shows how "
+            "far it is (the opening setting takes about ten seconds on a quiet machine).")
 else:
-    sentence = story_sentence(result, _headline_eps(result))
+    eps0 = _headline_eps(result)
+    per_eps = {eps: curve_guarantees(result, eps) for eps in result.grid}
+    sentence = story_sentence(result, eps0)
     if sentence:
-        st.markdown(f"**{sentence}**")
+        st.markdown(f"**{symbolic(sentence)}**")
+    if story is BREAKDOWN:
+        at_random, _ = breakdown_sentence(result)
+        if at_random:
+            st.markdown(symbolic(at_random))
     p = result.problem
     st.caption(f"D = {p.dim}, K = {p.k}, α₀ = {p.alpha0:g}, {p.n_sites} sites (N_s = "
                f"{values_text(p.sizes)}), {result.runs} run(s), seed {result.seed}; error against "
                f"{'the true topics' if result.reference == 'truth' else 'the non-private topics'}; bars: ± one "
                "standard error.")
+    if len(result.grid) > 1:
+        st.caption(f"Guarantees at ε = {eps0:g}, the headline value; the table's privacy column covers every ε of "
+                   f"the run ({', '.join(f'{e:g}' for e in result.grid)}).")
+    show_guarantees(per_eps[eps0], TITLES, robust_key="tm_robust")
     show_chart(_curve_chart(result), "Topic error against ε", key="tm_chart")
-    st.dataframe(_table(result), hide_index=True, width="stretch")
-    st.markdown("**Which algorithms are usable on this corpus, and what they guarantee**")
+    st.dataframe(_table(result, per_eps), hide_index=True, width="stretch")
+    st.markdown("**Which algorithms are usable on this corpus, and how they make their noise**")
     for name in result.algorithms:
         usable = result.usable(name)
-        kind = GUARANTEES[ALGORITHMS[name].guarantee]
-        line = f"- **{TITLES[name]}** - {'usable' if usable else 'unusable'}, *{kind}*: {result.guarantees[name]}"
+        kind = "; ".join(dict.fromkeys(g.short for g in per_eps[eps0][name] if g.short)) or _privacy_cell(per_eps,
+                                                                                                            name)
+        line = (f"- **{TITLES[name]}** - {'usable' if usable else 'unusable'}, *{kind}*: "
+                f"{symbolic(result.guarantees[name])}")
         if name in result.reasons:
-            line += f"  \n  *Why {'some runs had no result' if usable else 'not'}:* {result.reasons[name]}"
+            line += f"  \n  *Why {'some runs had no result' if usable else 'not'}:* {symbolic(result.reasons[name])}"
         st.markdown(line)
     if p.vocabulary:
         names = [n for n in result.algorithms if (n, result.grid[-1]) in result.examples]
@@ -246,23 +283,29 @@ else:
             st.dataframe(pd.DataFrame({f"topic {i + 1}": [w for w, _ in ws] for i, ws in enumerate(words)}),
                          hide_index=True, width="stretch")
     for note in result.notes:
-        st.caption(note)
+        st.caption(symbolic(note))
+    show_guarantee_table(per_eps[eps0], TITLES)
 
     with st.expander("How capeLDA's releases are protected: the two CAPE stages and the audit"):
         try:
-            eps0 = _headline_eps(result)
-            plan_scenario = equal_sites_scenario(p.n_sites, int(p.sizes.min()), eps0, float(delta),
-                                                 calibration=calibration).with_sizes(p.sizes)
-            stage1, stage2 = agn_stage_plans(plan_scenario, "lda", 0.5, dim=p.dim, alpha0=p.alpha0)
+            run_settings = result.settings or LdaSettings()
+            plan_scenario = result.scenario.with_sites(eps=eps0)
+            stage1, stage2 = agn_stage_plans(
+                plan_scenario, "lda", run_settings.eps_split, dim=p.dim, alpha0=p.alpha0,
+                solver="general" if run_settings.collusion is None else "collusion-robust",
+                collusion=run_settings.collusion)
             round_ = capeagn_round(stage1.design, stage2.design, p.dim, p.k, projected=True)
             st.markdown(f"At ε = {eps0:g}: stage 1 releases M2 (D x D) with τ_c = {stage1.design.tau_c:.3g}, stage 2 "
                         f"the whitened M3 (K x K x K) with τ_c = {stage2.design.tau_c:.3g}; one round moves "
-                        f"{round_.total_numbers:,} numbers. What each party can learn (stage 1):")
-            if stage1.audit is not None:
-                st.dataframe(pd.DataFrame([{"party": v.party, "sees": v.sees, "worst site": v.worst_site,
-                                            "σ_eff / τ_s": v.sigma_ratio, "sites over budget": v.failing}
-                                           for v in party_views(stage1.design, stage1.audit)]),
-                             hide_index=True, width="stretch")
+                        f"{round_.total_numbers:,} numbers. What each party can learn in each stage on its own (the "
+                        "guarantees above compose both stages):")
+            for label, stage in (("stage 1 (M2)", stage1), ("stage 2 (M3)", stage2)):
+                if stage.audit is not None:
+                    st.caption(label)
+                    st.dataframe(pd.DataFrame([{"party": v.party, "sees": v.sees, "worst site": v.worst_site,
+                                                "σ_eff / τ_s": v.sigma_ratio, "sites over budget": v.failing}
+                                               for v in party_views(stage.design, stage.audit)]),
+                                 hide_index=True, width="stretch")
         except InputError as exc:
             show_error(exc)
 
@@ -270,20 +313,29 @@ else:
     st.markdown("Configurations 1-4 against ε on this corpus (Remark 5.1), and on a corpus where all four are usable "
                 f"(K = {REGIME_SPEC.k} topics over D = {REGIME_SPEC.dim} words, distinct α, {REGIME_DOCS:,} "
                 f"documents of {REGIME_SPEC.doc_length} words at one curator) for Remarks 5.2 and 5.3.")
-    if st.button("Compare the configurations", key="tm_regimes_run"):
+    if st.button("Compare the configurations", key="tm_regimes_run",
+                 help="Runs configurations 1-4 on this corpus and on the regime corpus; a progress bar shows how far "
+                 "it is (tens of seconds on the Python documentation)."):
+        bar = st.progress(0.0, text="this corpus")
         try:
             if spec is not None:
                 here = eps_curve(equal_sites_scenario(int(n_sites), int(st.session_state["tm_docs"]), grid[0],
                                                       float(delta), calibration=calibration),
-                                 CONFIGURATION_CURVES, grid, spec=spec, runs=int(runs), seed=int(seed))
+                                 CONFIGURATION_CURVES, grid, spec=spec, runs=int(runs), seed=int(seed),
+                                 progress=lambda f, t: bar.progress(min(f, 1.0) / 2, text=f"this corpus: {t}"))
             else:
                 here = eps_curve(equal_sites_scenario(p.n_sites, 3, grid[0], float(delta), calibration=calibration),
-                                 CONFIGURATION_CURVES, grid, problem=result.problem, runs=int(runs), seed=int(seed))
+                                 CONFIGURATION_CURVES, grid, problem=result.problem, runs=int(runs), seed=int(seed),
+                                 progress=lambda f, t: bar.progress(min(f, 1.0) / 2, text=f"this corpus: {t}"))
             regime = eps_curve(equal_sites_scenario(1, REGIME_DOCS, REGIME_GRID[0], 1e-6, calibration="analytic"),
-                               CONFIGURATION_CURVES, REGIME_GRID, spec=REGIME_SPEC, runs=int(runs), seed=int(seed))
+                               CONFIGURATION_CURVES, REGIME_GRID, spec=REGIME_SPEC, runs=int(runs), seed=int(seed),
+                               progress=lambda f, t: bar.progress(0.5 + min(f, 1.0) / 2,
+                                                                  text=f"the regime corpus: {t}"))
             st.session_state[REGIME_KEY] = (here, regime)
         except InputError as exc:
             show_error(exc)
+        finally:
+            bar.empty()
     regimes = st.session_state.get(REGIME_KEY)
     if regimes is not None:
         here, regime = regimes
@@ -295,4 +347,4 @@ else:
         sentences = regime_sentences(here)
         sentences.update({k: v for k, v in regime_sentences(regime).items() if k != "5.1"})
         for key in sorted(sentences):
-            st.markdown(f"- {sentences[key]}")
+            st.markdown(f"- {symbolic(sentences[key])}")

@@ -49,8 +49,12 @@ def test_json_per_algorithm_mean_standard_error_and_usable_or_the_reason(capsys)
     assert rows["nonpriv"]["mean"] < rows["cape"]["mean"] < rows["random"]["mean"]
     assert not rows["3"]["usable"] and rows["3"]["mean"] is None and rows["3"]["unusable"] == 2
     assert "unusable" in rows["3"]["reason"] and "too close together" in rows["3"]["reason"]
-    assert rows["3"]["privacy"] == "not DP as published (local sensitivity)"
-    assert rows["cape"]["privacy"] == "(eps, delta)-DP" and "per site" in rows["cape"]["guarantee"]
+    assert rows["3"]["privacy"] == ("release: not DP as published (local sensitivity); aggregator: not DP as "
+                                    "published (local sensitivity)")
+    assert not any(g["certified"] for g in rows["3"]["guarantees"])
+    views = {g["view"]: g for g in rows["cape"]["guarantees"]}
+    assert set(views) == {"release", "aggregator"} and views["release"]["certified"]
+    assert "per site" in rows["cape"]["guarantee"]
 
 
 def test_several_eps_give_a_curve_with_common_random_numbers(capsys):
@@ -114,7 +118,7 @@ def test_text_with_frequent_words_says_it_is_not_private(tmp_path, capsys):
     (["--delta", "2"], "argument --delta: must be a finite number in [1e-100, 1) (got '2')"),
     (["--doc-length", "2"], f"argument --doc-length: must be an integer from 3 to {MAX_LDA_DOC_LENGTH:,}"),
     (["--docs", "1000000", "--doc-length", "100"], "words is more than the limit"),
-    (["--split", "1"], "argument --split: must be a finite number in (0, 1)"),
+    (["--split", "1"], "argument --split: must be a finite number in [0.01, 0.99]"),
     (["--top-words", "99"], f"argument --top-words: must be an integer from 0 to {MAX_LDA_TOP_WORDS}"),
     (["--seed", "-3"], "argument --seed: must be an integer from 0 to"),
     (["--corpus", "python-docs", "--vocab", "50"], "--vocab does not apply to --corpus"),

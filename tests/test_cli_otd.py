@@ -59,7 +59,7 @@ def test_table_output(capsys):
     (["--model", "mog", "--eps", "-1"], "eps"),
     (["--model", "stm", "--d", "600", "--k", "3", "--path", "dense"], "too large for the dense path"),
     (["--model", "stm", "--d", "600", "--k", "3", "--algorithms", "avn"], "AVN needs the dense path"),
-    (["--model", "stm", "--split", "1.5"], "argument --split: must be a finite number in (0, 1)"),
+    (["--model", "stm", "--split", "1.5"], "argument --split: must be a finite number in [0.01, 0.99]"),
     (["--model", "stm", "--runs", "0"], "runs"),
 ])
 def test_bad_input_exits_2_with_one_line(capsys, args, message):

@@ -67,8 +67,9 @@ def test_text_table_and_notes(capsys):
     lines = out.splitlines()
     assert lines[2].split() == ["algorithm", "captured_energy", "captured_energy_ratio", "subspace_distance",
                                 "numbers", "sent"]
-    assert [line.split()[0] for line in lines[4:]] == ["cape", "local", "dpdis"]
-    assert lines[-1].split()[-1] == str(2 * 64 * 4)  # DPdisPCA sends S D R numbers
+    assert [line.split()[0] for line in lines[4:7]] == ["cape", "local", "dpdis"]
+    assert lines[6].split()[-1] == str(2 * 64 * 4)  # DPdisPCA sends S D R numbers
+    assert lines[7].startswith("privacy (exact") and "cape   release: (0.5, 0.01)-DP certified" in lines[8]
     assert "note: preprocessing" in err and "not private" in err
 
 

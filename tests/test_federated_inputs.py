@@ -91,7 +91,8 @@ def test_differences_are_named(log_document):
     (lambda d: d["rounds"][0]["entries"][0].update(bytes=-1), "between 0 and 10^15"),
     (lambda d: d["rounds"][0]["plan"]["settings"].update(k="five"), "plan settings"),
     (lambda d: d["rounds"][0]["plan"]["settings"].update(algorithm="capeAGN"), "the plan is for capeAGN"),
-    (lambda d: d["rounds"][0]["plan"]["sites"][0].update(eps=float("nan")), "finite"),
+    (lambda d: d["rounds"][0]["plan"]["sites"][0].update(eps=float("nan")),
+     "plan site 1 (east), eps: must be a number from 1e-06 to 10000 (got nan)"),  # the scenario's rule and message
 ])
 def test_a_malformed_log_is_refused_with_the_field(log_document, change, words):
     document = copy.deepcopy(log_document[0])

@@ -267,3 +267,15 @@ def test_a_release_entry_is_the_worst_audited_view():
     worst = min(r.sigma_eff for r in report.rows if r.site == "north")
     assert entry.mu == pytest.approx(stage.sensitivities[i] / worst, rel=1e-12)
     assert composed_eps([entry.mu], stage.delta[i]) <= stage.eps[i] * (1 + 1e-9)
+
+
+@pytest.mark.parametrize(("field", "value", "words"), [
+    ("split", 1e-300, "split"), ("split", 0.999999, "split"),
+    ("norm_bound", 1e200, "norm bound"), ("norm_bound", 1e-300, "norm bound"),
+])
+def test_round_settings_refuse_what_a_message_log_refuses(field, value, words):
+    """A run configuration is held to the message log's ranges (SPLIT_RANGE, NORM_BOUND_RANGE): a split of 1e-300
+    once looped in the analytic calibration, a norm bound of 1e200 overflowed."""
+    settings = {"algorithm": "capeAGN", "k": 2, "model": "mog", "sigma2": 0.1, "norm_bound": 1.0, field: value}
+    with pytest.raises(InputError, match=words):
+        RoundSettings(**settings).validated()

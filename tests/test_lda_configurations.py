@@ -57,7 +57,7 @@ def test_budget_split_and_noise_scales(symmetric_corpus):
 def test_configuration_1_is_dp_with_global_sensitivities_and_can_share_m2(symmetric_corpus):
     _, data = symmetric_corpus
     res = run_configuration(1, data, 3.0, 1e-6, np.random.default_rng(1))
-    assert res.usable and res.conditions == () and "(eps, delta)-DP" in res.guarantee
+    assert res.usable and res.conditions == () and "calibrated to (eps, delta)" in res.guarantee
     assert [b.edge for b in res.budgets] == ["e3", "e4", "e8"]
     assert {b.edge: b.sensitivity for b in res.budgets} == {"e3": data.delta3, "e4": data.delta2, "e8": data.delta2}
     shared = run_configuration(1, data, 3.0, 1e-6, np.random.default_rng(1), share_m2=True)
@@ -93,7 +93,7 @@ def test_symmetric_prior_makes_configurations_3_and_4_unusable(symmetric_corpus)
         res = run_configuration(configuration, data, 10.0, 1e-6, np.random.default_rng(2))
         assert not res.usable and res.topics is None and res.budgets == ()
         assert "unusable" in res.reason and "too close together" in res.reason
-        assert "not an (eps, delta)-DP guarantee" in res.guarantee
+        assert "no differential-privacy guarantee" in res.guarantee
 
 
 def test_small_eps_for_e8_makes_configuration_2_unusable_with_a_reason():
@@ -132,7 +132,7 @@ def test_configuration_2_with_propose_test_release(symmetric_corpus):
     assert res.usable, res.reason
     assert [b.edge for b in res.budgets] == ["test", "e6", "e8"]
     assert res.conditions[0].name == "propose-test-release" and res.conditions[0].holds
-    assert "(eps, delta)-DP" in res.guarantee and "propose-test-release" in res.guarantee
+    assert "calibrated to (eps, delta)" in res.guarantee and "propose-test-release" in res.guarantee
     assert sum(b.eps for b in res.budgets) == pytest.approx(300.0)
     assert topic_error(res.topics, model.topics) < 0.2
     weak = run_configuration(2, data, 0.05, 1e-6, np.random.default_rng(7), privacy="ptr")

@@ -49,6 +49,10 @@ def test_defaults_show_a_large_and_statistically_clear_capeagn_advantage():
     assert closure.runs == OPENING.runs
     assert closure.closure_z >= MARGIN_Z and closure.cost_z >= MARGIN_Z, closure
     assert "capeAGN closes" in _texts(at.markdown) and "Privacy costs the conventional scheme" in _texts(at.markdown)
+    # the guarantee (tests/test_guarantee.py checks the aggregator's 0.1997 against an independent oracle)
+    assert "capeAGN - aggregator: (0.2, 1e-05)-DP certified" in _texts(at.markdown)
+    assert "capeAGN - coalition of 33: NOT certified" in _texts(at.markdown)
+    assert "Collusion-robust design" in _texts(at.warning)
     assert at.dataframe[0].value["algorithm"].tolist() == ["capeAGN", "conv", "local", "non-private",
                                                           "random vectors"]
     assert ascii_notation(at) == []  # one notation, dpcore's sentences included

@@ -71,7 +71,11 @@ def test_defaults_show_a_large_and_statistically_clear_capepca_advantage(at):
     makes): closure 0.856-0.868 with paired z >= 36.6, cost 0.701-0.724 with z >= 34.6; the margin asks for z >= 2."""
     at.button(key="pca_run").click().run()
     assert not at.exception and errors(at) == []
-    assert at.warning.len == 0  # no noise warning, no resampling at the opening setting
+    # no noise warning, no resampling at the opening setting; only the audit's: at eps = 4 the aggregator, who sees
+    # all ten releases, gets eps 5.66 (tests/test_guarantee.py), and the page says so next to the guarantee lines
+    assert [w.icon for w in at.warning] == [":material/gpp_bad:"]
+    assert "capePCA - aggregator: NOT certified - ε 5.66 > promised 4" in texts(at.markdown)
+    assert "capePCA - release: (4, 1e-05)-DP certified" in texts(at.markdown)
     closure = opening_closure(at.session_state["capepca_result"]["comparison"])
     assert closure.runs == OPENING.runs
     assert closure.closure_z >= MARGIN_Z and closure.cost_z >= MARGIN_Z, closure
@@ -185,6 +189,24 @@ def test_successful_run_on_digits_matches_the_library(at):
     # the result stays when another widget changes
     at.selectbox(key="pca_chart_metric").set_value("subspace_distance").run()
     assert results_table(at) is not None and not at.exception
+
+
+def test_an_id_column_is_detected_left_out_and_said(at):
+    """Issue 21: an 'id' column of an upload was silently a PCA feature (with the largest spread, it took the first
+    direction). Both kinds are detected: a header naming an identifier, and a column counting up by one."""
+    rng = np.random.default_rng(2)
+    lines = ["id,f1,f2,f3,seq"] + [f"{1000 + 7 * i}," + ",".join(f"{v:.5f}" for v in rng.normal(size=3)) + f",{i + 1}"
+                                   for i in range(60)]
+    at.radio(key="pca_data").set_value("upload").run()
+    at.file_uploader(key="pca_upload").set_value(("ids.csv", "\n".join(lines).encode(), "text/csv"))
+    at.run()
+    assert errors(at) == []
+    shown = texts(at.caption)
+    assert "Left out as record identifiers: 'id' (its header 'id' names an identifier); 'seq' (its 60 values count " \
+           "up by one, like row numbers)." in shown
+    assert "ids.csv: 60 samples x 3 features, identifier column(s) 'id', 'seq' left out" in shown
+    at.checkbox(key="pca_keep_ids_ids.csv").check().run()
+    assert "ids.csv: 60 samples x 5 features" in texts(at.caption)
 
 
 def test_upload_detects_the_label_column_and_standardises_by_default(at):

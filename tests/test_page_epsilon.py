@@ -20,13 +20,45 @@ def _clean(at) -> None:
     assert not at.exception, [e.value for e in at.exception]
 
 
-def _page(scenario=None):
+def _page(scenario=None, source: str = "scenario"):
     at = app_test()
     if scenario is not None:
         at.session_state["scenario"] = scenario
     at.switch_page(PAGE).run()
     _clean(at)
+    if source != "class":
+        at.radio(key="eps_source").set_value(source).run()
+        at.slider(key="eps_fpr").set_value(0.05).run()
+        at.radio(key="eps_view").set_value("promise").run()
+        _clean(at)
     return at
+
+
+def test_the_page_opens_where_the_effect_is_visible_with_the_robust_fix_beside_it():
+    """Issue 21: at the default budgets the aggregator catches about 0.3 more present people in 100 than the promise,
+    invisible; the page opens on ten equal sites at eps = 4, at the false-positive rate of the widest gap, on the
+    aggregator's view, with the collusion-robust design's curve beside it - in colours and dashes that differ."""
+    from dpcore.cape.lesson import class_scenario, widest_gap_fpr
+
+    at = _page(source="class")
+    assert at.radio(key="eps_source").value == "class" and at.radio(key="eps_view").value == "aggregator"
+    plan = plan_scenario(class_scenario(), "mean", collusion=at.slider(key="eps_collusion").value)
+    views = {v.key: v for v in site_attack_views(plan, at.selectbox(key="eps_site").value)}
+    fpr = at.slider(key="eps_fpr").value
+    assert fpr == widest_gap_fpr(list(views.values())) == pytest.approx(0.14)
+    assert views["aggregator"].tpr(fpr) - views["promise"].tpr(fpr) > 0.10  # visible to a class
+    traces = _traces(at, 1)
+    robust = traces["the aggregator, collusion-robust design"]
+    x, y = _array(robust["x"]), _array(robust["y"])
+    assert np.all(y <= views["promise"].tpr(x) + 1e-9)  # the fix keeps the promise
+    styled = [(t["line"]["color"], t["line"].get("dash")) for t in traces.values() if "line" in t and
+              t.get("mode") == "lines"]
+    assert len(set(styled)) == len(styled) and len({c for c, _ in styled}) == len(styled)
+    assert "collusion-robust design" in " ".join(c.value for c in at.caption)
+    density = _traces(at, 0)
+    caught = next(t for n, t in density.items() if n.startswith("present, caught"))
+    accused = next(t for n, t in density.items() if n.startswith("absent, wrongly accused"))
+    assert accused.get("fillpattern", {}).get("shape") == "/" and "fillpattern" not in caught  # hatch over tint
 
 
 def _traces(at, index: int) -> dict[str, dict]:

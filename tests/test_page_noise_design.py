@@ -152,3 +152,21 @@ def test_the_robust_gain_curve_is_drawn_on_request_and_then_remembered():
     at.switch_page("pages/home.py").run()
     at.switch_page(PAGE).run()  # back on the page: the curve of this scenario is shown at once (cached)
     assert len(at.get("plotly_chart")) == charts + 1
+
+
+def test_the_strict_site_chart_says_why_one_site_carries_the_helper_noise():
+    """Issue 21: with site C strict (ε = 0.1) the chart put most helper noise on site E without a word; the page now
+    says why, from the design (dpcore.cape.helper_note), and says nothing on the default scenario."""
+    from conftest import app_test
+
+    from dpcore.scenario import default_scenario, scenario_from_dict
+
+    at = app_test("pages/noise_design.py")
+    assert not any("gets so much helper noise" in m.value for m in at.markdown)
+    data = default_scenario().to_dict()
+    data["sites"][2]["eps"] = 0.1
+    at.session_state["scenario"] = scenario_from_dict(data)
+    at.run()
+    text = " ".join(m.value for m in at.markdown)
+    assert "Why site E gets so much helper noise" in text and "Site C needs a large e" in text
+    assert "the site with the largest weight 0.3" in text

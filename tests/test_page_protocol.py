@@ -71,6 +71,12 @@ def test_capeagn_projected_noise_moves_fewer_numbers(at):
 
 
 def test_symmetric_noise_section_quotes_the_leak(at):
+    """On the scalar CAPE round the section says it concerns matrices (it explained matrices on a scalar); the helper's
+    row of the party table says 'not audited' (a lone '-' became a stray bullet)."""
+    assert any("A mean has no symmetric pairs" in c.value for c in at.caption)
+    assert not any(m.value.startswith("With capePCA's design") for m in at.markdown)
+    assert at.table[0].value.loc["helper", "ε effective / promised"] == "not audited"
+    at.radio(key="pr_algorithm").set_value("capePCA").run()
     plan = plan_scenario(default_scenario(), "pca")
     rows = symmetry_leak(plan.design, plan.sensitivities, default_scenario().eps, default_scenario().delta)
     worst = max(rows, key=lambda r: r.eps_iid / r.eps)

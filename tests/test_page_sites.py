@@ -63,25 +63,25 @@ def test_valid_edit_changes_the_shared_scenario_and_the_address(at):
 
 
 def test_invalid_cells_are_listed_and_nothing_typed_is_lost(at):
-    _edit(at, edited={1: {"eps": -1.0}, 3: {"delta": 2.0}}, added=[{"name": "F", "n": 10}])
+    _edit(at, edited={1: {"eps": "-1"}, 3: {"delta": "2"}}, added=[{"name": "F", "n": "10"}])
     _clean(at)
     message = at.error[0].value
     assert "4 problem(s)" in message
-    assert "site 2 (B), ε: must be a number from 1e-06 to 10000 (got -1.0)" in message
-    assert "site 4 (D), δ: must be a number from 1e-100 to below 1 (got 2.0)" in message
+    assert "site 2 (B), ε: must be a number from 1e-06 to 10000 (got '-1')" in message
+    assert "site 4 (D), δ: must be a number from 1e-100 to below 1 (got '2')" in message
     assert "site 6 (F), ε: is missing" in message and "site 6 (F), δ: is missing" in message
     assert at.session_state["scenario"] == default_scenario()  # other pages keep the last valid scenario
     assert at.session_state["sites_table_problems"] == 4
     # the marked copy of the table shows every value as typed
     marked = at.dataframe[1].value
-    assert marked["ε_s"].tolist()[:2] == [0.5, -1.0] and marked["site"].tolist()[-1] == "F"
+    assert marked["ε_s"].tolist()[:2] == ["0.5", "-1"] and marked["site"].tolist()[-1] == "F"
     # the user's edits survive a visit to another page
     at.switch_page("pages/home.py").run()
     assert any("The Sites table has 4 problem(s)" in c.value for c in at.sidebar.caption)
     at.switch_page(PAGE).run()
     _clean(at)
     assert "4 problem(s)" in at.error[0].value
-    assert at.data_editor[0].value["eps"].tolist()[1] == -1.0
+    assert at.data_editor[0].value["eps"].tolist()[1] == "-1"
     # fixing the cells (in the editor created on return) makes the scenario valid again
     _edit(at, edited={1: {"eps": 0.25}, 3: {"delta": 1e-6}, 5: {"eps": 1.0, "delta": 1e-6}})
     assert not at.error

@@ -9,6 +9,7 @@ import math
 from conftest import app_test
 
 from dpcore.lda.story import BREAKDOWN, OPENING
+from dpcore.notation import symbolic
 from pages.shared.catalog import PAGES
 
 PAGE = "pages/topic_models.py"
@@ -28,7 +29,7 @@ def test_page_is_listed_and_opens_on_the_story():
     at = app_test(PAGE)
     _clean(at)
     assert at.title[0].value == "Topic models: private LDA across sites"
-    assert OPENING.headline in _texts(at.markdown)
+    assert symbolic(OPENING.headline) in _texts(at.markdown)
     assert "Press **Run**" in _texts(at.info)
     assert at.number_input(key="tm_sites").value == OPENING.sites
     assert at.number_input(key="tm_docs").value == OPENING.docs_per_site
@@ -62,13 +63,35 @@ def test_defaults_show_a_large_and_statistically_clear_capelda_advantage():
     assert "What each party can learn" in _texts(at.markdown)
 
 
+def test_the_page_prints_the_audits_guarantee_and_offers_the_collusion_robust_design():
+    """At the opening setting (tests/test_guarantee.py: the aggregator's exact composed eps is 34.9 by the oracle) the
+    page says so, never '(ε, δ)-DP' for that view, and the collusion-robust design certifies every view."""
+    at = app_test(PAGE, timeout=300)
+    at.number_input(key="tm_runs").set_value(1).run()
+    at.button(key="tm_run").click().run()
+    _clean(at)
+    text = _texts(at.markdown)
+    assert "capeLDA - aggregator: NOT certified - ε 34.9 > promised 30" in text
+    assert "capeLDA - release: (30, 1e-06)-DP certified" in text
+    assert "views learn more than each site promised" in _texts(at.warning)
+    for line in text.split("capeLDA - ")[1:]:
+        assert "-DP" not in line.split("\n")[0] or "-DP certified" in line
+    at.checkbox(key="tm_robust").check().run()
+    at.button(key="tm_run").click().run()
+    _clean(at)
+    text = _texts(at.markdown)
+    assert "capeLDA - aggregator: (30, 1e-06)-DP certified" in text
+    assert "coalition of 6: (30, 1e-06)-DP certified" in text
+    assert "NOT certified" not in text.split("Privacy guarantees")[1].split("Which algorithms")[0]
+
+
 def test_one_click_shows_where_cape_stops_helping_and_back():
     """100 documents per site: at eps = 10 every private curve stays near random topics (asserted above 0.6 of
     random's error; over seeds 0-7 the lowest was 0.86 of it, a margin of 1.43 times)."""
     at = app_test(PAGE, timeout=300)
     at.button(key="tm_breakdown").click().run()
     _clean(at)
-    assert BREAKDOWN.explanation in _texts(at.info)
+    assert symbolic(BREAKDOWN.explanation) in _texts(at.info)
     assert at.number_input(key="tm_docs").value == BREAKDOWN.docs_per_site
     curve = at.session_state["tm_result"]
     random = curve.at("random", 10.0)["mean"]
@@ -127,7 +150,10 @@ def test_regime_comparisons_read_the_remarks_off_the_curves():
     text = _texts(at.markdown)
     for remark in ("Remark 5.1", "Remark 5.2", "Remark 5.3"):
         assert remark in text
-    assert "Observed: configuration" in text
+    assert "Observed (paired test over the runs): configuration" in text
+    from test_page_notation import ascii_notation
+
+    assert ascii_notation(at) == []  # one notation: ε, τ_c, Δ_T, never eps, tau_c, Delta_T
     assert len(at.get("plotly_chart")) == 3
 
 

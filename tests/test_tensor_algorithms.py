@@ -365,7 +365,7 @@ def test_noisy_tpm_budget_holds_by_exact_gaussian_composition(calibration):
         integrated = _composed_delta_by_integration(budget.mu, eps)
         assert integrated <= delta and budget.delta_composed <= delta
         assert budget.delta_composed == pytest.approx(integrated, abs=1e-12)
-        assert f"({eps:g}, " in budget.describe() and "composed exactly" in budget.describe()
+        assert f"at eps {eps:g}," in budget.describe() and "composed exactly" in budget.describe()
     example = noisy_tpm_budget(0.5, 0.005, 5, 10, 30, "classic", 1.0)  # docs/math/capeagn.md's example: K = 1550
     eps_r, releases, delta2 = example.eps_release, example.releases, 0.005 / 2
     advanced = math.sqrt(2 * releases * math.log(1 / delta2)) * eps_r + releases * eps_r * math.expm1(eps_r)

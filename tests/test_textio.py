@@ -17,4 +17,6 @@ def test_values_text_says_each_lists_or_gives_the_range():
 
 def test_size_text():
     assert size_text(1000) == "1,000 bytes"
-    assert size_text(64 * 2**20) == "64.0 MB"
+    assert size_text(64 * 10**6) == "64.0 MB"  # MB = 10^6 bytes, the browser's unit (issue 24)
+    assert size_text(64 * 2**20) == "67.1 MB"
+    assert size_text(999_999) == "999,999 bytes"

@@ -49,8 +49,10 @@ def _number(value: object, name: str) -> str:
         return str(value)
     if isinstance(value, int):
         text = f"{value:,}"
-        if ("BYTES" in name or "MEMORY" in name) and value >= 2**20:
+        if "MEMORY" in name and value >= 2**20:  # memory is counted in MiB (2^20 bytes)
             text += f" ({value / 2**20:,.0f} MiB)"
+        elif "BYTES" in name and value >= 10**6:  # sizes a user sees in MB (10^6 bytes), as the browser counts them
+            text += f" ({value / 10**6:,.3g} MB)"
         return text
     return f"{value:g}"
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import hashlib
+import io
 import json
 import os
 import platform
@@ -40,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 from dpcore import __version__  # noqa: E402
 from dpcore.experiments import get_preset, preset_names  # noqa: E402
 from dpcore.experiments.stored import MANIFEST_NAME, STORED_DIR, stored_file_name  # noqa: E402
+from dpcore.outfiles import write_atomic  # noqa: E402
 
 BLAS_ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
@@ -69,7 +71,7 @@ def _load_manifest(path: Path) -> dict:
 def _write_manifest(path: Path, manifest: dict) -> None:
     manifest["presets"] = dict(sorted(manifest["presets"].items(), key=lambda kv: _order(kv[0])))
     manifest["missing"] = dict(sorted(manifest["missing"].items(), key=lambda kv: _order(kv[0])))
-    path.write_text(json.dumps(manifest, indent=1, sort_keys=False) + "\n", encoding="utf-8")
+    write_atomic(path, json.dumps(manifest, indent=1, sort_keys=False) + "\n", "manifest")
 
 
 def _order(name: str) -> int:
@@ -98,9 +100,10 @@ def run_preset(name: str, out_dir: Path, workers: int, max_seconds: float) -> tu
         info = json.loads(done.stdout)
         text = table_path.read_bytes()
     target = out_dir / stored_file_name(name)
-    with open(target, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0,
-                                                  compresslevel=9) as gz:
+    packed = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=packed, mtime=0, compresslevel=9) as gz:
         gz.write(text)
+    write_atomic(target, packed.getvalue(), "stored table")
     shown = ["python", "-m", "dpcore", "sweep", "--preset", name, "--out", f"{name}.csv", "--workers", str(workers)]
     return {
         "file": target.name,
@@ -120,9 +123,16 @@ def run_preset(name: str, out_dir: Path, workers: int, max_seconds: float) -> tu
         "sweep_seconds": round(float(info["seconds"]), 1),
         "rows": text.count(b"\n") - 1,
         "notes": list(info["notes"]),
-        "table_sha256": hashlib.sha256(text).hexdigest(),
+        **file_digests(target.read_bytes(), text),
         "made": time.strftime("%Y-%m-%d", time.gmtime()),
     }, None
+
+
+def file_digests(packed: bytes, text: bytes) -> dict:
+    """What dpcore.experiments.stored verifies before it uses a stored table: the gzip file's size and SHA-256, the
+    table's size and SHA-256."""
+    return {"file_bytes": len(packed), "file_sha256": hashlib.sha256(packed).hexdigest(),
+            "table_bytes": len(text), "table_sha256": hashlib.sha256(text).hexdigest()}
 
 
 def sweep_notes(name: str) -> list[str]:
@@ -162,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--force", action="store_true", help="run presets that are already stored")
     parser.add_argument("--notes-only", action="store_true", help="only add the sweep's notes to stored entries "
                         "that lack them (prepares the data, runs nothing)")
+    parser.add_argument("--digests", action="store_true", help="only record the sizes and SHA-256 of the stored "
+                        "files in entries that lack them (after checking each table against its recorded SHA-256)")
     parser.add_argument("--table", action="store_true", help="print the stored presets as a Markdown table and exit")
     parser.add_argument("--out-dir", default=str(ROOT / STORED_DIR), help="where to store (default data/presets)")
     args = parser.parse_args(argv)
@@ -171,6 +183,16 @@ def main(argv: list[str] | None = None) -> int:
     names = args.names or preset_names(available_only=True)
     if args.table:
         print(markdown_table(out_dir))
+        return 0
+    if args.digests:
+        manifest = _load_manifest(manifest_path)
+        for name, entry in manifest["presets"].items():
+            packed = (out_dir / entry["file"]).read_bytes()
+            text = gzip.decompress(packed)
+            if hashlib.sha256(text).hexdigest() != entry["table_sha256"]:
+                raise SystemExit(f"{name}: {entry['file']} does not hold the table recorded; rerun it with --force")
+            entry.update(file_digests(packed, text))
+        _write_manifest(manifest_path, manifest)
         return 0
     if args.notes_only:
         manifest = _load_manifest(manifest_path)

@@ -127,6 +127,8 @@ def _extras(browser, url: str) -> None:
     _wait(page)
     page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name="What ε means", exact=True).click()
     _wait(page)
+    page.get_by_text("The shared scenario", exact=True).click()  # the page opens on its class demonstration
+    _wait(page)
     _shoot_full(page, OUT / "epsilon-broken.png")
     page.close()
 

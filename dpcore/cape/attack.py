@@ -22,6 +22,7 @@ import numpy as np
 
 from ..privacy.calibration import exact_eps
 from ..privacy.tradeoff import best_advantage, gaussian_tradeoff, separation
+from ..textio import site_label
 from ..validation import InputError, check_choice
 from .plan import Plan
 
@@ -115,7 +116,7 @@ def attack_sentence(views: list[AttackView], site: str, fpr: float = 0.05) -> st
     parts = [f"**{_per_hundred(float(v.tpr(fpr)))}** through {v.label}" for v in views]
     listed = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
     alpha = _per_hundred(fpr)
-    text = (f"Take one person who may or may not be in site {site}'s data. An attacker who guesses \"present\" "
+    text = (f"Take one person who may or may not be in {site_label(site)}'s data. An attacker who guesses \"present\" "
             f"whenever the release is above a threshold, set so that it wrongly accuses only {alpha} in 100 absent "
             f"people, catches, out of 100 present people, {listed}. A coin that says \"present\" {alpha} times in "
             f"100 catches {alpha}.")

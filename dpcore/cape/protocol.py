@@ -22,6 +22,7 @@ import numpy as np
 
 from ..privacy.calibration import eps_for_sigma
 from ..privacy.symmetric import unique_count_matrix, unique_count_tensor
+from ..textio import site_label
 from ..validation import InputError, check_positive_int, check_rank
 from .audit import AuditReport, entry_pair_sigma
 from .design import NoiseDesign
@@ -119,7 +120,7 @@ class ProtocolRound:
 
 
 def _site_label(name: str) -> str:
-    return f"site {name}"
+    return site_label(name)
 
 
 def _std(var: float) -> float:
@@ -299,9 +300,9 @@ def capeagn_round(  # long: the eight steps of Algorithm 3 in order, read top to
                  unique=dim * rank + rank, noise_std=None, channel="public"),),
     )
     notes = (
-        "Privacy: W is (eps1, delta1)-DP; the released components are (eps1 + eps2, delta1 + delta2)-DP for each "
-        "site's own release; the joint view is covered by the audit, not by post-processing "
-        "(docs/math/corrections.md, item 3).",
+        "Privacy: each site's M2 release is calibrated to (eps1, delta1) and its M3 release to (eps2, delta2); the "
+        "aggregator sees every release of every site, so what it learns is the audit's, composed over both stages "
+        "(the guarantees of a run), not a matter of post-processing (docs/math/corrections.md, item 3).",
     )
     return ProtocolRound(algorithm="capeAGN", steps=(e1, f1, stage1, whiten, e3, f3, stage2, out),
                          output="the components a_k, w_k",

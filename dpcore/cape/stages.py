@@ -11,7 +11,7 @@ import numpy as np
 
 from ..privacy.sensitivity import Statistic, lda_sensitivity_unchecked
 from ..scenario import Scenario
-from ..validation import InputError, check_choice
+from ..validation import InputError, check_choice, check_split
 from .audit import AuditReport
 from .design import NoiseDesign, Objective
 from .plan import Solver, plan_scenario
@@ -35,9 +35,7 @@ def agn_stage_taus(
     ``alpha0`` the LDA Dirichlet concentration. Checks its arguments; :func:`stage_taus` is the formula for validated
     ones."""
     model = check_choice(model, "model", tuple(STAGE_MODELS))
-    split = float(split)
-    if not 0.0 < split < 1.0:
-        raise InputError(f"the budget split must be in (0, 1) (got {split!r})", "split")
+    split = check_split(split, "the budget split")
     if model == "mog" and sigma2 is None:
         raise InputError("the MOG model needs the component variance sigma^2", "sigma2")
     if model == "lda" and (alpha0 is None or not alpha0 > 0):

@@ -20,6 +20,7 @@ import sys
 import tempfile
 from typing import Any, NoReturn
 
+from ..outfiles import check_output
 from ..textio import printable
 from ..validation import InputError
 
@@ -62,6 +63,22 @@ def print_json(data: Any) -> None:
     sys.stdout.write("\n")
 
 
+def print_guarantees(guarantees: dict[str, Any], robust_hint: str | None = None) -> None:
+    """The guarantee of every view of every algorithm (:class:`dpcore.cape.guarantee.Guarantee`), one line each;
+    '(eps, delta)-DP' only where the audit certifies it. ``robust_hint`` names the algorithm that --collusion makes
+    collusion-robust, printed when one of its views is not certified."""
+    print("privacy (exact, every stage composed; certified = every site keeps its promise in that view):")
+    width = max((len(name) for name in guarantees), default=0)
+    failing = False
+    for name, views in guarantees.items():
+        for i, g in enumerate(views):
+            print(f"  {(name if i == 0 else ''):<{width}}  {printable(g.label())}")
+            failing |= name == robust_hint and not g.certified
+    if failing:
+        print(f"  {robust_hint}'s aggregator can learn more than promised: --collusion C uses the collusion-robust "
+              "design, which keeps every view with up to C colluders within the promise")
+
+
 def say(text: str) -> None:
     """One line on stderr, terminal control characters escaped (names and cells come from the user)."""
     print(printable(text), file=sys.stderr)
@@ -75,8 +92,9 @@ def _log_internal_error(exc: BaseException) -> str | None:
     """Log the traceback of an unexpected exception to the log file; its path, or None when it cannot be written."""
     path = _log_file()
     try:
+        check_output(f"the log file (${LOG_ENV})", path)  # a FIFO or a device would block or swallow the log
         handler = logging.FileHandler(path, encoding="utf-8")
-    except OSError:
+    except (OSError, InputError):
         return None
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
     log.addHandler(handler)

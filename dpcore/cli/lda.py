@@ -13,6 +13,7 @@ import sys
 
 import numpy as np
 
+from ..cape.guarantee import guarantee_records, guarantee_summary, run_guarantee_records
 from ..data import (
     BUNDLED_CORPORA,
     VOCABULARY_RULES,
@@ -24,13 +25,13 @@ from ..data import (
 from ..lda import (
     ALGORITHMS,
     ALPHA_SHAPES,
-    GUARANTEES,
     LdaSettings,
     LdaSpec,
     corpus_lda_problem,
     default_algorithms,
 )
 from ..lda.curves import LdaCurve, eps_curve
+from ..lda.guarantees import curve_guarantees
 from ..limits import (
     MAX_GRID_POINTS,
     MAX_LDA_ALPHA0,
@@ -43,13 +44,16 @@ from ..limits import (
     MAX_RUNS,
     MAX_SITES,
     MAX_TEXT_BYTES,
+    MAX_VOCABULARY_BYTES,
+    SPLIT_RANGE,
 )
 from ..privacy import CALIBRATIONS
 from ..scenario import Scenario, equal_sites_scenario
 from ..textio import read_file, values_text
 from ..validation import InputError
-from . import print_json
+from . import print_guarantees, print_json
 from .options import (
+    COLLUSION,
     DELTA,
     EPS,
     LDA_ALPHA0,
@@ -106,8 +110,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    f"{DEFAULTS['delta']:g})")
     p.add_argument("--calibration", choices=CALIBRATIONS, default="analytic", help="Gaussian calibration (default "
                    "analytic: a valid guarantee at every eps)")
-    p.add_argument("--split", type=SPLIT, default=0.5, help="share of every budget spent on M2, strictly between 0 "
-                   "and 1 (default 0.5)")
+    p.add_argument("--split", type=SPLIT, default=0.5, help="share of every budget spent on M2, from "
+                   f"{SPLIT_RANGE[0]:g} to {SPLIT_RANGE[1]:g} (default 0.5)")
+    p.add_argument("--collusion", type=COLLUSION, metavar="C",
+                   help="capeLDA with the collusion-robust design for up to C colluding sites (0 to S - 1): every "
+                   "view keeps the promised eps, at a cost in accuracy; default: "
+                   "the plain design, whose aggregator may learn more than promised (the guarantees say)")
     p.add_argument("--runs", type=RUNS, default=DEFAULTS["runs"],
                    help=f"runs R (default {DEFAULTS['runs']}; at most {MAX_RUNS:,})")
     p.add_argument("--seed", type=SEED, default=DEFAULTS["seed"],
@@ -162,7 +170,7 @@ def _text_corpus(args: argparse.Namespace):
     if rule == "frequent" and args.vocab is None:
         raise InputError("--text with the 'frequent' vocabulary rule needs --vocab D (or give --vocabulary FILE or "
                          "--vocab-rule bundled)")
-    vocabulary = (parse_vocabulary(read_file(args.vocabulary, MAX_TEXT_BYTES, "vocabulary file"))
+    vocabulary = (parse_vocabulary(read_file(args.vocabulary, MAX_VOCABULARY_BYTES, "vocabulary file"))
                   if args.vocabulary else None)
     return parse_text_corpus(read_file(args.text, MAX_TEXT_BYTES, "text file"), rule=rule, vocab_size=args.vocab,
                              vocabulary=vocabulary)
@@ -171,7 +179,9 @@ def _text_corpus(args: argparse.Namespace):
 def _compute(args: argparse.Namespace) -> LdaCurve:
     algorithms = _settings(args)
     grid = tuple(args.eps)
-    settings = LdaSettings(eps_split=args.split)
+    if args.collusion is not None and args.collusion > args.sites - 1:
+        raise InputError(f"--collusion must be at most S - 1 = {args.sites - 1} (got {args.collusion})")
+    settings = LdaSettings(eps_split=args.split, collusion=args.collusion)
     if args.text or args.corpus:
         for flag in ("docs", "doc_length", "alpha_shape"):
             if getattr(args, flag) is not None:
@@ -189,6 +199,7 @@ def _compute(args: argparse.Namespace) -> LdaCurve:
 
 def _rows(curve: LdaCurve, eps: float) -> list[dict]:
     out = []
+    guarantees = curve_guarantees(curve, eps)
     for name in curve.algorithms:
         r = curve.at(name, eps)
         usable = r["runs"] > 0
@@ -196,14 +207,17 @@ def _rows(curve: LdaCurve, eps: float) -> list[dict]:
                     "standard_error": r["se"] if r["runs"] > 1 else None, "runs": int(r["runs"]),
                     "unusable": int(r["unusable"]), "whitening_failed": int(r["whitening_failed"]), "usable": usable,
                     "reason": None if usable else curve.reasons.get(name), "guarantee": curve.guarantees[name],
-                    "privacy": GUARANTEES[ALGORITHMS[name].guarantee]})
+                    "privacy": guarantee_summary(guarantees[name]),
+                    "guarantees": guarantee_records(guarantees[name])})
     return out
 
 
 def _header(curve: LdaCurve) -> dict:
     p = curve.problem
     return {"reference": curve.reference, "dim": p.dim, "k": p.k, "alpha0": p.alpha0, "sites": p.n_sites,
-            "sizes": p.sizes.tolist(), "runs": curve.runs, "seed": curve.seed, "notes": list(curve.notes)}
+            "sizes": p.sizes.tolist(), "runs": curve.runs, "seed": curve.seed, "notes": list(curve.notes),
+            "calibration": curve.scenario.calibration, "delta": float(curve.scenario.delta[0]),
+            "eps_split": curve.settings.eps_split, "collusion": curve.settings.collusion}
 
 
 def _print_table(curve: LdaCurve, eps: float) -> None:
@@ -211,9 +225,11 @@ def _print_table(curve: LdaCurve, eps: float) -> None:
     for r in _rows(curve, eps):
         error = f"{fmt(r['mean'])} ± {fmt(r['standard_error'], 2)}" if r["usable"] else "-"
         status = "yes" if r["usable"] else "UNUSABLE" if r["unusable"] else "whitening failed"
-        rows.append([ALGORITHMS[r["algorithm"]].title, error, r["runs"], status, r["privacy"]])
+        rows.append([ALGORITHMS[r["algorithm"]].title, error, r["runs"], status])
     print(f"eps = {eps:g}")
-    print(table(["algorithm", "topic error ± se", "runs", "usable", "privacy"], rows))
+    print(table(["algorithm", "topic error ± se", "runs", "usable"], rows))
+    print_guarantees({ALGORITHMS[name].title: gs for name, gs in curve_guarantees(curve, eps).items()},
+                     robust_hint="capeLDA" if "cape" in curve.algorithms and curve.settings.collusion is None else None)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -221,7 +237,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         data = _header(curve)
         if len(curve.grid) == 1:
-            data.update(eps=curve.grid[0], results=_rows(curve, curve.grid[0]))
+            data.update(eps=curve.grid[0], results=_rows(curve, curve.grid[0]),
+                        guarantees=run_guarantee_records(curve_guarantees(curve, curve.grid[0])))
         else:
             data["curves"] = [{"eps": e, "results": _rows(curve, e)} for e in curve.grid]
         print_json(data)

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 from collections.abc import Callable
-from pathlib import Path
 
 from ..limits import (
     DELTA_RANGE,
@@ -36,9 +34,10 @@ from ..limits import (
     MAX_SITES,
     MAX_WORKERS,
     MEMORY_BUDGET_RANGE,
+    NORM_BOUND_RANGE,
+    SPLIT_RANGE,
 )
 from ..textio import printable
-from ..validation import InputError
 
 __all__ = [
     "COMPONENTS",
@@ -63,7 +62,7 @@ __all__ = [
     "SITES",
     "SITE_SIZE",
     "SPLIT",
-    "check_writable",
+    "NORM_BOUND",
     "integer",
     "real",
 ]
@@ -117,6 +116,7 @@ def real(low: float, high: float, *, low_open: bool = False, high_open: bool = F
 
 
 SITES = integer(1, MAX_SITES)
+COLLUSION = integer(0, MAX_SITES - 1)
 WORKERS = integer(1, MAX_WORKERS)
 SITE_SIZE = integer(1, MAX_SITE_SIZE)
 RUNS = integer(1, MAX_RUNS)
@@ -136,28 +136,7 @@ EPS = real(*EPS_RANGE)
 DELTA = real(*DELTA_RANGE, high_open=True)
 E_SCALE = real(*E_SCALE_RANGE)
 SIGMA2 = real(0.0, MAX_SIGMA2)
-SPLIT = real(0.0, 1.0, low_open=True, high_open=True)
+SPLIT = real(*SPLIT_RANGE)
+NORM_BOUND = real(*NORM_BOUND_RANGE)
 MEMORY_MIB = real(MEMORY_BUDGET_RANGE[0] / 2**20, MEMORY_BUDGET_RANGE[1] / 2**20)
 POSITIVE = real(0.0, 1e12, low_open=True)
-
-
-def check_writable(option: str, path: str | None) -> None:
-    """Refuse an output path that cannot be written, before the work that produces it: a directory, a missing
-    folder, or no permission. The check opens the file for appending (so an existing file is not truncated) and
-    removes it again if it did not exist."""
-    if path is None:
-        return
-    target = Path(path)
-    if target.is_dir():
-        raise InputError(f"{option} {path} is a directory; give a file name", option)
-    existed = target.exists()
-    try:
-        with open(target, "a", encoding="utf-8"):
-            pass
-    except OSError as exc:
-        raise InputError(f"{option} {path} cannot be written: {exc.strerror or exc}", option) from None
-    if not existed:
-        try:
-            os.remove(target)
-        except OSError:  # pragma: no cover - removed meanwhile
-            pass

@@ -10,6 +10,7 @@ import argparse
 
 import numpy as np
 
+from ..cape.guarantee import run_guarantee_records
 from ..data import parse_count_csv, parse_documents, parse_numeric_csv, parse_vocabulary
 from ..limits import (
     DEFAULT_MEMORY_BUDGET,
@@ -23,8 +24,10 @@ from ..limits import (
     MAX_RUNS,
     MAX_TEXT_BYTES,
     MAX_UPLOAD_BYTES,
+    MAX_VOCABULARY_BYTES,
     MAX_WORKERS,
     MEMORY_BUDGET_RANGE,
+    SPLIT_RANGE,
 )
 from ..otd import (
     ALGORITHMS,
@@ -43,21 +46,24 @@ from ..otd import (
     default_algorithms,
     mog_problem,
 )
+from ..otd.guarantees import comparison_guarantees
+from ..otd.power import check_power_work
 from ..privacy import CALIBRATIONS, NEIGHBOURING
 from ..scenario import Scenario, equal_sites_scenario, load_scenario
 from ..textio import read_file, values_text
 from ..validation import InputError
 from ..workers import WORKERS_ENV, worker_count
-from . import print_json, say
+from . import print_guarantees, print_json, say
 from .options import (
+    COLLUSION,
     COMPONENTS,
     DELTA,
     DOC_LENGTH,
     EPS,
     ITERATIONS,
     MEMORY_MIB,
+    NORM_BOUND,
     OTD_DIM,
-    POSITIVE,
     RESTARTS,
     RUNS,
     SEED,
@@ -103,8 +109,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument
     p.add_argument("--memory-budget", type=MEMORY_MIB, default=DEFAULT_MEMORY_BUDGET / 2**20, metavar="MIB",
                    help=f"memory budget in MiB that decides the path (default {DEFAULT_MEMORY_BUDGET // 2**20}; "
                    f"{MEMORY_BUDGET_RANGE[0] // 2**20} to {MEMORY_BUDGET_RANGE[1] // 2**20:,})")
-    p.add_argument("--split", type=SPLIT, default=0.5, help="share of eps and delta for the first stage, strictly "
-                   "between 0 and 1 (default 0.5)")
+    p.add_argument("--split", type=SPLIT, default=0.5, help="share of eps and delta for the first stage, from "
+                   f"{SPLIT_RANGE[0]:g} to {SPLIT_RANGE[1]:g} (default 0.5)")
+    p.add_argument("--collusion", type=COLLUSION, metavar="C",
+                   help="capeAGN with the collusion-robust design for up to C colluding sites (0 to S - 1): every "
+                   "view keeps the promised eps, at a cost in accuracy; default: "
+                   "the plain design, whose aggregator may learn more than promised (the guarantees say)")
     p.add_argument("--m3-noise", choices=tuple(M3_NOISE), default="published",
                    help="third-moment noise law: published (i.i.d. unique entries, the paper's; default; projected "
                    f"path up to K = {MAX_PUBLISHED_PROJECTED_K}) or symmetrized (more noise on repeated indices, "
@@ -125,7 +135,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument
                    "per line, or a .csv document-term count table (stm)")
     p.add_argument("--vocabulary", metavar="FILE", help="stm: a public vocabulary file (one word per line); it sets "
                    "D, so it does not go with --d")
-    p.add_argument("--norm-bound", type=POSITIVE, help="mog --data: public bound on sample norms (default: the "
+    p.add_argument("--norm-bound", type=NORM_BOUND, help="mog --data: public bound on sample norms (default: the "
                    "largest norm, not private)")
     p.add_argument("--truth", choices=tuple(TRUTHS), default="ours",
                    help="synthetic ground truth: ours (default: " + TRUTHS["ours"] + ") or authors (" +
@@ -170,7 +180,7 @@ def _upload_problem(args: argparse.Namespace, scenario: Scenario, seed: int):
     if args.model == "mog":
         table_ = parse_numeric_csv(content)
         return mog_problem(table_.values, k, fractions, rng, sigma2=args.sigma2, norm_bound=args.norm_bound)
-    vocabulary = (parse_vocabulary(read_file(args.vocabulary, MAX_TEXT_BYTES, "vocabulary file"))
+    vocabulary = (parse_vocabulary(read_file(args.vocabulary, MAX_VOCABULARY_BYTES, "vocabulary file"))
                   if args.vocabulary else None)
     if vocabulary is None and args.d is None:
         raise InputError("stm --data needs --d (vocabulary size: the D most frequent words) or --vocabulary FILE")
@@ -190,9 +200,13 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"unknown algorithm(s) {', '.join(unknown)}; choose from {', '.join(ALGORITHMS)}")
     if args.data is None and args.vocabulary:
         raise InputError("--vocabulary applies to --data (uploaded documents) only")
+    if args.collusion is not None and args.collusion > scenario.n_sites - 1:
+        raise InputError(f"--collusion must be at most S - 1 = {scenario.n_sites - 1} (got {args.collusion})")
     settings = OtdSettings(eps_split=args.split, n_restarts=args.restarts, n_iter=args.iterations, path=args.path,
-                           memory_budget=int(args.memory_budget * 2**20), m3_noise=args.m3_noise)
+                           memory_budget=int(args.memory_budget * 2**20), m3_noise=args.m3_noise,
+                           collusion=args.collusion)
     workers = worker_count(args.runs, args.workers)  # checked before anything runs
+    check_power_work(5 if args.k is None else args.k, args.restarts, args.iterations)  # K x L x N, before any data
     if args.data:
         if args.truth != "ours":
             raise InputError("--truth applies to synthetic data only (uploaded data have no ground truth)")
@@ -205,8 +219,10 @@ def run(args: argparse.Namespace) -> int:
                              doc_length=args.doc_length, estimator=args.estimator or "first", truth=args.truth)
         result = compare_algorithms(scenario, algorithms, spec=spec, runs=args.runs, seed=seed, settings=settings,
                                     workers=workers)
+    guarantees = comparison_guarantees(result)
     if args.json:
-        print_json(result.to_dict())
+        print_json({**result.to_dict(), "collusion": args.collusion,
+                    "guarantees": run_guarantee_records(guarantees)})
         return 0
     for note in result.notes:
         say(f"note: {note}")
@@ -224,6 +240,8 @@ def run(args: argparse.Namespace) -> int:
         rows.append([ALGORITHMS[alg].title, fmt(q.mean), fmt(q.std), fmt(u.mean), fmt(u.std), fmt(w.mean),
                      fmt(w.std), q.runs, q.failed])
     print(table(["algorithm", "q_comp", "std", "q_comp unit", "std", "weight error", "std", "runs", "failed"], rows))
+    print_guarantees({ALGORITHMS[name].title: gs for name, gs in guarantees.items()},
+                     robust_hint=ALGORITHMS["cape"].title if "cape" in guarantees and args.collusion is None else None)
     for alg, message in result.failures.items():
         say(f"{ALGORITHMS[alg].title}: {message}")
     return 0

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..cape.guarantee import run_guarantee_records
 from ..data import (
     BUNDLED,
     FEATURE_SCALINGS,
@@ -40,12 +41,13 @@ from ..limits import (
     MAX_WORKERS,
 )
 from ..pca import ALGORITHMS, METRICS, SOLVER_DTYPES, compare_pca, default_algorithms, prepare_pca
+from ..pca.guarantees import privacy_guarantees
 from ..privacy import CALIBRATIONS, NEIGHBOURING
 from ..scenario import Scenario, equal_sites_scenario, load_scenario
 from ..textio import printable, read_file
 from ..validation import InputError
 from ..workers import WORKERS_ENV, worker_count
-from . import print_json, say
+from . import print_guarantees, print_json, say
 from .options import DELTA, EPS, POSITIVE, RUNS, SEED, SITE_SIZE, SITES, WORKERS, integer, real
 from .table import fmt, table
 
@@ -206,8 +208,10 @@ def run(args: argparse.Namespace) -> int:
         "by_label": setup.split.by_label, "runs": runs, "seed": args.seed,
         "dpdis_rank": args.rank if args.rank is not None else setup.problem.k, "precision": args.precision,
     }
+    guarantees = privacy_guarantees(setup.privacy, comparison.results)
     if args.json:
         print_json({"results": comparison.records(), "settings": settings, "communication": comparison.communication,
+                    "guarantees": run_guarantee_records(guarantees),
                     "notes": list(setup.notes) + [n for n in comparison.notes if n not in setup.notes]})
         return 0
     for note in list(setup.notes) + [n for n in comparison.notes if n not in setup.notes]:
@@ -232,4 +236,5 @@ def run(args: argparse.Namespace) -> int:
         row.append(comparison.communication[algorithm])
         rows.append(row)
     print(table(["algorithm", "captured_energy", "captured_energy_ratio", "subspace_distance", "numbers sent"], rows))
+    print_guarantees(guarantees)
     return 0

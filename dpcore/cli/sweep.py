@@ -22,7 +22,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..data import PREPROCESSING, SPECTRA
+from ..data import BUNDLED, PREPROCESSING, SPECTRA
+from ..data.bundled import data_dirs
 from ..experiments import (
     FAMILIES,
     LDA_CALIBRATION,
@@ -49,6 +50,7 @@ from ..experiments.presets import quick_name
 from ..lda import ALPHA_SHAPES
 from ..limits import DECAY_RANGE, MAX_SWEEP_RUNS, MAX_SYNTHETIC_DIM, MAX_WORKERS
 from ..otd import DEFAULT_SIGMA2, ESTIMATORS, MODELS, PATHS, TRUTHS
+from ..outfiles import check_outputs, write_atomic
 from ..privacy import CALIBRATIONS, NEIGHBOURING
 from ..scenario import Scenario, equal_sites_scenario, load_scenario
 from ..validation import InputError
@@ -66,7 +68,6 @@ from .options import (
     SITES,
     SPLIT,
     WORKERS,
-    check_writable,
     integer,
     real,
 )
@@ -270,8 +271,18 @@ def _progress(done: int, total: int, label: str) -> None:
     sys.stderr.flush()
 
 
-def _write(path: str, text: str) -> None:
-    Path(path).write_text(text, encoding="utf-8")
+def _inputs(args: argparse.Namespace, spec: SweepSpec) -> dict[str, str | Path]:
+    """What the sweep reads: the scenario file, and the bundled data set's file (the first copy data_dirs finds,
+    the one it reads)."""
+    inputs: dict[str, str | Path] = {}
+    if getattr(args, "scenario", None):
+        inputs["--scenario"] = args.scenario
+    dataset = getattr(spec.data, "dataset", None)
+    if dataset in BUNDLED:
+        found = [folder / BUNDLED[dataset].file for folder in data_dirs() if (folder / BUNDLED[dataset].file).is_file()]
+        if found:
+            inputs[f"the bundled data set {dataset}"] = found[0]
+    return inputs
 
 
 def run(args: argparse.Namespace) -> int:
@@ -285,20 +296,21 @@ def run(args: argparse.Namespace) -> int:
     if metric not in METRICS[spec.family]:
         raise InputError(f"--metric must be one of {', '.join(METRICS[spec.family])} for a {spec.family} sweep "
                          f"(got {metric!r})")
-    for option, path in (("--out", args.out), ("--summary-out", args.summary_out), ("--html", args.html)):
-        check_writable(option, path)  # before the sweep: a bad path must not cost the results
+    # before the sweep: a bad path must not cost the results, and no output may be an input or another output
+    outputs = check_outputs({"--out": args.out, "--summary-out": args.summary_out, "--html": args.html},
+                            _inputs(args, spec))
     workers = worker_count(spec.runs, args.workers)  # checked before anything runs
     result = run_sweep(spec, progress=_progress if sys.stderr.isatty() and not args.json else None,
                        workers=workers)
     if args.out:
-        _write(args.out, result.to_csv())
+        write_atomic(outputs["--out"], result.to_csv(), "--out")
     if args.summary_out:
-        _write(args.summary_out, result.summary_csv())
+        write_atomic(outputs["--summary-out"], result.summary_csv(), "--summary-out")
     if args.html:
         from ..experiments.figures import figure_html  # plotly is imported only when a figure is written
 
         title = get_preset(args.preset).figure + " " + get_preset(args.preset).title if args.preset else None
-        _write(args.html, figure_html(result, metric, title=title))
+        write_atomic(outputs["--html"], figure_html(result, metric, title=title), "--html")
     if args.json:
         print_json(result.to_dict())
         return 0

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..limits import MAX_SHIPPED_FILE_BYTES, MAX_SHIPPED_TEXT_BYTES
+from ..textio import read_data_file
 from ..validation import InputError, check_choice
 from .dataset import Dataset
 from .numeric_csv import parse_numeric_csv
@@ -95,11 +97,9 @@ def _bundled_file(info: BundledInfo) -> Path:
 @lru_cache(maxsize=4)
 def _read_bundled(name: str) -> tuple[np.ndarray, np.ndarray]:
     path = _bundled_file(BUNDLED[name])
-    try:
-        content = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"bundled data file {path} cannot be read ({exc.strerror}); reinstall the project") from exc
-    table = parse_numeric_csv(content, header=False, label_column=-1, max_cells=10**8, max_bytes=10**9)
+    content = read_data_file(path, "bundled data file", max_bytes=MAX_SHIPPED_FILE_BYTES,
+                             max_decompressed=MAX_SHIPPED_TEXT_BYTES)
+    table = parse_numeric_csv(content, header=False, label_column=-1, max_cells=10**8, max_bytes=MAX_SHIPPED_TEXT_BYTES)
     x = np.ascontiguousarray(table.values.T)
     labels = np.asarray(table.labels)
     x.setflags(write=False)

@@ -14,11 +14,12 @@ result built on them says so (:data:`dpcore.data.NOT_PRIVATE_VOCABULARY`).
 
 from __future__ import annotations
 
-import gzip
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from ..limits import MAX_SHIPPED_FILE_BYTES, MAX_SHIPPED_TEXT_BYTES
+from ..textio import decode_text, read_data_file
 from ..validation import InputError, check_choice
 from .bundled import DATA_DIR_ENV, data_dirs
 from .text import Corpus, parse_documents, parse_vocabulary
@@ -64,12 +65,9 @@ def _bundled_path(file: str) -> Path:
 
 
 def _read_text(file: str) -> str:
-    path = _bundled_path(file)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"bundled data file {path} cannot be read ({exc.strerror}); reinstall the project") from exc
-    return (gzip.decompress(raw) if file.endswith(".gz") else raw).decode("utf-8")
+    raw = read_data_file(_bundled_path(file), "bundled data file", max_bytes=MAX_SHIPPED_FILE_BYTES,
+                         max_decompressed=MAX_SHIPPED_TEXT_BYTES)
+    return decode_text(raw, f"bundled data file {file}")
 
 
 @lru_cache(maxsize=1)
@@ -93,7 +91,7 @@ def load_bundled_corpus(name: str = "python-docs") -> Corpus:
     name = check_choice(name, "corpus", tuple(BUNDLED_CORPORA))
     info = BUNDLED_CORPORA[name]
     return parse_documents(_read_text(info.file), vocabulary=bundled_vocabulary(name), stop_words=stop_words(),
-                           max_bytes=1 << 30)
+                           max_bytes=MAX_SHIPPED_TEXT_BYTES)
 
 
 def parse_text_corpus(content: bytes | str, *, rule: str, vocab_size: int | None = None,

@@ -12,18 +12,16 @@ from __future__ import annotations
 
 import codecs
 import csv
-import gzip
 import io
 import math
 import re
-import zlib
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from ..limits import MAX_UPLOAD_BYTES, MAX_UPLOAD_CELLS, MAX_UPLOAD_COLUMNS
-from ..textio import decode_text, size_text
+from ..limits import MAX_DATA_MAGNITUDE, MAX_UPLOAD_BYTES, MAX_UPLOAD_CELLS, MAX_UPLOAD_COLUMNS
+from ..textio import decode_text, gunzip, size_text
 from ..validation import InputError, check_positive_int
 
 __all__ = ["LABEL_MAX_CLASSES", "CsvColumns", "NumericTable", "parse_label_column", "parse_numeric_csv",
@@ -48,6 +46,7 @@ class NumericTable:
     columns: list[str]
     labels: np.ndarray | None = None
     dropped_label: str | None = None
+    dropped_columns: tuple[str, ...] = ()
     header: bool = False
     delimiter: str = ","
 
@@ -75,13 +74,7 @@ def _to_text(content: bytes | str, max_bytes: int) -> str:
         raise InputError(f"CSV content must be bytes or text (got {type(content).__name__})", "file")
     raw = bytes(content)
     if raw[:2] == b"\x1f\x8b":  # gzip: decompress at most max_bytes + 1 bytes (no decompression bombs)
-        try:
-            with gzip.GzipFile(fileobj=io.BytesIO(raw)) as handle:
-                raw = handle.read(max_bytes + 1)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise InputError(f"the file looks gzip-compressed but cannot be decompressed ({exc})", "file") from exc
-        if len(raw) > max_bytes:
-            raise InputError(f"the decompressed file is larger than the limit of {_megabytes(max_bytes)}", "file")
+        raw = gunzip(raw, max_bytes, "file")
     elif len(raw) > max_bytes:
         raise InputError(f"the file is {_megabytes(len(raw))}, more than the limit of {_megabytes(max_bytes)}", "file")
     utf16 = raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
@@ -111,6 +104,8 @@ def _cell_problem(cell: str) -> str:
         pass
     if number is not None and math.isinf(number):
         return f"is {text!r}, which is infinite or too large for a floating-point number"
+    if number is not None and abs(number) > MAX_DATA_MAGNITUDE:
+        return f"is {number:g}, larger in magnitude than {MAX_DATA_MAGNITUDE:g}"
     shown = text if len(text) <= 30 else text[:27] + "..."
     return f"is the text {shown!r}, not a number"
 
@@ -282,7 +277,8 @@ def _feature_values(frame: pd.DataFrame, feature_index: list[int]) -> tuple[np.n
         else:
             numbers, cells = _column_numbers(frame.iloc[:, j])
             values[:, out] = numbers
-        bad = ~np.isfinite(numbers)
+        with np.errstate(invalid="ignore"):
+            bad = ~(np.abs(numbers) <= MAX_DATA_MAGNITUDE)  # NaN, infinite, or too large to square and sum
         if bad.any():
             n_bad += int(bad.sum())
             first = int(np.argmax(bad))
@@ -299,9 +295,12 @@ def _bad_cell_error(bad: _BadCell, offset: int, columns: list[str], header: bool
         hint = "; if the first row is a header, say so (header=True)"
     elif "text" in bad.problem and not has_label:
         hint = "; a text column holding labels can be excluded as the label column"
+    allowed = (f"numbers up to {MAX_DATA_MAGNITUDE:g} in magnitude are allowed (their squares must sum without "
+               "overflow): rescale the data" if "magnitude" in bad.problem
+               else "only finite numbers are allowed outside the label column")
     return InputError(
-        f"row {bad.row + offset}, {_column_label(bad.column, columns, header)} {bad.problem}{more}; only finite "
-        f"numbers are allowed outside the label column{hint}", "file"
+        f"row {bad.row + offset}, {_column_label(bad.column, columns, header)} {bad.problem}{more}; {allowed}{hint}",
+        "file"
     )
 
 
@@ -318,6 +317,7 @@ def parse_numeric_csv(
     *,
     header: bool | None = None,
     label_column: str | int | None = None,
+    drop_columns: tuple[int, ...] = (),
     max_cells: int = MAX_UPLOAD_CELLS,
     max_bytes: int = MAX_UPLOAD_BYTES,
     max_columns: int = MAX_UPLOAD_COLUMNS,
@@ -326,7 +326,9 @@ def parse_numeric_csv(
 
     ``header`` None decides from the first row: a header when its non-empty cells are all text, data when they
     are all numbers, an InputError asking which when it mixes both. ``label_column`` (a header name or a 0-based
-    position, negative counts from the end) is excluded from the numeric values and returned as ``labels``. Every
+    position, negative counts from the end) is excluded from the numeric values and returned as ``labels``;
+    ``drop_columns`` (0-based positions, e.g. :func:`sniff_columns`' identifier columns) are left out and named in
+    ``dropped_columns``. Every
     other cell must be a finite number. Errors (:class:`InputError`) name the row (line of the file, counting from
     1) and the column of the first bad cell, and state the limits (bytes, MAX_UPLOAD_COLUMNS columns checked on the
     first line, cells). Nothing is evaluated or unpickled.
@@ -344,7 +346,8 @@ def parse_numeric_csv(
     columns = [c.strip() for c in layout.first_row] if header else [f"x{j + 1}" for j in range(layout.n_fields)]
     frame = _read_frame(text, layout, header, max_cells)
     label_index = _label_index(label_column, header, columns, layout.n_fields)
-    feature_index = [j for j in range(layout.n_fields) if j != label_index]
+    dropped = {int(j) % layout.n_fields for j in drop_columns if -layout.n_fields <= int(j) < layout.n_fields}
+    feature_index = [j for j in range(layout.n_fields) if j != label_index and j not in dropped]
     _check_size(frame.shape[0], len(feature_index), label_index is not None)
     values, bad = _feature_values(frame, feature_index)
     if bad is not None:
@@ -354,7 +357,7 @@ def parse_numeric_csv(
     return NumericTable(
         values=values, columns=[columns[j] for j in feature_index], labels=labels,
         dropped_label=None if label_index is None else columns[label_index], header=bool(header),
-        delimiter=layout.delimiter,
+        delimiter=layout.delimiter, dropped_columns=tuple(columns[j] for j in sorted(dropped) if j != label_index),
     )
 
 
@@ -384,6 +387,8 @@ class CsvColumns:
     label: int | None
     reason: str
     n_rows: int
+    ids: tuple[int, ...] = ()
+    id_reasons: tuple[str, ...] = ()
 
 
 def _decide_header(first_row: list[str], text_columns: set[int]) -> bool:
@@ -403,6 +408,28 @@ def _whole_number_classes(column: pd.Series, n_rows: int) -> int | None:
         return None
     distinct = np.unique(numbers).size
     return distinct if 2 <= distinct <= LABEL_MAX_CLASSES and 2 * distinct <= n_rows else None
+
+
+ID_NAMES = re.compile(r"(?i)^(id|ids|index|idx|#|no\.?|row|row[ _-]?(id|no|number)|(sample|record|patient|subject)"
+                      r"[ _-]?(id|no|number)|unnamed: ?\d+)$")
+"""Header names that mark a record identifier, not a feature."""
+ID_MIN_ROWS = 5
+"""A column of distinct consecutive whole numbers counts as a running index from this many rows on."""
+
+
+def _id_reason(name: str, column: pd.Series, header: bool) -> str | None:
+    """Why a column looks like record identifiers (its header name, or distinct whole numbers counting up by one:
+    a row number), else None. An identifier carries no information about the data but would become a PCA
+    feature, and one with the largest spread."""
+    if header and ID_NAMES.match(name.strip()):
+        return f"its header {name.strip()!r} names an identifier"
+    numbers = pd.to_numeric(column.astype(str).str.strip(), errors="coerce").to_numpy(dtype=float)
+    if numbers.size < ID_MIN_ROWS or not np.all(np.isfinite(numbers)) or not np.all(numbers == np.round(numbers)):
+        return None
+    steps = np.diff(numbers)
+    if np.all(steps == 1) or np.all(steps == -1):
+        return f"its {numbers.size:,} values count {'up' if steps[0] > 0 else 'down'} by one, like row numbers"
+    return None
 
 
 def sniff_columns(content: bytes | str, *, header: bool | None = None, max_cells: int = MAX_UPLOAD_CELLS,
@@ -438,4 +465,9 @@ def sniff_columns(content: bytes | str, *, header: bool | None = None, max_cells
             if classes is not None:
                 label, reason = j, f"{classes} distinct whole numbers in {n_rows:,} rows"
                 break
-    return CsvColumns(columns=columns, header=has_header, label=label, reason=reason, n_rows=n_rows)
+    found = [(j, _id_reason(columns[j], data.iloc[:, j], has_header)) for j in range(layout.n_fields) if j != label]
+    found = [(j, why) for j, why in found if why is not None]
+    if len(found) >= layout.n_fields - (label is not None) - 1:  # never leave fewer than two features
+        found = []
+    return CsvColumns(columns=columns, header=has_header, label=label, reason=reason, n_rows=n_rows,
+                      ids=tuple(j for j, _ in found), id_reasons=tuple(why for _, why in found))

@@ -19,14 +19,15 @@ from __future__ import annotations
 
 import codecs
 import re
+from array import array
 from collections import Counter
 from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
 
-from ..limits import MAX_DOCUMENTS, MAX_TEXT_BYTES, MAX_VOCABULARY
-from ..textio import decode_text
+from ..limits import MAX_DOCUMENTS, MAX_TEXT_BYTES, MAX_TEXT_LINES, MAX_VOCABULARY, MAX_VOCABULARY_BYTES
+from ..textio import decode_text, size_text
 from ..validation import InputError, check_positive_int
 from .numeric_csv import parse_numeric_csv
 
@@ -34,6 +35,7 @@ __all__ = [
     "MIN_WORDS",
     "NOT_PRIVATE_VOCABULARY",
     "Corpus",
+    "line_count",
     "parse_count_csv",
     "parse_documents",
     "parse_vocabulary",
@@ -53,16 +55,26 @@ def _text(content: bytes | str, what: str, max_bytes: int = MAX_TEXT_BYTES) -> s
     if isinstance(content, str):
         raw_size = len(content.encode("utf-8", errors="replace"))
         if raw_size > max_bytes:
-            raise InputError(f"the {what} is {raw_size / 2**20:.1f} MB, more than the limit of "
-                             f"{max_bytes / 2**20:.0f} MB", "file")
+            raise InputError(f"the {what} is {size_text(raw_size)}, more than the limit of {size_text(max_bytes)}",
+                             "file")
         return content
     raw = bytes(content)
     if len(raw) > max_bytes:
-        raise InputError(f"the {what} is {len(raw) / 2**20:.1f} MB, more than the limit of {max_bytes / 2**20:.0f} MB",
+        raise InputError(f"the {what} is {size_text(len(raw))}, more than the limit of {size_text(max_bytes)}",
                          "file")
     if not raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) and b"\x00" in raw[:4096]:
         raise InputError(f"the {what} is binary; upload plain UTF-8 text", "file")
     return decode_text(raw, what)
+
+
+_LINE_BREAKS = ("\n", "\r", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+
+
+def line_count(text: str) -> int:
+    """The number of lines ``str.splitlines`` would return, from counting the line breaks (no list is built):
+    every break ends a line, ``\\r\\n`` is one break, and text after the last break is one more line."""
+    breaks = sum(text.count(b) for b in _LINE_BREAKS) - text.count("\r\n")
+    return breaks + (1 if text and not text.endswith(_LINE_BREAKS) else 0)
 
 
 def tokenize(line: str) -> list[str]:
@@ -73,7 +85,7 @@ def tokenize(line: str) -> list[str]:
 def parse_vocabulary(content: bytes | str, *, max_words: int = MAX_VOCABULARY) -> tuple[str, ...]:
     """A vocabulary file: words one per line or separated by commas; lower-cased, duplicates removed
     (first occurrence kept). Every entry must be one word as :func:`tokenize` sees it."""
-    text = _text(content, "vocabulary file")
+    text = _text(content, "vocabulary file", MAX_VOCABULARY_BYTES)
     words: list[str] = []
     seen: set[str] = set()
     for number, line in enumerate(text.splitlines(), start=1):
@@ -88,10 +100,11 @@ def parse_vocabulary(content: bytes | str, *, max_words: int = MAX_VOCABULARY) -
             if tokens[0] not in seen:
                 seen.add(tokens[0])
                 words.append(tokens[0])
+                if len(words) > max_words:  # stop at the first word too many
+                    raise InputError(f"the vocabulary has more than the limit of {max_words:,} words (the word "
+                                     f"{max_words + 1:,} is on line {number:,})", "vocabulary")
     if len(words) < 2:
         raise InputError("the vocabulary needs at least 2 distinct words", "vocabulary")
-    if len(words) > max_words:
-        raise InputError(f"the vocabulary has {len(words):,} words, more than the limit of {max_words:,}", "vocabulary")
     return tuple(words)
 
 
@@ -150,16 +163,26 @@ def parse_documents(
     if vocabulary is None and vocab_size is None:
         raise InputError("give a vocabulary size D or a vocabulary file", "D")
     text = _text(content, "text file", max_bytes)
-    docs = [tokenize(line) for line in text.splitlines() if line.strip()]
-    if stop_words:
-        docs = [[w for w in doc if w not in stop_words] for doc in docs]
-    if not docs:
+    lines = line_count(text)
+    if lines > MAX_TEXT_LINES:  # before anything is split or tokenised
+        raise InputError(f"the text file has {lines:,} lines, more than the limit of {MAX_TEXT_LINES:,} (one document "
+                         f"per line, at most {MAX_DOCUMENTS:,} documents)", "file")
+    raw_docs = [line for line in text.splitlines() if line.strip()]
+    if not raw_docs:
         raise InputError("the text file has no documents (one document per line)", "file")
-    if len(docs) > MAX_DOCUMENTS:
-        raise InputError(f"the text file has {len(docs):,} documents, more than the limit of {MAX_DOCUMENTS:,}", "file")
-    if vocabulary is None:
+    if len(raw_docs) > MAX_DOCUMENTS:
+        raise InputError(f"the text file has {len(raw_docs):,} documents, more than the limit of {MAX_DOCUMENTS:,}",
+                         "file")
+    stop = stop_words or frozenset()
+
+    def words(line: str) -> list[str]:
+        return [w for w in tokenize(line) if w not in stop]
+
+    if vocabulary is None:  # one pass to count the words, one to index them: the tokens are never all held at once
         size = _check_vocab_size(vocab_size)
-        freq = Counter(word for doc in docs for word in doc)
+        freq: Counter[str] = Counter()
+        for line in raw_docs:
+            freq.update(words(line))
         if len(freq) < 2:
             raise InputError("the documents contain fewer than 2 distinct words", "file")
         ranked = sorted(freq.items(), key=lambda item: (-item[1], item[0]))
@@ -169,15 +192,17 @@ def parse_documents(
         vocabulary = tuple(vocabulary)
         source = "user"
     index = {word: i for i, word in enumerate(vocabulary)}
-    rows, cols, firsts = [], [], np.zeros((len(docs), 3), dtype=np.int64)
-    for n, doc in enumerate(docs):
-        kept = [index[w] for w in doc if w in index]
+    rows, cols, firsts = array("q"), array("q"), np.zeros((len(raw_docs), 3), dtype=np.int64)
+    for n, line in enumerate(raw_docs):
+        kept = [index[w] for w in words(line) if w in index]
         rows.extend([n] * len(kept))
         cols.extend(kept)
         firsts[n, : min(3, len(kept))] = kept[:3]
-    counts = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(docs), len(vocabulary)))
+    counts = sp.csr_matrix((np.ones(len(rows)), (np.frombuffer(rows, dtype=np.int64),
+                                                 np.frombuffer(cols, dtype=np.int64))),
+                           shape=(len(raw_docs), len(vocabulary)))
     counts.sum_duplicates()
-    return _finish(counts, firsts, vocabulary, len(docs), source, "documents")
+    return _finish(counts, firsts, vocabulary, len(raw_docs), source, "documents")
 
 
 def parse_count_csv(

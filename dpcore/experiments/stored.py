@@ -7,20 +7,23 @@ sweep's notes). :func:`stored_result` reads one back as a :class:`~dpcore.experi
 without computing anything but the summary (mean and 95% interval per point) and the gains (designs only, no
 data), so a page can show a full figure at once.
 
-A stored table is used only when its spec is the preset's current spec and its bytes have the recorded SHA-256;
-otherwise :func:`stored_result` returns None and :func:`stored_status` says why (a preset changed since the
-results were made, a file is missing or altered).
+A stored table is used only after it is verified (:func:`stored_status` says why not, and the page falls back to a
+live run): the manifest is read with a bound and must be well formed; the preset's record must have every field
+with its type; its spec must be the preset's current spec; the file must be a regular file of exactly the recorded
+size, not a Git LFS pointer, with the recorded SHA-256; it is decompressed with a bound (the recorded size, at most
+:data:`~dpcore.limits.MAX_SHIPPED_TEXT_BYTES`: no gzip bomb) to exactly the recorded table bytes and SHA-256, and
+the table must have the spec's rows. The checks are :func:`dpcore.textio.read_data_file`'s, the same the bundled
+data sets and corpora pass.
 
 :func:`estimate_seconds` turns a stored preset's seconds into an estimate for a live run of a similar sweep.
 """
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import io
-import json
 import math
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -29,10 +32,12 @@ from typing import Any
 import pandas as pd
 
 from ..data.bundled import data_dirs
+from ..limits import MAX_SHIPPED_FILE_BYTES, MAX_SHIPPED_TEXT_BYTES
+from ..textio import decode_text, load_json, read_data_file
 from ..validation import InputError
 from .designs import sweep_gains
 from .presets import get_preset, preset_names
-from .results import SweepResult, summarise_table, to_table
+from .results import TABLE_COLUMNS, SweepResult, summarise_table, to_table
 from .spec import SweepSpec
 
 __all__ = ["FIRST_FIGURE", "MANIFEST_NAME", "STORED_DIR", "StoredResult", "clear_stored", "estimate_seconds",
@@ -61,17 +66,63 @@ def stored_dir() -> Path | None:
     return None
 
 
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_ENTRY_FIELDS: dict[str, tuple[type, ...]] = {
+    "file": (str,), "file_bytes": (int,), "file_sha256": (str,), "table_bytes": (int,), "table_sha256": (str,),
+    "rows": (int,), "spec": (dict,), "complete": (bool,), "seconds": (int, float), "workers": (int,), "runs": (int,),
+    "command": (str,), "seed": (int,), "dpcore_version": (str,), "git_commit": (str,), "made": (str,),
+    "machine": (str,), "notes": (list,),
+}
+"""Every field of a stored preset's record that dpcore reads, with its JSON type."""
+
+
 @lru_cache(maxsize=1)
-def _manifest() -> dict[str, Any]:
+def _manifest() -> tuple[dict[str, Any], str | None]:
+    """The manifest, and None; or an empty manifest and why the file is not usable (every preset is then
+    unavailable with that reason)."""
+    empty: dict[str, Any] = {"presets": {}, "missing": {}}
     directory = stored_dir()
     if directory is None:
-        return {"presets": {}, "missing": {}}
-    return json.loads((directory / MANIFEST_NAME).read_text(encoding="utf-8"))
+        return empty, None
+    try:
+        raw = read_data_file(directory / MANIFEST_NAME, "the manifest", max_bytes=MAX_SHIPPED_FILE_BYTES,
+                             max_decompressed=MAX_SHIPPED_TEXT_BYTES)
+        data = load_json(decode_text(raw, "manifest"), "manifest")
+    except InputError as exc:
+        return empty, f"the manifest {STORED_DIR}/{MANIFEST_NAME} cannot be read: {exc}"
+    if not isinstance(data, dict) or not isinstance(data.get("presets"), dict) or not isinstance(
+            data.get("missing", {}), dict):
+        return empty, f"the manifest {STORED_DIR}/{MANIFEST_NAME} is not an object with 'presets' and 'missing'"
+    return {"presets": data["presets"], "missing": data.get("missing", {})}, None
+
+
+def _entry_problem(entry: Any) -> str | None:
+    """Why a preset's record cannot be used (a field missing or of the wrong type, a file name with a folder in it,
+    a size out of range, a digest that is not 64 hex digits), or None."""
+    if not isinstance(entry, dict):
+        return "it is not an object"
+    for key, kinds in _ENTRY_FIELDS.items():
+        value = entry.get(key)
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            return f"its field {key!r} is missing or not a {' or '.join(k.__name__ for k in kinds)}"
+    name = entry["file"]
+    if name != Path(name).name or name.startswith(".") or not name.endswith(".csv.gz"):
+        return f"its file {name!r} is not a .csv.gz file name in {STORED_DIR}"
+    if not 0 < entry["file_bytes"] <= MAX_SHIPPED_FILE_BYTES or not 0 < entry["table_bytes"] <= MAX_SHIPPED_TEXT_BYTES:
+        return "its recorded sizes are out of range"
+    if not (_HEX64.fullmatch(entry["file_sha256"]) and _HEX64.fullmatch(entry["table_sha256"])):
+        return "its recorded SHA-256 digests are not 64 hexadecimal digits"
+    if not (math.isfinite(entry["seconds"]) and entry["seconds"] >= 0 and entry["workers"] >= 1
+            and entry["runs"] >= 1 and all(isinstance(n, str) for n in entry["notes"])):
+        return "its seconds, workers, runs or notes are not valid"
+    return None
 
 
 def stored_entry(name: str) -> dict[str, Any] | None:
-    """The manifest's record of preset ``name`` (command, seed, runs, version, commit, machine, seconds, ...)."""
-    return _manifest()["presets"].get(name)
+    """The manifest's record of preset ``name`` (command, seed, runs, version, commit, machine, seconds, ...), or
+    None when there is none or it is not usable (:func:`stored_status` says why)."""
+    entry = _manifest()[0]["presets"].get(name)
+    return entry if _entry_problem(entry) is None else None
 
 
 def stored_names() -> list[str]:
@@ -79,19 +130,53 @@ def stored_names() -> list[str]:
     return [n for n in preset_names(available_only=True) if stored_status(n) is None]
 
 
-def stored_status(name: str) -> str | None:
-    """None when preset ``name`` has a usable stored result, else why not (in words)."""
-    missing = _manifest()["missing"].get(name)
+@lru_cache(maxsize=64)
+def _verified_table(name: str) -> tuple[pd.DataFrame | None, str | None]:
+    """The stored table of preset ``name`` read, verified (module docstring) and parsed, or why not. Read once per
+    process (:func:`clear_stored` forgets it)."""
     entry = stored_entry(name)
-    if entry is None:
-        return missing["reason"] if missing else "no stored result (run tools/precompute_presets.py)"
+    spec: SweepSpec = get_preset(name).spec
+    try:
+        text = read_data_file(stored_dir() / entry["file"], "the stored table", max_bytes=MAX_SHIPPED_FILE_BYTES,
+                              max_decompressed=min(entry["table_bytes"], MAX_SHIPPED_TEXT_BYTES),
+                              size=entry["file_bytes"], sha256=entry["file_sha256"])
+    except InputError as exc:
+        return None, str(exc)
+    if len(text) != entry["table_bytes"] or hashlib.sha256(text).hexdigest() != entry["table_sha256"]:
+        return None, f"{entry['file']} does not decompress to the table recorded in the manifest"
+    try:
+        table = to_table(spec, pd.read_csv(io.BytesIO(text), keep_default_na=False, na_values=[""]))
+    except (ValueError, KeyError, TypeError) as exc:  # pandas' ParserError is a ValueError
+        return None, f"{entry['file']} is not a table of this sweep ({type(exc).__name__}: {str(exc)[:120]})"
+    expected_rows = len(spec.grid) * len(spec.algorithms) * spec.runs * len(spec.metrics)
+    if list(table.columns) != list(TABLE_COLUMNS) or len(table) != entry["rows"] or (
+            entry["complete"] and len(table) != expected_rows):
+        return None, f"{entry['file']} does not have the columns and rows of this sweep"
+    return table, None
+
+
+def stored_status(name: str) -> str | None:
+    """None when preset ``name`` has a usable stored result, else why not (in words): no result stored, a manifest
+    or record that cannot be read, a preset changed since, a file missing, truncated, altered, a Git LFS pointer
+    or a gzip bomb."""
+    manifest, problem = _manifest()
+    if problem is not None:
+        return problem
+    missing = manifest["missing"].get(name)
+    raw_entry = manifest["presets"].get(name)
+    if raw_entry is None:
+        if isinstance(missing, dict) and isinstance(missing.get("reason"), str):
+            return missing["reason"]
+        return "no stored result (run tools/precompute_presets.py)"
+    problem = _entry_problem(raw_entry)
+    if problem is not None:
+        return f"the manifest's record of {name} cannot be used: {problem}"
     preset = get_preset(name)
-    if preset.spec is None or entry["spec"] != preset.spec.to_dict():
+    if preset.spec is None or raw_entry["spec"] != preset.spec.to_dict():
         return "the stored result was made with other settings than the preset has now (rerun the generation)"
-    directory = stored_dir()
-    if directory is None or not (directory / entry["file"]).is_file():
-        return f"the file {entry['file']} is missing"
-    return None
+    if not (stored_dir() / raw_entry["file"]).is_file():
+        return f"the file {raw_entry['file']} is missing"
+    return _verified_table(name)[1]
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -118,15 +203,12 @@ def _duration(seconds: float) -> str:
 
 @lru_cache(maxsize=64)
 def _load(name: str) -> StoredResult:
+    """The verified stored table of ``name`` with its summary and gains (call after :func:`stored_status` is None)."""
     entry = stored_entry(name)
-    raw = (stored_dir() / entry["file"]).read_bytes()
-    text = gzip.decompress(raw)
-    if hashlib.sha256(text).hexdigest() != entry["table_sha256"]:
-        raise ValueError(f"{entry['file']} does not have the SHA-256 recorded in the manifest")
+    table = _verified_table(name)[0]
     spec: SweepSpec = get_preset(name).spec
-    table = to_table(spec, pd.read_csv(io.BytesIO(text), keep_default_na=False, na_values=[""]))
     result = SweepResult(spec=spec, table=table, summary=summarise_table(spec, table), gains=sweep_gains(spec),
-                         notes=tuple(entry.get("notes", ())), complete=bool(entry["complete"]),
+                         notes=tuple(entry["notes"]), complete=entry["complete"],
                          runs_done=int(table["run"].nunique()), seconds=float(entry["seconds"]),
                          extra={"stored": name})
     return StoredResult(name=name, result=result, entry=entry)
@@ -175,4 +257,5 @@ def estimate_seconds(spec: SweepSpec, workers: int) -> tuple[float, str] | None:
 def clear_stored() -> None:
     """Forget the manifest and the tables read (tests, or after the generation wrote new files)."""
     _manifest.cache_clear()
+    _verified_table.cache_clear()
     _load.cache_clear()

@@ -13,21 +13,33 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ..cape.helper_free import NOISE_VARIANTS
+from ..cape.plan import SOLVERS
 from ..cape.protocol import Message, ProtocolRound, capeagn_round, capepca_round
+from ..cape.stages import AGN_MODELS
 from ..limits import (
+    MAX_FEDERATED_MATRIX_DIM,
     MAX_MESSAGE_LOG_BYTES,
     MAX_MESSAGE_LOG_DEPTH,
     MAX_MESSAGE_LOG_ENTRIES,
     MAX_MESSAGE_LOG_ROUNDS,
+    MAX_POWER_ITERATIONS,
+    MAX_POWER_RESTARTS,
+    MAX_SEED,
+    MAX_SIGMA2,
     MAX_SITES,
+    NORM_BOUND_RANGE,
+    SPLIT_RANGE,
 )
-from ..scenario import Site
-from ..validation import InputError
-from .plan import ROUND_STAGES, RoundPlan, RoundSettings, SiteBudget, plan_round
+from ..otd.release import M3_NOISE
+from ..privacy import CALIBRATIONS, NEIGHBOURING
+from ..scenario import site_errors
+from ..validation import InputError, check_choice, check_int_range, check_range
+from .plan import AGN_PATHS, ROUND_STAGES, RoundPlan, RoundSettings, SiteBudget, plan_round
 
 __all__ = ["CHANNELS", "LOG_FORMAT", "ROUND_STATUSES", "ComparedMessage", "LogEntry", "LoggedRound", "MessageLog",
            "compare_with_protocol", "parse_message_log", "protocol_differences", "protocol_round",
@@ -157,37 +169,79 @@ def _entry(data: Any, where: str) -> LogEntry:
     return LogEntry(**values)
 
 
+def _optional(check: Callable[..., Any]) -> Callable[..., Any]:
+    return lambda value, name: None if value is None else check(value, name)
+
+
+_SETTING_RULES: dict[str, Callable[[Any, str], Any]] = {
+    "algorithm": lambda v, name: check_choice(v, name, tuple(ROUND_STAGES)),
+    "k": lambda v, name: check_int_range(v, name, 1, MAX_FEDERATED_MATRIX_DIM),
+    "neighbouring": lambda v, name: check_choice(v, name, NEIGHBOURING),
+    "calibration": lambda v, name: check_choice(v, name, CALIBRATIONS),
+    "solver": lambda v, name: check_choice(v, name, SOLVERS),
+    "collusion": _optional(lambda v, name: check_int_range(v, name, 0, MAX_SITES - 1)),
+    "split": lambda v, name: check_range(v, name, *SPLIT_RANGE),
+    "model": lambda v, name: check_choice(v, name, tuple(AGN_MODELS)),
+    "sigma2": _optional(lambda v, name: check_range(v, name, 0.0, MAX_SIGMA2)),
+    "norm_bound": _optional(lambda v, name: check_range(v, name, *NORM_BOUND_RANGE)),
+    "path": lambda v, name: check_choice(v, name, AGN_PATHS),
+    "m3_noise": lambda v, name: check_choice(v, name, tuple(M3_NOISE)),
+    "n_restarts": lambda v, name: check_int_range(v, name, 1, MAX_POWER_RESTARTS),
+    "n_iter": lambda v, name: check_int_range(v, name, 1, MAX_POWER_ITERATIONS),
+    "run": lambda v, name: check_int_range(v, name, 0, MAX_SEED),
+    "noise": lambda v, name: check_choice(v, name, NOISE_VARIANTS),
+    "dropouts": lambda v, name: check_int_range(v, name, 0, MAX_SITES - 1),
+}
+"""Every setting of a round's plan (:class:`RoundSettings`) with the rule the rest of dpcore applies to it: the
+ranges of :mod:`dpcore.limits` (``--split``, ``--norm-bound``, ``--restarts`` ... on the command line), checked
+before anything is computed from them; text where a number belongs is refused, not converted."""
+
+
+def _settings(data: dict[str, Any], where: str) -> RoundSettings:
+    values = {}
+    for key, value in data.items():
+        if key not in _SETTING_RULES:
+            continue  # settings of a later format version are not needed to rebuild the design
+        try:
+            checked = _SETTING_RULES[key](value, key)
+        except InputError as exc:
+            raise InputError(f"{where}, plan settings: {exc}", key) from None
+        values[key] = checked
+    try:
+        return RoundSettings(**values).validated()
+    except (TypeError, InputError) as exc:
+        raise InputError(f"{where}, plan settings: {exc}") from None
+
+
+def _budget(index: int, raw: Any, where: str) -> SiteBudget:
+    """One site of a plan with the scenario's rules and messages (name, n, eps, delta, weight) and its D."""
+    if not isinstance(raw, dict):
+        raise InputError(f"{where}, plan site {index + 1}: a site must be a JSON object")
+    errors, site = site_errors(index, {key: value for key, value in raw.items() if key != "dim"})
+    if errors:
+        raise InputError(f"{where}, plan {'; '.join(str(e) for e in errors)}")
+    label = f"{where}, plan site {index + 1} ({site.name})"
+    try:
+        dim = check_int_range(raw.get("dim"), "dim", 1, MAX_FEDERATED_MATRIX_DIM)
+    except InputError as exc:
+        raise InputError(f"{label}, {exc}") from None
+    return SiteBudget(site=site, dim=dim)
+
+
 def _plan(data: Any, algorithm: str, where: str) -> tuple[RoundSettings, tuple[SiteBudget, ...]] | None:
+    """A round's plan: every setting and every site checked with the rules of the rest of dpcore (the scenario's
+    for the sites) before :func:`plan_round` may compute anything from them."""
     if data is None:
         return None
     if not isinstance(data, dict) or not isinstance(data.get("settings"), dict) or not isinstance(
             data.get("sites"), list):
         raise InputError(f"{where}: plan must be an object with 'settings' and 'sites'")
-    known = {f: v for f, v in data["settings"].items() if f in RoundSettings.__dataclass_fields__}
-    for key, value in known.items():
-        if isinstance(value, (dict, list)) or (isinstance(value, str) and len(value) > _MAX_TEXT):
-            raise InputError(f"{where}: plan setting {key} must be a number, a short string or null")
-    try:
-        settings = RoundSettings(**known).validated()
-    except (TypeError, InputError) as exc:
-        raise InputError(f"{where}: plan settings: {exc}") from exc
+    settings = _settings(data["settings"], where)
     if settings.algorithm != algorithm:
         raise InputError(f"{where}: the plan is for {settings.algorithm}, the round for {algorithm}")
     if len(data["sites"]) > MAX_SITES:
         raise InputError(f"{where}: the plan has more than {MAX_SITES} sites")
-    budgets = []
-    for i, site in enumerate(data["sites"]):
-        at = f"{where}, plan site {i + 1}"
-        if not isinstance(site, dict):
-            raise InputError(f"{at}: a site must be a JSON object")
-        values = {k: _field(site, k, kinds, at, optional=k == "weight") for k, kinds in (
-            ("name", (str,)), ("n", (int,)), ("eps", (int, float)), ("delta", (int, float)),
-            ("weight", (int, float)), ("dim", (int,)))}
-        budgets.append(SiteBudget(site=Site(name=values["name"], n=values["n"], eps=float(values["eps"]),
-                                            delta=float(values["delta"]),
-                                            weight=None if values["weight"] is None else float(values["weight"])),
-                                  dim=values["dim"]))
-    return settings, tuple(budgets)
+    return settings, tuple(_budget(i, site, where) for i, site in enumerate(data["sites"]))
 
 
 def _round(data: Any, where: str, budget: list[int]) -> LoggedRound:

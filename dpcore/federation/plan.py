@@ -17,12 +17,20 @@ from ..cape.design import NoiseDesign
 from ..cape.helper_free import NOISE_VARIANTS, fixed_point, scaled_for_variant, variant_audit
 from ..cape.plan import SOLVERS, plan_scenario
 from ..cape.stages import AGN_MODELS, agn_stage_plans
-from ..limits import MAX_FEDERATED_MATRIX_DIM, MAX_FEDERATED_TENSOR_DIM
+from ..limits import MAX_FEDERATED_MATRIX_DIM, MAX_FEDERATED_TENSOR_DIM, NORM_BOUND_RANGE
 from ..otd.power import DEFAULT_ITERATIONS, DEFAULT_RESTARTS
 from ..otd.problem import OtdSettings
 from ..otd.release import M3_NOISE
 from ..scenario import ScenarioError, Site, scenario_from_dict
-from ..validation import InputError, check_choice, check_positive, check_positive_int, check_rank
+from ..validation import (
+    InputError,
+    check_choice,
+    check_positive,
+    check_positive_int,
+    check_range,
+    check_rank,
+    check_split,
+)
 from .site import noise_shape, noise_size, noise_unique
 
 __all__ = ["AGN_PATHS", "DEFAULT_M3_NOISE", "ROUND_STAGES", "RoundPlan", "RoundSettings", "RoundStage", "SiteBudget",
@@ -102,8 +110,7 @@ class RoundSettings:
         check_choice(self.algorithm, "algorithm", tuple(ROUND_STAGES))
         check_positive_int(self.k, "K")
         check_choice(self.solver, "solver", SOLVERS)
-        if not 0.0 < float(self.split) < 1.0:
-            raise InputError(f"the budget split must be strictly between 0 and 1 (got {self.split!r})", "split")
+        check_split(self.split)
         check_choice(self.model, "model", tuple(AGN_MODELS))
         check_choice(self.path, "path", AGN_PATHS)
         check_choice(self.m3_noise, "m3_noise", tuple(M3_NOISE))
@@ -112,7 +119,7 @@ class RoundSettings:
                 raise InputError("the MOG model needs the component variance sigma^2 and the public norm bound",
                                  "sigma2")
             check_positive(self.sigma2, "sigma^2", allow_zero=True)
-            check_positive(self.norm_bound, "norm bound")
+            check_range(self.norm_bound, "norm bound", *NORM_BOUND_RANGE)
         check_positive_int(self.n_restarts, "restarts L")
         check_positive_int(self.n_iter, "iterations N")
         check_positive_int(self.run, "run", minimum=0)

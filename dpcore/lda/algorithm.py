@@ -24,7 +24,7 @@ from .site import LdaSite
 __all__ = ["GUARANTEES", "LdaAlgorithm", "RunContext", "Runner"]
 
 GUARANTEES: dict[str, str] = {
-    "dp": "(eps, delta)-DP",
+    "dp": "calibrated to (eps, delta)",
     "local": "not DP as published (local sensitivity)",
     "none": "no privacy",
 }

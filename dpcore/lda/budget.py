@@ -78,22 +78,23 @@ CONFIGURATIONS: dict[int, str] = {
 EDGES: dict[int, tuple[str, ...]] = {1: ("e3", "e4", "e8"), 2: ("e6", "e8"), 3: ("e7", "e8"), 4: ("e9",)}
 PRIVACY = {
     "local": "paper 004 as published: noise at the local sensitivity of the corpus at hand, conditions checked on it",
-    "ptr": "configuration 2 made (eps, delta)-DP by propose-test-release: a public proposal b for the sensitivity of "
-           "T, a Laplace test that the corpus is far from any corpus where b fails, then noise at b",
+    "ptr": "configuration 2 made differentially private by propose-test-release: a public proposal b for the "
+           "sensitivity of T, a Laplace test that the corpus is far from any corpus where b fails, then noise at b",
 }
 PTR_EDGES = ("test", "e6", "e8")
-DP_GUARANTEE = ("(eps, delta)-DP for replace-one-document neighbours: Gaussian mechanisms with global sensitivities "
+DP_GUARANTEE = ("calibrated to (eps, delta) for replace-one-document neighbours: Gaussian mechanisms with global "
+                "sensitivities "
                 "Delta2 (M2) and Delta3 (M3), basic composition over the edges")
 PTR_GUARANTEE = (
-    "(eps, delta)-DP for replace-one-document neighbours: propose-test-release (Dwork and Lei 2009) - a proposed "
-    "bound b on the sensitivity of T from public quantities, a Laplace test (eps_test) of a 1-Lipschitz lower bound "
-    "on the number of documents to change before b may fail, passing by mistake with probability <= delta_test, "
+    "calibrated to (eps, delta) for replace-one-document neighbours: propose-test-release (Dwork and Lei 2009) - a "
+    "proposed bound b on the sensitivity of T from public quantities, a Laplace test (eps_test) of a 1-Lipschitz lower "
+    "bound on the number of documents to change before b may fail, passing by mistake with probability <= delta_test, "
     "then the Gaussian mechanism at b; e8 with the global Delta2; basic composition over test, e6 and e8"
 )
 LOCAL_GUARANTEE = (
     "NOT differentially private as published: noise calibrated to paper 004's local (data-dependent) sensitivity; "
     "the bound holds for every neighbour of this corpus, but it and the usable verdict are computed from the private "
-    "corpus, so this is not an (eps, delta)-DP guarantee by itself (propose-test-release would make it one)"
+    "corpus, so it is no differential-privacy guarantee by itself (propose-test-release would make it one)"
 )
 
 

@@ -37,7 +37,9 @@ CURVE_COLUMNS = ("eps", "algorithm", "runs", "unusable", "whitening_failed", "me
 class LdaCurve:
     """Topic error per (eps, algorithm): the tidy ``records`` (eps, algorithm, run, topic_error, status) and their
     ``summary`` (:data:`CURVE_COLUMNS`; se = std / sqrt(runs)); the first reason each algorithm had no topics and
-    its privacy statement; one result per (algorithm, eps) of the first run that gave topics, for top words."""
+    its privacy statement; one result per (algorithm, eps) of the first run that gave topics, for top words; the
+    scenario (sites, delta, calibration) and settings it ran with, for its guarantees
+    (:func:`dpcore.lda.guarantees.curve_guarantees`)."""
 
     algorithms: tuple[str, ...]
     grid: tuple[float, ...]
@@ -52,6 +54,8 @@ class LdaCurve:
     runs: int
     seed: int
     notes: tuple[str, ...] = ()
+    scenario: Scenario | None = None
+    settings: LdaSettings | None = None
 
     def at(self, algorithm: str, eps: float) -> dict[str, Any]:
         """The summary row of one algorithm at one eps."""
@@ -152,4 +156,4 @@ def eps_curve(  # long: checks, then one loop over runs, eps and algorithms, rea
     return LdaCurve(algorithms=names, grid=grid, records=records, summary=_summary(records, names, grid),
                     reasons=reasons, guarantees=guarantees, examples=examples, reference=label,
                     reference_topics=np.asarray(reference), problem=current, runs=runs, seed=seed,
-                    notes=tuple(dict.fromkeys(notes)))
+                    notes=tuple(dict.fromkeys(notes)), scenario=base, settings=settings)

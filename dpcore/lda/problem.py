@@ -23,7 +23,7 @@ from ..limits import (
 )
 from ..otd.paths import PATHS
 from ..otd.power import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, check_iterations
-from ..validation import InputError, check_choice, check_positive, check_positive_int, check_rank
+from ..validation import InputError, check_choice, check_positive, check_positive_int, check_rank, check_split
 from .budget import LdaDataSummary, summarize_site
 from .corpus import (
     ALPHA_SHAPES,
@@ -104,9 +104,7 @@ class LdaSettings:
     collusion: int | None = None
 
     def __post_init__(self) -> None:
-        split = check_positive(self.eps_split, "eps split")
-        if not 0.0 < split < 1.0:
-            raise InputError(f"eps split must be strictly between 0 and 1 (got {split:g})", "eps_split")
+        check_split(self.eps_split, "eps split")
         check_iterations(self.n_restarts, self.n_iter)
         check_choice(self.path, "path", PATHS)
         check_positive(self.topic_concentration, "topic concentration")

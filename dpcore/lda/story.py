@@ -13,11 +13,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
+from ..summary import Claim, claim_text, paired_claim
 from .curves import LdaCurve
 from .problem import LdaSpec
 
 __all__ = ["BREAKDOWN", "OPENING", "REGIME_DOCS", "REGIME_GRID", "REGIME_SPEC", "REMARKS", "TopicStory",
-           "regime_sentences", "story_sentence"]
+           "breakdown_sentence", "lda_claim", "regime_sentences", "run_values", "story_sentence"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,12 +52,11 @@ BREAKDOWN = TopicStory(
     grid=(3.0, 10.0, 30.0, 100.0), runs=3, algorithms=("cape", "conv", "local", "pooled", "nonpriv", "random"),
     headline="The same corpus with only 100 documents per site.",
     explanation="With 100 documents per site the noise that hides one document even from the pooled corpus of 2,000 "
-    "documents (its standard deviation falls like 1/N) is larger than the topics' signal in M2 (eigenvalues near "
-    "0.01), so even a trusted curator holding every document (pooled) recovers little at eps <= 30, and every "
-    "private curve stays near random topics. CAPE removes only the extra noise of the conventional scheme (a factor "
-    "sqrt(S) in standard deviation), never the noise pooled data need, so where pooled data fail it cannot help. The "
-    "same happens at small eps on the opening chart. A different limit: when one site holds most documents, that "
-    "site alone is almost as good as capeLDA (its own sensitivity is nearly the pooled one).",
+    "documents (its standard deviation falls like 1/N) is large against the topics' signal in M2. CAPE removes only "
+    "the extra noise of the conventional scheme (a factor sqrt(S) in standard deviation), never the noise pooled "
+    "data need, so where pooled data fail it cannot help; the sentence under the chart says, from the runs, where "
+    "that happens here. A different limit: when one site holds most documents, that site alone is almost as good "
+    "as capeLDA (its own sensitivity is nearly the pooled one).",
 )
 REGIME_SPEC = LdaSpec(dim=6, k=2, alpha0=1.0, alpha_shape="dirichlet", doc_length=10)
 """A corpus on which all four configurations are usable: K = 2 topics over D = 6 words with distinct alpha (distinct
@@ -67,9 +69,25 @@ def _mean(curve: LdaCurve, name: str, eps: float) -> float:
     return float(curve.at(name, eps)["mean"])
 
 
+TITLES = {"cape": "capeLDA", "conv": "the conventional scheme", "local": "one site alone", "pooled": "pooled",
+          "nonpriv": "the non-private result", "random": "random topics"}
+
+
+def run_values(curve: LdaCurve, name: str, eps: float) -> np.ndarray:
+    """Topic error of ``name`` per run at ``eps`` (NaN for runs without topics): the paired values of the claims."""
+    rows = curve.records[(curve.records["algorithm"] == name) & (curve.records["eps"] == float(eps))]
+    return rows.sort_values("run")["topic_error"].to_numpy(dtype=float)
+
+
+def lda_claim(curve: LdaCurve, a: str, b: str, eps: float) -> Claim:
+    """The paired claim of ``a`` against ``b`` at ``eps`` (smaller error is better)."""
+    return paired_claim(a, run_values(curve, a, eps), b, run_values(curve, b, eps), larger_is_better=False)
+
+
 def story_sentence(curve: LdaCurve, eps: float) -> str:
     """One sentence on the opening chart at ``eps``: capeLDA against conventional, local and the non-private result,
-    and the share of the conventional scheme's gap to the non-private result that capeLDA closes."""
+    the paired test of capeLDA against the conventional scheme, and (when capeLDA is clearly better) the share of the
+    conventional scheme's gap to the non-private result that capeLDA closes."""
     names = set(curve.algorithms)
     if not {"cape", "conv"} <= names:
         return ""
@@ -77,7 +95,10 @@ def story_sentence(curve: LdaCurve, eps: float) -> str:
     parts = [f"At eps = {eps:g} capeLDA's topic error is {cape:.2f} against {conv:.2f} for the conventional scheme"]
     if "local" in names:
         parts.append(f" and {_mean(curve, 'local', eps):.2f} for one site alone")
-    if "nonpriv" in names and not math.isnan(cape) and not math.isnan(conv):
+    claim = lda_claim(curve, "cape", "conv", eps)
+    if claim.relation != "better":
+        parts.append(f"; over {claim.runs} runs capeLDA is not clearly better than the conventional scheme")
+    elif "nonpriv" in names and not math.isnan(cape) and not math.isnan(conv):
         best = _mean(curve, "nonpriv", eps)
         if conv > best:
             parts.append(f"; it closes {100 * (conv - cape) / (conv - best):.0f}% of the conventional scheme's gap to "
@@ -85,15 +106,41 @@ def story_sentence(curve: LdaCurve, eps: float) -> str:
     return "".join(parts) + "."
 
 
-def _compare(curve: LdaCurve, a: str, b: str) -> tuple[int, int]:
-    """(eps values where both have topics, of which ``a`` has the lower mean error)."""
-    both = wins = 0
+def breakdown_sentence(curve: LdaCurve) -> tuple[str, tuple[Claim, ...]]:
+    """Where the private curves are at random topics, from the runs: per eps of the grid, the paired claim of each
+    private algorithm against random topics, and the sentence that reads them (no curve is said to be at random
+    topics unless its claim is not "better")."""
+    private = [n for n in curve.algorithms if n in ("cape", "conv", "local", "pooled")]
+    if "random" not in curve.algorithms or not private:
+        return "", ()
+    claims, at_random = [], []
+    for eps in curve.grid:
+        here = [lda_claim(curve, name, "random", eps) for name in private]
+        claims += here
+        if all(c.relation != "better" for c in here):
+            at_random.append(f"{eps:g}")
+    if at_random:
+        text = (f"At eps = {', '.join(at_random)} no private curve is clearly better than random topics over "
+                f"{claims[0].runs} runs")
+    else:
+        text = "At every eps of the chart some private curve is clearly better than random topics"
+    last = [c for c in claims[-len(private):] if c.relation == "better"]
+    if last and at_random:
+        text += f"; at eps = {curve.grid[-1]:g}: " + "; ".join(claim_text(c, TITLES) for c in last)
+    return text + ".", tuple(claims)
+
+
+def _compare(curve: LdaCurve, a: str, b: str) -> tuple[int, int, int]:
+    """(eps values where both have topics, of which ``a`` is clearly lower, clearly higher) by the paired test."""
+    both = wins = losses = 0
     for eps in curve.grid:
         ra, rb = curve.at(a, eps), curve.at(b, eps)
         if ra["runs"] and rb["runs"]:
             both += 1
-            wins += int(ra["mean"] < rb["mean"])
-    return both, wins
+            relation = lda_claim(curve, a, b, eps).relation
+            wins += relation == "better"
+            losses += relation == "worse"
+    return both, wins, losses
 
 
 REMARKS: dict[str, tuple[str, str, str, str]] = {
@@ -120,13 +167,17 @@ def regime_sentences(curve: LdaCurve) -> dict[str, str]:
     for key, (winner, other, paper, why) in REMARKS.items():
         if not {winner, other} <= set(curve.algorithms):
             continue
-        both, wins = _compare(curve, winner, other)
+        both, wins, losses = _compare(curve, winner, other)
         if not both:
             reason = curve.reasons.get(winner) or curve.reasons.get(other) or "neither gave topics"
             out[key] = f"{paper}; on this corpus the two cannot be compared: {reason}."
             continue
-        agrees = wins * 2 > both
-        text = (f"{paper}. Observed: configuration {winner} is lower at {wins} of {both} eps values "
-                f"({'as the paper says' if agrees else 'unlike the paper'})")
-        out[key] = text + ("." if agrees else f": {why}.")
+        text = (f"{paper}. Observed (paired test over the runs): configuration {winner} is clearly lower at {wins}, "
+                f"clearly higher at {losses} of {both} eps values")
+        if wins > losses:
+            out[key] = text + " (as the paper says)."
+        elif losses > wins:
+            out[key] = text + f" (unlike the paper): {why}."
+        else:
+            out[key] = text + " (no clear answer on these runs)."
     return out

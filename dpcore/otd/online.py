@@ -35,7 +35,7 @@ import scipy.sparse as sp
 
 from ..linalg import top_eigenpairs_operator
 from ..validation import check_positive_int, check_rank
-from .power import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, PowerResult
+from .power import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, PowerResult, check_iterations, check_power_work
 from .whitening import Whitening, WhiteningError
 
 __all__ = [
@@ -167,6 +167,14 @@ def streamed_pass(oracle: OnlineOracle, u: np.ndarray, start: int, size: int, ch
     return oracle.finish(u, tu, tuuu, size)
 
 
+def _row_width(data: object) -> float:
+    """Numbers per sample a pass contracts: non-zeros per document of a sparse count matrix, else the columns."""
+    if sp.issparse(data):
+        return data.nnz / max(data.shape[0], 1)
+    shape = np.shape(data)
+    return float(shape[1]) if len(shape) > 1 else 1.0
+
+
 def online_tensor_power_method(
     oracle: OnlineOracle, rng: np.random.Generator, *, n_restarts: int = DEFAULT_RESTARTS,
     n_iter: int = DEFAULT_ITERATIONS, batch_size: int | None = None, chunk: int = 4096,
@@ -175,11 +183,11 @@ def online_tensor_power_method(
     whitened space), R passes of data association (each reads ``batch_size`` samples, all when None, in chunks
     of ``chunk``), deflation by the components found so far and normalisation; the start with the largest
     lambda wins. Returns eigenvalues (>= 0) and unit eigenvectors like :func:`dpcore.otd.tensor_power_method`."""
-    n_restarts = check_positive_int(n_restarts, "restarts L")
-    n_iter = check_positive_int(n_iter, "iterations R")
+    n_restarts, n_iter = check_iterations(n_restarts, n_iter)
     size = oracle.n if batch_size is None else check_positive_int(batch_size, "batch size")
     chunk = check_positive_int(chunk, "chunk")
     k = oracle.k
+    check_power_work(k, n_restarts, n_iter, samples=size, width=_row_width(oracle.data))
     values, vectors = np.empty(k), np.empty((k, k))
     position = 0
     for i in range(k):

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..limits import MAX_POWER_ITERATIONS, MAX_POWER_RESTARTS
+from ..limits import MAX_POWER_ITERATIONS, MAX_POWER_RESTARTS, MAX_POWER_WORK
 from ..privacy.calibration import multiplier, privacy_profile
-from ..validation import check_int_range, check_rank
+from ..validation import InputError, check_int_range, check_rank
 from .whitening import Whitening
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "NoisyTpmBudget",
     "PowerResult",
     "check_iterations",
+    "check_power_work",
     "noisy_tensor_power_method",
     "noisy_tpm_budget",
     "recover",
@@ -62,6 +63,30 @@ def check_iterations(n_restarts: int, n_iter: int) -> tuple[int, int]:
             check_int_range(n_iter, "iterations N", 1, MAX_POWER_ITERATIONS))
 
 
+def check_power_work(k: int, n_restarts: int, n_iter: int, *, dim: int | None = None, samples: int | None = None,
+                     width: float = 0.0) -> float:
+    """The joint bound on the product of the power method's flags (:data:`~dpcore.limits.MAX_POWER_WORK`),
+    checked before its loop; the estimated multiply-adds. In core (``samples`` None): K components, L starts of
+    N steps and N more for the best start, each step a contraction of the ``dim`` x ``dim`` x ``dim`` tensor
+    (``dim`` = K after whitening): K (N L + N) dim^3. Online (paper 001, Alg. 2): N + 1 passes over ``samples``
+    rows of ``width`` numbers for each of the K components, each row contracted with W and the L starts:
+    K (N + 1) samples K (width + L)."""
+    k, n_restarts, n_iter = int(k), int(n_restarts), int(n_iter)
+    if samples is None:
+        size = k if dim is None else int(dim)
+        work = float(k) * (n_iter * n_restarts + n_iter) * float(size) ** 3
+        how = f"K = {k} components x (N L + N) = {n_iter * (n_restarts + 1):,} steps x D^3 = {size}^3"
+    else:
+        work = float(k) * (n_iter + 1) * float(samples) * k * (float(width) + n_restarts)
+        how = (f"K = {k} components x N + 1 = {n_iter + 1:,} passes over {int(samples):,} samples x K (width + L) = "
+               f"{k} x ({float(width):.3g} + {n_restarts})")
+    if work > MAX_POWER_WORK:
+        raise InputError(f"the tensor power method would take about {work:.2g} multiply-adds ({how}), more than the "
+                         f"{MAX_POWER_WORK:.0e} allowed; use fewer restarts L, iterations N or components K",
+                         "restarts")
+    return work
+
+
 def tensor_power_method(
     tensor: np.ndarray, k: int, rng: np.random.Generator, *, n_restarts: int = DEFAULT_RESTARTS,
     n_iter: int = DEFAULT_ITERATIONS,
@@ -73,6 +98,7 @@ def tensor_power_method(
     t = np.array(tensor, dtype=float)
     dim = t.shape[0]
     k = check_rank(k, dim)
+    check_power_work(k, n_restarts, n_iter, dim=dim)
     values = np.empty(k)
     vectors = np.empty((dim, k))
     for i in range(k):
@@ -121,8 +147,8 @@ class NoisyTpmBudget:
                  "differing by one symmetrised unit entry)")
         return (f"{self.releases} noisy releases with eps' = {self.eps_release:.3g}, delta' = "
                 f"{self.delta_release:.3g}; {scale}; composed exactly as Gaussian mechanisms (mu = "
-                f"sqrt(K) / c(eps', delta') = {self.mu:.3g}): ({self.eps:g}, {self.delta_composed:.3g})-DP, "
-                f"within delta = {self.delta:g}")
+                f"sqrt(K) / c(eps', delta') = {self.mu:.3g}): delta {self.delta_composed:.3g} at eps {self.eps:g}, "
+                f"the stage's delta = {self.delta:g}")
 
 
 def noisy_tpm_budget(

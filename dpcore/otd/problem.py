@@ -15,22 +15,25 @@ from ..data.text import Corpus
 from ..limits import (
     DEFAULT_MEMORY_BUDGET,
     MAX_COMPONENTS,
+    MAX_DATA_MAGNITUDE,
     MAX_DOC_LENGTH,
     MAX_OTD_DIM,
     MAX_OTD_SAMPLES,
     MAX_SIGMA2,
     MAX_SITE_NUMBERS,
     MEMORY_BUDGET_RANGE,
+    NORM_BOUND_RANGE,
 )
 from ..validation import (
     InputError,
     check_choice,
-    check_finite_array,
     check_int_range,
+    check_magnitude,
     check_positive,
     check_positive_int,
     check_range,
     check_rank,
+    check_split,
 )
 from .models import (
     DEFAULT_SIGMA2,
@@ -100,9 +103,7 @@ class OtdSettings:
 
     def __post_init__(self) -> None:
         """The settings enter here and are checked once; every run trusts them."""
-        split = check_positive(self.eps_split, "eps split")
-        if not 0.0 < split < 1.0:
-            raise InputError(f"eps split must be strictly between 0 and 1 (got {split:g})", "eps_split")
+        check_split(self.eps_split, "eps split")
         check_iterations(self.n_restarts, self.n_iter)
         check_choice(self.path, "path", PATHS)
         check_int_range(self.memory_budget, "memory budget (bytes)", *MEMORY_BUDGET_RANGE)
@@ -194,7 +195,7 @@ def mog_problem(
     covariance (Hsu & Kakade 2013; not private, said in the notes). ``norm_bound`` is a public bound B
     (samples longer than B are clipped); None uses the largest sample norm (the paper's preprocessing,
     not private). No ground truth: the non-private result is the reference."""
-    x = check_finite_array(values, "samples")
+    x = check_magnitude(values, "samples", MAX_DATA_MAGNITUDE)  # squares and moments stay finite
     if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] < 2:
         raise InputError("MOG data need at least 2 samples (rows) and 2 features (columns)", "file")
     n, dim = x.shape
@@ -220,7 +221,7 @@ def mog_problem(
         notes.append(f"samples divided by their largest norm {bound:.4g} (the paper's preprocessing); this uses the "
                      "data and is not private - give a public norm bound instead")
     else:
-        bound = check_positive(norm_bound, "norm bound")
+        bound = check_range(norm_bound, "norm bound", *NORM_BOUND_RANGE)
     sizes = sizes_from_fractions(n, fractions)
     order = rng.permutation(n)
     parts = np.split(x[order], np.cumsum(sizes)[:-1])

@@ -101,18 +101,19 @@ def cape_stage_noise(scenario: Scenario, tau2: np.ndarray, tau3: np.ndarray, *, 
         stage2 = StageNoise("cape", _feasible(_design_of(budgets2, None), "M2"))
         stage3 = StageNoise("cape", _feasible(_design_of(budgets3, None), "M3"))
         return stage2, stage3, (
-            f"each site's M2 release is (a eps_s, a delta_s)-DP and its M3 release ((1-a) eps_s, (1-a) "
-            f"delta_s)-DP on its own, a = {split:g}: (eps_s, delta_s) in total ({relation}); tau_c at the "
-            "DP floor of each stage; what colluding parties see jointly is covered by the audit")
+            f"each site's M2 release is calibrated to (a eps_s, a delta_s) and its M3 release to ((1-a) eps_s, "
+            f"(1-a) delta_s), a = {split:g} ({relation}); tau_c at the DP floor of each stage (general design); the "
+            "aggregator sees every release, and what it and colluding sites learn is the audit's, composed over both "
+            "stages: see the guarantees")
     if collusion > scenario.n_sites - 1:
         raise InputError(f"collusion must be an integer in 0..S-1 = {scenario.n_sites - 1} (got {collusion!r})",
                          "collusion")
     stage2 = StageNoise("cape", _feasible(_design_of(budgets2, collusion), "M2"))
     stage3 = StageNoise("cape", _feasible(_design_of(budgets3, collusion), "M3"))
     return stage2, stage3, (
-        f"each site's M2 release is (a eps_s, a delta_s)-DP and its M3 release ((1-a) eps_s, "
-        f"(1-a) delta_s)-DP, a = {split:g} ({relation}), also against the aggregator with up to "
-        f"{collusion} colluding site(s): collusion-robust design in both stages")
+        f"each site's M2 release is calibrated to (a eps_s, a delta_s) and its M3 release to ((1-a) eps_s, "
+        f"(1-a) delta_s), a = {split:g} ({relation}); collusion-robust design in both stages: every view of the "
+        f"aggregator with up to {collusion} colluding site(s) keeps sigma_eff >= tau_s (see the guarantees)")
 
 
 def _column_blocks(dim: int, max_unique: int | None = None) -> list[tuple[int, int]]:

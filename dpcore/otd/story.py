@@ -22,7 +22,7 @@ from ..cape import stage_taus
 from ..privacy import sensitivity_unchecked
 from ..scenario import Scenario, equal_sites_scenario
 from ..scenario.breakdown import BREAKDOWN_KINDS, breakdown_variations
-from ..summary import GapClosure, gap_closure
+from ..summary import Claim, GapClosure, claim_text, gap_closure, paired_claim
 from .compare import OtdComparison, compare_algorithms
 from .problem import OtdSettings, SyntheticSpec
 
@@ -93,6 +93,7 @@ class CaseResult:
     mean: dict[str, float]
     se: dict[str, float]
     sentence: str
+    claims: tuple[Claim, ...] = ()
 
 
 def _q_comp(comparison: OtdComparison) -> dict[str, np.ndarray]:
@@ -126,40 +127,76 @@ def _pooled_m2_std(scenario: Scenario, comparison: OtdComparison) -> float:
         scenario.multipliers(split, split).max())
 
 
-def _fmt(mean: dict[str, float], name: str, title: str) -> str:
-    return f"{title} {mean[name]:.3f}" if name in mean else ""
+TITLES = {"cape": "capeAGN", "conv": "conv", "local": "local", "nonpriv": "the non-private result",
+          "random": "random vectors"}
 
 
-def _why(case: BreakdownCase, comparison: OtdComparison, mean: dict[str, float]) -> str:
-    """Why the curves meet in this case, from its scenario and results."""
+def _claims(case: BreakdownCase, values: dict[str, np.ndarray]) -> tuple[Claim, ...]:
+    """The comparisons a case's sentence makes, each by the paired test (:func:`dpcore.summary.paired_claim`): capeAGN
+    against conv, the private curves against random vectors (few samples, small eps), local against capeAGN (one
+    dominant site)."""
+    def claim(a: str, b: str) -> Claim:
+        return paired_claim(a, values[a], b, values[b], larger_is_better=False)
+
+    out = [claim("cape", "conv")] if {"cape", "conv"} <= set(values) else []
+    if case.kind in ("few samples", "small eps") and "random" in values:
+        out += [claim(name, "random") for name in ("cape", "conv", "local") if name in values]
+    if case.kind == "dominant site" and {"local", "cape"} <= set(values):
+        out.append(claim("local", "cape"))
+    return tuple(out)
+
+
+def _verdict(claims: tuple[Claim, ...]) -> str:
+    """capeAGN against conv in words, from its claim."""
+    first = next((c for c in claims if c.a == "cape" and c.b == "conv"), None)
+    return "" if first is None else claim_text(first, TITLES) + "."
+
+
+def _why(case: BreakdownCase, comparison: OtdComparison, claims: tuple[Claim, ...]) -> str:
+    """Why the curves meet in this case, or that they do not, from its scenario and results: every comparison in the
+    sentence is a claim of the paired test (:func:`_claims`)."""
     scen = comparison.scenario
-    parts = [p for p in (_fmt(mean, "cape", "capeAGN"), _fmt(mean, "conv", "conv"),
-                         _fmt(mean, "local", "local (one site alone)"), _fmt(mean, "random", "random vectors"))
-             if p]
-    errors = "q_comp: " + ", ".join(parts)
+    verdict = _verdict(claims)
     if case.kind in ("few samples", "small eps"):
         edge = 2.0 * np.sqrt(comparison.problem.dim) * _pooled_m2_std(scen, comparison)
         lam = _m2_eigenvalue(comparison)
         what = (f"with N_s = {int(scen.sizes[0]):,} documents per site (N = {scen.total_n:,})"
                 if case.kind == "few samples" else f"with eps = {scen.eps[0]:g} per site")
-        return (f"{what[0].upper()}{what[1:]} the M2 noise that even pooled data need has spectral norm about "
-                f"2 sqrt(D) tau = {edge:.3g}, {edge / lam:.1f} times the K-th eigenvalue of M2 ({lam:.3g}), so the "
-                f"whitening is mostly noise ({errors}). CAPE removes only the conventional scheme's extra noise, never "
-                "the noise pooled data need, so when that noise swamps the signal every private curve moves to random "
-                "vectors.")
-    tau2, _ = stage_taus(scen, comparison.problem.kind, comparison.settings.eps_split, dim=comparison.problem.dim)
+        head = (f"{what[0].upper()}{what[1:]} the M2 noise that even pooled data need has spectral norm about "
+                f"2 sqrt(D) tau = {edge:.3g}, {edge / lam:.1f} times the K-th eigenvalue of M2 ({lam:.3g}). CAPE "
+                "removes only the conventional scheme's extra noise, never the noise pooled data need. ")
+        to_random = [c for c in claims if c.b == "random"]
+        if to_random and all(c.relation != "better" for c in to_random):
+            return head + ("Here every private curve is at random vectors: " +
+                           "; ".join(claim_text(c, TITLES) for c in to_random) + ".")
+        versus = next((c for c in claims if c.a == "cape" and c.b == "conv"), None)
+        above = [claim_text(c, TITLES) for c in to_random if c.relation == "better"]
+        tail = f" Still above random vectors: {'; '.join(above)}." if above else ""
+        if versus is not None and versus.relation != "better":
+            return head + f"Here the curves meet: {verdict}{tail}"
+        return head + f"Here CAPE still helps: {verdict}{tail}"
     if case.kind == "dominant site":
+        tau2, _ = stage_taus(scen, comparison.problem.kind, comparison.settings.eps_split, dim=comparison.problem.dim)
         big = int(np.argmax(scen.sizes))
         pooled = _pooled_m2_std(scen, comparison)
         share = 100 * scen.sizes[big] / scen.total_n
-        return (f"The largest site ({scen.names[big]}) holds {share:.0f}% of the documents: alone its "
+        head = (f"The largest site ({scen.names[big]}) holds {share:.0f}% of the documents: alone its "
                 f"M2 needs noise tau_s = {tau2[big]:.3g}, only {tau2[big] / pooled:.2f} times the pooled data's "
-                f"{pooled:.3g}, so local comes close to capeAGN ({errors}). When one site holds nearly all the data, "
-                "pooling the others adds little, with or without CAPE.")
+                f"{pooled:.3g}. ")
+        local = next((c for c in claims if c.a == "local"), None)
+        if local is not None and local.relation != "worse":
+            return head + ("When one site holds nearly all the data, pooling the others adds little, with or without "
+                           f"CAPE: {claim_text(local, TITLES)}.")
+        return head + (f"Pooling the others still helps: {claim_text(local, TITLES)}." if local else verdict)
     n = scen.n_sites
-    return (f"Guarding against {case.collusion} colluding sites of {n} (the collusion-robust design) leaves a variance "
+    head = (f"Guarding against {case.collusion} colluding sites of {n} (the collusion-robust design) leaves a variance "
             f"gain of S - c = {n - case.collusion} instead of {n}: CAPE must add noise as if the colluders' own noise "
-            f"were known to the aggregator, so capeAGN carries the conventional scheme's noise ({errors}).")
+            "were known to the aggregator, so capeAGN's aggregate carries as much noise as the conventional scheme's. ")
+    first = next((c for c in claims if c.a == "cape" and c.b == "conv"), None)
+    if first is None or first.relation == "unclear":
+        return head + f"The results agree: {verdict}"
+    return head + (f"Over these runs the results still differ ({verdict[:-1]}), although both aggregates carry the "
+                   "same noise variance: more runs would tell whether the difference lasts.")
 
 
 def run_breakdown(story: AgnStory = OPENING, *, seed: int = 0, runs: int = 4, settings: OtdSettings | None = None,
@@ -181,8 +218,9 @@ def run_breakdown(story: AgnStory = OPENING, *, seed: int = 0, runs: int = 4, se
         values = _q_comp(comparison)
         mean = {name: float(np.nanmean(v)) for name, v in values.items()}
         se = {name: float(np.nanstd(v, ddof=1)) / np.sqrt(v.size) if v.size > 1 else 0.0 for name, v in values.items()}
+        claims = _claims(case, values)
         out.append(CaseResult(case=case, comparison=comparison, mean=mean, se=se,
-                              sentence=_why(case, comparison, mean)))
+                              sentence=_why(case, comparison, claims), claims=claims))
     return tuple(out)
 
 
@@ -210,6 +248,9 @@ def story_sentence(comparison: OtdComparison) -> str:
         text += f", {mean['nonpriv']:.3f} for the non-private result"
     if "random" in mean:
         text += f" and {mean['random']:.3f} for random vectors"
+    claim = paired_claim("cape", values["cape"], "conv", values["conv"], larger_is_better=False)
+    if claim.relation != "better":
+        return text + f"; over {claim.runs} runs capeAGN is not clearly better than the conventional scheme."
     if "nonpriv" in mean and mean["conv"] > mean["nonpriv"]:
         closed = (mean["conv"] - mean["cape"]) / (mean["conv"] - mean["nonpriv"])
         text += (f"; capeAGN closes {100 * closed:.0f}% of the "

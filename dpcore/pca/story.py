@@ -21,7 +21,7 @@ from ..cape import NoiseDesign, design_collusion_robust
 from ..data import Dataset
 from ..scenario import Scenario, equal_sites_scenario
 from ..scenario.breakdown import BREAKDOWN_KINDS, breakdown_variations
-from ..summary import GapClosure, gap_closure
+from ..summary import Claim, GapClosure, claim_text, gap_closure, paired_claim
 from .compare import PcaComparison, compare_pca
 from .metrics import noise_spectral_norm
 from .setup import PcaSetup, prepare_pca
@@ -103,6 +103,7 @@ class CaseResult:
     mean: dict[str, float]
     se: dict[str, float]
     sentence: str
+    claims: tuple[Claim, ...] = ()
 
 
 def _energies(comparison: PcaComparison) -> dict[str, np.ndarray]:
@@ -113,41 +114,73 @@ def _share(value: float, best: float) -> str:
     return f"{100 * value / best:.0f}%" if best > 0 else "n/a"
 
 
-def _why(case: BreakdownCase, setup: PcaSetup, mean: dict[str, float]) -> str:
-    """Why the curves meet in this case, from its scenario, design and results."""
+TITLES = {"cape": "capePCA", "conv": "conv", "local": "local", "nondp": "the non-private pool",
+          "none": "no information"}
+
+
+def _claims(case: BreakdownCase, values: dict[str, np.ndarray]) -> tuple[Claim, ...]:
+    """The comparisons a case's sentence makes, each by the paired test (:func:`dpcore.summary.paired_claim`):
+    capePCA against conv; the private curves against no information (captured energy 0; few samples, small eps);
+    local against capePCA (one dominant site)."""
+    def claim(a: str, b: str) -> Claim:
+        other = np.zeros_like(values[a]) if b == "none" else values[b]
+        return paired_claim(a, values[a], b, other, larger_is_better=True)
+
+    out = [claim("cape", "conv")] if {"cape", "conv"} <= set(values) else []
+    if case.kind in ("few samples", "small eps"):
+        out += [claim(name, "none") for name in ("cape", "conv", "local") if name in values]
+    if case.kind == "dominant site" and {"local", "cape"} <= set(values):
+        out.append(claim("local", "cape"))
+    return tuple(out)
+
+
+def _why(case: BreakdownCase, setup: PcaSetup, mean: dict[str, float], claims: tuple[Claim, ...]) -> str:
+    """Why the curves meet in this case, or that they do not, from its scenario, design and results; every comparison
+    is a claim of the paired test (:func:`_claims`)."""
     problem, privacy = setup.problem, setup.privacy
     best = mean.get("nondp", problem.optimal_energy)
-    cape = f"capePCA captures {_share(mean['cape'], best)} of the non-private energy" if "cape" in mean else ""
-    conv = f", conv {_share(mean['conv'], best)}" if "conv" in mean else ""
-    local = f", local (one site alone) {_share(mean['local'], best)}" if "local" in mean else ""
+    shares = ", ".join(f"{TITLES[n]} {_share(mean[n], best)}" for n in ("cape", "conv", "local") if n in mean)
+    captured = f"of the non-private energy, {shares} are captured"
+    versus = next((c for c in claims if c.a == "cape" and c.b == "conv"), None)
+    verdict = "" if versus is None else claim_text(versus, TITLES) + "."
     scen = privacy.scenario
     if case.kind in ("few samples", "small eps"):
         edge = noise_spectral_norm(problem.dim, privacy.design.output_std)
         lam = float(problem.eigenvalues[problem.k - 1])
         what = (f"with N_s = {int(scen.sizes[0]):,} samples per site (N = {scen.total_n:,})"
                 if case.kind == "few samples" else f"with eps = {scen.eps[0]:g} per site")
-        return (f"{what[0].upper()}{what[1:]} the noise that even pooled data need has spectral norm about "
-                f"2 sqrt(D) tau_c = {edge:.3g}, "
-                f"{edge / lam:.1f} times the K-th eigenvalue of A ({lam:.3g}): {cape}{conv}. CAPE removes only the "
-                "conventional scheme's extra noise, never the noise pooled data need, so when that noise swamps the "
-                "signal every private curve falls to no information.")
+        head = (f"{what[0].upper()}{what[1:]} the noise that even pooled data need has spectral norm about "
+                f"2 sqrt(D) tau_c = {edge:.3g}, {edge / lam:.1f} times the K-th eigenvalue of A ({lam:.3g}); "
+                f"{captured}. CAPE removes only the conventional scheme's extra noise, never the noise pooled data "
+                "need. ")
+        if versus is not None and versus.relation != "better":
+            return head + f"Here the curves meet: {verdict}"
+        return head + f"Here CAPE still helps: {verdict}"
     if case.kind == "dominant site":
         big = int(np.argmax(scen.sizes))
         ratio = float(privacy.tau[big]) / float(privacy.design.output_std)
         share = 100 * scen.sizes[big] / scen.total_n
-        return (f"The largest site ({scen.names[big]}) holds {share:.0f}% of the samples: alone it "
+        head = (f"The largest site ({scen.names[big]}) holds {share:.0f}% of the samples: alone it "
                 f"needs noise tau_s = {privacy.tau[big]:.3g}, only {ratio:.2f} times CAPE's tau_c = "
-                f"{privacy.design.output_std:.3g}, so {cape}{local}{conv}. When one site holds nearly all the data, "
-                "pooling the others adds little, with or without CAPE.")
+                f"{privacy.design.output_std:.3g}; {captured}. ")
+        local = next((c for c in claims if c.a == "local"), None)
+        if local is not None and local.relation != "worse":
+            return head + ("When one site holds nearly all the data, pooling the others adds little, with or without "
+                           f"CAPE: {claim_text(local, TITLES)}.")
+        return head + (f"Pooling the others still helps: {claim_text(local, TITLES)}." if local else verdict)
     design = privacy.design
     plain = float(privacy.tau.max()) / scen.n_sites  # equal sites: the plain design's tau_c = tau_s / S
     conv_std = privacy.conventional_std
     gain, plain_gain = conv_std**2 / design.output_std**2, conv_std**2 / plain**2
-    return (f"Guarding against {case.collusion} colluding sites of {scen.n_sites} (the collusion-robust design) raises "
+    head = (f"Guarding against {case.collusion} colluding sites of {scen.n_sites} (the collusion-robust design) raises "
             f"CAPE's noise from tau_c = {plain:.3g} to {design.output_std:.3g}, against the conventional scheme's "
-            f"{conv_std:.3g}: the variance gain falls from {plain_gain:.0f} to {gain:.1f} (S - c), so {cape}{conv}. "
+            f"{conv_std:.3g}: the variance gain falls from {plain_gain:.0f} to {gain:.1f} (S - c); {captured}. "
             "Colluders who pool their own noise can subtract it, so the others must add noise as if those sites were "
-            "not there; against S - 1 colluders CAPE is the conventional scheme.")
+            "not there. ")
+    if versus is None or versus.relation == "unclear":
+        return head + f"Against S - 1 colluders CAPE is the conventional scheme: {verdict}"
+    return head + (f"Over these runs the results still differ ({verdict[:-1]}), although both aggregates carry the "
+                   "same noise variance: more runs would tell whether the difference lasts.")
 
 
 def run_breakdown(dataset: Dataset, story: PcaStory = OPENING, *, seed: int = 0, runs: int = 3,
@@ -168,8 +201,9 @@ def run_breakdown(dataset: Dataset, story: PcaStory = OPENING, *, seed: int = 0,
         values = _energies(comparison)
         mean = {name: float(v.mean()) for name, v in values.items()}
         se = {name: float(v.std(ddof=1)) / math.sqrt(v.size) if v.size > 1 else 0.0 for name, v in values.items()}
+        claims = _claims(case, values)
         out.append(CaseResult(case=case, setup=setup, comparison=comparison, mean=mean, se=se,
-                              sentence=_why(case, setup, mean)))
+                              sentence=_why(case, setup, mean, claims), claims=claims))
     return tuple(out)
 
 
@@ -190,9 +224,12 @@ def story_sentence(comparison: PcaComparison) -> str:
         return ""
     cape, conv = float(values["cape"].mean()), float(values["conv"].mean())
     text = f"capePCA's top directions capture {cape:.3g} of the energy against {conv:.3g} for the conventional scheme"
+    claim = paired_claim("cape", values["cape"], "conv", values["conv"], larger_is_better=True)
     if "nondp" in values:
         best = float(values["nondp"].mean())
         text += f" and {best:.3g} for the non-private pool"
+        if claim.relation != "better":
+            return text + f"; over {claim.runs} runs capePCA is not clearly better than the conventional scheme."
         if best > conv:
             text += f"; capePCA closes {100 * (cape - conv) / (best - conv):.0f}% of the conventional scheme's gap"
     return text + "."

@@ -91,6 +91,12 @@ def _classic_multiplier(eps: float, delta: float) -> float:
     return math.sqrt(2.0 * math.log(1.25 / delta)) / eps
 
 
+_LOG_M_LIMIT = 1000.0
+"""Bracket of the analytic calibration's root search in log m = log(Delta / sigma): every (eps, delta) of
+:data:`~dpcore.limits.EPS_RANGE` and :data:`~dpcore.limits.DELTA_RANGE` (and their stage shares) is found within
+|log m| < 100; the bound stops the search for a delta it cannot reach instead of looping for ever."""
+
+
 @lru_cache(maxsize=4096)
 def _analytic_multiplier(eps: float, delta: float) -> float:
     """sigma for Delta = 1: solve privacy_profile(1/sigma, eps) = delta (profile increases with m)."""
@@ -101,8 +107,12 @@ def _analytic_multiplier(eps: float, delta: float) -> float:
     lo, hi = -30.0, 30.0
     while gap(lo) > 0:  # pragma: no cover - only for absurdly small delta
         lo -= 10.0
+        if lo < -_LOG_M_LIMIT:  # delta below what log(max(profile, 1e-300)) can reach: the search would never end
+            raise InputError(f"delta = {delta:g} is too small for the analytic calibration at eps = {eps:g}", "delta")
     while gap(hi) < 0:
         hi += 10.0
+        if hi > _LOG_M_LIMIT:  # pragma: no cover - the profile reaches 1 long before
+            raise InputError(f"no analytic calibration found for eps = {eps:g}, delta = {delta:g}", "delta")
     log_m = brentq(gap, lo, hi, xtol=1e-14, rtol=1e-13, maxiter=500)
     # brentq lands on either side of the root: a relative margin of 1e-10 puts sigma on the safe side.
     sigma = math.exp(-log_m) * (1.0 + 1e-10)

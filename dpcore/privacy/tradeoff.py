@@ -106,9 +106,13 @@ def dp_tradeoff_bound(fpr, eps: float, delta: float) -> np.ndarray:
     """The largest TPR any test may reach at false-positive rate alpha against an (eps, delta)-DP release:
     min(1, e^eps alpha + delta, 1 - e^-eps (1 - delta - alpha))."""
     alpha = _rates(fpr)
-    if not eps > 0 or not 0 <= delta < 1:
-        raise InputError(f"need eps > 0 and 0 <= delta < 1 (got {eps!r}, {delta!r})", "eps")
-    upper = np.minimum(math.exp(eps) * alpha + delta, 1.0 - math.exp(-eps) * (1.0 - delta - alpha))
+    if not eps > 0 or not 0 <= delta < 1 or math.isinf(eps):
+        raise InputError(f"need a finite eps > 0 and 0 <= delta < 1 (got {eps!r}, {delta!r})", "eps")
+    # e^eps alpha as exp(eps + ln alpha) with the exponent capped at 0: where e^eps alpha >= 1 the bound is 1 anyway,
+    # so the cap changes nothing after the clip, and e^eps itself (inf above eps = 709.78) is never formed.
+    with np.errstate(divide="ignore"):
+        scaled = np.exp(np.minimum(eps + np.log(alpha), 0.0))
+    upper = np.minimum(scaled + delta, 1.0 - math.exp(-eps) * (1.0 - delta - alpha))
     return np.clip(upper, 0.0, 1.0)
 
 

@@ -19,7 +19,7 @@ from .io import (
     scenario_to_rows,
     settings_of,
 )
-from .model import FieldError, Scenario, ScenarioError, Site, scenario_errors, scenario_from_dict
+from .model import FieldError, Scenario, ScenarioError, Site, scenario_errors, scenario_from_dict, site_errors
 from .presets import PRESETS, default_scenario, equal_sites_scenario, preset_scenario
 
 __all__ = [
@@ -47,4 +47,5 @@ __all__ = [
     "scenario_to_query",
     "scenario_to_rows",
     "settings_of",
+    "site_errors",
 ]

@@ -38,9 +38,18 @@ from ..limits import (
 )
 from ..privacy.calibration import CALIBRATIONS, Calibration, classic_caveat, multiplier
 from ..privacy.sensitivity import NEIGHBOURING, STATISTICS, Neighbouring, sensitivity_unchecked
-from ..validation import InputError, as_float, check_choice, check_int_range, check_range, shown
+from ..validation import (
+    InputError,
+    as_float,
+    check_choice,
+    check_int_range,
+    check_range,
+    number_text_problem,
+    parse_number_text,
+    shown,
+)
 
-__all__ = ["FieldError", "Scenario", "ScenarioError", "Site", "scenario_errors", "scenario_from_dict"]
+__all__ = ["FieldError", "Scenario", "ScenarioError", "Site", "scenario_errors", "scenario_from_dict", "site_errors"]
 
 SITE_FIELDS = ("name", "n", "eps", "delta", "weight")
 SCENARIO_FIELDS = ("sites", "neighbouring", "calibration", "tau_c", "seed")
@@ -239,14 +248,16 @@ def _number(value: Any) -> float | None:
     if isinstance(value, Real):
         return as_float(value)
     if isinstance(value, str):
-        text = value.strip()
-        if len(text) > MAX_NUMBER_CHARS:
+        if len(value.strip()) > MAX_NUMBER_CHARS:
             return None
-        try:
-            return float(text)
-        except ValueError:
-            return None
+        return parse_number_text(value)
     return None
+
+
+def _got(value: Any) -> str:
+    """'(got X)' for a message, with how to write a number when X is text that is not one."""
+    hint = number_text_problem(value) if isinstance(value, str) and len(value) <= MAX_NUMBER_CHARS else None
+    return f"(got {shown(value)}{'; ' + hint if hint else ''})"
 
 
 def _in_range(number: float | None, low: float, high: float, *, high_open: bool = False) -> bool:
@@ -290,26 +301,33 @@ def _site_errors(index: int, raw: Any) -> tuple[list[FieldError], Site | None]:
     if n is None:
         bad("n", f"is missing (number of samples, an integer from 1 to {MAX_SITE_SIZE:,})")
     elif not _whole(n_num, 1, MAX_SITE_SIZE):
-        bad("n", f"must be an integer from 1 to {MAX_SITE_SIZE:,} (got {shown(n)})")
+        bad("n", f"must be an integer from 1 to {MAX_SITE_SIZE:,} {_got(n)}")
     eps = raw.get("eps")
     eps_num = _number(eps)
     if eps is None:
         bad("eps", f"is missing (privacy parameter, a number from {EPS_RANGE[0]:g} to {EPS_RANGE[1]:g})")
     elif not _in_range(eps_num, *EPS_RANGE):
-        bad("eps", f"must be a number from {EPS_RANGE[0]:g} to {EPS_RANGE[1]:g} (got {shown(eps)})")
+        bad("eps", f"must be a number from {EPS_RANGE[0]:g} to {EPS_RANGE[1]:g} {_got(eps)}")
     delta = raw.get("delta")
     delta_num = _number(delta)
     if delta is None:
         bad("delta", f"is missing (privacy parameter, a number from {DELTA_RANGE[0]:g} to below 1)")
     elif not _in_range(delta_num, *DELTA_RANGE, high_open=True):
-        bad("delta", f"must be a number from {DELTA_RANGE[0]:g} to below 1 (got {shown(delta)})")
+        bad("delta", f"must be a number from {DELTA_RANGE[0]:g} to below 1 {_got(delta)}")
     weight = raw.get("weight")
     weight_num = _number(weight)
     if weight is not None and not _in_range(weight_num, 0.0, 1.0):
-        bad("weight", f"must be a number from 0 to 1 or omitted (got {shown(weight)})")
+        bad("weight", f"must be a number from 0 to 1 or omitted {_got(weight)}")
     if errors:
         return errors, None
     return [], Site(name=name.strip(), n=int(n_num), eps=float(eps_num), delta=float(delta_num), weight=weight_num)
+
+
+def site_errors(index: int, raw: Any) -> tuple[list[FieldError], Site | None]:
+    """The problems of one site given as a dict (the scenario's rules and messages for name, n, eps, delta and
+    weight; ``index`` is 0-based), and the Site when there are none. Rules between sites (names, weights summing to
+    1) are :func:`scenario_errors`'s."""
+    return _site_errors(index, raw)
 
 
 def scenario_errors(data: Any) -> tuple[list[FieldError], Scenario | None]:

@@ -23,7 +23,7 @@ PAGES: list[PageInfo] = [
     PageInfo("pages/noise_design.py", "Noise design", ":material/tune:",
              "how much noise the helper, the aggregator and the sites add, why a design is (in)feasible, and the "
              "privacy audit"),
-    PageInfo("pages/gain.py", "Gain G(n)", ":material/trending_up:",
+    PageInfo("pages/gain.py", "CAPE gain", ":material/trending_up:",
              "how much CAPE gains over independent noise, every gain beside its definition, and how unequal site "
              "sizes change it"),
     PageInfo("pages/epsilon.py", "What ε means", ":material/person_search:",

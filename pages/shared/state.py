@@ -70,11 +70,20 @@ def _apply_link() -> None:
 
 def current_scenario() -> Scenario:
     """The scenario every page shares: from the page's scenario link if it has a new one, else the one in
-    session state (the embedded default until the user changes it)."""
+    session state (the embedded default until the user changes it). The address bar is made to hold it again after
+    a navigation, which clears the query."""
     _apply_link()
     if SCENARIO_KEY not in st.session_state:
         st.session_state[SCENARIO_KEY] = default_scenario()
-    return st.session_state[SCENARIO_KEY]
+    scenario = st.session_state[SCENARIO_KEY]
+    value = st.query_params.get(QUERY_KEY)
+    broken = st.session_state.get(LINK_ERROR_KEY)
+    if not (broken and value == broken[0]):  # a broken link stays in the address while its error is shown
+        wanted = scenario_to_query(scenario)
+        if value != wanted:
+            st.session_state[LINK_APPLIED_KEY] = wanted
+            st.query_params[QUERY_KEY] = wanted
+    return scenario
 
 
 def _remember(previous: Scenario | None, scenario: Scenario) -> None:

@@ -11,8 +11,11 @@ from collections.abc import Iterable
 import streamlit as st
 
 from dpcore.cape import compare_plans, headline_of
+from dpcore.limits import MAX_SETTINGS_QUERY_CHARS
 from dpcore.notation import symbolic
 from dpcore.scenario import QUERY_KEY, Scenario
+from dpcore.scenario.settings_link import SETTINGS_KEY, encode_settings, settings_from_query
+from dpcore.textio import load_json
 from dpcore.validation import InputError
 from pages.shared.state import (
     CHANGE_HIDDEN_KEY,
@@ -147,6 +150,7 @@ def restore_widgets(defaults: dict[str, object], valid: dict[str, object] | None
     valid = valid or {}
     registered = st.session_state.setdefault(REMEMBERED_KEY, set())
     registered.update(defaults)
+    _apply_settings_link(defaults, valid)
     for key, default in defaults.items():
         if key in st.session_state:
             continue
@@ -155,6 +159,59 @@ def restore_widgets(defaults: dict[str, object], valid: dict[str, object] | None
         if check is not None and not (check(value) if callable(check) else value in check):
             value = default
         st.session_state[key] = value
+    _publish_settings(defaults)
+
+
+SETTINGS_APPLIED_KEY = "_settings_link_applied"
+
+
+def _apply_settings_link(defaults: dict[str, object], valid: dict[str, object]) -> None:
+    """The page's own settings from the address's ``?settings=`` (once per distinct value and group of widgets: a
+    page may restore several groups), checked (:func:`dpcore.scenario.settings_from_query`); what a link could not
+    set is said on the page. Keys of other groups are left to them."""
+    value = st.query_params.get(SETTINGS_KEY)
+    applied = st.session_state.setdefault(SETTINGS_APPLIED_KEY, set())
+    marker = f"{','.join(sorted(defaults))}|{value}"
+    if not value or marker in applied:
+        return
+    applied.add(marker)
+    settings, problems = settings_from_query(value, defaults, valid)
+    if not settings and not problems:
+        return
+    for key in defaults:
+        st.session_state.pop(key, None)
+        st.session_state.pop(f"_remember_{key}", None)
+    st.session_state.update(settings)
+    for problem in problems:
+        if not problem.startswith("the link sets"):  # a key of another group of this page, or of none
+            st.warning(problem, icon=":material/link_off:")
+
+
+def _linked_settings() -> dict[str, object]:
+    """The JSON object of the address's ``?settings=`` as it stands ({} when absent, too long or not an object)."""
+    value = st.query_params.get(SETTINGS_KEY, "")
+    if not value or len(value) > MAX_SETTINGS_QUERY_CHARS:
+        return {}
+    try:
+        data = load_json(value, "page settings")
+    except InputError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _publish_settings(defaults: dict[str, object]) -> None:
+    """Write the page's settings that differ from their defaults into the address (``?settings=``), merged with those
+    of the page's other groups of widgets, or remove it when none differs."""
+    merged = {k: v for k, v in _linked_settings().items() if k not in defaults}
+    merged.update({k: st.session_state.get(k) for k in defaults if st.session_state.get(k) != defaults[k]})
+    value = encode_settings(merged)
+    applied = st.session_state.setdefault(SETTINGS_APPLIED_KEY, set())
+    if value:
+        if st.query_params.get(SETTINGS_KEY) != value:
+            applied.add(f"{','.join(sorted(defaults))}|{value}")
+            st.query_params[SETTINGS_KEY] = value
+    elif SETTINGS_KEY in st.query_params:
+        del st.query_params[SETTINGS_KEY]
 
 
 def remember_widgets(keys: Iterable[str] | None = None) -> None:

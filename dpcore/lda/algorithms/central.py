@@ -9,6 +9,7 @@ import numpy as np
 from ...otd.release import StageNoise
 from ...privacy.calibration import multiplier
 from ...privacy.sensitivity import lda_sensitivity_unchecked
+from ...textio import site_label
 from ...validation import InputError
 from ..algorithm import LdaAlgorithm, RunContext
 from ..problem import LdaResult
@@ -24,7 +25,7 @@ def _gaussian(ctx: RunContext, alone: bool) -> LdaResult:
         index = int(np.argmax(problem.sizes)) if ctx.settings.local_site is None else int(ctx.settings.local_site)
         if not 0 <= index < problem.n_sites:
             raise InputError(f"local site must be in 0..{problem.n_sites - 1} (got {index})", "local_site")
-        site, who = problem.sites[index], f"site {scenario.names[index]}'s documents only"
+        site, who = problem.sites[index], f"{site_label(scenario.names[index])}'s documents only"
         eps, delta = float(scenario.eps[index]), float(scenario.delta[index])
     else:
         site, who = problem.pooled, "every document at one trusted curator, the strictest site budget"
@@ -34,7 +35,7 @@ def _gaussian(ctx: RunContext, alone: bool) -> LdaResult:
                                                                                     scenario.calibration)
     tau3 = lda_sensitivity_unchecked("lda-m3", site.n, problem.alpha0) * multiplier((1 - a) * eps, (1 - a) * delta,
                                                                                     scenario.calibration)
-    guarantee = (f"(eps, delta)-DP with (eps, delta) = ({eps:g}, {delta:g}) for {who}: Gaussian M2 and projected M3 at "
+    guarantee = (f"calibrated to (eps, delta) = ({eps:g}, {delta:g}) for {who}: Gaussian M2 and projected M3 at "
                  f"the global sensitivities, split a = {a:g} ({ctx.relation})")
     return ctx.two_stage([site], np.ones(1), StageNoise("independent", stds=np.array([tau2])),
                          StageNoise("independent", stds=np.array([tau3])), guarantee)

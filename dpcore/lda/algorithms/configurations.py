@@ -44,7 +44,7 @@ ALGORITHMS = (
     _entry("1", "configuration 1", 60, "#ff7f0e", "dp", f"paper 004, configuration 1: {CONFIGURATIONS[1]}"),
     _entry("2", "configuration 2", 62, "#e377c2", "local", f"paper 004, configuration 2: {CONFIGURATIONS[2]}; not DP "
            "as published (local sensitivity)"),
-    _entry("2ptr", "configuration 2 (PTR)", 63, "#f7b6d2", "dp", "configuration 2 made (eps, delta)-DP by "
+    _entry("2ptr", "configuration 2 (PTR)", 63, "#f7b6d2", "dp", "configuration 2 made differentially private by "
            "propose-test-release: a public bound b on the sensitivity of T, a private test that the corpus is far "
            "from any corpus where b fails, noise at b"),
     _entry("3", "configuration 3", 64, "#bcbd22", "local", f"paper 004, configuration 3: {CONFIGURATIONS[3]}; not DP "

@@ -19,10 +19,10 @@ def _distributed(ctx: RunContext, correlated: bool) -> LdaResult:
     if correlated:
         stage2, stage3, privacy = cape_stage_noise(scenario, tau2, tau3, split=ctx.settings.eps_split,
                                                    collusion=ctx.settings.collusion, relation=ctx.relation)
-        privacy = "(eps_s, delta_s)-DP per site: " + privacy
+        privacy = "calibrated to (eps_s, delta_s) per site: " + privacy
     else:
         stage2, stage3 = StageNoise("independent", stds=tau2), StageNoise("independent", stds=tau3)
-        privacy = f"(eps_s, delta_s)-DP per site: each site adds its own full noise ({ctx.relation})"
+        privacy = f"calibrated to (eps_s, delta_s) per site: each site adds its own full noise ({ctx.relation})"
     return ctx.two_stage(problem.sites, scenario.weights(), stage2, stage3, privacy)
 
 

@@ -23,7 +23,7 @@ def _distributed(ctx: RunContext, correlated: bool) -> Decomposition:
                                                    collusion=ctx.settings.collusion, relation=ctx.relation)
     else:
         stage2, stage3 = StageNoise("independent", stds=tau2), StageNoise("independent", stds=tau3)
-        privacy = f"each site adds its own full noise: (eps_s, delta_s)-DP per site ({ctx.relation})"
+        privacy = f"each site adds its own full noise, calibrated to its (eps_s, delta_s) ({ctx.relation})"
     mu = scenario.weights()
     m2_hat, _ = release_m2(problem.sites, mu, stage2, rng)
     wh = whiten(m2_hat, problem.k)

@@ -12,6 +12,7 @@ from ...cape import AGN_MODELS, stage_taus
 from ...privacy.calibration import multiplier
 from ...privacy.sensitivity import sensitivity_unchecked
 from ...scenario import Scenario
+from ...textio import site_label
 from ...validation import InputError
 from ..algorithm import OtdAlgorithm, RunContext
 from ..moments import Site, pool_sites
@@ -67,7 +68,7 @@ def _party(ctx: RunContext, alone: bool) -> _Party:
                  else int(ctx.settings.local_site))
         if not 0 <= index < problem.n_sites:
             raise InputError(f"local site must be in 0..{problem.n_sites - 1} (got {index})", "local_site")
-        site, who = problem.sites[index], f"site {scenario.names[index]}'s data only"
+        site, who = problem.sites[index], f"{site_label(scenario.names[index])}'s data only"
         eps, delta = scenario.eps[index : index + 1], scenario.delta[index : index + 1]
     else:
         site, who = pool_sites(problem.sites), "pooled data at one trusted party, every site's budget honoured"
@@ -112,8 +113,8 @@ def _avn(ctx: RunContext) -> Decomposition:
     beta = (1 - a) * float(party.eps.min()) / party.delta3  # pure DP: the smallest eps_s covers every site
     m3_tilde, _ = release_m3([party.site], np.ones(1), wh.w, StageNoise("avn", beta=beta), ctx.rng, path="dense",
                              law="published")
-    privacy = (f"{party.who}: W is (a eps_s, delta_s)-DP for every site by Analyze Gauss, M3 pure ((1-a) eps_s)-DP "
-               f"by vector noise with beta = (1-a) min_s eps_s / Delta3 = {beta:.3g} ({ctx.relation})")
+    privacy = (f"{party.who}: W calibrated to (a eps_s, delta_s) for every site by Analyze Gauss, M3 to pure "
+               f"(1-a) eps_s by vector noise with beta = (1-a) min_s eps_s / Delta3 = {beta:.3g} ({ctx.relation})")
     return ctx.decomposition(wh, ctx.tpm(m3_tilde), privacy)
 
 
@@ -133,8 +134,9 @@ def _noisy_tpm(ctx: RunContext) -> Decomposition:
         m3_tilde, ctx.problem.k, ctx.rng, eps=(1 - a) * float(party.eps[strictest]),
         delta=(1 - a) * float(party.delta[strictest]), sensitivity_value=party.delta3 * spectral,
         calibration=party.calibration, n_restarts=ctx.settings.n_restarts, n_iter=ctx.settings.n_iter)
-    privacy = (f"{party.who}: W is (a eps_s, a delta_s)-DP by Analyze Gauss; the power method's {budget.releases} "
-               f"Gaussian releases compose exactly to ((1-a) eps, (1-a) delta)-DP for every site ({budget.describe()}; "
+    privacy = (f"{party.who}: W calibrated to (a eps_s, a delta_s) by Analyze Gauss; the power method's "
+               f"{budget.releases} Gaussian releases compose exactly within ((1-a) eps, (1-a) delta) for every site "
+               f"({budget.describe()}; "
                f"the strictest site's budget) ({ctx.relation})")
     return ctx.decomposition(wh, power, privacy)
 
