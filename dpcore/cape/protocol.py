@@ -29,10 +29,10 @@ from .design import NoiseDesign
 from .explain import audit_summary
 
 __all__ = [
-    "ALGORITHMS",
-    "HELPER",
     "AGGREGATOR",
+    "HELPER",
     "PUBLIC",
+    "ROUNDS",
     "Message",
     "PartyView",
     "ProtocolRound",
@@ -48,7 +48,8 @@ __all__ = [
 HELPER = "helper"
 AGGREGATOR = "aggregator"
 PUBLIC = "everyone"
-ALGORITHMS = ("CAPE", "capePCA", "capeAGN")
+ROUNDS = ("CAPE", "capePCA", "capeAGN")
+"""The kinds of round a protocol view shows (not an algorithm table: those are the families' ``ALGORITHMS``)."""
 
 
 @dataclass(frozen=True, kw_only=True)

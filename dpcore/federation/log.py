@@ -17,8 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ..cape import SOLVERS
 from ..cape.helper_free import NOISE_VARIANTS
-from ..cape.plan import SOLVERS
 from ..cape.protocol import Message, ProtocolRound, capeagn_round, capepca_round
 from ..cape.stages import AGN_MODELS
 from ..limits import (
@@ -35,9 +35,9 @@ from ..limits import (
     NORM_BOUND_RANGE,
     SPLIT_RANGE,
 )
-from ..otd.release import M3_NOISE
 from ..privacy import CALIBRATIONS, NEIGHBOURING
 from ..scenario import site_errors
+from ..tensor.release import M3_NOISE
 from ..validation import InputError, check_choice, check_int_range, check_range
 from .plan import AGN_PATHS, ROUND_STAGES, RoundPlan, RoundSettings, SiteBudget, plan_round
 
