@@ -9,31 +9,41 @@ one, byte for byte (the tests compare the tables). The caller assembles the resu
   module (a script needs no ``if __name__ == "__main__"`` guard). The fork server is started with one BLAS
   thread (``OPENBLAS_NUM_THREADS`` = ``OMP_NUM_THREADS`` = ``MKL_NUM_THREADS`` = 1) and preloads dpcore, so every
   worker it forks starts in milliseconds with single-threaded BLAS: W workers use W cores, not W x BLAS threads.
+* Warm workers: a worker outlives the call that started it. When a call ends, its workers forget the call's data
+  and wait, idle, for the next call of this process (at most the CPUs, capped at MAX_WORKERS, are kept), so a
+  dashboard's second Run starts no process; :func:`warm_up` starts them ahead of the first (a page calls it when it
+  opens). Concurrent calls (two sessions of the dashboard) each take their own workers.
+* What a call shares (``shared``: the problem, the data) is pickled once and sent to each worker once, through its
+  own pipe, before its first task of the call; a task then travels as its index, and only its result comes back.
 * The number of workers (:func:`worker_count`): the ``workers`` argument, else the environment variable
   ``DPCORE_WORKERS``, else the CPUs this process may use, capped at :data:`~dpcore.limits.MAX_WORKERS`; never more
   than the tasks, and one task always runs in the calling process (no start-up cost).
 * Progress: a task calls ``tick(label)`` after every step; in a worker the label travels to the calling process,
   which hands it to the caller's ``tick`` in its own thread (so a Streamlit progress bar can be updated there).
-  When the caller's ``tick`` returns True (Stop), the workers are terminated at once and the finished tasks are
-  returned; a task in progress is dropped.
+  When the caller's ``tick`` returns True (Stop), the call's workers are terminated at once and the finished tasks
+  are returned; a task in progress is dropped. A worker whose task raised is terminated too (the exception is
+  raised in the caller); only workers whose call finished cleanly are kept warm.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
-import queue
+import pickle
 import sys
 import threading
 import types
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from .limits import MAX_WORKERS
+from .normals import set_draw_threads
 from .validation import InputError
 
-__all__ = ["WORKERS_ENV", "Task", "Tick", "run_tasks", "worker_count"]
+__all__ = ["WORKERS_ENV", "Task", "Tick", "run_tasks", "warm_up", "worker_count"]
 
 WORKERS_ENV = "DPCORE_WORKERS"
 """Environment variable with the default number of worker processes (1 runs everything in the calling process)."""
@@ -48,6 +58,7 @@ _BLAS_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREA
 _PRELOAD = ["numpy", "scipy.linalg", "pandas", "dpcore.experiments"]
 _POLL_SECONDS = 0.05
 _START_LOCK = threading.Lock()
+_IDLE_LOCK = threading.Lock()
 
 
 def available_cpus() -> int:
@@ -126,32 +137,130 @@ def _context() -> multiprocessing.context.BaseContext:
 
 
 # --- inside a worker -----------------------------------------------------------------------------------------
-_SHARED: Any = None
-_MESSAGES: Any = None
+def _worker_main(conn: Connection) -> None:
+    """A worker's loop: ("shared", call, pickled) keeps the call's data, ("task", call, function, index, task) runs
+    one task and sends its labels, then ("done", index, result) or ("error", index, exception); ("forget",) drops the
+    data; ("exit",) or a closed pipe ends it. One thread draws the noise (the other workers have the other cores)."""
+    set_draw_threads(1)
+    shared: tuple[int, Any] | None = None
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return
+        kind = message[0]
+        if kind == "shared":
+            shared = None  # free the last call's data before unpickling the next
+            shared = (message[1], pickle.loads(message[2]))
+        elif kind == "task":
+            _, call, function, index, task = message
 
+            def tick(label: str, index: int = index) -> bool:
+                conn.send(("tick", index, label))
+                return False
 
-def _start_worker(shared: Any, messages: Any) -> None:
-    global _SHARED, _MESSAGES
-    _SHARED, _MESSAGES = shared, messages
-
-
-def _worker_tick(label: str) -> bool:
-    _MESSAGES.put(("tick", label))
-    return False
-
-
-def _run_in_worker(function: Task, index: int, task: Any) -> None:
-    """Run one task; its labels and then its result (or exception) travel on the one queue, in order, so a task's
-    result is in before any label of the next task this worker runs."""
-    try:
-        result = function(_SHARED, task, _worker_tick)
-    except BaseException as exc:  # noqa: BLE001 - handed to the caller, which raises it
-        _MESSAGES.put(("error", index, exc))
-    else:
-        _MESSAGES.put(("done", index, result))
+            try:
+                if shared is None or shared[0] != call:
+                    raise RuntimeError("a worker received a task before the data of its call")
+                result = function(shared[1], task, tick)
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller, which raises it
+                conn.send(("error", index, exc))
+            else:
+                conn.send(("done", index, result))
+        elif kind == "forget":
+            shared = None
+        else:
+            return
 
 
 # --- in the calling process ----------------------------------------------------------------------------------
+@dataclass(eq=False)
+class _Worker:
+    """A worker process and the calling side of its pipe."""
+
+    process: Any
+    conn: Connection
+    busy: int | None = None
+    has: int | None = field(default=None)
+
+
+_IDLE: list[_Worker] = []
+_WARMING = False
+_CALLS = iter(range(1, 1 << 62))
+
+
+def _start(ctx: multiprocessing.context.BaseContext, count: int) -> list[_Worker]:
+    out = []
+    with _START_LOCK, _without_main():
+        for _ in range(count):
+            ours, theirs = ctx.Pipe(duplex=True)
+            process = ctx.Process(target=_worker_main, args=(theirs,), daemon=True, name="dpcore-worker")
+            process.start()
+            theirs.close()
+            out.append(_Worker(process, ours))
+    return out
+
+
+def _take(count: int) -> list[_Worker]:
+    """``count`` workers: warm idle ones first, new ones for the rest."""
+    with _IDLE_LOCK:
+        alive = [w for w in _IDLE if w.process.is_alive()]
+        taken, _IDLE[:] = alive[:count], alive[count:]
+    return taken + (_start(_context(), count - len(taken)) if len(taken) < count else [])
+
+
+def _keep(workers: Sequence[_Worker]) -> None:
+    """Workers of a call that finished cleanly: told to forget its data and kept warm (up to the default count)."""
+    keep_at_most = min(available_cpus(), MAX_WORKERS)
+    for worker in workers:
+        try:
+            worker.conn.send(("forget",))
+        except OSError:
+            _stop([worker])
+            continue
+        worker.busy = worker.has = None
+        with _IDLE_LOCK:
+            if len(_IDLE) < keep_at_most:
+                _IDLE.append(worker)
+                continue
+        _stop([worker])
+
+
+def _stop(workers: Sequence[_Worker]) -> None:
+    for worker in workers:
+        if worker.process.is_alive():
+            worker.process.terminate()
+    for worker in workers:
+        worker.process.join()
+        worker.conn.close()
+
+
+def warm_up(workers: int | None = None) -> None:
+    """Start the worker processes a call of :func:`run_tasks` would use (:func:`worker_count`) in a background
+    thread, so that the first call finds them warm; nothing when that is one process (runs stay in the caller), when
+    enough are idle, or while a warm-up is already starting them."""
+    global _WARMING
+    count = worker_count(MAX_WORKERS, workers)
+    with _IDLE_LOCK:
+        missing = count - len(_IDLE) if count > 1 and not _WARMING else 0
+        _WARMING = _WARMING or missing > 0
+    if missing <= 0:
+        return
+
+    def start() -> None:
+        global _WARMING
+        try:
+            started = _start(_context(), missing)
+            with _IDLE_LOCK:
+                room = max(0, min(available_cpus(), MAX_WORKERS) - len(_IDLE))
+                _IDLE.extend(started[:room])
+            _stop(started[room:])
+        finally:
+            _WARMING = False
+
+    threading.Thread(target=start, name="dpcore-warm-up", daemon=True).start()
+
+
 def _run_here(function: Task, shared: Any, tasks: Sequence[Any], tick: Tick) -> tuple[dict[int, Any], bool]:
     results: dict[int, Any] = {}
     stopped = False
@@ -170,25 +279,42 @@ def _run_here(function: Task, shared: Any, tasks: Sequence[Any], tick: Tick) -> 
     return results, False
 
 
-def _run_pooled(pool: Any, messages: Any, function: Task, tasks: Sequence[Any], tick: Tick
+def _run_pooled(workers: Sequence[_Worker], function: Task, shared: bytes, tasks: Sequence[Any], tick: Tick
                 ) -> tuple[dict[int, Any], bool]:
-    """Hand out the tasks, relay labels to ``tick`` and collect results until all are in or ``tick`` says stop."""
-    jobs = [pool.apply_async(_run_in_worker, (function, i, task)) for i, task in enumerate(tasks)]
+    """Hand the tasks to idle workers in order (the call's data first, once per worker), relay labels to ``tick``
+    and collect results until all are in or ``tick`` says stop."""
+    call = next(_CALLS)
+    pending = list(range(len(tasks)))[::-1]
     results: dict[int, Any] = {}
+    by_conn = {w.conn: w for w in workers}
+
+    def assign(worker: _Worker) -> None:
+        if not pending:
+            return
+        index = pending.pop()
+        if worker.has != call:
+            worker.conn.send(("shared", call, shared))
+            worker.has = call
+        worker.conn.send(("task", call, function, index, tasks[index]))
+        worker.busy = index
+
+    for worker in workers:
+        assign(worker)
     while len(results) < len(tasks):
-        try:
-            message = messages.get(timeout=_POLL_SECONDS)
-        except queue.Empty:
-            for job in jobs:
-                if job.ready():
-                    job.get()  # raises what failed outside the task (e.g. a result that cannot be pickled)
-            continue
-        if message[0] == "error":
-            raise message[2]
-        if message[0] == "done":
-            results[message[1]] = message[2]
-        elif tick(message[1]):
-            return results, True
+        for conn in wait([w.conn for w in workers if w.busy is not None], timeout=_POLL_SECONDS):
+            worker = by_conn[conn]
+            try:
+                message = conn.recv()
+            except (EOFError, OSError):
+                raise RuntimeError("a worker process ended unexpectedly (out of memory?)") from None
+            if message[0] == "error":
+                raise message[2]
+            if message[0] == "done":
+                results[message[1]] = message[2]
+                worker.busy = None
+                assign(worker)
+            elif tick(message[2]):
+                return results, True
     return results, False
 
 
@@ -197,20 +323,21 @@ def run_tasks(function: Task, shared: Any, tasks: Sequence[Any], *, workers: int
     """Run ``function(shared, task, tick)`` for every task, in :func:`worker_count` processes.
 
     Returns ({task index: result} of the finished tasks, stopped). ``tick(label)`` is called in this process after
-    every step of every task; when it returns True the run stops (module docstring). ``shared`` is sent to each
-    worker once; a task's exception is raised here after the workers are terminated."""
+    every step of every task; when it returns True the run stops (module docstring). ``shared`` is pickled once and
+    sent to each worker once; a task's exception is raised here after the call's workers are terminated."""
     tick = tick if tick is not None else (lambda label: False)
     count = worker_count(len(tasks), workers)
     if count <= 1:
         return _run_here(function, shared, tasks, tick)
-    ctx = _context()
-    messages = ctx.Queue()
-    with _START_LOCK, _without_main():
-        pool = ctx.Pool(count, initializer=_start_worker, initargs=(shared, messages))
+    payload = pickle.dumps(shared, protocol=pickle.HIGHEST_PROTOCOL)
+    team = _take(count)
+    clean = False
     try:
-        return _run_pooled(pool, messages, function, tasks, tick)
+        results, stopped = _run_pooled(team, function, payload, tasks, tick)
+        clean = not stopped
+        return results, stopped
     finally:
-        pool.terminate()
-        pool.join()
-        messages.close()
-        messages.join_thread()
+        if clean:
+            _keep(team)
+        else:
+            _stop(team)

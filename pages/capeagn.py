@@ -31,12 +31,14 @@ from dpcore.scenario import Scenario, equal_sites_scenario
 from dpcore.tensor import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, ESTIMATORS, M3_NOISE, PATHS, choose_path
 from dpcore.textio import values_text
 from dpcore.validation import InputError, check_positive_int, check_rank
+from dpcore.workers import warm_up
 from pages.shared.guarantees import robust_controls, show_guarantee_table, show_guarantees
 from pages.shared.navigation import start_page
 from pages.shared.story import breakdown_section, glossary_link, story_buttons
 from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error
 
 scenario = start_page()
+warm_up()  # the worker processes of this page's runs start now, not at the first click
 
 RESULT_KEY, BREAKDOWN_KEY, STORY_KEY = "capeagn_result", "capeagn_cases", "capeagn_story"
 BREAKDOWN_RUNS = 4

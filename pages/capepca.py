@@ -35,12 +35,14 @@ from dpcore.scenario import Scenario, equal_sites_scenario
 from dpcore.seeding import PCA_SYNTHETIC_STREAM, stream_rng
 from dpcore.textio import size_text
 from dpcore.validation import InputError
+from dpcore.workers import warm_up
 from pages.shared.guarantees import show_guarantee_table, show_guarantees
 from pages.shared.navigation import start_page
 from pages.shared.story import breakdown_section, glossary_link, story_buttons
 from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error
 
 scenario = start_page()
+warm_up()  # the worker processes of this page's runs start now, not at the first click
 
 RESULT_KEY, BREAKDOWN_KEY, STORY_KEY = "capepca_result", "capepca_breakdown", "pca_story"
 BREAKDOWN_RUNS = 3

@@ -46,11 +46,12 @@ from dpcore.experiments.stored import FIRST_FIGURE, estimate_seconds, stored_res
 from dpcore.limits import MAX_SEED
 from dpcore.notation import symbolic
 from dpcore.validation import InputError
-from dpcore.workers import worker_count
+from dpcore.workers import warm_up, worker_count
 from pages.shared.navigation import start_page
 from pages.shared.widgets import scenario_sidebar, show_chart, show_error
 
 scenario = start_page()
+warm_up()  # the worker processes of this page's runs start now, not at the first click
 
 JOB_KEY = "pu_job"
 POLL_SECONDS = 1.0

@@ -31,11 +31,13 @@ from dpcore.scenario import equal_sites_scenario
 from dpcore.seeding import UPLOAD_SPLIT_STREAM, stream_rng
 from dpcore.textio import values_text
 from dpcore.validation import InputError, check_delta
+from dpcore.workers import warm_up
 from pages.shared.guarantees import robust_controls, show_guarantee_table, show_guarantees
 from pages.shared.navigation import start_page
 from pages.shared.widgets import scenario_sidebar, show_chart, show_error
 
 scenario = start_page()
+warm_up()  # the worker processes of this page's runs start now, not at the first click
 
 RESULT_KEY, REGIME_KEY = "tm_result", "tm_regimes"
 TITLES = {name: entry.title for name, entry in ALGORITHMS.items()}
