@@ -215,6 +215,9 @@ MAX_DRAWS = 5_000
 # --- worker processes ------------------------------------------------------------------------------------------
 MAX_WORKERS = 8
 """Worker processes for independent runs (comparisons, sweeps): the default is the available CPUs up to this."""
+MAX_DRAW_THREADS = 8
+"""Threads that draw one large block of the simulation's standard normals (dpcore.normals): the available CPUs up
+to this; one in a worker process."""
 
 # --- sweeps ----------------------------------------------------------------------------------------------------
 MAX_SWEEP_RUNS = 200

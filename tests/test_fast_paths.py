@@ -8,6 +8,7 @@ import pytest
 import scipy.linalg
 from scipy.sparse.linalg import LinearOperator, eigsh
 
+import dpcore.normals as normals_mod
 import dpcore.tensor.release as release_mod
 from dpcore import linalg
 from dpcore.cape import (
@@ -15,6 +16,8 @@ from dpcore.cape import (
     design_collusion_robust,
     design_equal,
     design_general,
+    noise_from_normals,
+    noise_rows,
     sample_noise,
     site_budgets,
     solve_general,
@@ -74,40 +77,43 @@ def test_lanczos_with_the_symmetric_product_finds_the_former_eigenpairs():
     np.testing.assert_allclose(np.abs(vectors.T @ exact_vectors), np.eye(k), atol=1e-6)
 
 
-def _former_release_m2(sites, weights, noise, rng, dtype):
-    """release_m2 as it was: dense blocks of every site's M2, the unique entries gathered by a mask, the releases
-    data + e + f + g in new arrays, both triangles written by masks."""
-    from dpcore.tensor.release import _column_blocks
+def _plain_release_m2(sites, weights, noise, rng, dtype):
+    """release_m2 written plainly: every site's whole M2, the stage's normals for every unique entry in one call of
+    the keyed stream, the releases data + e + f + g in whole arrays, both triangles written by masks."""
+    from dpcore.normals import stage_stream
 
     dim = sites[0].dim
+    iu = np.triu_indices(dim)
+    order = np.lexsort((iu[0], iu[1]))
+    data = np.stack([site.m2()[iu[0][order], iu[1][order]] for site in sites])
+    if noise.mode == "cape":
+        stream = stage_stream(rng, noise_rows(noise.design), data.shape[1])
+        drawn = noise_from_normals(noise.design, stream.columns(0, data.shape[1]))
+        releases = data + drawn.e
+        releases += drawn.f
+        releases += drawn.g
+        agg = np.tensordot(weights, releases - drawn.f, axes=1)
+    elif noise.mode == "independent":
+        z = stage_stream(rng, len(sites), data.shape[1]).columns(0, data.shape[1])
+        z *= np.asarray(noise.stds, float)[:, None]
+        agg = np.tensordot(weights, data + z, axes=1)
+    else:
+        agg = np.tensordot(weights, data, axes=1)
     out = np.empty((dim, dim), dtype=dtype)
-    for j0, j1 in _column_blocks(dim):
-        mask = np.arange(j1)[None, :] <= (j0 + np.arange(j1 - j0))[:, None]
-        data = np.stack([site.m2_block(j0, j1).T[mask] for site in sites])
-        if noise.mode == "cape":
-            drawn = sample_noise(noise.design, rng, data.shape[1])
-            releases = data + drawn.e
-            releases += drawn.f
-            releases += drawn.g
-            agg = np.tensordot(weights, releases - drawn.f, axes=1)
-        elif noise.mode == "independent":
-            z = rng.standard_normal(data.shape)
-            z *= np.asarray(noise.stds, float)[:, None]
-            agg = np.tensordot(weights, data + z, axes=1)
-        else:
-            agg = np.tensordot(weights, data, axes=1)
-        out.T[j0:j1, :j1][mask] = agg
-        out[j0:j1, :j1][mask] = agg
+    out[iu[0][order], iu[1][order]] = agg
+    out[iu[1][order], iu[0][order]] = agg
     return out
 
 
 @pytest.mark.parametrize("kind", ["stm-first", "stm-all", "mog"])
 @pytest.mark.parametrize("mode", ["cape", "independent", "none"])
 @pytest.mark.parametrize("precision", ["float64", "float32"])
-def test_release_m2_gives_the_former_numbers_bit_for_bit(monkeypatch, kind, mode, precision):
+def test_release_m2_in_blocks_chunks_and_threads_is_the_plain_flow_bit_for_bit(monkeypatch, kind, mode, precision):
+    """Blocks of unique entries, chunks of the keyed stream drawn and combined on several threads: the same bytes as
+    the whole flow at once (a chunk's numbers depend on its index only)."""
     dim = 37
-    monkeypatch.setattr(release_mod, "BLOCK_UNIQUE", 60)  # many column blocks at this small D
-    monkeypatch.setattr(release_mod, "_MIRROR_TILE", 8)  # and many mirror tiles
+    monkeypatch.setattr(normals_mod, "CHUNK_NORMALS", 40)  # 16-column chunks: 45 of them at D = 37
+    monkeypatch.setattr(release_mod, "_MIRROR_TILE", 8)  # many mirror tiles
     monkeypatch.setattr(release_mod, "EIGH_MAX_DIM", 10 if precision == "float32" else 10_000)
     rng = np.random.default_rng(4)
     if kind == "mog":
@@ -120,11 +126,53 @@ def test_release_m2_gives_the_former_numbers_bit_for_bit(monkeypatch, kind, mode
     taus = np.array([0.05, 0.08, 0.1])
     noise = {"cape": StageNoise("cape", design=solve_general(site_budgets(taus, weights))),
              "independent": StageNoise("independent", stds=taus), "none": StageNoise("none")}[mode]
-    new, _ = release_m2(sites, weights, noise, np.random.default_rng(9))
-    former = _former_release_m2(sites, weights, noise, np.random.default_rng(9), new.dtype)
-    assert new.dtype == np.dtype(precision)
-    assert np.array_equal(new, former)
-    assert np.array_equal(new, new.T)
+    plain = _plain_release_m2(sites, weights, noise, np.random.default_rng(9), np.dtype(precision))
+    results = {}
+    for block, threads in ((60, 1), (60, 3), (10**6, 1), (10**6, 2)):  # one chunk a block; every chunk in one block
+        monkeypatch.setattr(release_mod, "BLOCK_UNIQUE", block)
+        normals_mod.set_draw_threads(threads)
+        try:
+            results[block, threads], _ = release_m2(sites, weights, noise, np.random.default_rng(9))
+        finally:
+            normals_mod.set_draw_threads(None)
+    for (block, _threads), new in results.items():
+        assert new.dtype == np.dtype(precision) and np.array_equal(new, new.T)
+        assert np.array_equal(new, results[block, 1])  # the threads never change a byte
+        if kind == "mog":  # a MOG site's dense M2 block is a BLAS product whose rounding depends on its columns
+            np.testing.assert_allclose(new, plain, rtol=0, atol=4 * np.finfo(new.dtype).eps * np.abs(plain).max())
+        else:
+            assert np.array_equal(new, plain)
+
+
+def test_keyed_chunks_do_not_depend_on_the_columns_asked_for_nor_the_threads(monkeypatch):
+    monkeypatch.setattr(normals_mod, "CHUNK_NORMALS", 64)  # 16-column chunks for 4 rows
+    stream = normals_mod.stage_stream(np.random.default_rng(1), 4, 100)
+    assert stream.width == 16 and stream.chunks == 7 and stream.bounds(6) == (96, 100)
+    whole = stream.columns(0, 100)
+    assert whole.shape == (4, 100)
+    np.testing.assert_array_equal(stream.columns(16, 48), whole[:, 16:48])
+    np.testing.assert_array_equal(stream.columns(5, 99), whole[:, 5:99])  # chunks cut at both ends
+    normals_mod.set_draw_threads(3)
+    try:
+        np.testing.assert_array_equal(stream.columns(0, 100), whole)
+    finally:
+        normals_mod.set_draw_threads(None)
+    again = normals_mod.stage_stream(np.random.default_rng(1), 4, 100)
+    np.testing.assert_array_equal(again.columns(0, 100), whole)  # the key is the generator's next two words
+    other = normals_mod.stage_stream(np.random.default_rng(2), 4, 100)
+    assert not np.array_equal(other.columns(0, 100), whole)
+
+
+def test_sample_noise_is_one_array_of_normals_scaled():
+    """capePCA's draws are unchanged: sample_noise takes e, f and g from one (rows, n) array in that order, as the
+    three draws it made before (the generator gives the same sequence of normals in one call as in three)."""
+    design = design_general(np.array([1.0, 1.5, 2.0]), np.array([0.5, 0.3, 0.2]))
+    drawn = sample_noise(design, np.random.default_rng(3), 11)
+    rng = np.random.default_rng(3)
+    normals = rng.standard_normal((design.e_mixing.shape[1], 11))
+    np.testing.assert_array_equal(drawn.e, design.e_mixing @ normals)
+    np.testing.assert_array_equal(drawn.f, rng.standard_normal((3, 11)) * np.sqrt(design.var_f)[:, None])
+    np.testing.assert_array_equal(drawn.g, rng.standard_normal((3, 11)) * np.sqrt(design.var_g)[:, None])
 
 
 def _designs() -> dict[str, object]:

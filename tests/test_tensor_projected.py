@@ -10,6 +10,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
+import dpcore.normals as normals_mod
 import dpcore.tensor.release as release_mod
 import dpcore.tensor.whitening as whitening_mod
 from dpcore.limits import MAX_PUBLISHED_PROJECTED_K
@@ -170,10 +171,10 @@ def test_dense_and_projected_paths_have_the_same_data_term(kind):
 
 
 def test_m2_blocks_reassemble_the_matrix_in_colex_order(monkeypatch):
-    monkeypatch.setattr(release_mod, "BLOCK_UNIQUE", 7)
-    assert len(release_mod._column_blocks(9)) > 4
-    covered = sum((j1 * (j1 + 1) - j0 * (j0 + 1)) // 2 for j0, j1 in release_mod._column_blocks(9))
-    assert covered == unique_count_matrix(9)
+    monkeypatch.setattr(normals_mod, "CHUNK_NORMALS", 8)  # chunks of 16 unique entries
+    monkeypatch.setattr(release_mod, "BLOCK_UNIQUE", 7)  # one chunk a block
+    blocks = release_mod._unique_blocks(unique_count_matrix(9), 16)
+    assert blocks == [(0, 16), (16, 32), (32, 45)]  # blocks of whole chunks, covering the 45 entries once
     rng = np.random.default_rng(2)
     model = make_model("stm", 9, 2, rng)
     sites = [stm_site_from_words(sample_stm(model, 50, rng), 9, "first") for _ in range(2)]

@@ -44,6 +44,8 @@ __all__ = [
     "gain_bounds",
     "gain_equal_weights",
     "generalized_gain",
+    "noise_from_normals",
+    "noise_rows",
     "sample_noise",
     "scenario_budgets",
     "site_budgets",
@@ -344,23 +346,36 @@ def helper_rows(design: NoiseDesign, normals: np.ndarray) -> np.ndarray:
     return normals
 
 
+def noise_rows(design: NoiseDesign) -> int:
+    """Standard normals per coordinate of one CAPE draw: the helper's columns of ``e_mixing``, then S for f and S
+    for g (the rows :func:`noise_from_normals` reads)."""
+    if not design.feasible or design.e_mixing is None:
+        raise InputError(f"cannot sample from an infeasible design: {design.reason}")
+    return design.e_mixing.shape[1] + 2 * design.n_sites
+
+
+def noise_from_normals(design: NoiseDesign, normals: np.ndarray, *, factored: bool = False) -> CapeNoise:
+    """e, f, g from :func:`noise_rows` rows of standard normals (rows x size, in the order e, f, g; the f and g rows
+    are scaled in place): e = e_mixing z_e (``factored``: by :func:`helper_rows`, which overwrites z_e),
+    f_s = sqrt(var_f,s) z_f,s, g_s = sqrt(var_g,s) z_g,s."""
+    m = noise_rows(design) - 2 * design.n_sites
+    e = helper_rows(design, normals[:m]) if factored else design.e_mixing @ normals[:m]
+    f = normals[m:m + design.n_sites]
+    f *= np.sqrt(design.var_f)[:, None]
+    g = normals[m + design.n_sites:]
+    g *= np.sqrt(design.var_g)[:, None]
+    return CapeNoise(e, f, g)
+
+
 def sample_noise(design: NoiseDesign, rng: np.random.Generator, size: int, *,
                  factored: bool = False) -> CapeNoise:
     """Draw e, f, g for ``size`` scalar coordinates (e.g. the unique entries of a symmetric matrix).
 
-    Standard normals are drawn in a fixed order (e, then f, then g) and scaled, so the same seed gives
-    the same underlying draws for any variances: common random numbers across a sweep. ``factored`` forms e by
-    :func:`helper_rows` (O(S) per coordinate; the same numbers to rounding, used by capePCA, where S reaches 100)
-    instead of the S x S product (the tensor families keep the product: at S = 5 it costs little, and their tensor
-    power method can turn a rounding difference into a different seeded result).
+    Standard normals are drawn in a fixed order (e, then f, then g: one (rows, size) array, :func:`noise_rows`) and
+    scaled (:func:`noise_from_normals`), so the same seed gives the same underlying draws for any variances: common
+    random numbers across a sweep. ``factored`` forms e by :func:`helper_rows` (O(S) per coordinate; the same
+    numbers to rounding, used by capePCA, where S reaches 100) instead of the S x S product (the tensor families keep
+    the product, and draw their normals by keyed chunks: :mod:`dpcore.tensor.release`).
     """
-    if not design.feasible or design.e_mixing is None:
-        raise InputError(f"cannot sample from an infeasible design: {design.reason}")
-    normals = rng.standard_normal((design.e_mixing.shape[1], size))
-    e = helper_rows(design, normals) if factored else design.e_mixing @ normals
-    f = rng.standard_normal((design.n_sites, size))
-    f *= np.sqrt(design.var_f)[:, None]
-    g = rng.standard_normal((design.n_sites, size))
-    g *= np.sqrt(design.var_g)[:, None]
-    return CapeNoise(e, f, g)
+    return noise_from_normals(design, rng.standard_normal((noise_rows(design), size)), factored=factored)
 

@@ -2,9 +2,12 @@
 projected M3, perturbed by CAPE noise (e, f, g), independent noise, AVN noise or none; the aggregator's sum.
 
 The flow is run for real: helper noise e (zero-sum), aggregator noise f (subtracted), site noise g, every term
-symmetric (docs/math/corrections.md, items 1 and 7). Noise is drawn from explicit generators in a fixed order (M2
-stage by column blocks that depend on D only, then M3 stage) and only scaled afterwards: re-seeding reproduces
-the same underlying standard normals at any eps, delta or N_s (common random numbers for sweeps).
+symmetric (docs/math/corrections.md, items 1 and 7). Each stage that draws noise takes one key from the run's
+generator (M2 stage, then M3 stage) and draws its standard normals by keyed chunks of coordinates
+(:mod:`dpcore.normals`: SFC64, on every core), which are only scaled afterwards: re-seeding reproduces the same
+underlying standard normals at any eps, delta or N_s (common random numbers for sweeps), and the numbers do not
+depend on the blocks the flow is processed in nor on the threads that draw them. The M2 flow is processed chunk by
+chunk (draw, form every site's release, combine), so its noise arrays stay in the cache and never exceed a chunk.
 
 Third-moment noise law (``law``, :data:`M3_NOISE`): ``published`` (default) = i.i.d. N(0, tau^2) unique entries,
 mirrored (the paper's AGN, preprint Appendix E.1): on the dense path drawn as such, on the projected path drawn
@@ -25,9 +28,18 @@ from typing import Literal
 
 import numpy as np
 
-from ..cape import NoiseDesign, SiteBudgets, sample_noise, scenario_budgets, solve_collusion_robust, solve_general
+from ..cape import (
+    NoiseDesign,
+    SiteBudgets,
+    noise_from_normals,
+    noise_rows,
+    scenario_budgets,
+    solve_collusion_robust,
+    solve_general,
+)
 from ..cape.parties import combine, site_release
 from ..limits import EIGH_MAX_DIM, MAX_PUBLISHED_PROJECTED_K
+from ..normals import NormalStream, map_chunks, stage_stream
 from ..privacy.avn import avn_noise
 from ..privacy.symmetric import symmetric_tensor, unique_count_tensor
 from ..scenario import Scenario
@@ -117,36 +129,47 @@ def cape_stage_noise(scenario: Scenario, tau2: np.ndarray, tau3: np.ndarray, *, 
         f"aggregator with up to {collusion} colluding site(s) keeps sigma_eff >= tau_s (see the guarantees)")
 
 
-def _column_blocks(dim: int, max_unique: int | None = None) -> list[tuple[int, int]]:
-    """Column blocks [j0, j1) of the upper triangle with at most ``max_unique`` entries (>= 1 column)."""
+def _column_of(u: int) -> int:
+    """The column j of colex unique entry u = j (j + 1) / 2 + i (0 <= i <= j)."""
+    j = (math.isqrt(8 * u + 1) - 1) // 2
+    return j
+
+
+def _unique_blocks(total: int, width: int, max_unique: int | None = None) -> list[tuple[int, int]]:
+    """Blocks [u0, u1) of the unique entries (colex order) of at most ``max_unique`` entries, each a whole number of
+    chunks of ``width`` (:mod:`dpcore.normals`), so that a block draws exactly its own chunks."""
     max_unique = BLOCK_UNIQUE if max_unique is None else max_unique
-    blocks = []
-    j0 = 0
-    while j0 < dim:
-        j1 = j0 + 1
-        while j1 < dim and (j1 + 1) * (j1 + 2) // 2 - j0 * (j0 + 1) // 2 <= max_unique:
-            j1 += 1
-        blocks.append((j0, j1))
-        j0 = j1
-    return blocks
+    step = max(1, max_unique // width) * width
+    return [(u0, min(u0 + step, total)) for u0 in range(0, total, step)]
 
 
-def _unique_block(sites: Sequence[MomentSite], j0: int, j1: int) -> np.ndarray:
-    """Every site's unique M2 entries of columns j0..j1-1 (S x (j1 (j1 + 1) - j0 (j0 + 1)) / 2, colex order): sparse
-    STM moments scattered from their stored upper-triangle entries, other sites gathered from their dense block."""
-    start, stop = j0 * (j0 + 1) // 2, j1 * (j1 + 1) // 2
-    data = np.zeros((len(sites), stop - start))
+def _unique_range(sites: Sequence[MomentSite], u0: int, u1: int) -> np.ndarray:
+    """Every site's unique M2 entries u0..u1-1 (S x (u1 - u0), colex order): sparse STM moments scattered from their
+    stored upper-triangle entries, other sites gathered from their dense block of the columns the range touches."""
+    data = np.zeros((len(sites), u1 - u0))
+    j0, j1 = _column_of(u0), _column_of(u1 - 1) + 1
+    base = j0 * (j0 + 1) // 2
     mask = None
     for s, site in enumerate(sites):
         if isinstance(site, StmSite):
             positions, values = site.m2_upper
-            lo, hi = np.searchsorted(positions, (start, stop))
-            data[s, positions[lo:hi] - start] = values[lo:hi]
+            lo, hi = np.searchsorted(positions, (u0, u1))
+            data[s, positions[lo:hi] - u0] = values[lo:hi]
             continue
         if mask is None:
             mask = np.arange(j1)[None, :] <= (j0 + np.arange(j1 - j0))[:, None]  # (cols, j1): i <= j
-        data[s] = site.m2_block(j0, j1).T[mask]
+        data[s] = site.m2_block(j0, j1).T[mask][u0 - base:u1 - base]
     return data
+
+
+def _write_unique(out: np.ndarray, u0: int, values: np.ndarray) -> None:
+    """Write the unique entries u0.. (colex) into the lower triangle of ``out``: column j's entries (i <= j) are row
+    j's first j + 1 entries."""
+    u1 = u0 + values.size
+    for j in range(_column_of(u0), _column_of(u1 - 1) + 1):
+        first = j * (j + 1) // 2
+        lo, hi = max(u0, first), min(u1, first + j + 1)
+        out[j, lo - first:hi - first] = values[lo - u0:hi - u0]
 
 
 _MIRROR_TILE = 1024
@@ -165,38 +188,79 @@ def _mirror_lower(out: np.ndarray) -> None:
             out[i0:i1, j0:j1] = out[j0:j1, i0:i1].T
 
 
-def _combine(data: np.ndarray, weights: np.ndarray, noise: StageNoise, rng: np.random.Generator, size: int,
-             shape: Callable[[np.ndarray], np.ndarray] | None = None, store: list | None = None) -> np.ndarray:
-    """Run one round of the protocol on per-site data (S, ...) and return the aggregate.
+def _noise_rows(noise: StageNoise, n_sites: int) -> int:
+    """Standard normals per coordinate of a stage: e, f, g rows for CAPE, one per site for independent noise."""
+    return noise_rows(noise.design) if noise.mode == "cape" else n_sites
 
-    ``size`` standard normals are drawn per site and term; ``shape`` maps one site's row of them to the
-    release's shape (symmetric tensor, projection). Each site forms its release
-    (:func:`dpcore.cape.parties.site_release`); the aggregator takes sum_s mu_s (release_s - f_s)
-    (:func:`dpcore.cape.parties.combine`): the real flow, not pooled noise on a pooled statistic."""
-    n_sites = data.shape[0]
 
-    def shaped(rows: np.ndarray) -> np.ndarray:
-        return rows if shape is None else np.stack([shape(rows[s]) for s in range(n_sites)])
+def _draw_terms(noise: StageNoise, normals: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray]:
+    """(e, f, g) of every site from the stage's standard normals (rows x n): CAPE's three terms, or independent noise
+    N(0, stds_s^2) as g alone."""
+    if noise.mode == "cape":
+        drawn = noise_from_normals(noise.design, normals)
+        return drawn.e, drawn.f, drawn.g
+    if noise.mode == "independent":
+        normals *= np.asarray(noise.stds, float)[:, None]
+        return None, None, normals
+    raise InputError(f"unknown noise mode {noise.mode!r}")
 
+
+def _flow(data: np.ndarray, weights: np.ndarray, e: np.ndarray | None, f: np.ndarray | None, g: np.ndarray
+          ) -> tuple[np.ndarray, np.ndarray]:
+    """Each site forms its release (:func:`dpcore.cape.parties.site_release`); the aggregator takes
+    sum_s mu_s (release_s - f_s) (:func:`dpcore.cape.parties.combine`): the real flow, not pooled noise on a pooled
+    statistic. Returns (releases, aggregate)."""
+    releases = site_release(data, e, f, g)
+    return releases, combine(releases, f, weights, stacked=True)
+
+
+def _combine_unique(data: np.ndarray, weights: np.ndarray, noise: StageNoise, stream: NormalStream | None, u0: int,
+                    kept: list | None) -> np.ndarray:
+    """One round of the protocol on the unique entries u0..u0+n-1 of every site's statistic (S x n, u0 on a chunk
+    boundary of ``stream``), chunk by chunk (each chunk drawn, released and combined on one of the drawing threads);
+    returns the aggregate (n,)."""
     if noise.mode == "none":
         return combine(data, None, weights, stacked=True)
-    if noise.mode == "independent":
-        z = rng.standard_normal((n_sites, size))
-        z *= np.asarray(noise.stds, float)[:, None]
-        g = shaped(z)
-        releases = site_release(data, None, None, g)  # every site's a_s + g_s, one row each
-        if store is not None:
-            store.append(StageMessages(releases, None, None, g))
-        return combine(releases, None, weights, stacked=True)
-    if noise.mode == "cape":
-        drawn = sample_noise(noise.design, rng, size)
-        e, f, g = shaped(drawn.e), shaped(drawn.f), shaped(drawn.g)
-        del drawn
-        releases = site_release(data, e, f, g)  # what each site sends, one row each
-        if store is not None:
-            store.append(StageMessages(releases, e, f, g))
-        return combine(releases, f, weights, stacked=True)  # the aggregator removes its own f_s
-    raise InputError(f"unknown noise mode {noise.mode!r}")
+    n = data.shape[1]
+    out = np.empty(n)
+    width = stream.width
+    first = u0 // width
+    parts: dict[int, StageMessages] = {}
+
+    def chunk(c: int) -> None:
+        lo, hi = stream.bounds(c)
+        e, f, g = _draw_terms(noise, stream.chunk(c))
+        releases, out[lo - u0:hi - u0] = _flow(data[:, lo - u0:hi - u0], weights, e, f, g)
+        if kept is not None:
+            parts[c] = StageMessages(releases, e, f, g)
+
+    map_chunks(chunk, range(first, -(-(u0 + n) // width)))
+    if kept is not None:
+        kept.extend(parts[c] for c in sorted(parts))
+    return out
+
+
+def _combine_shaped(data: np.ndarray, weights: np.ndarray, noise: StageNoise, stream: NormalStream | None,
+                    shape: Callable[[np.ndarray], np.ndarray] | None, kept: list | None) -> np.ndarray:
+    """One round of the protocol on statistics of any shape (S, ...): the stage's normals for its ``stream.size``
+    coordinates, each site's row mapped by ``shape`` (symmetric tensor, projection) before it is added."""
+    if noise.mode == "none":
+        return combine(data, None, weights, stacked=True)
+    n_sites = data.shape[0]
+
+    def shaped(rows: np.ndarray | None) -> np.ndarray | None:
+        return None if rows is None or shape is None else np.stack([shape(rows[s]) for s in range(n_sites)])
+
+    e, f, g = (shaped(term) for term in _draw_terms(noise, stream.columns(0, stream.size)))
+    releases, agg = _flow(data, weights, e, f, g)
+    if kept is not None:
+        kept.append(StageMessages(releases, e, f, g))
+    return agg
+
+
+def _stream(rng: np.random.Generator, noise: StageNoise, n_sites: int, size: int) -> NormalStream | None:
+    """The stage's keyed stream (one key from ``rng``), or None for a flow without noise (nothing is drawn)."""
+    return None if noise.mode == "none" else stage_stream(rng, _noise_rows(noise, n_sites), size)
 
 
 def release_m2(
@@ -205,22 +269,20 @@ def release_m2(
 ) -> tuple[np.ndarray, StageMessages | None]:
     """Stage 1: M2_hat = sum_s mu_s (M2_hat_s - F2_s) with M2_hat_s = M2_s + E2_s + F2_s + G2_s.
 
-    Processed in blocks of columns of the upper triangle (unique entries in colex order, the order of
-    :func:`dpcore.privacy.unique_entries_matrix`), so the noise arrays stay small for any D; the
-    blocks depend on D only, so the draws are the same at any eps. Each block is aggregated in float64; above
-    EIGH_MAX_DIM, where the whitening's Lanczos solver works in float32 anyway, M2_hat is stored in float32 (half the
-    D^2 memory; its rounding, 6e-8 relative, is far below the DP noise). Returns (M2_hat, messages or None)."""
+    Processed in blocks of unique entries (colex order, the order of :func:`dpcore.privacy.unique_entries_matrix`),
+    each a whole number of the stage's chunks, so the noise arrays stay small for any D and the draws are the same at
+    any eps and for any block size. Each block is aggregated in float64; above EIGH_MAX_DIM, where the whitening's
+    Lanczos solver works in float32 anyway, M2_hat is stored in float32 (half the D^2 memory; its rounding, 6e-8
+    relative, is far below the DP noise). Returns (M2_hat, messages or None)."""
     dim = sites[0].dim
     weights = np.asarray(weights, dtype=float)
     out = np.empty((dim, dim), dtype=np.float32 if dim > EIGH_MAX_DIM else np.float64)
     kept: list[StageMessages] | None = [] if keep_messages else None
-    for j0, j1 in _column_blocks(dim):
-        data = _unique_block(sites, j0, j1)
-        agg = _combine(data, weights, noise, rng, data.shape[1], None, kept)
-        start = j0 * (j0 + 1) // 2
-        for j in range(j0, j1):  # column j's unique entries (i <= j) are row j's lower triangle
-            offset = j * (j + 1) // 2 - start
-            out[j, :j + 1] = agg[offset:offset + j + 1]
+    total = dim * (dim + 1) // 2
+    stream = _stream(rng, noise, len(sites), total)
+    for u0, u1 in _unique_blocks(total, 1 if stream is None else stream.width):
+        agg = _combine_unique(_unique_range(sites, u0, u1), weights, noise, stream, u0, kept)
+        _write_unique(out, u0, agg)
     _mirror_lower(out)
     messages = None
     if kept:
@@ -306,7 +368,7 @@ def release_m3(
     shape = _m3_shaper(law, path, dim, w) if noise.mode != "none" else None
     if path == "projected":
         data = np.stack([site.m3_projected(w) for site in sites])
-        agg = _combine(data, weights, noise, rng, size, shape, kept)
+        agg = _combine_shaped(data, weights, noise, _stream(rng, noise, len(sites), size), shape, kept)
         return agg, (kept[0] if kept else None)
     return _release_dense(sites, weights, w, noise, rng, size, shape, keep_messages)
 
@@ -321,14 +383,9 @@ def _release_dense(
     :func:`dpcore.cape.parties.site_release`), so that one D^3 noise tensor exists at a time."""
     if noise.mode == "none":
         return combine([multilinear(site.m3(), w) for site in sites], None, weights), None
-    n_sites = len(sites)
-    if noise.mode == "cape":
-        drawn = sample_noise(noise.design, rng, size)
-        terms = {"e": drawn.e, "f": drawn.f, "g": drawn.g}
-    elif noise.mode == "independent":
-        terms = {"e": None, "f": None, "g": rng.standard_normal((n_sites, size)) * np.asarray(noise.stds)[:, None]}
-    else:
-        raise InputError(f"unknown noise mode {noise.mode!r}")
+    stream = _stream(rng, noise, len(sites), size)
+    e, f, g = _draw_terms(noise, stream.columns(0, size))
+    terms = {"e": e, "f": f, "g": g}
     releases, projected = [], {"e": [], "f": [], "g": []}
     for s, site in enumerate(sites):
         tensor = site.m3()
