@@ -72,9 +72,23 @@ def _breakdown() -> None:
     st.session_state[STORY_KEY] = "breakdown"
 
 
-@st.cache_resource(max_entries=2, show_spinner=False)
-def cached_breakdown(seed: int, _progress) -> tuple:
-    return run_breakdown(OPENING, seed=seed, runs=BREAKDOWN_RUNS, progress=_progress)
+@st.cache_resource(show_spinner=False)
+def _agn_breakdowns() -> dict:
+    """The finished breakdowns of every session, by seed: a plain dict, because st.cache_resource on the computation
+    itself would replay its progress bar into the next session's page (CacheReplayClosureError). Named for its page:
+    Streamlit keys the cache by the function's name and source, which another page's copy would share."""
+    return {}
+
+
+def cached_breakdown(seed: int, progress) -> tuple:
+    """The breakdown of ``seed``, computed once per server (the same for every visitor), the two latest kept."""
+    done = _agn_breakdowns()
+    if seed not in done:
+        result = run_breakdown(OPENING, seed=seed, runs=BREAKDOWN_RUNS, progress=progress)
+        while len(done) >= 2:
+            done.pop(next(iter(done)), None)
+        done[seed] = result
+    return done[seed]
 
 
 restore_widgets(OPENING_WIDGETS, {"capeagn_model": MODEL_NAMES, "capeagn_preset": (*OTD_PRESETS, "custom"),

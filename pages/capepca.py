@@ -101,9 +101,23 @@ def cached_setup(data: tuple, upload: bytes | None, scenario_json: str, k: int, 
                        by_label=by_label, allow_replacement=allow_replacement, seed=seed)
 
 
-@st.cache_resource(max_entries=2, show_spinner=False)
-def cached_breakdown(seed: int, _progress) -> tuple:
-    return run_breakdown(load_bundled(OPENING.dataset), OPENING, seed=seed, runs=BREAKDOWN_RUNS, progress=_progress)
+@st.cache_resource(show_spinner=False)
+def _pca_breakdowns() -> dict:
+    """The finished breakdowns of every session, by seed: a plain dict, because st.cache_resource on the computation
+    itself would replay its progress bar into the next session's page (CacheReplayClosureError). Named for its page:
+    Streamlit keys the cache by the function's name and source, which another page's copy would share."""
+    return {}
+
+
+def cached_breakdown(seed: int, progress) -> tuple:
+    """The breakdown of ``seed``, computed once per server (the same for every visitor), the two latest kept."""
+    done = _pca_breakdowns()
+    if seed not in done:
+        result = run_breakdown(load_bundled(OPENING.dataset), OPENING, seed=seed, runs=BREAKDOWN_RUNS, progress=progress)
+        while len(done) >= 2:
+            done.pop(next(iter(done)), None)
+        done[seed] = result
+    return done[seed]
 
 
 def show_in(slot: Any, exc: Exception) -> None:

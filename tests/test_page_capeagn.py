@@ -76,6 +76,9 @@ def test_one_click_shows_where_cape_stops_helping_and_back():
     assert all(symbolic(c.sentence) in shown for c in cases)  # the sentences from dpcore are on the page
     assert "Where CAPE stops helping" in _texts(at.subheader)
     assert ascii_notation(at) == []
+    other = app_test(PAGE, timeout=300)  # a second visitor: the server's finished cases, no progress bar replayed
+    other.button(key="capeagn_breakdown").click().run()
+    assert not other.exception and len(other.error) == 0 and other.session_state["capeagn_cases"] is cases
     at.number_input(key="capeagn_eps").set_value(2.0).run()
     at.button(key="capeagn_opening").click().run()
     assert not at.exception

@@ -102,6 +102,10 @@ def test_one_click_shows_where_cape_stops_helping_and_back(at):
     assert all(symbolic(c.sentence) in shown for c in cases)  # the sentences from dpcore are on the page
     assert "Where CAPE stops helping" in texts(at.subheader) and len(at.get("plotly_chart")) == 1
     assert ascii_notation(at) == []
+    other = app_test(PAGE, timeout=300)  # a second visitor: the server's finished cases, no progress bar replayed
+    other.button(key="pca_breakdown").click().run()
+    assert not other.exception and errors(other) == [] and other.session_state["capepca_breakdown"] is cases
+    assert len(other.get("plotly_chart")) == 1
     at.number_input(key="pca_eps").set_value(1.0).run()
     at.button(key="pca_opening").click().run()
     assert not at.exception
