@@ -7,6 +7,8 @@
 * :mod:`.compare` - the one comparison loop: runs in worker processes, progress after every step, Stop;
 * :mod:`.sweep` - :class:`FamilySweep`, what a sweep needs from a family (its data settings, the plan and the run of
   its grid points), and the grid points' designs and table rows;
+* :mod:`.planner` - :class:`FamilyPlanner`, what the planner needs from a family (its metric, the closed-form
+  aggregate noise, one run at a given noise, the check);
 * :mod:`.descriptor` - :class:`Family`, everything the layers above need to know about a family.
 
 The tables themselves are collected by :mod:`dpcore.registry`. Imports the bottom layer, scenario and cape (the
@@ -17,6 +19,7 @@ from .compare import Progress, ShouldStop, check_runs, each_algorithm, progress_
 from .descriptor import Family
 from .entry import GUARANTEES, Algorithm, RunContext, Runner, Sizes
 from .metrics import Metric, metric_table
+from .planner import FamilyPlanner, PlannerData
 from .sweep import FamilyPlan, FamilySweep, GridPoint, grid_design, result_rows, sweep_points
 
 __all__ = [
@@ -24,9 +27,11 @@ __all__ = [
     "Algorithm",
     "Family",
     "FamilyPlan",
+    "FamilyPlanner",
     "FamilySweep",
     "GridPoint",
     "Metric",
+    "PlannerData",
     "Progress",
     "RunContext",
     "Runner",

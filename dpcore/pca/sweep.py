@@ -16,7 +16,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..data import BUNDLED, PREPROCESSING, SPECTRA, load_bundled, preprocess, split_sites, synthetic_dataset
+from ..data import (
+    BUNDLED,
+    FEATURE_SCALINGS,
+    PREPROCESSING,
+    SPECTRA,
+    load_bundled,
+    preprocess,
+    split_sites,
+    synthetic_dataset,
+)
 from ..family import FamilyPlan, FamilySweep, GridPoint, result_rows
 from ..limits import MAX_PCA_ENTRIES, MAX_REPLAY_NUMBERS, MAX_SITE_NUMBERS
 from ..privacy.symmetric import unique_count_matrix
@@ -61,6 +70,7 @@ class PcaData:
     spectrum: str = "power"
     decay: float = 1.0
     preprocessing: str = "max-norm"
+    features: str = "centre"
     rank: int | None = None
     solver_dtype: str = "float32"
 
@@ -78,6 +88,7 @@ class PcaData:
             _set(self, "decay", 1.0)
         _set(self, "k", check_rank(self.k, self.dim))
         _set(self, "preprocessing", check_choice(self.preprocessing, "preprocessing", tuple(PREPROCESSING)))
+        _set(self, "features", check_choice(self.features, "features", tuple(FEATURE_SCALINGS)))
         if self.rank is not None:
             rank = check_positive_int(self.rank, "R")
             if not self.k <= rank <= self.dim:
@@ -88,7 +99,8 @@ class PcaData:
     def describe(self) -> str:
         what = (f"synthetic Gaussian, D = {self.dim}, {self.spectrum} spectrum (decay {self.decay:g})"
                 if self.dataset == "synthetic" else PCA_DATASETS[self.dataset])
-        return f"{what}; K = {self.k}; preprocessing {self.preprocessing}; {self.solver_dtype} eigensolver"
+        features = "" if self.features == "centre" else f" after features {self.features}"
+        return f"{what}; K = {self.k}; preprocessing {self.preprocessing}{features}; {self.solver_dtype} eigensolver"
 
     def short_name(self) -> str:
         """The data set in a few words (the reduced variants' names)."""
@@ -98,13 +110,14 @@ class PcaData:
         """The reduced variant's data (docs/experiments.md, "--quick"): MNIST -> digits, synthetic D > 50 -> D = 50,
         K at most 10; None when nothing is reduced."""
         if self.dataset == "mnist":
-            return PcaData(dataset="digits", k=min(self.k, 10), preprocessing=self.preprocessing)
+            return PcaData(dataset="digits", k=min(self.k, 10), preprocessing=self.preprocessing,
+                           features=self.features)
         if self.dataset == "synthetic" and self.dim > 50:
             return PcaData(dataset="synthetic", k=min(self.k, 10), dim=50, spectrum=self.spectrum, decay=self.decay,
-                           preprocessing=self.preprocessing)
+                           preprocessing=self.preprocessing, features=self.features)
         if self.k > 10:
             return PcaData(dataset=self.dataset, k=10, dim=self.dim, spectrum=self.spectrum, decay=self.decay,
-                           preprocessing=self.preprocessing)
+                           preprocessing=self.preprocessing, features=self.features)
         return None
 
     def check_size(self, largest: Scenario, smallest_n: int) -> None:
@@ -137,7 +150,7 @@ def plan(spec: Any, scenarios: Sequence[Scenario], design: Callable[[Scenario, f
                                     spectrum=data.spectrum, decay=data.decay)
     else:
         dataset = load_bundled(data.dataset)
-    prepared = preprocess(dataset.x, data.preprocessing)
+    prepared = preprocess(dataset.x, data.preprocessing, features=data.features)
     split = split_sites(prepared.x, sizes_max, stream_rng(spec.seed, PCA_SPLIT_STREAM), labels=dataset.labels,
                         allow_replacement=True)
     after = []
