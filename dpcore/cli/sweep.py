@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..data import BUNDLED, PREPROCESSING, SPECTRA
+from ..data import BUNDLED, FEATURE_SCALINGS, PREPROCESSING, SPECTRA
 from ..data.bundled import data_dirs
 from ..experiments import (
     FAMILIES,
@@ -76,8 +76,8 @@ from .table import fmt, table
 DEFAULT_SITE_SIZE = 1000
 # Options that describe a sweep built here; a preset fixes them.
 _BUILD_OPTIONS = ("scenario", "family", "vary", "grid", "sites", "ns", "eps", "delta", "calibration", "neighbouring",
-                  "dataset", "k", "dim", "spectrum", "decay", "preprocess", "rank", "model", "d", "sigma2",
-                  "doc_length", "estimator", "split", "path", "truth", "alpha0", "alpha_shape")
+                  "dataset", "k", "dim", "spectrum", "decay", "preprocess", "features", "rank", "model", "d",
+                  "sigma2", "doc_length", "estimator", "split", "path", "truth", "alpha0", "alpha_shape")
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument per option, in help order
@@ -122,6 +122,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument
     sites.add_argument("--delta", type=DELTA, help="delta of every site (default 0.01, as in the paper)")
     sites.add_argument("--calibration", choices=CALIBRATIONS, help="Gaussian calibration (default classic)")
     sites.add_argument("--neighbouring", choices=NEIGHBOURING, help="neighbouring relation (default replace-one)")
+    add_data_flags(p)
+    p.set_defaults(func=run)
+
+
+def add_data_flags(p: argparse.ArgumentParser) -> None:
+    """The families' data flags (each family's data type's ``OPTIONS``; the sweep and the plan command)."""
     pca = p.add_argument_group("pca data")
     pca.add_argument("--dataset", choices=tuple(PCA_DATASETS), help="synthetic (default), mnist or digits")
     pca.add_argument("--k", type=integer(1, MAX_SYNTHETIC_DIM), help="subspace dimension K (pca, default 10) or "
@@ -129,6 +135,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument
     pca.add_argument("--dim", type=integer(2, MAX_SYNTHETIC_DIM), help="synthetic D (default 200)")
     pca.add_argument("--spectrum", choices=SPECTRA, help="synthetic eigenvalue decay shape (default power)")
     pca.add_argument("--decay", type=real(*DECAY_RANGE), help="synthetic decay rate (default 1)")
+    pca.add_argument("--features", choices=tuple(FEATURE_SCALINGS), help="feature scaling before the norm bound: "
+                     "centre (default, as the capePCA page and the pca command), none or standardise")
     pca.add_argument("--preprocess", choices=tuple(PREPROCESSING), help="max-norm (default) or clip")
     pca.add_argument("--rank", type=integer(1, MAX_SYNTHETIC_DIM), help="DPdisPCA rank R (default K)")
     pca.add_argument("--precision", choices=SOLVER_DTYPES, help="precision of the eigen-decompositions of the noisy "
@@ -147,7 +155,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument
     lda.add_argument("--alpha0", type=POSITIVE, help="Dirichlet concentration alpha_0 (default 1)")
     lda.add_argument("--alpha-shape", choices=tuple(ALPHA_SHAPES), help="symmetric alpha (default) or drawn from a "
                      "Dirichlet (distinct whitened eigenvalues)")
-    p.set_defaults(func=run)
 
 
 def _list_presets(as_json: bool) -> int:
@@ -200,7 +207,7 @@ def _algorithm_list(args: argparse.Namespace, family: str) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _family_data(args: argparse.Namespace, family: str) -> Any:
+def family_data(args: argparse.Namespace, family: str) -> Any:
     """The family's data settings from the flags that set them (``OPTIONS`` of its data type); a flag not given
     keeps the type's default."""
     data = FAMILIES[family].sweep.data
@@ -221,7 +228,7 @@ def _built_spec(args: argparse.Namespace) -> SweepSpec:
     scenario = _base_scenario(args, family)
     grid = parse_grid(args.grid, args.vary) if args.grid is not None else default_grid(args.vary, scenario)
     return SweepSpec(family=family, parameter=args.vary, grid=grid, algorithms=_algorithm_list(args, family),
-                     scenario=scenario, data=_family_data(args, family), runs=10 if args.runs is None else args.runs,
+                     scenario=scenario, data=family_data(args, family), runs=10 if args.runs is None else args.runs,
                      seed=scenario.seed if args.seed is None else args.seed)
 
 

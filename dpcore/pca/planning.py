@@ -132,18 +132,20 @@ def run_at(data: PlannerData, stds: np.ndarray, rng: np.random.Generator) -> flo
     return float(decompose("planner", problem, z, 0, float(stds[0]), False).metrics[METRIC])
 
 
-def _setup(data: PlannerData, scenario: Scenario, seed: int):
+def _setup(data: PlannerData, scenario: Scenario):
+    """The data dealt to the scenario's sites as :func:`dpcore.pca.prepare_pca` does, drawn (synthetic) and split with
+    the seed the planner's data were prepared with (so the data scale the answer counted is the check's)."""
     settings: PcaData = data.settings
-    raw = data.dataset if data.available is not None else planner_dataset(settings, None, seed, scenario.total_n)
+    raw = data.dataset if data.available is not None else planner_dataset(settings, None, data.seed, scenario.total_n)
     return prepare_pca(raw, scenario, settings.k, preprocessing=settings.preprocessing, features=settings.features,
-                       seed=seed, solver_dtype=settings.solver_dtype)
+                       seed=data.seed, solver_dtype=settings.solver_dtype)
 
 
 def check(data: PlannerData, scenario: Scenario, scheme: str, runs: int, seed: int) -> list[float | None]:
     """``runs`` real runs of ``scheme`` (capePCA's message flow, or the conventional scheme) at ``scenario``: the data
     preprocessed and dealt to its sites as the capePCA page does (:func:`dpcore.pca.prepare_pca`; synthetic data drawn
-    at the scenario's N), each run on its stream (seed, run, name)."""
-    setup = _setup(data, scenario, seed)
+    at the scenario's N; both with the data's seed), each run's noise on its stream (``seed``, run, name)."""
+    setup = _setup(data, scenario)
     comparison = compare_pca(setup.problem, setup.privacy, [scheme], runs, seed, workers=1)
     return [float(r.metrics[METRIC]) for r in comparison.results[scheme]]
 
@@ -160,10 +162,10 @@ def script(data: PlannerData, scenario: Scenario, scheme: str, runs: int, seed: 
     return (
         f"settings = PcaData(dataset={s.dataset!r}, k={s.k}, dim={s.dim}, spectrum={s.spectrum!r}, decay={s.decay!r}, "
         f"preprocessing={s.preprocessing!r}, features={s.features!r}, solver_dtype={s.solver_dtype!r})\n"
-        f"raw = planner_dataset(settings, dataset, {seed}, None if dataset is not None or settings.dataset != "
+        f"raw = planner_dataset(settings, dataset, {data.seed}, None if dataset is not None or settings.dataset != "
         "'synthetic' else scenario.total_n)\n"
         f"setup = prepare_pca(raw, scenario, settings.k, preprocessing=settings.preprocessing, "
-        f"features=settings.features, seed={seed}, solver_dtype=settings.solver_dtype)\n"
+        f"features=settings.features, seed={data.seed}, solver_dtype=settings.solver_dtype)\n"
         f"comparison = compare_pca(setup.problem, setup.privacy, [{scheme!r}], {runs}, {seed}, workers=1)\n"
         f"values = [float(r.metrics[{METRIC!r}]) for r in comparison.results[{scheme!r}]]\n"
     )

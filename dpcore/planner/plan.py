@@ -152,11 +152,9 @@ def plan_target(family: str, data: PlannerData, scenario: Scenario, q: Question,
     start = time.perf_counter()
     hooks = FAMILIES[family].planner
     metric = FAMILIES[family].metrics[hooks.metric]
-    if hooks.percent and not 0 < q.target <= 1:
-        raise InputError(f"the target is a share of the non-private result, in (0, 1] (got {q.target:g}); "
-                         "e.g. 0.8 for 80 %", "target")
-    if not hooks.percent and not q.target > 0:
-        raise InputError(f"the target {metric.words} must be > 0 (got {q.target:g})", "target")
+    if not q.target > 0:
+        raise InputError(f"the target ({hooks.target_words}) must be > 0 (got {q.target:g})"
+                         + ("; e.g. 0.8 for 80 %" if hooks.percent else ""), "target")
     noise = hooks.noise(scenario, data.settings)["cape"]
     profile = np.asarray(noise, dtype=float) / float(noise[0]) if noise[0] > 0 else np.ones(len(noise))
     curve = measure_curve(family, data, profile, runs=runs, seed=seed, workers=workers, tick=tick)

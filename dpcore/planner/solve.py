@@ -171,7 +171,7 @@ def solve_scheme(curve: UtilityCurve, scenario: Scenario, data: PlannerData, q: 
         return Answer(scheme=scheme, answer=None, reason=(
             f"{title} would need its aggregate noise at most {sigma:.3g}, but even at {q.words(scenario)} = "
             f"{_fmt(hi, q.integer)} (the limit: {why_hi}) it is {reached:.3g}"))
-    if factor[0] != 1.0:
+    if abs(factor[0] - 1.0) > 0.01:
         notes.append(f"the data at the answer are divided by a different largest sample norm than the curve's "
                      f"(max-norm reads it from the data drawn): the same noise weighs {factor[0]:.3g} times as much "
                      "there, and the answer counts it")
