@@ -28,7 +28,7 @@ from .guarantees import privacy_guarantees
 from .problem import pca_privacy, pca_problem
 from .result import decompose
 from .setup import prepare_pca
-from .sweep import PcaData
+from .sweep import PCA_DATASETS, PcaData
 
 __all__ = ["PLANNER", "REFERENCE_SAMPLES", "SCALE_DECADES", "SCALE_POINTS", "pca_noise", "planner_dataset"]
 
@@ -81,7 +81,7 @@ def prepare(settings: PcaData, dataset: Dataset | None, seed: int) -> PlannerDat
     uploaded = dataset is not None
     available = None if settings.dataset == "synthetic" and not uploaded else raw.n_samples
     key = f"pca|{settings.describe()}|{raw.name}|{_digest(raw) if uploaded else seed}"
-    what = raw.name if uploaded else settings.describe()
+    what = raw.name if uploaded else PCA_DATASETS[settings.dataset].split(",")[0]
     return PlannerData(payload=problem, available=available, key=key, reference=1.0, settings=settings, dataset=raw,
                        seed=seed, scale=prepared.scale,
                        description=f"{what}; {raw.n_samples:,} samples x D = {raw.dim}; K = {problem.k}; "

@@ -192,3 +192,19 @@ def scheme_noise(result: PlanResult) -> dict[str, float]:
     """The common noise scale of each scheme at the scenario as given."""
     return {s: noise_scale(result.family, result.scenario, result.data.settings, s, result.curve.profile)
             for s in SCHEMES}
+
+
+def question_sentence(family: str, scenario: Scenario, q: Question, data_description: str) -> str:
+    """What the planner will answer, from the inputs it will run: 'For capePCA on <data>, with the 5 sites of the
+    scenario (N_s = 1,000; eps = 1, delta = 1e-05): the samples per site at which it reaches 80% of ...'."""
+    sizes, eps, delta = scenario.sizes, scenario.eps, scenario.delta
+
+    def same(values, fmt: str) -> str:
+        return format(values[0], fmt) if np.all(values == values[0]) else "from " + format(values.min(), fmt) + \
+            " to " + format(values.max(), fmt)
+
+    fam = FAMILIES[family]
+    return (f"For {fam.cape} on {data_description}, with the {scenario.n_sites} sites of the scenario (N_s "
+            f"{same(sizes, ',')}; eps {same(eps, 'g')}, delta {same(delta, 'g')}; {scenario.calibration} "
+            f"calibration): the {q.words(scenario)} at which {fam.cape} and the conventional scheme reach "
+            f"{_target_text(family, q.target)}, everything else held as the scenario has it.")

@@ -151,6 +151,10 @@ def solve_scheme(curve: UtilityCurve, scenario: Scenario, data: PlannerData, q: 
             f"noise {curve.scales[0]:.3g}; non-private {curve.reference:.4g})"))
     if hi < lo:
         return Answer(scheme=scheme, answer=None, reason=f"no room for the knob within {why_hi}")
+    if q.knob == "eps" and data.available is not None and scenario.total_n > data.available:
+        return Answer(scheme=scheme, answer=None, reason=(
+            f"the scenario's sites hold N = {scenario.total_n:,} samples, more than the {data.available:,} you have; "
+            "give the sites fewer samples, or solve for the samples per site"))
     notes = []
     if math.isinf(sigma):
         sigma = float(curve.scales[-1])
