@@ -9,7 +9,6 @@ import streamlit as st
 
 from dpcore.experiments import FAMILIES
 from dpcore.limits import MAX_SEED, MAX_UPLOAD_BYTES
-from dpcore.pca.sweep import PCA_DATASETS
 from dpcore.planner import KNOBS, SCHEMES, check_plan, plan_target, prepare_data, question
 from dpcore.planner.check import CHECK_RUNS
 from dpcore.planner.export import curve_figure, plan_csv, plan_html, plan_json, plan_script, upload_dataset
@@ -22,16 +21,16 @@ scenario = start_page()
 scenario_sidebar(scenario)
 
 UPLOAD = "upload"
-SOURCES = {**PCA_DATASETS, UPLOAD: "your own CSV (one sample per row)"}
+UPLOAD_LABEL = "your own CSV (one sample per row)"
 DEFAULTS = {"plan_family": "pca", "plan_source": "synthetic", "plan_solve": "n", "plan_site": "every site",
             "plan_target": 80.0, "plan_error": 0.5, "plan_seed": 0}
-restore_widgets(DEFAULTS, {"plan_family": tuple(FAMILIES), "plan_source": tuple(SOURCES),
-                           "plan_solve": tuple(KNOBS)})
+restore_widgets(DEFAULTS, {"plan_family": tuple(FAMILIES), "plan_solve": tuple(KNOBS)})
 
 
 @st.cache_resource(max_entries=8, show_spinner="Preparing the data ...")
 def _data(family: str, source: str, upload_digest: str | None, seed: int, _upload: bytes | None, name: str):
-    settings = FAMILIES[family].sweep.data(**({"dataset": source} if source in PCA_DATASETS else {}))
+    sources = FAMILIES[family].planner.sources or {}
+    settings = FAMILIES[family].sweep.data(**({"dataset": source} if source in sources else {}))
     if source == UPLOAD:
         settings = FAMILIES[family].sweep.data(features="standardise")
     dataset = upload_dataset(_upload, name) if _upload is not None else None
@@ -48,8 +47,11 @@ left, right = st.columns(2)
 family = left.selectbox("Algorithm", tuple(FAMILIES), key="plan_family", format_func=lambda f: FAMILIES[f].label)
 hooks = FAMILIES[family].planner
 upload_bytes, upload_name = None, ""
-if family == "pca":
-    source = right.selectbox("Data", tuple(SOURCES), key="plan_source", format_func=lambda s: SOURCES[s])
+if hooks.sources:
+    sources = {**hooks.sources, **({UPLOAD: UPLOAD_LABEL} if hooks.uploads else {})}
+    if st.session_state.get("plan_source") not in sources:
+        st.session_state["plan_source"] = next(iter(sources))
+    source = right.selectbox("Data", tuple(sources), key="plan_source", format_func=lambda s: sources[s])
 else:
     source = "synthetic"
     right.caption(f"Data: {FAMILIES[family].sweep.data().describe()} (synthetic)")

@@ -104,7 +104,7 @@ def _data_flags(args: argparse.Namespace, family: str) -> None:
     options = {name: set(f.sweep.data.OPTIONS) for name, f in FAMILIES.items()}
     given = {n for names in options.values() for n in names if getattr(args, n, None) is not None}
     wrong = sorted(given - options[family])
-    if args.csv and family != "pca":
+    if args.csv and not FAMILIES[family].planner.uploads:
         wrong.append("csv")
     if wrong:
         raise InputError(f"{', '.join('--' + n.replace('_', '-') for n in wrong)} do(es) not apply to "

@@ -62,7 +62,9 @@ class FamilyPlanner:
     of the noise vector; ``percent``: the target is a share of the non-private result (shown in %);
     ``data_scale(data, scenario)``: how much noisier the scenario's own data make a given noise than the curve's
     reference data (PCA with max-norm on synthetic data: the data drawn at the scenario's N are divided by their
-    own largest norm m, so noise sigma acts as sigma m^2 / m_ref^2; None: 1)."""
+    own largest norm m, so noise sigma acts as sigma m^2 / m_ref^2; None: 1); ``uploads``: the planner runs on an
+    uploaded CSV; ``sources``: the data sets it offers by the name of the data settings' ``dataset`` field (None:
+    the settings' synthetic model only)."""
 
     metric: str
     target_words: str
@@ -76,4 +78,6 @@ class FamilyPlanner:
     imports: str
     stage_names: tuple[str, ...] = ("aggregate",)
     percent: bool = False
+    uploads: bool = False
+    sources: dict[str, str] | None = None
     data_scale: Callable[[PlannerData, Scenario], float] | None = None

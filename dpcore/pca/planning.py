@@ -17,7 +17,7 @@ import numpy as np
 
 from ..cape import conventional_std, dp_floor
 from ..cape.guarantee import run_guarantee_records
-from ..data import Dataset, load_bundled, preprocess, synthetic_dataset
+from ..data import Dataset, load_bundled, preprocess, synthetic_covariance, synthetic_dataset
 from ..family import FamilyPlanner, PlannerData
 from ..limits import MAX_SITE_NUMBERS
 from ..scenario import Scenario
@@ -42,6 +42,8 @@ norm, about 2 sqrt(D) sigma, equals the K-th eigenvalue: where the private direc
 METRIC = "captured_energy_ratio"
 SYNTHETIC_BLOCK = 4096
 """Synthetic samples per block of the planner's nested draws."""
+CANDIDATES = 16
+"""Samples of largest raw norm whose centred norm decides the max-norm scale of a nested synthetic draw."""
 
 
 def planner_dataset(settings: PcaData, dataset: Dataset | None, seed: int, n: int | None = None) -> Dataset:
@@ -60,8 +62,9 @@ def planner_dataset(settings: PcaData, dataset: Dataset | None, seed: int, n: in
     blocks = []
     for b in range(-(-n // SYNTHETIC_BLOCK)):
         rng = np.random.default_rng([int(seed), PCA_SYNTHETIC_STREAM, b])
-        blocks.append(synthetic_dataset(min(SYNTHETIC_BLOCK, n - b * SYNTHETIC_BLOCK), rng, dim=settings.dim,
-                                        spectrum=settings.spectrum, decay=settings.decay).x)
+        x = synthetic_dataset(SYNTHETIC_BLOCK, rng, dim=settings.dim, spectrum=settings.spectrum,
+                              decay=settings.decay).x
+        blocks.append(x[:, : n - b * SYNTHETIC_BLOCK])
     return Dataset(name="synthetic", x=np.concatenate(blocks, axis=1),
                    description=f"synthetic zero-mean Gaussian, D = {settings.dim}, N = {n:,}, {settings.spectrum} "
                    f"spectrum (decay {settings.decay:g}), nested blocks of {SYNTHETIC_BLOCK:,}")
@@ -98,8 +101,46 @@ def pca_noise(scenario: Scenario, settings: PcaData | None = None) -> dict[str, 
     return {"cape": np.array([cape]), "conv": np.array([conventional_std(mu, tau)])}
 
 
-@lru_cache(maxsize=64)
+def _block_z(dim: int, spectrum: str, decay: float, seed: int, b: int) -> np.ndarray:
+    """Block b of the nested synthetic draw in the covariance's eigenbasis: w * z (D x SYNTHETIC_BLOCK, w the square
+    roots of the eigenvalues): the standard normals :func:`dpcore.data.synthetic_dataset` draws first and then rotates
+    (the rotation keeps norms and commutes with centring)."""
+    eigenvalues, _ = synthetic_covariance(dim, spectrum, decay)
+    z = np.random.default_rng([int(seed), PCA_SYNTHETIC_STREAM, b]).standard_normal((dim, SYNTHETIC_BLOCK))
+    z *= np.sqrt(eigenvalues)[:, None]
+    return z
+
+
+@lru_cache(maxsize=1024)
+def _block_stats(dim: int, spectrum: str, decay: float, seed: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+    """A whole block's column sum and its :data:`CANDIDATES` columns of largest norm (D x CANDIDATES): a few KiB."""
+    z = _block_z(dim, spectrum, decay, seed, b)
+    top = np.argsort(np.einsum("ij,ij->j", z, z))[-CANDIDATES:]
+    return z.sum(axis=1), z[:, top].copy()
+
+
 def _scale_at(settings: PcaData, seed: int, n: int) -> float:
+    """The largest norm that max-norm divides the first ``n`` nested synthetic samples by, after centring (or none):
+    max_i ||x_i - m||, in the eigenbasis (||B v|| = ||v||), over the :data:`CANDIDATES` samples of largest raw norm
+    of every block (the centring moves a norm by far less than the gaps between them; tests/test_planner.py checks
+    it against the full draw)."""
+    key = (settings.dim, settings.spectrum, settings.decay, seed)
+    whole, last = divmod(n, SYNTHETIC_BLOCK)
+    sums, columns = [], []
+    for b in range(whole):
+        total, top = _block_stats(*key, b)
+        sums.append(total)
+        columns.append(top)
+    if last:
+        z = _block_z(*key, whole)[:, :last]
+        sums.append(z.sum(axis=1))
+        columns.append(z[:, np.argsort(np.einsum("ij,ij->j", z, z))[-CANDIDATES:]])
+    mean = np.sum(sums, axis=0) / n if settings.features == "centre" else np.zeros(settings.dim)
+    candidates = np.concatenate(columns, axis=1)
+    return float(np.linalg.norm(candidates - mean[:, None], axis=0).max())
+
+
+def _exact_scale(settings: PcaData, seed: int, n: int) -> float:
     raw = planner_dataset(settings, None, seed, n)
     return preprocess(raw.x, settings.preprocessing, features=settings.features).scale
 
@@ -112,7 +153,9 @@ def data_scale(data: PlannerData, scenario: Scenario) -> float:
     settings: PcaData = data.settings
     if data.available is not None or settings.preprocessing != "max-norm":
         return 1.0
-    return (_scale_at(settings, data.seed, scenario.total_n) / data.scale) ** 2
+    fast = settings.features in ("none", "centre")
+    scale = (_scale_at if fast else _exact_scale)(settings, data.seed, scenario.total_n)
+    return (scale / data.scale) ** 2
 
 
 def scales(data: PlannerData, profile: np.ndarray) -> np.ndarray:
@@ -175,5 +218,6 @@ PLANNER = FamilyPlanner(metric=METRIC, target_words="share of the non-private ca
                         noise=pca_noise, scales=scales, run_at=run_at, check=check, guarantees=guarantees,
                         script=script, imports="from dpcore.pca import compare_pca, prepare_pca\n"
                         "from dpcore.pca.planning import planner_dataset\nfrom dpcore.pca.sweep import PcaData\n",
-                        percent=True, data_scale=data_scale)
+                        percent=True, data_scale=data_scale, uploads=True,
+                        sources=PCA_DATASETS)
 """capePCA's planner hooks (``dpcore.pca.FAMILY.planner``)."""

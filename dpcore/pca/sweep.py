@@ -60,8 +60,8 @@ class PcaData:
     Validated and normalised on construction (settings that do not apply are reset to their defaults)."""
 
     OPTIONS: ClassVar[dict[str, str]] = {"dataset": "dataset", "k": "k", "dim": "dim", "spectrum": "spectrum",
-                                         "decay": "decay", "preprocess": "preprocessing", "features": "features", "rank": "rank",
-                                         "precision": "solver_dtype"}
+                                         "decay": "decay", "preprocess": "preprocessing", "features": "features",
+                                         "rank": "rank", "precision": "solver_dtype"}
     """The command line's sweep flags (argparse names) that set these fields."""
 
     dataset: str = "synthetic"
