@@ -55,13 +55,10 @@ if hooks.sources:
 else:
     source = "synthetic"
     right.caption(f"Data: {FAMILIES[family].sweep.data().describe()} (synthetic)")
+uploaded = None
 if source == UPLOAD:
     uploaded = st.file_uploader("CSV file", type=["csv", "txt", "gz"], key="plan_upload",
                                 help=f"numbers only, one sample per row; at most {MAX_UPLOAD_BYTES // 2**20} MiB")
-    if uploaded is None:
-        st.info("Upload a CSV to plan on your own data.", icon=":material/upload:")
-        st.stop()
-    upload_bytes, upload_name = uploaded.getvalue(), uploaded.name
 
 solve = left.radio("Solve for", tuple(KNOBS), key="plan_solve", horizontal=True, format_func=lambda k: KNOBS[k])
 site_choices = ["every site", *scenario.names] if solve != "sites" else ["every site"]
@@ -74,6 +71,11 @@ if hooks.percent:
 else:
     target = left.number_input(f"Target {metric.words} (at most)", 0.001, 10.0, step=0.05, key="plan_error")
 seed = right.number_input("Seed", 0, MAX_SEED, key="plan_seed")
+if source == UPLOAD:
+    if uploaded is None:
+        st.info("Upload a CSV to plan on your own data.", icon=":material/upload:")
+        st.stop()
+    upload_bytes, upload_name = uploaded.getvalue(), uploaded.name
 
 try:
     digest = hashlib.sha256(upload_bytes).hexdigest() if upload_bytes is not None else None
@@ -131,10 +133,13 @@ if check is not None:
 st.subheader("Take it with you")
 a, b, c, d = st.columns(4)
 stem = f"plan_{family}_{solve}"
-a.download_button("JSON", plan_json(result, check), f"{stem}.json", "application/json", key="plan_dl_json")
-b.download_button("CSV", plan_csv(result, check), f"{stem}.csv", "text/csv", key="plan_dl_csv")
-c.download_button("HTML report", lambda: plan_html(result, check), f"{stem}.html", "text/html", key="plan_dl_html")
-d.download_button("Python script", plan_script(result, CHECK_RUNS, upload_name or None), f"{stem}.py",
-                  "text/x-python", key="plan_dl_script")
+a.download_button("Download JSON", plan_json(result, check), f"{stem}.json", "application/json", key="plan_dl_json",
+                  on_click="ignore")
+b.download_button("Download CSV", plan_csv(result, check), f"{stem}.csv", "text/csv", key="plan_dl_csv",
+                  on_click="ignore")
+c.download_button("Download HTML report", lambda: plan_html(result, check), f"{stem}.html", "text/html",
+                  key="plan_dl_html", on_click="ignore")
+d.download_button("Download Python script", plan_script(result, CHECK_RUNS, upload_name or None), f"{stem}.py",
+                  "text/x-python", key="plan_dl_script", on_click="ignore")
 st.caption("The script repeats the check with dpcore and prints the same numbers"
            + (f" (it reads {upload_name} beside it, or the path you give it)." if upload_name else "."))

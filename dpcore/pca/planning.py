@@ -34,11 +34,11 @@ __all__ = ["PLANNER", "REFERENCE_SAMPLES", "SCALE_DECADES", "SCALE_POINTS", "pca
 
 REFERENCE_SAMPLES = 20_000
 """Synthetic data: samples of the pooled A the curve is measured on (fewer when N x D would pass MAX_SITE_NUMBERS)."""
-SCALE_POINTS = 20
+SCALE_POINTS = 24
 """Noise levels on the curve's grid."""
 SCALE_DECADES = (-2.0, 0.5)
-"""The grid spans sigma_0 x 10^a .. sigma_0 x 10^b, sigma_0 = lambda_K(A) / (2 sqrt(D)) (the noise whose spectral
-norm, about 2 sqrt(D) sigma, equals the K-th eigenvalue: where the private directions start to drown)."""
+"""The grid spans sigma_K x 10^a .. sigma_1 x 10^b, sigma_i = lambda_i(A) / (2 sqrt(D)) (the noise whose spectral
+norm, about 2 sqrt(D) sigma, equals the i-th eigenvalue: where direction i starts to drown)."""
 METRIC = "captured_energy_ratio"
 SYNTHETIC_BLOCK = 4096
 """Synthetic samples per block of the planner's nested draws."""
@@ -159,10 +159,14 @@ def data_scale(data: PlannerData, scenario: Scenario) -> float:
 
 
 def scales(data: PlannerData, profile: np.ndarray) -> np.ndarray:
-    """:data:`SCALE_POINTS` noise levels, log-spaced over :data:`SCALE_DECADES` around sigma_0."""
+    """:data:`SCALE_POINTS` noise levels, log-spaced from sigma_K 10^a to sigma_1 10^b (:data:`SCALE_DECADES`), sigma_i
+    = lambda_i(A) / (2 sqrt(D)): from where even the K-th direction stands far above the noise to where the noise
+    drowns the first."""
     problem = data.payload
-    sigma0 = max(float(problem.eigenvalues[problem.k - 1]), 1e-12) / (2.0 * np.sqrt(problem.dim))
-    return sigma0 * np.logspace(*SCALE_DECADES, SCALE_POINTS)
+    edge = 2.0 * np.sqrt(problem.dim)
+    low = max(float(problem.eigenvalues[problem.k - 1]), 1e-12 * float(problem.eigenvalues[0])) / edge
+    high = float(problem.eigenvalues[0]) / edge
+    return np.logspace(np.log10(low) + SCALE_DECADES[0], np.log10(high) + SCALE_DECADES[1], SCALE_POINTS)
 
 
 def run_at(data: PlannerData, stds: np.ndarray, rng: np.random.Generator) -> float:
