@@ -34,7 +34,7 @@ __all__ = ["PLANNER", "REFERENCE_SAMPLES", "SCALE_DECADES", "SCALE_POINTS", "pca
 
 REFERENCE_SAMPLES = 20_000
 """Synthetic data: samples of the pooled A the curve is measured on (fewer when N x D would pass MAX_SITE_NUMBERS)."""
-SCALE_POINTS = 24
+SCALE_POINTS = 32
 """Noise levels on the curve's grid."""
 SCALE_DECADES = (-2.0, 0.5)
 """The grid spans sigma_K x 10^a .. sigma_1 x 10^b, sigma_i = lambda_i(A) / (2 sqrt(D)) (the noise whose spectral

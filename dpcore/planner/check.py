@@ -24,7 +24,7 @@ from .solve import SCHEMES
 
 __all__ = ["CHECK_RUNS", "CheckPoint", "CheckResult", "check_plan", "confidence_interval"]
 
-CHECK_RUNS = 5
+CHECK_RUNS = 10
 """Runs at each point of a check."""
 CONFIDENCE = 0.95
 """Level of the check's confidence intervals (Student t over the runs)."""
