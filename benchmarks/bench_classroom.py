@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gzip
 import os
 import re
 import statistics
@@ -126,16 +127,21 @@ def _asset_paths(index_html: str) -> list[str]:
     return re.findall(r'(?:src|href)="\./(static/(?:js|css)/[^"]+)"', index_html)
 
 
-async def _get(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str, path: str) -> bytes:
-    """One HTTP/1.1 GET on a kept-alive connection, the body as sent (gzip, not decompressed): a client this light
-    leaves the machine's CPU to the server (httpx took as much CPU as the server did)."""
-    writer.write(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nAccept-Encoding: gzip\r\nConnection: keep-alive\r\n\r\n"
-                 .encode())
+async def _get(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str, path: str,
+               cookies: dict[str, str]) -> bytes:
+    """One HTTP/1.1 GET on a kept-alive connection, the body as sent (gzip, not decompressed), keeping the cookies
+    the server sets as a browser does: a client this light leaves the machine's CPU to the server (httpx took as
+    much CPU as the server did)."""
+    cookie = "; ".join(f"{k}={v}" for k, v in cookies.items())
+    writer.write(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nAccept-Encoding: gzip\r\nConnection: keep-alive\r\n"
+                 f"{'Cookie: ' + cookie + chr(13) + chr(10) if cookie else ''}\r\n".encode())
     await writer.drain()
-    head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").lower()
-    if not head.startswith("http/1.1 200"):
+    head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
+    if not head.startswith("HTTP/1.1 200"):
         raise RuntimeError(f"GET {path}: {head.splitlines()[0]}")
-    length = re.search(r"\ncontent-length: *(\d+)", head)
+    for name, value in re.findall(r"\n[Ss]et-[Cc]ookie: *([^=;\r]+)=([^;\r]*)", head):
+        cookies[name] = value
+    length = re.search(r"\n[Cc]ontent-[Ll]ength: *(\d+)", head)
     if length:
         return await reader.readexactly(int(length.group(1)))
     body = bytearray()  # chunked
@@ -152,15 +158,17 @@ async def _visit(url: str, page: str, start: float, assets: bool) -> Visit:
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
     host = url.removeprefix("http://")
+    cookies: dict[str, str] = {}
     reader, writer = await asyncio.open_connection(*host.split(":"))
     try:
-        body = await _get(reader, writer, host, "/" + page)
+        body = await _get(reader, writer, host, "/" + page, cookies)
         first_byte = time.perf_counter() - start  # (the whole of index.html: 3 KB, one packet)
         if assets:
-            for path in _asset_paths(body.decode(errors="replace")):
-                await _get(reader, writer, host, "/" + path)
-        await _get(reader, writer, host, "/_stcore/health")
-        await _get(reader, writer, host, "/_stcore/host-config")
+            html = gzip.decompress(body) if body[:2] == b"\x1f\x8b" else body
+            for path in _asset_paths(html.decode(errors="replace")):
+                await _get(reader, writer, host, "/" + path, cookies)
+        await _get(reader, writer, host, "/_stcore/health", cookies)
+        await _get(reader, writer, host, "/_stcore/host-config", cookies)
     finally:
         writer.close()
     ws_url = url.replace("http://", "ws://") + "/_stcore/stream"
@@ -171,7 +179,9 @@ async def _visit(url: str, page: str, start: float, assets: bool) -> Visit:
     back.rerun_script.context_info.timezone = "UTC"
     back.rerun_script.context_info.locale = "en-GB"
     elements = received = 0
+    headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in cookies.items())} if cookies else None
     async with websockets.connect(ws_url, subprotocols=["streamlit"], origin=url, max_size=None,
+                                  additional_headers=headers,
                                   open_timeout=BURST_TIMEOUT_S, ping_interval=None) as ws:
         await ws.send(back.SerializeToString())
         while True:
@@ -284,7 +294,7 @@ def _spread(values: list[float]) -> str:
 
 def _line(name: str, values: list[float], floor: list[float] | None, target: str = "") -> str:
     ratio = f"{statistics.median(values) / statistics.median(floor):7.1f}x" if floor else f"{'':8}"
-    return f"{name:<46} {_spread(values):>22} {ratio}  {target}"
+    return f"{name:<52} {_spread(values):>22} {ratio}  {target}"
 
 
 def _load() -> str:
@@ -307,6 +317,9 @@ def main() -> int:
     parser.add_argument("--no-browser", action="store_true", help="skip the direct loads in chromium")
     parser.add_argument("--no-cold", action="store_true", help="skip the burst on a freshly started server")
     parser.add_argument("--no-assets", action="store_true", help="visitors skip index.html's scripts")
+    parser.add_argument("--servers", type=int, nargs="*", default=[1, 2],
+                        help="also burst through nginx with this many Streamlit processes (tools/serve_class.py; "
+                        "skipped without nginx; none: --servers with no value)")
     parser.add_argument("--app", default=str(ROOT / "app.py"), help="the app to serve (default: the dashboard)")
     args, _ = parser.parse_known_args()  # `python -m benchmarks` passes its own arguments to every script
     assets = not args.no_assets
@@ -362,7 +375,9 @@ def main() -> int:
                       f"target {TARGET_HEALTH_S:g} s"))
     rows.append(_line("warm server: server CPU per visitor (s)", [b.server_cpu / args.sessions for b in warm],
                       [b.server_cpu / args.sessions for b in floor_bursts]))
-    rows.append(f"{'Home as sent: elements, KiB per visitor':<46} {warm[0].elements:>7} {warm[0].kib_per_visit:9.0f}")
+    rows.append(f"{'Home as sent: elements, KiB per visitor':<52} {warm[0].elements:>7} {warm[0].kib_per_visit:9.0f}")
+    for n in args.servers:
+        rows.extend(_proxied(n, app, args.sessions, args.repeat, assets, floor_page))
     if not args.no_browser:
         proc, url = start_server(app)  # a fresh server: each page's first load carries its imports
         try:
@@ -375,10 +390,35 @@ def main() -> int:
             target = f"target {TARGET_HOME_DIRECT_S:g} s" if stem == "home" else ""
             rows.append(_line(f"direct load: {title} (s)", loads[title], floor_direct, target))
 
-    print(f"\n{'figure':<46} {'median (min-max)':>22} {'/ floor':>8}")
+    print(f"\n{'figure':<52} {'median (min-max)':>22} {'/ floor':>8}")
     print("\n".join(rows))
     print(f"end: {_load()}")
     return 0
+
+
+def _proxied(n: int, app: Path, sessions: int, repeat: int, assets: bool, floor_page: list[float]) -> list[str]:
+    """Rows of the warm burst through nginx in front of ``n`` Streamlit processes (nginx serves /static/)."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    from serve_class import ClassServers
+
+    try:
+        servers = ClassServers(n, app=app)
+        servers.__enter__()
+    except (FileNotFoundError, RuntimeError) as exc:
+        return [f"nginx, {n} server(s): skipped ({exc})"]
+    try:
+        burst(servers.url, servers.streamlit_pids[0], 5 * n, assets=assets)  # warm every process
+        cpu0 = sum(_cpu(p) for p in servers.streamlit_pids)
+        bursts = _repeat(repeat, lambda: burst(servers.url, servers.streamlit_pids[0], sessions, assets=assets))
+        cpu = (sum(_cpu(p) for p in servers.streamlit_pids) - cpu0) / repeat / sessions
+    finally:
+        servers.__exit__()
+    label = f"nginx + {n} server{'s' if n > 1 else ''}"
+    return [_line(f"{label}: {sessions} visitors' first page, last", [b.first_page_max for b in bursts], floor_page,
+                  f"target {TARGET_FIRST_PAGE_S:g} s"),
+            _line(f"{label}: health check, slowest answer", [b.health_max for b in bursts], None,
+                  f"target {TARGET_HEALTH_S:g} s"),
+            _line(f"{label}: Streamlit CPU per visitor (s)", [cpu], None)]
 
 
 def _browser_loads(url: str, server_pid: int, pages: list[tuple[str, str, str]],
