@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
-MAX_SERVERS = 16  # more processes than a teaching machine has cores only adds memory (about 0.3 GB each)
+MAX_SERVERS = 16  # more processes than a teaching machine has cores only adds memory (about 0.25 GB each)
 COMPRESSED_SUFFIXES = (".js", ".css", ".json", ".svg", ".html", ".txt", ".map", ".ttf", ".wasm")
 HEALTHY_WITHIN_S = 120.0
 
