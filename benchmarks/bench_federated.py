@@ -1,20 +1,24 @@
 """Time and CPU of the real federated run of ``make federated``: a SuperLink, a helper and three sites as separate
-processes on loopback (Flower 1.41, insecure mode), one capePCA and one capeAGN round, everything stopped.
+processes on loopback (Flower 1.41, insecure mode), one capePCA round by default, everything stopped; once per way
+the nodes answer (``--executor``), so that one run of the benchmark compares them at the same load.
 
-Run: ``.venv/bin/python benchmarks/bench_federated.py [--task-poll 0.1 0.5] [--path dense projected] [--runs 1]``.
+Run: ``.venv/bin/python benchmarks/bench_federated.py [--executor per-message worker worker+waits]
+[--algorithms capePCA,capeAGN] [--path dense projected] [--task-poll 0.5] [--runs 1]``.
 
 Each case runs in its own subprocess (which adopts and reaps every process the federation starts), so its
 ``RUSAGE_CHILDREN`` is the CPU of every party. Phases: the federation's start-up (SuperLink port open, SuperNodes
-started), ``flwr run`` until the ServerApp's first request plus its end (FAB build and upload, ServerApp process
-start-up and exit), every exchange of the rounds (the aggregator's request to the last reply: SuperNode pull, ClientApp
-process start, computation, reply), and the shutdown. The machine's load average is printed with every case: on a
-shared machine the wall times grow with it, the CPU seconds much less.
+started), ``flwr run`` until the ServerApp's first request plus its end (CLI start, FAB build and upload, ServerApp
+process start-up and exit, the run's status), every exchange of the rounds (the aggregator's request to the last
+reply: SuperNode pull, the ClientApp's answer, reply), and the shutdown. The target row (issue 23): from the start of
+``flwr run`` to the aggregator's output file, under 30 s for capePCA with 3 sites. The floor: the same rounds with
+the parties as function calls in one process (the protocol's own work). The machine's load average is printed with
+every case: on a shared machine the wall times grow with it, the CPU seconds much less.
 
-Where the time goes (flwr 1.41): every message starts a new ``flwr-clientapp`` process (imports of flwr, numpy, scipy
-and dpcore: about 2.5 CPU seconds each; Flower 1.41 has no long-lived ClientApp process: ``--isolation process``
-only moves the SuperExec that starts them out of the SuperNode), and a SuperNode that finds no message waits 3 s
-before it asks again (fixed in flwr/supernode/start_client_internal.py), so every exchange costs up to 3 s of
-waiting on top. Target (issue 14): the whole real run within two minutes on an idle 2-core machine.
+Where the time went before issue 23 (executor ``per-message``): every message started a new ``flwr-clientapp``
+process (imports of flwr, numpy, scipy and dpcore: about 2.5 CPU seconds each), and a SuperNode that found no message
+waited 3 s before it asked again. ``worker``: one long-running ClientApp process per node (``capefed.worker``, the
+SuperNode in ``--isolation process``); ``worker+waits`` (every run's default now): the same under
+``capefed.supernode`` (0.5 s idle wait). docs/federated.md, "Where the time goes", has the numbers.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_SECONDS = 120.0
+ROUND_TARGET_SECONDS = 30.0
+"""Issue 23: a capePCA round with 3 sites on one host, from the start of ``flwr run`` to the output."""
 
 CASE = r"""
 import json, os, resource, sys, time
@@ -39,7 +45,8 @@ from capefed.federation import run_loopback
 load = os.getloadavg()[0]
 start = time.perf_counter()
 result = run_loopback({workdir!r}, reap_all=True, task_poll={task_poll!r}, agn_path={path!r},
-                      run_config={{"poll": {poll!r}}})
+                      run_config={{"poll": {poll!r}, "algorithms": {algorithms!r}}}, workers={workers!r},
+                      short_waits={short_waits!r})
 total = time.perf_counter() - start
 summary = json.loads((result.log_path.parent / "summary.json").read_text())
 mine, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -63,10 +70,11 @@ def _exchanges(rounds: list[dict]) -> list[tuple[str, float, int]]:
     return [(" + ".join(labels), seconds, len(nodes)) for seconds, (labels, nodes) in seen.items()]
 
 
-def run_case(task_poll: float, path: str, poll: float) -> dict:
+def run_case(task_poll: float, path: str, poll: float, algorithms: str = "capePCA,capeAGN",
+             workers: bool = True, short_waits: bool = True) -> dict:
     with tempfile.TemporaryDirectory(prefix="bench-federated-") as workdir:
         code = CASE.format(root=str(ROOT), app=str(ROOT / "federated"), workdir=workdir, task_poll=task_poll,
-                           path=path, poll=poll)
+                           path=path, poll=poll, algorithms=algorithms, workers=workers, short_waits=short_waits)
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900)
     if done.returncode != 0:
         raise SystemExit(f"case failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
@@ -80,11 +88,13 @@ def print_case(case: dict, title: str) -> None:
     in_rounds = max(r["seconds"] for r in rounds)
     print(f"\n{title}   (load average before {case['load_before']:.1f}, after {case['load_after']:.1f})")
     rows = [("federation start-up (SuperLink, 4 SuperNodes)", s["start"]),
-            ("flwr run: app upload, ServerApp start and exit", s["run"] - in_rounds)]
+            ("flwr run: CLI, app upload, ServerApp start and exit, status", s["run"] - in_rounds)]
     rows += [(f"exchange {i}: {what} ({count} nodes)", seconds)
              for i, (what, seconds, count) in enumerate(exchanges, 1)]
     rows += [("aggregator's own work between exchanges", in_rounds - sum(x for _, x, _ in exchanges)),
-             ("shutdown (every process stopped)", s["stop"]), ("total", case["total"])]
+             ("shutdown (every process stopped)", s["stop"]), ("total", case["total"]),
+             ("run: from its start to the output (outcome written)", s.get("to_output", float("nan"))),
+             ("floor: the same rounds in one process", s.get("simulate", float("nan")))]
     width = max(len(r[0]) for r in rows)
     for name, seconds in rows:
         print(f"  {name:<{width}}  {seconds:7.1f} s")
@@ -100,28 +110,45 @@ def print_case(case: dict, title: str) -> None:
     print(f"  {status}; processes left: {case['leftover'] or 'none'}")
 
 
+EXECUTORS = {"per-message": (False, False), "worker": (True, False), "worker+waits": (True, True)}
+"""How each node answers: Flower's own SuperExec starting a flwr-clientapp process per message under flower-supernode
+(what every run did before issue 23); one long-running ClientApp process per node (capefed.worker); the same under
+capefed.supernode (0.5 s idle wait instead of 3 s, 10 s heartbeat; the default of every run now)."""
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--task-poll", type=float, nargs="+", default=[0.1, 0.5],
+    parser.add_argument("--executor", nargs="+", default=list(EXECUTORS), choices=list(EXECUTORS),
+                        help="how the nodes answer: Flower's flwr-clientapp process per message, or capefed.worker")
+    parser.add_argument("--algorithms", default="capePCA", help="the rounds of each run (default: %(default)s)")
+    parser.add_argument("--task-poll", type=float, nargs="+", default=[0.5],
                         help="SuperExec task poll intervals to compare (seconds)")
     parser.add_argument("--path", nargs="+", default=["dense"], choices=["dense", "projected"],
                         help="capeAGN third-moment paths")
     parser.add_argument("--poll", type=float, default=0.2, help="the aggregator's poll interval (seconds)")
     parser.add_argument("--runs", type=int, default=1, help="runs per case")
     args = parser.parse_args(argv)
-    print(f"cores: {os.cpu_count()}; target: the whole run within {TARGET_SECONDS:g} s on an idle machine")
+    print(f"cores: {os.cpu_count()}; targets: a run from its start to the output within {ROUND_TARGET_SECONDS:g} s "
+          f"(capePCA, 3 sites), the whole run within {TARGET_SECONDS:g} s")
     totals = []
-    for path in args.path:
+    paths = args.path if "capeAGN" in args.algorithms else args.path[:1]
+    for path in paths:
         for task_poll in args.task_poll:
-            for run in range(args.runs):
-                case = run_case(task_poll, path, args.poll)
-                title = f"capeAGN {path}, SuperExec task poll {task_poll:g} s, aggregator poll {args.poll:g} s"
-                print_case(case, title + (f", run {run + 1}" if args.runs > 1 else ""))
-                totals.append((title, case["total"], case["cpu_children"] + case["cpu_self"], case["load_before"]))
-    print("\nsummary")
+            for executor in args.executor:
+                for run in range(args.runs):
+                    case = run_case(task_poll, path, args.poll, args.algorithms, *EXECUTORS[executor])
+                    title = (f"{args.algorithms}, {executor}"
+                             + (f", capeAGN {path}" if "capeAGN" in args.algorithms else "")
+                             + f", task poll {task_poll:g} s")
+                    print_case(case, title + (f", run {run + 1}" if args.runs > 1 else ""))
+                    totals.append((title, case["seconds"].get("to_output", float("nan")), case["total"],
+                                   case["cpu_children"] + case["cpu_self"], case["load_before"]))
+    print("\nsummary (to output: from the start of flwr run to the outcome written; total: start-up to every "
+          "process stopped)")
     width = max(len(t[0]) for t in totals)
-    for title, total, cpu, load in totals:
-        print(f"  {title:<{width}}  {total:6.1f} s wall  {cpu:6.1f} s CPU  (load {load:.1f})")
+    for title, run_seconds, total, cpu, load in totals:
+        print(f"  {title:<{width}}  to output {run_seconds:6.1f} s  total {total:6.1f} s  {cpu:6.1f} s CPU  "
+              f"(load {load:.1f})")
     return 0
 
 

@@ -16,6 +16,7 @@ import contextlib
 import json
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -78,6 +79,10 @@ def _attack_app(tmp_path):
     folder = tmp_path / "attack-app"
     folder.mkdir()
     (folder / "attack_app.py").write_text(textwrap.dedent(ATTACK_APP))
+    # the honest capefed sources ride along, so the sites' check of the code package (capefed.worker) passes: the
+    # aggregator's operator controls the ServerApp it runs whatever package it uploads; the protocol's checks are
+    # what this test is about
+    shutil.copytree(APP_DIR / "capefed", folder / "capefed", ignore=shutil.ignore_patterns("__pycache__"))
     pyproject = (APP_DIR / "pyproject.toml").read_text().replace('serverapp = "capefed.server_app:app"',
                                                                  'serverapp = "attack_app:app"')
     (folder / "pyproject.toml").write_text(pyproject.replace('name = "capefed"', 'name = "capefedattack"'))
@@ -104,7 +109,7 @@ def test_attacks_strangers_and_ledgers_with_real_processes(tmp_path):
     with contextlib.ExitStack() as stack:
         stack.callback(federation.stop)
         # the stranger's process needs a log and home of its own; its node configuration says "north"
-        _start_with_names(federation, ["helper", "north", "east", "south", "stranger"])
+        _start_with_names(federation, [str(n["name"]) for n in nodes] + ["stranger"])
         federation.run_app(dict(base, noise="helper", algorithms="capePCA,capeAGN"), RUN_TIMEOUT,
                            app_dir=_attack_app(tmp_path))
         pca, agn = _rounds(out)
@@ -129,19 +134,10 @@ def test_attacks_strangers_and_ledgers_with_real_processes(tmp_path):
 
 def _start_with_names(federation, names):
     """Federation.start with process names of our choosing (two node configurations say "north")."""
-    original = federation._start
-    queue = list(names)
-
-    def start(name, args):
-        if name in ("superlink",) or name.startswith("register-"):
-            return original(name, args)
-        return original(queue.pop(0), args)
-
-    federation._start = start
-    try:
-        federation.start()
-    finally:
-        federation._start = original
+    nodes, federation.nodes = list(federation.nodes), []
+    federation.start()
+    for name, config in zip(names, nodes, strict=True):
+        federation.start_node(config, name=name)
 
 
 @pytest.mark.timeout(RUN_TIMEOUT + 120)

@@ -1,5 +1,6 @@
-"""Test certificates and node keys for a loopback federation with TLS and SuperNode authentication
-(``python -m capefed.launch --secure``), made with the ``cryptography`` library.
+"""Test certificates and node keys for a federation with TLS and SuperNode authentication (``python -m
+capefed.launch --secure``, the deployment tests, a consortium's trial: ``python -m capefed.certificates --host
+ADDRESS --out DIR north east south helper``), made with the ``cryptography`` library.
 
 A real consortium uses its own PKI instead: the SuperLink's certificate signed by a CA every institution trusts
 (with the SuperLink's host name or address in subjectAltName), and one ECDSA key pair per SuperNode in OpenSSH
@@ -19,7 +20,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-__all__ = ["SecurityFiles", "make_security_files"]
+__all__ = ["SecurityFiles", "main", "make_security_files"]
 
 VALID_DAYS = 2
 
@@ -47,7 +48,8 @@ def _write(path: Path, data: bytes, private: bool = False) -> Path:
 
 
 def make_security_files(directory: str | Path, node_names: list[str], host: str = "127.0.0.1") -> SecurityFiles:
-    """A throw-away CA, a SuperLink certificate for ``host`` (and localhost) and ECDSA P-384 keys per node."""
+    """A throw-away CA, a SuperLink certificate for ``host``, localhost and 127.0.0.1 (the SuperLink itself listens
+    on loopback behind ``capefed.gateway``, which verifies it there) and ECDSA P-384 keys per node."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     now = datetime.datetime.now(datetime.UTC)
@@ -59,7 +61,8 @@ def make_security_files(directory: str | Path, node_names: list[str], host: str 
           .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
           .sign(ca_key, hashes.SHA384()))
     server_key = ec.generate_private_key(ec.SECP384R1())
-    names = [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address(host))]
+    addresses = dict.fromkeys([ipaddress.ip_address(host), ipaddress.ip_address("127.0.0.1")])
+    names = [x509.DNSName("localhost"), *(x509.IPAddress(a) for a in addresses)]
     server = (x509.CertificateBuilder().subject_name(_name("localhost")).issuer_name(ca.subject)
               .public_key(server_key.public_key()).serial_number(x509.random_serial_number())
               .not_valid_before(start).not_valid_after(end)
@@ -83,3 +86,28 @@ def make_security_files(directory: str | Path, node_names: list[str], host: str 
             serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH) + f" {name}\n".encode())
         files.node_keys[name] = (private, public)
     return files
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse  # noqa: PLC0415
+
+    parser = argparse.ArgumentParser(
+        prog="python -m capefed.certificates",
+        description=f"A throw-away CA, the SuperLink's certificate and key, and one node key pair per name (valid "
+                    f"{VALID_DAYS} days): for a trial, not a consortium's lasting PKI.")
+    parser.add_argument("--host", required=True, help="the SuperLink's public IP address (gateway's --listen host)")
+    parser.add_argument("--out", required=True, help="directory for the files")
+    parser.add_argument("nodes", nargs="+", help="node names (one OpenSSH ECDSA P-384 key pair each)")
+    args = parser.parse_args(argv)
+    try:
+        files = make_security_files(args.out, args.nodes, host=args.host)
+    except ValueError as exc:
+        parser.error(str(exc))
+    print(f"CA certificate {files.ca_certificate}; SuperLink certificate {files.server_certificate} (for "
+          f"{args.host} and 127.0.0.1) and key {files.server_key}; node keys "
+          + ", ".join(f"{name}: {pair[0].name}(.pub)" for name, pair in files.node_keys.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -23,6 +23,7 @@ import numpy as np
 
 from . import dp
 from .memory import InMemoryTransport, party_node
+from .messages import message_log_round
 from .rounds import AggregatorSettings, RoundOutcome, run_rounds, settings_from_run_config
 from .site import AgnModel, SiteConfig, load_site
 from .trust import make_identity, write_roster
@@ -147,15 +148,6 @@ def simulate(demo_nodes: Sequence[Mapping[str, Any]], settings: AggregatorSettin
         seeds[site.name] = site.seed
     budgets.sort(key=lambda b: b.name)
     return dp.simulate_round(settings.round, budgets, data, seeds, generator="secure", dropped=tuple(dropped))
-
-
-def message_log_round(outcome: Mapping[str, Any]) -> dict[str, Any]:
-    """One round of the message log (``capefed-message-log-v1``) from the aggregator's outcome: its status, the
-    messages, the timings of the exchanges, and the plan's settings and sites (what rebuilds the design)."""
-    plan = outcome.get("plan")
-    return {"algorithm": outcome["algorithm"], "status": outcome["status"], "reason": outcome["reason"],
-            "seconds": outcome["seconds"], "entries": outcome["log"], "exchanges": outcome["exchanges"],
-            "plan": None if not plan else {"settings": plan["settings"], "sites": plan["sites"]}}
 
 
 def run_in_memory(demo: Demo, algorithms: tuple[str, ...] = ("capePCA", "capeAGN")) -> list[RoundOutcome]:

@@ -31,8 +31,19 @@ from typing import Any
 import numpy as np
 
 from .certificates import SecurityFiles, make_security_files
-from .demo import DEMO_SITES, Demo, identical, message_log_round, prepare_demo, print_report, simulate
-from .messages import write_log
+from .demo import DEMO_SITES, Demo, identical, prepare_demo, print_report, simulate
+from .deployment import (
+    LOOPBACK,
+    Tls,
+    connection_text,
+    gateway_command,
+    register_command,
+    superlink_command,
+    supernode_command,
+    worker_command,
+    write_secret,
+)
+from .messages import message_log_round, write_log
 from .processes import (
     TAG_VARIABLE,
     alive,
@@ -55,6 +66,11 @@ CONNECTION = "capefed-loopback"
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 10.0
 DEFAULT_RUN_TIMEOUT = 600.0
+_RUN_STATUS = re.compile(r"^capefed\.runner: run \d+ (\S+)", re.MULTILINE)
+TRANSIENT = ("register-", "stranger", "flwr-run")
+"""Processes expected to end while the federation runs: key registrations, a stranger's node (refused), the run."""
+WORKER_SUFFIX = "-worker"
+"""A node's long-running ClientApp process (capefed.worker) runs as ``<node name>-worker``, with its own log."""
 TASK_POLL_SECONDS = 0.5
 """Seconds between a SuperExec's requests for a new task (FLWR_SUPEREXEC_TASK_POLL_INTERVAL; Flower's default is 1).
 Measured with benchmarks/bench_federated.py on a loaded 2-core machine (load average 13-15): 0.1 s took 81 CPU seconds
@@ -72,10 +88,15 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _port_open(port: int) -> bool:
+def _port_open(port: int, host: str = LOOPBACK, namespace: str = "") -> bool:
+    """Something accepts connections at host:port (inside ``namespace`` when one is named)."""
+    if namespace:
+        probe = subprocess.run(["ip", "netns", "exec", namespace, "bash", "-c", f"exec 3<>/dev/tcp/{host}/{port}"],
+                               capture_output=True, timeout=10)
+        return probe.returncode == 0
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.settimeout(0.5)
-        return sock.connect_ex(("127.0.0.1", port)) == 0
+        return sock.connect_ex((host, port)) == 0
 
 
 _CONFIG_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
@@ -129,6 +150,14 @@ class Federation:
     task_poll: float = TASK_POLL_SECONDS
     drop: str | None = None  # a site whose process is killed after the noise was set up (checkpoint files)
     killed: list[str] = field(default_factory=list)
+    workers: bool = True  # one long-running ClientApp process per node (capefed.worker); False: one per message
+    short_waits: bool = True  # SuperNodes as capefed.supernode (0.5 s idle wait, 10 s heartbeat); False: as Flower's
+    link_host: str = LOOPBACK  # the address the gateway listens on (with security), which the SuperNodes connect to
+    namespaces: Mapping[str, str] = field(default_factory=dict)  # process name -> network namespace (three hosts)
+    gateway_port: int = 0
+    fleet_address: str = ""  # what the SuperNodes connect to: the gateway, or the SuperLink itself (insecure)
+    superlink_args: list[str] = field(default_factory=list)
+    run_status: str = ""  # the last run's status as the SuperLink reports it (capefed.runner.run_status)
 
     def env(self, home: Path) -> dict[str, str]:
         env = dict(os.environ)
@@ -148,6 +177,9 @@ class Federation:
         return env
 
     def _start(self, name: str, args: list[str]) -> subprocess.Popen:
+        namespace = self._namespace(name)
+        if namespace:
+            args = ["ip", "netns", "exec", namespace, *args]
         home = self.workdir / "homes" / ("flwr-run" if name.startswith("register-") else name)
         home.mkdir(parents=True, exist_ok=True)
         log = self.workdir / "logs" / f"{name}.log"
@@ -160,51 +192,92 @@ class Federation:
 
     def _checkalive(self) -> None:
         for name, process, log in self.processes:
-            if process.poll() is not None and not name.startswith("register-"):
+            if process.poll() is not None and not name.startswith(TRANSIENT):
                 raise FederationError(f"{name} exited with code {process.returncode}; see {log}:\n"
                                       + _tail(log))
 
+    def _namespace(self, name: str) -> str:
+        """The network namespace a process runs in ("" for this one): a node's worker with its node, the operator's
+        commands with the SuperLink."""
+        base = name.removesuffix(WORKER_SUFFIX)
+        if base.startswith("register-") or base == "flwr-run":
+            base = "superlink"
+        return self.namespaces.get(base, "")
+
+    def _wait_port(self, name: str, host: str, port: int) -> None:
+        deadline = time.monotonic() + START_TIMEOUT
+        while not _port_open(port, host, self._namespace(name)):
+            self._checkalive()
+            if time.monotonic() > deadline:
+                raise FederationError(f"{name} did not open {host}:{port} within {START_TIMEOUT:g} s")
+            time.sleep(0.2)
+
     def start(self) -> None:
+        """The SuperLink (on 127.0.0.1; with security behind capefed.gateway on ``link_host``, its state in a
+        database), the operator's connection, then every node (registered first, with security) and its worker."""
         if self.reap_all:
             set_subreaper(True)
         self.superlink_port = _free_port()
         sec = self.security
-        link_security = ["--insecure"] if sec is None else [
-            "--ssl-ca-certfile", str(sec.ca_certificate), "--ssl-certfile", str(sec.server_certificate),
-            "--ssl-keyfile", str(sec.server_key), "--enable-supernode-auth"]
-        self._start("superlink", [str(self.bin_dir / "flower-superlink"), *link_security,
-                                  "--disable-runtime-dependency-installation", "--host", "127.0.0.1",
-                                  "--port", str(self.superlink_port)])
-        deadline = time.monotonic() + START_TIMEOUT
-        while not _port_open(self.superlink_port):
-            self._checkalive()
-            if time.monotonic() > deadline:
-                raise FederationError(f"the SuperLink did not open port {self.superlink_port} within "
-                                      f"{START_TIMEOUT:g} s")
-            time.sleep(0.2)
+        tls = None if sec is None else Tls(ca=sec.ca_certificate, certificate=sec.server_certificate,
+                                           key=sec.server_key)
+        database = None
+        if tls is not None:
+            database = self.workdir / "state" / "superlink.db"
+            database.parent.mkdir(parents=True, exist_ok=True)
+        self.superlink_args = superlink_command(self.bin_dir, port=self.superlink_port, tls=tls, database=database)
+        self._start("superlink", self.superlink_args)
+        self._wait_port("superlink", LOOPBACK, self.superlink_port)
+        fleet = f"{LOOPBACK}:{self.superlink_port}"
+        if tls is not None:
+            self.gateway_port = _free_port()
+            fleet = f"{self.link_host}:{self.gateway_port}"
+            self._start("gateway", gateway_command(sys.executable, listen=fleet, upstream_port=self.superlink_port,
+                                                   tls=tls))
+            self._wait_port("gateway", self.link_host, self.gateway_port)
+        self.fleet_address = fleet
         cli_home = self.workdir / "homes" / "flwr-run"
         cli_home.mkdir(parents=True, exist_ok=True)
-        trust = "insecure = true" if sec is None else f"root-certificates = {json.dumps(str(sec.ca_certificate))}"
-        (cli_home / "config.toml").write_text(
-            f'[superlink]\ndefault = "{CONNECTION}"\n\n[superlink.{CONNECTION}]\n'
-            f'address = "127.0.0.1:{self.superlink_port}"\n{trust}\n')
+        (cli_home / "config.toml").write_text(connection_text(CONNECTION, f"{LOOPBACK}:{self.superlink_port}",
+                                                              None if sec is None else sec.ca_certificate))
         for config in self.nodes:
-            name = str(config["name"])
-            node_security = ["--insecure"]
-            if sec is not None:
-                private, public = sec.node_keys[name]
+            self.start_node(config)
+
+    def restart_superlink(self) -> None:
+        """Stop the SuperLink (SIGTERM, as a service manager does) and start it again with the same command: with a
+        database it keeps the registered nodes and the runs."""
+        for name, process, _ in list(self.processes):
+            if name == "superlink":
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(process.pid, signal.SIGTERM)
+                process.wait(timeout=STOP_TIMEOUT)
+                self.processes.remove((name, process, _))
+        self._start("superlink", self.superlink_args)
+        self._wait_port("superlink", LOOPBACK, self.superlink_port)
+
+    def start_node(self, config: Mapping[str, Any], name: str | None = None, register: bool = True) -> None:
+        """One SuperNode (its key registered first when ``register``) and, with workers, its worker; ``name`` names
+        its processes, logs and home (default: the node configuration's name)."""
+        name, sec = name or str(config["name"]), self.security
+        private = None
+        if sec is not None:
+            private, public = sec.node_keys.get(name) or sec.node_keys[str(config["name"])]
+            if register:
                 self._register(name, public)
-                node_security = ["--root-certificates", str(sec.ca_certificate), "--auth-supernode-private-key",
-                                 str(private)]
-            self._start(name, [
-                str(self.bin_dir / "flower-supernode"), *node_security, "--superlink",
-                f"127.0.0.1:{self.superlink_port}", "--host", "127.0.0.1", "--port", str(_free_port()),
-                "--node-config", node_config_text(config)])
+        runtime_port = _free_port()
+        secret = write_secret(self.workdir / "homes" / name / "task-secret") if self.workers else None
+        self._start(name, supernode_command(
+            self.bin_dir, superlink=self.fleet_address, runtime_port=runtime_port, node_config=node_config_text(config),
+            ca=None if sec is None else sec.ca_certificate, node_key=private, secret_file=secret,
+            worker=self.workers, python=sys.executable if self.short_waits else None))
+        if self.workers:
+            self._start(f"{name}{WORKER_SUFFIX}", worker_command(sys.executable, runtime_port=runtime_port,
+                                                                 secret_file=secret))
 
     def _register(self, name: str, public_key: Path) -> None:
         """``flwr supernode register``: only SuperNodes whose public key the operator registered may connect."""
-        process = self._start(f"register-{name}", [str(self.bin_dir / "flwr"), "supernode", "register",
-                                                   str(public_key), CONNECTION, "--name", name])
+        process = self._start(f"register-{name}", register_command(self.bin_dir, public_key=public_key,
+                                                                   connection=CONNECTION, name=name))
         try:
             process.wait(timeout=START_TIMEOUT)
         except subprocess.TimeoutExpired as exc:
@@ -215,12 +288,13 @@ class Federation:
 
     def run_app(self, run_config: Mapping[str, Any], timeout: float = DEFAULT_RUN_TIMEOUT,
                 app_dir: Path = APP_DIR) -> Path:
-        """``flwr run`` the app (``app_dir``) with these run-config overrides and wait for it; returns the CLI's
-        log."""
+        """Run the app (``app_dir``) with these run-config overrides (``python -m capefed.runner``: ``flwr run``,
+        then the run's final status, kept in ``run_status``) and wait for it; returns the log."""
         log = self.workdir / "logs" / "flwr-run.log"
         self.processes = [p for p in self.processes if p[0] != "flwr-run"]
-        process = self._start("flwr-run", [str(self.bin_dir / "flwr"), "run", str(app_dir), CONNECTION, "--stream",
-                                           "--run-config", node_config_text(run_config)])
+        process = self._start("flwr-run", [sys.executable, "-m", "capefed.runner", str(app_dir), CONNECTION,
+                                           "--run-config", node_config_text(run_config),
+                                           "--flwr", str(self.bin_dir / "flwr")])
         deadline = time.monotonic() + timeout
         while process.poll() is None:
             self._drop_at_checkpoint(run_config)
@@ -228,8 +302,10 @@ class Federation:
             if time.monotonic() > deadline:
                 raise FederationError(f"the run did not finish within {timeout:g} s; see {log}")
             time.sleep(0.5)
-        if process.returncode != 0:
+        found = _RUN_STATUS.findall(log.read_text(errors="replace"))
+        if not found:
             raise FederationError(f"flwr run exited with code {process.returncode}; see {log}:\n" + _tail(log))
+        self.run_status = found[-1]
         return log
 
     def _drop_at_checkpoint(self, run_config: Mapping[str, Any]) -> None:
@@ -240,22 +316,23 @@ class Federation:
         if not self.drop or not folder or self.killed or not (Path(folder) / "noise-ready.ready").exists():
             return
         for name, process, _ in self.processes:
-            if name == self.drop:
+            if name in (self.drop, f"{self.drop}{WORKER_SUFFIX}"):
                 victims = [process.pid, *descendants(process.pid)]
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(process.pid, signal.SIGKILL)
                 signal_all(victims, signal.SIGKILL)
                 process.wait(timeout=STOP_TIMEOUT)
                 self.killed.append(name)
-                print(f"killed site {name} (pid {process.pid}) after the noise was set up, before it released",
-                      flush=True)
+                if name == self.drop:
+                    print(f"killed site {name} (pid {process.pid}) after the noise was set up, before it released",
+                          flush=True)
         (Path(folder) / "noise-ready.go").write_text("go\n")
 
     def _check_nodes(self) -> None:
         for name, process, log in self.processes:
             if name in self.killed:
                 continue
-            if name != "flwr-run" and not name.startswith("register-") and process.poll() is not None:
+            if name != "flwr-run" and not name.startswith(TRANSIENT) and process.poll() is not None:
                 raise FederationError(f"{name} exited with code {process.returncode} during the run; see {log}:\n"
                                       + _tail(log))
 
@@ -357,20 +434,23 @@ class LoopbackRun:
     log_path: Path
     leftover: list[int]
     tag: str
+    run_status: str = ""
 
 
 def run_loopback(workdir: str | Path, *, run_config: Mapping[str, Any] | None = None,
                  timeout: float = DEFAULT_RUN_TIMEOUT, tag: str | None = None, reap_all: bool = False,
                  secure: bool = False, task_poll: float = TASK_POLL_SECONDS, agn_path: str = "dense",
                  noise: str = "helper", drop: str | None = None, extra_nodes: Sequence[Mapping[str, Any]] = (),
-                 demo: Demo | None = None) -> LoopbackRun:
+                 demo: Demo | None = None, workers: bool = True, short_waits: bool = True) -> LoopbackRun:
     """Prepare the demonstration, start the federation, run the app, stop everything, simulate the same rounds.
     Writes ``outcome.json`` (the aggregator's), ``simulation.json`` (the in-process run's aggregates and outputs),
     ``message-log.json`` and ``summary.json`` (configurations, timings, processes left) into ``workdir``.
     ``reap_all``: this process does nothing else (the command line), so it adopts and reaps every process below it.
     ``secure``: TLS with a throw-away CA and SuperNode authentication with registered keys (``certificates``).
     ``noise``: "helper" or "helper-free"; ``drop``: a site killed after the noise was set up and before it releases;
-    ``extra_nodes``: more SuperNodes (e.g. a stranger's); ``demo``: files prepared already (several runs)."""
+    ``extra_nodes``: more SuperNodes (e.g. a stranger's); ``demo``: files prepared already (several runs);
+    ``workers``: one long-running ClientApp process per node (``capefed.worker``), or Flower's one per message;
+    ``short_waits``: SuperNodes as ``capefed.supernode`` (shorter idle wait and heartbeat), or ``flower-supernode``."""
     workdir = Path(workdir)
     demo = demo or prepare_demo(workdir / "data", agn_path=agn_path, noise=noise)
     config = dict(demo.run_config)
@@ -388,14 +468,18 @@ def run_loopback(workdir: str | Path, *, run_config: Mapping[str, Any] | None = 
     start = time.perf_counter()
     nodes = [*demo.nodes, *extra_nodes]
     security = make_security_files(workdir / "security", [str(n["name"]) for n in nodes]) if secure else None
-    federation = Federation(workdir, nodes, reap_all=reap_all, security=security, task_poll=task_poll, drop=drop)
+    federation = Federation(workdir, nodes, reap_all=reap_all, security=security, task_poll=task_poll, drop=drop,
+                            workers=workers, short_waits=short_waits)
     if tag:
         federation.tag = tag
     try:
         federation.start()
         seconds["start"] = time.perf_counter() - start
+        run_started = time.time()
         federation.run_app(config, timeout)
         seconds["run"] = time.perf_counter() - start - seconds["start"]
+        if out.exists():  # from the start of the run to the aggregator's output file (before the status check)
+            seconds["to_output"] = out.stat().st_mtime - run_started
     finally:
         cpu = federation.cpu_seconds()
         stop_start = time.perf_counter()
@@ -403,15 +487,18 @@ def run_loopback(workdir: str | Path, *, run_config: Mapping[str, Any] | None = 
         seconds["stop"] = time.perf_counter() - stop_start
         (workdir / "summary.json").write_text(json.dumps(
             {"nodes": list(demo.nodes), "run_config": config, "truth": demo.truth, "seconds": seconds,
+             "run_status": federation.run_status,
              "cpu_seconds_alive_at_stop": cpu, "leftover": leftover, "tag": federation.tag}, indent=1))
     if not out.exists():
         raise FederationError(f"the aggregator wrote no outcome to {out}; see {workdir / 'logs'}")
     rounds = json.loads(out.read_text())["rounds"]
     simulated = {}
+    simulate_start = time.perf_counter()
     for outcome in rounds:
         if outcome["status"] == "released":
             settings = settings_from_run_config(config, outcome["algorithm"], "simulation")
             simulated[outcome["algorithm"]] = simulate(demo.nodes, settings, outcome.get("dropped", ()))
+    seconds["simulate"] = time.perf_counter() - simulate_start
     (workdir / "simulation.json").write_text(json.dumps(
         {name: {"aggregates": {k: v.tolist() for k, v in sim.aggregates.items()},
                 "outputs": {k: np.asarray(v).tolist() for k, v in sim.outputs.items()}}
@@ -419,7 +506,7 @@ def run_loopback(workdir: str | Path, *, run_config: Mapping[str, Any] | None = 
     log_path = workdir / "message-log.json"
     write_log(log_path, [message_log_round(r) for r in rounds])
     return LoopbackRun(demo=demo, rounds=rounds, simulated=simulated, seconds=seconds, log_path=log_path,
-                       leftover=leftover, tag=federation.tag)
+                       leftover=leftover, tag=federation.tag, run_status=federation.run_status)
 
 
 def _on_sigterm(signum: int, frame: object) -> None:
@@ -430,7 +517,8 @@ def report(result: LoopbackRun, out=sys.stdout) -> bool:
     """Print timings, every round's message log and result beside the in-process run; True when all released."""
     print(f"federation up in {result.seconds['start']:.1f} s, rounds done in {result.seconds['run']:.1f} s, "
           f"stopped in {result.seconds['stop']:.1f} s" + (f"; STILL RUNNING: {result.leftover}"
-                                                         if result.leftover else "; no process left"), file=out)
+                                                         if result.leftover else "; no process left")
+          + f"; the SuperLink reports the run {result.run_status or 'unknown'}", file=out)
     sites = [n for n in result.demo.nodes if n["role"] == "site"]
     pooled = np.hstack([np.loadtxt(n["pca-data"], delimiter=",", ndmin=2).T for n in sites])
     ok = not result.leftover

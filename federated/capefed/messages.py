@@ -16,6 +16,7 @@ The message log (``dpcore.federation.LogEntry``, format ``capefed-message-log-v1
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,8 @@ import numpy as np
 
 from . import dp
 
-__all__ = ["BUNDLE", "Payload", "bundle", "config_bytes", "read_log", "site_label", "unbundle", "write_log"]
+__all__ = ["BUNDLE", "Payload", "bundle", "config_bytes", "message_log_round", "read_log", "site_label", "unbundle",
+           "write_log"]
 
 BUNDLE = "bundle"
 """The action of a message that carries several requests (or replies) for one node, one per round."""
@@ -94,6 +96,15 @@ def _value_bytes(value: Any) -> int:
 def config_bytes(config: dict[str, Any], keys: list[str] | None = None) -> int:
     """Bytes of some (default all) configuration values, counted as :attr:`Payload.nbytes` does."""
     return sum(_value_bytes(config[k]) for k in (config if keys is None else keys))
+
+
+def message_log_round(outcome: Mapping[str, Any]) -> dict[str, Any]:
+    """One round of the message log (``capefed-message-log-v1``) from the aggregator's outcome: its status, the
+    messages, the timings of the exchanges, and the plan's settings and sites (what rebuilds the design)."""
+    plan = outcome.get("plan")
+    return {"algorithm": outcome["algorithm"], "status": outcome["status"], "reason": outcome["reason"],
+            "seconds": outcome["seconds"], "entries": outcome["log"], "exchanges": outcome["exchanges"],
+            "plan": None if not plan else {"settings": plan["settings"], "sites": plan["sites"]}}
 
 
 def write_log(path: str | Path, rounds: list[dict[str, Any]]) -> None:

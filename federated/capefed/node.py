@@ -8,6 +8,7 @@ from typing import Any
 
 from .helper import handle_helper
 from .messages import BUNDLE, Payload, bundle, unbundle
+from .partylog import record
 from .siteflow import handle_site
 
 __all__ = ["MAX_BUNDLE_ITEMS", "answer"]
@@ -24,11 +25,14 @@ def _answer_one(action: str, config: Mapping[str, Any], request: Payload, state:
                 ) -> Payload:
     role = config.get("role")
     if role == "helper":
-        return handle_helper(action, config, request, state)
-    if role == "site":
-        return handle_site(action, config, request, state)
-    return _refuse(f"node {config.get('name', '?')}: the node configuration's role must be 'helper' or 'site' "
-                   f"(got {role!r})")
+        reply = handle_helper(action, config, request, state)
+    elif role == "site":
+        reply = handle_site(action, config, request, state)
+    else:
+        reply = _refuse(f"node {config.get('name', '?')}: the node configuration's role must be 'helper' or 'site' "
+                        f"(got {role!r})")
+    record(config, action, request, reply)
+    return reply
 
 
 def answer(action: str, config: Mapping[str, Any], request: Payload, state: MutableMapping[str, bytes]) -> Payload:

@@ -12,11 +12,11 @@ from flwr.app import Context, Message
 from flwr.common.constant import ErrorCode
 from flwr.serverapp import Grid, ServerApp
 
-from .messages import Payload
+from .messages import Payload, message_log_round, write_log
 from .rounds import run_rounds, settings_from_run_config
 from .wire import from_records, to_records
 
-__all__ = ["OUTCOME_FORMAT", "FlowerTransport", "app"]
+__all__ = ["OUTCOME_FORMAT", "FlowerTransport", "RoundsNotReleased", "app"]
 
 OUTCOME_FORMAT = "capefed-outcome-v1"
 """The aggregator's outcome file (``out``): every round's status, plan, aggregates, outputs, log and timings. The
@@ -82,6 +82,11 @@ class FlowerTransport:
         return replies
 
 
+class RoundsNotReleased(RuntimeError):
+    """A round was refused or stopped (or the run configuration was invalid): the ServerApp ends with this error, after
+    writing the outcome, so that the run's status is ``finished:failed``."""
+
+
 app = ServerApp()
 
 
@@ -101,7 +106,7 @@ def main(grid: Grid, context: Context) -> None:
             Path(out).write_text(json.dumps({"format": OUTCOME_FORMAT, "run_id": str(context.run_id), "rounds": [
                 {"algorithm": a, "status": "refused", "reason": reason, "log": [], "exchanges": [], "seconds": 0.0,
                  "aggregates": {}, "outputs": {}, "sites": [], "plan": None} for a in algorithms]}))
-        return
+        raise RoundsNotReleased(reason) from exc
     rounds = []
     transport = FlowerTransport(grid, float(config.get("poll", POLL_SECONDS)),
                                 str(config.get("checkpoint", "")) or None,
@@ -112,3 +117,10 @@ def main(grid: Grid, context: Context) -> None:
         rounds.append(outcome.to_dict())
     if out:
         Path(out).write_text(json.dumps({"format": OUTCOME_FORMAT, "run_id": str(context.run_id), "rounds": rounds}))
+    log = str(config.get("log", ""))
+    if log:  # the message log a deployment's operator loads into the dashboard's Protocol page
+        write_log(log, [message_log_round(r) for r in rounds])
+    failed = [f"{r['algorithm']} {r['status']}" for r in rounds if r["status"] != "released"]
+    if failed:
+        # Flower records the run as finished:failed, so `flwr ls` and capefed.runner report it with a non-zero status.
+        raise RoundsNotReleased(f"not every round was released: {', '.join(failed)}")

@@ -6,6 +6,7 @@ draws."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -16,13 +17,34 @@ from dpcore.limits import MAX_MESSAGE_LOG_BYTES
 from dpcore.validation import InputError
 from pages.shared.widgets import show_error
 
-__all__ = ["LOCAL_LOG", "show_run_log"]
+__all__ = ["DEPLOYMENT_LOG_VARIABLE", "LOCAL_LOG", "show_run_log"]
 
 LOCAL_LOG = Path(__file__).resolve().parents[2] / "federated-run" / "message-log.json"
 """Where ``make federated`` writes the message log of its run."""
+DEPLOYMENT_LOG_VARIABLE = "CAPEFED_MESSAGE_LOG"
+"""A deployment's message log: the file its aggregator writes (run configuration ``log=``, docs/federated.md), read
+when the dashboard runs with this environment variable set to its path."""
 _SOURCES = ("the last local run", "an uploaded message log")
+_DEPLOYMENT = "the deployment's log"
 _STATUS_COLOURS = {"same": "", "different": "background-color: #fde2c4",
                    "only in the run": "background-color: #f8d0d0", "only in the protocol": "background-color: #f8d0d0"}
+
+
+def _sources() -> tuple[str, ...]:
+    return ((_DEPLOYMENT,) if os.environ.get(DEPLOYMENT_LOG_VARIABLE) else ()) + _SOURCES
+
+
+def _read(path: Path, missing: str) -> bytes | None:
+    """A message log file's bytes, or None (with a message) when it is missing or too large."""
+    if not path.is_file():
+        st.info(missing, icon=":material/info:")
+        return None
+    size = path.stat().st_size
+    if size > MAX_MESSAGE_LOG_BYTES:
+        show_error(InputError(f"{path.name} has {size:,} bytes, more than the {MAX_MESSAGE_LOG_BYTES:,} "
+                              "a message log may have"))
+        return None
+    return path.read_bytes()
 
 
 def _shape(shape: tuple[int, ...] | None) -> str:
@@ -33,18 +55,18 @@ def _shape(shape: tuple[int, ...] | None) -> str:
 
 def _load(source: str) -> MessageLog | None:
     """The chosen message log, parsed; None (with a message) when there is none or it is not usable."""
-    if source == _SOURCES[0]:
-        if not LOCAL_LOG.is_file():
-            st.info("No local run yet: `make federated` runs a SuperLink, a helper and three sites on this machine "
-                    f"and writes its message log to `{LOCAL_LOG.parent.name}/{LOCAL_LOG.name}`.",
-                    icon=":material/info:")
+    if source == _DEPLOYMENT:
+        path = Path(os.environ.get(DEPLOYMENT_LOG_VARIABLE, ""))
+        content = _read(path, f"No message log at `{path}` ({DEPLOYMENT_LOG_VARIABLE}) yet: the aggregator writes "
+                              "it when a run ends (run configuration `log=`).")
+        if content is None:
             return None
-        size = LOCAL_LOG.stat().st_size
-        if size > MAX_MESSAGE_LOG_BYTES:
-            show_error(InputError(f"{LOCAL_LOG.name} has {size:,} bytes, more than the {MAX_MESSAGE_LOG_BYTES:,} "
-                                  "a message log may have"))
+    elif source == _SOURCES[0]:
+        content = _read(LOCAL_LOG, "No local run yet: `make federated` runs a SuperLink, a helper and three sites on "
+                                   f"this machine and writes its message log to `{LOCAL_LOG.parent.name}/"
+                                   f"{LOCAL_LOG.name}`.")
+        if content is None:
             return None
-        content = LOCAL_LOG.read_bytes()
     else:
         upload = st.file_uploader("Message log (JSON)", type=["json"], key="pr_log_upload",
                                   help="The message-log.json a federated run wrote (format capefed-message-log-v1).")
@@ -109,8 +131,9 @@ def show_run_log() -> None:
     if not st.toggle("Load a message log", key="pr_log_show",
                      help="The last local run (federated-run/message-log.json) or an uploaded one."):
         return
-    default = 0 if LOCAL_LOG.is_file() else 1
-    source = st.radio("Message log", _SOURCES, index=default, key="pr_log_source", horizontal=True)
+    sources = _sources()
+    default = 0 if sources[0] == _DEPLOYMENT or LOCAL_LOG.is_file() else 1
+    source = st.radio("Message log", sources, index=default, key="pr_log_source", horizontal=True)
     log = _load(source)
     if log is None:
         return

@@ -1,0 +1,114 @@
+"""What a helper or a site tells its operator about each request, in words: what it received, what it checked, what
+it released, or what it refused and why. One line per request on the logger ``capefed.party`` (the worker writes it
+to its standard output: the node's log file, or ``journalctl -u capefed-worker``), e.g.
+
+    site north: received a release request (capePCA round 1234/capePCA/0, stage A) from the aggregator
+    site north: checked every site's signed statement against the roster, ...
+    site north: released stage A: 2,080 numbers (Ahat_s), recorded in its ledger first
+
+The checks named for an answered request are the ones the handler (``capefed.siteflow``, ``capefed.helper``) ran
+before it answered: it raises on the first that fails, and that failure is what the "refused" line quotes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+
+from .messages import Payload
+
+__all__ = ["CHECKS", "describe", "record"]
+
+log = logging.getLogger("capefed.party")
+
+_STATEMENTS = "every site's signed statement (budget and round key) against the roster"
+_PLAN = "recomputed the plan from those statements and the public settings"
+CHECKS: dict[tuple[str, str], str] = {
+    ("site", "hello"): "its identity key is the one the roster pins for it; read its data and budget",
+    ("site", "setup"): (f"{_STATEMENTS}; {_PLAN}; its own values are still those of its statement; the design keeps "
+                        "its promise (tau_s for its N_s, eps_s, delta_s, the colluders it requires, every audited view)"
+                        "; its ledger can pay for the whole round"),
+    ("site", "release"): (f"{_STATEMENTS}; {_PLAN}; its values match the design's digest; the design keeps its "
+                          "promise; the stage was not released before; the aggregator's tau_g,s^2 and f_s are the "
+                          "plan's (sample variance within the chi-square bounds); {noise}, with the design's "
+                          "variance; its ledger can pay for the round"),
+    ("site", "recover"): (f"{_STATEMENTS}; {_PLAN}; no more sites dropped out than the plan survives; it released the "
+                          "stage itself; with the dropped sites counted as colluders every audited view of its "
+                          "release keeps its promise"),
+    ("helper", "hello"): "its identity key is the one the roster pins for the helper",
+    ("helper", "shares"): (f"{_STATEMENTS}; {_PLAN}; the requested stages, dimensions, mixing, weights and variances "
+                           "are that plan's"),
+    ("helper", "recover"): (f"{_STATEMENTS}; {_PLAN}; no more sites dropped out than the plan survives; with them "
+                            "counted as colluders every site's audited views keep their promises"),
+}
+_NOISE = {"helper": "its e_s came sealed to it and signed by the helper the roster pins",
+          "helper-free": "its e_s came from the secure sum of every other site's signed set-up message"}
+_MAX_TEXT = 80
+_MAX_REASON = 2000
+
+
+def _noise(request: Payload) -> str:
+    """The round's noise variant, from the request's settings (already checked by the handler that answered)."""
+    try:
+        noise = json.loads(request.config.get("settings", "{}")).get("noise", "helper")
+    except (TypeError, ValueError, AttributeError):
+        return "helper"
+    return noise if noise in _NOISE else "helper"
+
+
+def _clean(value: object, most: int = _MAX_TEXT) -> str:
+    """A value the aggregator sent, printable on one line (no control characters), at most ``most`` characters."""
+    text = "".join(c if c.isprintable() else "?" for c in str(value))
+    return text if len(text) <= most else text[:most] + "..."
+
+
+def _received(action: str, request: Payload) -> str:
+    c = request.config
+    parts = [f"{_clean(c[k])}" if k == "algorithm" else f"{k} {_clean(c[k])}"
+             for k in ("algorithm", "round", "stage") if isinstance(c.get(k), str)]
+    what = f" ({', '.join(parts)})" if parts else ""
+    return f"received a {_clean(action)} request{what} from the aggregator"
+
+
+def _released(role: str, action: str, request: Payload, reply: Payload) -> str:
+    numbers = sum(int(a.size) for a in reply.arrays.values())
+    if role == "site" and action == "release":
+        return (f"released its stage {_clean(request.config.get('stage', '?'))} statistic with its noise: {numbers:,} "
+                "numbers, recorded in its ledger before it was sent")
+    if action == "hello":
+        return "answered with its signed statement" + (" (budget and a fresh round key)" if role == "site" else "")
+    if action == "setup":
+        count = sum(len(v) for k, v in reply.config.items() if k.startswith("blobs/") and isinstance(v, list))
+        return f"sent {count} sealed, signed set-up messages for the other sites (through the aggregator, unread)"
+    if action == "shares":
+        count = sum(1 for k in reply.config if k.startswith("sealed/"))
+        return f"sent {count} sealed, signed shares e_s, one per site and stage (through the aggregator, unread)"
+    if action == "recover":
+        return f"handed the aggregator what recovers the dropped sites' terms ({numbers:,} numbers)"
+    return f"answered ({numbers:,} numbers)"
+
+
+def describe(role: str, name: str, action: str, request: Payload, reply: Payload) -> list[str]:
+    """The lines for one answered or refused request."""
+    who = f"{role} {_clean(name)}" if role == "site" else _clean(name) if name else role
+    lines = [f"{who}: {_received(action, request)}"]
+    if reply.config.get("status") == "ok":
+        checks = CHECKS.get((role, action))
+        if checks and "{noise}" in checks:
+            checks = checks.format(noise=_NOISE[_noise(request)])
+        if checks:
+            lines.append(f"{who}: checked {checks}")
+        lines.append(f"{who}: {_released(role, action, request, reply)}")
+    else:
+        lines.append(f"{who}: REFUSED: {_clean(reply.config.get('reason', 'no reason given'), _MAX_REASON)}")
+    return lines
+
+
+def record(config: Mapping[str, object], action: str, request: Payload, reply: Payload) -> None:
+    """Log :func:`describe`'s lines (refusals as warnings)."""
+    role = str(config.get("role", "?"))
+    lines = describe(role, str(config.get("name", "")), action, request, reply)
+    refused = reply.config.get("status") != "ok"
+    for line in lines:
+        log.log(logging.WARNING if refused and "REFUSED" in line else logging.INFO, line)

@@ -1,0 +1,262 @@
+"""A long-running ClientApp process for one SuperNode: ``python -m capefed.worker --runtime 127.0.0.1:9094``.
+
+Flower 1.41 starts a fresh ``flwr-clientapp`` process for every message a SuperNode receives (about 2.5 CPU seconds
+of imports: flwr, numpy, scipy, dpcore), unless the SuperNode runs with ``--isolation process``: then it starts no
+executor of its own and waits for one to ask its Runtime API for tasks (``AcquireTask``, the call ``flower-superexec``
+makes). This worker is that executor, and it answers every task in its own process, with the imports done once:
+acquire a task, pull its message and context (``flwr.supernode.runtime.run_clientapp.pull_task_input``, what
+``flwr-clientapp`` calls), answer with the ClientApp, push the reply and the context, ask again.
+
+It runs the site's own code: the ``capefed`` installed beside it (the reviewed package the site installed), never
+the code package (FAB) the aggregator's operator uploaded with the run. Before it answers a run it checks that the
+FAB's ``capefed`` sources are the installed ones, file by file (:func:`code_problem`), and answers an Error naming
+the first file that differs otherwise. (Flower's own ``--trusted-entities`` needs FABs signed through the Flower
+platform, which a self-hosted SuperLink does not provide: a SuperNode with it refuses every run of ``flwr run``.)
+
+The Runtime API's ``AcquireTask`` can be protected by a shared secret (``--superexec-auth-secret-file`` on the
+SuperNode, ``--secret-file`` here): without it any local process could take the SuperNode's tasks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import io
+import logging
+import signal
+import sys
+import threading
+import zipfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+__all__ = ["CODE_PACKAGE", "DASHBOARD_PACKAGES", "MAX_FAB_BYTES", "POLL_SECONDS", "check_install", "code_digests",
+           "code_problem", "installed_digest", "main", "serve"]
+
+POLL_SECONDS = 0.25
+"""Seconds between the worker's requests for a task when none is waiting (Flower's SuperExec default is 1 s)."""
+HEARTBEAT_SECONDS = 10.0
+"""Seconds between a running task's heartbeats (Flower expires a claimed task 30 s after its last one)."""
+MAX_FAB_BYTES = 8 * 1024 * 1024
+"""A code package larger than this is refused before it is unpacked."""
+CODE_PACKAGE = "capefed"
+"""The package whose sources a run's code package must carry unchanged."""
+
+log = logging.getLogger("capefed.worker")
+
+
+def code_digests(files: Mapping[str, bytes]) -> dict[str, str]:
+    """SHA-256 of every ``capefed/*.py`` file, by its path inside the package (``capefed/rounds.py``)."""
+    return {name: hashlib.sha256(data).hexdigest() for name, data in files.items()
+            if name.startswith(f"{CODE_PACKAGE}/") and name.endswith(".py")}
+
+
+def installed_files() -> dict[str, bytes]:
+    """The installed package's Python sources, by path relative to its parent directory."""
+    package = Path(__file__).resolve().parent
+    return {f"{CODE_PACKAGE}/{p.relative_to(package).as_posix()}": p.read_bytes()
+            for p in sorted(package.rglob("*.py")) if "__pycache__" not in p.parts}
+
+
+def installed_digest() -> str:
+    """One SHA-256 over the installed package's sources (each file's path and digest, in order): what the parties of
+    a consortium compare after installing (``python -m capefed.worker --check-install``)."""
+    lines = "".join(f"{name} {digest}\n" for name, digest in sorted(code_digests(installed_files()).items()))
+    return hashlib.sha256(lines.encode()).hexdigest()
+
+
+DASHBOARD_PACKAGES = ("streamlit", "plotly", "altair", "pydeck", "pyarrow")
+"""Packages of the dashboard that a party's environment must not hold."""
+
+
+def check_install() -> str:
+    """Import every party's entry point (worker, ClientApp, ServerApp, gateway, runner) and refuse an environment
+    with a dashboard package; returns the line ``install.sh`` prints."""
+    import importlib  # noqa: PLC0415
+    import importlib.util  # noqa: PLC0415
+
+    present = [name for name in DASHBOARD_PACKAGES if importlib.util.find_spec(name) is not None]
+    if present:
+        raise SystemExit(f"this environment holds dashboard packages a party does not need: {', '.join(present)}")
+    for module in ("client_app", "server_app", "gateway", "runner"):
+        importlib.import_module(f"{CODE_PACKAGE}.{module}")
+    count = len(code_digests(installed_files()))
+    return f"{installed_digest()}  {CODE_PACKAGE} ({count} files in {Path(__file__).resolve().parent})"
+
+
+def fab_files(content: bytes) -> dict[str, bytes]:
+    """The files of a FAB (a zip archive), bounded by MAX_FAB_BYTES (compressed and unpacked)."""
+    if len(content) > MAX_FAB_BYTES:
+        raise ValueError(f"the code package has {len(content):,} bytes; at most {MAX_FAB_BYTES:,} are accepted")
+    out: dict[str, bytes] = {}
+    total = 0
+    with zipfile.ZipFile(io.BytesIO(content)) as archive:
+        for info in archive.infolist():
+            total += info.file_size
+            if total > MAX_FAB_BYTES:
+                raise ValueError(f"the code package unpacks to more than {MAX_FAB_BYTES:,} bytes")
+            if not info.is_dir():
+                out[info.filename] = archive.read(info)
+    return out
+
+
+def code_problem(fab_content: bytes, installed: Mapping[str, bytes] | None = None) -> str | None:
+    """Why this site refuses to answer for a run whose code package is ``fab_content``, or None: every
+    ``capefed/*.py`` of the package must be a file of the installed ``capefed`` with the same SHA-256, and none may
+    be missing."""
+    try:
+        shipped = code_digests(fab_files(fab_content))
+    except (ValueError, zipfile.BadZipFile) as exc:
+        return f"the run's code package cannot be read: {exc}"
+    mine = code_digests(dict(installed_files() if installed is None else installed))
+    for name in sorted(set(shipped) | set(mine)):
+        if name not in mine:
+            return f"the run's code package carries {name}, which this site's reviewed {CODE_PACKAGE} does not have"
+        if name not in shipped:
+            return f"the run's code package lacks {name} of this site's reviewed {CODE_PACKAGE}"
+        if shipped[name] != mine[name]:
+            return (f"the run's code package differs from this site's reviewed {CODE_PACKAGE} in {name} "
+                    f"(SHA-256 {shipped[name][:16]}... instead of {mine[name][:16]}...)")
+    return None
+
+
+def _client(runtime: str, interceptors: list) -> object:
+    from flwr.supercore.retry import make_simple_http_retry_invoker  # noqa: PLC0415
+    from flwr.supercore.runtime import RuntimeHttpClient  # noqa: PLC0415
+
+    return RuntimeHttpClient.from_server_address(server_address=runtime, insecure=True, root_certificates=None,
+                                                 interceptors=interceptors,
+                                                 retry_invoker=make_simple_http_retry_invoker())
+
+
+def _heartbeats(client: object, stop: threading.Event) -> threading.Thread:
+    from flwr.proto.runtime_pb2 import SendTaskHeartbeatRequest  # noqa: PLC0415
+
+    def beat() -> None:
+        while not stop.wait(HEARTBEAT_SECONDS):
+            with contextlib.suppress(Exception):
+                client.SendTaskHeartbeat(SendTaskHeartbeatRequest())
+
+    thread = threading.Thread(target=beat, daemon=True)
+    thread.start()
+    return thread
+
+
+def run_task(runtime: str, token: str, app: Callable, checked: dict[str, str | None]) -> str:
+    """Answer one task: pull its message, check the run's code package (once per FAB), answer with ``app``, push
+    the reply and the context. Returns a line saying what happened."""
+    from flwr.app import Error, Message  # noqa: PLC0415
+    from flwr.common.constant import ErrorCode, SubStatus  # noqa: PLC0415
+    from flwr.supercore.interceptors import RuntimeTokenHttpInterceptor  # noqa: PLC0415
+    from flwr.supernode.runtime.run_clientapp import (  # noqa: PLC0415
+        pull_task_input,
+        push_message,
+        push_task_output,
+    )
+
+    client = _client(runtime, [RuntimeTokenHttpInterceptor(token)])
+    stop = threading.Event()
+    context = None
+    status, details, line = SubStatus.FAILED, "the task failed before its message was read", "failed"
+    try:
+        _heartbeats(client, stop)
+        message, context, run, fab = pull_task_input(client)
+        if fab.hash_str not in checked:
+            checked[fab.hash_str] = code_problem(fab.content)
+            if checked[fab.hash_str] is None:
+                log.info("run %d: checked its code package (FAB %s...): its capefed sources are the reviewed ones "
+                         "installed here (digest %s...)", run.run_id, fab.hash_str[:12], installed_digest()[:16])
+        problem = checked[fab.hash_str]
+        if problem is not None:
+            reply = Message(Error(code=ErrorCode.INVALID_FAB, reason=problem), reply_to=message)
+            details, line = problem, f"refused run {run.run_id}: {problem}"
+        else:
+            try:
+                reply = app(message=message, context=context)
+                status, details = SubStatus.COMPLETED, ""
+                line = f"answered {message.metadata.message_type} of run {run.run_id}"
+            except Exception as exc:  # the ClientApp failed: the aggregator gets an Error naming it
+                reason = f"{type(exc).__name__}: {exc}"
+                reply = Message(Error(code=ErrorCode.CLIENT_APP_RAISED_EXCEPTION, reason=reason),
+                                reply_to=message)
+                details, line = reason, f"the ClientApp failed on run {run.run_id}: {reason}"
+        push_message(client, reply, context)
+    except Exception as exc:  # a Runtime API failure: Flower expires the task and the aggregator sees no answer
+        details, line = f"{type(exc).__name__}: {exc}", f"task failed: {type(exc).__name__}: {exc}"
+    finally:
+        stop.set()
+        push_task_output(client=client, context=context, sub_status=status, details=details)
+        client.close()
+    return line
+
+
+def serve(runtime: str, *, secret: bytes | None = None, poll: float = POLL_SECONDS,
+          stop: threading.Event | None = None) -> None:
+    """Ask the SuperNode's Runtime API at ``runtime`` for ClientApp tasks and answer them, until ``stop`` is set."""
+    from flwr.proto.runtime_pb2 import AcquireTaskRequest  # noqa: PLC0415
+    from flwr.supercore.constant import TaskType  # noqa: PLC0415
+    from flwr.supercore.interceptors import SuperExecAuthHttpInterceptor  # noqa: PLC0415
+
+    from .client_app import app  # noqa: PLC0415  (the installed, reviewed ClientApp)
+
+    stop = stop or threading.Event()
+    interceptors = [] if secret is None else [
+        SuperExecAuthHttpInterceptor(master_secret=secret, protected_methods={"/flwr.proto.Runtime/AcquireTask"})]
+    client = _client(runtime, interceptors)
+    checked: dict[str, str | None] = {}
+    log.info("worker ready: answering the SuperNode at %s with capefed from %s", runtime,
+             Path(__file__).resolve().parent)
+    try:
+        while not stop.is_set():
+            try:
+                res = client.AcquireTask(AcquireTaskRequest(supported_task_types=[TaskType.CLIENT_APP]))
+            except Exception as exc:  # the SuperNode is starting or restarting: ask again
+                log.debug("no Runtime API yet: %s", exc)
+                stop.wait(max(poll, 1.0))
+                continue
+            if res.HasField("task") and res.token:
+                log.info("task %d: %s", res.task.task_id, run_task(runtime, res.token, app, checked))
+                continue
+            stop.wait(poll)
+    finally:
+        client.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m capefed.worker", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runtime",
+                        help="the SuperNode's Runtime API, host:port (its --host and --port; keep it on 127.0.0.1)")
+    parser.add_argument("--check-install", action="store_true",
+                        help="check this environment (every party's imports, no dashboard package) and print the "
+                             "SHA-256 digest of the installed capefed sources")
+    parser.add_argument("--secret-file", help="the SuperNode's --superexec-auth-secret-file")
+    parser.add_argument("--poll", type=float, default=POLL_SECONDS,
+                        help="seconds between requests for a task (default: %(default)s)")
+    args = parser.parse_args(argv)
+    if args.check_install:
+        print(check_install())
+        return 0
+    if not args.runtime:
+        parser.error("--runtime is required")
+    if not 0.01 <= args.poll <= 60:
+        parser.error(f"--poll {args.poll}: between 0.01 and 60 seconds")
+    secret = None
+    if args.secret_file:
+        try:
+            secret = Path(args.secret_file).read_bytes()
+        except OSError as exc:
+            parser.error(f"--secret-file: {exc}")
+        if not secret:
+            parser.error("--secret-file: the secret is empty")
+    logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(asctime)s %(name)s: %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per request for a task
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    serve(args.runtime, secret=secret, poll=args.poll, stop=stop)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
