@@ -56,13 +56,16 @@ def _freeze_new_imports() -> None:
     """Move what this process has imported so far out of the garbage collector's sight (``gc.freeze``), once after
     every run that imported new modules (the first run of each page in a server's life).
 
-    Why: Streamlit ends every script run with a full collection (``runner.postScriptGC``, on by default), and a full
-    collection walks every tracked object: with streamlit, plotly, pandas, scipy and dpcore imported that is some
-    170,000 objects and 0.05-0.2 s holding the interpreter lock, per run and per session. When a class opens the
-    page at once, 50 of them in a row were most of the server's CPU and kept it from answering anyone
-    (benchmarks/bench_classroom.py, docs/dashboard.md "Serving a class"). Modules, their functions and classes live
-    as long as the process, so freezing them loses nothing; the garbage of the run is collected first so that it is
-    not frozen with them. Later runs' full collections walk only what was created since."""
+    Why: a full collection walks every tracked object: with streamlit, plotly, pandas, scipy and dpcore imported
+    that is some 170,000 objects and 0.05-0.2 s holding the interpreter lock. Streamlit made one after every script
+    run (``runner.postScriptGC``, now off in .streamlit/config.toml), and when a class opened the page at once 50 of
+    them in a row were most of the server's CPU and kept it from answering anyone (benchmarks/bench_classroom.py,
+    docs/dashboard.md "Serving a class"); Python's own collector still makes full collections now and then as
+    objects accumulate. Modules, their functions and classes live as long as the process, so freezing them loses
+    nothing; the garbage of the run is collected first so that it is not frozen with them. Later full collections
+    walk only what was created since. What the sessions alive at a freeze hold is frozen too and, should it end in
+    a reference cycle, never collected: a bounded cost, since a freeze happens only after a run that imported
+    modules (at most once per page in a server's life)."""
     global _frozen_modules
     if len(sys.modules) == _frozen_modules:
         return
