@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from dpcore.lda.configurations import run_configuration, summarize_data  # noqa: E402
 from dpcore.lda.corpus import ISSUE_CORPUS, make_lda_model, sample_lda_corpus  # noqa: E402
 from dpcore.lda.recovery import fit_lda, topic_error  # noqa: E402
-from dpcore.otd import WhiteningError  # noqa: E402
+from dpcore.tensor import WhiteningError  # noqa: E402
 
 CONFIGS = (("1", 1, False, "local"), ("1s", 1, True, "local"), ("2", 2, False, "local"), ("2ptr", 2, False, "ptr"),
            ("3", 3, False, "local"), ("4", 4, False, "local"))

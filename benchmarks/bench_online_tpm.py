@@ -34,7 +34,7 @@ from dpcore.lda.corpus import make_lda_model, sample_lda_corpus
 from dpcore.lda.moments import lda_m2, lda_m3_dense, lda_m3_projected, prepare_counts
 from dpcore.lda.recovery import eigen_whitening
 from dpcore.lda.online import lda_oracle, lda_streaming_whitening
-from dpcore.otd import multilinear, online_tensor_power_method, tensor_power_method
+from dpcore.tensor import multilinear, online_tensor_power_method, tensor_power_method
 dim, method, k = {dim}, {method!r}, 5
 model = make_lda_model(dim, k, np.random.default_rng(1), alpha0=1.0)
 counts = prepare_counts(sample_lda_corpus(model, 5000, np.random.default_rng(2), doc_length=50))

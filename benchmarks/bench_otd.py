@@ -29,7 +29,8 @@ import json, resource, sys, time
 import numpy as np
 sys.path.insert(0, {root!r})
 from dpcore.scenario import scenario_from_dict
-from dpcore.otd import OtdSettings, SyntheticSpec, run_algorithm, synthetic_problem, WhiteningError
+from dpcore.otd import OtdSettings, SyntheticSpec, run_algorithm, synthetic_problem
+from dpcore.tensor import WhiteningError
 from dpcore.seeding import run_rng
 dim, path = {dim}, {path!r}
 sites = [{{"name": f"s{{i}}", "n": 2000, "eps": 1.0, "delta": 0.01}} for i in range(5)]
@@ -65,7 +66,7 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     from dpcore.cli.table import table
     from dpcore.limits import DEFAULT_MEMORY_BUDGET
-    from dpcore.otd import choose_path
+    from dpcore.tensor import choose_path
     from dpcore.validation import InputError
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])

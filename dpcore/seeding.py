@@ -33,8 +33,29 @@ import zlib
 import numpy as np
 from randomgen import ChaCha
 
-__all__ = ["BIT_GENERATORS", "DATA_STREAM", "SECRET_BYTES", "data_rng", "fresh_secret", "name_key", "party_key",
-           "party_rng", "run_rng", "secret_bytes", "secure_party_rng", "secure_rng"]
+__all__ = [
+    "BIT_GENERATORS",
+    "DATA_STREAM",
+    "LDA_MODEL_STREAM",
+    "LDA_REFERENCE_STREAM",
+    "OTD_MODEL_STREAM",
+    "OTD_REFERENCE_STREAM",
+    "PCA_SPLIT_STREAM",
+    "PCA_SYNTHETIC_STREAM",
+    "SECRET_BYTES",
+    "SITE_SIZES_STREAM",
+    "UPLOAD_SPLIT_STREAM",
+    "data_rng",
+    "fresh_secret",
+    "name_key",
+    "party_key",
+    "party_rng",
+    "run_rng",
+    "secret_bytes",
+    "secure_party_rng",
+    "secure_rng",
+    "stream_rng",
+]
 
 BIT_GENERATORS: dict[str, type[np.random.BitGenerator]] = {"pca": np.random.SFC64, "otd": np.random.PCG64,
                                                           "lda": np.random.PCG64}
@@ -42,6 +63,25 @@ BIT_GENERATORS: dict[str, type[np.random.BitGenerator]] = {"pca": np.random.SFC6
 
 DATA_STREAM = 0xDA7A
 """Third entropy word of the per-run synthetic-data stream (independent of every algorithm's noise stream)."""
+
+# The streams drawn once per seed, each ``default_rng([seed, WORD])`` (:func:`stream_rng`); every word is defined
+# here and nowhere else (docs/architecture.md, "Random streams and worker processes").
+PCA_SPLIT_STREAM = 1
+"""PCA: the shuffled deal of samples to sites (dpcore.pca.prepare_pca, the sweeps)."""
+PCA_SYNTHETIC_STREAM = 2
+"""PCA: the synthetic Gaussian data set."""
+SITE_SIZES_STREAM = 3
+"""The command line's skewed site sizes (Dirichlet proportions)."""
+UPLOAD_SPLIT_STREAM = 0x5B117
+"""Uploaded OTD or LDA data dealt out to the sites."""
+OTD_MODEL_STREAM = 0x30DE1
+"""The OTD ground truth (MOG or STM model) of a synthetic comparison or sweep."""
+OTD_REFERENCE_STREAM = 0x4EF
+"""The non-private reference run on uploaded OTD data (no ground truth)."""
+LDA_MODEL_STREAM = 0x1DA
+"""The LDA ground truth (topics and alpha) of a synthetic comparison, curve or sweep."""
+LDA_REFERENCE_STREAM = 0x1DA4EF
+"""The non-private reference run on a text corpus (no ground truth)."""
 
 
 def name_key(name: str) -> int:
@@ -59,6 +99,12 @@ def run_rng(seed: int, run: int, name: str, family: str) -> np.random.Generator:
 def data_rng(seed: int, run: int) -> np.random.Generator:
     """The generator of one run's synthetic data: PCG64(SeedSequence([seed, run, DATA_STREAM]))."""
     return np.random.default_rng([int(seed), int(run), DATA_STREAM])
+
+
+def stream_rng(seed: int, word: int) -> np.random.Generator:
+    """The generator of a stream drawn once per seed: PCG64(SeedSequence([seed, word])), ``word`` one of the
+    ``*_STREAM`` constants above."""
+    return np.random.default_rng([int(seed), int(word)])
 
 
 def party_rng(seed: int, run: int, algorithm: str, stage: str, role: str, site: str | None = None

@@ -10,31 +10,25 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from dpcore.cape import default_collusion
-from dpcore.data import parse_count_csv, parse_documents, parse_numeric_csv, parse_vocabulary, top_words
+from dpcore.data import parse_numeric_csv, parse_uploaded_documents, parse_vocabulary, top_words
 from dpcore.limits import DEFAULT_MEMORY_BUDGET, MAX_SEED
 from dpcore.notation import symbolic
 from dpcore.otd import (
     ALGORITHMS,
-    DEFAULT_ITERATIONS,
-    DEFAULT_RESTARTS,
     DEFAULT_SIGMA2,
-    ESTIMATORS,
-    M3_NOISE,
     OTD_PRESETS,
-    PATHS,
     OtdComparison,
     OtdSettings,
     SyntheticSpec,
-    choose_path,
     compare_algorithms,
-    corpus_problem,
     match_components,
-    mog_problem,
+    upload_problem,
 )
 from dpcore.otd.guarantees import comparison_guarantees
 from dpcore.otd.story import OPENING, opening_closure, run_breakdown, story_sentence
 from dpcore.privacy import CALIBRATIONS, NEIGHBOURING
 from dpcore.scenario import Scenario, equal_sites_scenario
+from dpcore.tensor import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, ESTIMATORS, M3_NOISE, PATHS, choose_path
 from dpcore.textio import values_text
 from dpcore.validation import InputError, check_positive_int, check_rank
 from pages.shared.guarantees import robust_controls, show_guarantee_table, show_guarantees
@@ -269,9 +263,7 @@ if spec is not None and run_scenario is not None:
 @st.cache_data(show_spinner=False, max_entries=8)
 def _stm_corpus(content: bytes, name: str, vocab_size: int, vocab: bytes | None):
     vocabulary = parse_vocabulary(vocab) if vocab is not None else None
-    if name.lower().endswith(".csv"):
-        return parse_count_csv(content, vocab_size=None if vocabulary else vocab_size, vocabulary=vocabulary)
-    return parse_documents(content, vocab_size=vocab_size, vocabulary=vocabulary)
+    return parse_uploaded_documents(content, name, vocab_size=vocab_size, vocabulary=vocabulary)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -283,14 +275,13 @@ def _upload_problem(run_scen: Scenario):
     upload = upload_spec.get("upload")
     if upload is None:
         raise InputError("upload a file first", "file")
-    fractions = run_scen.sizes / run_scen.total_n
-    rng = np.random.default_rng([int(seed), 0x5B117])
     if model == "stm":
         vocab = upload_spec["vocab"].getvalue() if upload_spec.get("vocab") is not None else None
         corpus = _stm_corpus(upload.getvalue(), upload.name, upload_spec["vocab_size"], vocab)
-        return corpus_problem(corpus, int(k), fractions, rng)
+        return upload_problem(corpus, int(k), run_scen, int(seed))
     values = _mog_values(upload.getvalue())
-    return mog_problem(values, int(k), fractions, rng, sigma2=upload_spec["sigma2"], norm_bound=upload_spec["bound"])
+    return upload_problem(values, int(k), run_scen, int(seed), sigma2=upload_spec["sigma2"],
+                          norm_bound=upload_spec["bound"])
 
 
 if st.button("Run", type="primary", key="capeagn_run", disabled=bool(input_problems),

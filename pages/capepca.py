@@ -32,6 +32,7 @@ from dpcore.pca.guarantees import privacy_guarantees
 from dpcore.pca.story import OPENING, opening_closure, run_breakdown, story_sentence
 from dpcore.privacy import CALIBRATIONS
 from dpcore.scenario import Scenario, equal_sites_scenario
+from dpcore.seeding import PCA_SYNTHETIC_STREAM, stream_rng
 from dpcore.textio import size_text
 from dpcore.validation import InputError
 from pages.shared.guarantees import show_guarantee_table, show_guarantees
@@ -39,7 +40,7 @@ from pages.shared.navigation import start_page
 from pages.shared.story import breakdown_section, glossary_link, story_buttons
 from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error
 
-shared = start_page()
+scenario = start_page()
 
 RESULT_KEY, BREAKDOWN_KEY, STORY_KEY = "capepca_result", "capepca_breakdown", "pca_story"
 BREAKDOWN_RUNS = 3
@@ -48,11 +49,7 @@ COLOURS = {name: entry.colour for name, entry in ALGORITHMS.items()}
 DATA_CHOICES = {**{name: info.label for name, info in BUNDLED.items()}, "synthetic": "synthetic Gaussian",
                 "upload": "upload a CSV file"}
 SITE_CHOICES = {"equal": "equal sites set here", "scenario": "sites and budgets of the shared scenario"}
-METRIC_LABELS = {
-    "captured_energy": "captured energy q_CE",
-    "captured_energy_ratio": "q_CE / q_CE(non-dp pool)",
-    "subspace_distance": "subspace distance",
-}
+METRIC_LABELS = {name: m.label for name, m in METRICS.items()}
 NO_LABEL = -1
 DATA_FIELDS = {"file", "label_column", "data", "dataset", "header", "image_shape", "preprocessing", "features",
                "scale", "D", "spectrum", "decay", "split", "labels"}
@@ -93,8 +90,8 @@ def cached_setup(data: tuple, upload: bytes | None, scenario_json: str, k: int, 
         dataset = load_bundled(data[1])
     elif kind == "synthetic":
         _, dim, spectrum, decay = data
-        dataset = synthetic_dataset(scenario.total_n, np.random.default_rng([seed, 2]), dim=dim, spectrum=spectrum,
-                                    decay=decay)
+        dataset = synthetic_dataset(scenario.total_n, stream_rng(seed, PCA_SYNTHETIC_STREAM), dim=dim,
+                                    spectrum=spectrum, decay=decay)
     else:
         _, header, label, name, ids = data
         dataset = table_to_dataset(parse_upload(upload, header, label, ids), name)
@@ -137,7 +134,7 @@ restore_widgets(OPENING_WIDGETS, {"pca_data": DATA_CHOICES, "pca_site_mode": SIT
                                   "pca_calibration": CALIBRATIONS})
 st.session_state.setdefault(STORY_KEY, "opening")
 in_breakdown = st.session_state[STORY_KEY] == "breakdown"
-scenario_sidebar(shared)
+scenario_sidebar(scenario)
 
 st.title("capePCA: distributed private PCA")
 st.markdown(symbolic(OPENING.headline))
@@ -255,11 +252,12 @@ with sites_col:
     page_scenario: Scenario | None = None
     sites_msg = st.empty()
     if site_mode == "scenario":
-        page_scenario = shared
-        st.dataframe(pd.DataFrame({"site": shared.names, "N_s": shared.sizes, "ε": shared.eps,
-                                   "δ": shared.delta, "weight μ_s": shared.weights()}),
+        page_scenario = scenario
+        st.dataframe(pd.DataFrame({"site": scenario.names, "N_s": scenario.sizes, "ε": scenario.eps,
+                                   "δ": scenario.delta, "weight μ_s": scenario.weights()}),
                      hide_index=True, width="stretch")
-        st.caption(f"{shared.calibration} calibration, {shared.neighbouring} neighbours (from the shared scenario).")
+        st.caption(f"{scenario.calibration} calibration, {scenario.neighbouring} neighbours (from the shared "
+                   "scenario).")
     else:
         n_sites = st.number_input("Sites S", 1, 50, key="pca_sites", help="Number of equal sites.")
         site_size = st.number_input("Samples per site N_s", 1, 100_000, key="pca_site_size",
@@ -273,11 +271,11 @@ with sites_col:
                                    "for ε < 1.")
         try:
             page_scenario = equal_sites_scenario(int(n_sites), int(site_size), float(eps), float(delta),
-                                                 calibration=calibration, neighbouring=shared.neighbouring,
-                                                 seed=shared.seed)
+                                                 calibration=calibration, neighbouring=scenario.neighbouring,
+                                                 seed=scenario.seed)
         except InputError as exc:
             show_in(sites_msg, exc)
-        st.caption(f"{shared.neighbouring} neighbours (from the shared scenario).")
+        st.caption(f"{scenario.neighbouring} neighbours (from the shared scenario).")
 
 with run_col:
     st.subheader("Run")
@@ -288,7 +286,7 @@ with run_col:
     rank = st.number_input("DPdisPCA rank R (0 = K)", 0, 1000, 0, key="pca_rank",
                            help="Each DPdisPCA site sends its top-R partial square root; R must be ≥ K.")
     runs = st.number_input("Runs", 1, 100, key="pca_runs", help="Independent noise draws per algorithm.")
-    seed = st.number_input("Seed", 0, MAX_SEED, int(shared.seed), key="pca_seed",
+    seed = st.number_input("Seed", 0, MAX_SEED, int(scenario.seed), key="pca_seed",
                            help="Seeds the data generation, the split and every noise draw.")
     clicked = st.button("Run", type="primary", key="pca_run", width="stretch",
                         help="Prepare the sites and run every chosen algorithm.")
@@ -417,8 +415,8 @@ else:
         metric = st.selectbox("Metric in the chart", list(METRICS), format_func=METRIC_LABELS.get,
                               key="pca_chart_metric", help="Bars show the mean over runs, whiskers one std.")
         show_chart(_bar_chart(comparison, metric), "Mean over runs (whiskers: one std)", key="pca_bars", height=360)
-    noisy_choices = [a for a in comparison.results  # algorithms that decompose a matrix (not nondp's true A)
-                     if a != "nondp" and comparison.results[a][0].matrix is not None]
+    noisy_choices = [a for a in comparison.results  # algorithms that decompose a matrix (not nonpriv's true A)
+                     if a != "nonpriv" and comparison.results[a][0].matrix is not None]
     with scree_col:
         if noisy_choices:
             shown = st.selectbox("Noisy matrix", noisy_choices, format_func=TITLES.get, key="pca_scree_alg",

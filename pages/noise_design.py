@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dpcore.cape import GAINS, OBJECTIVES, SOLVERS, VIEWS, default_collusion, dp_floor
-from dpcore.cape.explain import closed_form_orders, explain_design, floor_site, robust_gain_curve
+from dpcore.cape.explain import explain_design, floor_site, robust_gain_curve
 from dpcore.cape.helper_note import helper_balance_note
 from dpcore.notation import symbolic
 from dpcore.privacy import STATISTICS
@@ -31,17 +31,7 @@ from pages.shared.widgets import (
 
 scenario = start_page()
 
-SOLVER_LABELS = {
-    "general": "General solver (linear program)",
-    "closed-form": "Published closed form",
-    "collusion-robust": "Collusion-robust calibration",
-}
-SOLVER_HELP = (
-    "General: a linear program that finds feasible variances whenever they exist, for any site order. "
-    "Published closed form: the journal paper's formulas; they depend on which site is last and can give "
-    "negative variances (shown, never clipped). Collusion-robust: keeps every audited view with up to c "
-    "colluders at σ_eff ≥ τ_s, at the price of some gain."
-)
+SOLVER_HELP = symbolic(" ".join(entry.help for entry in SOLVERS.values()))
 VIEW_TEXT = {
     "outside": "an outside observer of the published aggregate",
     "aggregator": "the aggregator, who sees every release and knows every f_s (the noise it handed out)",
@@ -165,7 +155,8 @@ defaults = {"nd_statistic": "mean", "nd_solver": "general", "nd_objective": "bal
             "nd_audit_as_chart": False,
             "nd_last": names[-1], "nd_collusion": min(default_collusion(n_sites), max(n_sites - 1, 0))}
 restore_widgets(defaults, {"nd_last": names, "nd_collusion": range(n_sites), "nd_statistic": STATISTICS,
-                           "nd_solver": SOLVERS, "nd_objective": tuple(OBJECTIVES), "nd_chart": ("sites", "aggregate")})
+                           "nd_solver": tuple(SOLVERS), "nd_objective": tuple(OBJECTIVES),
+                           "nd_chart": ("sites", "aggregate")})
 
 # --- tau_c, two-way bound to the shared scenario --------------------------------------------------
 if st.session_state.get("nd_tau_c_source", "unset") != scenario.tau_c or "nd_at_floor" not in st.session_state:
@@ -183,16 +174,18 @@ with c1:
         sigma2 = st.number_input("Component variance σ²", min_value=0.0, format="%.4f", key="nd_sigma2",
                                  help="Scaled variance of each Gaussian component (samples scaled to norm <= 1).")
 with c2:
-    solver = st.radio("Solver", SOLVERS, key="nd_solver", format_func=SOLVER_LABELS.get, help=SOLVER_HELP)
+    solver = st.radio("Solver", list(SOLVERS), key="nd_solver", format_func=lambda name: SOLVERS[name].title,
+                      help=SOLVER_HELP)
+    options = SOLVERS[solver].options  # the settings this solver reads
     objective = last = None
     e_scale = 1.0
-    if solver in ("general", "collusion-robust"):
+    if "objective" in options:
         objective = st.selectbox("Objective", list(OBJECTIVES), key="nd_objective",
                                  help=symbolic(" · ".join(f"{k}: {v}" for k, v in OBJECTIVES.items())))
-    if solver == "closed-form":
+    if "last" in options:
         last = st.selectbox("Site playing 'site S' (last)", names, key="nd_last",
                             help="The closed form treats one site specially; its feasibility depends on which.")
-    if solver == "general":
+    if "e_scale" in options:
         e_scale = st.number_input(
             "Helper-noise scale", min_value=0.0, step=0.5, format="%g", key="nd_e_scale",
             help="Multiply the helper's variances by this factor (>= 1): more protection against the aggregator "
@@ -247,7 +240,7 @@ with summary_slot:
 
 design = plan.design
 st.caption(f"Statistic **{statistic}**, {scenario.neighbouring} neighbours, {scenario.calibration} calibration, "
-           f"solver **{SOLVER_LABELS[solver]}**" + (f" ({design.objective})" if design.objective else "")
+           f"solver **{SOLVERS[solver].title}**" + (f" ({design.objective})" if design.objective else "")
            + (f". Sensitivities Δ_s from {plan.sensitivities.min():.3g} to {plan.sensitivities.max():.3g}."
               if not np.allclose(plan.sensitivities, plan.sensitivities[0]) else
               f". Sensitivity Δ_s = {plan.sensitivities[0]:.3g} at every site."))
@@ -260,19 +253,15 @@ if design.feasible:
         st.markdown(f"- {line}")
 else:
     st.error("**Infeasible design.** " + "\n\n".join(explanation), icon=":material/block:")
-    if design.method == "closed-form" and n_sites > 1 and np.all(design.weights > 0):
-        orders = closed_form_orders(design.tau, design.weights, design.tau_c, design.names)
-        st.markdown("Where the closed form works, for each choice of the last site:")
-        st.dataframe(pd.DataFrame([{
-            "last site": o.name,
-            "τ_c from": o.tau_c_range[0] if o.tau_c_range else None,
-            "τ_c up to": o.tau_c_range[1] if o.tau_c_range else None,
-            f"works at τ_c = {design.tau_c:.3g}": "yes" if o.feasible_at else "no",
-        } for o in orders]), hide_index=True, width="stretch",
-            column_config={"τ_c from": st.column_config.NumberColumn(format="%.4e"),
-                           "τ_c up to": st.column_config.NumberColumn(format="%.4e")})
-        st.latex(r"\begin{gathered}m_s=\mu_s^2\tau_s^2,\quad M=\textstyle\sum_s m_s:\\ \tau_c^2\le M,\quad "
-                 r"\tau_c^2\ge M-2m_S,\quad \tau_c^2\ge M-2(S-1)m_s\ (s\ne S)\end{gathered}")
+    where = SOLVERS[solver].feasible_settings
+    settings_table = where(design) if where is not None else None
+    if settings_table is not None:  # where this solver would work (the closed form: each choice of the last site)
+        st.markdown(settings_table.caption)
+        table = pd.DataFrame(settings_table.rows).rename(columns=symbolic)
+        st.dataframe(table, hide_index=True, width="stretch", column_config={
+            column: st.column_config.NumberColumn(format="%.4e") for column in table.columns
+            if pd.api.types.is_float_dtype(table[column])})
+        st.latex(settings_table.conditions_latex)
 for warning in plan.warnings:
     st.warning(symbolic(warning), icon=":material/warning:")
 
@@ -284,7 +273,7 @@ m2.metric("DP floor", f"{design.tau_floor:.4g}", help=f"max_s μ_s τ_s, set by 
 m3.metric("Conventional τ_conv", f"{design.tau_conv:.4g}",
           help="√(Σ_s μ_s² τ_s²): the aggregate's noise in the conventional scheme, where every site adds its full "
           "τ_s on its own.")
-if design.feasible and solver == "collusion-robust":
+if design.feasible and SOLVERS[solver].collusion_robust:
     robust_gain = GAINS["robust"]
     st.markdown(f"**{robust_gain.title} {robust_gain.symbol} = {design.gain:.3g}** for up to c = {plan.collusion} "
                 f"colluders: {robust_gain.definition}.")

@@ -39,7 +39,7 @@ from dpcore.experiments import (
     run_sweep,
     sweep_gains,
 )
-from dpcore.experiments.figures import METRIC_LABELS, curve_figure, figure_html, gain_figure
+from dpcore.experiments.figures import curve_figure, figure_html, gain_figure
 from dpcore.experiments.presets import quick_name
 from dpcore.experiments.reading import STOP_CASES, figure_sentence, gain_sentence, meeting_sentence
 from dpcore.experiments.stored import FIRST_FIGURE, estimate_seconds, stored_result, stored_status
@@ -50,12 +50,44 @@ from dpcore.workers import worker_count
 from pages.shared.navigation import start_page
 from pages.shared.widgets import scenario_sidebar, show_chart, show_error
 
-shared = start_page()
+scenario = start_page()
 
 JOB_KEY = "pu_job"
 POLL_SECONDS = 1.0
 MODES = {"preset": "a figure of the paper (preset)", "scenario": "my shared scenario"}
 VARIANTS = {"full": "full size (as stored)", "quick": "reduced"}
+
+
+def _pca_form() -> PcaData:
+    dataset = st.selectbox("Data", list(PCA_DATASETS), format_func=PCA_DATASETS.get,
+                           key="pu_dataset", help="Bundled data are in data/; synthetic draws as many "
+                           "samples as the sites need.")
+    k = st.number_input("K (subspace dimension)", 1, 784, key="pu_k",
+                        help="Number of principal components; at most D.")
+    dim = st.number_input("D (synthetic features)", 2, 1000, key="pu_dim",
+                          disabled=dataset != "synthetic", help="Dimension of the synthetic data.")
+    return PcaData(dataset=dataset, k=int(k), dim=int(dim))
+
+
+def _otd_form() -> OtdData:
+    model = st.selectbox("Model", ["mog", "stm"], key="pu_model",
+                         format_func={"mog": "mixture of Gaussians", "stm": "single topic model"}.get,
+                         help="Synthetic ground truth; q_comp is measured against it.")
+    d = st.number_input("D", 2, 200, 10, key="pu_d", help="Features (MOG) or vocabulary size (STM).")
+    k_otd = st.number_input("K (components)", 1, 50, 5, key="pu_otd_k", help="Components, K ≤ D.")
+    return OtdData(model=model, dim=int(d), k=int(k_otd), path="projected")
+
+
+def _lda_form() -> LdaData:
+    d = st.number_input("D (vocabulary)", 3, 5000, 100, key="pu_lda_d", help="Vocabulary size.")
+    k_lda = st.number_input("K (topics)", 1, 50, 5, key="pu_lda_k", help="Topics, K ≤ D - 1.")
+    alpha0 = st.number_input("α₀", 0.01, 1000.0, 1.0, key="pu_lda_alpha0",
+                             help="Dirichlet concentration of the topic proportions.")
+    return LdaData(dim=int(d), k=int(k_lda), alpha0=float(alpha0))
+
+
+DATA_FORMS = {"pca": _pca_form, "otd": _otd_form, "lda": _lda_form}
+"""The data widgets of each family's sweep (one form per family; the settings types are the families' own)."""
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -145,14 +177,14 @@ def show_stop_case(key: str) -> None:
         st.session_state.update(pu_mode="scenario", pu_family=case.data and "pca", pu_parameter=case.parameter,
                                 pu_dataset=case.data.dataset, pu_k=case.data.k, pu_dim=case.data.dim,
                                 pu_runs=case.runs, pu_algorithms_pca=list(case.algorithms), pu_autorun=True,
-                                **{f"pu_grid_{case.parameter}": fmt_grid(default_grid(case.parameter, shared))})
+                                **{f"pu_grid_{case.parameter}": fmt_grid(default_grid(case.parameter, scenario))})
 
 
 # ----------------------------------------------------------------------------------------------
 # Page
 # ----------------------------------------------------------------------------------------------
 
-scenario_sidebar(shared)
+scenario_sidebar(scenario)
 for widget, default in (("pu_preset", FIRST_FIGURE), ("pu_dataset", "digits"), ("pu_k", 10), ("pu_dim", 50),
                         ("pu_runs", 5)):
     st.session_state.setdefault(widget, default)
@@ -209,38 +241,16 @@ if mode == "preset":
                 st.markdown(symbolic(f"- **{p.figure}** {p.title}: {p.unavailable}"))
 else:
     st.caption(symbolic(
-        f"Base scenario: {shared.n_sites} sites (N_s = {fmt_grid(shared.sizes)}), eps = {fmt_grid(shared.eps)}, "
-        f"delta = {fmt_grid(shared.delta)}; {shared.calibration} calibration, {shared.neighbouring} neighbours. Edit "
-        "it on the Sites page."))
+        f"Base scenario: {scenario.n_sites} sites (N_s = {fmt_grid(scenario.sizes)}), eps = "
+        f"{fmt_grid(scenario.eps)}, delta = {fmt_grid(scenario.delta)}; {scenario.calibration} calibration, "
+        f"{scenario.neighbouring} neighbours. Edit it on the Sites page."))
     left, middle, right = st.columns(3, gap="medium")
     with left:
-        family = st.radio("Algorithms", list(FAMILIES), format_func=lambda f: {
-            "pca": "capePCA (PCA)", "otd": "capeAGN (tensors)", "lda": "capeLDA (topic models)"}[f],
-                          key="pu_family", help="; ".join(f"{k}: {v}" for k, v in FAMILIES.items()))
+        family = st.radio("Algorithms", list(FAMILIES), format_func=lambda f: FAMILIES[f].label,
+                          key="pu_family", help="; ".join(f"{k}: {v.description}" for k, v in FAMILIES.items()))
         data: PcaData | OtdData | LdaData | None = None
         try:
-            if family == "pca":
-                dataset = st.selectbox("Data", list(PCA_DATASETS), format_func=PCA_DATASETS.get,
-                                       key="pu_dataset", help="Bundled data are in data/; synthetic draws as many "
-                                       "samples as the sites need.")
-                k = st.number_input("K (subspace dimension)", 1, 784, key="pu_k",
-                                    help="Number of principal components; at most D.")
-                dim = st.number_input("D (synthetic features)", 2, 1000, key="pu_dim",
-                                      disabled=dataset != "synthetic", help="Dimension of the synthetic data.")
-                data = PcaData(dataset=dataset, k=int(k), dim=int(dim))
-            elif family == "lda":
-                d = st.number_input("D (vocabulary)", 3, 5000, 100, key="pu_lda_d", help="Vocabulary size.")
-                k_lda = st.number_input("K (topics)", 1, 50, 5, key="pu_lda_k", help="Topics, K ≤ D - 1.")
-                alpha0 = st.number_input("α₀", 0.01, 1000.0, 1.0, key="pu_lda_alpha0",
-                                         help="Dirichlet concentration of the topic proportions.")
-                data = LdaData(dim=int(d), k=int(k_lda), alpha0=float(alpha0))
-            else:
-                model = st.selectbox("Model", ["mog", "stm"], key="pu_model",
-                                     format_func={"mog": "mixture of Gaussians", "stm": "single topic model"}.get,
-                                     help="Synthetic ground truth; q_comp is measured against it.")
-                d = st.number_input("D", 2, 200, 10, key="pu_d", help="Features (MOG) or vocabulary size (STM).")
-                k_otd = st.number_input("K (components)", 1, 50, 5, key="pu_otd_k", help="Components, K ≤ D.")
-                data = OtdData(model=model, dim=int(d), k=int(k_otd), path="projected")
+            data = DATA_FORMS[family]()
         except InputError as exc:
             show_error(exc)
     with middle:
@@ -248,7 +258,7 @@ else:
             f"{PARAMETER_LABELS[p]}: {PARAMETERS[p]}"), key="pu_parameter",
                                  help=symbolic("Every other setting stays at the scenario's value; eps, delta and N_s "
                                                "are set on every site."))
-        st.session_state.setdefault(f"pu_grid_{parameter}", fmt_grid(default_grid(parameter, shared)))
+        st.session_state.setdefault(f"pu_grid_{parameter}", fmt_grid(default_grid(parameter, scenario)))
         grid_text = st.text_input(symbolic(f"Values of {PARAMETER_LABELS[parameter]}"), key=f"pu_grid_{parameter}",
                                   help=symbolic("Numbers separated by commas (1e-3 allowed); sorted ascending. "
                                                 "eps > 0, 0 < delta < 1, N_s ≥ 1, S ≥ 2, 0 ≤ c ≤ S - 1."))
@@ -263,12 +273,12 @@ else:
         alg_slot = st.empty()
         runs = st.number_input("Runs R", 1, 200, key="pu_runs", help="Independent repetitions per value; the "
                                "interval narrows as 1/√R.")
-        seed = st.number_input("Seed", 0, MAX_SEED, int(shared.seed), key="pu_seed",
+        seed = st.number_input("Seed", 0, MAX_SEED, int(scenario.seed), key="pu_seed",
                                help="Seeds data, split and every noise draw: the same seed gives the same table.")
     if data is not None:
         try:
             grid = parse_grid(grid_text, parameter)
-            spec = SweepSpec(family=family, parameter=parameter, grid=grid, algorithms=tuple(chosen), scenario=shared,
+            spec = SweepSpec(family=family, parameter=parameter, grid=grid, algorithms=tuple(chosen), scenario=scenario,
                              data=data, runs=int(runs), seed=int(seed))
             designs_ok(spec.to_json())
         except InputError as exc:
@@ -391,11 +401,12 @@ with results_box if results_box is not None else st.container():
         default_metric = get_preset(st.session_state["pu_preset"]).metric if mode == "preset" else None
         metrics = list(METRICS[rspec.family])
         metric_col, show_col = st.columns([1, 2])
-        metric = metric_col.selectbox("Metric", metrics, format_func=lambda m: symbolic(METRIC_LABELS[m]),
+        metric_table = METRICS[rspec.family]
+        metric = metric_col.selectbox("Metric", metrics, format_func=lambda m: symbolic(metric_table[m].label),
                                       index=metrics.index(default_metric) if default_metric in metrics else 0,
                                       key=f"pu_metric_{rspec.family}",
-                                      help=symbolic("; ".join(f"{METRIC_LABELS[m]}: {d}"
-                                                              for m, d in METRICS[rspec.family].items())))
+                                      help=symbolic("; ".join(f"{d.label}: {d.description}"
+                                                              for d in metric_table.values())))
         sentence_slot = st.empty()
         shown = show_col.multiselect("Curves shown", list(rspec.algorithms), default=list(rspec.algorithms),
                                      format_func=titles.get, key=f"pu_shown_{rspec.family}",
@@ -406,13 +417,12 @@ with results_box if results_box is not None else st.container():
         chart_col, gain_col = st.columns([3, 2], gap="medium") if constant_gain is None else (st.container(), None)
         with chart_col:
             show_chart(curves, symbolic(
-                f"{METRIC_LABELS[metric]} against {PARAMETER_LABELS[rspec.parameter]} (mean over runs, shaded 95% "
+                f"{metric_table[metric].label} against {PARAMETER_LABELS[rspec.parameter]} (mean over runs, shaded 95% "
                 "interval)"), key="pu_curves", height=460)
         if gain_col is not None:
             with gain_col:
-                show_chart(gains, symbolic(f"Gain G of the CAPE design at each "
-                                                         f"{PARAMETER_LABELS[rspec.parameter]}"), key="pu_gain",
-                           height=460)
+                show_chart(gains, symbolic(f"Gain G of the CAPE design at each {PARAMETER_LABELS[rspec.parameter]}"),
+                           key="pu_gain", height=460)
         else:
             st.caption(symbolic(constant_gain))
         with st.container(border=True, key="pu_meeting"):

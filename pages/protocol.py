@@ -11,8 +11,8 @@ from dpcore.cape import AGN_MODELS, agn_stage_plans
 from dpcore.cape.helper_free import compare_variants, dropout_whatif
 from dpcore.cape.protocol import (
     AGGREGATOR,
-    ALGORITHMS,
     PUBLIC,
+    ROUNDS,
     ProtocolRound,
     cape_round,
     capeagn_round,
@@ -115,8 +115,8 @@ with p3, st.container(border=True):
 
 defaults = {"pr_algorithm": "CAPE", "pr_dim_cape": 1, "pr_dim_pca": 50, "pr_rank_pca": 5, "pr_model": "mog",
             "pr_dim_agn": 10, "pr_rank_agn": 3, "pr_split": 0.5, "pr_sigma2": 0.05, "pr_projected": False}
-restore_widgets(defaults, {"pr_algorithm": ALGORITHMS, "pr_model": tuple(AGN_MODELS)})
-algorithm = st.radio("Algorithm", ALGORITHMS, key="pr_algorithm", horizontal=True, help=ALGORITHM_HELP)
+restore_widgets(defaults, {"pr_algorithm": ROUNDS, "pr_model": tuple(AGN_MODELS)})
+algorithm = st.radio("Algorithm", ROUNDS, key="pr_algorithm", horizontal=True, help=ALGORITHM_HELP)
 
 round_ = None
 plan = None

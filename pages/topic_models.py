@@ -28,6 +28,7 @@ from dpcore.lda.story import (
 from dpcore.notation import symbolic
 from dpcore.privacy import CALIBRATIONS
 from dpcore.scenario import equal_sites_scenario
+from dpcore.seeding import UPLOAD_SPLIT_STREAM, stream_rng
 from dpcore.textio import values_text
 from dpcore.validation import InputError, check_delta
 from pages.shared.guarantees import robust_controls, show_guarantee_table, show_guarantees
@@ -178,7 +179,7 @@ def _compute() -> LdaCurve:
         if corpus is None:
             raise InputError("upload a text file first", "file")
         problem = corpus_lda_problem(corpus, int(k), float(alpha0), np.full(int(n_sites), 1 / int(n_sites)),
-                                     np.random.default_rng([int(seed), 0x5B117]))
+                                     stream_rng(seed, UPLOAD_SPLIT_STREAM))
         return eps_curve(sites, algorithms, grid, problem=problem, runs=int(runs), seed=int(seed),
                          settings=lda_settings, progress=lambda f, t: bar.progress(min(f, 1.0), text=t))
     finally:

@@ -37,7 +37,7 @@ def test_json_shape_and_values(capsys):
         assert set(r) == {"algorithm", "metric", "mean", "std", "runs"}
         assert r["metric"] in METRICS and r["runs"] == 2
     by = {(r["algorithm"], r["metric"]): r for r in results}
-    assert by[("nondp", "captured_energy_ratio")]["mean"] == pytest.approx(1.0)
+    assert by[("nonpriv", "captured_energy_ratio")]["mean"] == pytest.approx(1.0)
     assert 0 < by[("cape", "captured_energy_ratio")]["mean"] < 1
     assert data["settings"]["site_sizes"] == [599, 599, 599]
     assert data["settings"]["calibration"] == "classic" and data["settings"]["neighbouring"] == "replace-one"
@@ -75,7 +75,7 @@ def test_text_table_and_notes(capsys):
 
 def test_synthetic_with_skewed_sites(capsys):
     data = run_json(capsys, "--sites", "3", "--site-size", "40", "--dim", "8", "--k", "2", "--runs", "1",
-                    "--split", "skewed", "--concentration", "0.5", "--algorithms", "nondp", "cape")
+                    "--split", "skewed", "--concentration", "0.5", "--algorithms", "nonpriv", "cape")
     settings = data["settings"]
     assert settings["dataset"] == "synthetic" and settings["dim"] == 8 and settings["samples"] == 120
     assert sum(settings["site_sizes"]) == 120 and len(set(settings["site_sizes"])) > 1
@@ -161,10 +161,11 @@ def test_unknown_algorithm_is_an_argparse_error(capsys):
 
 
 def test_module_entry_point():
+    """Also the old name of the non-private reference (nondp, before the families shared nonpriv) still works."""
     proc = subprocess.run(
         [sys.executable, "-m", "dpcore", "pca", "--dataset", "digits", "--sites", "2", "--k", "2", "--runs", "1",
          "--algorithms", "nondp", "--json"],
         cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
     )
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["results"][0]["algorithm"] == "nondp"
+    assert json.loads(proc.stdout)["results"][0]["algorithm"] == "nonpriv"

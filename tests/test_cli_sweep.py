@@ -93,11 +93,11 @@ def test_scenario_file_and_otd_sweeps(capsys, tmp_path):
     scenario = write_scenario(tmp_path)
     out_csv = tmp_path / "ns.csv"
     code, out, err = run_cli(capsys, "--scenario", str(scenario), "--vary", "ns", "--grid", "60,120",
-                             "--dataset", "digits", "--k", "3", "--runs", "2", "--algorithms", "cape", "nondp",
+                             "--dataset", "digits", "--k", "3", "--runs", "2", "--algorithms", "cape", "nonpriv",
                              "--out", str(out_csv))
     assert code == 0, err
     table = pd.read_csv(out_csv)
-    assert sorted(table["value"].unique()) == [60, 120] and set(table["algorithm"]) == {"cape", "nondp"}
+    assert sorted(table["value"].unique()) == [60, 120] and set(table["algorithm"]) == {"cape", "nonpriv"}
     assert "seed 4" in out  # the scenario's seed
     code, out, err = run_cli(capsys, "--family", "otd", "--model", "stm", "--d", "8", "--k", "3", "--vary", "eps",
                              "--grid", "1,10", "--sites", "3", "--ns", "400", "--runs", "1", "--json")

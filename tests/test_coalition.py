@@ -28,7 +28,7 @@ from dpcore.cape.coalition import (
 )
 from dpcore.cape.design import SiteBudgets
 from dpcore.cape.explain import closed_form_tau_c_range
-from dpcore.cape.general import finish_design
+from dpcore.cape.solvers.general import finish_design
 from dpcore.privacy import weighted_zero_sum_law, weighted_zero_sum_mixing
 from dpcore.validation import InputError
 

@@ -8,7 +8,7 @@ import pytest
 import scipy.linalg
 from scipy.sparse.linalg import LinearOperator, eigsh
 
-import dpcore.otd.release as release_mod
+import dpcore.tensor.release as release_mod
 from dpcore import linalg
 from dpcore.cape import (
     design_closed_form,
@@ -20,7 +20,8 @@ from dpcore.cape import (
     solve_general,
 )
 from dpcore.cape.design import _diagonal_plus_rank_one, helper_rows
-from dpcore.otd import MogSite, StageNoise, make_model, release_m2, sample_mog, sample_stm, stm_site_from_words
+from dpcore.otd import make_model, sample_mog, sample_stm
+from dpcore.tensor import MogSite, StageNoise, release_m2, stm_site_from_words
 
 FLOAT32_EPS = float(np.finfo(np.float32).eps)
 
@@ -76,7 +77,7 @@ def test_lanczos_with_the_symmetric_product_finds_the_former_eigenpairs():
 def _former_release_m2(sites, weights, noise, rng, dtype):
     """release_m2 as it was: dense blocks of every site's M2, the unique entries gathered by a mask, the releases
     data + e + f + g in new arrays, both triangles written by masks."""
-    from dpcore.otd.release import _column_blocks
+    from dpcore.tensor.release import _column_blocks
 
     dim = sites[0].dim
     out = np.empty((dim, dim), dtype=dtype)

@@ -828,9 +828,9 @@ def test_restarts_times_iterations_times_k_is_bounded_before_the_loop(capsys):
     import numpy as np
 
     from dpcore import limits
-    from dpcore.otd import online_tensor_power_method, tensor_power_method
-    from dpcore.otd.online import mog_oracle
-    from dpcore.otd.power import check_power_work
+    from dpcore.tensor import online_tensor_power_method, tensor_power_method
+    from dpcore.tensor.online import mog_oracle
+    from dpcore.tensor.power import check_power_work
 
     rng = np.random.default_rng(0)
     start = time.process_time()

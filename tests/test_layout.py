@@ -24,8 +24,8 @@ def test_dpcore_imports_strictly_downward_without_cycles():
     failures, _, modules = tool.check(ROOT)
     assert failures == []
     packages = {m.package for m in modules.values()}
-    assert packages == {"bottom", "privacy", "data", "scenario", "cape", "pca", "otd", "lda", "experiments",
-                        "federation", "cli", "root"}
+    assert packages == {"bottom", "privacy", "data", "scenario", "cape", "tensor", "family", "pca", "otd", "lda",
+                        "experiments", "federation", "cli", "root"}
 
 
 def _write(root: Path, files: dict[str, str]) -> None:
@@ -59,3 +59,70 @@ def test_the_check_finds_upward_sideways_and_cyclic_imports(tmp_path):
     assert "dpcore/otd/__init__.py:2: dpcore must not import streamlit" in text
     assert "function g has" in text and "function h" not in text
     assert len(failures) == 5
+
+
+def test_the_check_finds_family_specific_branches_outside_the_family(tmp_path):
+    """Every form of a branch on a family's name fails outside that family's package (in dpcore, the pages and the
+    Flower app); a comparison with a name that is not a family, and a family's own package, pass."""
+    tool = _tool()
+    _write(tmp_path, {
+        "dpcore/__init__.py": "",
+        "dpcore/pca/__init__.py": "",
+        "dpcore/pca/family.py": "FAMILY = 1\n",
+        "dpcore/pca/own.py": "def f(family):\n    return family == 'pca'\n",  # its own package: allowed
+        "dpcore/otd/__init__.py": "",
+        "dpcore/otd/family.py": "FAMILY = 2\n",
+        "dpcore/cape/__init__.py": "",
+        "dpcore/cape/gain.py": "def g(family):\n    return family == 'one-large'\n",  # not a family's name
+        "dpcore/experiments/__init__.py": "",
+        "dpcore/experiments/engine.py": (
+            "def run(spec, family):\n"
+            "    if spec.family == 'pca':\n"                      # line 2: equality
+            "        return 1\n"
+            "    elif spec.family in ('otd', 'lda'):\n"           # line 4: membership
+            "        return {'pca': 1, 'otd': 2}[family]\n"      # line 5: inline table indexed by it
+            "    match family:\n"                                 # line 6: match
+            "        case 'otd':\n"
+            "            return 3\n"
+            "    return 'pca' != spec.family\n"                   # line 9: constant first
+        ),
+        "pages/page.py": "family = 'pca'\nif family == 'otd':\n    pass\n",
+        "federated/app.py": "def f(family_name):\n    return family_name == 'pca'\n",
+    })
+    assert tool.families(tmp_path) == ("otd", "pca")
+    problems = tool.family_branches(tmp_path)
+    where = sorted(line.split(": family-specific")[0] for line in problems)
+    assert where == ["dpcore/experiments/engine.py:2", "dpcore/experiments/engine.py:4",
+                     "dpcore/experiments/engine.py:5", "dpcore/experiments/engine.py:6",
+                     "dpcore/experiments/engine.py:9", "federated/app.py:2", "pages/page.py:2"]
+    failures, _, _ = tool.check(tmp_path)
+    assert sum("family-specific branch" in line for line in failures) == 7
+
+
+def test_the_check_finds_a_table_defined_twice_and_reports_parallel_tables(tmp_path):
+    """A copied table (the same entries, or a dict whose entries are all another's) fails; tables over the same
+    names with other values (parallel tables) are reported; small tuples and __all__ are not tables."""
+    tool = _tool()
+    _write(tmp_path, {
+        "dpcore/__init__.py": "",
+        "dpcore/metrics.py": ("LABELS = {'energy': 'captured energy', 'ratio': 'q / q_max', 'distance': 'distance', "
+                              "'error': 'q_comp'}\n"
+                              "WORDS = {'energy': 'the energy', 'ratio': 'the share', 'distance': 'the distance', "
+                              "'error': 'the error'}\n"
+                              "NAMES = ('energy', 'ratio', 'distance')\n"
+                              "__all__ = ['LABELS', 'WORDS', 'NAMES']\n"
+                              "MODELS = ('mog', 'stm')\n"),
+        "dpcore/other.py": "__all__ = ['LABELS', 'WORDS', 'NAMES']\nMODELS = ('mog', 'stm')\n",
+        "pages/page.py": ("LABELS = {'energy': 'captured energy', 'ratio': 'q / q_max', 'distance': 'distance'}\n"
+                          "ORDER = ['distance', 'energy', 'ratio']\n"),
+    })
+    twice, parallel = tool.duplicate_tables(tmp_path)
+    assert len(twice) == 2 and len(parallel) == 2
+    assert any(line.startswith("dpcore/metrics.py:1 LABELS and pages/page.py:1 LABELS: a table defined twice (a part")
+               for line in twice)
+    assert any(line.startswith("dpcore/metrics.py:3 NAMES and pages/page.py:2 ORDER: a table defined twice (the same")
+               for line in twice)
+    assert any("metrics.py:1 LABELS and dpcore/metrics.py:2 WORDS: parallel tables" in line for line in parallel)
+    failures, report, _ = tool.check(tmp_path)
+    assert sum("a table defined twice" in line for line in failures) == 2
+    assert sum("parallel tables" in line for line in report) == 2

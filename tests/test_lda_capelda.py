@@ -24,9 +24,9 @@ from dpcore.lda import (
 )
 from dpcore.lda.moments import lda_m2, lda_m3_dense, lda_m3_projected, prepare_counts
 from dpcore.lda.site import LdaSite, pool_lda_sites
-from dpcore.otd import StageNoise, cape_stage_noise, release_m2
 from dpcore.privacy import lda_sensitivity, multiplier
 from dpcore.scenario import equal_sites_scenario
+from dpcore.tensor import StageNoise, cape_stage_noise, release_m2
 from dpcore.validation import InputError
 
 
@@ -143,12 +143,13 @@ def test_dense_and_projected_paths_give_the_same_distribution_of_topic_errors(sm
 
 def test_the_table_lists_every_algorithm_with_its_guarantee_and_each_runs(small):
     model, problem = small
-    assert list(ALGORITHMS) == ["cape", "conv", "pooled", "local", "nonpriv", "1", "2", "2ptr", "3", "4", "random"]
+    known = ["cape", "conv", "pooled", "local", "nonpriv", "1", "2", "2ptr", "3", "4", "random"]
+    assert [n for n in ALGORITHMS if n in known] == known  # in table order; a new baseline may sit anywhere
     assert default_algorithms() == ("cape", "conv", "local", "nonpriv", "random")
     assert configuration_names() == ("1", "2", "2ptr", "3", "4")
-    assert {n for n, e in ALGORITHMS.items() if e.guarantee == "local"} == {"2", "3", "4"}
-    assert {n for n, e in ALGORITHMS.items() if not e.private} == {"nonpriv", "random"}
-    assert [n for n, e in ALGORITHMS.items() if e.distributed] == ["cape", "conv", "local"]
+    assert {n for n in known if ALGORITHMS[n].guarantee == "local"} == {"2", "3", "4"}
+    assert {n for n in known if not ALGORITHMS[n].private} == {"nonpriv", "random"}
+    assert [n for n in known if ALGORITHMS[n].distributed] == ["cape", "conv", "local"]
     scenario = equal_sites_scenario(5, 600, 1000.0, 1e-5, calibration="analytic")
     for name in ALGORITHMS:
         res = run_algorithm(name, problem, scenario, LdaSettings(), np.random.default_rng(3))

@@ -17,8 +17,8 @@ from dpcore.lda.configurations import (
 )
 from dpcore.lda.corpus import LdaModel, make_lda_model, sample_lda_corpus
 from dpcore.lda.recovery import topic_error
-from dpcore.otd import StageNoise, release_m3
 from dpcore.privacy import noise_multiplier
+from dpcore.tensor import StageNoise, release_m3
 from dpcore.validation import InputError
 
 
@@ -163,7 +163,7 @@ def test_classic_calibration_above_eps_1_is_flagged(symmetric_corpus):
 
 
 class _ZeroMoments:
-    """A site whose moments are zero: what dpcore.otd.release_m3 returns is then its noise alone."""
+    """A site whose moments are zero: what dpcore.tensor.release_m3 returns is then its noise alone."""
 
     n, dim = 50, 7
 
@@ -172,7 +172,7 @@ class _ZeroMoments:
 
 
 def test_projected_m3_noise_has_the_law_of_the_projected_dense_noise():
-    """Configuration 1's e3 release (dpcore.otd.release_m3 with one party's independent noise, projected path, the
+    """Configuration 1's e3 release (dpcore.tensor.release_m3 with one party's independent noise, projected path, the
     law of dpcore.lda.budget.m3_noise_law: published for K <= 20) adds P(W, W, W), P symmetric with i.i.d.
     N(0, sigma^2) unique entries; its value at (u, u, u) is P(x, x, x) = sum over unique (i <= j <= l) of
     m_ijl P_ijl x_i x_j x_l (x = W u, m the number of distinct orderings), with variance

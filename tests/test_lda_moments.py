@@ -25,7 +25,7 @@ from dpcore.lda.moments import (
     m3_frobenius_bound,
     prepare_counts,
 )
-from dpcore.otd import multilinear
+from dpcore.tensor import multilinear
 from dpcore.validation import InputError
 
 # ----------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from dpcore.lda.recovery import (
     to_simplex,
     topic_error,
 )
-from dpcore.otd import WhiteningError
+from dpcore.tensor import WhiteningError
 
 
 def test_population_moments_give_back_the_model_exactly():
@@ -23,7 +23,7 @@ def test_population_moments_give_back_the_model_exactly():
     formulas mu_i = ((alpha_0+2)/2) lambda_i (W^T)^+ v_i and
     alpha_i = 4 alpha_0 (alpha_0+1)/((alpha_0+2)^2 lambda_i^2)."""
     from dpcore.lda.recovery import sorted_power, unwhiten
-    from dpcore.otd import multilinear, tensor_power_method
+    from dpcore.tensor import multilinear, tensor_power_method
 
     model = make_lda_model(15, 4, np.random.default_rng(5), alpha0=0.7)
     wh = eigen_whitening(model.m2(), 4, noisy=False)

@@ -33,7 +33,7 @@ from dpcore.lda.sensitivity import (
     tensor_gap_condition,
     topic_sensitivities,
 )
-from dpcore.otd import multilinear, tensor_power_method
+from dpcore.tensor import multilinear, tensor_power_method
 
 # ----------------------------------------------------------------------------------------------
 # Sufficient statistics of a corpus

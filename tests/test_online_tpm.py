@@ -8,31 +8,34 @@ import numpy as np
 import pytest
 from scipy.optimize import linear_sum_assignment
 
+from dpcore.family import Sizes
 from dpcore.lda.corpus import make_lda_model, sample_lda_corpus
 from dpcore.lda.moments import lda_m2, lda_m3_projected, prepare_counts
 from dpcore.lda.online import lda_oracle, lda_streaming_whitening
 from dpcore.lda.recovery import eigen_whitening
 from dpcore.otd import (
     ALGORITHMS,
-    StmSite,
     SyntheticSpec,
-    WhiteningError,
     compare_algorithms,
     make_model,
     mog_norm_bound,
+    sample_mog,
+    sample_stm,
+)
+from dpcore.scenario import equal_sites_scenario
+from dpcore.tensor import (
+    StmSite,
+    WhiteningError,
     mog_oracle,
     mog_sites,
     online_tensor_power_method,
-    sample_mog,
-    sample_stm,
     stm_first_oracle,
     stm_oracle,
     stm_site_from_words,
     streaming_whitening,
     tensor_power_method,
 )
-from dpcore.otd.online import streamed_pass
-from dpcore.scenario import equal_sites_scenario
+from dpcore.tensor.online import streamed_pass
 
 
 def _problems(rng: np.random.Generator):
@@ -138,4 +141,5 @@ def test_online_entry_of_the_otd_table_agrees_with_the_batch_nonprivate_result(k
     batch = [r.q_comp for r in result.records if r.algorithm == "nonpriv"]
     online = [r.q_comp for r in result.records if r.algorithm == "online"]
     np.testing.assert_allclose(online, batch, rtol=0.02)
-    assert ALGORITHMS["online"].communication(3, 20, 4, "dense") == 0 and not ALGORITHMS["online"].private
+    online_entry = ALGORITHMS["online"]
+    assert online_entry.communication(Sizes(n_sites=3, dim=20, k=4, path="dense")) == 0 and not online_entry.private

@@ -93,11 +93,11 @@ def test_one_click_shows_where_cape_stops_helping_and_back(at):
     by_kind = {c.case.kind: c for c in cases}
     for kind in ("few samples", "small eps"):  # every private curve near no information
         mean = by_kind[kind].mean
-        assert max(mean["cape"], mean["conv"]) < 0.2 * mean["nondp"]
+        assert max(mean["cape"], mean["conv"]) < 0.2 * mean["nonpriv"]
     dominant = by_kind["dominant site"].mean  # local comes close to capePCA
     assert dominant["local"] > 0.75 * dominant["cape"]
     colluded = by_kind["collusion"].mean  # CAPE against S - 1 colluders is the conventional scheme
-    assert abs(colluded["cape"] - colluded["conv"]) < 0.25 * colluded["nondp"]
+    assert abs(colluded["cape"] - colluded["conv"]) < 0.25 * colluded["nonpriv"]
     shown = texts(at.markdown)
     assert all(symbolic(c.sentence) in shown for c in cases)  # the sentences from dpcore are on the page
     assert "Where CAPE stops helping" in texts(at.subheader) and len(at.get("plotly_chart")) == 1
@@ -162,7 +162,7 @@ def test_successful_run_on_digits_matches_the_library(at):
     use_equal_sites(at, sites=3, size=400, eps=0.5, delta=1e-4)
     at.number_input(key="pca_k").set_value(5)
     at.number_input(key="pca_runs").set_value(2)
-    at.multiselect(key="pca_algorithms").set_value(["cape", "pool_ag", "nondp", "local", "conv", "dpdis", "central"])
+    at.multiselect(key="pca_algorithms").set_value(["cape", "pool_ag", "nonpriv", "local", "conv", "dpdis", "central"])
     at.button(key="pca_run").click().run()
     assert not at.exception and errors(at) == []
     # 1,200 of 1,797 images; eps < 1 and delta < 1/N_s: no caveats; but at eps = 0.5 the noise swamps lambda_5 of the
@@ -225,7 +225,7 @@ def test_upload_detects_the_label_column_and_standardises_by_default(at):
     at.toggle(key="pca_by_label").set_value(True)
     at.number_input(key="pca_k").set_value(2)
     at.number_input(key="pca_runs").set_value(2)
-    at.multiselect(key="pca_algorithms").set_value(["cape", "nondp"])
+    at.multiselect(key="pca_algorithms").set_value(["cape", "nonpriv"])
     at.button(key="pca_run").click().run()
     assert not at.exception and errors(at) == []
     assert list(results_table(at)["algorithm"]) == ["capePCA", "non-dp pool"]

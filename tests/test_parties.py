@@ -31,12 +31,12 @@ from dpcore.federation import (
     stm_site,
 )
 from dpcore.otd import make_model, mog_norm_bound, q_comp, sample_mog, sample_stm
-from dpcore.otd.multilinear import multilinear
 from dpcore.pca import cape_aggregate
 from dpcore.privacy import unique_count_matrix, unique_count_tensor, unique_entries_matrix, weighted_zero_sum_mixing
 from dpcore.privacy.symmetric import symmetric_tensor, unique_entries_tensor
 from dpcore.scenario import Site, scenario_from_dict
 from dpcore.seeding import party_rng
+from dpcore.tensor.multilinear import multilinear
 from dpcore.validation import InputError
 
 

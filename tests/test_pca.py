@@ -306,12 +306,13 @@ def test_same_seed_reuses_the_same_standard_normals_at_any_eps():
     assert not np.allclose(first.standard_normal(3), other.standard_normal(3))
 
 
-def test_nondp_draws_nothing():
+def test_nonpriv_draws_nothing():
     setup = equal_setup()
     rng = np.random.default_rng(0)
     before = rng.bit_generator.state
-    r = run_algorithm("nondp", setup.problem, setup.privacy, rng)
+    r = run_algorithm("nonpriv", setup.problem, setup.privacy, rng)
     assert rng.bit_generator.state == before
+    assert run_algorithm("nondp", setup.problem, setup.privacy, rng).algorithm == "nonpriv"  # the old name
     assert r.captured_energy_ratio == pytest.approx(1.0) and r.subspace_distance < 1e-12
 
 
@@ -395,7 +396,7 @@ def test_noise_dominance_note():
 
 def test_csv_exports_and_sign_alignment(rng):
     setup = equal_setup()
-    result = compare_pca(setup.problem, setup.privacy, ["cape", "nondp"], runs=2, seed=1)
+    result = compare_pca(setup.problem, setup.privacy, ["cape", "nonpriv"], runs=2, seed=1)
     summary = result.summary_csv().splitlines()
     assert summary[0] == "algorithm,metric,mean,std,runs" and len(summary) == 1 + 2 * len(METRICS)
     first = result.summary[0]

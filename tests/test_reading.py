@@ -19,13 +19,13 @@ from dpcore.scenario import equal_sites_scenario
 
 # captured energy per (eps, algorithm): three runs each; the non-private result is 1 everywhere
 RUNS = {
-    (0.1, "cape"): (0.101, 0.099, 0.100), (0.1, "conv"): (0.100, 0.100, 0.100), (0.1, "nondp"): (1.0, 1.0, 1.0),
-    (1.0, "cape"): (0.70, 0.71, 0.69), (1.0, "conv"): (0.30, 0.31, 0.29), (1.0, "nondp"): (1.0, 1.0, 1.0),
+    (0.1, "cape"): (0.101, 0.099, 0.100), (0.1, "conv"): (0.100, 0.100, 0.100), (0.1, "nonpriv"): (1.0, 1.0, 1.0),
+    (1.0, "cape"): (0.70, 0.71, 0.69), (1.0, "conv"): (0.30, 0.31, 0.29), (1.0, "nonpriv"): (1.0, 1.0, 1.0),
 }
 
 
 def made_result(parameter: str = "eps", grid=(0.1, 1.0), runs: dict | None = None) -> SweepResult:
-    spec = SweepSpec(family="pca", parameter=parameter, grid=grid, algorithms=("cape", "conv", "nondp"),
+    spec = SweepSpec(family="pca", parameter=parameter, grid=grid, algorithms=("cape", "conv", "nonpriv"),
                      scenario=equal_sites_scenario(10, 1000, 1.0, 0.01), data=PcaData(dataset="synthetic", k=5, dim=20),
                      runs=3, seed=0)
     runs = RUNS if runs is None else runs
@@ -63,11 +63,11 @@ def test_the_curves_meet_where_the_paired_difference_is_not_significant_and_the_
 
 
 def test_no_meeting_and_a_gain_that_changes_along_c():
-    apart = {(v, a): RUNS[(1.0, a)] for v in (0.1, 1.0) for a in ("cape", "conv", "nondp")}
+    apart = {(v, a): RUNS[(1.0, a)] for v in (0.1, 1.0) for a in ("cape", "conv", "nonpriv")}
     assert "stays clearly ahead of the conventional scheme at every eps" in meeting_sentence(
         made_result(runs=apart), "captured_energy")
     assert "G = 10" in gain_sentence(made_result(runs=apart))  # equal budgets: the same G at every eps
-    by_c = {(float(c), a): RUNS[(1.0, a)] for c in (0, 9) for a in ("cape", "conv", "nondp")}
+    by_c = {(float(c), a): RUNS[(1.0, a)] for c in (0, 9) for a in ("cape", "conv", "nonpriv")}
     assert gain_sentence(made_result("c", (0, 9), by_c)) is None  # G = 10 at c = 0, about 1 at c = 9: drawn
     by_c[(9.0, "cape")] = RUNS[(1.0, "conv")]  # at c = S - 1 CAPE is the conventional scheme
     points = meeting_points(made_result("c", (0, 9), by_c), "captured_energy")

@@ -13,14 +13,14 @@ from scipy.optimize import linprog
 from dpcore.cape import design_collusion_robust, view_sigmas
 from dpcore.cape.design import SiteBudgets
 from dpcore.cape.explain import robust_gain_curve
-from dpcore.cape.general import finish_design, solve_variances
-from dpcore.cape.robust import helper_scales
+from dpcore.cape.solvers.general import finish_design, solve_variances
+from dpcore.cape.solvers.robust import helper_scales
 from dpcore.scenario import scenario_from_dict
 
 
 def test_one_threshold_serves_every_site(rng):
     """k theta + sum_(j != i) (L_j - theta)_+ >= top_k(L_-i) for every theta, with equality at theta = L_(k+1) for
-    every i at once (the proof in dpcore.cape.general._base_program)."""
+    every i at once (the proof in dpcore.cape.solvers.general._base_program)."""
     for _ in range(300):
         n = int(rng.integers(2, 12))
         loads = rng.exponential(1.0, n) * (rng.random(n) > 0.2)

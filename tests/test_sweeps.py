@@ -27,7 +27,7 @@ def equal_sites(n_sites: int, size: int, eps: float = 1.0, delta: float = 1e-3, 
     return scenario_from_dict({"sites": sites, **extra})
 
 
-def pca_spec(parameter="eps", grid=(0.3, 1.0, 3.0), algorithms=("cape", "conv", "nondp"), runs=3, seed=3,
+def pca_spec(parameter="eps", grid=(0.3, 1.0, 3.0), algorithms=("cape", "conv", "nonpriv"), runs=3, seed=3,
              scenario=None, data=DIGITS) -> SweepSpec:
     return SweepSpec(family="pca", parameter=parameter, grid=grid, algorithms=algorithms,
                      scenario=scenario or equal_sites(4, 300), data=data, runs=runs, seed=seed)
@@ -57,6 +57,8 @@ def test_spec_is_normalised_and_round_trips_through_json():
                      data=PcaData(dataset="digits", k=4, dim=999, spectrum="exponential"), runs=2, seed=7)
     assert spec.grid == (0.1, 1.0, 10.0)
     assert spec.algorithms == ("conv", "cape")
+    old = spec.replace(algorithms=("cape", "nondp", "nonpriv"))  # the old name of the non-private reference
+    assert old.algorithms == ("cape", "nonpriv")
     assert spec.data.dim == 64 and spec.data.spectrum == "power"  # settings of the synthetic data do not apply
     text = spec.to_json()
     assert json.loads(text)["grid"] == [0.1, 1.0, 10.0]
@@ -201,10 +203,10 @@ def test_running_the_runs_one_by_one_gives_the_same_table():
 def test_common_random_numbers_along_eps():
     """With the same standard normals, conv's aggregate is A + c(eps) Z: a 10% larger eps improves every run a
     little, while the runs differ from each other by much more; the non-private reference is identical."""
-    result = experiments.run_sweep(pca_spec(grid=(1.0, 1.1), algorithms=("cape", "conv", "local", "nondp"), runs=6),
+    result = experiments.run_sweep(pca_spec(grid=(1.0, 1.1), algorithms=("cape", "conv", "local", "nonpriv"), runs=6),
                               use_cache=False)
-    nondp = pivot(result, "nondp", "captured_energy")
-    assert np.all(nondp == nondp[:, :1])
+    nonpriv = pivot(result, "nonpriv", "captured_energy")
+    assert np.all(nonpriv == nonpriv[:, :1])
     for algorithm in ("cape", "conv", "local"):
         values = pivot(result, algorithm, "captured_energy_ratio")
         steps = values[:, 1] - values[:, 0]
@@ -215,7 +217,7 @@ def test_common_random_numbers_along_eps():
 
 
 def test_nested_samples_along_n_s():
-    spec = pca_spec("ns", (60, 150), algorithms=("nondp",), runs=1)
+    spec = pca_spec("ns", (60, 150), algorithms=("nonpriv",), runs=1)
     result = experiments.run_sweep(spec, use_cache=False)
     prepared = preprocess(load_bundled("digits").x, "max-norm")
     split = split_sites(prepared.x, [150] * 4, np.random.default_rng([spec.seed, 1]))
@@ -227,13 +229,13 @@ def test_nested_samples_along_n_s():
 
 def test_nested_sites_along_s():
     """The first S sites of the largest configuration hold the same samples at every S."""
-    spec = pca_spec("sites", (2, 3, 5), algorithms=("nondp", "conv"), runs=2, scenario=equal_sites(2, 120))
+    spec = pca_spec("sites", (2, 3, 5), algorithms=("nonpriv", "conv"), runs=2, scenario=equal_sites(2, 120))
     result = experiments.run_sweep(spec, use_cache=False)
     prepared = preprocess(load_bundled("digits").x, "max-norm")
     split = split_sites(prepared.x, [120] * 5, np.random.default_rng([spec.seed, 1]))
     for n_sites in spec.grid:
         optimum = pca.pca_problem(list(split.sites[:n_sites]), 5).optimal_energy
-        got = result.table.query("value == @n_sites and metric == 'captured_energy' and algorithm == 'nondp'")
+        got = result.table.query("value == @n_sites and metric == 'captured_energy' and algorithm == 'nonpriv'")
         np.testing.assert_allclose(got["result"], optimum, rtol=1e-12)
     np.testing.assert_allclose(result.gains["gain"], [2, 3, 5])
 
@@ -367,10 +369,10 @@ def test_cape_matches_pooled_analyze_gauss_within_its_interval():
 # ----------------------------------------------------------------------------------------------
 
 def test_progress_counts_every_step():
-    spec = pca_spec(grid=(0.3, 1.0, 3.0), algorithms=("cape", "nondp"), runs=2)
+    spec = pca_spec(grid=(0.3, 1.0, 3.0), algorithms=("cape", "nonpriv"), runs=2)
     calls = []
     experiments.run_sweep(spec, use_cache=False, progress=lambda done, total, label: calls.append((done, total, label)))
-    per_run = 3 + 1  # cape at every eps, nondp once (it does not depend on eps)
+    per_run = 3 + 1  # cape at every eps, nonpriv once (it does not depend on eps)
     assert [c[0] for c in calls] == list(range(1, 2 * per_run + 1))
     assert {c[1] for c in calls} == {2 * per_run}
     assert calls[0][2] == "run 1/2, eps = 0.3: capePCA" and calls[-1][2] == "run 2/2, eps = 0.3: non-dp pool"

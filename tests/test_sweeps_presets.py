@@ -42,7 +42,7 @@ def test_fig2_presets_use_the_papers_settings():
         spec = get_preset(name).spec
         assert spec.family == "pca" and spec.runs == 10
         assert spec.grid == expected[spec.parameter]
-        assert spec.algorithms == ("cape", "dpdis", "conv", "local", "nondp")
+        assert spec.algorithms == ("cape", "dpdis", "conv", "local", "nonpriv")
         scenario = spec.scenario
         assert scenario.n_sites == 10 and scenario.calibration == "classic"
         assert scenario.neighbouring == "as-published"
@@ -100,7 +100,7 @@ def test_a_tiny_version_of_every_preset_runs(name):
     spec = quick_spec(get_preset(name).spec).replace(runs=1, grid=get_preset(name).spec.grid[:2])
     result = experiments.run_sweep(spec, use_cache=False)
     assert result.complete and result.runs_done == 1
-    reference = "nondp" if spec.family == "pca" else "nonpriv"
+    reference = "nonpriv"
     rows = result.summary[result.summary["algorithm"] == reference]
     assert np.all(np.isfinite(rows["mean"]))
     assert len(result.gains) == len(spec.grid) * (1 if spec.family == "pca" else 2)
@@ -110,7 +110,7 @@ def test_a_tiny_version_of_every_preset_runs(name):
 
 
 def test_mnist_preset_samples_with_replacement_and_says_so():
-    spec = get_preset("fig2b-mnist-eps").spec.replace(runs=1, grid=(1.0, 10.0), algorithms=("cape", "nondp"))
+    spec = get_preset("fig2b-mnist-eps").spec.replace(runs=1, grid=(1.0, 10.0), algorithms=("cape", "nonpriv"))
     result = experiments.run_sweep(spec, use_cache=False)
     notes = " ".join(result.notes)
     assert "sampled with replacement: the sites need 10,000 samples but the data set has 5,000" in notes

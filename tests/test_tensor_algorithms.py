@@ -11,29 +11,31 @@ from dpcore.cape import design_general
 from dpcore.otd import (
     ALGORITHMS,
     OtdSettings,
-    PowerResult,
-    StageNoise,
     SyntheticSpec,
-    Whitening,
-    WhiteningError,
     compare_algorithms,
     evaluate,
     make_model,
-    multilinear,
-    noisy_tensor_power_method,
-    noisy_tpm_budget,
     q_comp,
-    recover,
-    release_m2,
-    release_m3,
     run_algorithm,
     synthetic_problem,
-    tensor_power_method,
-    whiten,
 )
 from dpcore.privacy import noise_multiplier, sensitivity, symmetric_matrix
 from dpcore.scenario import scenario_from_dict
 from dpcore.seeding import run_rng
+from dpcore.tensor import (
+    PowerResult,
+    StageNoise,
+    Whitening,
+    WhiteningError,
+    multilinear,
+    noisy_tensor_power_method,
+    noisy_tpm_budget,
+    recover,
+    release_m2,
+    release_m3,
+    tensor_power_method,
+    whiten,
+)
 from dpcore.validation import InputError
 
 
@@ -354,7 +356,7 @@ def test_noisy_tpm_budget_holds_by_exact_gaussian_composition(calibration):
     mu = sqrt(K) / c (the privacy losses add: N(K m^2 / 2, K m^2)). Its delta at eps, by integration, is at most delta
     for every setting - while Dwork-Roth's advanced composition with the same eps' exceeds eps when ln(2/delta) > 4,
     so the statement 'by advanced composition' would have been wrong."""
-    from dpcore.otd import noisy_tpm_budget
+    from dpcore.tensor import noisy_tpm_budget
 
     for eps, delta, k, restarts, iters in [(0.5, 0.005, 5, 10, 30), (2.0, 1e-5, 10, 10, 30), (0.1, 0.05, 3, 5, 10),
                                            (5.0, 1e-3, 20, 20, 50), (1.0, 0.01, 1, 1, 1)]:

@@ -10,21 +10,17 @@ import numpy as np
 import pytest
 
 from dpcore.data import apportion
-from dpcore.otd import (
-    MixtureModel,
+from dpcore.otd import MixtureModel, make_model, mog_norm_bound, sample_mog, sample_stm
+from dpcore.privacy import sensitivity, unique_entries_matrix, unique_entries_tensor
+from dpcore.tensor import (
     MogSite,
     StmSite,
-    make_model,
-    mog_norm_bound,
     mog_sites,
     multilinear,
     pool_sites,
-    sample_mog,
-    sample_stm,
     stm_site_from_words,
     symmetrize,
 )
-from dpcore.privacy import sensitivity, unique_entries_matrix, unique_entries_tensor
 from dpcore.validation import InputError
 
 

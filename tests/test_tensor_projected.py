@@ -10,30 +10,18 @@ import tracemalloc
 import numpy as np
 import pytest
 
-import dpcore.otd.release as release_mod
-import dpcore.otd.whitening as whitening_mod
+import dpcore.tensor.release as release_mod
+import dpcore.tensor.whitening as whitening_mod
 from dpcore.limits import MAX_PUBLISHED_PROJECTED_K
 from dpcore.otd import (
-    MogSite,
     OtdSettings,
-    StageNoise,
-    check_m3_law,
-    choose_path,
     make_model,
-    memory_estimate,
     mog_norm_bound,
-    mog_sites,
-    multilinear,
-    release_m2,
-    release_m3,
     run_algorithm,
     sample_mog,
     sample_stm,
-    stm_site_from_words,
     synthetic_problem,
-    whiten,
 )
-from dpcore.otd.projected_noise import published_covariance, published_factor
 from dpcore.privacy import (
     symmetric_matrix,
     symmetric_tensor,
@@ -44,6 +32,20 @@ from dpcore.privacy import (
 )
 from dpcore.scenario import scenario_from_dict
 from dpcore.seeding import run_rng
+from dpcore.tensor import (
+    MogSite,
+    StageNoise,
+    check_m3_law,
+    choose_path,
+    memory_estimate,
+    mog_sites,
+    multilinear,
+    release_m2,
+    release_m3,
+    stm_site_from_words,
+    whiten,
+)
+from dpcore.tensor.projected_noise import published_covariance, published_factor
 from dpcore.validation import InputError
 
 
@@ -93,7 +95,7 @@ def _covariance_check(samples: np.ndarray, mean: np.ndarray, cov: np.ndarray) ->
 
 @pytest.mark.parametrize(("dim", "k", "seed"), [(6, 3, 0), (5, 5, 1), (7, 2, 2), (4, 1, 3), (1, 1, 4)])
 def test_published_projected_covariance_is_the_brute_force_one(dim, k, seed):
-    """The closed form of Cov(unique(P(W, W, W))) (dpcore.otd.projected_noise) equals B B^T computed entry by entry,
+    """The closed form of Cov(unique(P(W, W, W))) (dpcore.tensor.projected_noise) equals B B^T computed entry by entry,
     and its factor reproduces it: exact identities, to rounding."""
     w = np.random.default_rng(seed).standard_normal((dim, k))
     b = _published_projection(w)

@@ -31,8 +31,9 @@ def _equal(n_sites: int, size: int, eps: float) -> object:
 
 
 def _pca_spec(runs: int = 4) -> SweepSpec:
-    return SweepSpec(family="pca", parameter="eps", grid=(0.3, 1.0, 3.0), algorithms=("cape", "dpdis", "conv", "nondp"),
-                     scenario=_equal(4, 300, 1.0), data=PcaData(dataset="digits", k=5), runs=runs, seed=3)
+    return SweepSpec(family="pca", parameter="eps", grid=(0.3, 1.0, 3.0),
+                     algorithms=("cape", "dpdis", "conv", "nonpriv"), scenario=_equal(4, 300, 1.0),
+                     data=PcaData(dataset="digits", k=5), runs=runs, seed=3)
 
 
 def _otd_spec(runs: int = 4) -> SweepSpec:
@@ -122,7 +123,7 @@ def test_progress_reaches_every_step_in_the_calling_process(workers):
     calls = []
     experiments.run_sweep(spec, use_cache=False, workers=workers,
                           progress=lambda done, total, label: calls.append((done, total, label)))
-    per_run = 3 * 3 + 1  # cape, dpdis, conv at 3 eps values; nondp once
+    per_run = 3 * 3 + 1  # cape, dpdis, conv at 3 eps values; nonpriv once
     assert [c[0] for c in calls] == list(range(1, 3 * per_run + 1))
     assert {c[1] for c in calls} == {3 * per_run}
     labels = sorted(c[2] for c in calls)

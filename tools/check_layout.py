@@ -9,7 +9,18 @@ Fails (exit status 1) on
   of the flat layout hid);
 * a dpcore module importing streamlit or flwr (the library stays UI- and framework-free);
 * a module of dpcore over ``MAX_MODULE_LINES`` lines, or a function over ``MAX_FUNCTION_LINES`` lines without a
-  reason comment ``# long: <why>`` on its ``def`` line or on the line above it.
+  reason comment ``# long: <why>`` on its ``def`` line or on the line above it;
+* a family-specific branch outside that family's package (docs/architecture.md, "The family contract"): a
+  comparison of a family expression (a name or attribute called ``family``, ``spec.family``, ...) with a family's
+  name (``family == "pca"``, ``spec.family in ("otd", "lda")``, ``match family``), or an inline table indexed by one
+  (``{"pca": ..., "otd": ...}[family]``), anywhere in dpcore, the pages, app.py or the Flower app. The families are
+  the subpackages of dpcore with a ``family.py`` (the module that defines ``FAMILY``); everything that differs
+  between them is a field of their ``Family``;
+* a table-like constant defined twice: two module-level literals (a dict with string keys, or a tuple, list or set
+  of strings, of at least ``MIN_TABLE_KEYS`` names) with the same entries, or a dict whose entries are all entries
+  of another (a partial copy, like a page's own labels of a family's metrics), in dpcore, the pages, app.py or the
+  Flower app. A table is defined once; everything else reads or derives it. Parallel tables (dicts over the same
+  names with different values: several tables of one kind of thing) are reported, not failed.
 
 Pages (``pages/``, ``app.py``) get the size report but do not fail it: they are scripts, read top to bottom.
 """
@@ -25,6 +36,10 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "dpcore"
 MAX_MODULE_LINES = 500
 MAX_FUNCTION_LINES = 60
+MIN_TABLE_KEYS = 3
+"""Table-like constants with fewer names are too small to call a table (two models, two charts, ...)."""
+FAMILY_MODULE = "family.py"
+"""A subpackage of dpcore with this module is an algorithm family."""
 REASON_MARK = "# long:"
 FORBIDDEN = ("streamlit", "flwr")
 
@@ -37,8 +52,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("data",),
     ("scenario",),
     ("cape",),
-    ("pca", "otd"),
-    ("lda",),
+    ("tensor", "family"),
+    ("pca", "otd", "lda"),
     ("experiments", "federation"),
     ("cli",),
     ("root",),
@@ -189,14 +204,132 @@ def size_problems(paths: list[Path], root: Path = ROOT) -> list[str]:
     return problems
 
 
+def families(root: Path = ROOT) -> tuple[str, ...]:
+    """The algorithm families: the subpackages of dpcore with a ``family.py``."""
+    return tuple(sorted(p.parent.name for p in (root / PACKAGE).glob(f"*/{FAMILY_MODULE}")))
+
+
+def project_files(root: Path = ROOT) -> list[Path]:
+    """Every Python file the table and branch checks read: dpcore, the pages, app.py and the Flower app."""
+    found = sorted((root / PACKAGE).rglob("*.py")) + sorted((root / "pages").rglob("*.py"))
+    found += [p for p in [root / "app.py"] if p.exists()] + sorted((root / "federated").rglob("*.py"))
+    return found
+
+
+def _is_family_expression(node: ast.AST) -> bool:
+    """A name or attribute that holds a family's name: ``family``, ``spec.family``, ``self.family``, ..."""
+    if isinstance(node, ast.Name):
+        return "family" in node.id.lower()
+    if isinstance(node, ast.Attribute):
+        return "family" in node.attr.lower()
+    return False
+
+
+def _strings(node: ast.AST) -> set[str]:
+    """The string constants of a constant or of a tuple, list or set of them."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return {node.value}
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return {e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+    return set()
+
+
+def _branch_families(node: ast.AST, names: set[str]) -> set[str]:
+    """The families a node branches on: a comparison of a family expression with family names, an inline table
+    of family names indexed by a family expression, or a ``match`` on a family expression with family cases."""
+    if isinstance(node, ast.Compare):
+        operands = [node.left, *node.comparators]
+        if any(_is_family_expression(o) for o in operands):
+            return set().union(*(_strings(o) for o in operands)) & names
+    elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Dict) and _is_family_expression(node.slice):
+        return set().union(*(_strings(k) for k in node.value.keys if k is not None)) & names
+    elif isinstance(node, ast.Match) and _is_family_expression(node.subject):
+        found: set[str] = set()
+        for case in node.cases:
+            for sub in ast.walk(case.pattern):
+                if isinstance(sub, ast.MatchValue):
+                    found |= _strings(sub.value)
+        return found & names
+    return set()
+
+
+def family_branches(root: Path = ROOT, files: list[Path] | None = None) -> list[str]:
+    """Every family-specific branch outside that family's own package (module docstring)."""
+    names = set(families(root))
+    problems = []
+    for path in project_files(root) if files is None else files:
+        rel = path.relative_to(root)
+        own = rel.parts[1] if len(rel.parts) > 2 and rel.parts[0] == PACKAGE else None
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            found = _branch_families(node, names) - {own}
+            if found:
+                problems.append(f"{rel}:{node.lineno}: family-specific branch on {', '.join(sorted(found))} outside "
+                                "that family's package (make it a field of the family's Family or table entry)")
+    return problems
+
+
+def _table_items(value: ast.AST) -> tuple[str, dict[str, str]] | None:
+    """("dict" or "sequence", {name: the value's source form}) of a table-like literal, or None."""
+    if isinstance(value, ast.Dict) and value.keys and all(isinstance(k, ast.Constant) and isinstance(k.value, str)
+                                                         for k in value.keys):
+        return "dict", {k.value: ast.dump(v) for k, v in zip(value.keys, value.values, strict=True)}
+    if isinstance(value, (ast.Tuple, ast.List, ast.Set)) and value.elts and all(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts):
+        return "sequence", {e.value: "" for e in value.elts}
+    return None
+
+
+def table_constants(path: Path, root: Path = ROOT) -> list[tuple[str, str, dict[str, str]]]:
+    """(where, kind, items) of every module-level table-like constant of one file (``__all__`` is not a table)."""
+    out = []
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else (
+            node.target if isinstance(node, ast.AnnAssign) else None)
+        value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+        if not isinstance(target, ast.Name) or target.id == "__all__" or value is None:
+            continue
+        found = _table_items(value)
+        if found is not None and len(found[1]) >= MIN_TABLE_KEYS:
+            out.append((f"{path.relative_to(root)}:{node.lineno} {target.id}", found[0], found[1]))
+    return out
+
+
+def duplicate_tables(root: Path = ROOT, files: list[Path] | None = None) -> tuple[list[str], list[str]]:
+    """(tables defined twice, parallel tables) among the project's table-like constants (module docstring).
+
+    Defined twice: two literals of the same kind with the same names and, for dicts, the same values, or a dict whose
+    entries are all entries of another (a partial copy). Parallel: dicts over the same names (or a part of them)
+    with different values - several tables of one kind of thing; reported, not failed."""
+    tables = [t for path in (project_files(root) if files is None else files) for t in table_constants(path, root)]
+    twice, parallel = [], []
+    for i, (where, kind, items) in enumerate(tables):
+        for other_where, other_kind, other_items in tables[i + 1:]:
+            keys, other_keys = set(items), set(other_items)
+            if kind != other_kind or not (keys <= other_keys or other_keys <= keys):
+                continue
+            shared = sorted(keys & other_keys)
+            if kind == "sequence" and keys != other_keys:
+                continue
+            if all(items[k] == other_items[k] for k in shared):
+                how = "the same entries" if keys == other_keys else "a part of the same entries"
+                twice.append(f"{where} and {other_where}: a table defined twice ({how}: {', '.join(shared)}); "
+                             "define it once and read it")
+            else:
+                parallel.append(f"{where} and {other_where}: parallel tables over {', '.join(shared)}")
+    return twice, parallel
+
+
 def check(root: Path = ROOT) -> tuple[list[str], list[str], dict[str, Module]]:
     """(failures, report lines, modules) for the project under ``root``."""
     modules = discover(root)
     failures = layering_problems(modules, root)
     failures += [f"import cycle: {' -> '.join(c)}" for c in cycles(modules)]
     failures += size_problems([m.path for m in modules.values()], root)
+    failures += family_branches(root)
+    twice, parallel = duplicate_tables(root)
+    failures += twice
     scripts = sorted((root / "pages").rglob("*.py")) + [p for p in [root / "app.py"] if p.exists()]
-    return failures, size_problems(scripts, root), modules
+    return failures, size_problems(scripts, root) + parallel, modules
 
 
 def main() -> int:
@@ -206,6 +339,10 @@ def main() -> int:
     for line in failures:
         print(f"error: {line}")
     n_edges = sum(len(imports_of(m, modules)) for m in modules.values())
+    branches = sum("family-specific branch" in line for line in failures)
+    tables = sum("a table defined twice" in line for line in failures)
+    print(f"check_layout: families {', '.join(families())}: {branches} family-specific branch(es) outside their "
+          f"package, {tables} table(s) defined twice")
     print(f"check_layout: {len(modules)} dpcore modules, {n_edges} imports, layers "
           f"{' < '.join('/'.join(names) for names in LAYERS)}: "
           + ("OK" if not failures else f"{len(failures)} problem(s)"))

@@ -53,6 +53,14 @@ def _git(*args: str) -> str:
         return ""
 
 
+def _code_clean(out_dir: Path) -> bool:
+    """Whether the work tree has no changes to tracked files outside ``out_dir`` (the stored results and the
+    manifest this tool writes itself, which a regeneration changes before it asks)."""
+    inside = out_dir.resolve().relative_to(ROOT) if out_dir.resolve().is_relative_to(ROOT) else None
+    excluded = [f":(exclude){inside.as_posix()}"] if inside is not None else []
+    return _git("status", "--porcelain", "--untracked-files=no", "--", ".", *excluded) == ""
+
+
 def machine_note(workers: int) -> str:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     return (f"{platform.machine()} {platform.processor() or platform.system()}, {os.cpu_count()} CPUs, Python "
@@ -116,7 +124,7 @@ def run_preset(name: str, out_dir: Path, workers: int, max_seconds: float) -> tu
         "spec": preset.spec.to_dict(),
         "dpcore_version": __version__,
         "git_commit": _git("rev-parse", "HEAD"),
-        "work_tree_clean": _git("status", "--porcelain", "--untracked-files=no") == "",
+        "work_tree_clean": _code_clean(out_dir),
         "machine": machine_note(workers),
         "workers": workers,
         "seconds": round(seconds, 1),

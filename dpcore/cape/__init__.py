@@ -1,13 +1,15 @@
 """CAPE: correlated noise across sites (docs/math/cape.md, docs/math/audit.md).
 
-Noise designs - equal sites, the published closed form, the general solver, the collusion-robust calibration -
+Noise designs - equal sites, and the noise-design table (:data:`SOLVERS`, one module per solver in
+:mod:`~dpcore.cape.solvers`: the general solver, the published closed form, the collusion-robust calibration) -
 their gains, the privacy audit of what colluding parties see jointly, explanations in words, the plan of a
 scenario (design + audit), capeAGN's two stages, one protocol round as messages, and what each party of a round
 computes (:mod:`~dpcore.cape.parties`: helper, aggregator and site noise, releases, the combination).
 
 Imports the bottom layer, :mod:`dpcore.privacy`, :mod:`dpcore.data` (site sizes) and :mod:`dpcore.scenario`.
-Inside the package: design <- closed_form, general, coalition (the audit's closed forms) <- audit <- robust <-
-explain, plan, gain <- stages; protocol <- parties; plan <- attack; plan, gain <- change.
+Inside the package: design <- solver, solvers.closed_form, solvers.general, coalition (the audit's closed forms) <-
+audit <- solvers.robust <- noise_designs <- explain, plan, gain <- stages; protocol <- parties; plan <- attack;
+plan, gain <- change.
 """
 
 from .attack import ATTACK_VIEWS, AttackView, attack_sentence, site_attack_views
@@ -23,7 +25,6 @@ from .audit import (
     view_sigmas,
 )
 from .change import ChangeRow, PlanChange, compare_plans
-from .closed_form import design_closed_form, solve_closed_form
 from .design import (
     OBJECTIVES,
     CapeNoise,
@@ -42,9 +43,12 @@ from .design import (
     site_budgets,
 )
 from .gain import GAINS, HEADLINE_GAIN, GainDefinition, Headline, headline_gain, headline_of
-from .general import design_general, solve_general
-from .plan import SOLVERS, Plan, Solver, plan_scenario
-from .robust import design_collusion_robust, solve_collusion_robust
+from .noise_designs import SOLVERS, solver
+from .plan import Plan, plan_scenario
+from .solver import DesignRequest, DesignSolver, FeasibleSettings
+from .solvers.closed_form import design_closed_form, solve_closed_form
+from .solvers.general import design_general, solve_general
+from .solvers.robust import design_collusion_robust, solve_collusion_robust
 from .stages import (
     AGN_MODELS,
     STAGE_MODELS,
@@ -73,6 +77,9 @@ __all__ = [
     "AuditRow",
     "CapeNoise",
     "ChangeRow",
+    "DesignRequest",
+    "DesignSolver",
+    "FeasibleSettings",
     "GainDefinition",
     "Headline",
     "NoiseDesign",
@@ -80,7 +87,6 @@ __all__ = [
     "Plan",
     "PlanChange",
     "SiteBudgets",
-    "Solver",
     "StagePlan",
     "SuggestedWeights",
     "ViewSigma",
@@ -110,6 +116,7 @@ __all__ = [
     "scenario_budgets",
     "site_attack_views",
     "site_budgets",
+    "solver",
     "solve_closed_form",
     "solve_collusion_robust",
     "solve_general",

@@ -3,11 +3,12 @@
 Site s releases a_hat_s = a_s + e_s + f_s + g_s; the aggregator outputs
 a_imp = sum_s mu_s (a_hat_s - f_s) = sum_s mu_s a_s + sum_s mu_s g_s, because sum_s mu_s e_s = 0.
 
-Designs (one module each): :func:`design_equal` here (docs/math/cape.md, "Equal sites"),
-:mod:`~dpcore.cape.closed_form`, :mod:`~dpcore.cape.general` and :mod:`~dpcore.cape.robust` (docs/math/cape.md,
-"Generalized CAPE"; docs/math/audit.md). Each public ``design_*`` function checks its arguments into a
-:class:`SiteBudgets` and calls its ``solve_*`` kernel; code that already holds validated budgets (a
-:class:`~dpcore.scenario.Scenario`: :func:`scenario_budgets`) calls the kernel directly.
+Designs: :func:`design_equal` here (docs/math/cape.md, "Equal sites"), and the solvers of the noise-design table
+(:mod:`dpcore.cape.noise_designs`), one module each in :mod:`dpcore.cape.solvers`: the closed form, the general
+solver and the collusion-robust calibration (docs/math/cape.md, "Generalized CAPE"; docs/math/audit.md). Each
+public ``design_*`` function checks its arguments into a :class:`SiteBudgets` and calls its ``solve_*`` kernel;
+code that already holds validated budgets (a :class:`~dpcore.scenario.Scenario`: :func:`scenario_budgets`) calls
+the kernel directly.
 
 Constraints of the generalized problem (variances v = tau^2):
   v_f,s + v_g,s >= tau_s^2 (against the helper, who knows e_s),
@@ -189,6 +190,18 @@ def site_budgets(tau: Any, weights: Any, names: Any = None) -> SiteBudgets:
 def scenario_budgets(scenario: Scenario, tau: np.ndarray) -> SiteBudgets:
     """The budgets of a validated scenario: its names and weights with ``tau`` = its tau_s of some statistic."""
     return SiteBudgets(tuple(scenario.names), np.asarray(tau, dtype=float), scenario.weights())
+
+
+def check_tau_weights(tau: Any, weights: Any) -> tuple[np.ndarray, np.ndarray]:
+    """tau_s (positive finite, one per site) and weights mu_s (a probability vector of the same length), checked: the
+    inputs of the explanations, which take raw arrays."""
+    tau = np.asarray(tau, dtype=float)
+    if tau.ndim != 1 or tau.size == 0 or np.any(~np.isfinite(tau)) or np.any(tau <= 0):
+        raise InputError("tau_s must be positive finite numbers, one per site")
+    mu = check_probability_vector(weights, "weights")
+    if mu.size != tau.size:
+        raise InputError(f"got {mu.size} weights for {tau.size} sites")
+    return tau, mu
 
 
 def check_objective(objective: str) -> Objective:

@@ -3,11 +3,8 @@
 Used by the dashboard's Noise design page; everything here is plain computation on
 :class:`~dpcore.cape.design.NoiseDesign` and :class:`~dpcore.cape.audit.AuditReport`, so it is tested directly.
 
-* :func:`closed_form_tau_c_range` - the interval of tau_c on which the published closed form (docs/math/cape.md,
-  "Generalized CAPE") is
-  feasible for a given last site. With m_s = mu_s^2 tau_s^2, M = sum_s m_s and S the last site:
-  tau_eS^2 >= 0  <=>  tau_c^2 <= M;  tau_gS^2 >= 0  <=>  tau_c^2 >= M - 2 m_S;
-  tau_es^2 <= tau_s^2 (s != S)  <=>  tau_c^2 >= M - 2 (S-1) m_s.
+* :func:`closed_form_tau_c_range`, :func:`closed_form_orders` - where the published closed form is feasible
+  (defined with the closed form, :mod:`dpcore.cape.solvers.closed_form`);
 * :func:`explain_design` - sentences for a design: feasibility, the binding constraints, the DP floor.
 * :func:`robust_gain_curve` - the gain the collusion-robust calibration keeps for c = 0, 1, ...
 * :func:`audit_summary` - the worst site per view of an audit.
@@ -15,16 +12,17 @@ Used by the dashboard's Noise design page; everything here is plain computation 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ..validation import InputError, check_probability_vector
+from ..validation import InputError
 from .audit import VIEWS, AuditReport
-from .design import NoiseDesign, SiteBudgets, check_objective
-from .robust import solve_collusion_robust
+from .design import NoiseDesign, SiteBudgets, check_objective, check_tau_weights
+from .noise_designs import SOLVERS
+from .solvers.closed_form import ClosedFormOrder, closed_form_orders, closed_form_tau_c_range
+from .solvers.robust import solve_collusion_robust
 
 __all__ = [
     "ClosedFormOrder",
@@ -40,56 +38,6 @@ __all__ = [
 ]
 
 _REL = 1e-7
-
-
-def _arrays(tau: Any, weights: Any) -> tuple[np.ndarray, np.ndarray]:
-    tau = np.asarray(tau, dtype=float)
-    if tau.ndim != 1 or tau.size == 0 or np.any(~np.isfinite(tau)) or np.any(tau <= 0):
-        raise InputError("tau_s must be positive finite numbers, one per site")
-    mu = check_probability_vector(weights, "weights")
-    if mu.size != tau.size:
-        raise InputError(f"got {mu.size} weights for {tau.size} sites")
-    return tau, mu
-
-
-def closed_form_tau_c_range(tau: Any, weights: Any, last: int) -> tuple[float, float] | None:
-    """[low, high] of tau_c for which the published closed form with site ``last`` as site S has no
-    negative variance (module docstring); None when the interval is empty or weights are zero."""
-    tau, mu = _arrays(tau, weights)
-    n = tau.size
-    if not 0 <= int(last) < n:
-        raise InputError(f"last must be a site index in 0..{n - 1} (got {last})")
-    if n < 2 or np.any(mu == 0):
-        return None
-    m = mu**2 * tau**2
-    total = float(m.sum())
-    others = np.array([i for i in range(n) if i != last])
-    low2 = max(total - 2.0 * m[last], float(np.max(total - 2.0 * (n - 1) * m[others])), 0.0)
-    if low2 > total * (1 + 1e-12):
-        return None
-    return math.sqrt(low2), math.sqrt(total)
-
-
-@dataclass(frozen=True)
-class ClosedFormOrder:
-    """The closed form with one choice of last site: its feasible tau_c interval (None if empty)."""
-
-    last: int
-    name: str
-    tau_c_range: tuple[float, float] | None
-    feasible_at: bool  # feasible at the tau_c asked about
-
-
-def closed_form_orders(tau: Any, weights: Any, tau_c: float, names: Any = None) -> list[ClosedFormOrder]:
-    """For every choice of last site: the closed form's feasible tau_c range and whether ``tau_c`` is in it."""
-    tau, mu = _arrays(tau, weights)
-    names = [f"s{i + 1}" for i in range(tau.size)] if names is None else [str(x) for x in names]
-    out = []
-    for i in range(tau.size):
-        rng = closed_form_tau_c_range(tau, mu, i)
-        ok = rng is not None and rng[0] * (1 - _REL) <= tau_c <= rng[1] * (1 + _REL)
-        out.append(ClosedFormOrder(i, names[i], rng, ok))
-    return out
 
 
 def tight_constraints(design: NoiseDesign, rtol: float = 1e-6) -> list[str]:
@@ -117,26 +65,12 @@ def _fmt(x: float) -> str:
 
 
 def _infeasible_lines(design: NoiseDesign) -> list[str]:
-    """Why a design is infeasible and, for the closed form, which order of sites (or tau_c) would work."""
+    """Why a design is infeasible and, where its solver can say (the closed form: which order of sites, or which
+    tau_c, would work), what would make it work (:attr:`~dpcore.cape.solver.DesignSolver.explain_infeasible`)."""
     lines = [design.reason or "The design is infeasible."]
-    if design.method != "closed-form" or design.n_sites < 2 or not np.all(design.weights > 0):
-        return lines
-    orders = closed_form_orders(design.tau, design.weights, design.tau_c, design.names)
-    good = [o.name for o in orders if o.feasible_at]
-    if good:
-        lines.append(f"At tau_c = {_fmt(design.tau_c)} the closed form works with last site: {', '.join(good)}.")
-        return lines
-    ranges = [o.tau_c_range for o in orders if o.tau_c_range is not None]
-    if not ranges:
-        lines.append("No choice of last site gives a feasible closed form; use the general solver.")
-        return lines
-    low = min(r[0] for r in ranges)
-    lines.append(
-        f"No choice of last site works at tau_c = {_fmt(design.tau_c)}: the closed form needs "
-        f"tau_c >= {_fmt(low)} for its best order (CAPE gain at most "
-        f"{design.tau_conv**2 / low**2:.3g} instead of {design.tau_conv**2 / design.tau_floor**2:.3g} at the "
-        "DP floor). The general solver reaches the floor."
-    )
+    entry = SOLVERS.get(design.method)
+    if entry is not None and entry.explain_infeasible is not None:
+        lines.extend(entry.explain_infeasible(design))
     return lines
 
 
@@ -178,7 +112,8 @@ def explain_design(design: NoiseDesign, *, gain: bool = True) -> list[str]:
     if parts:
         lines.append("Binding, no slack: " + "; ".join(parts) + ".")
     if gain:
-        name = "collusion-robust gain G_c" if design.method == "collusion-robust" else "CAPE gain G"
+        entry = SOLVERS.get(design.method)
+        name = entry.gain_name if entry is not None else "CAPE gain G"
         lines.append(f"{name} = sum mu_s^2 tau_s^2 / tau_c^2 = {design.gain:.3g}: the aggregate carries "
                      f"{design.gain:.3g} times less noise variance than if each site added its own.")
     return lines
@@ -201,7 +136,7 @@ def robust_gain_curve(
 ) -> list[RobustPoint]:
     """design_collusion_robust for c = 0 .. max_collusion (default S - 1): the gain kept against c
     colluders. Equal sites keep S - c (docs/math/audit.md)."""
-    tau, mu = _arrays(tau, weights)
+    tau, mu = check_tau_weights(tau, weights)
     objective = check_objective(objective)
     n = tau.size
     names = tuple(f"s{i + 1}" for i in range(n)) if names is None else tuple(str(x) for x in names)

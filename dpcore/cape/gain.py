@@ -33,8 +33,8 @@ from ..scenario import Scenario
 from ..validation import InputError, check_choice, check_positive, check_positive_int
 from .audit import default_collusion
 from .design import NoiseDesign, dp_floor, gain_bounds, gain_equal_weights, generalized_gain, scenario_budgets
-from .general import solve_general
-from .robust import solve_collusion_robust
+from .solvers.general import solve_general
+from .solvers.robust import solve_collusion_robust
 
 __all__ = [
     "FAMILIES",

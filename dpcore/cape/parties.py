@@ -14,7 +14,7 @@ Three kinds of party, one stage of a round:
 
 Each term is drawn as rows of i.i.d. normals with the design's variance per entry: one row per site, ``size``
 numbers long. For a symmetric matrix the row is its unique entries (colex order of :mod:`dpcore.privacy.symmetric`);
-a third-moment law maps its row to a tensor (:func:`dpcore.otd.m3_noise_tensor`, above this layer), which is linear,
+a third-moment law maps its row to a tensor (:func:`dpcore.tensor.m3_noise_tensor`, above this layer), which is linear,
 so the helper's rows still cancel after it.
 
 Each party draws from its own generator (in a simulation :func:`dpcore.seeding.party_rng`, keyed by names). All
@@ -112,18 +112,32 @@ def site_noise(var_g: float, size: int, rng: np.random.Generator) -> np.ndarray:
     return _independent(var_g, size, rng)
 
 
-def site_release(statistic: np.ndarray, e: np.ndarray, f: np.ndarray, g: np.ndarray) -> np.ndarray:
-    """a_hat_s = a_s + e_s + f_s + g_s (unique entries of any symmetric statistic, added in this order)."""
-    release = statistic + e
-    release += f
-    release += g
+def site_release(statistic: np.ndarray, e: np.ndarray | None, f: np.ndarray | None,
+                 g: np.ndarray | None) -> np.ndarray:
+    """a_hat_s = a_s + e_s + f_s + g_s (unique entries of any symmetric statistic, or a tensor; added in this order;
+    a term that is None is not drawn in this flow: the conventional scheme's release is a_s + g_s)."""
+    release = np.array(statistic, dtype=float)
+    for term in (e, f, g):
+        if term is not None:
+            release += term
     return release
 
 
-def combine(releases: Sequence[np.ndarray], subtract: Sequence[np.ndarray], weights: np.ndarray) -> np.ndarray:
-    """a = sum_s mu_s (a_hat_s - f_s), summed site by site in the given order (the helper noise cancels because
-    sum_s mu_s e_s = 0)."""
-    out = np.zeros_like(np.asarray(releases[0], dtype=float))
+def combine(releases: Sequence[np.ndarray] | np.ndarray, subtract: Sequence[np.ndarray | None] | np.ndarray | None,
+            weights: np.ndarray, *, stacked: bool = False) -> np.ndarray:
+    """a = sum_s mu_s (a_hat_s - f_s) (the helper noise cancels because sum_s mu_s e_s = 0); ``subtract`` None (or
+    a None entry): nothing to remove, a = sum_s mu_s a_hat_s.
+
+    By default summed site by site in the given order, element-wise (the parties of a round: the same bytes in one
+    process or several). ``stacked``: the releases (and ``subtract``) are one (S, ...) array each, summed over sites
+    by one BLAS contraction (the in-process tensor flows of :mod:`dpcore.tensor.release`, whose published numbers
+    were made so; the same sum to rounding)."""
+    if stacked:
+        mu = np.asarray(weights, dtype=float)
+        return np.tensordot(mu, releases if subtract is None else releases - subtract, axes=1)
+    if subtract is None:  # nothing removed: the plain weighted sum, in the layout of its terms
+        return sum(float(mu) * np.asarray(release, dtype=float) for mu, release in zip(weights, releases, strict=True))
+    out = np.zeros(np.shape(releases[0]))  # C order whatever the releases' layout (later contractions follow it)
     for mu, release, f in zip(weights, releases, subtract, strict=True):
-        out += float(mu) * (release - f)
+        out += float(mu) * (release if f is None else release - f)
     return out

@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Any
 
 import numpy as np
 
 from ..scenario import Scenario
-from ..validation import InputError, check_choice
+from ..validation import InputError
 from .audit import AuditReport, audit_design, default_collusion
-from .closed_form import solve_closed_form
 from .design import NoiseDesign, Objective, check_e_scale, check_objective, scenario_budgets
-from .general import solve_general
-from .robust import solve_collusion_robust
+from .noise_designs import solver as solver_entry
+from .solver import DesignRequest
+from .solvers.robust import solve_collusion_robust
 
-__all__ = ["SOLVERS", "Plan", "Solver", "plan_scenario"]
-
-Solver = Literal["general", "closed-form", "collusion-robust"]
-SOLVERS: tuple[Solver, ...] = get_args(Solver)
+__all__ = ["Plan", "plan_scenario"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -56,7 +53,7 @@ def plan_scenario(
     scenario: Scenario,
     statistic: str = "mean",
     *,
-    solver: Solver = "general",
+    solver: str = "general",
     objective: Objective = "balanced",
     last: str | None = None,
     collusion: int | None = None,
@@ -65,17 +62,20 @@ def plan_scenario(
     sigma2: float | None = None,
     sensitivities: np.ndarray | None = None,
 ) -> Plan:
-    """tau_s from the scenario, the design by ``solver``, its audit with up to ``collusion`` colluders
-    (default ceil(S/3) - 1) and the collusion-robust calibration for the same bound.
+    """tau_s from the scenario, the design by ``solver`` (a name of the noise-design table
+    :data:`~dpcore.cape.noise_designs.SOLVERS`), its
+    audit with up to ``collusion`` colluders (default ceil(S/3) - 1) and the collusion-robust calibration for the same
+    bound (the design itself when the solver is collusion-robust).
 
     The scenario is valid by construction; the statistic is checked where it enters
-    (:meth:`Scenario.sensitivities`), the settings (solver, objective, collusion, last, e_scale) here, once. Below,
+    (:meth:`Scenario.sensitivities`), the settings (solver, objective, collusion, and the solver's own options:
+    ``last``, ``e_scale``) here, once. Below,
     the design kernels and the audit trust their inputs. ``sensitivities`` (Delta_s per site, computed by the
     caller for a statistic the scenario does not know, such as the LDA moments of :func:`stage_sensitivities`)
     replaces the scenario's."""
     sens = (scenario.sensitivities(statistic, dim=dim, sigma2=sigma2) if sensitivities is None
             else np.asarray(sensitivities, dtype=float))
-    solver = check_choice(solver, "solver", SOLVERS)
+    entry = solver_entry(solver)
     objective = check_objective(objective)
     n = scenario.n_sites
     collusion = default_collusion(n) if collusion is None else collusion
@@ -85,17 +85,14 @@ def plan_scenario(
     collusion = int(collusion)
     budgets = scenario_budgets(scenario, sens * scenario.multipliers())
     names = scenario.names
-    if solver == "closed-form":
-        if last is not None and last not in names:
-            raise InputError(f"--last must name a site ({', '.join(names)}); got {last!r}", "last")
-        design = solve_closed_form(budgets, scenario.tau_c, n - 1 if last is None else names.index(last))
-    elif solver == "general":
-        e_scale = check_e_scale(e_scale)
-        design = solve_general(budgets, scenario.tau_c, objective, e_scale)
-    else:
-        design = solve_collusion_robust(budgets, collusion, scenario.tau_c, objective=objective)
+    if "last" in entry.options and last is not None and last not in names:
+        raise InputError(f"--last must name a site ({', '.join(names)}); got {last!r}", "last")
+    e_scale = check_e_scale(e_scale) if "e_scale" in entry.options else 1.0
+    request = DesignRequest(tau_c=scenario.tau_c, objective=objective, e_scale=e_scale, collusion=collusion,
+                            last=n - 1 if last is None or last not in names else names.index(last))
+    design = entry.solve(budgets, request)
     audit = audit_design(design, sens, scenario.eps, scenario.delta, collusion) if design.feasible else None
-    robust = design if solver == "collusion-robust" else (
+    robust = design if entry.collusion_robust else (
         solve_collusion_robust(budgets, collusion, None, objective=objective) if n > 1 else None
     )
     warnings = tuple(scenario.caveats()) + design.notes + (audit.warnings if audit else ())

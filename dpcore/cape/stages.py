@@ -14,7 +14,7 @@ from ..scenario import Scenario
 from ..validation import InputError, check_choice, check_split
 from .audit import AuditReport
 from .design import NoiseDesign, Objective
-from .plan import Solver, plan_scenario
+from .plan import plan_scenario
 
 __all__ = ["AGN_MODELS", "STAGE_MODELS", "StagePlan", "agn_stage_designs", "agn_stage_plans", "agn_stage_taus",
            "stage_scenario", "stage_sensitivities", "stage_taus"]
@@ -87,11 +87,11 @@ class StagePlan:
 
 def agn_stage_plans(
     scenario: Scenario, model: str, split: float, *, dim: int, sigma2: float | None = None,
-    solver: Solver = "general", objective: Objective = "balanced", collusion: int | None = None,
+    solver: str = "general", objective: Objective = "balanced", collusion: int | None = None,
     alpha0: float | None = None,
 ) -> tuple[StagePlan, StagePlan]:
     """Design and audit both stages of capeAGN (or capeLDA, ``model`` "lda" with ``alpha0``):
-    :func:`~dpcore.cape.plan_scenario` with ``solver`` (any of :data:`~dpcore.cape.SOLVERS`) on the stage scenarios
+    :func:`~dpcore.cape.plan_scenario` with ``solver`` (a name of :data:`~dpcore.cape.SOLVERS`) on the stage scenarios
     (:func:`stage_scenario`), M2 at (split eps_s, split delta_s) and M3 at ((1 - split) eps_s, (1 - split) delta_s),
     each with tau_c at its DP floor and its audit at the stage's budget with up to ``collusion`` colluders (default
     ceil(S/3) - 1). The one route for every two-stage design: the Protocol page, the federated round

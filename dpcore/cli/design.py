@@ -23,9 +23,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "otherwise.",
     )
     p.add_argument("scenario", help="scenario JSON file (format: docs/cli.md, section 'The scenario file')")
-    p.add_argument("--solver", choices=SOLVERS, default="general",
-                   help="general linear program (default), the published closed form, or the collusion-robust "
-                   "calibration for --collusion")
+    p.add_argument("--solver", choices=tuple(SOLVERS), default="general",
+                   help="; ".join(f"{name}: {entry.title.lower()}" + (" (default)" if name == "general" else "")
+                                  + (" for --collusion" if entry.collusion_robust else "")
+                                  for name, entry in SOLVERS.items()))
     p.add_argument("--objective", choices=tuple(OBJECTIVES), default="balanced", help="objective of the general solver")
     p.add_argument("--last", metavar="NAME", help="closed form: the site playing site S (default: the last listed)")
     p.add_argument("--collusion", type=integer(0, MAX_SITES - 1), metavar="C",

@@ -49,6 +49,7 @@ from ..limits import (
 )
 from ..privacy import CALIBRATIONS
 from ..scenario import Scenario, equal_sites_scenario
+from ..seeding import UPLOAD_SPLIT_STREAM, stream_rng
 from ..textio import read_file, values_text
 from ..validation import InputError
 from . import print_guarantees, print_json
@@ -66,6 +67,7 @@ from .options import (
     SEED,
     SITES,
     SPLIT,
+    algorithm_names,
 )
 from .table import fmt, table
 
@@ -131,8 +133,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _settings(args: argparse.Namespace) -> list[str]:
     """The algorithms and the number of eps values (every number was typed by argparse): checked before any work."""
-    algorithms = [n.strip() for item in args.configuration for n in item.split(",") if n.strip()]
-    unknown = [a for a in algorithms if a not in ALGORITHMS]
+    algorithms, unknown = algorithm_names(args.configuration, ALGORITHMS)
     if unknown or not algorithms:
         raise InputError(f"unknown --configuration {', '.join(unknown) or '(none)'}; choose from "
                          f"{', '.join(ALGORITHMS)}")
@@ -188,7 +189,7 @@ def _compute(args: argparse.Namespace) -> LdaCurve:
                 raise InputError(f"--{flag.replace('_', '-')} applies to synthetic corpora only")
         corpus = _text_corpus(args)
         problem = corpus_lda_problem(corpus, args.topics, args.alpha0, np.full(args.sites, 1.0 / args.sites),
-                                     np.random.default_rng([args.seed, 0x5B117]))
+                                     stream_rng(args.seed, UPLOAD_SPLIT_STREAM))
         scenario = equal_sites_scenario(args.sites, 3, grid[0], args.delta, calibration=args.calibration,
                                         name_prefix="site")
         return eps_curve(scenario, algorithms, grid, problem=problem, runs=args.runs, seed=args.seed,

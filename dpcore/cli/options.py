@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from ..limits import (
     DELTA_RANGE,
@@ -37,6 +38,7 @@ from ..limits import (
     NORM_BOUND_RANGE,
     SPLIT_RANGE,
 )
+from ..registry import canonical_name
 from ..textio import printable
 
 __all__ = [
@@ -63,11 +65,39 @@ __all__ = [
     "SITE_SIZE",
     "SPLIT",
     "NORM_BOUND",
+    "algorithm_choices",
+    "algorithm_names",
     "integer",
     "real",
 ]
 
 _MAX_FLAG_CHARS = 40
+
+
+class _Names(tuple):
+    """argparse choices that list a table's names and also accept the old names it still knows
+    (:data:`dpcore.registry.ALIASES`)."""
+
+    table: Mapping[str, Any]
+
+    def __contains__(self, name: object) -> bool:
+        return canonical_name(str(name), self.table) in self.table
+
+
+def algorithm_choices(table: Mapping[str, Any]) -> tuple[str, ...]:
+    """The ``choices`` of an algorithm flag: the table's names (listed in help and errors); an old name is accepted
+    too (:func:`dpcore.registry.canonical_name` maps it where the names are checked)."""
+    names = _Names(table)
+    names.table = table
+    return names
+
+
+def algorithm_names(items: Iterable[str], table: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """(names, unknown) of an algorithm flag's values: split at commas, old names mapped to the table's
+    (:func:`dpcore.registry.canonical_name`), in order; the names the table does not know, as typed."""
+    typed = [n.strip() for item in items for n in str(item).split(",") if n.strip()]
+    names = [canonical_name(n, table) for n in typed]
+    return names, [t for t, n in zip(typed, names, strict=True) if n not in table]
 
 
 def integer(low: int, high: int) -> Callable[[str], int]:

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import argparse
 
-import numpy as np
-
 from ..cape.guarantee import run_guarantee_records
-from ..data import parse_count_csv, parse_documents, parse_numeric_csv, parse_vocabulary
+from ..data import parse_numeric_csv, parse_uploaded_documents, parse_vocabulary
 from ..limits import (
     DEFAULT_MEMORY_BUDGET,
     MAX_COMPONENTS,
@@ -31,25 +29,21 @@ from ..limits import (
 )
 from ..otd import (
     ALGORITHMS,
-    DEFAULT_ITERATIONS,
-    DEFAULT_RESTARTS,
     DEFAULT_SIGMA2,
-    ESTIMATORS,
-    M3_NOISE,
+    METRICS,
     MODELS,
-    PATHS,
     TRUTHS,
     OtdSettings,
     SyntheticSpec,
     compare_algorithms,
-    corpus_problem,
     default_algorithms,
-    mog_problem,
+    upload_problem,
 )
 from ..otd.guarantees import comparison_guarantees
-from ..otd.power import check_power_work
 from ..privacy import CALIBRATIONS, NEIGHBOURING
 from ..scenario import Scenario, equal_sites_scenario, load_scenario
+from ..tensor import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, ESTIMATORS, M3_NOISE, PATHS
+from ..tensor.power import check_power_work
 from ..textio import read_file, values_text
 from ..validation import InputError
 from ..workers import WORKERS_ENV, worker_count
@@ -72,6 +66,7 @@ from .options import (
     SITES,
     SPLIT,
     WORKERS,
+    algorithm_names,
 )
 from .table import fmt, table
 
@@ -174,28 +169,22 @@ def _upload_problem(args: argparse.Namespace, scenario: Scenario, seed: int):
     if args.model == "mog" and args.vocabulary:
         raise InputError("--vocabulary applies to --model stm only")
     content = read_file(args.data, MAX_UPLOAD_BYTES if args.model == "mog" else MAX_TEXT_BYTES, "data file")
-    fractions = scenario.sizes / scenario.total_n
-    rng = np.random.default_rng([seed, 0x5B117])
     k = 5 if args.k is None else args.k
     if args.model == "mog":
-        table_ = parse_numeric_csv(content)
-        return mog_problem(table_.values, k, fractions, rng, sigma2=args.sigma2, norm_bound=args.norm_bound)
+        return upload_problem(parse_numeric_csv(content).values, k, scenario, seed, sigma2=args.sigma2,
+                              norm_bound=args.norm_bound)
     vocabulary = (parse_vocabulary(read_file(args.vocabulary, MAX_VOCABULARY_BYTES, "vocabulary file"))
                   if args.vocabulary else None)
     if vocabulary is None and args.d is None:
         raise InputError("stm --data needs --d (vocabulary size: the D most frequent words) or --vocabulary FILE")
-    if args.data.lower().endswith((".csv", ".tsv")):
-        corpus = parse_count_csv(content, vocab_size=args.d if vocabulary is None else None, vocabulary=vocabulary)
-    else:
-        corpus = parse_documents(content, vocab_size=args.d, vocabulary=vocabulary)
-    return corpus_problem(corpus, k, fractions, rng, args.estimator)
+    corpus = parse_uploaded_documents(content, args.data, vocab_size=args.d, vocabulary=vocabulary)
+    return upload_problem(corpus, k, scenario, seed, estimator=args.estimator)
 
 
 def run(args: argparse.Namespace) -> int:
     scenario = _scenario(args)
     seed = scenario.seed if args.seed is None else args.seed
-    algorithms = [name for item in args.algorithms for name in item.split(",") if name]
-    unknown = [a for a in algorithms if a not in ALGORITHMS]
+    algorithms, unknown = algorithm_names(args.algorithms, ALGORITHMS)
     if unknown:
         raise InputError(f"unknown algorithm(s) {', '.join(unknown)}; choose from {', '.join(ALGORITHMS)}")
     if args.data is None and args.vocabulary:
@@ -236,10 +225,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"q_comp (ours), q_comp of unit-length components (the paper's) and weight error against {reference}")
     rows = []
     for alg in result.algorithms:
-        q, u, w = (result.summary(alg, m) for m in ("q_comp", "q_comp_normalised", "weight_error"))
-        rows.append([ALGORITHMS[alg].title, fmt(q.mean), fmt(q.std), fmt(u.mean), fmt(u.std), fmt(w.mean),
-                     fmt(w.std), q.runs, q.failed])
-    print(table(["algorithm", "q_comp", "std", "q_comp unit", "std", "weight error", "std", "runs", "failed"], rows))
+        summaries = [result.summary(alg, m) for m in METRICS]
+        rows.append([ALGORITHMS[alg].title, *(fmt(v) for s in summaries for v in (s.mean, s.std)),
+                     summaries[0].runs, summaries[0].failed])
+    print(table(["algorithm", *(t for m in METRICS.values() for t in (m.column, "std")), "runs", "failed"], rows))
     print_guarantees({ALGORITHMS[name].title: gs for name, gs in guarantees.items()},
                      robust_hint=ALGORITHMS["cape"].title if "cape" in guarantees and args.collusion is None else None)
     for alg, message in result.failures.items():

@@ -44,11 +44,12 @@ from ..pca import ALGORITHMS, METRICS, SOLVER_DTYPES, compare_pca, default_algor
 from ..pca.guarantees import privacy_guarantees
 from ..privacy import CALIBRATIONS, NEIGHBOURING
 from ..scenario import Scenario, equal_sites_scenario, load_scenario
+from ..seeding import PCA_SYNTHETIC_STREAM, SITE_SIZES_STREAM, stream_rng
 from ..textio import printable, read_file
 from ..validation import InputError
 from ..workers import WORKERS_ENV, worker_count
 from . import print_guarantees, print_json, say
-from .options import DELTA, EPS, POSITIVE, RUNS, SEED, SITE_SIZE, SITES, WORKERS, integer, real
+from .options import DELTA, EPS, POSITIVE, RUNS, SEED, SITE_SIZE, SITES, WORKERS, algorithm_choices, integer, real
 from .table import fmt, table
 
 DEFAULT_EPS = 0.5
@@ -77,7 +78,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--delta", type=DELTA, default=None, help=f"delta of every site (default {DEFAULT_DELTA})")
     p.add_argument("--k", type=integer(1, MAX_SYNTHETIC_DIM), default=10, metavar="K",
                    help="dimension of the subspace (default 10)")
-    p.add_argument("--algorithms", nargs="+", choices=tuple(ALGORITHMS), default=list(default_algorithms()),
+    p.add_argument("--algorithms", nargs="+", choices=algorithm_choices(ALGORITHMS), default=list(default_algorithms()),
                    metavar="NAME", help=f"algorithms to run: {', '.join(ALGORITHMS)} (default "
                    f"{'all' if default_algorithms() == tuple(ALGORITHMS) else ' '.join(default_algorithms())})")
     p.add_argument("--runs", type=RUNS, default=10, help=f"runs per algorithm (default 10, at most {MAX_RUNS:,})")
@@ -173,7 +174,7 @@ def _build_scenario(args: argparse.Namespace, n_available: int | None) -> Scenar
         if n_available < n_sites:
             raise InputError(f"{n_sites} sites need at least {n_sites} samples; the data set has {n_available}")
         total = n_available - n_available % n_sites if args.split == "equal" else n_available
-    sizes = site_sizes(total, n_sites, args.split, rng=np.random.default_rng([int(args.seed), 3]),
+    sizes = site_sizes(total, n_sites, args.split, rng=stream_rng(args.seed, SITE_SIZES_STREAM),
                        concentration=args.concentration)
     equal = equal_sites_scenario(n_sites, 1, eps, delta, calibration=args.calibration or "classic",
                                  neighbouring=args.neighbouring or "replace-one", seed=int(args.seed))
@@ -191,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
     scenario = _build_scenario(args, None if dataset is None else dataset.n_samples)
     if dataset is None:
         dim = args.dim
-        dataset = synthetic_dataset(scenario.total_n, np.random.default_rng([int(args.seed), 2]), dim=dim,
+        dataset = synthetic_dataset(scenario.total_n, stream_rng(args.seed, PCA_SYNTHETIC_STREAM), dim=dim,
                                     spectrum=args.spectrum, decay=args.decay)
     workers = worker_count(runs, args.workers)  # checked before anything runs
     setup = prepare_pca(dataset, scenario, args.k, preprocessing=args.preprocess, scale=args.scale,
@@ -235,6 +236,6 @@ def run(args: argparse.Namespace) -> int:
             row.append(f"{fmt(m.mean)} ± {fmt(m.std, 2)}")
         row.append(comparison.communication[algorithm])
         rows.append(row)
-    print(table(["algorithm", "captured_energy", "captured_energy_ratio", "subspace_distance", "numbers sent"], rows))
+    print(table(["algorithm", *(m.column for m in METRICS.values()), "numbers sent"], rows))
     print_guarantees(guarantees)
     return 0

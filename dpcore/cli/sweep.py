@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from ..data import BUNDLED, PREPROCESSING, SPECTRA
 from ..data.bundled import data_dirs
@@ -33,9 +34,6 @@ from ..experiments import (
     PRESET_CALIBRATION,
     QUICK,
     SOLVER_DTYPES,
-    LdaData,
-    OtdData,
-    PcaData,
     SweepSpec,
     algorithm_titles,
     default_algorithms,
@@ -49,10 +47,11 @@ from ..experiments import (
 from ..experiments.presets import quick_name
 from ..lda import ALPHA_SHAPES
 from ..limits import DECAY_RANGE, MAX_SWEEP_RUNS, MAX_SYNTHETIC_DIM, MAX_WORKERS
-from ..otd import DEFAULT_SIGMA2, ESTIMATORS, MODELS, PATHS, TRUTHS
+from ..otd import DEFAULT_SIGMA2, MODELS, TRUTHS
 from ..outfiles import check_outputs, write_atomic
 from ..privacy import CALIBRATIONS, NEIGHBOURING
 from ..scenario import Scenario, equal_sites_scenario, load_scenario
+from ..tensor import ESTIMATORS, PATHS
 from ..validation import InputError
 from ..workers import WORKERS_ENV, worker_count
 from . import print_json, say
@@ -68,12 +67,12 @@ from .options import (
     SITES,
     SPLIT,
     WORKERS,
+    algorithm_names,
     integer,
     real,
 )
 from .table import fmt, table
 
-DEFAULT_SITES = {"pca": 10, "otd": 5, "lda": 5}
 DEFAULT_SITE_SIZE = 1000
 # Options that describe a sweep built here; a preset fixes them.
 _BUILD_OPTIONS = ("scenario", "family", "vary", "grid", "sites", "ns", "eps", "delta", "calibration", "neighbouring",
@@ -182,7 +181,7 @@ def _base_scenario(args: argparse.Namespace, family: str) -> Scenario:
                              "budgets")
         scenario = load_scenario(args.scenario)
     else:
-        n_sites = DEFAULT_SITES[family] if args.sites is None else args.sites
+        n_sites = FAMILIES[family].sweep_sites if args.sites is None else args.sites
         site = {"n": DEFAULT_SITE_SIZE if args.ns is None else args.ns,
                 "eps": 1.0 if args.eps is None else args.eps,
                 "delta": 0.01 if args.delta is None else args.delta}
@@ -194,43 +193,26 @@ def _base_scenario(args: argparse.Namespace, family: str) -> Scenario:
 def _algorithm_list(args: argparse.Namespace, family: str) -> tuple[str, ...]:
     if not args.algorithms:
         return default_algorithms(family)
-    names = [n.strip() for item in args.algorithms for n in item.split(",") if n.strip()]
     allowed = tuple(algorithm_titles(family))
-    unknown = [n for n in names if n not in allowed]
+    names, unknown = algorithm_names(args.algorithms, algorithm_titles(family))
     if unknown:
         raise InputError(f"unknown {family} algorithm(s) {', '.join(unknown)}; choose from {', '.join(allowed)}")
     return tuple(names)
 
 
-_FAMILY_OPTIONS = {
-    "pca": ("dataset", "dim", "spectrum", "decay", "preprocess", "rank", "precision"),
-    "otd": ("model", "d", "sigma2", "doc_length", "estimator", "split", "path", "truth"),
-    "lda": ("d", "doc_length", "split", "path", "alpha0", "alpha_shape"),
-}
-
-
-def _family_data(args: argparse.Namespace, family: str) -> PcaData | OtdData | LdaData:
-    if family == "pca":
-        return PcaData(dataset=args.dataset or "synthetic", k=10 if args.k is None else args.k,
-                       dim=200 if args.dim is None else args.dim, spectrum=args.spectrum or "power",
-                       decay=1.0 if args.decay is None else args.decay, preprocessing=args.preprocess or "max-norm",
-                       rank=args.rank, solver_dtype=args.precision or "float32")
-    if family == "lda":
-        return LdaData(dim=100 if args.d is None else args.d, k=5 if args.k is None else args.k,
-                       alpha0=1.0 if args.alpha0 is None else args.alpha0, alpha_shape=args.alpha_shape or "symmetric",
-                       doc_length=50 if args.doc_length is None else args.doc_length,
-                       eps_split=0.5 if args.split is None else args.split, path=args.path or "auto")
-    return OtdData(model=args.model or "mog", dim=10 if args.d is None else args.d, k=5 if args.k is None else args.k,
-                   sigma2=DEFAULT_SIGMA2 if args.sigma2 is None else args.sigma2,
-                   doc_length=3 if args.doc_length is None else args.doc_length,
-                   estimator=args.estimator or "first", eps_split=0.5 if args.split is None else args.split,
-                   path=args.path or "auto", truth=args.truth or "ours")
+def _family_data(args: argparse.Namespace, family: str) -> Any:
+    """The family's data settings from the flags that set them (``OPTIONS`` of its data type); a flag not given
+    keeps the type's default."""
+    data = FAMILIES[family].sweep.data
+    return data(**{field: getattr(args, flag) for flag, field in data.OPTIONS.items()
+                   if getattr(args, flag) is not None})
 
 
 def _built_spec(args: argparse.Namespace) -> SweepSpec:
     family = args.family or ("otd" if args.model is not None else "pca")
-    given = {n for options in _FAMILY_OPTIONS.values() for n in options if getattr(args, n) is not None}
-    wrong = sorted(given - set(_FAMILY_OPTIONS[family]))
+    options = {name: tuple(f.sweep.data.OPTIONS) for name, f in FAMILIES.items()}
+    given = {n for names in options.values() for n in names if getattr(args, n) is not None}
+    wrong = sorted(given - set(options[family]))
     if wrong:
         names = ", ".join("--" + n.replace("_", "-") for n in wrong)
         raise InputError(f"{names} do(es) not apply to a {family} sweep")

@@ -7,7 +7,7 @@
   words are dropped and counted.
 * Count CSV: one row per document, one column per word, non-negative integer counts (header = words;
   parsed by :func:`dpcore.data.parse_numeric_csv`). Word order is unknown, so the moment estimator is
-  "all" (all ordered distinct word positions, see :mod:`dpcore.otd.moments`).
+  "all" (all ordered distinct word positions, see :mod:`dpcore.tensor.moments`).
 
 A vocabulary chosen from the private documents is itself not differentially private (it reveals which
 words are frequent): every result says so unless the vocabulary was supplied. Nothing uploaded is
@@ -38,6 +38,7 @@ __all__ = [
     "line_count",
     "parse_count_csv",
     "parse_documents",
+    "parse_uploaded_documents",
     "parse_vocabulary",
     "tokenize",
     "top_words",
@@ -241,6 +242,17 @@ def parse_count_csv(
     if source == "columns":
         notes.append("the vocabulary is the CSV's columns (as uploaded)")
     return replace(corpus, notes=corpus.notes + tuple(notes))
+
+
+def parse_uploaded_documents(content: bytes | str, filename: str, *, vocab_size: int | None = None,
+                             vocabulary: tuple[str, ...] | None = None) -> Corpus:
+    """An uploaded corpus by its file name: a ``.csv``/``.tsv`` document-term count table (:func:`parse_count_csv`,
+    ``vocab_size`` only without a ``vocabulary``), else plain text with one document per line
+    (:func:`parse_documents`)."""
+    if str(filename).lower().endswith((".csv", ".tsv")):
+        return parse_count_csv(content, vocab_size=None if vocabulary is not None else vocab_size,
+                               vocabulary=vocabulary)
+    return parse_documents(content, vocab_size=vocab_size, vocabulary=vocabulary)
 
 
 def top_words(components: np.ndarray, vocabulary: tuple[str, ...], n: int = 8) -> list[list[tuple[str, float]]]:

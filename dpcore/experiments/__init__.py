@@ -14,7 +14,7 @@ Imports every package below it (privacy, data, scenario, cape, pca, otd, lda).
 from .cache import cache_info, clear_cache
 from .designs import GAIN_COLUMNS, sweep_gains
 from .engine import run_sweep, sweep_runs
-from .families import FAMILIES, HIGHER_IS_BETTER, METRICS, algorithm_titles, default_algorithms
+from .families import FAMILIES, METRICS, algorithm_titles, default_algorithms, family, metric
 from .presets import (
     LDA_CALIBRATION,
     PRESET_CALIBRATION,
@@ -48,7 +48,6 @@ __all__ = [
     "DEFAULT_GRIDS",
     "FAMILIES",
     "GAIN_COLUMNS",
-    "HIGHER_IS_BETTER",
     "LDA_CALIBRATION",
     "LOG_PARAMETERS",
     "METRICS",
@@ -72,7 +71,9 @@ __all__ = [
     "clear_cache",
     "default_algorithms",
     "default_grid",
+    "family",
     "get_preset",
+    "metric",
     "parse_grid",
     "preset_names",
     "presets",

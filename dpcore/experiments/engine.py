@@ -16,7 +16,9 @@ wherever the mathematics allows, so curves are smooth and differences between gr
   invariant_algorithms`) are computed once per run and their rows repeated at every grid point: the result is
   identical to recomputing it, only faster.
 * For PCA along eps, delta, N_s and c the standard normals of one (run, algorithm) are drawn once and replayed
-  at the other grid points (identical numbers, no redraw).
+  at the other grid points (identical numbers, no redraw: :class:`dpcore.pca.sweep.ReplayNormals`).
+* One run of a family's grid points is the family's ``sweep.run`` (:class:`dpcore.family.FamilySweep`): the engine
+  hands runs to workers, reports progress and stops, whatever the family.
 
 Runs are independent tasks for worker processes (:mod:`dpcore.workers`): by default as many as there are CPUs
 (capped), each run on one of them; the table is the same byte for byte with any number of workers, because every
@@ -35,186 +37,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
-from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from .. import lda, otd, pca
-from ..seeding import data_rng, run_rng
+from ..family import progress_tick
 from ..validation import InputError
 from ..workers import run_tasks
-from .families import algorithm_table
+from .families import FAMILIES, algorithm_table
 from .plan import SweepPlan, sweep_plan
 from .results import SweepResult, cached_result, sweep_result, to_table
-from .spec import LdaData, OtdData, SweepSpec
+from .spec import SweepSpec
 
 __all__ = ["Progress", "ShouldStop", "run_sweep", "sweep_runs"]
 
 Progress = Callable[[int, int, str], None]
 ShouldStop = Callable[[], bool]
-
-
-class _ReplayMismatch(Exception):
-    """A later grid point asked for draws of another shape than the first: draw afresh instead."""
-
-
-def _shape(size: Any) -> tuple[int, ...]:
-    if size is None:
-        return ()
-    if isinstance(size, (tuple, list)):
-        return tuple(int(n) for n in size)
-    return (int(size),)
-
-
-class _ReplayNormals:
-    """Stands in for the generator of one (seed, run, algorithm) across the grid points of a PCA sweep: the first
-    pass draws from ``rng`` and records every ``standard_normal`` array, later passes (after :meth:`rewind`)
-    return copies of the recorded arrays in the same order. The numbers are exactly those a fresh generator
-    would give at every grid point (the PCA algorithms draw only standard normals, in an order that does not
-    depend on eps, delta, N_s or c), without drawing them again."""
-
-    def __init__(self, rng: np.random.Generator):
-        self._rng = rng
-        self._draws: list[np.ndarray] = []
-        self._position: int | None = None
-        self._final = False
-
-    def rewind(self, final: bool = False) -> None:
-        """Replay from the start; ``final``: the last replay, which may hand out the recorded arrays themselves."""
-        self._position = 0
-        self._final = final
-
-    def standard_normal(self, size: Any = None) -> np.ndarray:
-        if self._position is None:
-            z = self._rng.standard_normal(size)
-            self._draws.append(z.copy())
-            return z
-        if self._position >= len(self._draws) or self._draws[self._position].shape != _shape(size):
-            raise _ReplayMismatch()
-        self._position += 1
-        recorded = self._draws[self._position - 1]
-        return recorded if self._final else recorded.copy()
-
-
-def _rows(spec: SweepSpec, value: float | int, algorithm: str, run: int, metrics: dict[str, float | None],
-          status: str) -> list[tuple]:
-    return [(spec.parameter, float(value), algorithm, run, m, np.nan if metrics.get(m) is None else metrics[m],
-             status) for m in spec.metrics]
-
-
-def _pca_run(plan: SweepPlan, spec: SweepSpec, run: int, tick: Callable[[str], bool]) -> list[tuple] | None:
-    rank = spec.data.rank
-    table = algorithm_table("pca")
-    rows: list[tuple] = []
-    for algorithm in spec.algorithms:  # names checked by SweepSpec: the entries below are trusted
-        entry = table[algorithm]
-        points = plan.points[:1] if algorithm in plan.invariant else plan.points
-        base_rng = run_rng(spec.seed, run, algorithm, "pca")
-        replay = _ReplayNormals(base_rng) if plan.replay and len(points) > 1 else None
-        for i, point in enumerate(points):
-            if replay is not None and i > 0:
-                replay.rewind(final=i == len(points) - 1)
-            rng = replay if replay is not None else (base_rng if i == 0 else
-                                                     run_rng(spec.seed, run, algorithm, "pca"))
-            try:
-                result = pca.run_algorithm(entry, point.problem, point.privacy, rng, rank=rank)
-            except _ReplayMismatch:  # pragma: no cover - the designs of one sweep share their shapes
-                fresh = run_rng(spec.seed, run, algorithm, "pca")
-                result = pca.run_algorithm(entry, point.problem, point.privacy, fresh, rank=rank)
-            metrics = {m: float(getattr(result, m)) for m in spec.metrics}
-            targets = plan.points if algorithm in plan.invariant else (point,)
-            for target in targets:
-                rows.extend(_rows(spec, target.value, algorithm, run, metrics, "ok"))
-            if tick(f"run {run + 1}/{spec.runs}, {spec.label} = {point.value:g}: {entry.title}"):
-                return None
-    return rows
-
-
-def _slice_problem(problem: otd.OtdProblem, parameter: str, value: float | int) -> otd.OtdProblem:
-    if parameter == "sites":
-        return replace(problem, sites=problem.sites[: int(value)])
-    if parameter != "ns":
-        return problem
-    n = int(value)
-    sites = []
-    for site in problem.sites:
-        if isinstance(site, otd.MogSite):
-            sites.append(otd.MogSite(site.x[:n], site.sigma2))
-        else:
-            first = None if site.first is None else site.first[:n]
-            sites.append(otd.StmSite(site.counts[:n], first, site.estimator))
-    return replace(problem, sites=tuple(sites))
-
-
-def _otd_run(plan: SweepPlan, spec: SweepSpec, run: int, tick: Callable[[str], bool]) -> list[tuple] | None:
-    data: OtdData = spec.data
-    table = algorithm_table("otd")
-    base = otd.synthetic_problem(plan.model, plan.sizes_max, data_rng(spec.seed, run), data.estimator)
-    problems = [_slice_problem(base, spec.parameter, p.value) for p in plan.points]
-    truth = plan.model
-    rows: list[tuple] = []
-    for algorithm in spec.algorithms:  # names checked by SweepSpec: the entries below are trusted
-        entry = table[algorithm]
-        indices = [0] if algorithm in plan.invariant else range(len(plan.points))
-        for i in indices:
-            point = plan.points[i]
-            rng = run_rng(spec.seed, run, algorithm, "otd")
-            try:
-                dec = otd.run_algorithm(entry, problems[i], point.scenario, point.settings, rng, path=plan.path)
-            except otd.WhiteningError:
-                metrics: dict[str, float | None] = {}
-                status = "whitening failed"
-            else:
-                metrics = otd.evaluate_metrics(dec.components, dec.weights, truth.components, truth.weights)
-                status = "ok"
-            targets = plan.points if algorithm in plan.invariant else (point,)
-            for target in targets:
-                rows.extend(_rows(spec, target.value, algorithm, run, metrics, status))
-            if tick(f"run {run + 1}/{spec.runs}, {spec.label} = {point.value:g}: {entry.title}"):
-                return None
-    return rows
-
-
-def _lda_problems(plan: SweepPlan, spec: SweepSpec, run: int) -> list[lda.LdaProblem]:
-    """One run's corpus at the largest sizes, and every grid point's view of it (nested prefixes along N_s, the
-    first S sites along S)."""
-    data: LdaData = spec.data
-    base = lda.synthetic_lda_problem(plan.model, plan.sizes_max, data_rng(spec.seed, run), doc_length=data.doc_length)
-    if spec.parameter == "ns":
-        return [base.head([int(p.value)] * base.n_sites) for p in plan.points]
-    if spec.parameter == "sites":
-        return [base.first_sites(int(p.value)) for p in plan.points]
-    return [base] * len(plan.points)
-
-
-def _lda_run(plan: SweepPlan, spec: SweepSpec, run: int, tick: Callable[[str], bool]) -> list[tuple] | None:
-    table = algorithm_table("lda")
-    problems = _lda_problems(plan, spec, run)
-    rows: list[tuple] = []
-    for algorithm in spec.algorithms:  # names checked by SweepSpec: the entries below are trusted
-        entry = table[algorithm]
-        indices = [0] if algorithm in plan.invariant else range(len(plan.points))
-        for i in indices:
-            point = plan.points[i]
-            rng = run_rng(spec.seed, run, algorithm, "lda")
-            try:
-                res = lda.run_algorithm(entry, problems[i], point.scenario, point.settings, rng, path=plan.path)
-            except otd.WhiteningError:
-                metrics: dict[str, float | None] = {}
-                status = "whitening failed"
-            else:
-                if res.usable:
-                    metrics, status = {"topic_error": lda.topic_error(res.topics, plan.model.topics)}, "ok"
-                else:
-                    metrics, status = {}, "unusable"
-            targets = plan.points if algorithm in plan.invariant else (point,)
-            for target in targets:
-                rows.extend(_rows(spec, target.value, algorithm, run, metrics, status))
-            if tick(f"run {run + 1}/{spec.runs}, {spec.label} = {point.value:g}: {entry.title}"):
-                return None
-    return rows
 
 
 def _steps_per_run(plan: SweepPlan, spec: SweepSpec) -> int:
@@ -225,8 +62,7 @@ def _steps_per_run(plan: SweepPlan, spec: SweepSpec) -> int:
 def _sweep_task(shared: tuple[SweepPlan, SweepSpec], run: int, tick: Callable[[str], bool]) -> list[tuple] | None:
     """One run of a sweep (a task of :func:`dpcore.workers.run_tasks`): its rows, or None when stopped."""
     plan, spec = shared
-    run_one = {"pca": _pca_run, "otd": _otd_run, "lda": _lda_run}[spec.family]
-    return run_one(plan, spec, run, tick)
+    return FAMILIES[spec.family].sweep.run(plan, spec, run, tick)
 
 
 def sweep_runs(spec: SweepSpec, runs: Sequence[int] | range | None = None, *, progress: Progress | None = None,
@@ -244,19 +80,10 @@ def sweep_runs(spec: SweepSpec, runs: Sequence[int] | range | None = None, *, pr
     plan = sweep_plan(spec)
     table = algorithm_table(spec.family)
     for name in spec.algorithms:
-        if getattr(table[name], "dense_only", False) and plan.path != "dense":
+        if table[name].dense_only and plan.path != "dense":
             raise InputError(f"{name.upper()} needs the dense path, but D = {spec.data.dim} runs on the projected "
                              f"path. Drop {name} or use a smaller D.", "algorithms")
-    total = _steps_per_run(plan, spec) * len(runs)
-    done = 0
-
-    def tick(label: str) -> bool:
-        nonlocal done
-        done += 1
-        if progress is not None:
-            progress(done, total, label)
-        return should_stop is not None and bool(should_stop())
-
+    tick = progress_tick(_steps_per_run(plan, spec) * len(runs), progress, should_stop)
     finished, _ = run_tasks(_sweep_task, (plan, spec), runs, workers=workers, tick=tick)
     rows: list[tuple] = []
     for index in sorted(finished):

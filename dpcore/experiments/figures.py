@@ -15,22 +15,12 @@ from plotly.subplots import make_subplots
 
 from ..notation import symbolic
 from .families import METRICS, algorithm_colours, algorithm_titles
+from .families import metric as metric_of
 from .results import SweepResult
-from .spec import LOG_PARAMETERS, PARAMETER_LABELS
+from .spec import LOG_PARAMETERS, PARAMETER_LABELS, SWEPT
 
-__all__ = ["METRIC_LABELS", "combined_figure", "curve_figure", "figure_html", "gain_figure"]
+__all__ = ["combined_figure", "curve_figure", "figure_html", "gain_figure"]
 
-METRIC_LABELS = {
-    "captured_energy": "captured energy q_CE",
-    "captured_energy_ratio": "q_CE / q_CE(non-dp pool)",
-    "subspace_distance": "subspace distance",
-    "q_comp": "q_comp (component error)",
-    "q_comp_normalised": "q_comp of unit-length components (the paper's)",
-    "weight_error": "weight error",
-    "topic_error": "topic error (mean L1 per topic)",
-}
-AXIS_TITLES = {"eps": "privacy parameter eps (every site)", "delta": "privacy parameter delta (every site)",
-               "ns": "samples per site N_s", "sites": "number of sites S", "c": "collusion bound c"}
 DESIGN_COLOURS = {"capePCA": "#333333", "M2 stage": "#333333", "M3 stage": "#999999"}
 
 
@@ -74,7 +64,7 @@ def _curve_traces(result: SweepResult, metric: str, algorithms: list[str] | None
 
 def _x_axis(result: SweepResult) -> dict:
     spec = result.spec
-    axis: dict = {"title": symbolic(AXIS_TITLES[spec.parameter])}
+    axis: dict = {"title": symbolic(SWEPT[spec.parameter].axis_title)}
     if spec.parameter in LOG_PARAMETERS:
         axis["type"] = "log"
     axis["tickmode"] = "array"  # ticks at the grid values only (no unlabelled minor ticks of a log axis)
@@ -88,7 +78,7 @@ def curve_figure(result: SweepResult, metric: str | None = None, algorithms: lis
     interval shaded; ``algorithms`` limits the curves (all by default; each can also be toggled in the legend)."""
     metric = metric or _default_metric(result)
     fig = go.Figure(_curve_traces(result, metric, algorithms))
-    fig.update_layout(xaxis=_x_axis(result), yaxis={"title": symbolic(METRIC_LABELS[metric])}, hovermode="closest",
+    fig.update_layout(xaxis=_x_axis(result), yaxis={"title": symbolic(metric_of(metric).label)}, hovermode="closest",
                       legend={"title": "click to hide / show"})
     return fig
 
@@ -129,10 +119,10 @@ def combined_figure(result: SweepResult, metric: str | None = None, algorithms: 
     axis = _x_axis(result)
     fig.update_xaxes(**{k: v for k, v in axis.items() if k != "title"})
     fig.update_xaxes(title=axis["title"], row=2, col=1)
-    fig.update_yaxes(title=symbolic(METRIC_LABELS[metric]), row=1, col=1)
+    fig.update_yaxes(title=symbolic(metric_of(metric).label), row=1, col=1)
     fig.update_yaxes(title="gain G", rangemode="tozero", row=2, col=1)
     spec = result.spec
-    heading = title or f"{METRIC_LABELS[metric]} vs {PARAMETER_LABELS[spec.parameter]}"
+    heading = title or f"{metric_of(metric).label} vs {PARAMETER_LABELS[spec.parameter]}"
     subtitle = (f"{spec.data.describe()}<br>{spec.scenario.calibration} calibration, {spec.scenario.neighbouring} "
                 f"neighbours; {result.runs_done} of {spec.runs} runs, seed {spec.seed}; shaded: 95% t-intervals"
                 + ("" if result.complete else " (stopped early)"))

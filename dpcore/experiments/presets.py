@@ -19,7 +19,7 @@
   the random reference at D = 50). The third moment runs on the projected path (no D^3 array; the same noise
   law as the dense path, so the same distribution of results, several times faster).
 
-* LDA (issue 13; docs/math/lda.md): the synthetic corpus K = 5, D = 100, alpha_0 = 1 (symmetric), 20,000 documents
+* LDA (docs/math/lda.md): the synthetic corpus K = 5, D = 100, alpha_0 = 1 (symmetric), 20,000 documents
   of 50 words over S = 5 equal sites (N_s = 4,000), delta = 1e-6; paper 004's configurations 1, 2, 2 with
   propose-test-release, 3 and 4 (one curator, the pooled documents) and capeLDA with its baselines, each over eps in
   {3, 10, 30, 100, 300} (N_s = 4,000) and over N_s in {1000, 2000, 4000, 10000, 20000} (eps = 30). Our grids:
@@ -71,6 +71,8 @@ LDA_NS = (1000, 2000, 4000, 10000, 20000)
 LDA_SITE_SIZE = 4000
 LDA_EPS_FIXED = 30.0
 LDA_DELTA = 1e-6
+LDA_FIGURE = "LDA (our grid, no paper figure)"
+"""The LDA presets' label in preset lists: paper 004 has no experiments, so they are not a figure of a paper."""
 LDA_CONFIGURATIONS = ("1", "2", "2ptr", "3", "4", "nonpriv", "random")
 LDA_CAPE = ("cape", "conv", "local", "pooled", "nonpriv", "random")
 COVERTYPE_REASON = ("Covertype (UCI, D = 54, K = 10) is not bundled with this project (the app works offline and "
@@ -194,7 +196,7 @@ def _lda_presets() -> dict[str, SweepPreset]:
             scenario = equal_sites_scenario(5, LDA_SITE_SIZE, LDA_EPS_FIXED, LDA_DELTA, calibration="analytic")
             spec = SweepSpec(family="lda", parameter=parameter, grid=grid, algorithms=algorithms, scenario=scenario,
                              data=LdaData(), runs=PAPER_RUNS, seed=0)
-            out[name] = SweepPreset(name=name, figure="LDA (issue 13)", title=title, metric="topic_error", spec=spec,
+            out[name] = SweepPreset(name=name, figure=LDA_FIGURE, title=title, metric="topic_error", spec=spec,
                                     grid_source="our grid (paper 004 has no experiments)",
                                     calibration=LDA_CALIBRATION)
     return out
@@ -227,32 +229,16 @@ def quick_spec(spec: SweepSpec) -> SweepSpec:
     """A reduced sweep for a curve in seconds (:data:`QUICK`): at most 3 runs; PCA MNIST -> digits and synthetic
     D > 50 -> D = 50, K at most 10. The grid, the scenario and the algorithms are kept."""
     changes: dict[str, Any] = {"runs": min(spec.runs, 3)}
-    if spec.family == "pca":
-        data: PcaData = spec.data
-        if data.dataset == "mnist":
-            changes["data"] = PcaData(dataset="digits", k=min(data.k, 10), preprocessing=data.preprocessing)
-        elif data.dataset == "synthetic" and data.dim > 50:
-            changes["data"] = PcaData(dataset="synthetic", k=min(data.k, 10), dim=50, spectrum=data.spectrum,
-                                      decay=data.decay, preprocessing=data.preprocessing)
-        elif data.k > 10:
-            changes["data"] = PcaData(dataset=data.dataset, k=10, dim=data.dim, spectrum=data.spectrum,
-                                      decay=data.decay, preprocessing=data.preprocessing)
+    reduced = spec.data.quick()  # the family's data settings say what a reduced variant runs
+    if reduced is not None:
+        changes["data"] = reduced
     return spec.replace(**changes)
-
-
-_DATA_NAMES = {"mnist": "MNIST", "digits": "digits 8x8", "synthetic": "synthetic"}
 
 
 def _what_runs(spec: SweepSpec) -> str:
     """Data set, D, K and runs of a spec: "digits 8x8, D = 64, K = 10, 3 runs"."""
     data = spec.data
-    if spec.family == "pca":
-        name = _DATA_NAMES[data.dataset]
-    elif spec.family == "otd":
-        name = data.model.upper()
-    else:
-        name = "LDA corpus"
-    return f"{name}, D = {data.dim}, K = {data.k}, {spec.runs} runs"
+    return f"{data.short_name()}, D = {data.dim}, K = {data.k}, {spec.runs} runs"
 
 
 def quick_name(preset: SweepPreset, reduced: SweepSpec | None = None) -> str:

@@ -22,9 +22,10 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.stats
 
-from .families import HIGHER_IS_BETTER, algorithm_titles
+from .families import FAMILIES, algorithm_titles
+from .families import metric as metric_of
 from .results import SweepResult
-from .spec import PARAMETER_LABELS, PcaData
+from .spec import PARAMETER_LABELS, SWEPT, PcaData
 
 __all__ = ["MEET_SHARE", "STOP_CASES", "MeetingPoint", "StopCase", "figure_sentence", "gain_sentence", "gap_closed",
            "meeting_points", "meeting_sentence", "reference_name"]
@@ -42,28 +43,23 @@ NEGLIGIBLE = 0.75
 """conv beyond this share of the range towards the non-private result: noise barely matters for anyone."""
 
 _REASON_ORDER = ("no-gain", "swamped", "negligible", "spread")
-_METRIC_WORDS = {"captured_energy": "captured energy", "captured_energy_ratio": "share of the non-private captured "
-                 "energy", "subspace_distance": "subspace distance", "q_comp": "component error q_comp",
-                 "q_comp_normalised": "component error of unit-length components", "weight_error": "weight error",
-                 "topic_error": "topic error"}
-_PARAMETER_WORDS = {"eps": "the privacy parameter eps", "delta": "delta", "ns": "the samples per site N_s",
-                    "sites": "the number of sites S", "c": "the collusion bound c"}
 
 
 def reference_name(family: str) -> str:
     """The non-private algorithm of a family (the ceiling of every curve)."""
-    return "nondp" if family == "pca" else "nonpriv"
+    return FAMILIES[family].reference
 
 
 def _no_information(result: SweepResult, metric: str) -> np.ndarray:
     """Per grid point, the result that carries no information: the random reference where the sweep has one
     (random vectors or topics), else the worst mean anywhere on the figure (PCA: the private methods at the
     smallest eps, close to a random subspace)."""
-    if "random" in result.spec.algorithms:
-        return _means(result, "random", metric)
+    floor = FAMILIES[result.spec.family].no_information
+    if floor is not None and floor in result.spec.algorithms:
+        return _means(result, floor, metric)
     values = result.summary[result.summary["metric"] == metric]["mean"].to_numpy(dtype=float)
     values = values[np.isfinite(values)]
-    worst = (values.min() if HIGHER_IS_BETTER[metric] else values.max()) if values.size else math.nan
+    worst = (values.min() if metric_of(metric).higher_is_better else values.max()) if values.size else math.nan
     return np.full(len(result.spec.grid), worst)
 
 
@@ -95,16 +91,16 @@ def figure_sentence(result: SweepResult, metric: str) -> str:
     advantage is largest (the share of the gap it closes there)."""
     spec = result.spec
     titles = algorithm_titles(spec.family)
-    better = "higher" if HIGHER_IS_BETTER[metric] else "lower"
-    what = (f"Each curve is one algorithm's mean {_METRIC_WORDS[metric]} ({better} is better) over "
-            f"{result.runs_done} runs against {_PARAMETER_WORDS[spec.parameter]}, with its 95% interval shaded")
+    better = "higher" if metric_of(metric).higher_is_better else "lower"
+    what = (f"Each curve is one algorithm's mean {metric_of(metric).words} ({better} is better) over "
+            f"{result.runs_done} runs against {SWEPT[spec.parameter].words}, with its 95% interval shaded")
     ref = reference_name(spec.family)
     if not _has(result, "cape", "conv", ref):
         return what + "."
     closed = gap_closed(result, metric)
     cape_m, conv_m, top_m = (_means(result, a, metric) for a in ("cape", "conv", ref))
     floor = _no_information(result, metric)
-    sign = 1.0 if HIGHER_IS_BETTER[metric] else -1.0
+    sign = 1.0 if metric_of(metric).higher_is_better else -1.0
     with np.errstate(divide="ignore", invalid="ignore"):
         conv_loss = (top_m - conv_m) / (top_m - floor)  # share of the way from non-private to no information
     useful = (conv_loss >= VISIBLE_COST) & (sign * (cape_m - floor) > 0) & np.isfinite(closed)
@@ -156,7 +152,7 @@ def meeting_points(result: SweepResult, metric: str) -> list[MeetingPoint]:
     ref = reference_name(spec.family)
     if not _has(result, "cape", "conv", ref):
         return []
-    higher = HIGHER_IS_BETTER[metric]
+    higher = metric_of(metric).higher_is_better
     floor = _no_information(result, metric)
     cape_m, conv_m, top_m = (_means(result, a, metric) for a in ("cape", "conv", ref))
     gains = result.gains.groupby("value")["gain"].min()  # OTD / LDA: the smaller of the two stages' gains
@@ -250,6 +246,6 @@ STOP_CASES: dict[str, StopCase] = {
     "ns": StopCase(label="too few samples per site (Fig. 3, MOG D = 50: N_s = 1000)", preset="fig3-mog-d50-ns"),
     "c": StopCase(label="S - 1 colluders (your scenario, c = 0 to S - 1; runs live, seconds)",
                   parameter="c", data=PcaData(dataset="synthetic", k=10, dim=50),
-                  algorithms=("cape", "conv", "nondp"), runs=5),
+                  algorithms=("cape", "conv", "nonpriv"), runs=5),
 }
 """The cases the Privacy-utility page offers behind "Show where CAPE stops helping" (docs/dashboard.md)."""

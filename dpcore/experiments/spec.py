@@ -1,7 +1,8 @@
 """What a sweep is (docs/experiments.md): a frozen, JSON-serialisable :class:`SweepSpec` - the family, the swept
-parameter and its grid, the algorithms, the base scenario, the data (:class:`PcaData`, :class:`OtdData` or
-:class:`LdaData`), the number of runs R and the seed - validated and normalised on construction, and the scenario
-of each grid point.
+parameter and its grid, the algorithms, the base scenario, the data (the family's settings type,
+``Family.sweep.data``: :class:`~dpcore.pca.sweep.PcaData`, :class:`~dpcore.otd.sweep.OtdData` or
+:class:`~dpcore.lda.sweep.LdaData`), the number of runs R and the seed - validated and normalised on construction,
+and the scenario of each grid point.
 
 Swept parameters (:data:`PARAMETERS`); every other setting stays at the base scenario's value:
 
@@ -26,40 +27,14 @@ from typing import Any
 
 import numpy as np
 
-from ..data import BUNDLED, PREPROCESSING, SPECTRA
-from ..lda import LdaSettings, LdaSpec
-from ..limits import (
-    MAX_GRID_POINTS,
-    MAX_LDA_DOCUMENTS,
-    MAX_LDA_WORDS,
-    MAX_OTD_SAMPLES,
-    MAX_PCA_ENTRIES,
-    MAX_SITE_NUMBERS,
-    MAX_SITES,
-    MAX_SWEEP_RUNS,
-)
-from ..otd import (
-    DEFAULT_ITERATIONS,
-    DEFAULT_RESTARTS,
-    DEFAULT_SIGMA2,
-    ESTIMATORS,
-    MODELS,
-    TRUTHS,
-    OtdSettings,
-    SyntheticSpec,
-    mog_norm_bound,
-)
+from ..lda.sweep import LdaData
+from ..limits import MAX_GRID_POINTS, MAX_SITES, MAX_SWEEP_RUNS
+from ..otd.sweep import OtdData
 from ..pca import SOLVER_DTYPES
+from ..pca.sweep import PCA_DATASETS, PcaData
+from ..registry import canonical_name
 from ..scenario import Scenario, scenario_from_dict
-from ..validation import (
-    InputError,
-    check_choice,
-    check_delta,
-    check_epsilon,
-    check_positive,
-    check_positive_int,
-    check_rank,
-)
+from ..validation import InputError, check_choice, check_delta, check_epsilon, check_positive_int
 from .families import FAMILIES, METRICS, algorithm_table, algorithm_titles
 
 __all__ = [
@@ -71,6 +46,8 @@ __all__ = [
     "PARAMETER_LABELS",
     "PCA_DATASETS",
     "SOLVER_DTYPES",
+    "SWEPT",
+    "Parameter",
     "OtdData",
     "PcaData",
     "SweepSpec",
@@ -81,172 +58,52 @@ __all__ = [
     "spec_from_json",
 ]
 
-PARAMETERS: dict[str, str] = {
-    "eps": "eps of every site",
-    "delta": "delta of every site",
-    "ns": "N_s, the number of samples of every site",
-    "sites": "S, the number of sites (site s copies the base scenario's site (s - 1) mod S0)",
-    "c": "c, the number of colluding sites the CAPE design is robust to (design_collusion_robust)",
-}
-PARAMETER_LABELS = {"eps": "eps", "delta": "delta", "ns": "N_s", "sites": "S", "c": "c"}
-INTEGER_PARAMETERS = ("ns", "sites", "c")
-LOG_PARAMETERS = ("eps", "delta", "ns")
-PCA_DATASETS: dict[str, str] = {
-    "synthetic": "synthetic zero-mean Gaussian with a fixed covariance (the paper's D = 200, K = 50)",
-    **{name: info.label for name, info in BUNDLED.items()},
-}
-"""The sweeps' data sets: the synthetic Gaussian and every bundled one (dpcore.data.BUNDLED, with its D)."""
-DEFAULT_GRIDS = {"eps": (0.01, 0.1, 1.0, 10.0), "delta": (1e-4, 1e-3, 1e-2), "ns": (100, 1000, 4000)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Parameter:
+    """A parameter a sweep can vary: its ``name`` (``--vary``), ``label`` (tables, the grid's column), the
+    ``description`` (help texts), the figure's ``axis_title``, the ``words`` of computed sentences, whether its axis
+    is logarithmic and its values integers, and its default grid (None: computed from the scenario)."""
+
+    name: str
+    label: str
+    description: str
+    axis_title: str
+    words: str
+    log: bool
+    integer: bool
+    default_grid: tuple[float | int, ...] | None = None
+
+
+SWEPT: dict[str, Parameter] = {p.name: p for p in (
+    Parameter(name="eps", label="eps", description="eps of every site", axis_title="privacy parameter eps (every site)",
+              words="the privacy parameter eps", log=True, integer=False, default_grid=(0.01, 0.1, 1.0, 10.0)),
+    Parameter(name="delta", label="delta", description="delta of every site",
+              axis_title="privacy parameter delta (every site)", words="delta", log=True, integer=False,
+              default_grid=(1e-4, 1e-3, 1e-2)),
+    Parameter(name="ns", label="N_s", description="N_s, the number of samples of every site",
+              axis_title="samples per site N_s", words="the samples per site N_s", log=True, integer=True,
+              default_grid=(100, 1000, 4000)),
+    Parameter(name="sites", label="S", axis_title="number of sites S", words="the number of sites S", log=False,
+              integer=True, description="S, the number of sites (site s copies the base scenario's site (s - 1) "
+              "mod S0)"),
+    Parameter(name="c", label="c", axis_title="collusion bound c", words="the collusion bound c", log=False,
+              integer=True, description="c, the number of colluding sites the CAPE design is robust to "
+              "(design_collusion_robust)"),
+)}
+"""Every parameter a sweep can vary, defined once; the names below are views of it."""
+PARAMETERS: dict[str, str] = {name: p.description for name, p in SWEPT.items()}
+PARAMETER_LABELS: dict[str, str] = {name: p.label for name, p in SWEPT.items()}
+INTEGER_PARAMETERS = tuple(name for name, p in SWEPT.items() if p.integer)
+LOG_PARAMETERS = tuple(name for name, p in SWEPT.items() if p.log)
+DEFAULT_GRIDS = {name: p.default_grid for name, p in SWEPT.items() if p.default_grid is not None}
+
 
 def _set(obj: Any, name: str, value: Any) -> None:
     object.__setattr__(obj, name, value)
 
 
-@dataclass(frozen=True, kw_only=True)
-class PcaData:
-    """The data of a PCA sweep: a bundled data set or the synthetic Gaussian (``dim``, ``spectrum``, ``decay``),
-    the subspace dimension K, the (non-private) preprocessing and the DPdisPCA rank R (None: R = K).
-    ``solver_dtype``: precision of the eigen-decompositions of the noisy matrices. ``float32`` (default) halves
-    the dominant cost; its rounding (about 1e-7 ||A||) is orders of magnitude below the DP noise and moves the
-    metrics by about 1e-6 relative. ``float64`` reproduces ``dpcore.pca.compare_pca`` bit for bit.
-    Validated and normalised on construction (settings that do not apply are reset to their defaults)."""
-
-    dataset: str = "synthetic"
-    k: int = 10
-    dim: int = 200
-    spectrum: str = "power"
-    decay: float = 1.0
-    preprocessing: str = "max-norm"
-    rank: int | None = None
-    solver_dtype: str = "float32"
-
-    def __post_init__(self) -> None:
-        _set(self, "solver_dtype", check_choice(self.solver_dtype, "solver precision", SOLVER_DTYPES))
-        dataset = check_choice(self.dataset, "dataset", tuple(PCA_DATASETS))
-        _set(self, "dataset", dataset)
-        if dataset == "synthetic":
-            _set(self, "dim", check_positive_int(self.dim, "D", minimum=2))
-            _set(self, "spectrum", check_choice(self.spectrum, "spectrum", SPECTRA))
-            _set(self, "decay", check_positive(self.decay, "decay"))
-        else:
-            _set(self, "dim", BUNDLED[dataset].dim)
-            _set(self, "spectrum", "power")
-            _set(self, "decay", 1.0)
-        _set(self, "k", check_rank(self.k, self.dim))
-        _set(self, "preprocessing", check_choice(self.preprocessing, "preprocessing", tuple(PREPROCESSING)))
-        if self.rank is not None:
-            rank = check_positive_int(self.rank, "R")
-            if not self.k <= rank <= self.dim:
-                raise InputError(f"DPdisPCA rank R must satisfy K = {self.k} <= R <= D = {self.dim} (got {rank})",
-                                 "R")
-            _set(self, "rank", rank)
-
-    def describe(self) -> str:
-        what = (f"synthetic Gaussian, D = {self.dim}, {self.spectrum} spectrum (decay {self.decay:g})"
-                if self.dataset == "synthetic" else PCA_DATASETS[self.dataset])
-        return f"{what}; K = {self.k}; preprocessing {self.preprocessing}; {self.solver_dtype} eigensolver"
-
-
-@dataclass(frozen=True, kw_only=True)
-class OtdData:
-    """The model of an OTD sweep (synthetic MOG or STM with D, K, sigma^2 / document length and estimator, and the
-    ground truth: ours or the authors' set-up, :data:`~dpcore.otd.models.TRUTHS`) and the capeAGN settings (eps
-    split between the stages, power-method restarts and iterations, third-moment path and noise law). Validated and
-    normalised on construction."""
-
-    model: str = "mog"
-    dim: int = 10
-    k: int = 5
-    sigma2: float = DEFAULT_SIGMA2
-    doc_length: int = 3
-    estimator: str = "first"
-    eps_split: float = 0.5
-    n_restarts: int = DEFAULT_RESTARTS
-    n_iter: int = DEFAULT_ITERATIONS
-    path: str = "auto"
-    m3_noise: str = "published"
-    truth: str = "ours"
-
-    def __post_init__(self) -> None:
-        model = check_choice(self.model, "model", MODELS)
-        _set(self, "truth", check_choice(self.truth, "truth", tuple(TRUTHS)))
-        _set(self, "model", model)
-        _set(self, "dim", check_positive_int(self.dim, "D", minimum=2))
-        _set(self, "k", check_rank(self.k, self.dim))
-        if model == "mog":
-            _set(self, "sigma2", check_positive(self.sigma2, "sigma^2", allow_zero=True))
-            _set(self, "doc_length", 3)
-            _set(self, "estimator", "first")
-        else:
-            _set(self, "sigma2", DEFAULT_SIGMA2)
-            _set(self, "doc_length", check_positive_int(self.doc_length, "document length L", minimum=3))
-            _set(self, "estimator", check_choice(self.estimator, "estimator", tuple(ESTIMATORS)))
-        _set(self, "eps_split", float(self.eps_split))
-        self.settings()  # OtdSettings checks the split, iterations, path and noise law
-        _set(self, "n_restarts", int(self.n_restarts))
-        _set(self, "n_iter", int(self.n_iter))
-
-    def synthetic(self) -> SyntheticSpec:
-        return SyntheticSpec(kind=self.model, dim=self.dim, k=self.k, sigma2=self.sigma2, doc_length=self.doc_length,
-                             estimator=self.estimator, truth=self.truth)
-
-    def settings(self, collusion: int | None = None) -> OtdSettings:
-        return OtdSettings(eps_split=self.eps_split, n_restarts=self.n_restarts, n_iter=self.n_iter,
-                           path=self.path, m3_noise=self.m3_noise, collusion=collusion)
-
-    @property
-    def scaled_sigma2(self) -> float:
-        """sigma^2 / zeta^2 with the public norm bound zeta of :func:`dpcore.otd.mog_norm_bound` (MOG)."""
-        return self.sigma2 / mog_norm_bound(self.dim, self.sigma2) ** 2 if self.model == "mog" else 0.0
-
-    def describe(self) -> str:
-        what = (f"MOG, sigma^2 = {self.sigma2:g}" if self.model == "mog"
-                else f"STM, L = {self.doc_length} words, estimator {self.estimator}")
-        truth = "; the authors' ground truth" if self.truth == "authors" else ""
-        return f"synthetic {what}; D = {self.dim}, K = {self.k}; eps split {self.eps_split:g}{truth}"
-
-
-@dataclass(frozen=True, kw_only=True)
-class LdaData:
-    """The corpus of an LDA sweep (a synthetic LDA model: vocabulary size D, topics K, alpha_0, the shape of alpha,
-    words per document) and the settings of capeLDA and its baselines (share of each budget for M2, power-method
-    restarts and iterations, third-moment path). Validated on construction (:class:`dpcore.lda.LdaSpec`,
-    :class:`dpcore.lda.LdaSettings`)."""
-
-    dim: int = 100
-    k: int = 5
-    alpha0: float = 1.0
-    alpha_shape: str = "symmetric"
-    doc_length: int = 50
-    eps_split: float = 0.5
-    n_restarts: int = DEFAULT_RESTARTS
-    n_iter: int = DEFAULT_ITERATIONS
-    path: str = "auto"
-
-    def __post_init__(self) -> None:
-        spec = self.synthetic()
-        _set(self, "dim", int(spec.dim))
-        _set(self, "k", int(spec.k))
-        _set(self, "alpha0", float(spec.alpha0))
-        _set(self, "doc_length", int(spec.doc_length))
-        _set(self, "eps_split", float(self.eps_split))
-        self.settings()
-        _set(self, "n_restarts", int(self.n_restarts))
-        _set(self, "n_iter", int(self.n_iter))
-
-    def synthetic(self) -> LdaSpec:
-        return LdaSpec(dim=self.dim, k=self.k, alpha0=self.alpha0, alpha_shape=self.alpha_shape,
-                       doc_length=self.doc_length)
-
-    def settings(self, collusion: int | None = None) -> LdaSettings:
-        return LdaSettings(eps_split=self.eps_split, n_restarts=self.n_restarts, n_iter=self.n_iter, path=self.path,
-                           collusion=collusion)
-
-    def describe(self) -> str:
-        return f"{self.synthetic().describe()}; eps split {self.eps_split:g}"
-
-
-_DATA_CLASSES: dict[str, type] = {"pca": PcaData, "otd": OtdData, "lda": LdaData}
 
 
 def default_grid(parameter: str, scenario: Scenario | None = None) -> tuple[float, ...]:
@@ -344,7 +201,7 @@ class SweepSpec:
         _set(self, "parameter", parameter)
         if not isinstance(self.scenario, Scenario):
             raise InputError("the base scenario must be a Scenario", "scenario")
-        expected = _DATA_CLASSES[family]
+        expected = FAMILIES[family].sweep.data
         if not isinstance(self.data, expected):
             raise InputError(f"a {family} sweep needs {expected.__name__} data settings", "data")
         grid = _normalise_grid(parameter, self.grid)
@@ -356,10 +213,10 @@ class SweepSpec:
         _set(self, "grid", grid)
         if isinstance(self.algorithms, str):
             raise InputError("algorithms must be a list of names", "algorithms")
-        algorithms = tuple(dict.fromkeys(self.algorithms))
-        if not algorithms:
-            raise InputError(f"choose at least one algorithm ({', '.join(algorithm_table(family))})", "algorithms")
         table = algorithm_table(family)
+        algorithms = tuple(dict.fromkeys(canonical_name(str(a), table) for a in self.algorithms))
+        if not algorithms:
+            raise InputError(f"choose at least one algorithm ({', '.join(table)})", "algorithms")
         for a in algorithms:
             check_choice(a, "algorithm", tuple(table))
         _set(self, "algorithms", algorithms)
@@ -371,32 +228,13 @@ class SweepSpec:
         self._check_size()
 
     def _check_size(self) -> None:
-        largest = scenario_at(self, self.grid[-1]) if self.parameter in ("ns", "sites") else self.scenario
-        if self.family == "pca":
-            numbers = largest.total_n * self.data.dim
-            if numbers > MAX_SITE_NUMBERS:
-                raise InputError(f"the largest grid point needs N x D = {largest.total_n:,} x {self.data.dim} = "
-                                 f"{numbers:,} numbers of site data, more than the {MAX_SITE_NUMBERS:,} a sweep keeps "
-                                 "in memory; use smaller N_s or fewer sites", "grid")
-            entries = largest.n_sites * (self.data.dim * (self.data.dim + 1) // 2)
-            if entries > MAX_PCA_ENTRIES:
-                raise InputError(f"S x D(D+1)/2 = {entries:,} numbers per noise term at the largest grid point is "
-                                 f"more than the {MAX_PCA_ENTRIES:,} this tool keeps in memory; use fewer "
-                                 "sites or fewer features", "grid")
-        elif self.family == "otd" and largest.total_n > MAX_OTD_SAMPLES:
-            raise InputError(f"the largest grid point has N = {largest.total_n:,} samples, more than the "
-                             f"{MAX_OTD_SAMPLES:,} an OTD sweep draws per run; use smaller N_s or fewer sites", "grid")
-        elif self.family == "lda":
-            smallest = min(scenario_at(self, v).sizes.min() for v in self.grid) if self.parameter in (
-                "ns", "sites") else self.scenario.sizes.min()
-            if smallest < 3:
-                raise InputError("every site needs at least 3 documents for the LDA moments", "grid")
-            words = largest.total_n * self.data.doc_length
-            if largest.total_n > MAX_LDA_DOCUMENTS or words > MAX_LDA_WORDS:
-                raise InputError(f"the largest grid point has N = {largest.total_n:,} documents of "
-                                 f"{self.data.doc_length} words; an LDA sweep draws at most {MAX_LDA_DOCUMENTS:,} "
-                                 f"documents and {MAX_LDA_WORDS:,} words per run; use smaller N_s or fewer sites",
-                                 "grid")
+        """The data settings' limits at the largest grid point (and, for a family that needs it, the smallest
+        site of any grid point)."""
+        varied = self.parameter in ("ns", "sites")
+        largest = scenario_at(self, self.grid[-1]) if varied else self.scenario
+        smallest = int(min(scenario_at(self, v).sizes.min() for v in self.grid) if varied else
+                       self.scenario.sizes.min())
+        self.data.check_size(largest, smallest)
 
     # --- conversions --------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -439,7 +277,7 @@ def spec_from_dict(data: Any) -> SweepSpec:
     if missing:
         raise InputError(f"missing sweep field(s): {', '.join(sorted(missing))}", "spec")
     family = check_choice(data["family"], "family", tuple(FAMILIES))
-    cls = _DATA_CLASSES[family]
+    cls = FAMILIES[family].sweep.data
     raw = data.get("data") or {}
     if not isinstance(raw, dict):
         raise InputError("data settings must be a JSON object", "data")

@@ -17,8 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ..cape import SOLVERS
 from ..cape.helper_free import NOISE_VARIANTS
-from ..cape.plan import SOLVERS
 from ..cape.protocol import Message, ProtocolRound, capeagn_round, capepca_round
 from ..cape.stages import AGN_MODELS
 from ..limits import (
@@ -35,9 +35,9 @@ from ..limits import (
     NORM_BOUND_RANGE,
     SPLIT_RANGE,
 )
-from ..otd.release import M3_NOISE
 from ..privacy import CALIBRATIONS, NEIGHBOURING
 from ..scenario import site_errors
+from ..tensor.release import M3_NOISE
 from ..validation import InputError, check_choice, check_int_range, check_range
 from .plan import AGN_PATHS, ROUND_STAGES, RoundPlan, RoundSettings, SiteBudget, plan_round
 
@@ -300,11 +300,11 @@ def parse_message_log(content: bytes | str) -> MessageLog:
 
 def protocol_round(plan: RoundPlan) -> ProtocolRound:
     """:mod:`dpcore.cape.protocol`'s round for a planned federated round (capeAGN on the plan's path)."""
-    dim, k = plan.dim, plan.settings.k
+    dim, k, noise = plan.dim, plan.settings.k, plan.settings.noise
     if plan.settings.algorithm == "capePCA":
-        return capepca_round(plan.stage("A").design, dim, k)
+        return capepca_round(plan.stage("A").design, dim, k, noise=noise)
     return capeagn_round(plan.stage("M2").design, plan.stage("M3").design, dim, k,
-                         projected=plan.settings.path == "projected")
+                         projected=plan.settings.path == "projected", noise=noise)
 
 
 def round_protocol(logged: LoggedRound) -> ProtocolRound:

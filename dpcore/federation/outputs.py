@@ -1,15 +1,15 @@
 """What the aggregator of a federated round makes of the aggregates (docs/federated.md), with the functions the
 in-process algorithms use: capePCA's top-K subspace (:func:`dpcore.pca.result.top_subspace`), capeAGN's whitening
-(:func:`dpcore.otd.whitening.whiten`) and its tensor power method with recovery (:mod:`dpcore.otd.power`)."""
+(:func:`dpcore.tensor.whitening.whiten`) and its tensor power method with recovery (:mod:`dpcore.tensor.power`)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..otd.power import recover, tensor_power_method
-from ..otd.whitening import Whitening, whiten
 from ..pca.result import top_subspace
 from ..privacy.symmetric import symmetric_matrix, symmetric_tensor
+from ..tensor.power import recover, tensor_power_method
+from ..tensor.whitening import Whitening, whiten
 
 __all__ = ["pca_output", "tensor_output", "whitening_output"]
 

@@ -12,16 +12,17 @@ from typing import Any
 
 import numpy as np
 
+from ..cape import SOLVERS
 from ..cape.audit import AuditReport, default_collusion
 from ..cape.design import NoiseDesign
 from ..cape.helper_free import NOISE_VARIANTS, fixed_point, scaled_for_variant, variant_audit
-from ..cape.plan import SOLVERS, plan_scenario
+from ..cape.plan import plan_scenario
 from ..cape.stages import AGN_MODELS, agn_stage_plans
 from ..limits import MAX_FEDERATED_MATRIX_DIM, MAX_FEDERATED_TENSOR_DIM, NORM_BOUND_RANGE
-from ..otd.power import DEFAULT_ITERATIONS, DEFAULT_RESTARTS
 from ..otd.problem import OtdSettings
-from ..otd.release import M3_NOISE
 from ..scenario import ScenarioError, Site, scenario_from_dict
+from ..tensor.power import DEFAULT_ITERATIONS, DEFAULT_RESTARTS
+from ..tensor.release import M3_NOISE
 from ..validation import (
     InputError,
     check_choice,
@@ -82,7 +83,7 @@ class RoundSettings:
     ``solver`` picks the design (:data:`dpcore.cape.SOLVERS`); ``collusion`` None means ceil(S/3) - 1; ``model``
     is capeAGN's latent-variable model ("stm" or "mog"; MOG needs the component variance ``sigma2`` and the public
     norm bound ``norm_bound`` zeta every site divides its samples by); ``path`` is capeAGN's third-moment path
-    (:data:`AGN_PATHS`) and ``m3_noise`` its noise law (:data:`dpcore.otd.M3_NOISE`); ``n_restarts`` and
+    (:data:`AGN_PATHS`) and ``m3_noise`` its noise law (:data:`dpcore.tensor.M3_NOISE`); ``n_restarts`` and
     ``n_iter`` are the tensor power method's L and N. ``noise`` is who makes the zero-sum noise
     (:data:`dpcore.cape.helper_free.NOISE_VARIANTS`: the helper, or the sites by a secure sum); ``dropouts`` the
     sites that may vanish after the noise was set up without weakening any promise: the design is made for

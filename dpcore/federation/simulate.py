@@ -84,7 +84,7 @@ def simulate_round(settings: RoundSettings, budgets: Sequence[SiteBudget], site_
                    seeds: Mapping[str, Any], *, generator: str = "fast",
                    dropped: Sequence[str] = ()) -> SimulatedRound:
     """Every party's computation in one process, in the order of the real message flow. ``site_data`` maps a site
-    name to its D x N_s samples (capePCA) or its :class:`~dpcore.otd.StmSite` / :class:`~dpcore.otd.MogSite`
+    name to its D x N_s samples (capePCA) or its :class:`~dpcore.tensor.StmSite` / :class:`~dpcore.tensor.MogSite`
     (capeAGN); ``seeds`` maps "helper", "aggregator" and every site name to that party's seed (an integer) or, with
     ``generator`` "secure", its secret (what a real run uses); ``dropped`` names sites that vanished after the noise
     was set up (their terms are recovered). Raises InputError when the round would be refused."""

@@ -1,6 +1,6 @@
 """What the parties of a federated round compute beyond :mod:`dpcore.cape.parties` (docs/federated.md): a site's
 statistic (capePCA's A_s, capeAGN's M2_s and projected M3_s, from :mod:`dpcore.pca` and :mod:`dpcore.otd`), each
-stage's noise object from rows of i.i.d. normals (third-moment laws from :mod:`dpcore.otd.release`), a site's
+stage's noise object from rows of i.i.d. normals (third-moment laws from :mod:`dpcore.tensor.release`), a site's
 release of a stage and what the aggregator subtracts again.
 
 Stages: "A" (capePCA, D x D), "M2" (D x D), "M3" (dense: D x D x D noise, the site projects the sum on W;
@@ -13,9 +13,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..cape.parties import site_release
-from ..otd.moments import MogSite, StmSite, mog_sites, stm_site_from_words
-from ..otd.multilinear import multilinear
-from ..otd.release import m3_noise_size, m3_noise_tensor
 from ..pca.problem import site_moment
 from ..privacy.symmetric import (
     symmetric_tensor,
@@ -24,6 +21,9 @@ from ..privacy.symmetric import (
     unique_entries_matrix,
     unique_entries_tensor,
 )
+from ..tensor.moments import MogSite, StmSite, mog_sites, stm_site_from_words
+from ..tensor.multilinear import multilinear
+from ..tensor.release import m3_noise_size, m3_noise_tensor
 
 __all__ = ["aggregator_subtract", "mog_site", "noise_entries", "noise_shape", "noise_size", "noise_unique",
            "site_stage_release", "site_statistic", "stm_site"]
@@ -44,7 +44,7 @@ def noise_unique(stage: str, path: str, dim: int, k: int) -> int:
 
 def noise_size(stage: str, law: str, path: str, dim: int, k: int) -> int:
     """Standard normals per site and noise term: the unique entries of a matrix; for "M3" what the third-moment
-    law needs on the path (:func:`dpcore.otd.release.m3_noise_size`)."""
+    law needs on the path (:func:`dpcore.tensor.release.m3_noise_size`)."""
     if stage != "M3":
         return unique_count_matrix(dim)
     return m3_noise_size(law, path, dim, k)
@@ -58,7 +58,7 @@ def stm_site(words: np.ndarray, dim: int) -> StmSite:
 
 def mog_site(samples: np.ndarray, sigma2: float, norm_bound: float) -> MogSite:
     """A site's Gaussian-mixture samples (N_s x D, original units) divided by the public norm bound zeta (a sample
-    still longer than 1 is clipped), with sigma^2 / zeta^2 (:func:`dpcore.otd.mog_sites`)."""
+    still longer than 1 is clipped), with sigma^2 / zeta^2 (:func:`dpcore.tensor.mog_sites`)."""
     sites, _, _ = mog_sites([samples], sigma2, norm_bound)
     return sites[0]
 
@@ -76,7 +76,7 @@ def site_statistic(stage: str, data: np.ndarray | MogSite | StmSite, w: np.ndarr
 def noise_entries(rows: np.ndarray, stage: str, law: str, path: str, dim: int, w: np.ndarray | None = None
                   ) -> np.ndarray:
     """Unique entries of each row's noise object (rows: S x size or 1-d): unchanged for a matrix stage; for "M3"
-    the third-moment law ``law`` on ``path`` (:func:`dpcore.otd.release.m3_noise_tensor`): D x D x D dense,
+    the third-moment law ``law`` on ``path`` (:func:`dpcore.tensor.release.m3_noise_tensor`): D x D x D dense,
     K x K x K projected on W. Linear, so the helper's rows still cancel."""
     rows = np.asarray(rows, dtype=float)
     if stage != "M3":

@@ -3,7 +3,7 @@
 
 * :mod:`.corpus` - synthetic LDA corpora and the population moments;
 * :mod:`.moments` - the unbiased estimators M1, M2, M3 from word counts (M3 projected, no D^3 array);
-* :mod:`.site` - one site's documents and the moments it releases (the interface of :mod:`dpcore.otd.release`);
+* :mod:`.site` - one site's documents and the moments it releases (the interface of :mod:`dpcore.tensor.release`);
 * :mod:`.recovery` - whitening, the robust tensor power method, topics and alpha, the topic error;
 * :mod:`.sensitivity` - global and local L2 sensitivities of the data-flow edges, with explicit constants;
 * :mod:`.budget`, :mod:`.placements`, :mod:`.ptr`, :mod:`.configurations` - paper 004's four noise configurations,
@@ -12,13 +12,14 @@
 * :mod:`.problem`, :mod:`.algorithm`, :mod:`.algorithms`, :mod:`.table`, :mod:`.compare` - the algorithm table
   (capeLDA, conventional, pooled, local, non-private, configurations 1-4, random) and comparisons over runs.
 
-Imports the bottom layer, privacy, data, scenario, cape and otd (whitening, power method, message flows).
+Imports the bottom layer, privacy, data, scenario, cape and the tensor toolkit (:mod:`dpcore.tensor`: whitening,
+power method, message flows); never a sibling family.
 """
 
-from .algorithm import GUARANTEES, LdaAlgorithm, RunContext
 from .compare import LdaComparison, LdaRun, compare_lda
 from .configurations import CONFIGURATIONS, EDGES, PRIVACY, ConfigurationResult, run_configuration, summarize_data
 from .corpus import ALPHA_SHAPES, ISSUE_CORPUS, LdaModel, make_lda_model, sample_lda_corpus
+from .family import FAMILY
 from .problem import (
     LdaProblem,
     LdaResult,
@@ -28,7 +29,7 @@ from .problem import (
     corpus_lda_problem,
     synthetic_lda_problem,
 )
-from .recovery import LdaFit, fit_lda, match_topics, topic_error
+from .recovery import METRICS, LdaFit, fit_lda, match_topics, topic_error
 from .site import LdaSite, pool_lda_sites
 from .table import ALGORITHMS, algorithm, check_algorithms, configuration_names, default_algorithms, run_algorithm
 
@@ -37,11 +38,11 @@ __all__ = [
     "ALPHA_SHAPES",
     "CONFIGURATIONS",
     "EDGES",
-    "GUARANTEES",
+    "FAMILY",
     "ISSUE_CORPUS",
+    "METRICS",
     "PRIVACY",
     "ConfigurationResult",
-    "LdaAlgorithm",
     "LdaComparison",
     "LdaFit",
     "LdaModel",
@@ -51,7 +52,6 @@ __all__ = [
     "LdaSettings",
     "LdaSite",
     "LdaSpec",
-    "RunContext",
     "algorithm",
     "check_algorithms",
     "check_synthetic_size",

@@ -28,8 +28,8 @@ import numpy as np
 
 from ..limits import MAX_PUBLISHED_PROJECTED_K
 from ..linalg import top_eigenpairs
-from ..otd.power import PowerResult, tensor_power_method
 from ..privacy.calibration import ClassicCalibrationWarning, noise_multiplier
+from ..tensor.power import PowerResult, tensor_power_method
 from ..validation import InputError, check_positive, check_rank
 from .moments import prepare_counts
 from .recovery import alpha_from_eigenvalues, sorted_power, to_simplex
@@ -58,7 +58,7 @@ __all__ = [
 ]
 
 def m3_noise_law(path: str, k: int) -> str:
-    """The third-moment noise law of every LDA release (:data:`dpcore.otd.M3_NOISE`; docs/math/lda.md, "The
+    """The third-moment noise law of every LDA release (:data:`dpcore.tensor.M3_NOISE`; docs/math/lda.md, "The
     third-moment noise law"): the published law (i.i.d. N(0, sigma^2) unique entries, the paper's Gaussian
     mechanism) wherever it can be drawn exactly - the dense path, or the projected path with
     K <= MAX_PUBLISHED_PROJECTED_K - and the symmetrised law sqrt(6) sigma Sym(Z) above that. A change of

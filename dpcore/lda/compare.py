@@ -12,25 +12,18 @@ from typing import Any
 
 import numpy as np
 
-from ..limits import MAX_RUNS
-from ..otd.whitening import WhiteningError
+from ..family import GUARANTEES, Algorithm, ShouldStop, check_runs, each_algorithm, run_comparison, stop_note
 from ..scenario import Scenario
-from ..seeding import data_rng, run_rng
+from ..seeding import LDA_MODEL_STREAM, LDA_REFERENCE_STREAM, data_rng, run_rng, stream_rng
 from ..summary import MetricSummary, summarise_values
-from ..validation import InputError, check_positive_int
-from .algorithm import GUARANTEES, LdaAlgorithm
+from ..tensor.whitening import WhiteningError
+from ..validation import InputError
 from .corpus import LdaModel
 from .problem import LdaProblem, LdaResult, LdaSettings, LdaSpec, check_synthetic_size, synthetic_lda_problem
 from .recovery import topic_error
-from .table import check_algorithms, run_algorithm
+from .table import ALGORITHMS, check_algorithms, run_algorithm
 
-__all__ = ["MODEL_STREAM", "REFERENCE_STREAM", "LdaComparison", "LdaRun", "compare_lda", "reference_topics"]
-
-MODEL_STREAM = 0x1DA
-"""Second entropy word of the ground truth's generator: default_rng([seed, MODEL_STREAM])."""
-REFERENCE_STREAM = 0x1DA4EF
-"""Second entropy word of the non-private reference run on a text corpus."""
-
+__all__ = ["LdaComparison", "LdaRun", "compare_lda", "reference_topics", "run_problem"]
 
 @dataclass(frozen=True, kw_only=True)
 class LdaRun:
@@ -96,41 +89,70 @@ class LdaComparison:
                 "notes": list(self.notes)}
 
 
-class _Runs:
-    """Runs every algorithm of one comparison and collects the records, one example, the privacy statement and the
-    first reason a run had no topics, per algorithm."""
+@dataclass(frozen=True, eq=False, kw_only=True)
+class Shared:
+    """What every run of a comparison needs (sent once to each worker process): the algorithms, budgets, settings,
+    seed, the reference topics, and the documents (``problem``) or the model to draw them from at ``sizes``."""
 
-    def __init__(self, entries: tuple[LdaAlgorithm, ...], scenario: Scenario, settings: LdaSettings, seed: int,
-                 reference: np.ndarray, progress: Callable[[float, str], None] | None, total: int):
-        self.entries, self.scenario, self.settings, self.seed = entries, scenario, settings, seed
-        self.reference, self.progress, self.total = reference, progress, total
-        self.done = 0
-        self.records: list[LdaRun] = []
-        self.examples: dict[str, LdaResult] = {}
-        self.guarantees: dict[str, str] = {}
-        self.reasons: dict[str, str] = {}
+    names: tuple[str, ...]
+    scenario: Scenario
+    settings: LdaSettings
+    seed: int
+    runs: int
+    reference: np.ndarray
+    model: LdaModel | None
+    sizes: tuple[int, ...]
+    doc_length: int | None
+    problem: LdaProblem | None
 
-    def run_all(self, problem: LdaProblem, run: int, runs: int) -> None:
-        for entry in self.entries:
-            if self.progress is not None:
-                self.progress(self.done / self.total, f"run {run + 1}/{runs}: {entry.title}")
-            self.records.append(self.one(entry, problem, run))
-            self.done += 1
 
-    def one(self, entry: LdaAlgorithm, problem: LdaProblem, run: int) -> LdaRun:
-        rng = run_rng(self.seed, run, entry.name, "lda")
+@dataclass(frozen=True, eq=False, kw_only=True)
+class _RunOutcome:
+    """One run of every algorithm: its records, the first example, privacy statement and reason of each algorithm,
+    and the run's documents (synthetic corpora, kept for run 0 only)."""
+
+    records: list[LdaRun]
+    examples: dict[str, LdaResult]
+    guarantees: dict[str, str]
+    reasons: dict[str, str]
+    problem: LdaProblem | None
+
+
+def run_problem(shared: Shared, run: int) -> LdaProblem:
+    """The documents of run ``run``: the given corpus, or a fresh synthetic one from
+    :func:`dpcore.seeding.data_rng` (seed, run)."""
+    if shared.model is None:
+        return shared.problem
+    return synthetic_lda_problem(shared.model, shared.sizes, data_rng(shared.seed, run), doc_length=shared.doc_length)
+
+
+def _compare_run(shared: Shared, run: int, tick: Callable[[str], bool]) -> _RunOutcome | None:
+    """Every algorithm in one run (a task of :func:`dpcore.family.run_comparison`); None when stopped."""
+    problem = run_problem(shared, run)
+    out = _RunOutcome(records=[], examples={}, guarantees={}, reasons={},
+                      problem=problem if run == 0 and shared.model is not None else None)
+
+    def one(entry: Algorithm) -> None:
+        rng = run_rng(shared.seed, run, entry.name, "lda")
         try:
-            res = run_algorithm(entry, problem, self.scenario, self.settings, rng)
+            res = run_algorithm(entry, problem, shared.scenario, shared.settings, rng)
         except WhiteningError as exc:
-            self.reasons.setdefault(entry.name, str(exc))
-            self.guarantees.setdefault(entry.name, GUARANTEES[entry.guarantee])
-            return LdaRun(run=run, algorithm=entry.name, topic_error=None, status="whitening failed", reason=str(exc))
-        self.guarantees.setdefault(entry.name, res.guarantee)
+            out.reasons.setdefault(entry.name, str(exc))
+            out.guarantees.setdefault(entry.name, GUARANTEES[entry.guarantee])
+            out.records.append(LdaRun(run=run, algorithm=entry.name, topic_error=None, status="whitening failed",
+                                      reason=str(exc)))
+            return
+        out.guarantees.setdefault(entry.name, res.guarantee)
         if not res.usable:
-            self.reasons.setdefault(entry.name, res.reason)
-            return LdaRun(run=run, algorithm=entry.name, topic_error=None, status="unusable", reason=res.reason)
-        self.examples.setdefault(entry.name, res)
-        return LdaRun(run=run, algorithm=entry.name, topic_error=topic_error(res.topics, self.reference), status="ok")
+            out.reasons.setdefault(entry.name, res.reason)
+            out.records.append(LdaRun(run=run, algorithm=entry.name, topic_error=None, status="unusable",
+                                      reason=res.reason))
+            return
+        out.examples.setdefault(entry.name, res)
+        out.records.append(LdaRun(run=run, algorithm=entry.name, topic_error=topic_error(res.topics, shared.reference),
+                                  status="ok"))
+
+    return out if each_algorithm(ALGORITHMS, shared.names, run, shared.runs, tick, one) is not None else None
 
 
 def _summaries(names: Sequence[str], records: list[LdaRun]) -> dict[str, MetricSummary]:
@@ -145,52 +167,69 @@ def _summaries(names: Sequence[str], records: list[LdaRun]) -> dict[str, MetricS
 def reference_topics(model: LdaModel | None, problem: LdaProblem | None, scenario: Scenario, settings: LdaSettings,
                      seed: int, notes: list[str]) -> tuple[np.ndarray, str]:
     """What topic errors are measured against, and its label: the synthetic model's topics ("truth"), or for text
-    the non-private topics of ``problem`` from the stream (seed, REFERENCE_STREAM) ("nonprivate"; a note says so)."""
+    the non-private topics of ``problem`` from the stream (seed, LDA_REFERENCE_STREAM) ("nonprivate"; a note says
+    so)."""
     if model is not None:
         return model.topics, "truth"
-    ref = run_algorithm("nonpriv", problem, scenario, settings, np.random.default_rng([seed, REFERENCE_STREAM]))
+    ref = run_algorithm("nonpriv", problem, scenario, settings, stream_rng(seed, LDA_REFERENCE_STREAM))
     notes.append("no ground truth: the topic error is the distance of each result to the non-private topics")
     return ref.topics, "nonprivate"
 
 
-def compare_lda(
+def compare_lda(  # long: the checks, the run loop and the result, each a few lines, read top to bottom
     scenario: Scenario, algorithms: Sequence[str], *, spec: LdaSpec | None = None, problem: LdaProblem | None = None,
     runs: int = 10, seed: int = 0, settings: LdaSettings | None = None,
-    progress: Callable[[float, str], None] | None = None,
+    progress: Callable[[float, str], None] | None = None, should_stop: ShouldStop | None = None,
+    workers: int | None = None,
 ) -> LdaComparison:
     """Run ``algorithms`` ``runs`` times and summarise the topic error (mean L1 per topic after optimal matching).
 
     Synthetic (``spec``): one ground truth drawn from ``seed``, fresh documents per run at the scenario's N_s
     (:func:`dpcore.seeding.data_rng`), the truth is the reference. Text (``problem``): the same documents every run
     (runs differ in the noise), the reference is the non-private result. Every algorithm draws from its own stream
-    :func:`dpcore.seeding.run_rng` (seed, run, name, "lda")."""
+    :func:`dpcore.seeding.run_rng` (seed, run, name, "lda"). Runs go to ``workers`` processes
+    (:func:`dpcore.workers.worker_count`), with the same results for any number; ``progress(fraction, label)`` after
+    each algorithm of each run; ``should_stop()`` as often: a stopped comparison keeps the runs that finished."""
     if (spec is None) == (problem is None):
         raise InputError("give either a synthetic model or a corpus, not both")
     entries = check_algorithms(algorithms)
-    runs = check_positive_int(runs, "runs")
-    if runs > MAX_RUNS:
-        raise InputError(f"runs must be at most {MAX_RUNS} (got {runs})", "runs")
-    seed = check_positive_int(seed, "seed", minimum=0)
+    runs, seed = check_runs(runs, seed)
     settings = LdaSettings() if settings is None else settings
     if np.any(scenario.sizes < 3):
         raise InputError(f"every site needs at least 3 documents for the LDA moments (N_s = "
                          f"{scenario.sizes.tolist()})", "scenario")
     if spec is not None:
         check_synthetic_size(spec, scenario.sizes)
-    model = None if spec is None else spec.model(np.random.default_rng([seed, MODEL_STREAM]))
+    model = None if spec is None else spec.model(stream_rng(seed, LDA_MODEL_STREAM))
     scenario_run = scenario if problem is None else scenario.with_sizes(problem.sizes)
     notes = scenario_run.caveats() + (list(problem.notes) if problem is not None else [])
     reference, label = reference_topics(model, problem, scenario_run, settings, seed, notes)
-    runner = _Runs(entries, scenario_run, settings, seed, reference, progress, runs * len(entries))
-    current = problem
-    for run in range(runs):
-        if model is not None:
-            current = synthetic_lda_problem(model, scenario.sizes, data_rng(seed, run), doc_length=spec.doc_length)
-        runner.run_all(current, run, runs)
-    if progress is not None:
+    shared = Shared(names=tuple(e.name for e in entries), scenario=scenario_run, settings=settings, seed=seed,
+                    runs=runs, reference=reference, model=model, sizes=tuple(int(n) for n in scenario.sizes),
+                    doc_length=None if spec is None else spec.doc_length, problem=problem)
+    finished, stopped = run_comparison(
+        _compare_run, shared, runs, len(entries), should_stop=should_stop, workers=workers,
+        progress=None if progress is None else (lambda done, total, step: progress(done / total, step)))
+    if progress is not None and not stopped:
         progress(1.0, "done")
+    records = [r for outcome in finished for r in outcome.records]
+    collected = {what: first_of(finished, what) for what in ("examples", "guarantees", "reasons")}
+    if stopped:
+        notes.append(stop_note(len(finished), runs))
+    first = next((o.problem for o in finished if o.problem is not None), None)
     names = tuple(e.name for e in entries)
-    return LdaComparison(algorithms=names, summaries=_summaries(names, runner.records), records=tuple(runner.records),
-                         reference=label, reference_topics=np.asarray(reference), examples=runner.examples,
-                         guarantees=runner.guarantees, reasons=runner.reasons, problem=current, scenario=scenario_run,
-                         settings=settings, runs=runs, seed=seed, notes=tuple(dict.fromkeys(notes)))
+    return LdaComparison(algorithms=names, summaries=_summaries(names, records), records=tuple(records),
+                         reference=label, reference_topics=np.asarray(reference), examples=collected["examples"],
+                         guarantees=collected["guarantees"], reasons=collected["reasons"],
+                         problem=first if first is not None else run_problem(shared, records[0].run),
+                         scenario=scenario_run, settings=settings, runs=len(finished), seed=seed,
+                         notes=tuple(dict.fromkeys(notes)))
+
+
+def first_of(outcomes: Sequence[Any], what: str) -> dict:
+    """Per algorithm, the first value of ``what`` in run order (examples, privacy statements, reasons)."""
+    out: dict = {}
+    for outcome in outcomes:
+        for key, value in getattr(outcome, what).items():
+            out.setdefault(key, value)
+    return out

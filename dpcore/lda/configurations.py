@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..otd.power import DEFAULT_ITERATIONS, DEFAULT_RESTARTS
+from ..tensor.power import DEFAULT_ITERATIONS, DEFAULT_RESTARTS
 from ..validation import InputError, check_choice, check_delta, check_epsilon
 from .budget import (
     CONFIGURATIONS,

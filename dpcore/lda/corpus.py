@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..otd.multilinear import third_moment
+from ..tensor.multilinear import third_moment
 from ..validation import InputError, check_choice, check_positive, check_positive_int, check_rank
 
 __all__ = [

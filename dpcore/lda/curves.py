@@ -17,16 +17,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..limits import MAX_GRID_POINTS, MAX_RUNS
-from ..otd.whitening import WhiteningError
+from ..family import GUARANTEES, Algorithm, ShouldStop, check_runs, each_algorithm, run_comparison, stop_note
+from ..limits import MAX_GRID_POINTS
 from ..scenario import Scenario
-from ..seeding import data_rng, run_rng
-from ..validation import InputError, check_epsilon, check_positive_int
-from .algorithm import GUARANTEES
-from .compare import MODEL_STREAM, reference_topics
-from .problem import LdaProblem, LdaResult, LdaSettings, LdaSpec, check_synthetic_size, synthetic_lda_problem
+from ..seeding import LDA_MODEL_STREAM, run_rng, stream_rng
+from ..tensor.whitening import WhiteningError
+from ..validation import InputError, check_epsilon
+from .compare import Shared, first_of, reference_topics, run_problem
+from .problem import LdaProblem, LdaResult, LdaSettings, LdaSpec, check_synthetic_size
 from .recovery import topic_error
-from .table import check_algorithms, run_algorithm
+from .table import ALGORITHMS, check_algorithms, run_algorithm
 
 __all__ = ["CURVE_COLUMNS", "LdaCurve", "eps_curve"]
 
@@ -72,10 +72,7 @@ def _check(grid: Sequence[float], runs: int, seed: int) -> tuple[tuple[float, ..
         raise InputError("give at least one eps value", "eps")
     if len(values) > MAX_GRID_POINTS:
         raise InputError(f"at most {MAX_GRID_POINTS} eps values (got {len(values)})", "eps")
-    runs = check_positive_int(runs, "runs")
-    if runs > MAX_RUNS:
-        raise InputError(f"runs must be at most {MAX_RUNS} (got {runs})", "runs")
-    return values, runs, check_positive_int(seed, "seed", minimum=0)
+    return (values, *check_runs(runs, seed))
 
 
 def _summary(records: pd.DataFrame, algorithms: Sequence[str], grid: Sequence[float]) -> pd.DataFrame:
@@ -91,14 +88,70 @@ def _summary(records: pd.DataFrame, algorithms: Sequence[str], grid: Sequence[fl
     return pd.DataFrame(rows, columns=list(CURVE_COLUMNS))
 
 
-def eps_curve(  # long: checks, then one loop over runs, eps and algorithms, read top to bottom
+@dataclass(frozen=True, eq=False, kw_only=True)
+class _CurveShared:
+    """What every run of a curve needs (sent once to each worker process)."""
+
+    run: Shared
+    grid: tuple[float, ...]
+    scenarios: dict[float, Scenario]
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class _CurveRun:
+    """One run of a curve: its rows (eps, algorithm, run, topic_error, status), and per algorithm (and eps) the first
+    reason, privacy statement and example; the run's documents (synthetic corpora, run 0 only)."""
+
+    rows: list[tuple]
+    reasons: dict[str, str]
+    guarantees: dict[str, str]
+    examples: dict[tuple[str, float], LdaResult]
+    problem: LdaProblem | None
+
+
+def _curve_run(shared: _CurveShared, run: int, tick: Callable[[str], bool]) -> _CurveRun | None:
+    """Every algorithm at every eps of the grid in one run (a task of :func:`dpcore.family.run_comparison`); an
+    algorithm whose result cannot depend on eps runs once and its row is repeated. None when stopped."""
+    base, grid = shared.run, shared.grid
+    problem = run_problem(base, run)
+    out = _CurveRun(rows=[], reasons={}, guarantees={}, examples={},
+                    problem=problem if run == 0 and base.model is not None else None)
+
+    def one(entry: Algorithm) -> None:
+        for eps in (grid if entry.private else grid[:1]):
+            try:
+                res = run_algorithm(entry, problem, shared.scenarios[eps], base.settings,
+                                    run_rng(base.seed, run, entry.name, "lda"))
+            except WhiteningError as exc:
+                out.reasons.setdefault(entry.name, str(exc))
+                status, error = "whitening failed", math.nan
+            else:
+                out.guarantees.setdefault(entry.name, res.guarantee)
+                if res.usable:
+                    status, error = "ok", topic_error(res.topics, base.reference)
+                    out.examples.setdefault((entry.name, eps), res)
+                else:
+                    out.reasons.setdefault(entry.name, res.reason)
+                    status, error = "unusable", math.nan
+            out.rows.extend((float(e), entry.name, run, error, status) for e in (grid if not entry.private else (eps,)))
+        if not entry.private and (entry.name, grid[0]) in out.examples:
+            for e in grid[1:]:
+                out.examples.setdefault((entry.name, e), out.examples[(entry.name, grid[0])])
+
+    return out if each_algorithm(ALGORITHMS, base.names, run, base.runs, tick, one) is not None else None
+
+
+def eps_curve(  # long: checks, the runs (workers, progress, Stop) and the result, read top to bottom
     scenario: Scenario, algorithms: Sequence[str], grid: Sequence[float], *, spec: LdaSpec | None = None,
     problem: LdaProblem | None = None, runs: int = 5, seed: int = 0, settings: LdaSettings | None = None,
-    progress: Callable[[float, str], None] | None = None,
+    progress: Callable[[float, str], None] | None = None, should_stop: ShouldStop | None = None,
+    workers: int | None = None,
 ) -> LdaCurve:
     """Topic error of ``algorithms`` at every eps of ``grid`` (every site's eps set to the value; delta, sizes and
     weights from ``scenario``), ``runs`` times, on a synthetic corpus (``spec``: truth as reference) or on the
-    documents of ``problem`` (the non-private result as reference)."""
+    documents of ``problem`` (the non-private result as reference). Runs go to ``workers`` processes (the same
+    numbers for any number); ``progress(fraction, label)`` after each algorithm of each run, ``should_stop()`` as
+    often: a stopped curve keeps the runs that finished."""
     if (spec is None) == (problem is None):
         raise InputError("give either a synthetic model or a corpus, not both")
     entries = check_algorithms(algorithms)
@@ -106,54 +159,34 @@ def eps_curve(  # long: checks, then one loop over runs, eps and algorithms, rea
     settings = LdaSettings() if settings is None else settings
     if spec is not None:
         check_synthetic_size(spec, scenario.sizes)
-    model = None if spec is None else spec.model(np.random.default_rng([seed, MODEL_STREAM]))
+    model = None if spec is None else spec.model(stream_rng(seed, LDA_MODEL_STREAM))
     base = scenario if problem is None else scenario.with_sizes(problem.sizes)
     if np.any(base.sizes < 3):
         raise InputError(f"every site needs at least 3 documents (N_s = {base.sizes.tolist()})", "scenario")
     scenarios = {eps: base.with_sites(eps=eps) for eps in grid}
     notes = list(scenarios[grid[-1]].caveats()) + (list(problem.notes) if problem is not None else [])
     reference, label = reference_topics(model, problem, base, settings, seed, notes)
-    rows: list[tuple] = []
-    reasons: dict[str, str] = {}
-    guarantees: dict[str, str] = {}
-    examples: dict[tuple[str, float], LdaResult] = {}
-    total, done = runs * len(entries), 0
-    current = problem
-    for run in range(runs):
-        if model is not None:
-            current = synthetic_lda_problem(model, base.sizes, data_rng(seed, run), doc_length=spec.doc_length)
-        for entry in entries:
-            if progress is not None:
-                progress(done / total, f"run {run + 1}/{runs}: {entry.title}")
-            points = grid[:1] if not entry.private else grid
-            for eps in points:
-                try:
-                    res = run_algorithm(entry, current, scenarios[eps], settings, run_rng(seed, run, entry.name, "lda"))
-                except WhiteningError as exc:
-                    reasons.setdefault(entry.name, str(exc))
-                    status, error = "whitening failed", math.nan
-                else:
-                    guarantees.setdefault(entry.name, res.guarantee)
-                    if res.usable:
-                        status, error = "ok", topic_error(res.topics, reference)
-                        examples.setdefault((entry.name, eps), res)
-                    else:
-                        reasons.setdefault(entry.name, res.reason)
-                        status, error = "unusable", math.nan
-                targets = grid if not entry.private else (eps,)
-                rows.extend((float(e), entry.name, run, error, status) for e in targets)
-                if not entry.private:
-                    for e in grid[1:]:
-                        if (entry.name, grid[0]) in examples:
-                            examples.setdefault((entry.name, e), examples[(entry.name, grid[0])])
-            done += 1
-    if progress is not None:
+    shared = _CurveShared(grid=grid, scenarios=scenarios, run=Shared(
+        names=tuple(e.name for e in entries), scenario=base, settings=settings, seed=seed, runs=runs,
+        reference=reference, model=model, sizes=tuple(int(n) for n in base.sizes),
+        doc_length=None if spec is None else spec.doc_length, problem=problem))
+    finished, stopped = run_comparison(
+        _curve_run, shared, runs, len(entries), should_stop=should_stop, workers=workers,
+        progress=None if progress is None else (lambda done, total, step: progress(done / total, step)))
+    if progress is not None and not stopped:
         progress(1.0, "done")
-    records = pd.DataFrame(rows, columns=["eps", "algorithm", "run", "topic_error", "status"])
+    if stopped:
+        notes.append(stop_note(len(finished), runs))
+    records = pd.DataFrame([row for outcome in finished for row in outcome.rows],
+                           columns=["eps", "algorithm", "run", "topic_error", "status"])
     names = tuple(e.name for e in entries)
+    guarantees = first_of(finished, "guarantees")
     for entry in entries:
         guarantees.setdefault(entry.name, GUARANTEES[entry.guarantee])
+    first = next((o.problem for o in finished if o.problem is not None), None)
     return LdaCurve(algorithms=names, grid=grid, records=records, summary=_summary(records, names, grid),
-                    reasons=reasons, guarantees=guarantees, examples=examples, reference=label,
-                    reference_topics=np.asarray(reference), problem=current, runs=runs, seed=seed,
-                    notes=tuple(dict.fromkeys(notes)), scenario=base, settings=settings)
+                    reasons=first_of(finished, "reasons"), guarantees=guarantees,
+                    examples=first_of(finished, "examples"), reference=label, reference_topics=np.asarray(reference),
+                    problem=first if first is not None else run_problem(shared.run, int(records["run"].iloc[0])),
+                    runs=len(finished), seed=seed, notes=tuple(dict.fromkeys(notes)), scenario=base,
+                    settings=settings)

@@ -19,8 +19,8 @@ from ..cape.guarantee import (
     no_privacy,
     not_dp,
 )
-from ..otd.release import cape_stage_noise
 from ..scenario import Scenario
+from ..tensor.release import cape_stage_noise
 from ..textio import site_label
 from .algorithms.configurations import configuration_of
 from .budget import LOCAL_GUARANTEE, edge_budgets

@@ -38,8 +38,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..limits import MAX_DENSE_M3_DIM
-from ..otd.moments import DocumentCounts
-from ..otd.multilinear import symmetrize, third_cross, third_moment
+from ..tensor.moments import DocumentCounts
+from ..tensor.multilinear import symmetrize, third_cross, third_moment
 from ..validation import InputError
 from .corpus import MIN_DOC_LENGTH
 

@@ -4,7 +4,7 @@ from products, so a large vocabulary never needs a D x D or D x D x D array.
 
 The estimator is that of :mod:`dpcore.lda.moments`: per document P3_n, P2_n x q_n and q_n^(x)3, plus terms in the
 corpus summaries S1(W), S2(W, W), Q1(W, W) computed in one pass before the power iterations
-(:func:`dpcore.otd.online_tensor_power_method` runs the passes).
+(:func:`dpcore.tensor.online_tensor_power_method` runs the passes).
 """
 
 from __future__ import annotations
@@ -12,20 +12,18 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..otd.online import (
+from ..tensor.online import (
     OnlineOracle,
     doc_lengths,
     doc_pieces,
-    online_tensor_power_method,
     p3_contractions,
     streaming_whitening,
     weighted_q_u,
 )
-from ..otd.power import PowerResult
-from ..otd.whitening import Whitening
+from ..tensor.whitening import Whitening
 from .moments import coefficients, lda_m2_matvec, prepare_counts
 
-__all__ = ["lda_oracle", "lda_streaming_whitening", "online_lda_power"]
+__all__ = ["lda_oracle", "lda_streaming_whitening"]
 
 
 def lda_oracle(counts: object, w: np.ndarray, alpha0: float) -> OnlineOracle:  # long: the oracle and its finish
@@ -84,15 +82,8 @@ def lda_oracle(counts: object, w: np.ndarray, alpha0: float) -> OnlineOracle:  #
 
 
 def lda_streaming_whitening(counts: object, k: int, alpha0: float) -> Whitening:
-    """:func:`dpcore.otd.streaming_whitening` of the LDA M2_hat through :func:`dpcore.lda.moments.lda_m2_matvec`."""
+    """:func:`dpcore.tensor.streaming_whitening` of the LDA M2_hat through :func:`dpcore.lda.moments.lda_m2_matvec`."""
     c = prepare_counts(counts)
     return streaming_whitening(lda_m2_matvec(c, alpha0), c.shape[1], k)
 
 
-def online_lda_power(counts: sp.csr_matrix, alpha0: float, k: int, rng: np.random.Generator, *, n_restarts: int,
-                     n_iter: int) -> tuple[Whitening, PowerResult]:
-    """The whole memory-light path: streamed whitening, then the online tensor power method on the LDA oracle."""
-    whitening = lda_streaming_whitening(counts, k, alpha0)
-    power = online_tensor_power_method(lda_oracle(counts, whitening.w, alpha0), rng, n_restarts=n_restarts,
-                                       n_iter=n_iter)
-    return whitening, power

@@ -4,7 +4,7 @@
 Noise laws: M2 (e4, e8, D x D) symmetric with i.i.d. N(0, sigma^2) unique entries and M3 (e3) the same law on its
 unique entries (the published law; for K > 20 the symmetrised sqrt(6) sigma Sym(Z):
 :func:`~dpcore.lda.budget.m3_noise_law`) sampled already projected through W - both through the message flows of
-:mod:`dpcore.otd.release` (one party, independent noise), so no D^3 array exists; T (e6, K x K x K) symmetric with
+:mod:`dpcore.tensor.release` (one party, independent noise), so no D^3 array exists; T (e6, K x K x K) symmetric with
 i.i.d. unique entries; i.i.d. entries for the vectors of e7 and e9. Unique entries of a symmetric release change by
 at most the Frobenius norm of the change, so these laws are at least as private as the Gaussian mechanism needs.
 
@@ -34,8 +34,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..otd.release import StageNoise, release_m2, release_m3
 from ..privacy.symmetric import symmetric_gaussian_tensor
+from ..tensor.release import StageNoise, release_m2, release_m3
 from .budget import (
     DP_GUARANTEE,
     LOCAL_GUARANTEE,
@@ -67,7 +67,8 @@ Budget = dict[str, tuple[float, float]]
 
 
 def noisy_m2(data: LdaDataSummary, sigma: float, rng: np.random.Generator) -> np.ndarray:
-    """M2_hat + E, E symmetric with i.i.d. N(0, sigma^2) unique entries (:func:`dpcore.otd.release_m2`, one party)."""
+    """M2_hat + E, E symmetric with i.i.d. N(0, sigma^2) unique entries (:func:`dpcore.tensor.release_m2`, one
+    party)."""
     m2, _ = release_m2([data.site], np.ones(1), StageNoise("independent", stds=np.array([sigma])), rng)
     return m2
 

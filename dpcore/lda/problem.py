@@ -21,8 +21,8 @@ from ..limits import (
     MAX_LDA_VOCABULARY,
     MAX_LDA_WORDS,
 )
-from ..otd.paths import PATHS
-from ..otd.power import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, check_iterations
+from ..tensor.paths import PATHS
+from ..tensor.power import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, check_iterations
 from ..validation import InputError, check_choice, check_positive, check_positive_int, check_rank, check_split
 from .budget import LdaDataSummary, summarize_site
 from .corpus import (

@@ -26,14 +26,16 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from ..otd.power import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, PowerResult, tensor_power_method
-from ..otd.whitening import Whitening, WhiteningError, whiten
+from ..family import Metric, metric_table
+from ..tensor.power import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, PowerResult, tensor_power_method
+from ..tensor.whitening import Whitening, WhiteningError, whiten
 from ..validation import check_positive, check_rank
 from .moments import lda_m2, lda_m3_projected, prepare_counts
 
 __all__ = [
     "DEFAULT_ITERATIONS",
     "DEFAULT_RESTARTS",
+    "METRICS",
     "LdaFit",
     "alpha_from_eigenvalues",
     "eigen_whitening",
@@ -44,6 +46,13 @@ __all__ = [
     "topic_error",
     "unwhiten",
 ]
+
+
+METRICS: dict[str, Metric] = metric_table((
+    Metric(name="topic_error", label="topic error (mean L1 per topic)", words="topic error", higher_is_better=False,
+           description="topic error: mean L1 distance per topic after optimal matching, in [0, 2] (lower is better)"),
+))
+"""The LDA metric (module docstring): the topic error of every result."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -60,7 +69,7 @@ class LdaFit:
 
 def eigen_whitening(m2: np.ndarray, k: int, *, noisy: bool) -> Whitening:
     """W = U Sigma^{-1/2} from the top-K (algebraic) eigenpairs of the symmetric ``m2`` (the project's
-    :func:`dpcore.otd.whiten`); a non-positive eigenvalue raises WhiteningError explained for LDA."""
+    :func:`dpcore.tensor.whiten`); a non-positive eigenvalue raises WhiteningError explained for LDA."""
     try:
         return whiten(m2, k, noisy=noisy)
     except WhiteningError as exc:

@@ -7,7 +7,7 @@ Replacing one of the site's documents moves M2_s by at most Delta2(N_s) and M3_s
 (:func:`dpcore.privacy.lda_sensitivity` at N = N_s): the sensitivity of a site's release is that of a corpus of
 N_s documents, whatever the other sites hold.
 
-:class:`LdaSite` offers what the message flows of :mod:`dpcore.otd.release` need (:class:`dpcore.otd.MomentSite`):
+:class:`LdaSite` offers what the message flows of :mod:`dpcore.tensor.release` need (:class:`dpcore.tensor.MomentSite`):
 blocks of M2_s, the dense M3_s (small D) and the projected M3_s(W, W, W) straight from the sparse counts.
 """
 
@@ -20,7 +20,7 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-from ..otd.moments import DocumentCounts
+from ..tensor.moments import DocumentCounts
 from .moments import (
     DocumentSums,
     document_sums,

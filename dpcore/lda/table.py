@@ -1,5 +1,6 @@
-"""The LDA algorithm table: every module of :mod:`dpcore.lda.algorithms` contributes its ``ALGORITHMS`` entries,
-ordered by ``position``. Every list of LDA algorithms - the command line's ``--configuration`` choices, the Topic
+"""The LDA algorithm table: every module of :mod:`dpcore.lda.algorithms` contributes its ``ENTRIES``
+(:class:`dpcore.family.Algorithm`), collected by :func:`dpcore.registry.collect_table` and ordered by
+``position``. Every list of LDA algorithms - the command line's ``--configuration`` choices, the Topic
 models page, the sweep presets, plot colours and legends - reads :data:`ALGORITHMS`; an unknown name is an error.
 
 Random streams are keyed by name (:func:`dpcore.seeding.run_rng` with family "lda").
@@ -11,26 +12,26 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from ..family import Algorithm, RunContext
 from ..registry import check_scenario_sizes, checked_entries, collect_table, default_names, table_entry
 from ..scenario import Scenario
 from . import algorithms as _package
-from .algorithm import LdaAlgorithm, RunContext
 from .problem import LdaProblem, LdaResult, LdaSettings
 
 __all__ = ["ALGORITHMS", "algorithm", "check_algorithms", "configuration_names", "default_algorithms",
            "run_algorithm"]
 
 
-ALGORITHMS: dict[str, LdaAlgorithm] = collect_table(_package, LdaAlgorithm, "LDA")
+ALGORITHMS: dict[str, Algorithm] = collect_table(_package, Algorithm, "LDA algorithm")
 """Every LDA algorithm by name, in table order."""
 
 
-def algorithm(name: str) -> LdaAlgorithm:
+def algorithm(name: str) -> Algorithm:
     """The entry of ``name``; an InputError lists the names when it is unknown."""
     return table_entry(ALGORITHMS, name)
 
 
-def check_algorithms(names: Iterable[str]) -> tuple[LdaAlgorithm, ...]:
+def check_algorithms(names: Iterable[str]) -> tuple[Algorithm, ...]:
     """The entries of ``names`` (duplicates dropped, order kept), each checked: the boundary of every list of
     algorithms a user chooses."""
     return checked_entries(ALGORITHMS, names)
@@ -47,13 +48,13 @@ def configuration_names() -> tuple[str, ...]:
 
 
 def run_algorithm(
-    name: str | LdaAlgorithm, problem: LdaProblem, scenario: Scenario, settings: LdaSettings,
+    name: str | Algorithm, problem: LdaProblem, scenario: Scenario, settings: LdaSettings,
     rng: np.random.Generator, *, path: str | None = None,
 ) -> LdaResult:
     """Run one algorithm (by name, checked, or by its table entry) on ``problem`` with budgets from ``scenario``
-    (whose N_s must be the sites' document counts). Raises :class:`~dpcore.otd.WhiteningError` when a noisy M2 cannot
+    (whose N_s must be the sites' document counts). Raises :class:`~dpcore.tensor.WhiteningError` when a noisy M2 cannot
     be whitened."""
-    entry = name if isinstance(name, LdaAlgorithm) else algorithm(name)
+    entry = name if isinstance(name, Algorithm) else algorithm(name)
     check_scenario_sizes(scenario.sizes, problem.sizes)
     path = settings.m3_path(problem.dim) if path is None else path
     return entry.run(RunContext(name=entry.name, problem=problem, scenario=scenario, settings=settings, rng=rng,

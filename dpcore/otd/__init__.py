@@ -3,22 +3,23 @@
 
 1. Sites release M2_hat_s = M2_s + E2_s + F2_s + G2_s (symmetric; budget eps1 = a eps, delta1 = a delta,
    a = ``eps_split``). The aggregator forms M2_hat = sum_s mu_s (M2_hat_s - F2_s), whitens with its top-K
-   eigenpairs, W = U D^{-1/2} (:mod:`~dpcore.otd.whitening`).
+   eigenpairs, W = U D^{-1/2} (:mod:`~dpcore.tensor.whitening`).
 2. Sites release M3_tilde_s = (M3_s + E3_s + F3_s + G3_s)(W, W, W) (budget (1 - a) eps, (1 - a) delta); the
-   aggregator forms M3_tilde = sum_s mu_s (M3_tilde_s - F3_s(W, W, W)) (:mod:`~dpcore.otd.release`, on the dense
-   or the projected path: :mod:`~dpcore.otd.paths`).
+   aggregator forms M3_tilde = sum_s mu_s (M3_tilde_s - F3_s(W, W, W)) (:mod:`~dpcore.tensor.release`, on the dense
+   or the projected path: :mod:`~dpcore.tensor.paths`).
 3. Robust tensor power method and recovery a_k = lambda_k U D^{1/2} u_k, w_k = 1 / lambda_k^2 renormalised
-   (:mod:`~dpcore.otd.power`); the online tensor power method of paper 001 (Alg. 2), a memory-light non-private
-   path that streams the samples (:mod:`~dpcore.otd.online`).
+   (:mod:`~dpcore.tensor.power`); the online tensor power method of paper 001 (Alg. 2), a memory-light non-private
+   path that streams the samples (:mod:`~dpcore.tensor.online`).
 
-Models and moments: :mod:`~dpcore.otd.models`, :mod:`~dpcore.otd.moments`; algorithms: one table
+Models and moments: :mod:`~dpcore.otd.models`, :mod:`~dpcore.tensor.moments`; algorithms: one table
 (:mod:`~dpcore.otd.table`) filled by :mod:`dpcore.otd.algorithms`; comparisons over runs: :mod:`~dpcore.otd.compare`.
 Imports the bottom layer, privacy, data, scenario and cape.
 """
 
-from .algorithm import OtdAlgorithm, RunContext
+from ..tensor import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, ESTIMATORS, M3_NOISE, PATHS, WhiteningError
 from .compare import AlgorithmRun, OtdComparison, compare_algorithms
 from .evaluation import METRICS, evaluate, evaluate_metrics, match_components, q_comp, q_comp_normalised
+from .family import FAMILY
 from .models import (
     DEFAULT_SIGMA2,
     DEFAULT_TOPIC_CONCENTRATION,
@@ -35,28 +36,6 @@ from .models import (
     sample_mog,
     sample_stm,
 )
-from .moments import ESTIMATORS, MogSite, MomentSite, StmSite, mog_sites, pool_sites, stm_site_from_words
-from .multilinear import multilinear, symmetrize, third_cross, third_moment
-from .online import (
-    OnlineOracle,
-    mog_oracle,
-    online_memory_estimate,
-    online_tensor_power_method,
-    stm_first_oracle,
-    stm_oracle,
-    streaming_whitening,
-)
-from .paths import PATHS, PathChoice, choose_path, memory_estimate
-from .power import (
-    DEFAULT_ITERATIONS,
-    DEFAULT_RESTARTS,
-    NoisyTpmBudget,
-    PowerResult,
-    noisy_tensor_power_method,
-    noisy_tpm_budget,
-    recover,
-    tensor_power_method,
-)
 from .problem import (
     Decomposition,
     OtdProblem,
@@ -65,8 +44,8 @@ from .problem import (
     corpus_problem,
     mog_problem,
     synthetic_problem,
+    upload_problem,
 )
-from .release import M3_NOISE, StageMessages, StageNoise, cape_stage_noise, check_m3_law, release_m2, release_m3
 from .table import (
     ALGORITHMS,
     algorithm,
@@ -76,10 +55,10 @@ from .table import (
     paper_algorithms,
     run_algorithm,
 )
-from .whitening import Whitening, WhiteningError, whiten
 
 __all__ = [
     "ALGORITHMS",
+    "FAMILY",
     "DEFAULT_ITERATIONS",
     "DEFAULT_RESTARTS",
     "DEFAULT_SIGMA2",
@@ -96,27 +75,13 @@ __all__ = [
     "Decomposition",
     "MixtureModel",
     "Truth",
-    "MogSite",
-    "MomentSite",
-    "NoisyTpmBudget",
-    "OnlineOracle",
-    "OtdAlgorithm",
     "OtdComparison",
     "OtdProblem",
     "OtdSettings",
-    "PathChoice",
-    "PowerResult",
-    "RunContext",
-    "StageMessages",
-    "StageNoise",
-    "StmSite",
     "SyntheticSpec",
-    "Whitening",
     "WhiteningError",
     "algorithm",
-    "cape_stage_noise",
     "check_algorithms",
-    "choose_path",
     "communication_volume",
     "compare_algorithms",
     "corpus_problem",
@@ -126,36 +91,15 @@ __all__ = [
     "authors_truth",
     "make_model",
     "match_components",
-    "memory_estimate",
     "mog_norm_bound",
     "mog_problem",
-    "mog_oracle",
-    "mog_sites",
-    "multilinear",
-    "noisy_tensor_power_method",
-    "noisy_tpm_budget",
-    "online_memory_estimate",
-    "online_tensor_power_method",
     "paper_algorithms",
-    "pool_sites",
     "q_comp",
     "q_comp_normalised",
     "random_components",
-    "recover",
-    "check_m3_law",
-    "release_m2",
-    "release_m3",
     "run_algorithm",
     "sample_mog",
     "sample_stm",
-    "stm_first_oracle",
-    "stm_oracle",
-    "stm_site_from_words",
-    "streaming_whitening",
-    "symmetrize",
     "synthetic_problem",
-    "tensor_power_method",
-    "third_cross",
-    "third_moment",
-    "whiten",
+    "upload_problem",
 ]

@@ -1,5 +1,6 @@
 """Comparing OTD algorithms over runs (docs/math/capeagn.md): every run of every chosen algorithm on its own random
-stream, evaluated against the truth (synthetic data) or the non-private result (uploads), summarised."""
+stream (the family contract's comparison loop, :func:`dpcore.family.run_comparison`), evaluated against the truth
+(synthetic data) or the non-private result (uploads), summarised."""
 
 from __future__ import annotations
 
@@ -9,39 +10,46 @@ from typing import Any
 
 import numpy as np
 
-from ..limits import MAX_RUNS
+from ..family import Algorithm, ShouldStop, check_runs, each_algorithm, run_comparison, stop_note
 from ..scenario import Scenario
-from ..seeding import data_rng, run_rng
+from ..seeding import OTD_MODEL_STREAM, OTD_REFERENCE_STREAM, data_rng, run_rng, stream_rng
 from ..summary import MetricSummary, summarise_values
-from ..validation import InputError, check_int_range, check_seed
-from ..workers import run_tasks
-from .algorithm import OtdAlgorithm
+from ..tensor.paths import PathChoice, choose_path
+from ..tensor.release import check_m3_law
+from ..tensor.whitening import WhiteningError
+from ..validation import InputError
 from .evaluation import METRICS, evaluate_metrics
 from .models import MixtureModel
-from .paths import PathChoice, choose_path
 from .problem import Decomposition, OtdProblem, OtdSettings, SyntheticSpec, synthetic_problem
-from .release import check_m3_law
 from .table import ALGORITHMS, check_algorithms, run_algorithm
-from .whitening import WhiteningError
 
 __all__ = ["AlgorithmRun", "OtdComparison", "compare_algorithms"]
 
-MODEL_STREAM = 0x30DE1
-"""Second entropy word of the ground truth's generator: default_rng([seed, MODEL_STREAM])."""
-REFERENCE_STREAM = 0x4EF
-"""Second entropy word of the non-private reference run on uploaded data."""
-
-
 @dataclass(frozen=True, kw_only=True)
 class AlgorithmRun:
-    """One algorithm in one run: metrics, or the whitening failure that stopped it."""
+    """One algorithm in one run: every metric of :data:`~dpcore.otd.evaluation.METRICS` by name, or the whitening
+    failure that stopped it (``metrics`` empty)."""
 
     run: int
     algorithm: str
-    q_comp: float | None
-    weight_error: float | None
-    q_comp_normalised: float | None = None
+    metrics: dict[str, float] = field(default_factory=dict)
     error: str | None = None
+
+    def metric(self, name: str) -> float | None:
+        """The metric ``name`` (None when the run failed)."""
+        return self.metrics.get(name)
+
+    @property
+    def q_comp(self) -> float | None:
+        return self.metric("q_comp")
+
+    @property
+    def q_comp_normalised(self) -> float | None:
+        return self.metric("q_comp_normalised")
+
+    @property
+    def weight_error(self) -> float | None:
+        return self.metric("weight_error")
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -101,7 +109,7 @@ def _summaries(algorithms: Sequence[str], records: list[AlgorithmRun]) -> tuple[
         mine = [r for r in records if r.algorithm == alg]
         ok = [r for r in mine if r.error is None]
         for metric in METRICS:
-            out.append(summarise_values(alg, metric, [getattr(r, metric) for r in ok], len(mine) - len(ok)))
+            out.append(summarise_values(alg, metric, [r.metrics[metric] for r in ok], len(mine) - len(ok)))
     return tuple(out)
 
 
@@ -119,7 +127,7 @@ def _reference(problem: OtdProblem | None, model: MixtureModel | None, scenario:
                seed: int, path: str) -> _Reference:
     if problem is None:
         return _Reference("truth", model.components, model.weights)
-    ref = run_algorithm("nonpriv", problem, scenario, settings, np.random.default_rng([seed, REFERENCE_STREAM]),
+    ref = run_algorithm("nonpriv", problem, scenario, settings, stream_rng(seed, OTD_REFERENCE_STREAM),
                         path=path)
     return _Reference("nonprivate", ref.components, ref.weights, ref)
 
@@ -138,7 +146,7 @@ def _reference_notes(problem: OtdProblem | None, model: MixtureModel | None, sce
     return problem, notes
 
 
-def _check_path(entries: tuple[OtdAlgorithm, ...], choice: PathChoice, dim: int, k: int, settings: OtdSettings) -> None:
+def _check_path(entries: tuple[Algorithm, ...], choice: PathChoice, dim: int, k: int, settings: OtdSettings) -> None:
     """Refuse, before any run, a path some chosen algorithm or the noise law cannot use."""
     for entry in entries:
         if entry.dense_only and choice.path != "dense":
@@ -157,7 +165,7 @@ def compare_algorithms(  # long: the checks, the run loop and the result, each a
     seed: int = 0,
     settings: OtdSettings | None = None,
     progress: Callable[[float, str], None] | None = None,
-    should_stop: Callable[[], bool] | None = None,
+    should_stop: ShouldStop | None = None,
     workers: int | None = None,
 ) -> OtdComparison:
     """Run ``algorithms`` ``runs`` times and summarise q_comp, the paper's normalised q_comp and the weight error.
@@ -174,46 +182,34 @@ def compare_algorithms(  # long: the checks, the run loop and the result, each a
     if (spec is None) == (problem is None):
         raise InputError("give either a synthetic model or data, not both")
     entries = check_algorithms(algorithms)
-    runs = check_int_range(runs, "runs", 1, MAX_RUNS)
-    seed = check_seed(seed)
+    runs, seed = check_runs(runs, seed)
     settings = OtdSettings() if settings is None else settings
     if spec is not None:
         spec.check_load(scenario.sizes)
-    model = None if spec is None else spec.model(np.random.default_rng([seed, MODEL_STREAM]))
+    model = None if spec is None else spec.model(stream_rng(seed, OTD_MODEL_STREAM))
     scenario_run = scenario if problem is None else scenario.with_sizes(problem.sizes)
     dim, k = (model.dim, model.k) if model is not None else (problem.dim, problem.k)
     choice = choose_path(settings.path, dim, k, scenario_run.n_sites, settings.memory_budget)
     _check_path(entries, choice, dim, k, settings)
     reference = _reference(problem, model, scenario_run, settings, seed, choice.path)
     problem, notes = _reference_notes(problem, model, scenario_run, reference)
-    total = runs * len(entries)
-    done = 0
-
-    def tick(label: str) -> bool:
-        nonlocal done
-        done += 1
-        if progress is not None:
-            progress(done / total, label)
-        return should_stop is not None and bool(should_stop())
-
     shared = _Shared(names=tuple(e.name for e in entries), scenario=scenario_run, settings=settings,
                      path=choice.path, seed=seed, runs=runs, reference=reference, model=model,
                      estimator=None if spec is None else spec.estimator, sizes=tuple(int(n) for n in scenario.sizes),
                      problem=problem)
-    finished, stopped = run_tasks(_compare_run, shared, list(range(runs)), workers=workers, tick=tick)
-    if not finished:
-        raise InputError("the comparison was stopped before its first run finished", "runs")
-    stopped = stopped and len(finished) < runs
+    finished, stopped = run_comparison(
+        _compare_run, shared, runs, len(entries), should_stop=should_stop, workers=workers,
+        progress=None if progress is None else (lambda done, total, label: progress(done / total, label)))
     if progress is not None and not stopped:
         progress(1.0, "done")
-    collected = _collect([finished[r] for r in sorted(finished)])
+    collected = _collect(finished)
     if model is not None:
         notes.extend(collected.first_notes)
     if reference.run is not None:
         notes.extend(reference.run.notes)
     if stopped:
-        notes.append(f"stopped after {len(finished)} of {runs} runs: the summary uses the runs that finished")
-    names = shared.names
+        notes.append(stop_note(len(finished), runs))
+    names = tuple(e.name for e in entries)
     return OtdComparison(
         algorithms=names, summaries=_summaries(names, collected.records), records=tuple(collected.records),
         path=choice, reference=reference.kind, reference_components=np.asarray(reference.components),
@@ -259,21 +255,22 @@ def _compare_run(shared: _Shared, run: int, tick: Callable[[str], bool]) -> _Run
     if shared.model is not None:
         problem = synthetic_problem(shared.model, shared.sizes, data_rng(shared.seed, run), shared.estimator)
     records, decompositions, failures = [], {}, {}
-    for name in shared.names:
-        entry = ALGORITHMS[name]
+
+    def one(entry: Algorithm) -> None:
+        name = entry.name
         rng = run_rng(shared.seed, run, name, "otd")
         try:
             dec = run_algorithm(entry, problem, shared.scenario, shared.settings, rng, path=shared.path)
         except WhiteningError as exc:
-            records.append(AlgorithmRun(run=run, algorithm=name, q_comp=None, weight_error=None, error=str(exc)))
+            records.append(AlgorithmRun(run=run, algorithm=name, error=str(exc)))
             failures[name] = str(exc)
         else:
             m = evaluate_metrics(dec.components, dec.weights, shared.reference.components, shared.reference.weights)
-            records.append(AlgorithmRun(run=run, algorithm=name, q_comp=m["q_comp"], weight_error=m["weight_error"],
-                                        q_comp_normalised=m["q_comp_normalised"]))
+            records.append(AlgorithmRun(run=run, algorithm=name, metrics=m))
             decompositions[name] = dec
-        if tick(f"run {run + 1}/{shared.runs}: {entry.title}") and name != shared.names[-1]:
-            return None
+
+    if each_algorithm(ALGORITHMS, shared.names, run, shared.runs, tick, one) is None:
+        return None
     kept = problem if run == 0 and shared.model is not None else None
     return _RunOutcome(run=run, records=records, decompositions=decompositions, failures=failures, problem=kept)
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["METRICS", "evaluate", "evaluate_metrics", "match_components", "q_comp", "q_comp_normalised"]
+from ..family import Metric, metric_table
 
-METRICS = ("q_comp", "q_comp_normalised", "weight_error")
-"""Every OTD metric, in the order tables show them."""
-
+__all__ = ["METRICS", "evaluate", "evaluate_metrics", "match_components", "q_comp", "q_comp_normalised",
+           "weight_error"]
 
 def match_components(estimated: np.ndarray, reference: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For every estimated component the nearest reference component: (indices, distances)."""
@@ -36,14 +35,36 @@ def q_comp_normalised(estimated: np.ndarray, reference: np.ndarray) -> float:
     return q_comp(_unit_rows(np.asarray(estimated, float)), _unit_rows(np.asarray(reference, float)))
 
 
+def weight_error(components: np.ndarray, weights: np.ndarray, reference_components: np.ndarray,
+                 reference_weights: np.ndarray) -> float:
+    """(1/K) sum_k |w_hat_k - w_m(k)| with m(k) the reference component nearest to a_hat_k (q_comp's matching)."""
+    idx, _ = match_components(components, reference_components)
+    return float(np.mean(np.abs(weights - reference_weights[idx])))
+
+
+METRICS: dict[str, Metric] = metric_table((
+    Metric(name="q_comp", label="q_comp (component error)", words="component error q_comp", higher_is_better=False,
+           description="q_comp = (1/K) sum_k min_k' ||a_hat_k - a_k'||_2 (lower is better)",
+           compute=lambda components, weights, ref_components, ref_weights: q_comp(components, ref_components)),
+    Metric(name="q_comp_normalised", label="q_comp of unit-length components (the paper's)", higher_is_better=False,
+           words="component error of unit-length components",
+           description="the paper's q_comp: the same distance between unit-length components (lower is better)",
+           column="q_comp unit",
+           compute=lambda components, weights, ref_components, ref_weights: q_comp_normalised(components,
+                                                                                             ref_components)),
+    Metric(name="weight_error", label="weight error", words="weight error", higher_is_better=False,
+           description="weight error (1/K) sum_k |w_hat_k - w_m(k)| (lower is better)", compute=weight_error,
+           column="weight error"),
+))
+"""Every OTD metric, in the order tables show them, each ``compute(components, weights, reference_components,
+reference_weights)``."""
+
+
 def evaluate_metrics(components: np.ndarray, weights: np.ndarray, reference_components: np.ndarray,
                      reference_weights: np.ndarray) -> dict[str, float]:
-    """Every metric of :data:`METRICS`: q_comp, q_comp_normalised and the weight error
-    (1/K) sum_k |w_hat_k - w_m(k)| with m(k) the reference component nearest to a_hat_k (q_comp's matching)."""
-    idx, dist = match_components(components, reference_components)
-    return {"q_comp": float(dist.mean()),
-            "q_comp_normalised": q_comp_normalised(components, reference_components),
-            "weight_error": float(np.mean(np.abs(weights - reference_weights[idx])))}
+    """Every metric of :data:`METRICS` of one decomposition against a reference, by name."""
+    return {name: m.compute(components, weights, reference_components, reference_weights)
+            for name, m in METRICS.items()}
 
 
 def evaluate(components: np.ndarray, weights: np.ndarray, reference_components: np.ndarray,

@@ -21,11 +21,11 @@ from ..cape.guarantee import (
 )
 from ..privacy.calibration import exact_eps, multiplier
 from ..scenario import Scenario
+from ..tensor.power import noisy_tpm_budget
+from ..tensor.release import cape_stage_noise
 from ..textio import site_label
 from .algorithms.pooled import local_site_index
-from .power import noisy_tpm_budget
 from .problem import OtdProblem, OtdSettings
-from .release import cape_stage_noise
 
 __all__ = ["STAGES", "comparison_guarantees", "otd_guarantees"]
 

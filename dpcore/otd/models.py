@@ -5,7 +5,7 @@ models MOG/STM; appendix D of the preprint; Anandkumar et al. 2014).
 * **STM**, single topic model: a document's topic h ~ w, its L >= 3 words i.i.d. from a_h (a probability
   vector over D words), words one-hot.
 
-The sites' moments are in :mod:`dpcore.otd.moments`.
+The sites' moments are in :mod:`dpcore.tensor.moments`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import Literal, get_args
 
 import numpy as np
 
+from ..tensor.multilinear import third_moment
 from ..validation import check_choice, check_positive, check_positive_int, check_rank
-from .multilinear import third_moment
 
 __all__ = [
     "DEFAULT_SIGMA2",

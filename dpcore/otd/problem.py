@@ -24,6 +24,12 @@ from ..limits import (
     MEMORY_BUDGET_RANGE,
     NORM_BOUND_RANGE,
 )
+from ..scenario import Scenario
+from ..seeding import UPLOAD_SPLIT_STREAM, stream_rng
+from ..tensor.moments import ESTIMATORS, MogSite, StmSite, mog_sites, stm_site_from_words
+from ..tensor.paths import PATHS
+from ..tensor.power import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, check_iterations
+from ..tensor.release import M3_NOISE
 from ..validation import (
     InputError,
     check_choice,
@@ -45,13 +51,9 @@ from .models import (
     sample_mog,
     sample_stm,
 )
-from .moments import ESTIMATORS, MogSite, StmSite, mog_sites, stm_site_from_words
-from .paths import PATHS
-from .power import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, check_iterations
-from .release import M3_NOISE
 
 __all__ = ["Decomposition", "OtdProblem", "OtdSettings", "SyntheticSpec", "corpus_problem", "mog_problem",
-           "synthetic_problem"]
+           "synthetic_problem", "upload_problem"]
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -254,3 +256,17 @@ def corpus_problem(corpus: Corpus, k: int, fractions: np.ndarray, rng: np.random
     notes = corpus.notes + (f"{corpus.n:,} documents shuffled and split over {len(sizes)} sites in proportion to the "
                             f"scenario's N_s: {', '.join(str(int(s)) for s in sizes)}",)
     return OtdProblem(kind="stm", sites=tuple(sites), k=k, vocabulary=corpus.vocabulary, notes=notes)
+
+
+def upload_problem(data: np.ndarray | Corpus, k: int, scenario: Scenario, seed: int, *, sigma2: float | None = None,
+                   norm_bound: float | None = None, estimator: str | None = None) -> OtdProblem:
+    """Uploaded data dealt out to the scenario's sites in proportion to N_s / N, shuffled by the stream
+    ``stream_rng(seed, UPLOAD_SPLIT_STREAM)``: a numeric table (N x D samples) is a MOG problem
+    (:func:`mog_problem`, ``sigma2`` and ``norm_bound``), a :class:`~dpcore.data.Corpus` an STM problem
+    (:func:`corpus_problem`, ``estimator``). The one step from an upload to a problem of the command line and the
+    capeAGN page."""
+    fractions = scenario.sizes / scenario.total_n
+    rng = stream_rng(seed, UPLOAD_SPLIT_STREAM)
+    if isinstance(data, Corpus):
+        return corpus_problem(data, k, fractions, rng, estimator)
+    return mog_problem(data, k, fractions, rng, sigma2=sigma2, norm_bound=norm_bound)

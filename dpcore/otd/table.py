@@ -1,6 +1,7 @@
-"""The OTD algorithm table: every module of :mod:`dpcore.otd.algorithms` contributes its ``ALGORITHMS`` entries,
-ordered by ``position``. Every list of OTD algorithms - command-line choices, page multiselects, the paper's
-presets, sweeps, plot colours and legends - reads :data:`ALGORITHMS`; an unknown name is an error.
+"""The OTD algorithm table: every module of :mod:`dpcore.otd.algorithms` contributes its ``ENTRIES``
+(:class:`dpcore.family.Algorithm`), collected by :func:`dpcore.registry.collect_table` and ordered by
+``position``. Every list of OTD algorithms - command-line choices, page multiselects, the paper's presets, sweeps,
+plot colours and legends - reads :data:`ALGORITHMS`; an unknown name is an error.
 
 Random streams are keyed by name (:func:`dpcore.seeding.run_rng` with family "otd").
 """
@@ -11,11 +12,11 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ..registry import check_scenario_sizes, checked_entries, collect_table, default_names, table_entry
+from ..family import Algorithm, RunContext, Sizes
+from ..registry import check_scenario_sizes, checked_entries, collect_table, default_names, paper_names, table_entry
 from ..scenario import Scenario
+from ..tensor.paths import choose_path
 from . import algorithms as _package
-from .algorithm import OtdAlgorithm, RunContext
-from .paths import choose_path
 from .problem import Decomposition, OtdProblem, OtdSettings
 
 __all__ = [
@@ -29,16 +30,16 @@ __all__ = [
 ]
 
 
-ALGORITHMS: dict[str, OtdAlgorithm] = collect_table(_package, OtdAlgorithm, "OTD")
+ALGORITHMS: dict[str, Algorithm] = collect_table(_package, Algorithm, "OTD algorithm")
 """Every OTD algorithm by name, in table order."""
 
 
-def algorithm(name: str) -> OtdAlgorithm:
+def algorithm(name: str) -> Algorithm:
     """The entry of ``name``; an InputError lists the names when it is unknown."""
     return table_entry(ALGORITHMS, name)
 
 
-def check_algorithms(names: Iterable[str]) -> tuple[OtdAlgorithm, ...]:
+def check_algorithms(names: Iterable[str]) -> tuple[Algorithm, ...]:
     """The entries of ``names`` (duplicates dropped, order kept), each checked: the boundary of every list of
     algorithms a user chooses."""
     return checked_entries(ALGORITHMS, names)
@@ -51,23 +52,22 @@ def default_algorithms() -> tuple[str, ...]:
 
 def paper_algorithms() -> tuple[str, ...]:
     """The curves of the journal paper's Figs. 3-5, in its legend order: the presets and the sweep defaults."""
-    shown = [e for e in ALGORITHMS.values() if e.paper_order is not None]
-    return tuple(e.name for e in sorted(shown, key=lambda e: e.paper_order))
+    return paper_names(ALGORITHMS)
 
 
 def communication_volume(name: str, n_sites: int, dim: int, k: int, path: str) -> int:
     """Numbers sent by one run of ``name`` on ``path`` ("dense" or "projected"); an unknown name is an error."""
-    return algorithm(name).communication(n_sites, dim, k, path)
+    return algorithm(name).communication(Sizes(n_sites=n_sites, dim=dim, k=k, path=path))
 
 
 def run_algorithm(
-    name: str | OtdAlgorithm, problem: OtdProblem, scenario: Scenario, settings: OtdSettings,
+    name: str | Algorithm, problem: OtdProblem, scenario: Scenario, settings: OtdSettings,
     rng: np.random.Generator, *, path: str | None = None,
 ) -> Decomposition:
     """Run one algorithm (by name, checked, or by its table entry) on ``problem`` with budgets from ``scenario``
-    (whose N_s must be the sites' sample counts). Raises :class:`~dpcore.otd.WhiteningError` when whitening
+    (whose N_s must be the sites' sample counts). Raises :class:`~dpcore.tensor.WhiteningError` when whitening
     fails."""
-    entry = name if isinstance(name, OtdAlgorithm) else algorithm(name)
+    entry = name if isinstance(name, Algorithm) else algorithm(name)
     check_scenario_sizes(scenario.sizes, problem.sizes)
     if path is None:
         path = choose_path(settings.path, problem.dim, problem.k, problem.n_sites, settings.memory_budget).path

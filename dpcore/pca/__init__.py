@@ -11,15 +11,16 @@ numbers for sweeps). numpy's generators are not cryptographically secure (docs/m
 Imports the bottom layer, privacy, data, scenario and cape.
 """
 
-from .algorithm import PcaAlgorithm, PcaOptions
+from .algorithm import PcaOptions
 from .algorithms.cape import CapeMessages, cape_aggregate, cape_messages, cape_pca
 from .algorithms.central import central_pca
 from .algorithms.conv import conv_pca
 from .algorithms.dpdis import dpdis_pca
 from .algorithms.local import local_pca
-from .algorithms.nondp import nondp_pca
+from .algorithms.nonpriv import nonpriv_pca
 from .algorithms.pool_ag import pool_ag_pca
 from .compare import PcaComparison, compare_pca, summarise
+from .family import FAMILY
 from .metrics import METRICS, align_signs, captured_energy, noise_spectral_norm, scree, subspace_distance
 from .problem import SOLVER_DTYPES, PcaPrivacy, PcaProblem, pca_privacy, pca_problem
 from .result import PcaResult
@@ -37,9 +38,9 @@ from .table import (
 __all__ = [
     "SOLVER_DTYPES",
     "ALGORITHMS",
+    "FAMILY",
     "METRICS",
     "CapeMessages",
-    "PcaAlgorithm",
     "PcaComparison",
     "PcaOptions",
     "PcaPrivacy",
@@ -62,7 +63,7 @@ __all__ = [
     "local_pca",
     "noise_dominance_note",
     "noise_spectral_norm",
-    "nondp_pca",
+    "nonpriv_pca",
     "paper_algorithms",
     "pca_privacy",
     "pca_problem",

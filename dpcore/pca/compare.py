@@ -1,5 +1,6 @@
 """Comparing PCA algorithms over runs (docs/math/capepca.md): every run of every chosen algorithm on its own
-random stream, and the summary (mean and standard deviation of every metric)."""
+random stream (the family contract's comparison loop, :func:`dpcore.family.run_comparison`), and the summary (mean
+and standard deviation of every metric)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..limits import MAX_RUNS
+from ..family import Progress, ShouldStop, check_runs, each_algorithm, run_comparison, stop_note
 from ..seeding import run_rng
 from ..summary import MetricSummary, summarise_values
-from ..validation import InputError, check_int_range, check_seed
-from ..workers import run_tasks
+from ..validation import InputError
 from .algorithms.local import default_local_site
 from .metrics import METRICS
 from .problem import PcaPrivacy, PcaProblem, check_pair
@@ -51,7 +51,7 @@ class PcaComparison:
         rows = []
         for algorithm, results in self.results.items():
             for run, r in enumerate(results):
-                rows.append({"algorithm": algorithm, "run": run, **{m: float(getattr(r, m)) for m in METRICS},
+                rows.append({"algorithm": algorithm, "run": run, **{m: float(r.metric(m)) for m in METRICS},
                              "numbers_sent": r.communication})
         return rows
 
@@ -67,28 +67,35 @@ def _csv(headers: list[str], rows: list[dict[str, Any]]) -> str:
 
 def summarise(results: dict[str, list[PcaResult]]) -> list[MetricSummary]:
     """Mean and std over runs of every metric (:data:`~dpcore.pca.metrics.METRICS`) for every algorithm."""
-    return [summarise_values(algorithm, metric, [getattr(r, metric) for r in runs])
+    return [summarise_values(algorithm, metric, [r.metrics[metric] for r in runs])
             for algorithm, runs in results.items() for metric in METRICS]
 
 
-def _compare_run(shared: tuple, run: int, tick: Callable[[str], bool]) -> list[PcaResult] | None:
-    """Every chosen algorithm in one run (a task of :func:`dpcore.workers.run_tasks`), each on its own stream."""
-    problem, privacy, names, seed, runs, rank, local_site, keep_first_matrix = shared
-    results = []
-    for name in names:
-        entry = ALGORITHMS[name]
-        results.append(run_algorithm(entry, problem, privacy, run_rng(seed, run, name, "pca"), rank=rank,
-                                     local_site=local_site, keep_matrix=keep_first_matrix and run == 0))
-        if tick(f"run {run + 1}/{runs}: {entry.title}") and name != names[-1]:
-            return None
-    return results
+@dataclass(frozen=True, eq=False, kw_only=True)
+class _Shared:
+    """What every run of a comparison needs (sent once to each worker process)."""
+
+    problem: PcaProblem
+    privacy: PcaPrivacy
+    names: tuple[str, ...]
+    seed: int
+    runs: int
+    rank: int | None
+    local_site: int | None
+    keep_first_matrix: bool
+
+
+def _compare_run(shared: _Shared, run: int, tick: Callable[[str], bool]) -> list[PcaResult] | None:
+    """Every chosen algorithm in one run (a task of :func:`dpcore.family.run_comparison`), each on its own stream."""
+    return each_algorithm(ALGORITHMS, shared.names, run, shared.runs, tick, lambda entry: run_algorithm(
+        entry, shared.problem, shared.privacy, run_rng(shared.seed, run, entry.name, "pca"), rank=shared.rank,
+        local_site=shared.local_site, keep_matrix=shared.keep_first_matrix and run == 0))
 
 
 def compare_pca(problem: PcaProblem, privacy: PcaPrivacy, algorithms: Sequence[str] | None = None,
                 runs: int = 10, seed: int = 0, *, rank: int | None = None, local_site: int | None = None,
-                keep_first_matrix: bool = False,
-                progress: Callable[[int, int, str], None] | None = None,
-                should_stop: Callable[[], bool] | None = None, workers: int | None = None) -> PcaComparison:
+                keep_first_matrix: bool = False, progress: Progress | None = None,
+                should_stop: ShouldStop | None = None, workers: int | None = None) -> PcaComparison:
     """Run every algorithm (default: the table's default ones) ``runs`` times, each on its own stream
     :func:`dpcore.seeding.run_rng` (seed, run, name). ``progress(done, total, label)`` is called after each run of
     each algorithm; ``keep_first_matrix`` keeps the decomposed matrix of run 0 (for the scree plot).
@@ -97,36 +104,23 @@ def compare_pca(problem: PcaProblem, privacy: PcaPrivacy, algorithms: Sequence[s
     the results are the same for any number. ``should_stop()`` is checked after each step; when it returns True
     the comparison keeps the runs that finished (``stopped`` in the result) - at least one is needed."""
     entries = check_algorithms(default_algorithms() if algorithms is None else algorithms)
-    runs = check_int_range(runs, "runs", 1, MAX_RUNS)
-    seed = check_seed(seed)
+    runs, seed = check_runs(runs, seed)
     check_pair(problem, privacy)
     names = [e.name for e in entries]
     if "dpdis" in names and rank is not None and not problem.k <= rank <= problem.dim:
         raise InputError(f"DPdisPCA rank R must satisfy K = {problem.k} <= R <= D = {problem.dim} (got {rank})", "R")
     start = time.perf_counter()
-    total = runs * len(entries)
-    done = 0
-
-    def tick(label: str) -> bool:
-        nonlocal done
-        done += 1
-        if progress is not None:
-            progress(done, total, label)
-        return should_stop is not None and bool(should_stop())
-
-    shared = (problem, privacy, tuple(names), seed, runs, rank, local_site, keep_first_matrix)
-    finished, stopped = run_tasks(_compare_run, shared, list(range(runs)), workers=workers, tick=tick)
-    if not finished:
-        raise InputError("the comparison was stopped before its first run finished", "runs")
-    stopped = stopped and len(finished) < runs
-    order = sorted(finished)
-    results: dict[str, list[PcaResult]] = {name: [finished[r][i] for r in order] for i, name in enumerate(names)}
+    shared = _Shared(problem=problem, privacy=privacy, names=tuple(names), seed=seed, runs=runs, rank=rank,
+                     local_site=local_site, keep_first_matrix=keep_first_matrix)
+    finished, stopped = run_comparison(_compare_run, shared, runs, len(entries), progress=progress,
+                                       should_stop=should_stop, workers=workers)
+    results: dict[str, list[PcaResult]] = {name: [run[i] for run in finished] for i, name in enumerate(names)}
     communication = {name: results[name][0].communication for name in names}
     notes = list(privacy.notes)
     if "local" in names:
         site = default_local_site(privacy) if local_site is None else local_site
         notes.append(f"local uses site {privacy.scenario.names[site]} (N_s = {problem.sizes[site]:,})")
     if stopped:
-        notes.append(f"stopped after {len(order)} of {runs} runs: the summary uses the runs that finished")
+        notes.append(stop_note(len(finished), runs))
     return PcaComparison(results=results, summary=summarise(results), communication=communication,
                          notes=tuple(notes), seconds=time.perf_counter() - start, stopped=stopped)

@@ -6,16 +6,12 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
+from ..family import Metric, metric_table
 from ..validation import InputError, check_positive_int
 from .problem import PcaProblem
 
 __all__ = ["METRICS", "align_signs", "captured_energy", "noise_spectral_norm", "scree", "subspace_distance"]
 
-METRICS: dict[str, str] = {
-    "captured_energy": "q_CE = tr(V^T A V), A the pooled non-private second-moment matrix",
-    "captured_energy_ratio": "q_CE / q_CE(non-dp pool); 1 is optimal",
-    "subspace_distance": "||V_K V_K^T - V V^T||_2 (0 = the true subspace, 1 = an orthogonal direction)",
-}
 
 def captured_energy(pooled: np.ndarray, subspace: np.ndarray) -> float:
     """q_CE = tr(V^T A V)."""
@@ -52,3 +48,25 @@ def noise_spectral_norm(dim: int, std: float) -> float:
     """About 2 sqrt(D) std: the spectral norm of a D x D symmetric matrix with i.i.d. N(0, std^2) unique
     entries (the edge of Wigner's semicircle), for large D."""
     return 2.0 * float(np.sqrt(dim)) * float(std)
+
+
+def _energy_ratio(problem: PcaProblem, subspace: np.ndarray) -> float:
+    """q_CE / q_CE(V_K): the share of the optimal captured energy (NaN when the optimum is 0)."""
+    optimum = problem.optimal_energy
+    return captured_energy(problem.pooled, subspace) / optimum if optimum > 0 else float("nan")
+
+
+METRICS: dict[str, Metric] = metric_table((
+    Metric(name="captured_energy", label="captured energy q_CE", words="captured energy", higher_is_better=True,
+           description="captured energy q_CE = tr(V^T A V) (higher is better)",
+           compute=lambda problem, subspace: captured_energy(problem.pooled, subspace)),
+    Metric(name="captured_energy_ratio", label="q_CE / q_CE(non-dp pool)", higher_is_better=True,
+           words="share of the non-private captured energy", description="q_CE / q_CE(non-dp pool) (1 is optimal)",
+           compute=_energy_ratio),
+    Metric(name="subspace_distance", label="subspace distance", words="subspace distance", higher_is_better=False,
+           description="subspace distance ||V_K V_K^T - V V^T||_2 (lower is better)",
+           compute=lambda problem, subspace: subspace_distance(problem.top_vectors, subspace)),
+))
+"""The PCA metrics of a subspace V, each ``compute(problem, V)``: A is the pooled non-private second-moment matrix,
+V_K its top-K eigenvectors; the subspace distance is 0 for the true subspace, 1 for an orthogonal direction.
+Every result carries each of them (:attr:`dpcore.pca.PcaResult.metrics`)."""

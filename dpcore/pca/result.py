@@ -12,7 +12,7 @@ import numpy as np
 from .. import linalg
 from ..privacy.symmetric import symmetric_matrix
 from ..validation import check_choice
-from .metrics import METRICS, captured_energy, subspace_distance
+from .metrics import METRICS
 from .problem import PcaProblem
 
 __all__ = ["PcaResult", "decompose", "lower_matrix", "make_result", "top_subspace"]
@@ -21,32 +21,40 @@ __all__ = ["PcaResult", "decompose", "lower_matrix", "make_result", "top_subspac
 @dataclass(frozen=True, kw_only=True)
 class PcaResult:
     """One run of one algorithm: the subspace V (D x K), the top-K eigenvalues of the matrix it decomposed,
-    the metrics, the numbers sent, and the std of the noise per unique entry of the decomposed matrix
-    (None when the noise is not additive, as in DPdisPCA). ``matrix`` is kept only on request."""
+    every metric of :data:`~dpcore.pca.metrics.METRICS` (``metrics``, by name), the numbers sent, and the std of the
+    noise per unique entry of the decomposed matrix (None when the noise is not additive, as in DPdisPCA).
+    ``matrix`` is kept only on request."""
 
     algorithm: str
     subspace: np.ndarray
     eigenvalues: np.ndarray
-    captured_energy: float
-    captured_energy_ratio: float
-    subspace_distance: float
+    metrics: dict[str, float]
     communication: int
     noise_std: float | None
     matrix: np.ndarray | None = None
 
     def metric(self, name: str) -> float:
         """The metric ``name`` (:data:`~dpcore.pca.metrics.METRICS`)."""
-        return float(getattr(self, check_choice(name, "metric", tuple(METRICS))))
+        return self.metrics[check_choice(name, "metric", tuple(METRICS))]
+
+    @property
+    def captured_energy(self) -> float:
+        return self.metrics["captured_energy"]
+
+    @property
+    def captured_energy_ratio(self) -> float:
+        return self.metrics["captured_energy_ratio"]
+
+    @property
+    def subspace_distance(self) -> float:
+        return self.metrics["subspace_distance"]
 
 
 def make_result(algorithm: str, problem: PcaProblem, values: np.ndarray, vectors: np.ndarray, communication: int,
                 noise_std: float | None, matrix: np.ndarray | None) -> PcaResult:
-    """The :class:`PcaResult` of a subspace: its metrics against the pooled non-private A."""
-    energy = captured_energy(problem.pooled, vectors)
-    optimum = problem.optimal_energy
-    ratio = energy / optimum if optimum > 0 else float("nan")
-    return PcaResult(algorithm=algorithm, subspace=vectors, eigenvalues=values, captured_energy=energy,
-                     captured_energy_ratio=ratio, subspace_distance=subspace_distance(problem.top_vectors, vectors),
+    """The :class:`PcaResult` of a subspace: every metric of the table against the pooled non-private A."""
+    return PcaResult(algorithm=algorithm, subspace=vectors, eigenvalues=values,
+                     metrics={name: m.compute(problem, vectors) for name, m in METRICS.items()},
                      communication=communication, noise_std=noise_std, matrix=matrix)
 
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from ..cape import NoiseDesign
 from ..data import Dataset, Preprocessed, SiteSplit, preprocess, split_sites
 from ..scenario import Scenario
+from ..seeding import PCA_SPLIT_STREAM, stream_rng
 from ..validation import check_rank
 from .metrics import noise_spectral_norm
 from .problem import PcaPrivacy, PcaProblem, pca_privacy, pca_problem
@@ -46,12 +45,12 @@ def prepare_pca(dataset: Dataset, scenario: Scenario, k: int, *, preprocessing: 
                 features: str = "centre",
                 design: NoiseDesign | None = None, solver_dtype: str = "float32") -> PcaSetup:
     """Preprocess ``dataset`` (``features``: none, centre or standardise; then max-norm or clip; not private), deal its
-    samples to the scenario's sites (sizes N_s; shuffled with ``default_rng([seed, 1])``; more samples than the data
-    set has only with ``allow_replacement``, flagged with its privacy consequence), and build
+    samples to the scenario's sites (sizes N_s; shuffled with ``stream_rng(seed, PCA_SPLIT_STREAM)``; more samples
+    than the data set has only with ``allow_replacement``, flagged with its privacy consequence), and build
     the :class:`PcaProblem` (eigensolves of the noisy matrices in ``solver_dtype``) and :class:`PcaPrivacy`."""
     k = check_rank(k, dataset.dim)
     prepared = preprocess(dataset.x, preprocessing, scale=scale, features=features)
-    split = split_sites(prepared.x, scenario.sizes, np.random.default_rng([int(seed), 1]), labels=dataset.labels,
+    split = split_sites(prepared.x, scenario.sizes, stream_rng(seed, PCA_SPLIT_STREAM), labels=dataset.labels,
                         by_label=by_label, allow_replacement=allow_replacement)
     problem = pca_problem(split.sites, k, solver_dtype=solver_dtype)
     privacy = pca_privacy(scenario, design)

@@ -57,7 +57,7 @@ class PcaStory:
 
 OPENING = PcaStory(
     dataset="mnist", sites=10, site_size=500, eps=4.0, delta=1e-5, calibration="analytic", k=5, runs=5,
-    algorithms=("cape", "conv", "local", "nondp"), shrink=10, preprocessing="max-norm",
+    algorithms=("cape", "conv", "local", "nonpriv"), shrink=10, preprocessing="max-norm",
     headline="Ten sites each hold 500 MNIST images (D = 784 pixels) and promise eps = 4, delta = 1e-5; the "
     "bars show how much of the data's energy each method's top-5 directions capture (the non-private pool is the "
     "best possible, 0 means no information): capePCA comes close to it, the conventional scheme (every site adds "
@@ -114,7 +114,7 @@ def _share(value: float, best: float) -> str:
     return f"{100 * value / best:.0f}%" if best > 0 else "n/a"
 
 
-TITLES = {"cape": "capePCA", "conv": "conv", "local": "local", "nondp": "the non-private pool",
+TITLES = {"cape": "capePCA", "conv": "conv", "local": "local", "nonpriv": "the non-private pool",
           "none": "no information"}
 
 
@@ -138,7 +138,7 @@ def _why(case: BreakdownCase, setup: PcaSetup, mean: dict[str, float], claims: t
     """Why the curves meet in this case, or that they do not, from its scenario, design and results; every comparison
     is a claim of the paired test (:func:`_claims`)."""
     problem, privacy = setup.problem, setup.privacy
-    best = mean.get("nondp", problem.optimal_energy)
+    best = mean.get("nonpriv", problem.optimal_energy)
     shares = ", ".join(f"{TITLES[n]} {_share(mean[n], best)}" for n in ("cape", "conv", "local") if n in mean)
     captured = f"of the non-private energy, {shares} are captured"
     versus = next((c for c in claims if c.a == "cape" and c.b == "conv"), None)
@@ -208,12 +208,12 @@ def run_breakdown(dataset: Dataset, story: PcaStory = OPENING, *, seed: int = 0,
 
 
 def opening_closure(comparison: PcaComparison) -> GapClosure | None:
-    """The gap closure of capePCA against conv on the captured energy (non-private: nondp; no information: 0), from
-    paired runs; None when one of cape, conv, nondp was not run or there is a single run."""
+    """The gap closure of capePCA against conv on the captured energy (non-private: nonpriv; no information: 0), from
+    paired runs; None when one of cape, conv, nonpriv was not run or there is a single run."""
     values = _energies(comparison)
-    if not {"cape", "conv", "nondp"} <= set(values) or values["cape"].size < 2:
+    if not {"cape", "conv", "nonpriv"} <= set(values) or values["cape"].size < 2:
         return None
-    return gap_closure(values["cape"], values["conv"], values["nondp"], 0.0, larger_is_better=True)
+    return gap_closure(values["cape"], values["conv"], values["nonpriv"], 0.0, larger_is_better=True)
 
 
 def story_sentence(comparison: PcaComparison) -> str:
@@ -225,8 +225,8 @@ def story_sentence(comparison: PcaComparison) -> str:
     cape, conv = float(values["cape"].mean()), float(values["conv"].mean())
     text = f"capePCA's top directions capture {cape:.3g} of the energy against {conv:.3g} for the conventional scheme"
     claim = paired_claim("cape", values["cape"], "conv", values["conv"], larger_is_better=True)
-    if "nondp" in values:
-        best = float(values["nondp"].mean())
+    if "nonpriv" in values:
+        best = float(values["nonpriv"].mean())
         text += f" and {best:.3g} for the non-private pool"
         if claim.relation != "better":
             return text + f"; over {claim.runs} runs capePCA is not clearly better than the conventional scheme."

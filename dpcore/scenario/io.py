@@ -32,7 +32,7 @@ from typing import Any
 from ..limits import MAX_LINK_JSON_CHARS, MAX_QUERY_CHARS, MAX_SCENARIO_FILE_BYTES
 from ..textio import decode_text, load_json, read_file
 from ..validation import InputError, shown
-from .model import FieldError, Scenario, ScenarioError, scenario_errors, scenario_from_dict
+from .model import SITE_FIELDS, FieldError, Scenario, ScenarioError, scenario_errors, scenario_from_dict
 
 __all__ = [
     "QUERY_KEY",
@@ -50,7 +50,8 @@ __all__ = [
     "settings_of",
 ]
 
-SITE_COLUMNS = ("name", "n", "eps", "delta", "weight")
+SITE_COLUMNS = SITE_FIELDS
+"""The columns of the sites table: a site's fields (:data:`dpcore.scenario.model.SITE_FIELDS`), in order."""
 QUERY_KEY = "scenario"
 QUERY_VERSION = "1."
 _NOT_BASE64URL = re.compile(r"[^A-Za-z0-9_-]")

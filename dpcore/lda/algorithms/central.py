@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...otd.release import StageNoise
+from ...family import Algorithm, RunContext
 from ...privacy.calibration import multiplier
 from ...privacy.sensitivity import lda_sensitivity_unchecked
+from ...tensor.release import StageNoise
 from ...textio import site_label
 from ...validation import InputError
-from ..algorithm import LdaAlgorithm, RunContext
+from ..algorithm import relation, two_stage
 from ..problem import LdaResult
 
-__all__ = ["ALGORITHMS"]
+__all__ = ["ENTRIES"]
 
 
 def _gaussian(ctx: RunContext, alone: bool) -> LdaResult:
@@ -36,28 +37,28 @@ def _gaussian(ctx: RunContext, alone: bool) -> LdaResult:
     tau3 = lda_sensitivity_unchecked("lda-m3", site.n, problem.alpha0) * multiplier((1 - a) * eps, (1 - a) * delta,
                                                                                     scenario.calibration)
     guarantee = (f"calibrated to (eps, delta) = ({eps:g}, {delta:g}) for {who}: Gaussian M2 and projected M3 at "
-                 f"the global sensitivities, split a = {a:g} ({ctx.relation})")
-    return ctx.two_stage([site], np.ones(1), StageNoise("independent", stds=np.array([tau2])),
+                 f"the global sensitivities, split a = {a:g} ({relation(ctx)})")
+    return two_stage(ctx, [site], np.ones(1), StageNoise("independent", stds=np.array([tau2])),
                          StageNoise("independent", stds=np.array([tau3])), guarantee)
 
 
 def _nonpriv(ctx: RunContext) -> LdaResult:
-    return ctx.two_stage([ctx.problem.pooled], np.ones(1), StageNoise("none"), StageNoise("none"), "no privacy")
+    return two_stage(ctx, [ctx.problem.pooled], np.ones(1), StageNoise("none"), StageNoise("none"), "no privacy")
 
 
-ALGORITHMS = (
-    LdaAlgorithm(
+ENTRIES = (
+    Algorithm(
         name="pooled", title="pooled (trusted curator)", position=30, colour="#9467bd", guarantee="dp",
         description="one trusted curator holds every document and adds Gaussian noise to M2 and the projected M3 "
         "(the strictest site budget): what capeLDA matches without pooling",
         run=lambda ctx: _gaussian(ctx, alone=False),
     ),
-    LdaAlgorithm(
+    Algorithm(
         name="local", title="local", position=40, default=True, colour="#8c564b", guarantee="dp", distributed=True,
         description="one site alone (the largest unless chosen) with its own budget and documents",
         run=lambda ctx: _gaussian(ctx, alone=True),
     ),
-    LdaAlgorithm(
+    Algorithm(
         name="nonpriv", title="non-private", position=50, default=True, colour="#2ca02c", guarantee="none",
         private=False, description="the non-private method of moments on every document",
         run=_nonpriv,

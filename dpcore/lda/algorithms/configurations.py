@@ -6,12 +6,12 @@ returns no topics and the reason."""
 
 from __future__ import annotations
 
-from ..algorithm import LdaAlgorithm, RunContext
+from ...family import Algorithm, RunContext
 from ..budget import CONFIGURATIONS, edge_budgets
 from ..configurations import run_configuration_unchecked
 from ..problem import LdaResult
 
-__all__ = ["ALGORITHMS", "configuration_of"]
+__all__ = ["ENTRIES", "configuration_of"]
 
 _NAMES = {"1": (1, "local"), "2": (2, "local"), "2ptr": (2, "ptr"), "3": (3, "local"), "4": (4, "local")}
 
@@ -22,7 +22,7 @@ def configuration_of(name: str) -> tuple[int, str]:
 
 
 def _configuration(ctx: RunContext) -> LdaResult:
-    number, privacy = _NAMES[ctx.name]
+    number, privacy = configuration_of(ctx.name)
     scenario = ctx.scenario
     eps, delta = float(scenario.eps.min()), float(scenario.delta.min())
     budget = edge_budgets(number, eps, delta, None, privacy)
@@ -35,12 +35,12 @@ def _configuration(ctx: RunContext) -> LdaResult:
                      reason=res.reason, conditions=res.conditions, notes=res.notes)
 
 
-def _entry(name: str, title: str, position: int, colour: str, guarantee: str, description: str) -> LdaAlgorithm:
-    return LdaAlgorithm(name=name, title=title, position=position, colour=colour, guarantee=guarantee,
+def _entry(name: str, title: str, position: int, colour: str, guarantee: str, description: str) -> Algorithm:
+    return Algorithm(name=name, title=title, position=position, colour=colour, guarantee=guarantee,
                         description=description, run=_configuration)
 
 
-ALGORITHMS = (
+ENTRIES = (
     _entry("1", "configuration 1", 60, "#ff7f0e", "dp", f"paper 004, configuration 1: {CONFIGURATIONS[1]}"),
     _entry("2", "configuration 2", 62, "#e377c2", "local", f"paper 004, configuration 2: {CONFIGURATIONS[2]}; not DP "
            "as published (local sensitivity)"),

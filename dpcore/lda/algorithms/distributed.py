@@ -6,11 +6,12 @@ aggregator combines sum_s mu_s (release_s - f_s), whitens, decomposes and recove
 from __future__ import annotations
 
 from ...cape import stage_taus
-from ...otd.release import StageNoise, cape_stage_noise
-from ..algorithm import LdaAlgorithm, RunContext
+from ...family import Algorithm, RunContext
+from ...tensor.release import StageNoise, cape_stage_noise
+from ..algorithm import relation, two_stage
 from ..problem import LdaResult
 
-__all__ = ["ALGORITHMS"]
+__all__ = ["ENTRIES"]
 
 
 def _distributed(ctx: RunContext, correlated: bool) -> LdaResult:
@@ -18,23 +19,23 @@ def _distributed(ctx: RunContext, correlated: bool) -> LdaResult:
     tau2, tau3 = stage_taus(scenario, "lda", ctx.settings.eps_split, dim=problem.dim, alpha0=problem.alpha0)
     if correlated:
         stage2, stage3, privacy = cape_stage_noise(scenario, tau2, tau3, split=ctx.settings.eps_split,
-                                                   collusion=ctx.settings.collusion, relation=ctx.relation)
+                                                   collusion=ctx.settings.collusion, relation=relation(ctx))
         privacy = "calibrated to (eps_s, delta_s) per site: " + privacy
     else:
         stage2, stage3 = StageNoise("independent", stds=tau2), StageNoise("independent", stds=tau3)
-        privacy = f"calibrated to (eps_s, delta_s) per site: each site adds its own full noise ({ctx.relation})"
-    return ctx.two_stage(problem.sites, scenario.weights(), stage2, stage3, privacy)
+        privacy = f"calibrated to (eps_s, delta_s) per site: each site adds its own full noise ({relation(ctx)})"
+    return two_stage(ctx, problem.sites, scenario.weights(), stage2, stage3, privacy)
 
 
-ALGORITHMS = (
-    LdaAlgorithm(
+ENTRIES = (
+    Algorithm(
         name="cape", title="capeLDA", position=10, default=True, colour="#d62728", guarantee="dp",
         collusion_robust=True, distributed=True,
         description="capeLDA: every site releases its LDA moments M2_s and M3_s(W, W, W) with CAPE correlated noise; "
         "the aggregate carries only the noise pooled data would need",
         run=lambda ctx: _distributed(ctx, correlated=True),
     ),
-    LdaAlgorithm(
+    Algorithm(
         name="conv", title="conventional", position=20, default=True, colour="#1f77b4", guarantee="dp",
         distributed=True,
         description="conventional: every site adds its own full Gaussian noise to its LDA moments, the aggregator "

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..algorithm import LdaAlgorithm, RunContext
+from ...family import Algorithm, RunContext
 from ..problem import LdaResult
 
-__all__ = ["ALGORITHMS"]
+__all__ = ["ENTRIES"]
 
 
 def _random(ctx: RunContext) -> LdaResult:
@@ -18,8 +18,8 @@ def _random(ctx: RunContext) -> LdaResult:
     return LdaResult(algorithm=ctx.name, usable=True, topics=topics, alpha=alpha, guarantee="uses no data")
 
 
-ALGORITHMS = (
-    LdaAlgorithm(
+ENTRIES = (
+    Algorithm(
         name="random", title="random topics", position=90, default=True, colour="#7f7f7f", guarantee="none",
         private=False, uses_data=False,
         description="random topics from the prior Dirichlet(c) of the synthetic topics (c = 0.1 unless set), using no "

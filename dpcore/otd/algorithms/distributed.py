@@ -5,51 +5,54 @@ whitens with the top-K eigenpairs of sum_s mu_s M2_hat_s and runs the tensor pow
 from __future__ import annotations
 
 from ...cape import stage_taus
-from ..algorithm import OtdAlgorithm, RunContext
+from ...family import Algorithm, RunContext, Sizes
+from ...tensor.release import StageNoise, cape_stage_noise, release_m2, release_m3
+from ...tensor.whitening import whiten
+from ..algorithm import decomposition, m3_law, relation, tpm
 from ..problem import Decomposition
-from ..release import StageNoise, cape_stage_noise, release_m2, release_m3
-from ..whitening import whiten
 
-__all__ = ["ALGORITHMS"]
+__all__ = ["ENTRIES"]
 
 
 def _distributed(ctx: RunContext, correlated: bool) -> Decomposition:
     problem, scenario, rng = ctx.problem, ctx.scenario, ctx.rng
-    law = ctx.m3_law()
+    law = m3_law(ctx)
     sigma2 = problem.sigma2 if problem.kind == "mog" else None
     tau2, tau3 = stage_taus(scenario, problem.kind, ctx.settings.eps_split, dim=problem.dim, sigma2=sigma2)
     if correlated:
         stage2, stage3, privacy = cape_stage_noise(scenario, tau2, tau3, split=ctx.settings.eps_split,
-                                                   collusion=ctx.settings.collusion, relation=ctx.relation)
+                                                   collusion=ctx.settings.collusion, relation=relation(ctx))
     else:
         stage2, stage3 = StageNoise("independent", stds=tau2), StageNoise("independent", stds=tau3)
-        privacy = f"each site adds its own full noise, calibrated to its (eps_s, delta_s) ({ctx.relation})"
+        privacy = f"each site adds its own full noise, calibrated to its (eps_s, delta_s) ({relation(ctx)})"
     mu = scenario.weights()
     m2_hat, _ = release_m2(problem.sites, mu, stage2, rng)
     wh = whiten(m2_hat, problem.k)
     m3_tilde, _ = release_m3(problem.sites, mu, wh.w, stage3, rng, path=ctx.path, law=law)
-    return ctx.decomposition(wh, ctx.tpm(m3_tilde), privacy)
+    return decomposition(ctx, wh, tpm(ctx, m3_tilde), privacy)
 
 
 def _third_moment_numbers(dim: int, k: int, path: str) -> int:
     return k**3 if path == "projected" else dim**3
 
 
-def cape_communication(n_sites: int, dim: int, k: int, path: str) -> int:
+def cape_communication(sizes: Sizes) -> int:
     """3 S D^2 + S D K + 2 S T + S K^3 with T = D^3 (dense) or K^3 (projected), plus D K on the projected path
     (W to the helper, which projects its noise on it)."""
+    n_sites, dim, k, path = sizes.n_sites, sizes.dim, sizes.k, sizes.path
     helper_w = dim * k if path == "projected" else 0
     return 3 * n_sites * dim * dim + n_sites * dim * k + helper_w + 2 * n_sites * _third_moment_numbers(dim, k, path) \
         + n_sites * k**3
 
 
-def conv_communication(n_sites: int, dim: int, k: int, path: str) -> int:
+def conv_communication(sizes: Sizes) -> int:
     """S D^2 + S D K + S K^3: the releases and the broadcast of W."""
+    n_sites, dim, k = sizes.n_sites, sizes.dim, sizes.k
     return n_sites * dim * dim + n_sites * dim * k + n_sites * k**3
 
 
-ALGORITHMS = (
-    OtdAlgorithm(
+ENTRIES = (
+    Algorithm(
         name="cape", title="capeAGN", position=10, default=True, paper_order=1, colour="#d62728",
         collusion_robust=True,
         description="capeAGN: CAPE correlated noise on every site's M2 and M3 releases (Algorithm 3)",
@@ -58,7 +61,7 @@ ALGORITHMS = (
         communication=cape_communication,
         run=lambda ctx: _distributed(ctx, correlated=True),
     ),
-    OtdAlgorithm(
+    Algorithm(
         name="conv", title="conv", position=40, default=True, paper_order=2, colour="#1f77b4",
         description="conventional: every site adds its full AGN noise, the aggregator averages (no correlated noise)",
         communication_text="S D^2 + S D K + S K^3: M2_hat_s, W to every site, M3_tilde_s",

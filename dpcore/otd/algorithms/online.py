@@ -5,9 +5,9 @@ samples, against O(D^2) for the projected path and O(D^3) for the dense one."""
 
 from __future__ import annotations
 
-from ..algorithm import OtdAlgorithm, RunContext
-from ..moments import MogSite, pool_sites
-from ..online import (
+from ...family import Algorithm, RunContext
+from ...tensor.moments import MogSite, pool_sites
+from ...tensor.online import (
     OnlineOracle,
     mog_oracle,
     online_tensor_power_method,
@@ -15,10 +15,11 @@ from ..online import (
     stm_oracle,
     streaming_whitening,
 )
+from ...tensor.whitening import Whitening
+from ..algorithm import decomposition
 from ..problem import Decomposition
-from ..whitening import Whitening
 
-__all__ = ["ALGORITHMS", "online_oracle"]
+__all__ = ["ENTRIES", "online_oracle"]
 
 
 def online_oracle(site: object, whitening: Whitening) -> OnlineOracle:
@@ -35,15 +36,15 @@ def _online(ctx: RunContext) -> Decomposition:
     whitening = streaming_whitening(site.m2_matvec(), site.dim, ctx.problem.k)
     power = online_tensor_power_method(online_oracle(site, whitening), ctx.rng, n_restarts=ctx.settings.n_restarts,
                                        n_iter=ctx.settings.n_iter)
-    return ctx.decomposition(whitening, power, "no privacy (online tensor power method on the pooled data)")
+    return decomposition(ctx, whitening, power, "no privacy (online tensor power method on the pooled data)")
 
 
-ALGORITHMS = (
-    OtdAlgorithm(
+ENTRIES = (
+    Algorithm(
         name="online", title="non-private (online)", position=65, colour="#98df8a", private=False,
         description="non-private online tensor power method (paper 001, Alg. 2) on pooled data: streamed power "
         "iterations and whitening, no D x D or D x D x D array (memory O(D K) besides the samples)",
         communication_text="0: a non-private reference computed where the samples are pooled (no protocol message)",
-        communication=lambda n_sites, dim, k, path: 0, run=_online,
+        communication=lambda sizes: 0, run=_online, guarantee="none",
     ),
 )

@@ -9,19 +9,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...cape import AGN_MODELS, stage_taus
+from ...family import Algorithm, RunContext, Sizes
 from ...privacy.calibration import multiplier
 from ...privacy.sensitivity import sensitivity_unchecked
 from ...scenario import Scenario
+from ...tensor.moments import Site, pool_sites
+from ...tensor.power import noisy_tensor_power_method, noisy_tpm_budget
+from ...tensor.release import StageNoise, release_m2, release_m3
+from ...tensor.whitening import Whitening, whiten
 from ...textio import site_label
 from ...validation import InputError
-from ..algorithm import OtdAlgorithm, RunContext
-from ..moments import Site, pool_sites
-from ..power import noisy_tensor_power_method, noisy_tpm_budget
+from ..algorithm import decomposition, m3_law, relation, tpm
 from ..problem import Decomposition, OtdProblem
-from ..release import StageNoise, release_m2, release_m3
-from ..whitening import Whitening, whiten
 
-__all__ = ["ALGORITHMS", "local_site_index"]
+__all__ = ["ENTRIES", "local_site_index"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -90,15 +91,15 @@ def _noisy_whitening(ctx: RunContext, party: _Party, delta_share: float) -> Whit
 
 def _gaussian(ctx: RunContext, alone: bool) -> Decomposition:
     """AGN (pooled) and local: Analyze Gauss on M2 and on the projected M3, budget split a : (1 - a)."""
-    law = ctx.m3_law()
+    law = m3_law(ctx)
     party = _party(ctx, alone)
     a = ctx.settings.eps_split
     wh = _noisy_whitening(ctx, party, a)
     tau3 = party.delta3 * party.multiplier(1 - a, 1 - a)
     m3_tilde, _ = release_m3([party.site], np.ones(1), wh.w, StageNoise("independent", stds=np.array([tau3])),
                              ctx.rng, path=ctx.path, law=law)
-    privacy = f"{party.who}: {party.budget_text()} split a = {a:g} between M2 and M3 ({ctx.relation})"
-    return ctx.decomposition(wh, ctx.tpm(m3_tilde), privacy)
+    privacy = f"{party.who}: {party.budget_text()} split a = {a:g} between M2 and M3 ({relation(ctx)})"
+    return decomposition(ctx, wh, tpm(ctx, m3_tilde), privacy)
 
 
 def _avn(ctx: RunContext) -> Decomposition:
@@ -106,7 +107,7 @@ def _avn(ctx: RunContext) -> Decomposition:
     if ctx.path != "dense":
         raise InputError("AVN needs the dense path (its vector noise has no projected sampler); D = "
                          f"{ctx.problem.dim} runs on the projected path. Use a smaller D or drop avn.", "algorithms")
-    ctx.m3_law("published")
+    m3_law(ctx, "published")
     party = _party(ctx, alone=False)
     a = ctx.settings.eps_split
     wh = _noisy_whitening(ctx, party, 1.0)  # AVN's M3 is pure DP (appendix E.2): all of delta for M2
@@ -114,14 +115,14 @@ def _avn(ctx: RunContext) -> Decomposition:
     m3_tilde, _ = release_m3([party.site], np.ones(1), wh.w, StageNoise("avn", beta=beta), ctx.rng, path="dense",
                              law="published")
     privacy = (f"{party.who}: W calibrated to (a eps_s, delta_s) for every site by Analyze Gauss, M3 to pure "
-               f"(1-a) eps_s by vector noise with beta = (1-a) min_s eps_s / Delta3 = {beta:.3g} ({ctx.relation})")
-    return ctx.decomposition(wh, ctx.tpm(m3_tilde), privacy)
+               f"(1-a) eps_s by vector noise with beta = (1-a) min_s eps_s / Delta3 = {beta:.3g} ({relation(ctx)})")
+    return decomposition(ctx, wh, tpm(ctx, m3_tilde), privacy)
 
 
 def _noisy_tpm(ctx: RunContext) -> Decomposition:
     """Paper 001, Alg. 3: Analyze Gauss whitening, then the power method with noise at every iteration; for pooled
     data the strictest site's composed budget (the largest per-release noise) covers every site."""
-    law = ctx.m3_law()
+    law = m3_law(ctx)
     party = _party(ctx, alone=False)
     a = ctx.settings.eps_split
     wh = _noisy_whitening(ctx, party, a)
@@ -137,58 +138,58 @@ def _noisy_tpm(ctx: RunContext) -> Decomposition:
     privacy = (f"{party.who}: W calibrated to (a eps_s, a delta_s) by Analyze Gauss; the power method's "
                f"{budget.releases} Gaussian releases compose exactly within ((1-a) eps, (1-a) delta) for every site "
                f"({budget.describe()}; "
-               f"the strictest site's budget) ({ctx.relation})")
-    return ctx.decomposition(wh, power, privacy)
+               f"the strictest site's budget) ({relation(ctx)})")
+    return decomposition(ctx, wh, power, privacy)
 
 
 def _nonpriv(ctx: RunContext) -> Decomposition:
     """The non-private tensor power method on the pooled data."""
-    law = ctx.m3_law()
+    law = m3_law(ctx)
     party = _party(ctx, alone=False)
     m2_hat, _ = release_m2([party.site], np.ones(1), StageNoise("none"), ctx.rng)
     wh = whiten(m2_hat, ctx.problem.k, noisy=False)
     m3_tilde, _ = release_m3([party.site], np.ones(1), wh.w, StageNoise("none"), ctx.rng, path=ctx.path, law=law)
-    return ctx.decomposition(wh, ctx.tpm(m3_tilde), "no privacy")
+    return decomposition(ctx, wh, tpm(ctx, m3_tilde), "no privacy")
 
 
-def pooled_communication(n_sites: int, dim: int, k: int, path: str) -> int:
+def pooled_communication(sizes: Sizes) -> int:
     """S (D^2 + D^3): every site hands its M2_s and M3_s to the trusted party."""
-    return n_sites * (dim * dim + dim**3)
+    return sizes.n_sites * (sizes.dim * sizes.dim + sizes.dim**3)
 
 
-def local_communication(n_sites: int, dim: int, k: int, path: str) -> int:
+def local_communication(sizes: Sizes) -> int:
     """0: one site works alone."""
     return 0
 
 
 _POOLED_TEXT = "S (D^2 + D^3): every site hands its M2_s and M3_s to one trusted party"
 
-ALGORITHMS = (
-    OtdAlgorithm(
+ENTRIES = (
+    Algorithm(
         name="agn", title="AGN (pooled)", position=20, colour="#9467bd",
         description="AGN on pooled data: one trusted party adds symmetric Gaussian noise to M2 and M3 (appendix E.1)",
         communication_text=_POOLED_TEXT, communication=pooled_communication,
         run=lambda ctx: _gaussian(ctx, alone=False),
     ),
-    OtdAlgorithm(
+    Algorithm(
         name="avn", title="AVN (pooled)", position=30, colour="#17becf", dense_only=True,
         description="AVN on pooled data: Gaussian M2, vector noise with density ~ exp(-beta ||b||) on M3 "
         "(appendix E.2)",
         communication_text=_POOLED_TEXT, communication=pooled_communication, run=_avn,
     ),
-    OtdAlgorithm(
+    Algorithm(
         name="local", title="local", position=50, default=True, paper_order=3, colour="#8c564b",
         description="AGN on one site's data only (the least noisy site, the largest for equal budgets, unless chosen)",
         communication_text="0: one site works alone", communication=local_communication,
         run=lambda ctx: _gaussian(ctx, alone=True),
     ),
-    OtdAlgorithm(
+    Algorithm(
         name="nonpriv", title="non-private", position=60, default=True, paper_order=4, colour="#2ca02c",
-        private=False,
+        private=False, guarantee="none",
         description="non-private tensor power method on pooled data",
         communication_text=_POOLED_TEXT, communication=pooled_communication, run=_nonpriv,
     ),
-    OtdAlgorithm(
+    Algorithm(
         name="noisy_tpm", title="noisy TPM", position=80, colour="#bcbd22",
         description="noisy tensor power method of paper 001 (Alg. 3) on pooled data, noise at every iteration",
         communication_text=_POOLED_TEXT, communication=pooled_communication, run=_noisy_tpm,

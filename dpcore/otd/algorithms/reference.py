@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..algorithm import OtdAlgorithm, RunContext
+from ...family import Algorithm, RunContext
 from ..models import random_components
 from ..problem import Decomposition
 
-__all__ = ["ALGORITHMS"]
+__all__ = ["ENTRIES"]
 
 
 def _random(ctx: RunContext) -> Decomposition:
@@ -22,11 +22,11 @@ def _random(ctx: RunContext) -> Decomposition:
                          whitening_eigenvalues=None, path=ctx.path, privacy="uses no data")
 
 
-ALGORITHMS = (
-    OtdAlgorithm(
+ENTRIES = (
+    Algorithm(
         name="random", title="random vectors", position=70, default=True, paper_order=5, colour="#7f7f7f",
-        private=False, uses_data=False,
+        private=False, uses_data=False, guarantee="none",
         description="random vectors from the model's prior (uses no data): the worst-case reference",
-        communication_text="0: uses no data", communication=lambda n_sites, dim, k, path: 0, run=_random,
+        communication_text="0: uses no data", communication=lambda sizes: 0, run=_random,
     ),
 )

@@ -16,13 +16,13 @@ import numpy as np
 
 from ...cape import CapeNoise, NoiseDesign, sample_noise
 from ...cape.parties import combine, site_release
+from ...family import Algorithm, Sizes
 from ...privacy.symmetric import symmetric_matrix
 from ...validation import InputError, check_choice
-from ..algorithm import PcaAlgorithm
 from ..problem import PcaPrivacy, PcaProblem, check_pair
 from ..result import PcaResult, decompose
 
-__all__ = ["ALGORITHM", "BLOCK_NUMBERS", "CapeMessages", "cape_aggregate", "cape_aggregate_streamed", "cape_messages",
+__all__ = ["ENTRIES", "BLOCK_NUMBERS", "CapeMessages", "cape_aggregate", "cape_aggregate_streamed", "cape_messages",
            "cape_pca", "noise_blocks"]
 
 
@@ -95,9 +95,9 @@ def cape_aggregate_streamed(site_moments: np.ndarray, design: NoiseDesign, rng: 
     return out
 
 
-def communication(n_sites: int, dim: int, rank: int | None = None) -> int:
+def communication(sizes: Sizes) -> int:
     """3 S D^2: E_s, F_s and A_hat_s for every site."""
-    return 3 * n_sites * dim * dim
+    return 3 * sizes.n_sites * sizes.dim * sizes.dim
 
 
 def cape_pca(problem: PcaProblem, privacy: PcaPrivacy, rng: np.random.Generator, *,
@@ -105,14 +105,14 @@ def cape_pca(problem: PcaProblem, privacy: PcaPrivacy, rng: np.random.Generator,
     """capePCA: the real site -> aggregator message flow (module docstring)."""
     check_pair(problem, privacy)
     estimate = cape_aggregate_streamed(problem.site_moments, privacy.design, rng)
-    return decompose("cape", problem, estimate, communication(problem.n_sites, problem.dim),
+    return decompose("cape", problem, estimate, communication(Sizes(n_sites=problem.n_sites, dim=problem.dim)),
                      privacy.design.output_std, keep_matrix)
 
 
-ALGORITHM = PcaAlgorithm(
-    name="cape", title="capePCA", position=10, paper_order=1, colour="#d62728", collusion_robust=True,
+ENTRIES = (Algorithm(
+    name="cape", default=True, title="capePCA", position=10, paper_order=1, colour="#d62728", collusion_robust=True,
     description="capePCA: sites release A_s + E_s + F_s + G_s, the aggregator removes F_s and averages, E cancels",
     communication_text="3 S D^2: helper -> site E_s, aggregator -> site F_s, site -> aggregator A_hat_s",
     communication=communication,
-    run=lambda problem, privacy, rng, options: cape_pca(problem, privacy, rng, keep_matrix=options.keep_matrix),
-)
+    run=lambda ctx: cape_pca(ctx.problem, ctx.privacy, ctx.rng, keep_matrix=ctx.settings.keep_matrix),
+),)

@@ -7,16 +7,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..algorithm import PcaAlgorithm
+from ...family import Algorithm, Sizes
 from ..problem import PcaPrivacy, PcaProblem, check_pair
 from ..result import PcaResult, decompose
 
-__all__ = ["ALGORITHM", "central_pca"]
+__all__ = ["ENTRIES", "central_pca"]
 
 
-def communication(n_sites: int, dim: int, rank: int | None = None) -> int:
+def communication(sizes: Sizes) -> int:
     """S (D^2 + D + 1) + D^2 + D: encrypted shares to the proxy, the noisy sums to the data user."""
-    return n_sites * (dim * dim + dim + 1) + dim * dim + dim
+    dim = sizes.dim
+    return sizes.n_sites * (dim * dim + dim + 1) + dim * dim + dim
 
 
 def central_pca(problem: PcaProblem, privacy: PcaPrivacy, rng: np.random.Generator, *,
@@ -28,15 +29,15 @@ def central_pca(problem: PcaProblem, privacy: PcaPrivacy, rng: np.random.Generat
     secure_sum = problem.sizes.astype(float) @ problem.site_moments  # sum_s X_s X_s^T, unique entries
     z = rng.standard_normal(secure_sum.size)
     noisy_sum = secure_sum + (total * privacy.pooled_std) * z
-    return decompose("central", problem, noisy_sum / total, communication(problem.n_sites, problem.dim),
-                     privacy.pooled_std, keep_matrix)
+    sent = communication(Sizes(n_sites=problem.n_sites, dim=problem.dim))
+    return decompose("central", problem, noisy_sum / total, sent, privacy.pooled_std, keep_matrix)
 
 
-ALGORITHM = PcaAlgorithm(
-    name="central", title="central (DPDPCA)", position=70, colour="#e377c2",
+ENTRIES = (Algorithm(
+    name="central", default=True, title="central (DPDPCA)", position=70, colour="#e377c2",
     description="central noise (paper 002): exact sums via secure aggregation, one Gaussian draw at the pooled level",
     communication_text="S (D^2 + D + 1) + D^2 + D: encrypted shares (sum, mean vector, count) to the proxy, noisy "
     "sums to the data user",
     communication=communication,
-    run=lambda problem, privacy, rng, options: central_pca(problem, privacy, rng, keep_matrix=options.keep_matrix),
-)
+    run=lambda ctx: central_pca(ctx.problem, ctx.privacy, ctx.rng, keep_matrix=ctx.settings.keep_matrix),
+),)

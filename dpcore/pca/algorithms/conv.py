@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..algorithm import PcaAlgorithm
+from ...family import Algorithm, Sizes
 from ..problem import PcaPrivacy, PcaProblem, check_pair
 from ..result import PcaResult, decompose
 
-__all__ = ["ALGORITHM", "conv_pca", "conventional_release", "conventional_releases"]
+__all__ = ["ENTRIES", "conv_pca", "conventional_release"]
 
 
 def conventional_release(problem: PcaProblem, privacy: PcaPrivacy, rng: np.random.Generator, site: int) -> np.ndarray:
@@ -21,14 +21,9 @@ def conventional_release(problem: PcaProblem, privacy: PcaPrivacy, rng: np.rando
     return z
 
 
-def conventional_releases(problem: PcaProblem, privacy: PcaPrivacy, rng: np.random.Generator) -> np.ndarray:
-    """A_s + G_s for every site, (S, D(D+1)/2): standard normals drawn site by site, scaled by tau_s."""
-    return np.stack([conventional_release(problem, privacy, rng, s) for s in range(problem.n_sites)])
-
-
-def communication(n_sites: int, dim: int, rank: int | None = None) -> int:
+def communication(sizes: Sizes) -> int:
     """S D^2: every site sends its noisy A_s."""
-    return n_sites * dim * dim
+    return sizes.n_sites * sizes.dim * sizes.dim
 
 
 def conv_pca(problem: PcaProblem, privacy: PcaPrivacy, rng: np.random.Generator, *,
@@ -38,14 +33,14 @@ def conv_pca(problem: PcaProblem, privacy: PcaPrivacy, rng: np.random.Generator,
     estimate = np.zeros(problem.site_moments.shape[1])
     for s in range(problem.n_sites):  # one site's release at a time: memory O(D^2) whatever S
         estimate += privacy.weights[s] * conventional_release(problem, privacy, rng, s)
-    return decompose("conv", problem, estimate, communication(problem.n_sites, problem.dim),
+    return decompose("conv", problem, estimate, communication(Sizes(n_sites=problem.n_sites, dim=problem.dim)),
                      privacy.conventional_std, keep_matrix)
 
 
-ALGORITHM = PcaAlgorithm(
-    name="conv", title="conv", position=50, paper_order=3, colour="#1f77b4",
+ENTRIES = (Algorithm(
+    name="conv", default=True, title="conv", position=50, paper_order=3, colour="#1f77b4",
     description="conventional: every site adds its full noise tau_s, the aggregator averages",
     communication_text="S D^2: site -> aggregator A_s + G_s",
     communication=communication,
-    run=lambda problem, privacy, rng, options: conv_pca(problem, privacy, rng, keep_matrix=options.keep_matrix),
-)
+    run=lambda ctx: conv_pca(ctx.problem, ctx.privacy, ctx.rng, keep_matrix=ctx.settings.keep_matrix),
+),)

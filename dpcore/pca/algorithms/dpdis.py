@@ -7,13 +7,13 @@ from __future__ import annotations
 import numpy as np
 
 from ... import linalg
+from ...family import Algorithm, Sizes
 from ...validation import InputError, check_positive_int
-from ..algorithm import PcaAlgorithm
 from ..problem import PcaPrivacy, PcaProblem, check_pair
 from ..result import PcaResult, lower_matrix, make_result
 from .conv import conventional_release
 
-__all__ = ["ALGORITHM", "check_dpdis_rank", "dpdis_pca", "top_of_outer"]
+__all__ = ["ENTRIES", "check_dpdis_rank", "dpdis_pca", "top_of_outer"]
 
 
 def check_dpdis_rank(rank: int, k: int, dim: int) -> int:
@@ -24,9 +24,9 @@ def check_dpdis_rank(rank: int, k: int, dim: int) -> int:
     return rank
 
 
-def communication(n_sites: int, dim: int, rank: int | None = None) -> int:
+def communication(sizes: Sizes) -> int:
     """S D R: every site sends its D x R partial square root (0 when R is not given)."""
-    return n_sites * dim * (rank if rank is not None else 0)
+    return sizes.n_sites * sizes.dim * (sizes.rank if sizes.rank is not None else 0)
 
 
 def dpdis_pca(problem: PcaProblem, privacy: PcaPrivacy, rng: np.random.Generator, *, rank: int | None = None,
@@ -46,8 +46,8 @@ def dpdis_pca(problem: PcaProblem, privacy: PcaPrivacy, rng: np.random.Generator
     if values is None:
         values, vectors = linalg.top_eigenpairs(stacked @ stacked.T, problem.k, overwrite=True)
     matrix = (stacked @ stacked.T).astype(float) if keep_matrix else None
-    return make_result("dpdis", problem, values, vectors, communication(problem.n_sites, problem.dim, rank), None,
-                       matrix)
+    sent = communication(Sizes(n_sites=problem.n_sites, dim=problem.dim, rank=rank))
+    return make_result("dpdis", problem, values, vectors, sent, None, matrix)
 
 
 def top_of_outer(stacked: np.ndarray, k: int) -> tuple[np.ndarray | None, np.ndarray | None]:
@@ -65,11 +65,11 @@ def top_of_outer(stacked: np.ndarray, k: int) -> tuple[np.ndarray | None, np.nda
     return values, vectors
 
 
-ALGORITHM = PcaAlgorithm(
-    name="dpdis", title="DPdisPCA", position=60, paper_order=2, colour="#ff7f0e",
+ENTRIES = (Algorithm(
+    name="dpdis", default=True, title="DPdisPCA", position=60, paper_order=2, colour="#ff7f0e",
     description="DPdisPCA: every site sends the top-R partial square root of its noisy A_s",
     communication_text="S D R: site -> aggregator P_s (D x R)",
     communication=communication,
-    run=lambda problem, privacy, rng, options: dpdis_pca(problem, privacy, rng, rank=options.rank,
-                                                         keep_matrix=options.keep_matrix),
-)
+    run=lambda ctx: dpdis_pca(ctx.problem, ctx.privacy, ctx.rng, rank=ctx.settings.rank,
+                              keep_matrix=ctx.settings.keep_matrix),
+),)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...family import Algorithm, Sizes
 from ...validation import InputError
-from ..algorithm import PcaAlgorithm
 from ..problem import PcaPrivacy, PcaProblem, check_pair
 from ..result import PcaResult, decompose
 
-__all__ = ["ALGORITHM", "default_local_site", "local_pca"]
+__all__ = ["ENTRIES", "default_local_site", "local_pca"]
 
 
 def default_local_site(privacy: PcaPrivacy) -> int:
@@ -17,7 +17,7 @@ def default_local_site(privacy: PcaPrivacy) -> int:
     return int(np.argmin(privacy.tau))
 
 
-def communication(n_sites: int, dim: int, rank: int | None = None) -> int:
+def communication(sizes: Sizes) -> int:
     """0: one site works alone."""
     return 0
 
@@ -34,11 +34,11 @@ def local_pca(problem: PcaProblem, privacy: PcaPrivacy, rng: np.random.Generator
     return decompose("local", problem, problem.site_moments[site] + tau * z, 0, tau, keep_matrix)
 
 
-ALGORITHM = PcaAlgorithm(
-    name="local", title="local", position=40, paper_order=4, colour="#8c564b",
+ENTRIES = (Algorithm(
+    name="local", default=True, title="local", position=40, paper_order=4, colour="#8c564b",
     description="Analyze Gauss on one site's data only",
     communication_text="0: one site works alone",
     communication=communication,
-    run=lambda problem, privacy, rng, options: local_pca(problem, privacy, rng, site=options.local_site,
-                                                         keep_matrix=options.keep_matrix),
-)
+    run=lambda ctx: local_pca(ctx.problem, ctx.privacy, ctx.rng, site=ctx.settings.local_site,
+                              keep_matrix=ctx.settings.keep_matrix),
+),)

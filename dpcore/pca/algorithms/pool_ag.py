@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..algorithm import PcaAlgorithm
+from ...family import Algorithm, Sizes
 from ..problem import PcaPrivacy, PcaProblem, check_pair
 from ..result import PcaResult, decompose
 
-__all__ = ["ALGORITHM", "pool_ag_pca"]
+__all__ = ["ENTRIES", "pool_ag_pca"]
 
 
-def communication(n_sites: int, dim: int, rank: int | None = None) -> int:
+def communication(sizes: Sizes) -> int:
     """S D^2: every site gives its A_s to the curator."""
-    return n_sites * dim * dim
+    return sizes.n_sites * sizes.dim * sizes.dim
 
 
 def pool_ag_pca(problem: PcaProblem, privacy: PcaPrivacy, rng: np.random.Generator, *,
@@ -23,13 +23,13 @@ def pool_ag_pca(problem: PcaProblem, privacy: PcaPrivacy, rng: np.random.Generat
     check_pair(problem, privacy)
     z = rng.standard_normal(problem.pooled_unique.size)
     return decompose("pool_ag", problem, problem.pooled_unique + privacy.pooled_std * z,
-                     communication(problem.n_sites, problem.dim), privacy.pooled_std, keep_matrix)
+                     communication(Sizes(n_sites=problem.n_sites, dim=problem.dim)), privacy.pooled_std, keep_matrix)
 
 
-ALGORITHM = PcaAlgorithm(
-    name="pool_ag", title="pooled AG", position=20, colour="#9467bd",
+ENTRIES = (Algorithm(
+    name="pool_ag", default=True, title="pooled AG", position=20, colour="#9467bd",
     description="pooled Analyze Gauss: a trusted curator holds all data and adds one symmetric Gaussian",
     communication_text="S D^2: every site gives its A_s to a trusted curator",
     communication=communication,
-    run=lambda problem, privacy, rng, options: pool_ag_pca(problem, privacy, rng, keep_matrix=options.keep_matrix),
-)
+    run=lambda ctx: pool_ag_pca(ctx.problem, ctx.privacy, ctx.rng, keep_matrix=ctx.settings.keep_matrix),
+),)

@@ -8,7 +8,7 @@ the same underlying standard normals at any eps, delta or N_s (common random num
 
 Third-moment noise law (``law``, :data:`M3_NOISE`): ``published`` (default) = i.i.d. N(0, tau^2) unique entries,
 mirrored (the paper's AGN, preprint Appendix E.1): on the dense path drawn as such, on the projected path drawn
-already projected with exactly the law of P(W, W, W) (:mod:`dpcore.otd.projected_noise`), so the choice of path
+already projected with exactly the law of P(W, W, W) (:mod:`dpcore.tensor.projected_noise`), so the choice of path
 never changes the distribution of a result. ``symmetrized`` = sqrt(6) tau Sym(Z) (unique-entry variances tau^2,
 2 tau^2, 6 tau^2 for 3, 2, 1 distinct indices: more noise than the privacy argument needs, kept for comparison); on
 the projected path Z(W, W, W) has the law of Y(R, R, R) with Y K x K x K i.i.d. N(0, 1) and R^T R = W^T W (R from
@@ -26,6 +26,7 @@ from typing import Literal
 import numpy as np
 
 from ..cape import NoiseDesign, SiteBudgets, sample_noise, scenario_budgets, solve_collusion_robust, solve_general
+from ..cape.parties import combine, site_release
 from ..limits import EIGH_MAX_DIM, MAX_PUBLISHED_PROJECTED_K
 from ..privacy.avn import avn_noise
 from ..privacy.symmetric import symmetric_tensor, unique_count_tensor
@@ -33,7 +34,7 @@ from ..scenario import Scenario
 from ..validation import InputError, check_choice
 from .moments import MomentSite, StmSite
 from .multilinear import multilinear, symmetrize
-from .projected_noise import published_factor
+from .projected_noise import published_factor, published_projected_tensor
 
 __all__ = ["BLOCK_UNIQUE", "M3_NOISE", "M3Noise", "StageMessages", "StageNoise", "cape_stage_noise", "check_m3_law",
            "m3_noise_size", "m3_noise_tensor", "release_m2", "release_m3"]
@@ -169,37 +170,32 @@ def _combine(data: np.ndarray, weights: np.ndarray, noise: StageNoise, rng: np.r
     """Run one round of the protocol on per-site data (S, ...) and return the aggregate.
 
     ``size`` standard normals are drawn per site and term; ``shape`` maps one site's row of them to the
-    release's shape (symmetric tensor, projection). Each site forms its release; the aggregator takes
-    sum_s mu_s (release_s - f_s): the real flow, not pooled noise on a pooled statistic."""
+    release's shape (symmetric tensor, projection). Each site forms its release
+    (:func:`dpcore.cape.parties.site_release`); the aggregator takes sum_s mu_s (release_s - f_s)
+    (:func:`dpcore.cape.parties.combine`): the real flow, not pooled noise on a pooled statistic."""
     n_sites = data.shape[0]
 
     def shaped(rows: np.ndarray) -> np.ndarray:
         return rows if shape is None else np.stack([shape(rows[s]) for s in range(n_sites)])
 
     if noise.mode == "none":
-        return np.tensordot(weights, data, axes=1)
+        return combine(data, None, weights, stacked=True)
     if noise.mode == "independent":
         z = rng.standard_normal((n_sites, size))
         z *= np.asarray(noise.stds, float)[:, None]
         g = shaped(z)
-        releases = data + g
+        releases = site_release(data, None, None, g)  # every site's a_s + g_s, one row each
         if store is not None:
             store.append(StageMessages(releases, None, None, g))
-        return np.tensordot(weights, releases, axes=1)
+        return combine(releases, None, weights, stacked=True)
     if noise.mode == "cape":
         drawn = sample_noise(noise.design, rng, size)
         e, f, g = shaped(drawn.e), shaped(drawn.f), shaped(drawn.g)
         del drawn
-        releases = e.copy() if store is not None else e  # formed in e's array unless the messages are kept
-        releases += data  # what each site sends: data + e + f + g
-        releases += f
-        releases += g
+        releases = site_release(data, e, f, g)  # what each site sends, one row each
         if store is not None:
             store.append(StageMessages(releases, e, f, g))
-            releases = releases - f
-        else:
-            releases -= f  # the aggregator removes its own f_s
-        return np.tensordot(weights, releases, axes=1)
+        return combine(releases, f, weights, stacked=True)  # the aggregator removes its own f_s
     raise InputError(f"unknown noise mode {noise.mode!r}")
 
 
@@ -260,7 +256,7 @@ def _m3_shaper(law: str, path: str, dim: int, w: np.ndarray) -> Callable[[np.nda
     k = w.shape[1]
     if path == "projected" and law == "published":
         factor = published_factor(w)  # F F^T = Cov of the unique entries of P(W, W, W)
-        return lambda row: symmetric_tensor(factor @ row, k)
+        return lambda row: published_projected_tensor(row, factor, k)
     if path == "projected":
         r = np.linalg.qr(w, mode="r")  # R^T R = W^T W
         return lambda row: math.sqrt(6.0) * symmetrize(multilinear(row.reshape(k, k, k), r))
@@ -297,7 +293,7 @@ def release_m3(
     projects its own F3_s). ``projected``: M3_s(W, W, W) from the samples plus noise sampled projected.
     Returns (M3_tilde K x K x K, messages with projected releases and e, f, g, or None). ``path`` ("dense" or
     "projected") and ``law`` (:data:`M3_NOISE`) were checked where they entered (:class:`~dpcore.otd.OtdSettings`,
-    :func:`~dpcore.otd.choose_path`)."""
+    :func:`~dpcore.tensor.choose_path`)."""
     dim, k = w.shape
     weights = np.asarray(weights, dtype=float)
     kept: list[StageMessages] | None = [] if keep_messages else None
@@ -319,10 +315,12 @@ def _release_dense(
     sites: Sequence[MomentSite], weights: np.ndarray, w: np.ndarray, noise: StageNoise,
     rng: np.random.Generator, size: int, shape: Callable[[np.ndarray], np.ndarray], keep_messages: bool,
 ) -> tuple[np.ndarray, StageMessages | None]:
-    """The dense path of :func:`release_m3`: every site perturbs its D^3 moment, then projects what it sends."""
-    k = w.shape[1]
+    """The dense path of :func:`release_m3`: every site perturbs its D^3 moment, then projects what it sends; the
+    aggregator removes the projection of its own F3_s and sums site by site (:func:`dpcore.cape.parties.combine`).
+    The noise terms are added to the D^3 moment one at a time (the order of
+    :func:`dpcore.cape.parties.site_release`), so that one D^3 noise tensor exists at a time."""
     if noise.mode == "none":
-        return sum(mu * multilinear(site.m3(), w) for mu, site in zip(weights, sites, strict=True)), None
+        return combine([multilinear(site.m3(), w) for site in sites], None, weights), None
     n_sites = len(sites)
     if noise.mode == "cape":
         drawn = sample_noise(noise.design, rng, size)
@@ -331,7 +329,6 @@ def _release_dense(
         terms = {"e": None, "f": None, "g": rng.standard_normal((n_sites, size)) * np.asarray(noise.stds)[:, None]}
     else:
         raise InputError(f"unknown noise mode {noise.mode!r}")
-    agg = np.zeros((k, k, k))
     releases, projected = [], {"e": [], "f": [], "g": []}
     for s, site in enumerate(sites):
         tensor = site.m3()
@@ -343,13 +340,10 @@ def _release_dense(
             tensor = tensor + noise_tensor
             if name == "f" or keep_messages:  # the aggregator projects F3_s; e and g only when recorded
                 proj_terms[name] = multilinear(noise_tensor, w)
-        release = multilinear(tensor, w)  # what site s sends (K x K x K)
-        f_proj = proj_terms.get("f")  # the aggregator projects its own F3_s
-        agg += weights[s] * (release - f_proj if f_proj is not None else release)
-        if keep_messages:
-            releases.append(release)
-            for name in projected:
-                projected[name].append(proj_terms.get(name))
+        releases.append(multilinear(tensor, w))  # what site s sends (K x K x K)
+        for name in projected:  # the aggregator projects its own F3_s
+            projected[name].append(proj_terms.get(name))
+    agg = combine(releases, projected["f"], weights)
     if not keep_messages:
         return agg, None
 

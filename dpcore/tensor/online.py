@@ -13,7 +13,7 @@ Models (one oracle each; ``contract(rows, U)`` returns the sums over the rows of
 the columns u of U, and ``finish`` adds the non-per-sample terms):
 
 * **MOG**: t_n = y^(x)3 - sigma^2 Sym3(y x G), y = W^T x_n, G = W^T W (the unbiased per-sample form of
-  :meth:`dpcore.otd.MogSite.m3` with the sigma^2 correction);
+  :meth:`dpcore.tensor.MogSite.m3` with the sigma^2 correction);
 * **STM**, estimator "all": t_n = P3_n(W, W, W), the ordered distinct-position triples of document n; estimator
   "first": t_n = Sym(w_a x w_b x w_c) for the first three words a, b, c.
 
@@ -127,7 +127,7 @@ def doc_lengths(c: sp.csr_matrix) -> np.ndarray:
 
 
 def stm_oracle(counts: sp.csr_matrix, w: np.ndarray) -> OnlineOracle:
-    """Single topic model, estimator "all": t_n = P3_n(W, W, W) (:class:`dpcore.otd.StmSite`); ``counts`` is a
+    """Single topic model, estimator "all": t_n = P3_n(W, W, W) (:class:`dpcore.tensor.StmSite`); ``counts`` is a
     validated CSR count matrix (every document with at least 3 words)."""
 
     def contract(rows: sp.csr_matrix, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -182,7 +182,7 @@ def online_tensor_power_method(
     """Algorithm 2 of paper 001: for each of the K components, L random unit starts (K-dimensional, in the
     whitened space), R passes of data association (each reads ``batch_size`` samples, all when None, in chunks
     of ``chunk``), deflation by the components found so far and normalisation; the start with the largest
-    lambda wins. Returns eigenvalues (>= 0) and unit eigenvectors like :func:`dpcore.otd.tensor_power_method`."""
+    lambda wins. Returns eigenvalues (>= 0) and unit eigenvectors like :func:`dpcore.tensor.tensor_power_method`."""
     n_restarts, n_iter = check_iterations(n_restarts, n_iter)
     size = oracle.n if batch_size is None else check_positive_int(batch_size, "batch size")
     chunk = check_positive_int(chunk, "chunk")

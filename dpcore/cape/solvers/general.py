@@ -1,6 +1,6 @@
 """The general solver of the generalized CAPE problem: a linear program in the variances that finds a feasible
 design whenever one exists, for any site order, with a stated objective (docs/math/cape.md, "Generalized CAPE",
-general solver). The collusion-robust calibration (:mod:`dpcore.cape.robust`) adds constraints to the same
+general solver). The collusion-robust calibration (:mod:`dpcore.cape.solvers.robust`) adds constraints to the same
 program (docs/math/audit.md)."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import csr_array
 
-from ..limits import TAU_C_FLOOR_RATIO
-from ..privacy.zero_sum import weighted_zero_sum_law, weighted_zero_sum_mixing
-from ..validation import check_positive
-from .design import (
+from ...limits import TAU_C_FLOOR_RATIO
+from ...privacy.zero_sum import weighted_zero_sum_law, weighted_zero_sum_mixing
+from ...validation import check_positive
+from ..design import (
     NoiseDesign,
     Objective,
     SiteBudgets,
@@ -25,8 +25,9 @@ from .design import (
     floor_note,
     site_budgets,
 )
+from ..solver import DesignSolver
 
-__all__ = ["design_general", "finish_design", "solve_general", "solve_variances"]
+__all__ = ["ENTRIES", "design_general", "finish_design", "solve_general", "solve_variances"]
 
 
 _Block = tuple[np.ndarray, np.ndarray, np.ndarray, int]  # row offsets in the block, columns, values, rows
@@ -365,3 +366,11 @@ def solve_general(budgets: SiteBudgets, tau_c: float | None = None, objective: O
                                                    None, 0.0)
     return finish_design(budgets, variances, tau_c_out, method="general", reason=reason, objective=objective,
                          e_scale=e_scale, collusion=None)
+
+
+ENTRIES = (DesignSolver(
+    name="general", title="General solver (linear program)", position=10,
+    options=frozenset({"objective", "e_scale"}),
+    help="General: a linear program that finds feasible variances whenever they exist, for any site order.",
+    solve=lambda budgets, request: solve_general(budgets, request.tau_c, request.objective, request.e_scale),
+),)

@@ -202,7 +202,7 @@ Site = MogSite | StmSite
 
 
 class MomentSite(Protocol):
-    """What the message flows of :mod:`dpcore.otd.release` need of a site: its number of samples, the dimension,
+    """What the message flows of :mod:`dpcore.tensor.release` need of a site: its number of samples, the dimension,
     blocks of its second moment, its dense third moment (small D) and its projected third moment M3(W, W, W).
     :class:`MogSite`, :class:`StmSite` and the LDA sites of :mod:`dpcore.lda` provide them."""
 

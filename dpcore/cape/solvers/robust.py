@@ -7,13 +7,14 @@ from typing import Any
 
 import numpy as np
 
-from ..limits import MAX_HELPER_SCALES
-from ..validation import InputError, check_positive
-from .audit import short_views
-from .design import NoiseDesign, Objective, SiteBudgets, check_objective, site_budgets
+from ...limits import MAX_HELPER_SCALES
+from ...validation import InputError, check_positive
+from ..audit import short_views
+from ..design import NoiseDesign, Objective, SiteBudgets, check_objective, site_budgets
+from ..solver import DesignRequest, DesignSolver
 from .general import finish_design, solve_variances
 
-__all__ = ["design_collusion_robust", "solve_collusion_robust"]
+__all__ = ["ENTRIES", "design_collusion_robust", "solve_collusion_robust"]
 
 
 def design_collusion_robust(
@@ -97,3 +98,15 @@ def _unreached(budgets: SiteBudgets, variances: np.ndarray, collusion: int, marg
             f"{', '.join(sites[:6])}{', ...' if len(sites) > 6 else ''} (with weights as small as "
             f"{float(np.min(mu[mu > 0])):.2g} the aggregator's views approach their limit slowly); raise the margin "
             "or give the smallest sites larger weights")
+
+
+def _solve(budgets: SiteBudgets, request: DesignRequest) -> NoiseDesign:
+    return solve_collusion_robust(budgets, request.collusion, request.tau_c, objective=request.objective)
+
+
+ENTRIES = (DesignSolver(
+    name="collusion-robust", title="Collusion-robust calibration", position=30, options=frozenset({"objective"}),
+    collusion_robust=True, gain_name="collusion-robust gain G_c", solve=_solve,
+    help="Collusion-robust: keeps every audited view with up to c colluders at sigma_eff >= tau_s, at the price of "
+         "some gain.",
+),)

@@ -1,0 +1,44 @@
+"""The family contract (docs/architecture.md, "The family contract"): what the three algorithm families - capePCA
+(:mod:`dpcore.pca`), capeAGN (:mod:`dpcore.otd`) and capeLDA (:mod:`dpcore.lda`) - share.
+
+* :mod:`.entry` - :class:`Algorithm`, the one table-entry type of every family, :class:`RunContext`, the one argument
+  of every runner, and :class:`Sizes`, what a communication cost depends on;
+* :mod:`.metrics` - :class:`Metric`, the one metric-entry type;
+* :mod:`.compare` - the one comparison loop: runs in worker processes, progress after every step, Stop;
+* :mod:`.sweep` - :class:`FamilySweep`, what a sweep needs from a family (its data settings, the plan and the run of
+  its grid points), and the grid points' designs and table rows;
+* :mod:`.descriptor` - :class:`Family`, everything the layers above need to know about a family.
+
+The tables themselves are collected by :mod:`dpcore.registry`. Imports the bottom layer, scenario and cape (the
+designs of a sweep's grid points).
+"""
+
+from .compare import Progress, ShouldStop, check_runs, each_algorithm, progress_tick, run_comparison, stop_note
+from .descriptor import Family
+from .entry import GUARANTEES, Algorithm, RunContext, Runner, Sizes
+from .metrics import Metric, metric_table
+from .sweep import FamilyPlan, FamilySweep, GridPoint, grid_design, result_rows, sweep_points
+
+__all__ = [
+    "GUARANTEES",
+    "Algorithm",
+    "Family",
+    "FamilyPlan",
+    "FamilySweep",
+    "GridPoint",
+    "Metric",
+    "Progress",
+    "RunContext",
+    "Runner",
+    "ShouldStop",
+    "Sizes",
+    "check_runs",
+    "each_algorithm",
+    "grid_design",
+    "metric_table",
+    "progress_tick",
+    "result_rows",
+    "run_comparison",
+    "stop_note",
+    "sweep_points",
+]

@@ -1,0 +1,39 @@
+"""What a family is, as the layers above it (sweeps, command line, pages) see it: one :class:`Family` per family,
+defined in the family's own package (``dpcore.pca.FAMILY``, ``dpcore.otd.FAMILY``, ``dpcore.lda.FAMILY``) and listed
+once in :data:`dpcore.experiments.families.FAMILIES`. Everything that differs between families is a field here, so
+nothing above the families branches on a family's name."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .entry import Algorithm
+from .metrics import Metric
+from .sweep import FamilySweep
+
+__all__ = ["Family"]
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class Family:
+    """One algorithm family.
+
+    ``name`` ("pca", "otd", "lda": the command line's and the sweeps' key, the family of its streams), ``label``
+    (a choice in a list of families), ``description`` (with where its mathematics is), ``cape`` (the CAPE
+    algorithm's title), ``algorithms`` and ``metrics`` (its tables), ``reference`` (the non-private algorithm, the
+    ceiling of every curve), ``no_information`` (the algorithm that uses no data, or None: the floor is then the worst
+    result shown), ``sweep_algorithms`` (a sweep's default curves), ``sweep_sites`` (the number of equal sites of a
+    sweep given no scenario), ``sweep`` (what a sweep of this family needs: its data settings and the plan and run
+    of its grid points, :class:`~dpcore.family.sweep.FamilySweep`)."""
+
+    name: str
+    label: str
+    description: str
+    cape: str
+    algorithms: dict[str, Algorithm]
+    metrics: dict[str, Metric]
+    reference: str
+    no_information: str | None
+    sweep_algorithms: tuple[str, ...]
+    sweep_sites: int
+    sweep: FamilySweep

@@ -1,0 +1,17 @@
+"""capeAGN as a family of the contract (:class:`dpcore.family.Family`): its tables and what a sweep needs."""
+
+from __future__ import annotations
+
+from ..family import Family
+from .evaluation import METRICS
+from .sweep import SWEEP
+from .table import ALGORITHMS, paper_algorithms
+
+__all__ = ["FAMILY"]
+
+FAMILY = Family(
+    name="otd", label="capeAGN (tensors)",
+    description="capeAGN and the tensor-decomposition baselines (docs/math/capeagn.md)",
+    cape="capeAGN", algorithms=ALGORITHMS, metrics=METRICS, reference="nonpriv", no_information="random",
+    sweep_algorithms=paper_algorithms(), sweep_sites=5, sweep=SWEEP,
+)

@@ -1,0 +1,16 @@
+"""capePCA as a family of the contract (:class:`dpcore.family.Family`): its tables and what a sweep needs."""
+
+from __future__ import annotations
+
+from ..family import Family
+from .metrics import METRICS
+from .sweep import SWEEP
+from .table import ALGORITHMS, paper_algorithms
+
+__all__ = ["FAMILY"]
+
+FAMILY = Family(
+    name="pca", label="capePCA (PCA)", description="capePCA and the PCA baselines (docs/math/capepca.md)",
+    cape="capePCA", algorithms=ALGORITHMS, metrics=METRICS, reference="nonpriv", no_information=None,
+    sweep_algorithms=paper_algorithms(), sweep_sites=10, sweep=SWEEP,
+)
