@@ -95,10 +95,10 @@ def test_premise_same_aggregate_noise_same_utility():
     """Two scenarios with the same aggregate noise give the same captured energy within the run-to-run spread: capePCA
     with 5 sites at eps = 1 and the conventional scheme with the same sites at eps = sqrt(5) (classic calibration:
     c proportional to 1 / eps, so sigma_conv = tau(sqrt 5) / sqrt 5 = tau(1) / 5 = sigma_cape), on the bundled digits
-    (preprocessed whole: the same data). 12 runs each: the means differ by less than 3 standard errors (seeds 0..4:
-    -0.83, 0.26, -1.15, 0.50, -0.39, -2.51 standard errors apart; this test's seed 1 gives 0.26). And where it fails: local (one site's Analyze Gauss) at the conventional
-    scheme's budgets has far less utility (22 to 32 standard errors below) than the conventional scheme, whatever
-    the noise level, since its noise is not one term on the pooled aggregate."""
+    (preprocessed whole: the same data). 12 runs each: the means differ by less than 3 standard errors (seeds
+    0..5: -0.83, 0.26, -1.15, 0.50, -0.39, -2.51 standard errors apart; this test's seed 1 gives 0.26). And where it
+    fails: local (one site's Analyze Gauss) at the conventional scheme's budgets has far less utility (22 to 32
+    standard errors below) than the conventional scheme, since its noise is not one term on the pooled aggregate."""
     from dpcore.data import load_bundled
     from dpcore.pca import compare_pca, prepare_pca
     digits = load_bundled("digits")
