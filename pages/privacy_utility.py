@@ -448,6 +448,18 @@ with results_box if results_box is not None else st.container():
         down_c.download_button("Download the figure (HTML)", lambda: figure_html(result, metric, shown),
                                f"{stem}.html", "text/html", key="pu_download_html", width="stretch", on_click="ignore",
                                help="Curves and gain in one page with plotly.js embedded (about 5 MB): opens offline.")
+        down_d, down_e = st.columns(2)
+        down_d.download_button("Download everything (JSON)", result.export_json, f"{stem}.json", "application/json",
+                               key="pu_download_json", width="stretch", on_click="ignore",
+                               help="Settings, seed, dpcore's version, summary, gains, notes and the guarantee of "
+                               "every view of every algorithm at every value.")
+        down_e.download_button("Download the guarantees (CSV)", result.guarantees_csv, f"{stem}_guarantees.csv",
+                               "text/csv", key="pu_download_guarantees", width="stretch", on_click="ignore",
+                               help="One row per value, algorithm and view (release, aggregator, coalition).")
+        with st.expander("Privacy of every view (computed by the audit from the scenario and the designs)"):
+            st.dataframe([{symbolic(PARAMETER_LABELS[rspec.parameter]): r.value,
+                           "algorithm": titles.get(r.algorithm, r.algorithm), "guarantee": symbolic(r.label)}
+                          for r in result.guarantees().itertuples()], hide_index=True, width="stretch")
 
 with st.expander("What is computed"):
     st.latex(r"\bar q=\frac1R\sum_{r=1}^R q_r,\qquad \mathrm{se}=\frac{s}{\sqrt R},\qquad "

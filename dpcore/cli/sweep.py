@@ -13,7 +13,8 @@ Examples::
 
 ``--out`` gets the tidy table (parameter, value, algorithm, run, metric, result, status); the summary (mean,
 standard error, 95% t-interval per value, algorithm and metric) is printed, or written with ``--summary-out``;
-``--json`` prints ``{"spec", "complete", "runs_done", "seconds", "summary", "gains", "notes"}``.
+``--json`` prints ``{"spec", "version", "complete", "runs_done", "seconds", "summary", "gains", "guarantees",
+"notes"}`` (``guarantees``: every view of every algorithm at every grid value, from the audit).
 """
 
 from __future__ import annotations

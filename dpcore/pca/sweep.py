@@ -32,6 +32,7 @@ from ..privacy.symmetric import unique_count_matrix
 from ..scenario import Scenario
 from ..seeding import PCA_SPLIT_STREAM, PCA_SYNTHETIC_STREAM, run_rng, stream_rng
 from ..validation import InputError, check_choice, check_positive, check_positive_int, check_rank
+from .guarantees import privacy_guarantees
 from .problem import SOLVER_DTYPES, pca_privacy, pca_problem
 from .setup import noise_dominance_note
 from .table import ALGORITHMS, run_algorithm
@@ -267,5 +268,13 @@ def notes(data: PcaData, algorithms: Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-SWEEP = FamilySweep(data=PcaData, stage_taus=stage_taus, plan=plan, run=run, notes=notes)
+def guarantees(spec: Any, scenario: Scenario, value: float | int, designs: Any) -> dict[str, tuple]:
+    """Every algorithm's guarantees at one grid point (:func:`dpcore.pca.guarantees.pca_guarantees` with the
+    point's design; along c the coalition view has c colluders)."""
+    privacy = pca_privacy(scenario, designs["capePCA"])
+    collusion = int(value) if spec.parameter == "c" else None
+    return privacy_guarantees(privacy, spec.algorithms, collusion=collusion)
+
+
+SWEEP = FamilySweep(data=PcaData, stage_taus=stage_taus, plan=plan, run=run, notes=notes, guarantees=guarantees)
 """capePCA's sweep hooks (``dpcore.pca.FAMILY.sweep``)."""
