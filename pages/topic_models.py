@@ -33,7 +33,7 @@ from dpcore.textio import values_text
 from dpcore.validation import InputError, check_delta
 from pages.shared.guarantees import robust_controls, show_guarantee_table, show_guarantees
 from pages.shared.navigation import start_page
-from pages.shared.widgets import scenario_sidebar, show_chart, show_error
+from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error
 
 scenario = start_page()
 
@@ -63,6 +63,30 @@ def _apply(story: TopicStory) -> None:
 if "tm_story" not in st.session_state:
     _apply(OPENING)
     st.session_state.update({"tm_autorun": False, "tm_grid_text": TEXT_GRID})
+
+
+def _between(low: float, high: float):
+    return lambda v: low <= v <= high
+
+
+# The page's own settings, carried by its link (?settings=) like every page's: the opening setting's values are the
+# defaults; a link sets only what differs, each value checked against the widget's range or choices.
+TM_DEFAULTS = {
+    "tm_source": SOURCES[0], "tm_dim": OPENING.spec.dim, "tm_k": OPENING.spec.k,
+    "tm_alpha0": float(OPENING.spec.alpha0), "tm_shape": OPENING.spec.alpha_shape,
+    "tm_doclen": OPENING.spec.doc_length, "tm_docs": OPENING.docs_per_site,
+    "tm_sites": OPENING.sites, "tm_grid": ", ".join(f"{e:g}" for e in OPENING.grid), "tm_delta": OPENING.delta,
+    "tm_algorithms": list(OPENING.algorithms), "tm_runs": OPENING.runs, "tm_story": OPENING.name,
+    "tm_grid_text": TEXT_GRID, "tm_k_text": 8, "tm_vocab_size": 500, "tm_calibration": "analytic", "tm_seed": 0,
+    "tm_rule": next(iter(VOCABULARY_RULES)),
+}
+restore_widgets(TM_DEFAULTS, {
+    "tm_source": SOURCES, "tm_dim": _between(3, 5000), "tm_k": _between(1, 50), "tm_alpha0": _between(0.01, 1000.0),
+    "tm_shape": tuple(ALPHA_SHAPES), "tm_doclen": _between(3, 10_000), "tm_docs": _between(3, 200_000),
+    "tm_sites": _between(1, 100), "tm_delta": _between(0.0, 0.5), "tm_algorithms": tuple(ALGORITHMS),
+    "tm_runs": _between(1, 50), "tm_story": (OPENING.name, BREAKDOWN.name), "tm_k_text": _between(1, 50),
+    "tm_vocab_size": _between(2, 20_000), "tm_calibration": CALIBRATIONS, "tm_seed": _between(0, 2**31 - 1),
+    "tm_rule": tuple(VOCABULARY_RULES)})
 story = BREAKDOWN if st.session_state["tm_story"] == BREAKDOWN.name else OPENING
 
 scenario_sidebar(scenario)
@@ -108,7 +132,7 @@ try:
         docs = c3.number_input("Documents per site", 3, 200_000, step=500, key="tm_docs")
         spec = LdaSpec(dim=int(dim), k=int(k), alpha0=float(alpha0), alpha_shape=shape, doc_length=int(doc_length))
     else:
-        k = c1.number_input("Topics K", 1, 50, 8, key="tm_k_text")
+        k = c1.number_input("Topics K", 1, 50, key="tm_k_text")
         if source == SOURCES[1]:
             corpus = load_bundled_corpus()
             st.caption("2,208 paragraphs and docstrings of the Python and SciPy documentation (PSF-2.0, BSD-3-Clause), "
@@ -121,7 +145,7 @@ try:
                 st.warning("The most frequent words of your documents are **not private**: which words are frequent "
                            "is information about the documents. Use a public word list for an end-to-end guarantee.",
                            icon=":material/warning:")
-            size = st.number_input("Vocabulary size D", 2, 20_000, 500, key="tm_vocab_size",
+            size = st.number_input("Vocabulary size D", 2, 20_000, key="tm_vocab_size",
                                    disabled=rule != "frequent")
             vocab_file = st.file_uploader("Vocabulary file (one word per line)", type=["txt"], key="tm_vocab_file",
                                           disabled=rule != "file")
@@ -139,7 +163,7 @@ n_sites = c1.number_input("Sites S", 1, 100, key="tm_sites", help="Equal sites; 
 grid_text = c2.text_input("ε values", key="tm_grid" if source == SOURCES[0] else "tm_grid_text",
                           help="The ε of every site, separated by commas: one point of the curves each.")
 delta = c3.number_input("δ", 0.0, 0.5, format="%.1e", key="tm_delta", help="delta of every site (well below 1/N_s).")
-calibration = c4.selectbox("Calibration", CALIBRATIONS, index=CALIBRATIONS.index("analytic"), key="tm_calibration",
+calibration = c4.selectbox("Calibration", CALIBRATIONS, key="tm_calibration",
                            help="analytic: exact at every ε; classic: the papers' formula, a guarantee only for "
                            "ε < 1.")
 collusion = robust_controls("tm_robust", int(n_sites), default_collusion(int(n_sites)), ROBUST_HELP)
@@ -165,7 +189,7 @@ algorithms = st.multiselect("Algorithms", list(ALGORITHMS), key="tm_algorithms",
                             help="; ".join(f"{e.title}: {e.description}" for e in ALGORITHMS.values()))
 c1, c2 = st.columns(2)
 runs = c1.number_input("Runs", 1, 50, key="tm_runs", help="Independent runs (fresh documents for synthetic data).")
-seed = c2.number_input("Seed", 0, 2**31 - 1, 0, key="tm_seed", help="Reproduces the corpus and every noise draw.")
+seed = c2.number_input("Seed", 0, 2**31 - 1, key="tm_seed", help="Reproduces the corpus and every noise draw.")
 
 
 def _compute() -> LdaCurve:
