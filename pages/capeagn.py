@@ -27,12 +27,14 @@ from dpcore.otd import (
 from dpcore.otd.guarantees import comparison_guarantees
 from dpcore.otd.story import OPENING, opening_closure, run_breakdown, story_sentence
 from dpcore.privacy import CALIBRATIONS, NEIGHBOURING
+from dpcore.reports import otd_report
 from dpcore.scenario import Scenario, equal_sites_scenario
 from dpcore.tensor import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, ESTIMATORS, M3_NOISE, PATHS, choose_path
 from dpcore.textio import values_text
 from dpcore.validation import InputError, check_positive_int, check_rank
 from pages.shared.guarantees import robust_controls, show_guarantee_table, show_guarantees
 from pages.shared.navigation import start_page
+from pages.shared.reports import report_downloads
 from pages.shared.story import breakdown_section, glossary_link, story_buttons
 from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error
 
@@ -297,6 +299,9 @@ if st.button("Run", type="primary", key="capeagn_run", disabled=bool(input_probl
             result = compare_algorithms(run_scenario, algorithms, problem=problem, runs=int(runs), seed=int(seed),
                                         settings=settings, progress=lambda f, t: bar.progress(min(f, 1.0), text=t))
         st.session_state[RESULT_KEY] = result
+        st.session_state["capeagn_report_data"] = (
+            spec if source == "Synthetic model" else None,
+            "synthetic model" if source == "Synthetic model" else f"uploaded {upload_spec['upload'].name}")
     except InputError as exc:
         show_error(exc)
     finally:
@@ -436,6 +441,9 @@ else:
             table.update({f"non-private {i + 1}": [w for w, _ in words] for i, words in enumerate(ref)})
             st.dataframe(pd.DataFrame(table), width="stretch", hide_index=True)
     show_guarantee_table(guarantees, TITLES)
+    report_spec, report_source = st.session_state.get("capeagn_report_data", (None, "uploaded data"))
+    report_downloads(lambda: otd_report(result, spec=report_spec, source=report_source), "capeagn_result",
+                     "capeagn_report")
     with st.expander("How each algorithm makes its noise"):
         for alg, text in result.privacy.items():
             st.markdown(f"- **{TITLES[alg]}**: {symbolic(text)}")

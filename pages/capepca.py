@@ -31,12 +31,14 @@ from dpcore.pca import ALGORITHMS, METRICS, PcaSetup, align_signs, compare_pca, 
 from dpcore.pca.guarantees import privacy_guarantees
 from dpcore.pca.story import OPENING, opening_closure, run_breakdown, story_sentence
 from dpcore.privacy import CALIBRATIONS
+from dpcore.reports import pca_report
 from dpcore.scenario import Scenario, equal_sites_scenario
 from dpcore.seeding import PCA_SYNTHETIC_STREAM, stream_rng
 from dpcore.textio import size_text
 from dpcore.validation import InputError
 from pages.shared.guarantees import show_guarantee_table, show_guarantees
 from pages.shared.navigation import start_page
+from pages.shared.reports import report_downloads
 from pages.shared.story import breakdown_section, glossary_link, story_buttons
 from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error
 
@@ -301,6 +303,17 @@ def slot_for(exc: InputError) -> Any:
     return run_msg
 
 
+def _source(key: tuple) -> dict:
+    """Where the data came from, as the report's script rebuilds them (dpcore.reports.pca.DATA_KINDS)."""
+    if key[0] == "bundled":
+        return {"kind": "bundled", "name": key[1]}
+    if key[0] == "synthetic":
+        return {"kind": "synthetic", "dim": key[1], "spectrum": key[2], "decay": key[3]}
+    _, header, label, name, ids = key
+    return {"kind": "upload", "file": name, "header": {"auto": None, "yes": True, "no": False}[header],
+            "label": None if label == NO_LABEL else label, "drop": list(ids)}
+
+
 if clicked:
     st.session_state.pop(RESULT_KEY, None)
     problems = False
@@ -325,7 +338,13 @@ if clicked:
         except InputError as exc:
             show_in(slot_for(exc), exc)
         else:
-            st.session_state[RESULT_KEY] = {"setup": setup, "comparison": comparison, "rank": int(rank) or None}
+            st.session_state[RESULT_KEY] = {"setup": setup, "comparison": comparison, "rank": int(rank) or None,
+                                            "report": {"source": _source(data_key), "k": int(k), "features": features,
+                                                       "preprocessing": preprocessing, "scale": float(scale),
+                                                       "by_label": bool(by_label),
+                                                       "allow_replacement": bool(allow_replacement),
+                                                       "seed": int(seed), "algorithms": list(algorithms),
+                                                       "runs": int(runs), "rank": int(rank) or None}}
 
 if in_breakdown:
     breakdown_section(BREAKDOWN_KEY, lambda progress: cached_breakdown(int(seed), progress), TITLES, COLOURS,
@@ -449,3 +468,8 @@ else:
     down_b.download_button("Download every run (CSV)", comparison.runs_csv(), "capepca_runs.csv", "text/csv",
                            key="pca_download_runs", on_click="ignore", width="stretch",
                            help="One row per algorithm and run.")
+    if "report" in result:
+        options = result["report"]
+        upload_name = options["source"].get("file")
+        report_downloads(lambda: pca_report(setup, comparison, **options), "capepca_result", "pca_report",
+                         argument=f"the path to {upload_name}" if upload_name else None)

@@ -45,9 +45,11 @@ from dpcore.experiments.reading import STOP_CASES, figure_sentence, gain_sentenc
 from dpcore.experiments.stored import FIRST_FIGURE, estimate_seconds, stored_result, stored_status
 from dpcore.limits import MAX_SEED
 from dpcore.notation import symbolic
+from dpcore.reports import sweep_report
 from dpcore.validation import InputError
 from dpcore.workers import worker_count
 from pages.shared.navigation import start_page
+from pages.shared.reports import report_downloads
 from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error
 
 scenario = start_page()
@@ -470,14 +472,8 @@ with results_box if results_box is not None else st.container():
         down_c.download_button("Download the figure (HTML)", lambda: figure_html(result, metric, shown),
                                f"{stem}.html", "text/html", key="pu_download_html", width="stretch", on_click="ignore",
                                help="Curves and gain in one page with plotly.js embedded (about 5 MB): opens offline.")
-        down_d, down_e = st.columns(2)
-        down_d.download_button("Download everything (JSON)", result.export_json, f"{stem}.json", "application/json",
-                               key="pu_download_json", width="stretch", on_click="ignore",
-                               help="Settings, seed, dpcore's version, summary, gains, notes and the guarantee of "
-                               "every view of every algorithm at every value.")
-        down_e.download_button("Download the guarantees (CSV)", result.guarantees_csv, f"{stem}_guarantees.csv",
-                               "text/csv", key="pu_download_guarantees", width="stretch", on_click="ignore",
-                               help="One row per value, algorithm and view (release, aggregator, coalition).")
+        report_downloads(lambda: sweep_report(result, metric=metric, sentences=(sentence,)), f"{stem}_report",
+                         "pu_report")
         with st.expander("Privacy of every view (computed by the audit from the scenario and the designs)"):
             st.dataframe([{symbolic(PARAMETER_LABELS[rspec.parameter]): r.value,
                            "algorithm": titles.get(r.algorithm, r.algorithm), "guarantee": symbolic(r.label)}

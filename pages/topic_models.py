@@ -27,12 +27,14 @@ from dpcore.lda.story import (
 )
 from dpcore.notation import symbolic
 from dpcore.privacy import CALIBRATIONS
+from dpcore.reports import lda_report
 from dpcore.scenario import equal_sites_scenario
 from dpcore.seeding import UPLOAD_SPLIT_STREAM, stream_rng
 from dpcore.textio import values_text
 from dpcore.validation import InputError, check_delta
 from pages.shared.guarantees import robust_controls, show_guarantee_table, show_guarantees
 from pages.shared.navigation import start_page
+from pages.shared.reports import report_downloads
 from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error
 
 scenario = start_page()
@@ -214,6 +216,7 @@ clicked = st.button("Run", type="primary", key="tm_run", disabled=bool(problems)
 if (clicked or st.session_state.pop("tm_autorun", False)) and not problems:
     try:
         st.session_state[RESULT_KEY] = _compute()
+        st.session_state["tm_report_data"] = (spec, "synthetic corpus" if spec is not None else source)
         st.session_state.pop(REGIME_KEY, None)
     except InputError as exc:
         show_error(exc)
@@ -310,6 +313,9 @@ else:
     for note in result.notes:
         st.caption(symbolic(note))
     show_guarantee_table(per_eps[eps0], TITLES)
+    report_spec, report_source = st.session_state.get("tm_report_data", (None, "a text corpus"))
+    report_downloads(lambda: lda_report(result, spec=report_spec, source=report_source), "topic_models_result",
+                     "tm_report")
 
     with st.expander("How capeLDA's releases are protected: the two CAPE stages and the audit"):
         try:

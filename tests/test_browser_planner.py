@@ -4,6 +4,7 @@ exported script run in a subprocess reproducing the check's numbers."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -62,8 +63,7 @@ def test_planner_on_an_upload_with_check_exports_and_script(server, browser, tmp
     script = tmp_path / "plan.py"
     script.write_text(files["Python script"])
     out = subprocess.run([sys.executable, str(script), str(upload)], capture_output=True, text=True, timeout=600,
-                         cwd=tmp_path, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin",
-                                            "OPENBLAS_NUM_THREADS": "1"})
+                         cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS="1"))
     assert out.returncode == 0, out.stderr[-2000:]
     line = next(x for x in out.stdout.splitlines() if x.startswith(SCRIPT_MARK))
     numbers = json.loads(line[len(SCRIPT_MARK):])

@@ -185,7 +185,9 @@ def test_successful_run_on_digits_matches_the_library(at):
     got = {m.algorithm: m.mean for m in result.summary}
     assert got == pytest.approx(want, rel=1e-12)
     assert len(at.get("plotly_chart")) == 3  # bars, scree, component images (digits are 8 x 8 pictures)
-    assert [b.label for b in at.download_button] == ["Download summary (CSV)", "Download every run (CSV)"]
+    assert [b.label for b in at.download_button] == ["Download summary (CSV)", "Download every run (CSV)",
+                                                     "Download JSON", "Download CSV", "Download HTML report",
+                                                     "Download Python script"]
     # the result stays when another widget changes
     at.selectbox(key="pca_chart_metric").set_value("subspace_distance").run()
     assert results_table(at) is not None and not at.exception

@@ -55,7 +55,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("tensor", "family"),
     ("pca", "otd", "lda"),
     ("experiments", "federation"),
-    ("planner",),
+    ("planner", "reports"),
     ("cli",),
     ("root",),
 ]
