@@ -9,6 +9,7 @@ and a Stop button (the sweep stops after the current step and keeps the runs tha
 
 from __future__ import annotations
 
+import hashlib
 import math
 import threading
 import time
@@ -45,6 +46,8 @@ from dpcore.experiments.reading import STOP_CASES, figure_sentence, gain_sentenc
 from dpcore.experiments.stored import FIRST_FIGURE, estimate_seconds, stored_result, stored_status
 from dpcore.limits import MAX_SEED
 from dpcore.notation import symbolic
+from dpcore.pca.sweep import register_upload
+from dpcore.planner.export import upload_dataset
 from dpcore.reports import sweep_report
 from dpcore.validation import InputError
 from dpcore.workers import worker_count
@@ -58,16 +61,36 @@ JOB_KEY = "pu_job"
 POLL_SECONDS = 1.0
 MODES = {"preset": "a figure of the paper (preset)", "scenario": "my shared scenario"}
 VARIANTS = {"full": "full size (as stored)", "quick": "reduced"}
+UPLOAD = "upload"
+
+
+PCA_SOURCES = {**PCA_DATASETS, UPLOAD: "your own CSV (one sample per row; features standardised, as on capePCA)"}
+
+
+@st.cache_resource(max_entries=4, show_spinner="Reading the CSV ...")
+def _registered(digest: str, content: bytes, name: str) -> str:
+    """The uploaded CSV read as the capePCA page and the planner read it, kept for this process's sweeps."""
+    return register_upload(upload_dataset(content, name))
 
 
 def _pca_form() -> PcaData:
-    dataset = st.selectbox("Data", list(PCA_DATASETS), format_func=PCA_DATASETS.get,
+    dataset = st.selectbox("Data", list(PCA_SOURCES), format_func=PCA_SOURCES.get,
                            key="pu_dataset", help="Bundled data are in data/; synthetic draws as many "
-                           "samples as the sites need.")
+                           "samples as the sites need; an upload is read as on the capePCA page.")
+    upload = None
+    if dataset == UPLOAD:
+        file = st.file_uploader("CSV file", type=["csv", "txt", "gz"], key="pu_upload",
+                                help="Numbers only, one sample per row (header and label column detected).")
+        if file is None:
+            raise InputError("upload a CSV file to sweep your own data", "file")
+        content = file.getvalue()
+        upload = _registered(hashlib.sha256(content).hexdigest(), content, file.name)
     k = st.number_input("K (subspace dimension)", 1, 784, key="pu_k",
                         help="Number of principal components; at most D.")
     dim = st.number_input("D (synthetic features)", 2, 1000, key="pu_dim",
                           disabled=dataset != "synthetic", help="Dimension of the synthetic data.")
+    if upload is not None:
+        return PcaData(dataset="synthetic", upload=upload, k=int(k), features="standardise")
     return PcaData(dataset=dataset, k=int(k), dim=int(dim))
 
 
@@ -206,7 +229,7 @@ PU_DEFAULTS: dict[str, Any] = {
 restore_widgets(PU_DEFAULTS, {
     "pu_mode": tuple(MODES), "pu_preset": tuple(preset_names(available_only=True)), "pu_variant": tuple(VARIANTS),
     "pu_case": tuple(STOP_CASES), "pu_family": tuple(FAMILIES), "pu_parameter": tuple(PARAMETERS),
-    "pu_dataset": tuple(PCA_DATASETS), "pu_k": _between(1, 784), "pu_dim": _between(2, 1000),
+    "pu_dataset": tuple(PCA_SOURCES), "pu_k": _between(1, 784), "pu_dim": _between(2, 1000),
     "pu_runs": _between(1, 200), "pu_seed": _between(0, MAX_SEED), "pu_model": ("mog", "stm"),
     "pu_d": _between(2, 200), "pu_otd_k": _between(1, 50), "pu_lda_d": _between(3, 5000), "pu_lda_k": _between(1, 50),
     "pu_lda_alpha0": _between(0.01, 1000.0),

@@ -22,6 +22,7 @@ from pathlib import Path
 from ..experiments import FAMILIES
 from ..limits import MAX_RUNS
 from ..outfiles import check_outputs, write_atomic
+from ..pca.sweep import registered_upload
 from ..planner import CURVE_RUNS, KNOBS, SCHEMES, check_plan, plan_target, prepare_data, question
 from ..planner.check import CHECK_RUNS
 from ..planner.export import plan_csv, plan_html, plan_json, plan_script
@@ -30,7 +31,6 @@ from ..scenario import Scenario, equal_sites_scenario, load_scenario
 from ..validation import InputError
 from . import print_json, say
 from .options import DELTA, EPS, SEED, SITE_SIZE, SITES, WORKERS, integer, real
-from .pca import _load_csv
 from .sweep import add_data_flags, family_data
 
 DEFAULT_SITE_SIZE = 1000
@@ -63,10 +63,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument
                    "scenario's)")
     p.add_argument("--calibration", choices=CALIBRATIONS, help="Gaussian calibration (default classic)")
     p.add_argument("--neighbouring", choices=NEIGHBOURING, help="neighbouring relation (default replace-one)")
-    p.add_argument("--csv", metavar="PATH", help="pca: your own numeric CSV, one sample per row (gzip accepted)")
-    p.add_argument("--header", choices=("auto", "yes", "no"), default="auto", help="CSV: is the first row a header?")
-    p.add_argument("--label-column", default="auto", metavar="NAME|POS|auto",
-                   help="CSV: column left out of the features (default auto: detected)")
     add_data_flags(p)
     p.add_argument("--runs", type=integer(2, MAX_RUNS), default=CURVE_RUNS,
                    help=f"runs per noise level of the curve (default {CURVE_RUNS})")
@@ -120,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     scenario = _scenario(args, family)
     q = question(args.solve, args.target, scenario, args.site)
     settings = family_data(args, family)
-    dataset = _load_csv(args.csv, args.header, args.label_column) if args.csv else None
+    dataset = registered_upload(settings.upload) if getattr(settings, "upload", None) else None
     data = prepare_data(family, settings, dataset, args.seed)
     result = plan_target(family, data, scenario, q, seed=args.seed, runs=args.runs, workers=args.workers,
                          settings={"algorithm": family, "data": vars(settings), "csv": args.csv,

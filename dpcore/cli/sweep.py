@@ -50,6 +50,7 @@ from ..lda import ALPHA_SHAPES
 from ..limits import DECAY_RANGE, MAX_SWEEP_RUNS, MAX_SYNTHETIC_DIM, MAX_WORKERS
 from ..otd import DEFAULT_SIGMA2, MODELS, TRUTHS
 from ..outfiles import check_outputs, write_atomic
+from ..pca.sweep import register_upload
 from ..privacy import CALIBRATIONS, NEIGHBOURING
 from ..scenario import Scenario, equal_sites_scenario, load_scenario
 from ..tensor import ESTIMATORS, PATHS
@@ -72,13 +73,15 @@ from .options import (
     integer,
     real,
 )
+from .pca import _load_csv as load_csv
 from .table import fmt, table
 
 DEFAULT_SITE_SIZE = 1000
 # Options that describe a sweep built here; a preset fixes them.
-_BUILD_OPTIONS = ("scenario", "family", "vary", "grid", "sites", "ns", "eps", "delta", "calibration", "neighbouring",
-                  "dataset", "k", "dim", "spectrum", "decay", "preprocess", "features", "rank", "model", "d",
-                  "sigma2", "doc_length", "estimator", "split", "path", "truth", "alpha0", "alpha_shape")
+_BUILD_OPTIONS = ("scenario", "csv", "family", "vary", "grid", "sites", "ns", "eps", "delta", "calibration",
+                  "neighbouring", "dataset", "k", "dim", "spectrum", "decay", "preprocess", "features", "rank",
+                  "model", "d", "sigma2", "doc_length", "estimator", "split", "path", "truth", "alpha0",
+                  "alpha_shape")
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument per option, in help order
@@ -131,6 +134,11 @@ def add_data_flags(p: argparse.ArgumentParser) -> None:
     """The families' data flags (each family's data type's ``OPTIONS``; the sweep and the plan command)."""
     pca = p.add_argument_group("pca data")
     pca.add_argument("--dataset", choices=tuple(PCA_DATASETS), help="synthetic (default), mnist or digits")
+    pca.add_argument("--csv", metavar="PATH", help="pca: your own numeric CSV, one sample per row (gzip accepted; "
+                     "header and label column detected unless --header / --label-column say)")
+    pca.add_argument("--header", choices=("auto", "yes", "no"), default=None, help="CSV: is the first row a header?")
+    pca.add_argument("--label-column", default=None, metavar="NAME|POS|auto",
+                     help="CSV: column left out of the features (default auto: detected)")
     pca.add_argument("--k", type=integer(1, MAX_SYNTHETIC_DIM), help="subspace dimension K (pca, default 10) or "
                      "components K (otd, default 5)")
     pca.add_argument("--dim", type=integer(2, MAX_SYNTHETIC_DIM), help="synthetic D (default 200)")
@@ -210,10 +218,20 @@ def _algorithm_list(args: argparse.Namespace, family: str) -> tuple[str, ...]:
 
 def family_data(args: argparse.Namespace, family: str) -> Any:
     """The family's data settings from the flags that set them (``OPTIONS`` of its data type); a flag not given
-    keeps the type's default."""
+    keeps the type's default. ``--csv`` (pca): the file read as ``python -m dpcore pca`` reads it, kept for this
+    process (:func:`dpcore.pca.sweep.register_upload`), its features standardised unless ``--features`` says."""
     data = FAMILIES[family].sweep.data
-    return data(**{field: getattr(args, flag) for flag, field in data.OPTIONS.items()
-                   if getattr(args, flag) is not None})
+    fields = {field: getattr(args, flag) for flag, field in data.OPTIONS.items()
+              if getattr(args, flag, None) is not None}
+    csv_path = getattr(args, "csv", None)
+    if csv_path:
+        if "upload" not in data.__dataclass_fields__:
+            raise InputError(f"--csv does not apply to a {family} sweep")
+        dataset = load_csv(csv_path, getattr(args, "header", None) or "auto", getattr(args, "label_column", None)
+                           or "auto")
+        fields.setdefault("features", "standardise")
+        fields["upload"] = register_upload(dataset)
+    return data(**fields)
 
 
 def _built_spec(args: argparse.Namespace) -> SweepSpec:
