@@ -9,6 +9,7 @@ import streamlit as st
 
 from dpcore.experiments import FAMILIES
 from dpcore.limits import MAX_SEED, MAX_UPLOAD_BYTES
+from dpcore.notation import symbolic
 from dpcore.planner import KNOBS, SCHEMES, check_plan, plan_target, prepare_data, question
 from dpcore.planner.check import CHECK_RUNS
 from dpcore.planner.export import curve_figure, plan_csv, plan_html, plan_json, plan_script, upload_dataset
@@ -60,7 +61,8 @@ if source == UPLOAD:
     uploaded = st.file_uploader("CSV file", type=["csv", "txt", "gz"], key="plan_upload",
                                 help=f"numbers only, one sample per row; at most {MAX_UPLOAD_BYTES // 2**20} MiB")
 
-solve = left.radio("Solve for", tuple(KNOBS), key="plan_solve", horizontal=True, format_func=lambda k: KNOBS[k])
+solve = left.radio("Solve for", tuple(KNOBS), key="plan_solve", horizontal=True,
+                   format_func=lambda k: symbolic(KNOBS[k]))
 site_choices = ["every site", *scenario.names] if solve != "sites" else ["every site"]
 if st.session_state.get("plan_site") not in site_choices:
     st.session_state["plan_site"] = "every site"
@@ -85,7 +87,7 @@ except InputError as exc:
     show_error(exc)
     st.stop()
 
-st.markdown(question_sentence(family, scenario, q, data.description))
+st.markdown(symbolic(question_sentence(family, scenario, q, data.description)))
 key = (family, data.key, scenario.to_json(None), solve, site, float(target), int(seed))
 if st.button("Plan", type="primary", key="plan_go"):
     bar = st.progress(0.0, text="measuring the curve (once per data set) ...")
@@ -101,18 +103,18 @@ stored = st.session_state.get("plan_result")
 if not stored or stored[0] != key:
     st.stop()
 result = stored[1]
-st.success(result.sentence, icon=":material/flag:")
+st.success(symbolic(result.sentence), icon=":material/flag:")
 rows = []
 for scheme, a in result.answers.items():
-    rows.append({"scheme": SCHEMES[scheme], KNOBS[solve]: a.answer, "from": None if a.interval is None else
+    rows.append({"scheme": SCHEMES[scheme], symbolic(KNOBS[solve]): a.answer, "from": None if a.interval is None else
                  a.interval[0], "to": None if a.interval is None else a.interval[1],
-                 "predicted": a.predicted, "why not": a.reason or ""})
+                 "predicted": a.predicted, "why not": symbolic(a.reason or "")})
 st.dataframe(rows, hide_index=True, width="stretch")
 for scheme, a in result.answers.items():
     for note in a.notes:
-        st.caption(f"{SCHEMES[scheme]}: {note}")
+        st.caption(symbolic(f"{SCHEMES[scheme]}: {note}"))
 for limit in result.limits:
-    st.info(limit, icon=":material/info:")
+    st.info(symbolic(limit), icon=":material/info:")
 show_chart(curve_figure(result), "The measured curve", key="plan_curve", height=420)
 
 if st.button(f"Check: run {FAMILIES[family].cape} at the answer and at 0.8x ({CHECK_RUNS} runs each)",
@@ -125,7 +127,7 @@ if st.button(f"Check: run {FAMILIES[family].cape} at the answer and at 0.8x ({CH
 stored_check = st.session_state.get("plan_check")
 check = stored_check[1] if stored_check and stored_check[0] == key else None
 if check is not None:
-    st.markdown(check.sentence)
+    st.markdown(symbolic(check.sentence))
     st.dataframe([{"scheme": SCHEMES[p.scheme], "where": p.where, "value": p.value, "mean": p.mean,
                    "95 % CI from": p.lo, "to": p.hi, "target": "met" if p.met else "missed"} for p in check.points],
                  hide_index=True, width="stretch")

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from test_browser import ROOT, _assert_clean, _goto, _wait_idle, browser, server  # noqa: F401
 
+from dpcore.notation import symbolic
 from dpcore.planner.export import SCRIPT_MARK
 
 pytestmark = pytest.mark.browser
@@ -37,13 +38,13 @@ def test_planner_on_an_upload_with_check_exports_and_script(server, browser, tmp
     _wait_idle(page)
     page.locator('.st-key-plan_upload input[type="file"]').set_input_files(str(upload))
     _wait_idle(page)
-    page.get_by_text("eps", exact=True).click()
+    page.get_by_text("ε", exact=True).click()
     _wait_idle(page)
     page.get_by_role("button", name="Plan").click()
     _wait_idle(page)
     sentence = page.locator('[data-testid="stAlertContentSuccess"]').first.inner_text(timeout=120_000)
     sentence = sentence.strip().split("\n")[-1]  # after the icon's name
-    assert sentence.startswith("capePCA reaches 80% of the non-private result with eps of every site")
+    assert sentence.startswith("capePCA reaches 80% of the non-private result with ε of every site")
     _assert_clean(page, "planner after Plan")
     page.get_by_role("button", name="Check: run capePCA").click()
     _wait_idle(page)
@@ -56,7 +57,7 @@ def test_planner_on_an_upload_with_check_exports_and_script(server, browser, tmp
         assert download.value.failure() is None, name
         files[name] = download.value.path().read_text(encoding="utf-8")
     record = json.loads(files["JSON"])
-    assert record["sentence"] == sentence and record["guarantees"]["cape"] and record["version"]
+    assert symbolic(record["sentence"]) == sentence and record["guarantees"]["cape"] and record["version"]
     assert record["check"] is not None and record["seed"] == 0
     assert files["CSV"].startswith("section,name,field,value") and "guarantee,cape" in files["CSV"]
     assert "<html" in files["HTML report"][:200].lower() and "Plotly" in files["HTML report"]

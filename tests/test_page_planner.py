@@ -6,6 +6,7 @@ import json
 
 from conftest import app_test
 
+from dpcore.notation import symbolic
 from dpcore.pca.sweep import PcaData
 from dpcore.planner import plan_target, prepare_data, question
 from dpcore.scenario import default_scenario
@@ -28,12 +29,12 @@ def test_plan_check_and_exports_on_digits():
     scenario = default_scenario().with_sizes([300, 300, 300, 300, 300])
     intro = next(m.value for m in at.markdown if m.value.startswith("For capePCA on"))
     assert f"with the {scenario.n_sites} sites of the scenario" in intro and "70% of the non-private" in intro
-    assert "eps of every site" in intro
+    assert "ε of every site" in intro
     at.button(key="plan_go").click().run()
     _clean(at)
     data = prepare_data("pca", PcaData(dataset="digits"), None, 0)
     expected = plan_target("pca", data, scenario, question("eps", 0.7, scenario), seed=0)
-    assert at.success[0].value == expected.sentence
+    assert at.success[0].value == symbolic(expected.sentence)
     at.button(key="plan_check_go").click().run()
     _clean(at)
     assert any("target" in m.value and "mean" in m.value for m in at.markdown)
