@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data import BUNDLED, PREPROCESSING, SPECTRA
-from ..data.bundled import data_dirs
+from ..data.shipped import shipped_path
 from ..experiments import (
     FAMILIES,
     LDA_CALIBRATION,
@@ -254,16 +254,16 @@ def _progress(done: int, total: int, label: str) -> None:
 
 
 def _inputs(args: argparse.Namespace, spec: SweepSpec) -> dict[str, str | Path]:
-    """What the sweep reads: the scenario file, and the bundled data set's file (the first copy data_dirs finds,
-    the one it reads)."""
+    """What the sweep reads: the scenario file, and the bundled data set's file (the copy it reads, when it is on the
+    file system)."""
     inputs: dict[str, str | Path] = {}
     if getattr(args, "scenario", None):
         inputs["--scenario"] = args.scenario
     dataset = getattr(spec.data, "dataset", None)
     if dataset in BUNDLED:
-        found = [folder / BUNDLED[dataset].file for folder in data_dirs() if (folder / BUNDLED[dataset].file).is_file()]
-        if found:
-            inputs[f"the bundled data set {dataset}"] = found[0]
+        found = shipped_path(BUNDLED[dataset].file)
+        if found is not None:
+            inputs[f"the bundled data set {dataset}"] = found
     return inputs
 
 
