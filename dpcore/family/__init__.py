@@ -2,7 +2,8 @@
 (:mod:`dpcore.pca`), capeAGN (:mod:`dpcore.otd`) and capeLDA (:mod:`dpcore.lda`) - share.
 
 * :mod:`.entry` - :class:`Algorithm`, the one table-entry type of every family, :class:`RunContext`, the one argument
-  of every runner, and :class:`Sizes`, what a communication cost depends on;
+  of every runner, :class:`GuaranteeContext`, the one argument of every guarantee rule, and :class:`Sizes`, what a
+  communication cost depends on;
 * :mod:`.metrics` - :class:`Metric`, the one metric-entry type;
 * :mod:`.compare` - the one comparison loop: runs in worker processes, progress after every step, Stop;
 * :mod:`.sweep` - :class:`FamilySweep`, what a sweep needs from a family (its data settings, the plan and the run of
@@ -15,7 +16,7 @@ designs of a sweep's grid points).
 
 from .compare import Progress, ShouldStop, check_runs, each_algorithm, progress_tick, run_comparison, stop_note
 from .descriptor import Family
-from .entry import GUARANTEES, Algorithm, RunContext, Runner, Sizes
+from .entry import GUARANTEES, Algorithm, GuaranteeContext, GuaranteeRule, RunContext, Runner, Sizes
 from .metrics import Metric, metric_table
 from .sweep import FamilyPlan, FamilySweep, GridPoint, grid_design, result_rows, sweep_points
 
@@ -26,6 +27,8 @@ __all__ = [
     "FamilyPlan",
     "FamilySweep",
     "GridPoint",
+    "GuaranteeContext",
+    "GuaranteeRule",
     "Metric",
     "Progress",
     "RunContext",
