@@ -18,7 +18,7 @@ from .corpora import (
     parse_text_corpus,
     stop_words,
 )
-from .dataset import Dataset, table_to_dataset
+from .dataset import Dataset, dataset_from_array, table_to_dataset
 from .numeric_csv import (
     LABEL_MAX_CLASSES,
     CsvColumns,
@@ -80,6 +80,7 @@ __all__ = [
     "apportion",
     "bundled_vocabulary",
     "data_dirs",
+    "dataset_from_array",
     "find_shipped",
     "load_bundled",
     "load_bundled_corpus",
