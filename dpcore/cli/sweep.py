@@ -19,6 +19,7 @@ standard error, 95% t-interval per value, algorithm and metric) is printed, or w
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 from pathlib import Path
 from typing import Any
@@ -281,6 +282,9 @@ def run(args: argparse.Namespace) -> int:
     # before the sweep: a bad path must not cost the results, and no output may be an input or another output
     outputs = check_outputs({"--out": args.out, "--summary-out": args.summary_out, "--html": args.html},
                             _inputs(args, spec))
+    if args.html and importlib.util.find_spec("plotly") is None:
+        raise InputError("--html draws with plotly, which is not installed: pip install 'dpcore[figures]' (the "
+                         "project's requirements.txt has it)", "--html")
     workers = worker_count(spec.runs, args.workers)  # checked before anything runs
     result = run_sweep(spec, progress=_progress if sys.stderr.isatty() and not args.json else None,
                        workers=workers)

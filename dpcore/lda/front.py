@@ -6,6 +6,8 @@ non-private topics of the same documents (there is no ground truth). The result 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..data import Corpus
 from ..family import Fit, front_scenario
 from ..scenario import Scenario
@@ -21,7 +23,8 @@ __all__ = ["capelda"]
 
 def capelda(corpus: Corpus, *, k: int, eps: float | None = None, delta: float | None = None, sites: int | None = None,
             scenario: Scenario | None = None, calibration: str = "analytic", algorithm: str = "cape",
-            alpha0: float = 1.0, settings: LdaSettings | None = None, seed: int = 0) -> Fit:
+            collusion: int | None = None, alpha0: float = 1.0, settings: LdaSettings | None = None,
+            seed: int = 0) -> Fit:
     """``k`` topics of a ``corpus`` whose documents several sites hold, by capeLDA (docs/math/lda.md) or any algorithm
     of :data:`~dpcore.lda.ALGORITHMS` (``algorithm``; paper 004's configurations "1" to "4" run at one curator).
 
@@ -29,6 +32,7 @@ def capelda(corpus: Corpus, *, k: int, eps: float | None = None, delta: float | 
     ``dpcore.data.parse_text_corpus`` for your own text; a vocabulary chosen from the private documents is not
     private, and the corpus's notes say so). The sites: a ``scenario``, or ``sites`` equal sites with the same
     (``eps``, ``delta``) each and ``calibration`` ("analytic" by default here); topic models need a large eps (tens).
+    ``collusion`` c: both stages use the collusion-robust design for up to c colluders (``settings.collusion``).
     ``alpha0``: the Dirichlet concentration; ``settings``: the budget split, collusion bound, ...
     (:class:`~dpcore.lda.LdaSettings`). ``Fit.components`` is K x D (topics, rows sum to 1), ``Fit.metrics`` the
     topic error against the non-private topics (:data:`~dpcore.lda.METRICS`). A run without topics (whitening
@@ -39,6 +43,7 @@ def capelda(corpus: Corpus, *, k: int, eps: float | None = None, delta: float | 
     scenario = front_scenario(scenario, sites, eps, delta, calibration, corpus.n)
     entry = table_entry(algorithm)
     settings = LdaSettings() if settings is None else settings
+    settings = settings if collusion is None else replace(settings, collusion=collusion)
     problem = corpus_lda_problem(corpus, k, alpha0, scenario.sizes / scenario.total_n,
                                  stream_rng(seed, UPLOAD_SPLIT_STREAM))
     comparison = compare_lda(scenario, [entry.name], problem=problem, runs=1, seed=seed, settings=settings,

@@ -7,6 +7,8 @@ non-private result on the same data (there is no ground truth). The result carri
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..data import Corpus, dataset_from_array
 from ..family import Fit, front_scenario
 from ..scenario import Scenario
@@ -21,14 +23,15 @@ __all__ = ["capeagn"]
 
 def capeagn(data: object, *, k: int, eps: float | None = None, delta: float | None = None, sites: int | None = None,
             scenario: Scenario | None = None, calibration: str = "analytic", algorithm: str = "cape",
-            settings: OtdSettings | None = None, sigma2: float | None = None, norm_bound: float | None = None,
-            seed: int = 0) -> Fit:
+            collusion: int | None = None, settings: OtdSettings | None = None, sigma2: float | None = None,
+            norm_bound: float | None = None, seed: int = 0) -> Fit:
     """``k`` components of ``data`` held by several sites, by capeAGN (docs/math/capeagn.md) or any algorithm of
     :data:`~dpcore.otd.ALGORITHMS` (``algorithm``).
 
     ``data``: an array N x D of samples of a mixture of Gaussians (one per row), or a :class:`~dpcore.data.Corpus` of
     documents for a single topic model (``dpcore.data.parse_text_corpus``). The sites: a ``scenario``, or ``sites``
     equal sites with the same (``eps``, ``delta``) each and ``calibration`` ("analytic" by default here).
+    ``collusion`` c: both stages use the collusion-robust design for up to c colluders (``settings.collusion``).
     ``sigma2`` and ``norm_bound`` (mixtures): the noise variance and a public bound on the samples' norms (None:
     estimated from the data, not private; the notes say so). ``settings``: the budget split, power-method iterations,
     collusion bound, ... (:class:`~dpcore.otd.OtdSettings`). ``Fit.components`` is K x D (recovered means or topics,
@@ -43,6 +46,7 @@ def capeagn(data: object, *, k: int, eps: float | None = None, delta: float | No
     scenario = front_scenario(scenario, sites, eps, delta, calibration, n_total)
     entry = table_entry(algorithm)
     settings = OtdSettings() if settings is None else settings
+    settings = settings if collusion is None else replace(settings, collusion=collusion)
     problem = upload_problem(values, k, scenario, seed, sigma2=sigma2, norm_bound=norm_bound)
     comparison = compare_algorithms(scenario, [entry.name], problem=problem, runs=1, seed=seed, settings=settings,
                                     workers=1)
