@@ -14,9 +14,11 @@ plan, gain <- change.
 
 from .attack import ATTACK_VIEWS, AttackView, attack_sentence, site_attack_views
 from .audit import (
+    AUDIT_VIEWS,
     VIEWS,
     AuditReport,
     AuditRow,
+    AuditView,
     ViewSigma,
     audit_design,
     default_collusion,
@@ -65,6 +67,7 @@ from .weights import WEIGHT_OBJECTIVES, SuggestedWeights, suggest_weights
 __all__ = [
     "AGN_MODELS",
     "ATTACK_VIEWS",
+    "AUDIT_VIEWS",
     "GAINS",
     "HEADLINE_GAIN",
     "OBJECTIVES",
@@ -75,6 +78,7 @@ __all__ = [
     "AuditReport",
     "AttackView",
     "AuditRow",
+    "AuditView",
     "CapeNoise",
     "ChangeRow",
     "DesignRequest",

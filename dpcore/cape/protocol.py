@@ -24,7 +24,7 @@ from ..privacy.calibration import eps_for_sigma
 from ..privacy.symmetric import unique_count_matrix, unique_count_tensor
 from ..textio import site_label
 from ..validation import InputError, check_positive_int, check_rank
-from .audit import AuditReport, entry_pair_sigma
+from .audit import AUDIT_VIEWS, AuditReport, entry_pair_sigma
 from .design import NoiseDesign
 from .explain import audit_summary
 
@@ -324,15 +324,6 @@ class PartyView:
     failing: int
 
 
-_VIEW_TEXT = {
-    "outside": ("outside observer", "the published aggregate", "nothing else"),
-    "aggregator": ("aggregator", "every site's release", "every f_s it drew"),
-    "aggregator+coalition": ("aggregator + colluding sites", "every release",
-                             "every f_s, and e_t, f_t, g_t of the coalition"),
-    "sites": ("colluding sites (no aggregator)", "the published aggregate", "their own e_t, f_t, g_t"),
-}
-
-
 def party_views(design: NoiseDesign, report: AuditReport) -> list[PartyView]:
     """The helper's view (f + g against tau_s, no audit needed) and every audited view, worst site first."""
     _require(design)
@@ -342,7 +333,8 @@ def party_views(design: NoiseDesign, report: AuditReport) -> list[PartyView]:
                        worst_site=design.names[worst], sigma_ratio=float(ratio_h[worst]), eps_eff=None, eps=None,
                        failing=int(np.sum(ratio_h < 1 - 1e-9)))]
     for summary in audit_summary(report, design.tau, design.names):
-        party, sees, knows = _VIEW_TEXT[summary.view]
+        view = AUDIT_VIEWS[summary.view]
+        party, sees, knows = view.party, view.sees, view.knows
         if summary.view in ("aggregator+coalition", "sites"):
             party = f"{party} (up to {report.collusion})"
         views.append(PartyView(party=party, sees=sees, knows=knows, worst_site=summary.worst_site,

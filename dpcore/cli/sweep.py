@@ -268,7 +268,14 @@ def _inputs(args: argparse.Namespace, spec: SweepSpec) -> dict[str, str | Path]:
     return inputs
 
 
-def run(args: argparse.Namespace) -> int:
+def _check_figures(args: argparse.Namespace) -> None:
+    """--html needs plotly, dpcore's figures extra: refused before the sweep when it is not installed."""
+    if args.html and importlib.util.find_spec("plotly") is None:
+        raise InputError("--html draws with plotly, which is not installed: pip install 'dpcore[figures]' (the "
+                         "project's requirements.txt has it)", "--html")
+
+
+def run(args: argparse.Namespace) -> int:  # long: the checks before any work, the sweep, its files and its table
     if args.list_presets:
         return _list_presets(args.json)
     if args.quick and not args.preset:
@@ -282,9 +289,7 @@ def run(args: argparse.Namespace) -> int:
     # before the sweep: a bad path must not cost the results, and no output may be an input or another output
     outputs = check_outputs({"--out": args.out, "--summary-out": args.summary_out, "--html": args.html},
                             _inputs(args, spec))
-    if args.html and importlib.util.find_spec("plotly") is None:
-        raise InputError("--html draws with plotly, which is not installed: pip install 'dpcore[figures]' (the "
-                         "project's requirements.txt has it)", "--html")
+    _check_figures(args)
     workers = worker_count(spec.runs, args.workers)  # checked before anything runs
     result = run_sweep(spec, progress=_progress if sys.stderr.isatty() and not args.json else None,
                        workers=workers)
