@@ -46,6 +46,7 @@ from .design import (
 )
 from .gain import GAINS, HEADLINE_GAIN, GainDefinition, Headline, headline_gain, headline_of
 from .noise_designs import SOLVERS, solver
+from .noise_variants import NOISE_VARIANTS, noise_variant
 from .plan import Plan, plan_scenario
 from .solver import DesignRequest, DesignSolver, FeasibleSettings
 from .solvers.closed_form import design_closed_form, solve_closed_form
@@ -62,6 +63,7 @@ from .stages import (
     stage_sensitivities,
     stage_taus,
 )
+from .variant import NoiseVariant
 from .weights import WEIGHT_OBJECTIVES, SuggestedWeights, suggest_weights
 
 __all__ = [
@@ -70,6 +72,7 @@ __all__ = [
     "AUDIT_VIEWS",
     "GAINS",
     "HEADLINE_GAIN",
+    "NOISE_VARIANTS",
     "OBJECTIVES",
     "SOLVERS",
     "STAGE_MODELS",
@@ -87,6 +90,7 @@ __all__ = [
     "GainDefinition",
     "Headline",
     "NoiseDesign",
+    "NoiseVariant",
     "Objective",
     "Plan",
     "PlanChange",
@@ -115,6 +119,7 @@ __all__ = [
     "generalized_gain",
     "headline_gain",
     "headline_of",
+    "noise_variant",
     "plan_scenario",
     "sample_noise",
     "scenario_budgets",
