@@ -98,6 +98,24 @@ def designs_ok(spec_json: str) -> None:
     sweep_gains(spec_from_json(spec_json))
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
+def stored_reading(name: str, metric: str, shown: tuple[str, ...]):
+    """What the page shows of preset ``name``'s stored result: the sentence under the metric, the constant-gain
+    sentence (or None), the meeting sentence, the curves and the gain figure. The same for every session, so a class
+    opening the page computes them once (benchmarks/bench_classroom.py); st.cache_data hands each session a copy."""
+    result = stored_result(name).result
+    return (figure_sentence(result, metric), gain_sentence(result), meeting_sentence(result, metric),
+            curve_figure(result, metric, list(shown)), gain_figure(result))
+
+
+def reading(result: SweepResult, source: str | None, metric: str, shown: list[str]):
+    """:func:`stored_reading` of the stored result shown, else the same computed for a live result."""
+    if source == "stored":
+        return stored_reading(st.session_state["pu_preset"], metric, tuple(shown))
+    return (figure_sentence(result, metric), gain_sentence(result), meeting_sentence(result, metric),
+            curve_figure(result, metric, shown), gain_figure(result))
+
+
 def _duration(seconds: float) -> str:
     if seconds < 1:
         return "under a second"
@@ -389,26 +407,26 @@ with results_box if results_box is not None else st.container():
                                       key=f"pu_metric_{rspec.family}",
                                       help=symbolic("; ".join(f"{d.label}: {d.description}"
                                                               for d in metric_table.values())))
-        st.markdown(symbolic(figure_sentence(result, metric)))
+        sentence_slot = st.empty()
         shown = show_col.multiselect("Curves shown", list(rspec.algorithms), default=list(rspec.algorithms),
                                      format_func=titles.get, key=f"pu_shown_{rspec.family}",
                                      help="Also click a name in the chart's legend to hide or show its curve.")
         shown = [a for a in shown if a in rspec.algorithms]
-        constant_gain = gain_sentence(result)
+        sentence, constant_gain, meeting, curves, gains = reading(result, source, metric, shown)
+        sentence_slot.markdown(symbolic(sentence))
         chart_col, gain_col = st.columns([3, 2], gap="medium") if constant_gain is None else (st.container(), None)
         with chart_col:
-            show_chart(curve_figure(result, metric, shown), symbolic(
+            show_chart(curves, symbolic(
                 f"{metric_table[metric].label} against {PARAMETER_LABELS[rspec.parameter]} (mean over runs, shaded 95% "
                 "interval)"), key="pu_curves", height=460)
         if gain_col is not None:
             with gain_col:
-                show_chart(gain_figure(result), symbolic(f"Gain G of the CAPE design at each "
-                                                         f"{PARAMETER_LABELS[rspec.parameter]}"), key="pu_gain",
-                           height=460)
+                show_chart(gains, symbolic(f"Gain G of the CAPE design at each {PARAMETER_LABELS[rspec.parameter]}"),
+                           key="pu_gain", height=460)
         else:
             st.caption(symbolic(constant_gain))
         with st.container(border=True, key="pu_meeting"):
-            st.markdown(symbolic("**Where CAPE stops helping.** " + meeting_sentence(result, metric)))
+            st.markdown(symbolic("**Where CAPE stops helping.** " + meeting))
 
         rows = result.summary[result.summary["metric"] == metric].copy()
         rows["algorithm"] = rows["algorithm"].map(titles)
@@ -421,10 +439,10 @@ with results_box if results_box is not None else st.container():
 
         stem = f"sweep_{rspec.family}_{rspec.parameter}"
         down_a, down_b, down_c = st.columns(3)
-        down_a.download_button("Download the table (CSV)", result.to_csv(), f"{stem}.csv", "text/csv",
+        down_a.download_button("Download the table (CSV)", result.to_csv, f"{stem}.csv", "text/csv",
                                key="pu_download_table", width="stretch", on_click="ignore",
                                help="One row per value, algorithm, run and metric (tidy format).")
-        down_b.download_button("Download the summary (CSV)", result.summary_csv(), f"{stem}_summary.csv", "text/csv",
+        down_b.download_button("Download the summary (CSV)", result.summary_csv, f"{stem}_summary.csv", "text/csv",
                                key="pu_download_summary", width="stretch", on_click="ignore",
                                help="Mean, std, standard error and 95% interval per value, algorithm and metric.")
         down_c.download_button("Download the figure (HTML)", lambda: figure_html(result, metric, shown),

@@ -403,8 +403,8 @@ def test_privacy_utility_opens_on_a_stored_figure_and_a_live_run_shows_moving_pr
     steps: list[int] = []
     deadline = time.time() + 300
     while time.time() < deadline:
-        bar = page.locator('[data-testid="stProgress"]')
-        text = bar.first.inner_text() if bar.count() else ""
+        # all_inner_texts does not wait: the bar may vanish between a count() and a read of it (seen under load)
+        text = " ".join(page.locator('[data-testid="stProgress"]').all_inner_texts())
         found = re.search(r"step (\d+) of (\d+)", text)
         if found and (not steps or steps[-1] != int(found.group(1))):
             steps.append(int(found.group(1)))

@@ -300,11 +300,11 @@ def parse_message_log(content: bytes | str) -> MessageLog:
 
 def protocol_round(plan: RoundPlan) -> ProtocolRound:
     """:mod:`dpcore.cape.protocol`'s round for a planned federated round (capeAGN on the plan's path)."""
-    dim, k = plan.dim, plan.settings.k
+    dim, k, noise = plan.dim, plan.settings.k, plan.settings.noise
     if plan.settings.algorithm == "capePCA":
-        return capepca_round(plan.stage("A").design, dim, k)
+        return capepca_round(plan.stage("A").design, dim, k, noise=noise)
     return capeagn_round(plan.stage("M2").design, plan.stage("M3").design, dim, k,
-                         projected=plan.settings.path == "projected")
+                         projected=plan.settings.path == "projected", noise=noise)
 
 
 def round_protocol(logged: LoggedRound) -> ProtocolRound:
