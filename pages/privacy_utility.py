@@ -1,7 +1,7 @@
 """Privacy-utility: curves of utility against eps, delta, N_s, S or c (the paper's Figs. 2-5 or your scenario).
 
-A preset with a stored full-size result (dpcore.experiments.stored, data/presets/) is shown at once, computed
-by nothing but its summary; "Run it again live" recomputes it (or its reduced variant). A live sweep runs in a
+A preset with a stored full-size result (dpcore.experiments.stored, dpcore/data/files/presets/) is shown at once,
+computed by nothing but its summary; "Run it again live" recomputes it (or its reduced variant). A live sweep runs in a
 background thread of this session (dpcore's run_sweep with its worker processes); a fragment polls it every
 POLL_SECONDS and shows the progress per (run, algorithm, grid point) step, the time so far and the time left,
 and a Stop button (the sweep stops after the current step and keeps the runs that finished).

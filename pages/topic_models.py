@@ -11,7 +11,7 @@ import streamlit as st
 from dpcore.cape import agn_stage_plans, default_collusion
 from dpcore.cape.protocol import capeagn_round, party_views
 from dpcore.data import VOCABULARY_RULES, load_bundled_corpus, parse_text_corpus, parse_vocabulary, top_words
-from dpcore.lda import ALGORITHMS, ALPHA_SHAPES, LdaSettings, LdaSpec, check_synthetic_size, corpus_lda_problem
+from dpcore.lda import ALGORITHMS, ALPHA_SHAPES, METRICS, LdaSettings, LdaSpec, check_synthetic_size, corpus_lda_problem
 from dpcore.lda.curves import LdaCurve, eps_curve
 from dpcore.lda.guarantees import curve_guarantees
 from dpcore.lda.story import (
@@ -265,7 +265,7 @@ if (clicked or st.session_state.pop("tm_autorun", False)) and not problems:
 def _curve_chart(curve: LdaCurve) -> go.Figure:
     fig = go.Figure()
     for name in curve.algorithms:
-        rows = curve.summary[curve.summary["algorithm"] == name]
+        rows = curve.summary[(curve.summary["algorithm"] == name) & (curve.summary["metric"] == next(iter(METRICS)))]
         fig.add_scatter(x=rows["eps"], y=rows["mean"], error_y={"type": "data", "array": rows["se"]}, name=TITLES[name],
                         mode="lines+markers", line={"color": ALGORITHMS[name].colour,
                                                     "dash": "dot" if not ALGORITHMS[name].private else "solid"})

@@ -43,6 +43,14 @@ def test_a_party_installs_no_dashboard_package_and_the_same_pins_as_the_project(
     assert {name: project[name] for name in party} == party, "the same versions as requirements.txt"
 
 
+def test_every_dependency_of_dpcore_is_in_a_partys_pinned_set():
+    """install.sh installs dpcore with --no-deps: whatever dpcore's metadata requires must be a party pin already."""
+    declared = dict(_PIN.match(d).groups() for d in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "dependencies"])
+    party = _pins(ROOT / "federated" / "requirements.txt")
+    assert declared and all(party.get(name) == version for name, version in declared.items()), declared
+
+
 def test_the_flower_app_declares_its_own_pinned_dependencies():
     project = tomllib.loads((ROOT / "federated" / "pyproject.toml").read_text())["project"]
     declared = dict(_PIN.match(d).groups() for d in project["dependencies"])

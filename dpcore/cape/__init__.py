@@ -14,9 +14,11 @@ plan, gain <- change.
 
 from .attack import ATTACK_VIEWS, AttackView, attack_sentence, site_attack_views
 from .audit import (
+    AUDIT_VIEWS,
     VIEWS,
     AuditReport,
     AuditRow,
+    AuditView,
     ViewSigma,
     audit_design,
     default_collusion,
@@ -44,6 +46,7 @@ from .design import (
 )
 from .gain import GAINS, HEADLINE_GAIN, GainDefinition, Headline, headline_gain, headline_of
 from .noise_designs import SOLVERS, solver
+from .noise_variants import NOISE_VARIANTS, noise_variant
 from .plan import Plan, plan_scenario
 from .solver import DesignRequest, DesignSolver, FeasibleSettings
 from .solvers.closed_form import design_closed_form, solve_closed_form
@@ -60,13 +63,16 @@ from .stages import (
     stage_sensitivities,
     stage_taus,
 )
+from .variant import NoiseVariant
 from .weights import WEIGHT_OBJECTIVES, SuggestedWeights, suggest_weights
 
 __all__ = [
     "AGN_MODELS",
     "ATTACK_VIEWS",
+    "AUDIT_VIEWS",
     "GAINS",
     "HEADLINE_GAIN",
+    "NOISE_VARIANTS",
     "OBJECTIVES",
     "SOLVERS",
     "STAGE_MODELS",
@@ -75,6 +81,7 @@ __all__ = [
     "AuditReport",
     "AttackView",
     "AuditRow",
+    "AuditView",
     "CapeNoise",
     "ChangeRow",
     "DesignRequest",
@@ -83,6 +90,7 @@ __all__ = [
     "GainDefinition",
     "Headline",
     "NoiseDesign",
+    "NoiseVariant",
     "Objective",
     "Plan",
     "PlanChange",
@@ -111,6 +119,7 @@ __all__ = [
     "generalized_gain",
     "headline_gain",
     "headline_of",
+    "noise_variant",
     "plan_scenario",
     "sample_noise",
     "scenario_budgets",

@@ -23,11 +23,11 @@ import numpy as np
 from ..privacy.calibration import eps_for_sigma
 from ..privacy.symmetric import unique_count_matrix, unique_count_tensor
 from ..textio import site_label
-from ..validation import InputError, check_choice, check_positive_int, check_rank
-from .audit import AuditReport, entry_pair_sigma
+from ..validation import InputError, check_positive_int, check_rank
+from .audit import AUDIT_VIEWS, AuditReport, entry_pair_sigma
 from .design import NoiseDesign
 from .explain import audit_summary
-from .helper_free import NOISE_VARIANTS
+from .noise_variants import noise_variant
 
 __all__ = [
     "AGGREGATOR",
@@ -138,7 +138,8 @@ def _require(design: NoiseDesign) -> None:
 
 
 def _check_noise(noise: str) -> str:
-    return check_choice(noise, "noise", NOISE_VARIANTS)
+    """A name of the noise-variant table (:data:`dpcore.cape.noise_variants.NOISE_VARIANTS`), checked."""
+    return noise_variant(noise).name
 
 
 def _noise_messages(
@@ -148,7 +149,7 @@ def _noise_messages(
     """The e and f steps. In the helper-free variant (dpcore.cape.helper_free) no helper sends e_s: each site draws
     w_s, the sites learn W = sum_t w_t by a secure sum whose masked shares the aggregator forwards as ciphertext, and
     site s sets mu_s e_s = w_s - c_s W itself; the message carrying e_s is then the sites' set-up."""
-    helper_free = _check_noise(noise) != "helper"
+    helper_free = not noise_variant(_check_noise(noise)).helper
     e_msgs, f_msgs = [], []
     for i, name in enumerate(design.names):
         e_msgs.append(Message(step=step_e, sender=SITES if helper_free else HELPER, receiver=_site_label(name),
@@ -274,7 +275,7 @@ def capeagn_round(  # long: the eight steps of Algorithm 3 in order, read top to
     dim = check_positive_int(dim, "D")
     rank = check_rank(rank, dim)
     m_shape, m_dense, m_uniq = (dim, dim), dim * dim, unique_count_matrix(dim)
-    helper = _check_noise(noise) == "helper"
+    helper = noise_variant(_check_noise(noise)).helper
     e1, f1 = _noise_messages(design_m2, 1, 2, "2", m_shape, m_dense, m_uniq, noise)
     stage1 = ProtocolStep(
         3, "Stage 1: each site sends its noisy M2",
@@ -348,15 +349,6 @@ class PartyView:
     failing: int
 
 
-_VIEW_TEXT = {
-    "outside": ("outside observer", "the published aggregate", "nothing else"),
-    "aggregator": ("aggregator", "every site's release", "every f_s it drew"),
-    "aggregator+coalition": ("aggregator + colluding sites", "every release",
-                             "every f_s, and e_t, f_t, g_t of the coalition"),
-    "sites": ("colluding sites (no aggregator)", "the published aggregate", "their own e_t, f_t, g_t"),
-}
-
-
 def party_views(design: NoiseDesign, report: AuditReport) -> list[PartyView]:
     """The helper's view (f + g against tau_s, no audit needed) and every audited view, worst site first."""
     _require(design)
@@ -366,7 +358,8 @@ def party_views(design: NoiseDesign, report: AuditReport) -> list[PartyView]:
                        worst_site=design.names[worst], sigma_ratio=float(ratio_h[worst]), eps_eff=None, eps=None,
                        failing=int(np.sum(ratio_h < 1 - 1e-9)))]
     for summary in audit_summary(report, design.tau, design.names):
-        party, sees, knows = _VIEW_TEXT[summary.view]
+        view = AUDIT_VIEWS[summary.view]
+        party, sees, knows = view.party, view.sees, view.knows
         if summary.view in ("aggregator+coalition", "sites"):
             party = f"{party} (up to {report.collusion})"
         views.append(PartyView(party=party, sees=sees, knows=knows, worst_site=summary.worst_site,

@@ -20,12 +20,13 @@ standard error, 95% t-interval per value, algorithm and metric) is printed, or w
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 from pathlib import Path
 from typing import Any
 
 from ..data import BUNDLED, FEATURE_SCALINGS, PREPROCESSING, SPECTRA
-from ..data.bundled import data_dirs
+from ..data.shipped import shipped_path
 from ..experiments import (
     FAMILIES,
     LDA_CALIBRATION,
@@ -280,20 +281,27 @@ def _progress(done: int, total: int, label: str) -> None:
 
 
 def _inputs(args: argparse.Namespace, spec: SweepSpec) -> dict[str, str | Path]:
-    """What the sweep reads: the scenario file, and the bundled data set's file (the first copy data_dirs finds,
-    the one it reads)."""
+    """What the sweep reads: the scenario file, and the bundled data set's file (the copy it reads, when it is on the
+    file system)."""
     inputs: dict[str, str | Path] = {}
     if getattr(args, "scenario", None):
         inputs["--scenario"] = args.scenario
     dataset = getattr(spec.data, "dataset", None)
     if dataset in BUNDLED:
-        found = [folder / BUNDLED[dataset].file for folder in data_dirs() if (folder / BUNDLED[dataset].file).is_file()]
-        if found:
-            inputs[f"the bundled data set {dataset}"] = found[0]
+        found = shipped_path(BUNDLED[dataset].file)
+        if found is not None:
+            inputs[f"the bundled data set {dataset}"] = found
     return inputs
 
 
-def run(args: argparse.Namespace) -> int:
+def _check_figures(args: argparse.Namespace) -> None:
+    """--html needs plotly, dpcore's figures extra: refused before the sweep when it is not installed."""
+    if args.html and importlib.util.find_spec("plotly") is None:
+        raise InputError("--html draws with plotly, which is not installed: pip install 'dpcore[figures]' (the "
+                         "project's requirements.txt has it)", "--html")
+
+
+def run(args: argparse.Namespace) -> int:  # long: the checks before any work, the sweep, its files and its table
     if args.list_presets:
         return _list_presets(args.json)
     if args.quick and not args.preset:
@@ -307,6 +315,7 @@ def run(args: argparse.Namespace) -> int:
     # before the sweep: a bad path must not cost the results, and no output may be an input or another output
     outputs = check_outputs({"--out": args.out, "--summary-out": args.summary_out, "--html": args.html},
                             _inputs(args, spec))
+    _check_figures(args)
     workers = worker_count(spec.runs, args.workers)  # checked before anything runs
     result = run_sweep(spec, progress=_progress if sys.stderr.isatty() and not args.json else None,
                        workers=workers)

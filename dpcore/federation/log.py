@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..cape import SOLVERS
-from ..cape.helper_free import NOISE_VARIANTS
+from ..cape.noise_variants import NOISE_VARIANTS
 from ..cape.protocol import Message, ProtocolRound, capeagn_round, capepca_round
 from ..cape.stages import AGN_MODELS
 from ..limits import (
@@ -189,7 +189,7 @@ _SETTING_RULES: dict[str, Callable[[Any, str], Any]] = {
     "n_restarts": lambda v, name: check_int_range(v, name, 1, MAX_POWER_RESTARTS),
     "n_iter": lambda v, name: check_int_range(v, name, 1, MAX_POWER_ITERATIONS),
     "run": lambda v, name: check_int_range(v, name, 0, MAX_SEED),
-    "noise": lambda v, name: check_choice(v, name, NOISE_VARIANTS),
+    "noise": lambda v, name: check_choice(v, name, tuple(NOISE_VARIANTS)),
     "dropouts": lambda v, name: check_int_range(v, name, 0, MAX_SITES - 1),
 }
 """Every setting of a round's plan (:class:`RoundSettings`) with the rule the rest of dpcore applies to it: the

@@ -24,7 +24,7 @@ from ..tensor import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, WhiteningError
 from ..validation import InputError
 from .guarantees import lda_guarantees
 from .problem import LdaProblem, LdaSettings, LdaSpec, synthetic_lda_problem
-from .recovery import topic_error
+from .recovery import evaluate_topics
 from .table import ALGORITHMS, run_algorithm
 
 __all__ = ["SWEEP", "LdaData"]
@@ -137,7 +137,7 @@ def _problems(prepared: Any, spec: Any, run_index: int) -> list[LdaProblem]:
 
 
 def run(prepared: Any, spec: Any, run_index: int, tick: Callable[[str], bool]) -> list[tuple] | None:
-    """One run: a fresh corpus, every algorithm at every grid point, the topic error against the true topics (an
+    """One run: a fresh corpus, every algorithm at every grid point, every metric against the true topics (an
     unusable configuration is counted, not averaged in); None when ``tick`` asks to stop."""
     problems = _problems(prepared, spec, run_index)
 
@@ -149,7 +149,7 @@ def run(prepared: Any, spec: Any, run_index: int, tick: Callable[[str], bool]) -
             return {}, "whitening failed"
         if not res.usable:
             return {}, "unusable"
-        return {"topic_error": topic_error(res.topics, prepared.model.topics)}, "ok"
+        return evaluate_topics(res.topics, prepared.model.topics), "ok"
 
     return sweep_points(prepared, spec, ALGORITHMS, "lda", run_index, tick, evaluate)
 

@@ -21,7 +21,8 @@ mkdir -p "$PREFIX"
 "$PYTHON" -m venv "$PREFIX/venv"
 PIP="$PREFIX/venv/bin/python -m pip --disable-pip-version-check --no-input"
 $PIP install --quiet --require-virtualenv -r "$APP/requirements.txt"
-# dpcore's own metadata also names plotly (its figure helpers, which no party imports): installed without it.
+# dpcore's own dependencies (numpy, scipy, pandas, randomgen) are among the party's pins above; --no-deps keeps pip
+# from resolving anything that is not pinned there (plotly is only dpcore's figures extra).
 $PIP install --quiet --require-virtualenv --no-deps "$REPO"
 $PIP install --quiet --require-virtualenv --no-deps "$APP"
 "$PREFIX/venv/bin/python" -m capefed.worker --check-install > "$PREFIX/capefed.sha256"
