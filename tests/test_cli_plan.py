@@ -53,11 +53,12 @@ def test_exports_and_the_check(capsys, tmp_path):
     paths = {flag: tmp_path / name for flag, name in (("--out-json", "a.json"), ("--out-csv", "a.csv"),
                                                        ("--html", "a.html"), ("--script", "a.py"))}
     args = [x for flag, path in paths.items() for x in (flag, str(path))]
-    code, out, _ = run_cli(capsys, "--dataset", "digits", "--k", "5", "--ns", "300", "--target", "0.7", "--solve",
-                           "eps", "--check", "--check-runs", "2", *args)
-    assert code == 0 and "target" in out
+    code, out, _ = run_cli(capsys, "--dataset", "digits", "--k", "5", "--sites", "5", "--ns", "300", "--target", "0.7",
+                           "--solve", "eps", "--check", "--check-runs", "2", *args)
+    assert code == 0 and "target met" in out
     record = json.loads(paths["--out-json"].read_text())
     assert record["check"]["runs"] == 2 and record["settings"]["data"]["dataset"] == "digits"
+    assert record["cape"]["answer"] is not None and len(record["check"]["points"]) == 4
     assert paths["--out-csv"].read_text().startswith("section,name,field,value")
     assert "<html" in paths["--html"].read_text()[:200].lower()
     assert "PLANNER-CHECK" in paths["--script"].read_text()
@@ -77,3 +78,9 @@ def test_bad_input_exits_2_with_one_line(capsys, args, message):
     code, out, err = run_cli(capsys, *args)
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and message in err
+
+
+def test_html_without_the_figures_extra_is_refused_before_any_work(capsys, tmp_path, monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "plotly", None)  # as if dpcore[figures] were not installed
+    code, out, err = run_cli(capsys, "--target", "0.8", "--solve", "n", "--html", str(tmp_path / "r.html"))
+    assert code == 2 and "pip install 'dpcore[figures]'" in err and not (tmp_path / "r.html").exists()

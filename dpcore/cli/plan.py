@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ..experiments import FAMILIES
 from ..limits import MAX_RUNS
+from ..optional import plotly_objects
 from ..outfiles import check_outputs, write_atomic
 from ..pca.sweep import registered_upload
 from ..planner import CURVE_RUNS, KNOBS, SCHEMES, check_plan, plan_target, prepare_data, question
@@ -113,6 +114,8 @@ def run(args: argparse.Namespace) -> int:
     outputs = {k: v for k, v in (("--out-json", args.out_json), ("--out-csv", args.out_csv), ("--html", args.html),
                                  ("--script", args.script)) if v}
     check_outputs(outputs, inputs={k: v for k, v in (("--scenario", args.scenario), ("--csv", args.csv)) if v})
+    if args.html:
+        plotly_objects()  # the figures extra, checked before any work
     scenario = _scenario(args, family)
     q = question(args.solve, args.target, scenario, args.site)
     settings = family_data(args, family)

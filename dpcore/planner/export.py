@@ -9,18 +9,21 @@ import html
 import io
 import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import plotly.graph_objects as go
 
 from ..data import Dataset, parse_numeric_csv, sniff_columns, table_to_dataset
 from ..experiments.families import FAMILIES
+from ..optional import plotly_objects
 from ..textio import printable
 from .check import CheckResult
 from .knobs import at_value, short_of
 from .plan import PlanResult
 from .solve import SCHEMES
+
+if TYPE_CHECKING:  # plotly is dpcore's figures extra: imported where a figure is drawn
+    import plotly.graph_objects as go
 
 __all__ = ["SCRIPT_MARK", "curve_figure", "plan_csv", "plan_html", "plan_json", "plan_records", "plan_script",
            "upload_dataset"]
@@ -95,7 +98,8 @@ def plan_csv(result: PlanResult, check: CheckResult | None = None) -> str:
 
 def curve_figure(result: PlanResult, check: CheckResult | None = None) -> go.Figure:
     """The curve (mean and the band where 95 % of single runs fall) against the aggregate noise, the target, and
-    each scheme's noise at the scenario as given and at the answer."""
+    each scheme's noise at the scenario as given and at the answer (plotly: dpcore's figures extra)."""
+    go = plotly_objects()
     curve = result.curve
     fam = FAMILIES[result.family]
     metric = fam.metrics[curve.metric]

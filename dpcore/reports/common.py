@@ -14,9 +14,11 @@ from typing import Any
 
 import numpy as np
 
+from ..optional import plotly_objects
 from ..textio import printable
 
-__all__ = ["NUMBERS_MARK", "Report", "clean", "report_csv", "report_html", "report_json", "script_text", "version"]
+__all__ = ["NUMBERS_MARK", "Report", "clean", "plotly_objects", "report_csv", "report_html", "report_json",
+           "script_text", "version"]
 
 NUMBERS_MARK = "DPCORE-NUMBERS "
 """A reproducing script prints one line starting with this, then the JSON of its numbers."""
@@ -47,7 +49,8 @@ class Report:
     """A result that stands on its own: ``kind`` and ``title``; ``summary`` (sentences computed from the numbers);
     ``settings`` (everything needed to run it again) and ``seed``; ``scenario`` (its JSON form, or None);
     ``results`` (tidy rows); ``numbers`` (what the script prints, by key); ``guarantees`` (one record per algorithm
-    and view, from the audit); ``figures`` (plotly figures); ``notes``; ``script`` (Python source that reproduces
+    and view, from the audit); ``figures`` (functions that draw its plotly figures, called only for the HTML report:
+    plotly is dpcore's figures extra); ``notes``; ``script`` (Python source that reproduces
     ``numbers``)."""
 
     kind: str
@@ -110,8 +113,9 @@ def report_html(report: Report) -> str:
     parts = [f"<h1>{esc(printable(report.title))}</h1>", "<h2>Summary</h2><ul>"
              + "".join(f"<li>{esc(printable(s))}</li>" for s in report.summary) + "</ul>",
              f"<p>dpcore {esc(rec['version'])}, seed {rec['seed']}.</p>"]
-    for i, fig in enumerate(report.figures):
-        parts.append(fig.to_html(include_plotlyjs=i == 0, full_html=False))
+    plotly_objects()  # refused with the extra to install before anything is drawn
+    for i, draw in enumerate(report.figures):
+        parts.append(draw().to_html(include_plotlyjs=i == 0, full_html=False))
     if report.results:
         keys = list(dict.fromkeys(k for row in report.results for k in row))
         parts.append("<h2>Results</h2><table border='1' cellpadding='4'><tr>"

@@ -6,17 +6,16 @@ from __future__ import annotations
 
 from typing import Any
 
-import plotly.graph_objects as go
-
 from ..cape import Plan
 from ..cape.explain import explain_design
 from ..cape.guarantee import cape_guarantees
-from .common import Report, script_text
+from .common import Report, plotly_objects, script_text
 
 __all__ = ["design_report"]
 
 
-def _figure(plan: Plan) -> go.Figure:
+def _figure(plan: Plan) -> Any:
+    go = plotly_objects()
     d = plan.design.to_dict()
     names = [row["name"] for row in d["sites"]]
     fig = go.Figure()
@@ -55,6 +54,6 @@ def design_report(plan: Plan, *, options: dict[str, Any]) -> Report:
                          "from dpcore.scenario import scenario_from_dict\n", body)
     return Report(kind="noise design", title=f"CAPE noise design ({plan.statistic}, {scenario.n_sites} sites)",
                   summary=summary, settings=dict(options), seed=scenario.seed, results=results, numbers=numbers,
-                  guarantees=guarantees, scenario=scenario.to_dict(), figures=(_figure(plan),),
+                  guarantees=guarantees, scenario=scenario.to_dict(), figures=(lambda: _figure(plan),),
                   notes=plan.warnings + (plan.audit.warnings if plan.audit else ()), script=script,
                   extra={"audit": record["audit"], "design": record})

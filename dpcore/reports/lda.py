@@ -8,12 +8,10 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-import plotly.graph_objects as go
-
 from ..lda import ALGORITHMS, LdaSpec
 from ..lda.curves import LdaCurve
 from ..lda.guarantees import curve_guarantees
-from .common import Report, script_text
+from .common import Report, plotly_objects, script_text
 
 __all__ = ["lda_report"]
 
@@ -26,7 +24,8 @@ def _numbers(curve: LdaCurve) -> dict[str, list]:
     return out
 
 
-def _figure(curve: LdaCurve) -> go.Figure:
+def _figure(curve: LdaCurve) -> Any:
+    go = plotly_objects()
     fig = go.Figure()
     for name in curve.algorithms:
         rows = curve.summary[curve.summary["algorithm"] == name]
@@ -72,4 +71,4 @@ def lda_report(curve: LdaCurve, *, spec: LdaSpec | None, source: str, sentence: 
     rows = curve.summary.to_dict(orient="records")
     return Report(kind="capeLDA curve", title=f"Topic models on {source}", summary=tuple(summary), settings=settings,
                   seed=curve.seed, results=rows, numbers=_numbers(curve), guarantees=records,
-                  scenario=scenario.to_dict(), figures=(_figure(curve),), notes=curve.notes, script=script)
+                  scenario=scenario.to_dict(), figures=(lambda: _figure(curve),), notes=curve.notes, script=script)

@@ -6,12 +6,11 @@ data: the script says which file and settings it needs, and stops)."""
 from __future__ import annotations
 
 from dataclasses import asdict
-
-import plotly.graph_objects as go
+from typing import Any
 
 from ..otd import ALGORITHMS, METRICS, OtdComparison, SyntheticSpec
 from ..otd.guarantees import comparison_guarantees
-from .common import Report, script_text
+from .common import Report, plotly_objects, script_text
 from .pca import guarantee_records
 
 __all__ = ["otd_report"]
@@ -24,7 +23,8 @@ def _numbers(result: OtdComparison) -> dict[str, list]:
     return out
 
 
-def _figure(result: OtdComparison) -> go.Figure:
+def _figure(result: OtdComparison) -> Any:
+    go = plotly_objects()
     names = list(result.algorithms)
     s = [result.summary(n) for n in names]
     fig = go.Figure(go.Bar(x=[ALGORITHMS[n].title for n in names], y=[x.mean for x in s],
@@ -69,4 +69,4 @@ def otd_report(result: OtdComparison, *, spec: SyntheticSpec | None, source: str
     return Report(kind="capeAGN comparison", title=f"capeAGN on {source}", summary=tuple(summary), settings=settings,
                   seed=result.seed, results=rows, numbers=_numbers(result),
                   guarantees=guarantee_records(comparison_guarantees(result)), scenario=scenario.to_dict(),
-                  figures=(_figure(result),), notes=result.notes, script=script)
+                  figures=(lambda: _figure(result),), notes=result.notes, script=script)

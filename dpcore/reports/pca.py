@@ -6,12 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import plotly.graph_objects as go
-
 from ..pca import ALGORITHMS, METRICS, PcaComparison, PcaSetup
 from ..pca.guarantees import privacy_guarantees
 from ..pca.story import story_sentence
-from .common import Report, script_text
+from .common import Report, plotly_objects, script_text
 
 __all__ = ["DATA_KINDS", "pca_report"]
 
@@ -46,7 +44,8 @@ def _numbers(comparison: PcaComparison) -> dict[str, list[list[float]]]:
     return {name: [[float(r.metrics[m]) for m in METRICS] for r in runs] for name, runs in comparison.results.items()}
 
 
-def _figure(comparison: PcaComparison) -> go.Figure:
+def _figure(comparison: PcaComparison) -> Any:
+    go = plotly_objects()
     by_key = {(m.algorithm, m.metric): m for m in comparison.summary}
     names = list(comparison.results)
     metric = "captured_energy_ratio"
@@ -86,6 +85,6 @@ def pca_report(setup: PcaSetup, comparison: PcaComparison, *, source: dict[str, 
     return Report(kind="capePCA comparison", title=f"capePCA on {setup.dataset.name}", summary=tuple(summary),
                   settings=settings, seed=seed, results=results, numbers=_numbers(comparison),
                   guarantees=guarantee_records(privacy_guarantees(setup.privacy, comparison.results)),
-                  scenario=scenario.to_dict(), figures=(_figure(comparison),),
+                  scenario=scenario.to_dict(), figures=(lambda: _figure(comparison),),
                   notes=tuple(setup.notes) + tuple(n for n in comparison.notes if n not in setup.notes),
                   script=script)

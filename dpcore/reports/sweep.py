@@ -6,7 +6,6 @@ that runs the same spec again with :func:`dpcore.experiments.run_sweep`."""
 from __future__ import annotations
 
 from ..experiments import SweepResult
-from ..experiments.figures import curve_figure
 from .common import Report, script_text
 
 __all__ = ["sweep_report"]
@@ -23,7 +22,10 @@ def sweep_report(result: SweepResult, *, metric: str | None = None, sentences: t
             "orient='list')}\n")
     script = script_text(f"a sweep ({spec.label})", "from dpcore.experiments import run_sweep\n"
                          "from dpcore.experiments.spec import spec_from_json\n", body)
-    figure = curve_figure(result, metric) if metric else curve_figure(result)
+
+    def figure():
+        from ..experiments.figures import curve_figure  # plotly: dpcore's figures extra
+        return curve_figure(result, metric) if metric else curve_figure(result)
     return Report(kind="sweep", title=f"Privacy-utility sweep: {spec.label}", summary=tuple(summary),
                   settings=spec.to_dict(), seed=spec.seed, results=result.summary.to_dict(orient="records"),
                   numbers=numbers, guarantees=result.guarantees().to_dict(orient="records"),
