@@ -111,6 +111,8 @@ def test_the_install_script_builds_a_party_environment_with_nothing_of_the_dashb
                           timeout=840, env={"PATH": "/usr/local/bin:/usr/bin:/bin", "PYTHON": sys.executable,
                                             "HOME": str(Path.home())})
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    wrote = [p for p in ("build", "dpcore.egg-info") if (ROOT / p).exists()]
+    assert not wrote, f"the install wrote {wrote} into the checkout"
     digest = done.stdout.split()[0]
     assert digest == installed_digest() == (prefix / "capefed.sha256").read_text().split()[0]
     python = prefix / "venv" / "bin" / "python"
