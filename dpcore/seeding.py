@@ -44,6 +44,8 @@ __all__ = [
     "OTD_REFERENCE_STREAM",
     "PCA_SPLIT_STREAM",
     "PCA_SYNTHETIC_STREAM",
+    "PLANNER_SAMPLE_STREAM",
+    "PLANNER_CURVE_STREAM",
     "SECRET_BYTES",
     "SITE_SIZES_STREAM",
     "UPLOAD_SPLIT_STREAM",
@@ -52,6 +54,7 @@ __all__ = [
     "name_key",
     "party_key",
     "party_rng",
+    "planner_rng",
     "run_rng",
     "secret_bytes",
     "secure_party_rng",
@@ -85,6 +88,10 @@ LDA_MODEL_STREAM = 0x1DA
 """The LDA ground truth (topics and alpha) of a synthetic comparison, curve or sweep."""
 LDA_REFERENCE_STREAM = 0x1DA4EF
 """The non-private reference run on a text corpus (no ground truth)."""
+PLANNER_SAMPLE_STREAM = 0x91A4
+"""The planner's reference sample of a synthetic OTD or LDA model (the data its utility curve is measured on)."""
+PLANNER_CURVE_STREAM = 0x91A5C
+"""The noise of the planner's utility curve: stream_rng of [seed, PLANNER_CURVE_STREAM, point, run] per point."""
 
 
 def name_key(name: str) -> int:
@@ -109,6 +116,12 @@ def stream_rng(seed: int, word: int) -> np.random.Generator:
     """The generator of a stream drawn once per seed: PCG64(SeedSequence([seed, word])), ``word`` one of the
     ``*_STREAM`` constants above."""
     return np.random.default_rng([int(seed), int(word)])
+
+
+def planner_rng(seed: int, point: int, run: int) -> np.random.Generator:
+    """The noise of one run at one grid point of the planner's utility curve: PCG64(SeedSequence([seed,
+    PLANNER_CURVE_STREAM, point, run])); point -1 is a family's non-private reference run."""
+    return np.random.default_rng([int(seed), PLANNER_CURVE_STREAM, int(point) + 1, int(run)])
 
 
 def party_rng(seed: int, run: int, algorithm: str, stage: str, role: str, site: str | None = None

@@ -14,9 +14,11 @@ from dpcore.cape.explain import explain_design, floor_site, robust_gain_curve
 from dpcore.cape.helper_note import helper_balance_note
 from dpcore.notation import symbolic
 from dpcore.privacy import STATISTICS
+from dpcore.reports import design_report
 from dpcore.scenario import ScenarioError
 from dpcore.validation import InputError
 from pages.shared.navigation import start_page
+from pages.shared.reports import report_downloads
 from pages.shared.state import cached_plan, set_scenario
 from pages.shared.widgets import (
     STATISTIC_HELP,
@@ -415,3 +417,9 @@ else:
                 done.add(args)
                 st.rerun()
 
+
+# --- take it with you ------------------------------------------------------------------------------------------------
+st.subheader("Take it with you")
+report_options = {"statistic": statistic, "solver": solver, "objective": objective or "balanced", "last": last,
+                  "collusion": int(collusion), "e_scale": float(e_scale), "dim": dim, "sigma2": sigma2}
+report_downloads(lambda: design_report(plan, options=report_options), "noise_design", "nd_report")

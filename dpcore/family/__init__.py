@@ -8,6 +8,8 @@
 * :mod:`.compare` - the one comparison loop: runs in worker processes, progress after every step, Stop;
 * :mod:`.sweep` - :class:`FamilySweep`, what a sweep needs from a family (its data settings, the plan and the run of
   its grid points), and the grid points' designs and table rows;
+* :mod:`.planner` - :class:`FamilyPlanner`, what the planner needs from a family (its metric, the closed-form
+  aggregate noise, one run at a given noise, the check);
 * :mod:`.descriptor` - :class:`Family`, everything the layers above need to know about a family;
 * :mod:`.fit` - :class:`Fit`, what the front door's one-call functions (``dpcore.capepca``, ...) return.
 
@@ -20,6 +22,7 @@ from .descriptor import Family
 from .entry import GUARANTEES, Algorithm, GuaranteeContext, GuaranteeRule, RunContext, Runner, Sizes
 from .fit import Fit, front_scenario
 from .metrics import Metric, metric_table
+from .planner import FamilyPlanner, PlannerData
 from .sweep import FamilyPlan, FamilySweep, GridPoint, grid_design, result_rows, sweep_points
 
 __all__ = [
@@ -28,11 +31,13 @@ __all__ = [
     "Family",
     "Fit",
     "FamilyPlan",
+    "FamilyPlanner",
     "FamilySweep",
     "GridPoint",
     "GuaranteeContext",
     "GuaranteeRule",
     "Metric",
+    "PlannerData",
     "Progress",
     "RunContext",
     "Runner",

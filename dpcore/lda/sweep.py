@@ -22,6 +22,7 @@ from ..scenario import Scenario
 from ..seeding import LDA_MODEL_STREAM, data_rng, stream_rng
 from ..tensor import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, WhiteningError
 from ..validation import InputError
+from .guarantees import lda_guarantees
 from .problem import LdaProblem, LdaSettings, LdaSpec, synthetic_lda_problem
 from .recovery import evaluate_topics
 from .table import ALGORITHMS, run_algorithm
@@ -160,5 +161,24 @@ def notes(data: LdaData, algorithms: Sequence[str]) -> tuple[str, ...]:
     return ()
 
 
-SWEEP = FamilySweep(data=LdaData, stage_taus=stage_taus, plan=plan, run=run, notes=notes)
+@dataclass(frozen=True)
+class _Corpus:
+    """What the guarantees read of a problem: the document counts, the vocabulary size, alpha_0 and K."""
+
+    sizes: np.ndarray
+    dim: int
+    alpha0: float
+    k: int
+
+
+def guarantees(spec: Any, scenario: Scenario, value: float | int, designs: Any) -> dict[str, tuple]:
+    """Every algorithm's guarantees at one grid point (:func:`dpcore.lda.guarantees.lda_guarantees` with the point's
+    document counts)."""
+    data: LdaData = spec.data
+    settings = data.settings(int(value) if spec.parameter == "c" else None)
+    corpus = _Corpus(sizes=scenario.sizes, dim=data.dim, alpha0=data.alpha0, k=data.k)
+    return {name: lda_guarantees(name, scenario, corpus, settings) for name in spec.algorithms}
+
+
+SWEEP = FamilySweep(data=LdaData, stage_taus=stage_taus, plan=plan, run=run, notes=notes, guarantees=guarantees)
 """capeLDA's sweep hooks (``dpcore.lda.FAMILY.sweep``)."""
