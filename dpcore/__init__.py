@@ -1,21 +1,60 @@
 """dpcore: distributed differentially private PCA and tensor decomposition with correlated noise (CAPE).
 
-Subpackages follow the papers (docs/architecture.md has the map; docs/math/ the mathematics) and import strictly
-downward:
+The front door (docs/python-api.md has examples of each): a scenario (``dpcore.Scenario``,
+``dpcore.scenario_from_dict``), its noise design and audit (``dpcore.plan_scenario``), each family in one call with
+its guarantee per view (``dpcore.capepca``, ``dpcore.capeagn``, ``dpcore.capelda``), bundled and your own data
+(``dpcore.load_bundled``, ``dpcore.dataset_from_array``). The names are listed once, in ``dpcore/__init__.pyi``
+(also the type checkers' stub); each is imported from its module on first use, so ``import dpcore`` imports
+nothing else.
 
-* bottom layer: :mod:`~dpcore.validation` (InputError and checks), :mod:`~dpcore.limits` (every size limit),
-  :mod:`~dpcore.linalg` (the eigen-solver), :mod:`~dpcore.seeding` (random streams keyed by name),
-  :mod:`~dpcore.summary` (the result summary type);
-* :mod:`~dpcore.privacy` - calibration, privacy profile, sensitivities, symmetric, zero-sum and AVN noise;
-* :mod:`~dpcore.data` - CSV uploads, bundled and synthetic data, preprocessing, site splits, text corpora;
-* :mod:`~dpcore.scenario` - the shared input, validated once, and its JSON, table and link forms;
-* :mod:`~dpcore.cape` - noise designs, gains, the audit, explanations, plans, capeAGN stages, protocol rounds;
-* :mod:`~dpcore.pca` - capePCA and its baselines (one algorithm table);
-* :mod:`~dpcore.otd` - capeAGN and its baselines (one algorithm table);
-* :mod:`~dpcore.experiments` - privacy-utility sweeps, the paper's presets, figures;
-* :mod:`~dpcore.cli` - ``python -m dpcore`` / ``dpcore``.
+Subpackages follow the papers (docs/architecture.md has the map; docs/math/ the mathematics), import strictly
+downward, and are attributes too (``dpcore.pca``): :mod:`~dpcore.privacy` (calibration, sensitivities, noise),
+:mod:`~dpcore.data` (uploads, bundled and synthetic data, corpora), :mod:`~dpcore.scenario` (the shared input),
+:mod:`~dpcore.cape` (noise designs, gains, the audit, plans), :mod:`~dpcore.tensor` (the tensor toolkit),
+:mod:`~dpcore.family` (the family contract), :mod:`~dpcore.pca`, :mod:`~dpcore.otd`, :mod:`~dpcore.lda` (capePCA,
+capeAGN, capeLDA and their baselines), :mod:`~dpcore.experiments` (sweeps, presets, figures),
+:mod:`~dpcore.federation` (one round party by party), :mod:`~dpcore.cli` (``python -m dpcore``).
 
-Every function that draws noise takes a ``numpy.random.Generator``.
+Every function that draws noise takes a ``numpy.random.Generator`` (or a seed at the front door).
 """
 
+import os
+
 __version__ = "0.1.0"
+
+
+def _public_names() -> dict[str, str]:
+    """Every public name and the module it comes from, read from the stub's ``from .module import name as name``
+    lines (plain string handling: ``import dpcore`` imports no parser)."""
+    names = {}
+    with open(os.path.join(os.path.dirname(__file__), "__init__.pyi"), encoding="utf-8") as stub:
+        for line in stub:
+            if line.startswith("from ."):
+                words = line.split()
+                if len(words) != 6 or words[2] != "import" or words[4] != "as" or words[3] != words[5]:
+                    raise ImportError(f"dpcore/__init__.pyi: {line.strip()!r} is not 'from .module import name as "
+                                      "name'")
+                names[words[5]] = __name__ + words[1]
+    return names
+
+
+_PUBLIC = _public_names()
+__all__ = ["__version__", *_PUBLIC]
+
+
+def __getattr__(name: str) -> object:
+    """A public name, imported from its module on first use (then kept), or a subpackage or module of dpcore."""
+    import importlib
+    import importlib.util
+
+    if name in _PUBLIC:
+        value = getattr(importlib.import_module(_PUBLIC[name]), name)
+        globals()[name] = value
+        return value
+    if not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_PUBLIC})

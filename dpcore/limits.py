@@ -86,12 +86,12 @@ MAX_VOCABULARY_BYTES = 2 * MB
 MAX_VOCABULARY = 20_000
 """Words in a vocabulary (the STM dimension D of uploads)."""
 
-# --- files shipped with the project (data/: bundled data sets, corpora, stored results) -------------------------
+# --- files shipped with the project (dpcore/data/files/: data sets, corpora, stored results) --------------------
 MAX_SHIPPED_FILE_BYTES = 50 * MB
-"""Largest file of data/ read back as it is stored (gzip-compressed; the largest, MNIST, has 1.1 MB), and largest
+"""Largest shipped file read back as it is stored (gzip-compressed; the largest, MNIST, has 1.1 MB), and largest
 manifest of the stored results: a device or a huge file in its place is refused after this many bytes."""
 MAX_SHIPPED_TEXT_BYTES = 200 * MB
-"""Largest decompressed file of data/ (MNIST: 9.1 MB of CSV): a gzip bomb in its place costs at most this much
+"""Largest decompressed shipped file (MNIST: 9.1 MB of CSV): a gzip bomb in its place costs at most this much
 memory before it is refused."""
 
 # --- runs ------------------------------------------------------------------------------------------------------

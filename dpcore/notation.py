@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 __all__ = ["GLOSSARY", "SYMBOL_RULES", "Term", "symbolic"]
 
@@ -43,11 +44,14 @@ SYMBOL_RULES: tuple[tuple[str, str], ...] = (
 )
 _COMPILED = tuple((re.compile(pattern), replacement) for pattern, replacement in SYMBOL_RULES)
 _CODE = re.compile(r"(`[^`]*`)")
+SYMBOLIC_CACHE_ENTRIES = 2048  # the dashboard's texts are mostly the same on every run and in every session
 
 
+@lru_cache(maxsize=SYMBOLIC_CACHE_ENTRIES)
 def symbolic(text: str) -> str:
     """``text`` with the ASCII spelling of the notation replaced by its symbols (:data:`SYMBOL_RULES`), except
-    inside backticks: ``"tau_c >= max_s mu_s tau_s"`` becomes ``"τ_c ≥ max_s μ_s τ_s"``."""
+    inside backticks: ``"tau_c >= max_s mu_s tau_s"`` becomes ``"τ_c ≥ max_s μ_s τ_s"``. Cached: the pages call
+    it on the same texts at every run (a sixth of a Privacy-utility page run's CPU before)."""
     parts = _CODE.split(text)
     for i in range(0, len(parts), 2):  # even parts are outside code spans
         part = parts[i]

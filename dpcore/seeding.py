@@ -6,8 +6,9 @@ only - never on eps, delta, N_s, on the other algorithms chosen, or on an algori
 adding a baseline changes no other algorithm's noise, and a sweep over eps reuses the same standard normals at
 every grid point (common random numbers).
 
-Bit generators: PCA uses SFC64, which draws normals about 15% faster than numpy's default PCG64 (a PCA run draws
-up to S D(D+1)/2 = 8 million normals per noise term); OTD and LDA use PCG64 (numpy's default). Neither is
+Bit generators: every family's streams use PCG64 (numpy's default, :data:`BIT_GENERATOR`) unless
+:data:`FAST_BIT_GENERATORS` names another: PCA uses SFC64, which draws normals about 15% faster (a PCA run draws up to
+S D(D+1)/2 = 8 million normals per noise term). A new family needs no entry. Neither is
 cryptographically secure: fine for simulation and teaching, not for a deployment (docs/math/corrections.md,
 item 9).
 
@@ -34,7 +35,8 @@ import numpy as np
 from randomgen import ChaCha
 
 __all__ = [
-    "BIT_GENERATORS",
+    "BIT_GENERATOR",
+    "FAST_BIT_GENERATORS",
     "DATA_STREAM",
     "LDA_MODEL_STREAM",
     "LDA_REFERENCE_STREAM",
@@ -42,6 +44,8 @@ __all__ = [
     "OTD_REFERENCE_STREAM",
     "PCA_SPLIT_STREAM",
     "PCA_SYNTHETIC_STREAM",
+    "PLANNER_SAMPLE_STREAM",
+    "PLANNER_CURVE_STREAM",
     "SECRET_BYTES",
     "SITE_SIZES_STREAM",
     "UPLOAD_SPLIT_STREAM",
@@ -50,6 +54,7 @@ __all__ = [
     "name_key",
     "party_key",
     "party_rng",
+    "planner_rng",
     "run_rng",
     "secret_bytes",
     "secure_party_rng",
@@ -57,9 +62,10 @@ __all__ = [
     "stream_rng",
 ]
 
-BIT_GENERATORS: dict[str, type[np.random.BitGenerator]] = {"pca": np.random.SFC64, "otd": np.random.PCG64,
-                                                          "lda": np.random.PCG64}
-"""The bit generator of each algorithm family (module docstring)."""
+BIT_GENERATOR: type[np.random.BitGenerator] = np.random.PCG64
+"""The bit generator of an algorithm family's streams (module docstring)."""
+FAST_BIT_GENERATORS: dict[str, type[np.random.BitGenerator]] = {"pca": np.random.SFC64}
+"""The families whose streams use another bit generator, for speed (module docstring)."""
 
 DATA_STREAM = 0xDA7A
 """Third entropy word of the per-run synthetic-data stream (independent of every algorithm's noise stream)."""
@@ -82,6 +88,10 @@ LDA_MODEL_STREAM = 0x1DA
 """The LDA ground truth (topics and alpha) of a synthetic comparison, curve or sweep."""
 LDA_REFERENCE_STREAM = 0x1DA4EF
 """The non-private reference run on a text corpus (no ground truth)."""
+PLANNER_SAMPLE_STREAM = 0x91A4
+"""The planner's reference sample of a synthetic OTD or LDA model (the data its utility curve is measured on)."""
+PLANNER_CURVE_STREAM = 0x91A5C
+"""The noise of the planner's utility curve: stream_rng of [seed, PLANNER_CURVE_STREAM, point, run] per point."""
 
 
 def name_key(name: str) -> int:
@@ -90,10 +100,11 @@ def name_key(name: str) -> int:
 
 
 def run_rng(seed: int, run: int, name: str, family: str) -> np.random.Generator:
-    """The generator of algorithm ``name`` of ``family`` ("pca", "otd" or "lda") in run ``run``:
-    ``BIT_GENERATORS[family](SeedSequence([seed, run, crc32(name)]))``."""
+    """The generator of algorithm ``name`` of ``family`` ("pca", "otd", "lda", ...) in run ``run``: the family's bit
+    generator (:data:`FAST_BIT_GENERATORS`, else :data:`BIT_GENERATOR`) on
+    ``SeedSequence([seed, run, crc32(name)])``."""
     sequence = np.random.SeedSequence([int(seed), int(run), name_key(name)])
-    return np.random.Generator(BIT_GENERATORS[family](sequence))
+    return np.random.Generator(FAST_BIT_GENERATORS.get(family, BIT_GENERATOR)(sequence))
 
 
 def data_rng(seed: int, run: int) -> np.random.Generator:
@@ -105,6 +116,12 @@ def stream_rng(seed: int, word: int) -> np.random.Generator:
     """The generator of a stream drawn once per seed: PCG64(SeedSequence([seed, word])), ``word`` one of the
     ``*_STREAM`` constants above."""
     return np.random.default_rng([int(seed), int(word)])
+
+
+def planner_rng(seed: int, point: int, run: int) -> np.random.Generator:
+    """The noise of one run at one grid point of the planner's utility curve: PCG64(SeedSequence([seed,
+    PLANNER_CURVE_STREAM, point, run])); point -1 is a family's non-private reference run."""
+    return np.random.default_rng([int(seed), PLANNER_CURVE_STREAM, int(point) + 1, int(run)])
 
 
 def party_rng(seed: int, run: int, algorithm: str, stage: str, role: str, site: str | None = None

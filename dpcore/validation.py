@@ -2,7 +2,8 @@
 
 Every check raises :class:`InputError` (a ``ValueError``) whose message says what is wrong and
 what is allowed, e.g. ``"eps must be > 0 (got -1)"``. The dashboard prints these messages next to
-the input that caused them, the command line prints them on one line.
+the input that caused them, the command line prints them on one line (docs/architecture.md, "Validate once";
+every limit: docs/limits.md).
 """
 
 from __future__ import annotations

@@ -25,15 +25,18 @@ from dpcore.otd import (
     upload_problem,
 )
 from dpcore.otd.guarantees import comparison_guarantees
-from dpcore.otd.story import OPENING, opening_closure, run_breakdown, story_sentence
+from dpcore.otd.story import OPENING, data_words, opening_closure, run_breakdown, setting_sentence, story_sentence
 from dpcore.privacy import CALIBRATIONS, NEIGHBOURING
+from dpcore.reports import otd_report
 from dpcore.scenario import Scenario, equal_sites_scenario
 from dpcore.tensor import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, ESTIMATORS, M3_NOISE, PATHS, choose_path
 from dpcore.textio import values_text
 from dpcore.validation import InputError, check_positive_int, check_rank
 from dpcore.workers import warm_up
 from pages.shared.guarantees import robust_controls, show_guarantee_table, show_guarantees
+from pages.shared.lecture import follow_scenario, lecture_sidebar
 from pages.shared.navigation import start_page
+from pages.shared.reports import report_downloads
 from pages.shared.story import breakdown_section, glossary_link, story_buttons
 from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error
 
@@ -91,6 +94,7 @@ def cached_breakdown(seed: int, progress) -> tuple:
     return done[seed]
 
 
+follow_scenario("capeagn", "capeagn_override", False, scenario)
 restore_widgets(OPENING_WIDGETS, {"capeagn_model": MODEL_NAMES, "capeagn_preset": (*OTD_PRESETS, "custom"),
                                   "capeagn_calibration": CALIBRATIONS, "capeagn_relation": NEIGHBOURING})
 st.session_state.setdefault(STORY_KEY, "opening")
@@ -98,7 +102,7 @@ in_breakdown = st.session_state[STORY_KEY] == "breakdown"
 scenario_sidebar(scenario)
 
 st.title("capeAGN: private tensor decomposition across sites")
-st.markdown(symbolic(OPENING.headline))
+intro = st.empty()  # what the page will run, computed once its inputs are read (below)
 story_buttons(in_breakdown, key="capeagn", on_breakdown=_breakdown, on_opening=_opening,
               breakdown_help="Run the opening setting with too few samples per site, too small ε, one dominant site "
               "and collusion, and say why the curves meet.")
@@ -202,8 +206,9 @@ else:
 # ----------------------------------------------------------------------------------------------
 
 st.subheader("Sites and privacy budgets")
-override = st.toggle("Equal sites set on this page (instead of the shared scenario)", key="capeagn_override",
-                     help="Off: the scenario shared by all pages (its sizes, budgets, weights). On: S equal sites.")
+override = st.toggle("The lecture setting: equal sites set on this page (instead of your scenario)",
+                     key="capeagn_override",
+                     help="Off: your scenario, shared by all pages (its sizes, budgets, weights). On: S equal sites.")
 run_scenario: Scenario | None = scenario
 if override:
     c1, c2, c3, c4 = st.columns(4)
@@ -233,6 +238,13 @@ else:
         f"ε = {values_text(scenario.eps, 'g')}, δ = {values_text(scenario.delta, 'g')}; "
         f"{scenario.calibration} calibration, {scenario.neighbouring} neighbours. Change it on the scenario page."
     )
+
+if run_scenario is not None:
+    upload_name = upload_spec["upload"].name if source != "Synthetic model" and upload_spec.get("upload") else None
+    intro.markdown(symbolic(setting_sentence(data_words(spec if source == "Synthetic model" else None, upload_name),
+                                             run_scenario)))
+lecture_sidebar("capeagn", "capeagn_override", True, False, run_scenario if override else None,
+                "samples" if source != "Synthetic model" or spec is None else data_words(spec))
 
 # ----------------------------------------------------------------------------------------------
 # Algorithms and settings
@@ -313,6 +325,9 @@ if st.button("Run", type="primary", key="capeagn_run", disabled=bool(input_probl
             result = compare_algorithms(run_scenario, algorithms, problem=problem, runs=int(runs), seed=int(seed),
                                         settings=settings, progress=lambda f, t: bar.progress(min(f, 1.0), text=t))
         st.session_state[RESULT_KEY] = result
+        st.session_state["capeagn_report_data"] = (
+            spec if source == "Synthetic model" else None,
+            "synthetic model" if source == "Synthetic model" else f"uploaded {upload_spec['upload'].name}")
     except InputError as exc:
         show_error(exc)
     finally:
@@ -452,6 +467,9 @@ else:
             table.update({f"non-private {i + 1}": [w for w, _ in words] for i, words in enumerate(ref)})
             st.dataframe(pd.DataFrame(table), width="stretch", hide_index=True)
     show_guarantee_table(guarantees, TITLES)
+    report_spec, report_source = st.session_state.get("capeagn_report_data", (None, "uploaded data"))
+    report_downloads(lambda: otd_report(result, spec=report_spec, source=report_source), "capeagn_result",
+                     "capeagn_report")
     with st.expander("How each algorithm makes its noise"):
         for alg, text in result.privacy.items():
             st.markdown(f"- **{TITLES[alg]}**: {symbolic(text)}")

@@ -29,15 +29,18 @@ from dpcore.limits import MAX_SEED, MAX_UPLOAD_BYTES, MAX_UPLOAD_CELLS
 from dpcore.notation import symbolic
 from dpcore.pca import ALGORITHMS, METRICS, PcaSetup, align_signs, compare_pca, prepare_pca, scree
 from dpcore.pca.guarantees import privacy_guarantees
-from dpcore.pca.story import OPENING, opening_closure, run_breakdown, story_sentence
+from dpcore.pca.story import OPENING, opening_closure, run_breakdown, setting_sentence, story_sentence
 from dpcore.privacy import CALIBRATIONS
+from dpcore.reports import pca_report
 from dpcore.scenario import Scenario, equal_sites_scenario
 from dpcore.seeding import PCA_SYNTHETIC_STREAM, stream_rng
 from dpcore.textio import size_text
 from dpcore.validation import InputError
 from dpcore.workers import warm_up
 from pages.shared.guarantees import show_guarantee_table, show_guarantees
+from pages.shared.lecture import follow_scenario, lecture_sidebar
 from pages.shared.navigation import start_page
+from pages.shared.reports import report_downloads
 from pages.shared.story import breakdown_section, glossary_link, story_buttons
 from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error
 
@@ -50,7 +53,7 @@ TITLES = {name: entry.title for name, entry in ALGORITHMS.items()}
 COLOURS = {name: entry.colour for name, entry in ALGORITHMS.items()}
 DATA_CHOICES = {**{name: info.label for name, info in BUNDLED.items()}, "synthetic": "synthetic Gaussian",
                 "upload": "upload a CSV file"}
-SITE_CHOICES = {"equal": "equal sites set here", "scenario": "sites and budgets of the shared scenario"}
+SITE_CHOICES = {"equal": "the lecture setting (equal sites set here)", "scenario": "your scenario (Sites and budgets)"}
 METRIC_LABELS = {name: m.label for name, m in METRICS.items()}
 NO_LABEL = -1
 DATA_FIELDS = {"file", "label_column", "data", "dataset", "header", "image_shape", "preprocessing", "features",
@@ -145,6 +148,7 @@ def _data_changed() -> None:
 # Page
 # ----------------------------------------------------------------------------------------------
 
+follow_scenario("pca", "pca_site_mode", "scenario", scenario)
 restore_widgets(OPENING_WIDGETS, {"pca_data": DATA_CHOICES, "pca_site_mode": SITE_CHOICES,
                                   "pca_features": FEATURE_SCALINGS, "pca_preprocess": PREPROCESSING,
                                   "pca_calibration": CALIBRATIONS})
@@ -153,7 +157,7 @@ in_breakdown = st.session_state[STORY_KEY] == "breakdown"
 scenario_sidebar(scenario)
 
 st.title("capePCA: distributed private PCA")
-st.markdown(symbolic(OPENING.headline))
+intro = st.empty()  # what the page will run, computed once its inputs are read (below)
 story_buttons(in_breakdown, key="pca", on_breakdown=_breakdown, on_opening=_opening,
               breakdown_help="Run the opening setting with too few samples per site, too small ε, one dominant site "
               "and collusion, and say why the curves meet.")
@@ -178,6 +182,7 @@ with st.expander("The algorithms and the metrics"):
     glossary_link()
 
 data_col, sites_col, run_col = st.columns(3, gap="medium")
+upload_dim: int | None = None
 
 with data_col:
     st.subheader("Data")
@@ -235,6 +240,7 @@ with data_col:
                 show_error(exc, uploaded.name)
             else:
                 data_key = ("upload", header, int(label), uploaded.name, () if keep_ids else ids)
+                upload_dim = parsed.dim
                 labels_available = parsed.labels is not None
                 st.caption(f"{uploaded.name}: {parsed.n_samples:,} samples x {parsed.dim} features"
                            + (f", label column {parsed.dropped_label!r} left out" if parsed.dropped_label else "")
@@ -309,12 +315,41 @@ with run_col:
     run_msg = st.empty()
 
 
+def _data_words(key: tuple | None) -> tuple[str, int | None]:
+    """The data set in words and its D, for the introduction (from what the page will run)."""
+    if key is None:
+        return "the chosen data", None
+    if key[0] == "bundled":
+        return BUNDLED[key[1]].label.split(",")[0], BUNDLED[key[1]].dim
+    if key[0] == "synthetic":
+        return "synthetic Gaussian data", key[1]
+    return key[3], upload_dim
+
+
+words, data_dim = _data_words(data_key)
+if page_scenario is not None:
+    intro.markdown(symbolic(setting_sentence(words, data_dim if data_dim is not None else 0, page_scenario, int(k))
+                            .replace(" (D = 0)", "")))
+lecture_sidebar("pca", "pca_site_mode", "equal", "scenario", page_scenario if site_mode == "equal" else None)
+
+
 def slot_for(exc: InputError) -> Any:
     if exc.field in DATA_FIELDS:
         return data_msg
     if exc.field in SITE_FIELDS:
         return sites_msg
     return run_msg
+
+
+def _source(key: tuple) -> dict:
+    """Where the data came from, as the report's script rebuilds them (dpcore.reports.pca.DATA_KINDS)."""
+    if key[0] == "bundled":
+        return {"kind": "bundled", "name": key[1]}
+    if key[0] == "synthetic":
+        return {"kind": "synthetic", "dim": key[1], "spectrum": key[2], "decay": key[3]}
+    _, header, label, name, ids = key
+    return {"kind": "upload", "file": name, "header": {"auto": None, "yes": True, "no": False}[header],
+            "label": None if label == NO_LABEL else label, "drop": list(ids)}
 
 
 if clicked:
@@ -341,7 +376,13 @@ if clicked:
         except InputError as exc:
             show_in(slot_for(exc), exc)
         else:
-            st.session_state[RESULT_KEY] = {"setup": setup, "comparison": comparison, "rank": int(rank) or None}
+            st.session_state[RESULT_KEY] = {"setup": setup, "comparison": comparison, "rank": int(rank) or None,
+                                            "report": {"source": _source(data_key), "k": int(k), "features": features,
+                                                       "preprocessing": preprocessing, "scale": float(scale),
+                                                       "by_label": bool(by_label),
+                                                       "allow_replacement": bool(allow_replacement),
+                                                       "seed": int(seed), "algorithms": list(algorithms),
+                                                       "runs": int(runs), "rank": int(rank) or None}}
 
 if in_breakdown:
     breakdown_section(BREAKDOWN_KEY, lambda progress: cached_breakdown(int(seed), progress), TITLES, COLOURS,
@@ -465,3 +506,8 @@ else:
     down_b.download_button("Download every run (CSV)", comparison.runs_csv(), "capepca_runs.csv", "text/csv",
                            key="pca_download_runs", on_click="ignore", width="stretch",
                            help="One row per algorithm and run.")
+    if "report" in result:
+        options = result["report"]
+        upload_name = options["source"].get("file")
+        report_downloads(lambda: pca_report(setup, comparison, **options), "capepca_result", "pca_report",
+                         argument=f"the path to {upload_name}" if upload_name else None)

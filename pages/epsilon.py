@@ -31,10 +31,10 @@ scenario = start_page()
 
 # Okabe-Ito colours (distinct for the common colour-blindnesses) and a dash style per view, so that the curves stay
 # apart in grey print too.
-COLOURS = {"promise": "#0072B2", "aggregator": "#D55E00", "aggregator+coalition": "#CC79A7", "pooled": "#009E73",
-           "robust": "#E69F00"}
-DASHES = {"promise": "solid", "aggregator": "dash", "aggregator+coalition": "dashdot", "pooled": "dot",
-          "robust": "longdash"}
+STYLES = {"promise": ("#0072B2", "solid"), "aggregator": ("#D55E00", "dash"),
+          "aggregator+coalition": ("#CC79A7", "dashdot"), "pooled": ("#009E73", "dot"),
+          "robust": ("#E69F00", "longdash")}
+"""(colour, dash) of each curve: the views of dpcore.cape.ATTACK_VIEWS and the collusion-robust design's."""
 SOURCES = {"class": "A class demonstration: 10 equal sites at ε = 4 (the effect is large enough to see)",
            "scenario": "The shared scenario"}
 CURVE = np.concatenate([[0.0], np.logspace(-4, -1, 60), np.linspace(0.1, 1.0, 91)[1:]])
@@ -60,7 +60,8 @@ def _densities_chart(view, fpr: float) -> go.Figure:
                     name=f"absent, wrongly accused ({100 * fpr:.0f} %)", hoverinfo="skip")
     fig.add_scatter(x=x, y=absent, mode="lines", name="person absent",
                     line={"color": "#222222", "width": 2, "dash": "dot"})
-    fig.add_scatter(x=x, y=present, mode="lines", name="person present", line={"color": COLOURS[view.key], "width": 3})
+    fig.add_scatter(x=x, y=present, mode="lines", name="person present",
+                    line={"color": STYLES[view.key][0], "width": 3})
     fig.add_vline(x=cut, line_dash="dash", line_color="black")
     fig.update_layout(xaxis_title="release − what the attacker knows (units of Δ_s)",
                       yaxis_title="density", yaxis_showticklabels=False)
@@ -80,9 +81,9 @@ def _tradeoff_chart(views, fpr: float, eps: float, delta: float, robust=None) ->
         shown.append(("robust", "the aggregator, collusion-robust design", robust))
     for key, label, view in shown:
         fig.add_scatter(x=CURVE, y=view.tpr(CURVE), mode="lines", name=label,
-                        line={"color": COLOURS[key], "width": 3 if key == "promise" else 2, "dash": DASHES[key]})
+                        line={"color": STYLES[key][0], "width": 3 if key == "promise" else 2, "dash": STYLES[key][1]})
         fig.add_scatter(x=[fpr], y=[float(view.tpr(fpr))], mode="markers", showlegend=False,
-                        marker={"color": COLOURS[key], "size": 9},
+                        marker={"color": STYLES[key][0], "size": 9},
                         hovertemplate=f"{label}: %{{y:.3f}} at %{{x:.2f}}<extra></extra>")
     fig.update_layout(xaxis_title="false-positive rate (absent people called present)",
                       yaxis_title="true-positive rate (present people caught)", xaxis_range=[0, 1], yaxis_range=[0, 1])

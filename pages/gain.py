@@ -8,7 +8,7 @@ import streamlit as st
 
 from dpcore.cape import GAINS, HEADLINE_GAIN, gain_equal_weights
 from dpcore.cape.gain import (
-    FAMILIES,
+    SIZE_PATHS,
     dirichlet_gain_quantiles,
     dirichlet_sizes,
     gain_curves,
@@ -108,14 +108,14 @@ st.subheader("Sizes becoming unequal")
 defaults = {"gain_total": int(scenario.total_n), "gain_sites": int(scenario.n_sites), "gain_family": "one-large",
             "gain_imbalance": 0.5, "gain_alpha": 1.0, "gain_seed": int(scenario.seed), "gain_draws": 400,
             "gain_show_dirichlet": False}
-restore_widgets(defaults, {"gain_family": tuple(FAMILIES), "gain_alpha": CONCENTRATIONS})
+restore_widgets(defaults, {"gain_family": tuple(SIZE_PATHS), "gain_alpha": CONCENTRATIONS})
 c1, c2, c3 = st.columns(3, gap="medium")
 total = c1.number_input("Total samples N", min_value=1, step=100, key="gain_total",
                         help="N = sum of the site sizes; starts at the scenario's N.")
 n_sites = c2.number_input("Sites S", min_value=1, max_value=200, step=1, key="gain_sites",
                           help="Number of sites; starts at the scenario's S. N must be at least S.")
-family = c3.radio("Family of sizes", list(FAMILIES), key="gain_family", horizontal=True,
-                  help=" · ".join(f"{k}: {v}" for k, v in FAMILIES.items()))
+family = c3.radio("Family of sizes", list(SIZE_PATHS), key="gain_family", horizontal=True,
+                  help=" · ".join(f"{k}: {v}" for k, v in SIZE_PATHS.items()))
 imbalance = st.slider("Imbalance", 0.0, 1.0, step=0.01, key="gain_imbalance",
                       help="0: equal sizes. 1: the most unequal sizes of the chosen family.")
 

@@ -9,14 +9,16 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dpcore.cape import GAINS, OBJECTIVES, SOLVERS, VIEWS, default_collusion, dp_floor
+from dpcore.cape import AUDIT_VIEWS, GAINS, OBJECTIVES, SOLVERS, VIEWS, default_collusion, dp_floor
 from dpcore.cape.explain import explain_design, floor_site, robust_gain_curve
 from dpcore.cape.helper_note import helper_balance_note
 from dpcore.notation import symbolic
 from dpcore.privacy import STATISTICS
+from dpcore.reports import design_report
 from dpcore.scenario import ScenarioError
 from dpcore.validation import InputError
 from pages.shared.navigation import start_page
+from pages.shared.reports import report_downloads
 from pages.shared.state import cached_plan, set_scenario
 from pages.shared.widgets import (
     STATISTIC_HELP,
@@ -32,12 +34,6 @@ from pages.shared.widgets import (
 scenario = start_page()
 
 SOLVER_HELP = symbolic(" ".join(entry.help for entry in SOLVERS.values()))
-VIEW_TEXT = {
-    "outside": "an outside observer of the published aggregate",
-    "aggregator": "the aggregator, who sees every release and knows every f_s (the noise it handed out)",
-    "aggregator+coalition": "the aggregator together with the worst coalition of up to c other sites",
-    "sites": "a coalition of up to c other sites, without the aggregator (they see the aggregate)",
-}
 COLOURS = {"g": "#4c78a8", "e": "#f58518", "f": "#54a24b", "neg": "#e45756"}
 
 
@@ -338,7 +334,7 @@ st.markdown(
     "private as one release with that noise) and the ε it really gets at δ_s. The *What ε means* page shows what "
     "that does for an attacker:"
 )
-st.markdown("\n".join(f"- **{v}**: {t}" for v, t in VIEW_TEXT.items()))
+st.markdown("\n".join(f"- **{name}**: {view.description}" for name, view in AUDIT_VIEWS.items()))
 st.latex(r"\begin{gathered}\sigma_{\mathrm{eff}}^2=\big(b^\top\mathrm{Cov}^{+}b\big)^{-1},\quad "
          r"m=\Delta_s/\sigma_{\mathrm{eff}}\\ "
          r"\delta(\varepsilon)=\Phi\!\left(\tfrac m2-\tfrac{\varepsilon}{m}\right)-e^{\varepsilon}"
@@ -421,3 +417,9 @@ else:
                 done.add(args)
                 st.rerun()
 
+
+# --- take it with you ------------------------------------------------------------------------------------------------
+st.subheader("Take it with you")
+report_options = {"statistic": statistic, "solver": solver, "objective": objective or "balanced", "last": last,
+                  "collusion": int(collusion), "e_scale": float(e_scale), "dim": dim, "sigma2": sigma2}
+report_downloads(lambda: design_report(plan, options=report_options), "noise_design", "nd_report")

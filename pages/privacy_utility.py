@@ -1,7 +1,7 @@
 """Privacy-utility: curves of utility against eps, delta, N_s, S or c (the paper's Figs. 2-5 or your scenario).
 
-A preset with a stored full-size result (dpcore.experiments.stored, data/presets/) is shown at once, computed
-by nothing but its summary; "Run it again live" recomputes it (or its reduced variant). A live sweep runs in a
+A preset with a stored full-size result (dpcore.experiments.stored, dpcore/data/files/presets/) is shown at once,
+computed by nothing but its summary; "Run it again live" recomputes it (or its reduced variant). A live sweep runs in a
 background thread of this session (dpcore's run_sweep with its worker processes); a fragment polls it every
 POLL_SECONDS and shows the progress per (run, algorithm, grid point) step, the time so far and the time left,
 and a Stop button (the sweep stops after the current step and keeps the runs that finished).
@@ -9,6 +9,7 @@ and a Stop button (the sweep stops after the current step and keeps the runs tha
 
 from __future__ import annotations
 
+import hashlib
 import math
 import threading
 import time
@@ -45,10 +46,14 @@ from dpcore.experiments.reading import STOP_CASES, figure_sentence, gain_sentenc
 from dpcore.experiments.stored import FIRST_FIGURE, estimate_seconds, stored_result, stored_status
 from dpcore.limits import MAX_SEED
 from dpcore.notation import symbolic
+from dpcore.pca.sweep import register_upload
+from dpcore.planner.export import upload_dataset
+from dpcore.reports import sweep_report
 from dpcore.validation import InputError
 from dpcore.workers import warm_up, worker_count
 from pages.shared.navigation import start_page
-from pages.shared.widgets import scenario_sidebar, show_chart, show_error
+from pages.shared.reports import report_downloads
+from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error
 
 scenario = start_page()
 warm_up()  # the worker processes of this page's runs start now, not at the first click
@@ -57,16 +62,36 @@ JOB_KEY = "pu_job"
 POLL_SECONDS = 1.0
 MODES = {"preset": "a figure of the paper (preset)", "scenario": "my shared scenario"}
 VARIANTS = {"full": "full size (as stored)", "quick": "reduced"}
+UPLOAD = "upload"
+
+
+PCA_SOURCES = {**PCA_DATASETS, UPLOAD: "your own CSV (one sample per row; features standardised, as on capePCA)"}
+
+
+@st.cache_resource(max_entries=4, show_spinner="Reading the CSV ...")
+def _registered(digest: str, content: bytes, name: str) -> str:
+    """The uploaded CSV read as the capePCA page and the planner read it, kept for this process's sweeps."""
+    return register_upload(upload_dataset(content, name))
 
 
 def _pca_form() -> PcaData:
-    dataset = st.selectbox("Data", list(PCA_DATASETS), format_func=PCA_DATASETS.get,
+    dataset = st.selectbox("Data", list(PCA_SOURCES), format_func=PCA_SOURCES.get,
                            key="pu_dataset", help="Bundled data are in data/; synthetic draws as many "
-                           "samples as the sites need.")
+                           "samples as the sites need; an upload is read as on the capePCA page.")
+    upload = None
+    if dataset == UPLOAD:
+        file = st.file_uploader("CSV file", type=["csv", "txt", "gz"], key="pu_upload",
+                                help="Numbers only, one sample per row (header and label column detected).")
+        if file is None:
+            raise InputError("upload a CSV file to sweep your own data", "file")
+        content = file.getvalue()
+        upload = _registered(hashlib.sha256(content).hexdigest(), content, file.name)
     k = st.number_input("K (subspace dimension)", 1, 784, key="pu_k",
                         help="Number of principal components; at most D.")
     dim = st.number_input("D (synthetic features)", 2, 1000, key="pu_dim",
                           disabled=dataset != "synthetic", help="Dimension of the synthetic data.")
+    if upload is not None:
+        return PcaData(dataset="synthetic", upload=upload, k=int(k), features="standardise")
     return PcaData(dataset=dataset, k=int(k), dim=int(dim))
 
 
@@ -74,15 +99,15 @@ def _otd_form() -> OtdData:
     model = st.selectbox("Model", ["mog", "stm"], key="pu_model",
                          format_func={"mog": "mixture of Gaussians", "stm": "single topic model"}.get,
                          help="Synthetic ground truth; q_comp is measured against it.")
-    d = st.number_input("D", 2, 200, 10, key="pu_d", help="Features (MOG) or vocabulary size (STM).")
-    k_otd = st.number_input("K (components)", 1, 50, 5, key="pu_otd_k", help="Components, K ≤ D.")
+    d = st.number_input("D", 2, 200, key="pu_d", help="Features (MOG) or vocabulary size (STM).")
+    k_otd = st.number_input("K (components)", 1, 50, key="pu_otd_k", help="Components, K ≤ D.")
     return OtdData(model=model, dim=int(d), k=int(k_otd), path="projected")
 
 
 def _lda_form() -> LdaData:
-    d = st.number_input("D (vocabulary)", 3, 5000, 100, key="pu_lda_d", help="Vocabulary size.")
-    k_lda = st.number_input("K (topics)", 1, 50, 5, key="pu_lda_k", help="Topics, K ≤ D - 1.")
-    alpha0 = st.number_input("α₀", 0.01, 1000.0, 1.0, key="pu_lda_alpha0",
+    d = st.number_input("D (vocabulary)", 3, 5000, key="pu_lda_d", help="Vocabulary size.")
+    k_lda = st.number_input("K (topics)", 1, 50, key="pu_lda_k", help="Topics, K ≤ D - 1.")
+    alpha0 = st.number_input("α₀", 0.01, 1000.0, key="pu_lda_alpha0",
                              help="Dirichlet concentration of the topic proportions.")
     return LdaData(dim=int(d), k=int(k_lda), alpha0=float(alpha0))
 
@@ -97,6 +122,24 @@ def designs_ok(spec_json: str) -> None:
     from dpcore.experiments import spec_from_json
 
     sweep_gains(spec_from_json(spec_json))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def stored_reading(name: str, metric: str, shown: tuple[str, ...]):
+    """What the page shows of preset ``name``'s stored result: the sentence under the metric, the constant-gain
+    sentence (or None), the meeting sentence, the curves and the gain figure. The same for every session, so a class
+    opening the page computes them once (benchmarks/bench_classroom.py); st.cache_data hands each session a copy."""
+    result = stored_result(name).result
+    return (figure_sentence(result, metric), gain_sentence(result), meeting_sentence(result, metric),
+            curve_figure(result, metric, list(shown)), gain_figure(result))
+
+
+def reading(result: SweepResult, source: str | None, metric: str, shown: list[str]):
+    """:func:`stored_reading` of the stored result shown, else the same computed for a live result."""
+    if source == "stored":
+        return stored_reading(st.session_state["pu_preset"], metric, tuple(shown))
+    return (figure_sentence(result, metric), gain_sentence(result), meeting_sentence(result, metric),
+            curve_figure(result, metric, shown), gain_figure(result))
 
 
 def _duration(seconds: float) -> str:
@@ -168,9 +211,31 @@ def show_stop_case(key: str) -> None:
 # ----------------------------------------------------------------------------------------------
 
 scenario_sidebar(scenario)
-for widget, default in (("pu_preset", FIRST_FIGURE), ("pu_dataset", "digits"), ("pu_k", 10), ("pu_dim", 50),
-                        ("pu_runs", 5)):
-    st.session_state.setdefault(widget, default)
+
+
+def _between(low: float, high: float):
+    return lambda v: low <= v <= high
+
+
+# The page's own settings, carried by its link (?settings=) like every page's: what differs from these defaults,
+# each value checked against the widget's range or choices (a grid is parsed, and refused with a message, as typed).
+PU_DEFAULTS: dict[str, Any] = {
+    "pu_mode": "preset", "pu_preset": FIRST_FIGURE, "pu_variant": "full", "pu_case": next(iter(STOP_CASES)),
+    "pu_family": "pca", "pu_parameter": next(iter(PARAMETERS)), "pu_dataset": "digits", "pu_k": 10, "pu_dim": 50,
+    "pu_runs": 5, "pu_seed": int(scenario.seed), "pu_model": "mog", "pu_d": 10, "pu_otd_k": 5, "pu_lda_d": 100,
+    "pu_lda_k": 5, "pu_lda_alpha0": 1.0,
+    **{f"pu_grid_{p}": fmt_grid(default_grid(p, scenario)) for p in PARAMETERS},
+    **{f"pu_algorithms_{f}": list(default_algorithms(f)) for f in FAMILIES},
+}
+restore_widgets(PU_DEFAULTS, {
+    "pu_mode": tuple(MODES), "pu_preset": tuple(preset_names(available_only=True)), "pu_variant": tuple(VARIANTS),
+    "pu_case": tuple(STOP_CASES), "pu_family": tuple(FAMILIES), "pu_parameter": tuple(PARAMETERS),
+    "pu_dataset": tuple(PCA_SOURCES), "pu_k": _between(1, 784), "pu_dim": _between(2, 1000),
+    "pu_runs": _between(1, 200), "pu_seed": _between(0, MAX_SEED), "pu_model": ("mog", "stm"),
+    "pu_d": _between(2, 200), "pu_otd_k": _between(1, 50), "pu_lda_d": _between(3, 5000), "pu_lda_k": _between(1, 50),
+    "pu_lda_alpha0": _between(0.01, 1000.0),
+    **{f"pu_algorithms_{f}": tuple(algorithm_titles(f)) for f in FAMILIES},
+})
 
 st.title("Privacy-utility")
 st.markdown(symbolic(
@@ -256,7 +321,7 @@ else:
         alg_slot = st.empty()
         runs = st.number_input("Runs R", 1, 200, key="pu_runs", help="Independent repetitions per value; the "
                                "interval narrows as 1/√R.")
-        seed = st.number_input("Seed", 0, MAX_SEED, int(scenario.seed), key="pu_seed",
+        seed = st.number_input("Seed", 0, MAX_SEED, key="pu_seed",
                                help="Seeds data, split and every noise draw: the same seed gives the same table.")
     if data is not None:
         try:
@@ -390,26 +455,26 @@ with results_box if results_box is not None else st.container():
                                       key=f"pu_metric_{rspec.family}",
                                       help=symbolic("; ".join(f"{d.label}: {d.description}"
                                                               for d in metric_table.values())))
-        st.markdown(symbolic(figure_sentence(result, metric)))
+        sentence_slot = st.empty()
         shown = show_col.multiselect("Curves shown", list(rspec.algorithms), default=list(rspec.algorithms),
                                      format_func=titles.get, key=f"pu_shown_{rspec.family}",
                                      help="Also click a name in the chart's legend to hide or show its curve.")
         shown = [a for a in shown if a in rspec.algorithms]
-        constant_gain = gain_sentence(result)
+        sentence, constant_gain, meeting, curves, gains = reading(result, source, metric, shown)
+        sentence_slot.markdown(symbolic(sentence))
         chart_col, gain_col = st.columns([3, 2], gap="medium") if constant_gain is None else (st.container(), None)
         with chart_col:
-            show_chart(curve_figure(result, metric, shown), symbolic(
+            show_chart(curves, symbolic(
                 f"{metric_table[metric].label} against {PARAMETER_LABELS[rspec.parameter]} (mean over runs, shaded 95% "
                 "interval)"), key="pu_curves", height=460)
         if gain_col is not None:
             with gain_col:
-                show_chart(gain_figure(result), symbolic(f"Gain G of the CAPE design at each "
-                                                         f"{PARAMETER_LABELS[rspec.parameter]}"), key="pu_gain",
-                           height=460)
+                show_chart(gains, symbolic(f"Gain G of the CAPE design at each {PARAMETER_LABELS[rspec.parameter]}"),
+                           key="pu_gain", height=460)
         else:
             st.caption(symbolic(constant_gain))
         with st.container(border=True, key="pu_meeting"):
-            st.markdown(symbolic("**Where CAPE stops helping.** " + meeting_sentence(result, metric)))
+            st.markdown(symbolic("**Where CAPE stops helping.** " + meeting))
 
         rows = result.summary[result.summary["metric"] == metric].copy()
         rows["algorithm"] = rows["algorithm"].map(titles)
@@ -422,15 +487,21 @@ with results_box if results_box is not None else st.container():
 
         stem = f"sweep_{rspec.family}_{rspec.parameter}"
         down_a, down_b, down_c = st.columns(3)
-        down_a.download_button("Download the table (CSV)", result.to_csv(), f"{stem}.csv", "text/csv",
+        down_a.download_button("Download the table (CSV)", result.to_csv, f"{stem}.csv", "text/csv",
                                key="pu_download_table", width="stretch", on_click="ignore",
                                help="One row per value, algorithm, run and metric (tidy format).")
-        down_b.download_button("Download the summary (CSV)", result.summary_csv(), f"{stem}_summary.csv", "text/csv",
+        down_b.download_button("Download the summary (CSV)", result.summary_csv, f"{stem}_summary.csv", "text/csv",
                                key="pu_download_summary", width="stretch", on_click="ignore",
                                help="Mean, std, standard error and 95% interval per value, algorithm and metric.")
         down_c.download_button("Download the figure (HTML)", lambda: figure_html(result, metric, shown),
                                f"{stem}.html", "text/html", key="pu_download_html", width="stretch", on_click="ignore",
                                help="Curves and gain in one page with plotly.js embedded (about 5 MB): opens offline.")
+        report_downloads(lambda: sweep_report(result, metric=metric, sentences=(sentence,)), f"{stem}_report",
+                         "pu_report")
+        with st.expander("Privacy of every view (computed by the audit from the scenario and the designs)"):
+            st.dataframe([{symbolic(PARAMETER_LABELS[rspec.parameter]): r.value,
+                           "algorithm": titles.get(r.algorithm, r.algorithm), "guarantee": symbolic(r.label)}
+                          for r in result.guarantees().itertuples()], hide_index=True, width="stretch")
 
 with st.expander("What is computed"):
     st.latex(r"\bar q=\frac1R\sum_{r=1}^R q_r,\qquad \mathrm{se}=\frac{s}{\sqrt R},\qquad "

@@ -11,7 +11,7 @@ import streamlit as st
 from dpcore.cape import agn_stage_plans, default_collusion
 from dpcore.cape.protocol import capeagn_round, party_views
 from dpcore.data import VOCABULARY_RULES, load_bundled_corpus, parse_text_corpus, parse_vocabulary, top_words
-from dpcore.lda import ALGORITHMS, ALPHA_SHAPES, LdaSettings, LdaSpec, check_synthetic_size, corpus_lda_problem
+from dpcore.lda import ALGORITHMS, ALPHA_SHAPES, METRICS, LdaSettings, LdaSpec, check_synthetic_size, corpus_lda_problem
 from dpcore.lda.curves import LdaCurve, eps_curve
 from dpcore.lda.guarantees import curve_guarantees
 from dpcore.lda.story import (
@@ -22,25 +22,31 @@ from dpcore.lda.story import (
     REGIME_SPEC,
     TopicStory,
     breakdown_sentence,
+    corpus_words,
     regime_sentences,
+    setting_sentence,
     story_sentence,
 )
 from dpcore.notation import symbolic
 from dpcore.privacy import CALIBRATIONS
+from dpcore.reports import lda_report
 from dpcore.scenario import equal_sites_scenario
 from dpcore.seeding import UPLOAD_SPLIT_STREAM, stream_rng
 from dpcore.textio import values_text
 from dpcore.validation import InputError, check_delta
 from dpcore.workers import warm_up
 from pages.shared.guarantees import robust_controls, show_guarantee_table, show_guarantees
+from pages.shared.lecture import follow_scenario, lecture_sidebar
 from pages.shared.navigation import start_page
-from pages.shared.widgets import scenario_sidebar, show_chart, show_error
+from pages.shared.reports import report_downloads
+from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error
 
 scenario = start_page()
 warm_up()  # the worker processes of this page's runs start now, not at the first click
 
 RESULT_KEY, REGIME_KEY = "tm_result", "tm_regimes"
 TITLES = {name: entry.title for name, entry in ALGORITHMS.items()}
+SITE_MODES = {"lecture": "the lecture setting (equal sites set here)", "scenario": "your scenario (Sites and budgets)"}
 SOURCES = ("Synthetic corpus", "Python documentation (bundled)", "Upload text")
 TEXT_GRID = "100, 300, 1000, 3000"
 CONFIGURATION_CURVES = ("1", "2", "2ptr", "3", "4", "nonpriv")
@@ -57,7 +63,7 @@ def _apply(story: TopicStory) -> None:
         "tm_shape": story.spec.alpha_shape, "tm_doclen": story.spec.doc_length, "tm_docs": story.docs_per_site,
         "tm_sites": story.sites, "tm_grid": ", ".join(f"{e:g}" for e in story.grid), "tm_delta": story.delta,
         "tm_algorithms": list(story.algorithms), "tm_runs": story.runs, "tm_story": story.name, "tm_autorun": True,
-        "tm_robust": False,
+        "tm_robust": False, "tm_sites_mode": "lecture",
     })
     st.session_state.pop(REGIME_KEY, None)
 
@@ -65,11 +71,36 @@ def _apply(story: TopicStory) -> None:
 if "tm_story" not in st.session_state:
     _apply(OPENING)
     st.session_state.update({"tm_autorun": False, "tm_grid_text": TEXT_GRID})
+
+
+def _between(low: float, high: float):
+    return lambda v: low <= v <= high
+
+
+# The page's own settings, carried by its link (?settings=) like every page's: the opening setting's values are the
+# defaults; a link sets only what differs, each value checked against the widget's range or choices.
+TM_DEFAULTS = {
+    "tm_source": SOURCES[0], "tm_dim": OPENING.spec.dim, "tm_k": OPENING.spec.k,
+    "tm_alpha0": float(OPENING.spec.alpha0), "tm_shape": OPENING.spec.alpha_shape,
+    "tm_doclen": OPENING.spec.doc_length, "tm_docs": OPENING.docs_per_site,
+    "tm_sites": OPENING.sites, "tm_grid": ", ".join(f"{e:g}" for e in OPENING.grid), "tm_delta": OPENING.delta,
+    "tm_algorithms": list(OPENING.algorithms), "tm_runs": OPENING.runs, "tm_story": OPENING.name,
+    "tm_grid_text": TEXT_GRID, "tm_k_text": 8, "tm_vocab_size": 500, "tm_calibration": "analytic", "tm_seed": 0,
+    "tm_rule": next(iter(VOCABULARY_RULES)), "tm_sites_mode": "lecture",
+}
+follow_scenario("tm", "tm_sites_mode", "scenario", scenario)
+restore_widgets(TM_DEFAULTS, {
+    "tm_source": SOURCES, "tm_dim": _between(3, 5000), "tm_k": _between(1, 50), "tm_alpha0": _between(0.01, 1000.0),
+    "tm_shape": tuple(ALPHA_SHAPES), "tm_doclen": _between(3, 10_000), "tm_docs": _between(3, 200_000),
+    "tm_sites": _between(1, 100), "tm_delta": _between(0.0, 0.5), "tm_algorithms": tuple(ALGORITHMS),
+    "tm_runs": _between(1, 50), "tm_story": (OPENING.name, BREAKDOWN.name), "tm_k_text": _between(1, 50),
+    "tm_vocab_size": _between(2, 20_000), "tm_calibration": CALIBRATIONS, "tm_seed": _between(0, 2**31 - 1),
+    "tm_rule": tuple(VOCABULARY_RULES), "tm_sites_mode": tuple(SITE_MODES)})
 story = BREAKDOWN if st.session_state["tm_story"] == BREAKDOWN.name else OPENING
 
 scenario_sidebar(scenario)
 st.title("Topic models: private LDA across sites")
-st.markdown(symbolic(story.headline))
+intro = st.empty()  # what the page will run, computed once its inputs are read (below)
 left, right = st.columns([1, 1])
 if story is OPENING:
     left.button("Show where CAPE stops helping", key="tm_breakdown", on_click=_apply, args=(BREAKDOWN,),
@@ -110,7 +141,7 @@ try:
         docs = c3.number_input("Documents per site", 3, 200_000, step=500, key="tm_docs")
         spec = LdaSpec(dim=int(dim), k=int(k), alpha0=float(alpha0), alpha_shape=shape, doc_length=int(doc_length))
     else:
-        k = c1.number_input("Topics K", 1, 50, 8, key="tm_k_text")
+        k = c1.number_input("Topics K", 1, 50, key="tm_k_text")
         if source == SOURCES[1]:
             corpus = load_bundled_corpus()
             st.caption("2,208 paragraphs and docstrings of the Python and SciPy documentation (PSF-2.0, BSD-3-Clause), "
@@ -123,7 +154,7 @@ try:
                 st.warning("The most frequent words of your documents are **not private**: which words are frequent "
                            "is information about the documents. Use a public word list for an end-to-end guarantee.",
                            icon=":material/warning:")
-            size = st.number_input("Vocabulary size D", 2, 20_000, 500, key="tm_vocab_size",
+            size = st.number_input("Vocabulary size D", 2, 20_000, key="tm_vocab_size",
                                    disabled=rule != "frequent")
             vocab_file = st.file_uploader("Vocabulary file (one word per line)", type=["txt"], key="tm_vocab_file",
                                           disabled=rule != "file")
@@ -136,19 +167,42 @@ except InputError as exc:
 
 # --- sites and budgets ---------------------------------------------------------------------------------------------
 st.subheader("Sites and privacy")
+sites_mode = st.radio("Sites", list(SITE_MODES), format_func=SITE_MODES.get, horizontal=True, key="tm_sites_mode",
+                      help="Equal sites set here, or the scenario shared by all pages (its sites, sizes, weights, "
+                      "δ, calibration and neighbouring relation; every site's ε takes the values of the curve).")
+own_sites = sites_mode == "scenario"
 c1, c2, c3, c4 = st.columns(4)
-n_sites = c1.number_input("Sites S", 1, 100, key="tm_sites", help="Equal sites; documents are shared out equally.")
+if own_sites:
+    n_sites = scenario.n_sites
+    delta, calibration = float(scenario.delta.min()), scenario.calibration
+    c1.caption(symbolic(f"{scenario.n_sites} sites, N_s = {values_text(scenario.sizes)}, δ = "
+                        f"{values_text(scenario.delta, 'g')}, {scenario.calibration} calibration (your scenario)."))
+else:
+    n_sites = c1.number_input("Sites S", 1, 100, key="tm_sites", help="Equal sites; documents are shared out equally.")
 grid_text = c2.text_input("ε values", key="tm_grid" if source == SOURCES[0] else "tm_grid_text",
                           help="The ε of every site, separated by commas: one point of the curves each.")
-delta = c3.number_input("δ", 0.0, 0.5, format="%.1e", key="tm_delta", help="delta of every site (well below 1/N_s).")
-calibration = c4.selectbox("Calibration", CALIBRATIONS, index=CALIBRATIONS.index("analytic"), key="tm_calibration",
-                           help="analytic: exact at every ε; classic: the papers' formula, a guarantee only for "
-                           "ε < 1.")
+if not own_sites:
+    delta = c3.number_input("δ", 0.0, 0.5, format="%.1e", key="tm_delta",
+                            help="delta of every site (well below 1/N_s).")
+    calibration = c4.selectbox("Calibration", CALIBRATIONS, key="tm_calibration",
+                               help="analytic: exact at every ε; classic: the papers' formula, a guarantee only for "
+                               "ε < 1.")
 collusion = robust_controls("tm_robust", int(n_sites), default_collusion(int(n_sites)), ROBUST_HELP)
 lda_settings = LdaSettings(collusion=collusion)
+
+
+def _run_sites(first_eps: float):
+    """The sites the curve runs: the user's scenario (every site's eps set along the curve), or equal sites."""
+    if own_sites:
+        return scenario.with_sites(eps=first_eps)
+    return equal_sites_scenario(int(n_sites), int(st.session_state.get("tm_docs", 3)), first_eps, float(delta),
+                                calibration=calibration, name_prefix="site ")
+
+
 if spec is not None:
     try:
-        check_synthetic_size(spec, [int(st.session_state["tm_docs"])] * int(n_sites))
+        check_synthetic_size(spec, list(scenario.sizes) if own_sites else [int(st.session_state["tm_docs"])] *
+                             int(n_sites))
     except InputError as exc:
         problems.append(exc)
         show_error(exc)
@@ -162,17 +216,26 @@ except ValueError as exc:
     problems.append(exc)
     show_error(exc if isinstance(exc, InputError) else InputError(f"ε values: {exc}", "eps"))
 
+try:
+    shown_sites = _run_sites(grid[0] if grid else 1.0)
+except InputError:
+    shown_sites = None
+if shown_sites is not None and grid:
+    words = corpus_words(spec if source == SOURCES[0] else None, None if source == SOURCES[0] else source)
+    intro.markdown(symbolic(setting_sentence(words, shown_sites, grid)))
+lecture_sidebar("tm", "tm_sites_mode", "lecture", "scenario", None if own_sites else shown_sites, "documents",
+                budgets=False)
+
 st.subheader("Algorithms")
 algorithms = st.multiselect("Algorithms", list(ALGORITHMS), key="tm_algorithms", format_func=TITLES.get,
                             help="; ".join(f"{e.title}: {e.description}" for e in ALGORITHMS.values()))
 c1, c2 = st.columns(2)
 runs = c1.number_input("Runs", 1, 50, key="tm_runs", help="Independent runs (fresh documents for synthetic data).")
-seed = c2.number_input("Seed", 0, 2**31 - 1, 0, key="tm_seed", help="Reproduces the corpus and every noise draw.")
+seed = c2.number_input("Seed", 0, 2**31 - 1, key="tm_seed", help="Reproduces the corpus and every noise draw.")
 
 
 def _compute() -> LdaCurve:
-    sites = equal_sites_scenario(int(n_sites), int(st.session_state.get("tm_docs", 3)), grid[0], float(delta),
-                                 calibration=calibration, name_prefix="site ")
+    sites = _run_sites(grid[0])
     bar = st.progress(0.0, text="starting")
     try:
         if spec is not None:
@@ -180,8 +243,9 @@ def _compute() -> LdaCurve:
                              settings=lda_settings, progress=lambda f, t: bar.progress(min(f, 1.0), text=t))
         if corpus is None:
             raise InputError("upload a text file first", "file")
-        problem = corpus_lda_problem(corpus, int(k), float(alpha0), np.full(int(n_sites), 1 / int(n_sites)),
-                                     stream_rng(seed, UPLOAD_SPLIT_STREAM))
+        fractions = sites.sizes / sites.total_n if own_sites else np.full(int(n_sites), 1 / int(n_sites))
+        problem = corpus_lda_problem(corpus, int(k), float(alpha0), fractions, stream_rng(seed, UPLOAD_SPLIT_STREAM))
+        sites = sites.with_sizes(problem.sizes)
         return eps_curve(sites, algorithms, grid, problem=problem, runs=int(runs), seed=int(seed),
                          settings=lda_settings, progress=lambda f, t: bar.progress(min(f, 1.0), text=t))
     finally:
@@ -192,6 +256,7 @@ clicked = st.button("Run", type="primary", key="tm_run", disabled=bool(problems)
 if (clicked or st.session_state.pop("tm_autorun", False)) and not problems:
     try:
         st.session_state[RESULT_KEY] = _compute()
+        st.session_state["tm_report_data"] = (spec, "synthetic corpus" if spec is not None else source)
         st.session_state.pop(REGIME_KEY, None)
     except InputError as exc:
         show_error(exc)
@@ -202,7 +267,7 @@ if (clicked or st.session_state.pop("tm_autorun", False)) and not problems:
 def _curve_chart(curve: LdaCurve) -> go.Figure:
     fig = go.Figure()
     for name in curve.algorithms:
-        rows = curve.summary[curve.summary["algorithm"] == name]
+        rows = curve.summary[(curve.summary["algorithm"] == name) & (curve.summary["metric"] == next(iter(METRICS)))]
         fig.add_scatter(x=rows["eps"], y=rows["mean"], error_y={"type": "data", "array": rows["se"]}, name=TITLES[name],
                         mode="lines+markers", line={"color": ALGORITHMS[name].colour,
                                                     "dash": "dot" if not ALGORITHMS[name].private else "solid"})
@@ -288,6 +353,9 @@ else:
     for note in result.notes:
         st.caption(symbolic(note))
     show_guarantee_table(per_eps[eps0], TITLES)
+    report_spec, report_source = st.session_state.get("tm_report_data", (None, "a text corpus"))
+    report_downloads(lambda: lda_report(result, spec=report_spec, source=report_source), "topic_models_result",
+                     "tm_report")
 
     with st.expander("How capeLDA's releases are protected: the two CAPE stages and the audit"):
         try:

@@ -112,3 +112,23 @@ def test_two_downloads_in_quick_succession_both_arrive(server, browser):  # noqa
     head = open(second.value.path(), encoding="utf-8").read(2000)
     assert "<html" in head.lower()
     context.close()
+
+
+@pytest.mark.parametrize("title, key, value", [("Topic models", "tm_sites", "7"), ("Privacy-utility", "pu_runs", "3")])
+def test_a_link_carries_the_computing_pages_own_settings(server, browser, title, key, value):  # noqa: F811
+    """Topic models' and Privacy-utility's own settings reach the address and come back in a fresh browser."""
+    page = _open(browser, server, 1280)
+    _goto(page, title)
+    if key == "pu_runs":
+        page.get_by_text("my shared scenario", exact=True).click()
+        _wait_idle(page)
+    box = page.locator(f".st-key-{key} input")
+    box.fill(value)
+    box.press("Enter")
+    _wait_idle(page)
+    assert "settings=" in page.url and key in unquote(page.url)
+    context, other = _fresh(browser, page.url)
+    assert other.locator(f".st-key-{key} input").input_value() == value
+    _assert_clean(other, f"{title} from the link")
+    context.close()
+    page.close()

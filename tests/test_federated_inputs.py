@@ -230,3 +230,18 @@ def test_any_site_configuration_is_read_or_refused_with_a_reason(config):
     assert site.weight is None or site.weight >= 0
     assert all(n >= 1 for _, n in site.data.values())
     assert np.isfinite(site.eps)
+
+
+@pytest.mark.parametrize("agn_path", ["dense", "projected"])
+def test_a_helper_free_log_matches_the_helper_free_protocol(tmp_path, agn_path):
+    """dpcore.cape.protocol knows both noise variants: in a helper-free round the sites send each e_s (the secure
+    sum) and no W goes to a helper on the projected path, and every message of the run is the protocol's."""
+    demo = prepare_demo(tmp_path / "data", agn_path=agn_path, noise="helper-free")
+    outcomes = run_in_memory(demo)
+    assert [o.status for o in outcomes] == ["released", "released"]
+    for outcome in outcomes:
+        logged = parse_message_log(_text({"format": LOG_FORMAT, "rounds": [message_log_round(outcome.to_dict())]}))
+        rows = compare_with_protocol(logged.rounds[0].entries, round_protocol(logged.rounds[0]))
+        assert rows and {r.status for r in rows} == {"same"}, [r for r in rows if r.status != "same"]
+        assert {r.sender for r in rows if r.content.startswith(("e_", "E"))} == {"sites"}
+        assert not [r for r in rows if r.receiver == "helper" or r.sender == "helper"]

@@ -43,6 +43,14 @@ def test_a_party_installs_no_dashboard_package_and_the_same_pins_as_the_project(
     assert {name: project[name] for name in party} == party, "the same versions as requirements.txt"
 
 
+def test_every_dependency_of_dpcore_is_in_a_partys_pinned_set():
+    """install.sh installs dpcore with --no-deps: whatever dpcore's metadata requires must be a party pin already."""
+    declared = dict(_PIN.match(d).groups() for d in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "dependencies"])
+    party = _pins(ROOT / "federated" / "requirements.txt")
+    assert declared and all(party.get(name) == version for name, version in declared.items()), declared
+
+
 def test_the_flower_app_declares_its_own_pinned_dependencies():
     project = tomllib.loads((ROOT / "federated" / "pyproject.toml").read_text())["project"]
     declared = dict(_PIN.match(d).groups() for d in project["dependencies"])
@@ -103,6 +111,8 @@ def test_the_install_script_builds_a_party_environment_with_nothing_of_the_dashb
                           timeout=840, env={"PATH": "/usr/local/bin:/usr/bin:/bin", "PYTHON": sys.executable,
                                             "HOME": str(Path.home())})
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    wrote = [p for p in ("build", "dpcore.egg-info") if (ROOT / p).exists()]
+    assert not wrote, f"the install wrote {wrote} into the checkout"
     digest = done.stdout.split()[0]
     assert digest == installed_digest() == (prefix / "capefed.sha256").read_text().split()[0]
     python = prefix / "venv" / "bin" / "python"

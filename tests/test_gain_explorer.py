@@ -9,7 +9,7 @@ import pytest
 
 from dpcore.cape import dp_floor, gain_bounds, gain_equal_weights, generalized_gain
 from dpcore.cape.gain import (
-    FAMILIES,
+    SIZE_PATHS,
     dirichlet_gain_quantiles,
     dirichlet_sizes,
     gain_curves,
@@ -48,7 +48,7 @@ def test_apportion_rejects_bad_input():
         apportion(10, [1, -1])
 
 
-@pytest.mark.parametrize("family", list(FAMILIES))
+@pytest.mark.parametrize("family", list(SIZE_PATHS))
 def test_imbalance_zero_is_equal_sizes_with_gain_s(family):
     sizes = imbalanced_sizes(5000, 5, 0.0, family)
     assert sizes.tolist() == [1000] * 5
@@ -82,7 +82,7 @@ def test_imbalanced_sizes_validates():
         imbalanced_sizes(100, 5, 1.5)
     with pytest.raises(InputError, match="N = 3 < S = 5"):
         imbalanced_sizes(3, 5, 0.5)
-    with pytest.raises(InputError, match="family"):
+    with pytest.raises(InputError, match="size path"):
         imbalanced_sizes(100, 5, 0.5, "spiral")
 
 

@@ -279,3 +279,14 @@ def test_round_settings_refuse_what_a_message_log_refuses(field, value, words):
     settings = {"algorithm": "capeAGN", "k": 2, "model": "mog", "sigma2": 0.1, "norm_bound": 1.0, field: value}
     with pytest.raises(InputError, match=words):
         RoundSettings(**settings).validated()
+
+
+def test_the_noise_variants_are_a_table_like_the_solvers():
+    from dpcore.cape.noise_variants import NOISE_VARIANTS, noise_variant
+    from dpcore.validation import InputError
+
+    assert list(NOISE_VARIANTS) == ["helper", "helper-free"]
+    assert NOISE_VARIANTS["helper"].helper and not NOISE_VARIANTS["helper-free"].helper
+    assert NOISE_VARIANTS["helper"].audit_without_dropouts and not NOISE_VARIANTS["helper-free"].audit_without_dropouts
+    with pytest.raises(InputError, match="noise variant must be one of 'helper', 'helper-free'"):
+        noise_variant("oracle")

@@ -96,7 +96,7 @@ def test_two_outputs_naming_one_file_are_refused(capsys, tmp_path, no_sweep):
 def test_a_bundled_data_set_is_an_input_of_a_sweep_that_reads_it(capsys, tmp_path, no_sweep):
     from dpcore.data.bundled import BUNDLED
 
-    digits = ROOT / "data" / BUNDLED["digits"].file
+    digits = ROOT / "dpcore" / "data" / "files" / BUNDLED["digits"].file
     err = _one_line_error(capsys, "sweep", "--vary", "eps", "--grid", "1", "--runs", "1", "--dataset", "digits",
                           "--out", digits)
     assert "is also the input the bundled data set digits" in err
@@ -551,14 +551,14 @@ def test_a_norm_bound_outside_its_range_is_refused_on_the_command_line(capsys, t
 
 @pytest.fixture
 def stored_copy(tmp_path, monkeypatch):
-    """A copy of data/presets that a test may damage, found first (DPCORE_DATA_DIR); the caches are cleared before
-    and after."""
+    """A copy of the stored results (dpcore/data/files/presets) that a test may damage, found first
+    (DPCORE_DATA_DIR); the caches are cleared before and after."""
     import shutil
 
-    from dpcore.data.bundled import DATA_DIR_ENV
+    from dpcore.data import DATA_DIR_ENV
     from dpcore.experiments.stored import clear_stored
 
-    shutil.copytree(ROOT / "data" / "presets", tmp_path / "presets")
+    shutil.copytree(ROOT / "dpcore" / "data" / "files" / "presets", tmp_path / "presets")
     monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
     clear_stored()
     yield tmp_path / "presets"
@@ -645,7 +645,7 @@ def _damage(folder: Path, name: str, kind: str) -> str:
     manifest = folder / "manifest.json"
     if kind == "manifest cut":
         manifest.write_bytes(manifest.read_bytes()[:5000])
-        return "the manifest data/presets/manifest.json cannot be read: the manifest is not valid JSON"
+        return "the manifest presets/manifest.json cannot be read: the manifest is not valid JSON"
     if kind == "manifest nested":
         manifest.write_text("[" * 100_000 + "]" * 100_000)
         return "nested 100,000 levels deep"

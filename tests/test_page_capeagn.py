@@ -7,7 +7,8 @@ from conftest import app_test
 from test_page_notation import ascii_notation
 
 from dpcore.notation import symbolic
-from dpcore.otd.story import BREAKDOWN_KINDS, OPENING, opening_closure
+from dpcore.otd.story import BREAKDOWN_KINDS, OPENING, data_words, opening_closure, setting_sentence
+from dpcore.scenario import default_scenario, equal_sites_scenario
 from pages.shared.catalog import PAGES
 
 PAGE = "pages/capeagn.py"
@@ -24,7 +25,11 @@ def test_page_is_listed_and_renders_its_default_state():
     at = app_test(PAGE)
     assert not at.exception and len(at.error) == 0
     assert at.title[0].value == "capeAGN: private tensor decomposition across sites"
-    assert "A hundred sites each hold 2,000 short documents" in _texts(at.markdown)
+    lecture = equal_sites_scenario(OPENING.sites, OPENING.site_size, OPENING.eps, OPENING.delta,
+                                   calibration=OPENING.calibration, name_prefix="site ")
+    intro = symbolic(setting_sentence(data_words(OPENING.spec), lecture))  # computed from what will run
+    assert intro in _texts(at.markdown) and intro.startswith("100 sites each hold 2,000 short documents")
+    assert "This page runs the lecture setting" in _texts(at.markdown)
     assert "Press **Run**" in _texts(at.info)
     assert "Path: **dense**" in _texts(at.caption)
     assert at.toggle(key="capeagn_override").value is True
@@ -142,3 +147,17 @@ def test_upload_mode_without_a_file_explains_what_is_missing():
     assert not at.exception and len(at.error) == 0
     at.button(key="capeagn_run").click().run()
     assert "upload a file first" in _texts(at.error)
+
+
+def test_a_scenario_the_user_built_is_what_runs():
+    """Item 2 of issue 20: the user's own scenario runs (the toggle follows it), the intro is computed from it, and one
+    click in the sidebar returns to the lecture setting."""
+    at = app_test(PAGE)
+    own = default_scenario().with_sizes([900, 800, 700, 600, 500])
+    at.session_state["scenario"] = own
+    at.run()
+    assert not at.exception
+    assert at.toggle(key="capeagn_override").value is False
+    assert symbolic(setting_sentence(data_words(OPENING.spec), own)) in _texts(at.markdown)
+    at.button(key="capeagn_to_lecture").click().run()
+    assert at.toggle(key="capeagn_override").value is True

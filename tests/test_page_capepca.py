@@ -12,8 +12,8 @@ from test_page_notation import ascii_notation
 from dpcore.data import load_bundled
 from dpcore.notation import symbolic
 from dpcore.pca import compare_pca, prepare_pca
-from dpcore.pca.story import BREAKDOWN_KINDS, OPENING, opening_closure
-from dpcore.scenario import default_scenario, scenario_from_dict
+from dpcore.pca.story import BREAKDOWN_KINDS, OPENING, opening_closure, setting_sentence
+from dpcore.scenario import default_scenario, equal_sites_scenario, scenario_from_dict
 
 PAGE = "pages/capepca.py"
 MARGIN_Z = 2.0
@@ -51,7 +51,11 @@ def test_opening_state_renders_the_story_without_errors(at):
     assert not at.exception
     assert errors(at) == []
     assert at.title[0].value == "capePCA: distributed private PCA"
-    assert "Ten sites each hold 500 MNIST images" in texts(at.markdown)
+    # the introduction is computed from what the page will run: the lecture setting, named in the sidebar
+    lecture = equal_sites_scenario(OPENING.sites, OPENING.site_size, OPENING.eps, OPENING.delta,
+                                   calibration=OPENING.calibration, seed=default_scenario().seed)
+    assert symbolic(setting_sentence("MNIST subset", 784, lecture, OPENING.k)) in texts(at.markdown)
+    assert "This page runs the lecture setting" in texts(at.markdown)
     assert at.radio(key="pca_data").value == OPENING.dataset
     assert at.radio(key="pca_site_mode").value == "equal"
     assert at.number_input(key="pca_sites").value == OPENING.sites
@@ -189,7 +193,9 @@ def test_successful_run_on_digits_matches_the_library(at):
     got = {m.algorithm: m.mean for m in result.summary}
     assert got == pytest.approx(want, rel=1e-12)
     assert len(at.get("plotly_chart")) == 3  # bars, scree, component images (digits are 8 x 8 pictures)
-    assert [b.label for b in at.download_button] == ["Download summary (CSV)", "Download every run (CSV)"]
+    assert [b.label for b in at.download_button] == ["Download summary (CSV)", "Download every run (CSV)",
+                                                     "Download JSON", "Download CSV", "Download HTML report",
+                                                     "Download Python script"]
     # the result stays when another widget changes
     at.selectbox(key="pca_chart_metric").set_value("subspace_distance").run()
     assert results_table(at) is not None and not at.exception
@@ -253,3 +259,21 @@ def test_synthetic_data_with_the_shared_scenario(at):
     at.button(key="pca_run").click().run()
     assert not at.exception and errors(at) == []
     assert list(results_table(at)["algorithm"]) == ["capePCA", "conv"]
+
+
+def test_a_scenario_the_user_built_is_what_runs_and_one_click_goes_back_to_the_lecture_setting():
+    """Item 2 of issue 20: once the shared scenario is the user's own, the page runs it and says so (intro computed from
+    it, the sidebar names it); one click returns to the lecture setting, which the sidebar then names."""
+    at = app_test("pages/capepca.py", timeout=300)
+    own = default_scenario().with_sizes([400, 300, 200, 250, 350])
+    at.session_state["scenario"] = own
+    at.run()
+    assert not at.exception
+    assert at.radio(key="pca_site_mode").value == "scenario"
+    assert symbolic(setting_sentence("MNIST subset", 784, own, OPENING.k)) in texts(at.markdown)
+    assert "This page runs your scenario" in texts(at.markdown)
+    at.button(key="pca_to_lecture").click().run()
+    assert at.radio(key="pca_site_mode").value == "equal"
+    assert "This page runs the lecture setting" in texts(at.markdown)
+    at.button(key="pca_to_own").click().run()
+    assert at.radio(key="pca_site_mode").value == "scenario"

@@ -8,8 +8,9 @@ import math
 
 from conftest import app_test
 
-from dpcore.lda.story import BREAKDOWN, OPENING
+from dpcore.lda.story import BREAKDOWN, OPENING, corpus_words, setting_sentence
 from dpcore.notation import symbolic
+from dpcore.scenario import default_scenario, equal_sites_scenario
 from pages.shared.catalog import PAGES
 
 PAGE = "pages/topic_models.py"
@@ -29,7 +30,11 @@ def test_page_is_listed_and_opens_on_the_story():
     at = app_test(PAGE)
     _clean(at)
     assert at.title[0].value == "Topic models: private LDA across sites"
-    assert symbolic(OPENING.headline) in _texts(at.markdown)
+    lecture = equal_sites_scenario(OPENING.sites, OPENING.docs_per_site, OPENING.grid[0], OPENING.delta,
+                                   calibration="analytic", name_prefix="site ")
+    intro = symbolic(setting_sentence(corpus_words(OPENING.spec), lecture, OPENING.grid))  # from what will run
+    assert intro in _texts(at.markdown) and intro.startswith("20 sites each hold 1,000 documents")
+    assert "This page runs the lecture setting" in _texts(at.markdown)
     assert "Press **Run**" in _texts(at.info)
     assert at.number_input(key="tm_sites").value == OPENING.sites
     assert at.number_input(key="tm_docs").value == OPENING.docs_per_site
@@ -163,3 +168,18 @@ def test_too_large_a_synthetic_corpus_is_refused_before_run():
     assert "more than one synthetic corpus may hold" in _texts(at.error) and at.button(key="tm_run").disabled
     at.number_input(key="tm_docs").set_value(1000).run()
     _clean(at)
+
+
+def test_a_scenario_the_user_built_is_what_runs():
+    """Item 2 of issue 20: the user's scenario (sites, sizes, delta, calibration) is what the curve runs, every site's
+    eps along the curve; one click in the sidebar returns to the lecture setting."""
+    at = app_test(PAGE)
+    own = default_scenario().with_sizes([900, 800, 700, 600, 500])
+    at.session_state["scenario"] = own
+    at.run()
+    _clean(at)
+    assert at.radio(key="tm_sites_mode").value == "scenario"
+    shown = own.with_sites(eps=OPENING.grid[0])
+    assert symbolic(setting_sentence(corpus_words(OPENING.spec), shown, OPENING.grid)) in _texts(at.markdown)
+    at.button(key="tm_to_lecture").click().run()
+    assert at.radio(key="tm_sites_mode").value == "lecture"

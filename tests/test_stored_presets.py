@@ -1,5 +1,5 @@
-"""Stored full-size preset results (data/presets, docs/experiments.md "Stored results"): the manifest records what
-produced them, the files are intact, and a slice recomputed here equals the stored rows."""
+"""Stored full-size preset results (dpcore/data/files/presets, docs/experiments.md "Stored results"): the manifest
+records what produced them, the files are intact, and a slice recomputed here equals the stored rows."""
 
 from __future__ import annotations
 

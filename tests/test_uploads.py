@@ -126,16 +126,35 @@ def test_no_feature_scaling_with_a_public_clip_reads_nothing_from_the_data():
         preprocess(x, features="whiten")
 
 
+def _shipped_patterns() -> list[str]:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["dpcore.data"]
+
+
 def test_bundled_is_the_one_table_of_data_sets():
     from dpcore.experiments.spec import PCA_DATASETS, PcaData
 
-    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["data-files"][
-        "share/dpcore/data"]
-    readme = (ROOT / "data" / "README.md").read_text()
+    patterns = _shipped_patterns()
+    readme = (ROOT / "dpcore" / "data" / "files" / "README.md").read_text()
     for name, info in BUNDLED.items():
-        assert any(fnmatch.fnmatch(f"data/{info.file}", p) for p in patterns), info.file
+        assert any(fnmatch.fnmatch(f"files/{info.file}", p) for p in patterns), info.file
         assert f"`{info.file}`" in readme and info.licence in readme
         data = load_bundled(name)
         assert data.dim == info.dim and data.n_samples == info.samples and data.image_shape == info.image_shape
         assert PCA_DATASETS[name] == info.label and PcaData(dataset=name, k=2).dim == info.dim
     assert set(PCA_DATASETS) == {"synthetic", *BUNDLED}
+
+
+def test_every_shipped_file_is_package_data():
+    """Every file of dpcore/data/files/ that a reader reads (data sets, corpora, stop words, stored results and
+    their manifest) matches a package-data pattern of pyproject.toml, so `pip install .` ships it."""
+    from dpcore.data import BUNDLED_CORPORA, FILES_FOLDER
+    from dpcore.data.corpora import STOP_WORDS_FILE
+    from dpcore.experiments.stored import MANIFEST_NAME, STORED_FOLDER, stored_dir
+
+    folder = ROOT / "dpcore" / "data" / FILES_FOLDER
+    presets = [p.relative_to(folder).as_posix() for p in (folder / STORED_FOLDER).iterdir()]
+    corpora = [f for c in BUNDLED_CORPORA.values() for f in (c.file, c.vocabulary_file)]
+    patterns = _shipped_patterns()
+    for name in [info.file for info in BUNDLED.values()] + corpora + [STOP_WORDS_FILE, "README.md"] + presets:
+        assert (folder / name).is_file() and any(fnmatch.fnmatch(f"{FILES_FOLDER}/{name}", p) for p in patterns), name
+    assert f"{STORED_FOLDER}/{MANIFEST_NAME}" in presets and stored_dir() is not None

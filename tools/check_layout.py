@@ -55,6 +55,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("tensor", "family"),
     ("pca", "otd", "lda"),
     ("experiments", "federation"),
+    ("planner", "reports"),
     ("cli",),
     ("root",),
 ]

@@ -1,13 +1,13 @@
 """Run the sweep presets at full paper size with the project's own sweep command and store the results in
-data/presets/ (docs/experiments.md, "Stored results").
+dpcore/data/files/presets/, package data of dpcore.data (docs/experiments.md, "Stored results").
 
 For every preset (default: every available one, in the paper's order) this runs::
 
     python -m dpcore sweep --preset NAME --out <tmp>.csv --workers W --json
 
 with one BLAS thread per process (as ``make run`` and ``make test`` set, so the table is the same byte for byte
-for any number of workers), gzips the tidy table into ``data/presets/NAME.csv.gz`` (gzip header without a
-time stamp, so the same table gives the same bytes) and records in ``data/presets/manifest.json``: the command,
+for any number of workers), gzips the tidy table into ``presets/NAME.csv.gz`` (gzip header without a
+time stamp, so the same table gives the same bytes) and records in ``presets/manifest.json``: the command,
 the seed, the runs, the spec, the dpcore version, the git commit and whether the work tree had changes, a
 machine note, the wall seconds and the sweep's own seconds, the number of rows and the table's SHA-256.
 
@@ -39,8 +39,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from dpcore import __version__  # noqa: E402
+from dpcore.data import FILES_FOLDER  # noqa: E402
 from dpcore.experiments import get_preset, preset_names  # noqa: E402
-from dpcore.experiments.stored import MANIFEST_NAME, STORED_DIR, stored_file_name  # noqa: E402
+from dpcore.experiments.stored import MANIFEST_NAME, STORED_FOLDER, stored_file_name  # noqa: E402
 from dpcore.outfiles import write_atomic  # noqa: E402
 
 BLAS_ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -183,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--digests", action="store_true", help="only record the sizes and SHA-256 of the stored "
                         "files in entries that lack them (after checking each table against its recorded SHA-256)")
     parser.add_argument("--table", action="store_true", help="print the stored presets as a Markdown table and exit")
-    parser.add_argument("--out-dir", default=str(ROOT / STORED_DIR), help="where to store (default data/presets)")
+    parser.add_argument("--out-dir", default=str(ROOT / "dpcore" / "data" / FILES_FOLDER / STORED_FOLDER),
+                        help="where to store (default dpcore/data/files/presets)")
     args = parser.parse_args(argv)
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,8 @@ capePCA, capeAGN and Topic models pages after pressing their Run button (``*-res
 "Show where CAPE stops helping" (``*-breakdown.png``), and Privacy-utility after the same button
 (``privacy-utility-stops.png``; the page opens on a stored figure, nothing to run). ``--only`` limits every part to the
 pages named.
-The README's pictures: ``capture.py --extras --results``.
+``--planner`` the Planner after Plan and Check (``planner-results.png``).
+The README's pictures: ``capture.py --extras --results --planner``.
 """
 
 from __future__ import annotations
@@ -191,6 +192,21 @@ def _results(browser, url: str, only: list[str] | None = None) -> None:
         page.close()
 
 
+def _planner(browser, url: str) -> None:
+    """The Planner after Plan and Check on its opening settings (synthetic data, solve N_s, 80 %): the README's
+    stakeholder step (planner-results.png)."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(f"{url}/planner", wait_until="domcontentloaded")
+    _wait(page)
+    page.get_by_role("button", name="Plan").click()
+    _wait(page)
+    page.get_by_role("button", name="Check: run capePCA").click()
+    _wait(page)
+    page.mouse.move(5, 5)
+    _shoot_full(page, OUT / "planner-results.png")
+    page.close()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--narrow", action="store_true", help="also take 420 px wide screenshots")
@@ -200,6 +216,8 @@ def main() -> int:
                         "form, the Home page's one-click lessons, a broken promise on What ε means")
     parser.add_argument("--results", action="store_true",
                         help="also capture capePCA, capeAGN, Privacy-utility and Topic models after pressing Run")
+    parser.add_argument("--planner", action="store_true",
+                        help="also capture the Planner after Plan and Check (planner-results.png)")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -235,6 +253,8 @@ def main() -> int:
                 _extras(browser, url)
             if args.results:
                 _results(browser, url, args.only)
+            if args.planner:
+                _planner(browser, url)
             browser.close()
     finally:
         proc.terminate()

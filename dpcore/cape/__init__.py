@@ -14,9 +14,11 @@ plan, gain <- change.
 
 from .attack import ATTACK_VIEWS, AttackView, attack_sentence, site_attack_views
 from .audit import (
+    AUDIT_VIEWS,
     VIEWS,
     AuditReport,
     AuditRow,
+    AuditView,
     ViewSigma,
     audit_design,
     default_collusion,
@@ -46,6 +48,7 @@ from .design import (
 )
 from .gain import GAINS, HEADLINE_GAIN, GainDefinition, Headline, headline_gain, headline_of
 from .noise_designs import SOLVERS, solver
+from .noise_variants import NOISE_VARIANTS, noise_variant
 from .plan import Plan, plan_scenario
 from .solver import DesignRequest, DesignSolver, FeasibleSettings
 from .solvers.closed_form import design_closed_form, solve_closed_form
@@ -62,13 +65,16 @@ from .stages import (
     stage_sensitivities,
     stage_taus,
 )
+from .variant import NoiseVariant
 from .weights import WEIGHT_OBJECTIVES, SuggestedWeights, suggest_weights
 
 __all__ = [
     "AGN_MODELS",
     "ATTACK_VIEWS",
+    "AUDIT_VIEWS",
     "GAINS",
     "HEADLINE_GAIN",
+    "NOISE_VARIANTS",
     "OBJECTIVES",
     "SOLVERS",
     "STAGE_MODELS",
@@ -77,6 +83,7 @@ __all__ = [
     "AuditReport",
     "AttackView",
     "AuditRow",
+    "AuditView",
     "CapeNoise",
     "ChangeRow",
     "DesignRequest",
@@ -85,6 +92,7 @@ __all__ = [
     "GainDefinition",
     "Headline",
     "NoiseDesign",
+    "NoiseVariant",
     "Objective",
     "Plan",
     "PlanChange",
@@ -113,6 +121,7 @@ __all__ = [
     "generalized_gain",
     "headline_gain",
     "headline_of",
+    "noise_variant",
     "plan_scenario",
     "noise_from_normals",
     "noise_rows",

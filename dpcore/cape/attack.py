@@ -28,16 +28,19 @@ from .plan import Plan
 
 __all__ = ["ATTACK_VIEWS", "AttackView", "attack_sentence", "site_attack_views"]
 
-ATTACK_VIEWS: dict[str, tuple[str, str]] = {
-    "promise": ("the site's own promise", "one release on its own, with the noise tau_s the site's budget needs"),
+ATTACK_VIEWS: dict[str, tuple[str, str, str | None]] = {
+    "promise": ("the site's own promise", "one release on its own, with the noise tau_s the site's budget needs", None),
     "aggregator": ("what the aggregator effectively sees",
-                   "every release combined in the best way, knowing the f_s: the audit's sigma_eff"),
+                   "every release combined in the best way, knowing the f_s: the audit's sigma_eff", "aggregator"),
     "aggregator+coalition": ("the aggregator with colluders",
-                             "the same, plus everything the worst coalition of up to c other sites knows"),
+                             "the same, plus everything the worst coalition of up to c other sites knows",
+                             "aggregator+coalition"),
     "pooled": ("pooled data",
-               "the published aggregate: what a trusted curator holding all the data would publish with noise tau_c"),
+               "the published aggregate: what a trusted curator holding all the data would publish with noise tau_c",
+               "outside"),
 }
-_AUDIT_VIEW = {"aggregator": "aggregator", "aggregator+coalition": "aggregator+coalition", "pooled": "outside"}
+"""Each view of an attacker: its label, its description and the view of the audit (:data:`~dpcore.cape.audit.
+AUDIT_VIEWS`) whose sigma_eff it has (None: the site's own release, its promise)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -87,15 +90,15 @@ def site_attack_views(plan: Plan, site: str) -> list[AttackView]:
     if plan.audit is None:
         return views
     rows = {r.view: r for r in plan.audit.rows if r.site == site}
-    for key, audit_view in _AUDIT_VIEW.items():
-        row = rows.get(audit_view)
+    for key, (_, _, audit_view) in ATTACK_VIEWS.items():
+        row = rows.get(audit_view) if audit_view is not None else None
         if row is not None:
             views.append(_view(key, float(row.sigma_eff), sens, float(row.eps_eff), promised))
     return views
 
 
 def _view(key: str, sigma: float, sensitivity: float, eps_eff: float, eps_promised: float) -> AttackView:
-    label, description = ATTACK_VIEWS[key]
+    label, description, _ = ATTACK_VIEWS[key]
     return AttackView(key=key, label=label, description=description, sigma=sigma, sensitivity=sensitivity,
                       eps_eff=eps_eff, eps_promised=eps_promised)
 

@@ -35,9 +35,11 @@ from .coalition import aggregator_sigma2, site_terms, worst_coalitions
 from .design import NoiseDesign
 
 __all__ = [
+    "AUDIT_VIEWS",
     "VIEWS",
     "AuditReport",
     "AuditRow",
+    "AuditView",
     "ViewSigma",
     "audit_design",
     "default_collusion",
@@ -46,7 +48,33 @@ __all__ = [
     "view_sigmas",
 ]
 
-VIEWS = ("outside", "aggregator", "aggregator+coalition", "sites")
+@dataclass(frozen=True, kw_only=True)
+class AuditView:
+    """One view the audit computes (docs/math/audit.md): who has it (``party``), what it ``sees`` and ``knows``,
+    and one sentence for help texts (``description``). The protocol walk-through, the Noise design page and the What
+    eps means page read :data:`AUDIT_VIEWS`."""
+
+    name: str
+    party: str
+    sees: str
+    knows: str
+    description: str
+
+
+AUDIT_VIEWS: dict[str, AuditView] = {view.name: view for view in (
+    AuditView(name="outside", party="outside observer", sees="the published aggregate", knows="nothing else",
+              description="an outside observer of the published aggregate"),
+    AuditView(name="aggregator", party="aggregator", sees="every site's release", knows="every f_s it drew",
+              description="the aggregator, who sees every release and knows every f_s (the noise it handed out)"),
+    AuditView(name="aggregator+coalition", party="aggregator + colluding sites", sees="every release",
+              knows="every f_s, and e_t, f_t, g_t of the coalition",
+              description="the aggregator together with the worst coalition of up to c other sites"),
+    AuditView(name="sites", party="colluding sites (no aggregator)", sees="the published aggregate",
+              knows="their own e_t, f_t, g_t",
+              description="a coalition of up to c other sites, without the aggregator (they see the aggregate)"),
+)}
+"""Every view of the audit, the one table of them."""
+VIEWS = tuple(AUDIT_VIEWS)
 
 
 def default_collusion(n_sites: int) -> int:

@@ -16,8 +16,9 @@ With equal budgets, tau_s = c / N_s for a mean (Delta_s = 1/N_s). Three gains al
   G = sum_s (N_min / N_s)^2 <= S.
 * ``size_weights``: weights mu_s = N_s / N, tau_c at the floor c / N: G = S for every n.
 
-Paths of sizes: :func:`imbalanced_sizes` (one slider from equal sizes, 0, to the most unequal sizes of a
-family, 1) and :func:`dirichlet_sizes` (random shares with a concentration, seeded).
+Paths of sizes (:data:`SIZE_PATHS`; not the algorithm families of :data:`dpcore.experiments.FAMILIES`):
+:func:`imbalanced_sizes` (one slider from equal sizes, 0, to the most unequal sizes of a path, 1) and
+:func:`dirichlet_sizes` (random shares with a concentration, seeded).
 """
 
 from __future__ import annotations
@@ -37,9 +38,9 @@ from .solvers.general import solve_general
 from .solvers.robust import solve_collusion_robust
 
 __all__ = [
-    "FAMILIES",
     "GAINS",
     "HEADLINE_GAIN",
+    "SIZE_PATHS",
     "GainCurves",
     "GainDefinition",
     "Headline",
@@ -54,7 +55,7 @@ __all__ = [
     "scenario_gains",
 ]
 
-FAMILIES = {
+SIZE_PATHS: dict[str, str] = {
     "one-large": "S-1 sites shrink together while one grows; 1 gives (1, ..., 1, N-S+1), Proposition 1's maximiser",
     "geometric": "sizes in geometric progression; at 1 the largest site has N-S+1 times the extra samples of "
     "the smallest",
@@ -69,20 +70,21 @@ def _check_total(total: int, n_sites: int) -> tuple[int, int]:
     return total, n_sites
 
 
-def imbalanced_sizes(total: int, n_sites: int, imbalance: float, family: str = "one-large") -> np.ndarray:
-    """Sizes summing to N: equal at ``imbalance`` 0, the most unequal member of ``family`` at 1.
+def imbalanced_sizes(total: int, n_sites: int, imbalance: float, path: str = "one-large") -> np.ndarray:
+    """Sizes summing to N: equal at ``imbalance`` 0, the most unequal sizes of the path of sizes ``path`` (a key of
+    :data:`SIZE_PATHS`) at 1.
 
     one-large: extra samples (beyond 1 per site) in shares 1 - t for S-1 sites and 1 - t + t S for the last.
     geometric: shares r^(s/(S-1)), s = 0..S-1, with r = (N-S+1)^t.
     """
     total, n_sites = _check_total(total, n_sites)
-    family = check_choice(family, "family", tuple(FAMILIES))
+    path = check_choice(path, "size path", tuple(SIZE_PATHS))
     t = float(imbalance)
     if not 0.0 <= t <= 1.0:
         raise InputError(f"imbalance must be in [0, 1] (got {imbalance!r})", "imbalance")
     if n_sites == 1:
         return np.array([total])
-    if family == "one-large":
+    if path == "one-large":
         shares = np.full(n_sites, 1.0 - t)
         shares[-1] = 1.0 - t + t * n_sites
     else:
@@ -127,10 +129,10 @@ class GainCurves:
     size_weights: np.ndarray
 
 
-def gain_curves(total: int, n_sites: int, imbalances: np.ndarray, family: str = "one-large") -> GainCurves:
+def gain_curves(total: int, n_sites: int, imbalances: np.ndarray, path: str = "one-large") -> GainCurves:
     """The three gains of the module docstring along ``imbalances`` (values in [0, 1])."""
     imbalances = np.asarray(imbalances, dtype=float)
-    sizes = np.array([imbalanced_sizes(total, n_sites, t, family) for t in imbalances])
+    sizes = np.array([imbalanced_sizes(total, n_sites, t, path) for t in imbalances])
     floor_equal = np.array([gain_equal_weights_at_floor(row) for row in sizes])
     size_weights = np.full(len(imbalances), float(n_sites))
     return GainCurves(imbalance=imbalances, sizes=sizes, prop1=gain_equal_weights(sizes), floor_equal=floor_equal,

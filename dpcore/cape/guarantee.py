@@ -34,8 +34,9 @@ from typing import Any
 import numpy as np
 
 from ..privacy.calibration import classic_caveat, exact_delta, exact_eps, multiplier
+from ..scenario import Scenario
 from ..textio import site_label
-from .audit import ViewSigma, view_sigmas
+from .audit import ViewSigma, default_collusion, view_sigmas
 from .design import NoiseDesign
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "calibrated_stage",
     "cape_guarantees",
     "certified_label",
+    "coalition_size",
     "compose_guarantees",
     "conventional_guarantees",
     "curator_guarantees",
@@ -56,6 +58,7 @@ __all__ = [
     "no_data",
     "no_privacy",
     "not_dp",
+    "promises",
     "run_guarantee_records",
     "unprotected",
 ]
@@ -368,3 +371,17 @@ def basic_guarantees(parts: Sequence[float], *, eps: float, delta: float, site: 
                      short="sees the records in the clear") if trusted
            else Guarantee(**{**release.__dict__, "view": "aggregator"}))
     return release, agg
+
+
+def promises(scenario: Scenario, shares: Sequence[float]) -> dict[str, Any]:
+    """What every view of a run's guarantee is measured against: eps_s, delta_s, the sites' names, the calibration
+    and each stage's share of the budget (``shares``, one per stage): the keywords of the ``*_guarantees``
+    functions above."""
+    return {"eps": scenario.eps, "delta": scenario.delta, "names": scenario.names, "calibration": scenario.calibration,
+            "shares": tuple(shares)}
+
+
+def coalition_size(n_sites: int, collusion: int | None) -> int:
+    """c of a run's coalition view: the collusion bound the run was designed for (at most S - 1), else
+    ceil(S/3) - 1 (:func:`~dpcore.cape.audit.default_collusion`)."""
+    return min(int(collusion), n_sites - 1) if collusion is not None else default_collusion(n_sites)

@@ -39,12 +39,15 @@ from typing import Any
 
 import numpy as np
 
-from ..limits import MAX_COALITIONS, MAX_DROPOUT_SETS
+from ..limits import MAX_DROPOUT_SETS
 from ..privacy.calibration import exact_delta, exact_eps
 from ..privacy.zero_sum import weighted_zero_sum_law, weighted_zero_sum_mixing
 from ..validation import InputError
-from .audit import AuditReport, AuditRow, ViewSigma, _aggregator_sigmas, view_sigmas
+from .audit import AuditReport, AuditRow, ViewSigma, view_sigmas
 from .design import NoiseDesign
+from .noise_variants import NOISE_VARIANTS, noise_variant
+from .variant import worst_extra
+from .variants.secure_sum import joint_covariance
 
 __all__ = [
     "FIXED_POINT_SIGMAS",
@@ -66,8 +69,6 @@ __all__ = [
     "variant_view_sigmas",
 ]
 
-NOISE_VARIANTS = ("helper", "helper-free")
-"""Who makes the zero-sum noise: a trusted helper, or the sites among themselves by a secure sum."""
 FIXED_POINT_SIGMAS = 40.0
 """The secure sum's range covers every w_s within this many standard deviations (a draw beyond has probability
 below 1e-300; a site refuses such a draw rather than wrap around)."""
@@ -136,115 +137,7 @@ def helper_free_terms(own: np.ndarray, total: np.ndarray, common: float, weight:
     return (np.asarray(own, dtype=float) - float(common) * np.asarray(total, dtype=float)) / float(weight)
 
 
-def joint_covariance(design: NoiseDesign) -> np.ndarray:
-    """Cov of (e_1, ..., e_S, W) for the helper-free construction from the design's factored law: e_s =
-    (w_s - c_s W) / mu_s on the weighted sites, e_s = w_s (independent) on the others, W = sum of the weighted w.
-    Its top-left S x S block is the helper's law; the last row is what the revealed sum adds."""
-    law = _law(design)
-    mu = np.asarray(design.weights, dtype=float)
-    n = mu.size
-    weighted = mu > 0
-    # rows: e_1..e_S, W; columns: w_1..w_S (independent, variance var_w)
-    a = np.zeros((n + 1, n))
-    for s in range(n):
-        if weighted[s]:
-            a[s, weighted] = -law.common[s] / mu[s]
-            a[s, s] += 1.0 / mu[s]
-        else:
-            a[s, s] = 1.0
-    a[n, weighted] = 1.0
-    return a @ np.diag(law.var_w) @ a.T
-
-
-def _law(design: NoiseDesign):
-    if design.e_law is None or not design.feasible:
-        raise InputError("the helper-free variant needs a feasible design with a factored helper law")
-    return design.e_law
-
-
 # -- views --------------------------------------------------------------------------------------------------------
-
-def _helper_free_sigma2(s: int, known: Sequence[int], mu: np.ndarray, d2: np.ndarray, gamma: np.ndarray) -> float:
-    """sigma_eff^2 of weighted site s for the aggregator knowing W and u_t of the sites in ``known`` (module
-    docstring)."""
-    a_s = d2[s] + gamma[s]
-    if a_s <= 0.0:
-        return 0.0
-    rest = np.ones(mu.size, dtype=bool)
-    rest[list(known)] = False
-    rest &= mu > 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.where(d2 + gamma > 0, d2 * gamma / np.where(d2 + gamma > 0, d2 + gamma, 1.0), 0.0)
-    total = float(np.sum(r[rest]))
-    extra = 0.0 if d2[s] == 0.0 else (math.inf if total <= 0.0 else (d2[s] / a_s) ** 2 / total)
-    info = 1.0 / a_s + extra
-    return 0.0 if math.isinf(info) else 1.0 / (mu[s] ** 2 * info)
-
-
-def _worst_extra(candidates: list[int], score: np.ndarray, size: int) -> tuple[int, ...]:
-    return tuple(sorted(sorted(candidates, key=lambda t: (-score[t], t))[:size]))
-
-
-def _helper_views(design: NoiseDesign, size: int, dropped: tuple[int, ...], s: int) -> list[ViewSigma]:
-    """The helper variant's aggregator views of survivor s with every dropped site forced into the coalition."""
-    var_g = np.clip(design.var_g, 0.0, None)
-    cov_e = design.e_mixing @ design.e_mixing.T
-    survivors = [t for t in range(design.n_sites) if t != s and t not in dropped]
-    base = np.array([sorted(dropped)], dtype=np.int64).reshape(1, len(dropped))
-    out = [ViewSigma(site=s, view="aggregator", coalition=tuple(sorted(dropped)),
-                     sigma_eff=float(_aggregator_sigmas(cov_e, var_g, s, base)[0]))]
-    extra = min(size, len(survivors))
-    if extra > 0:
-        if math.comb(len(survivors), extra) <= MAX_COALITIONS:
-            coals = np.array([sorted(dropped + c) for c in combinations(survivors, extra)], dtype=np.int64)
-            sig = _aggregator_sigmas(cov_e, var_g, s, coals)
-            best = int(np.argmin(sig))
-            out.append(ViewSigma(site=s, view="aggregator+coalition", coalition=tuple(int(t) for t in coals[best]),
-                                 sigma_eff=float(sig[best])))
-        else:  # greedy, with the proven bound sigma_eff >= tau_g,s
-            chosen: list[int] = []
-            sigma = math.inf
-            for _ in range(extra):
-                cands = [t for t in survivors if t not in chosen]
-                coals = np.array([sorted(dropped + tuple(chosen) + (t,)) for t in cands], dtype=np.int64)
-                sig = _aggregator_sigmas(cov_e, var_g, s, coals)
-                best = int(np.argmin(sig))
-                chosen.append(cands[best])
-                sigma = float(sig[best])
-            out.append(ViewSigma(site=s, view="aggregator+coalition", coalition=tuple(sorted(dropped + tuple(chosen))),
-                                 sigma_eff=sigma, exact=False, sigma_bound=math.sqrt(var_g[s])))
-    return out
-
-
-def _helper_free_views(design: NoiseDesign, size: int, dropped: tuple[int, ...], s: int) -> list[ViewSigma]:
-    law = _law(design)
-    mu = np.asarray(design.weights, dtype=float)
-    var_g = np.clip(design.var_g, 0.0, None)
-    if mu[s] <= 0:  # independent of everything: the release alone
-        sigma = math.sqrt(float(law.var_w[s] + var_g[s]))
-        views = [ViewSigma(site=s, view="aggregator", coalition=tuple(sorted(dropped)), sigma_eff=sigma)]
-        if size > 0:
-            views.append(ViewSigma(site=s, view="aggregator+coalition", coalition=tuple(sorted(dropped)),
-                                   sigma_eff=sigma))
-        return views
-    d2 = np.asarray(law.var_w, dtype=float)
-    gamma = mu**2 * var_g
-    if dropped:
-        first = ViewSigma(site=s, view="aggregator", coalition=tuple(sorted(dropped)),
-                          sigma_eff=math.sqrt(_helper_free_sigma2(s, dropped, mu, d2, gamma)))
-    else:  # W never reaches the aggregator: its view is the helper's
-        first = next(v for v in view_sigmas(design, 0, ("aggregator",)) if v.site == s)
-    views = [first]
-    survivors = [t for t in range(mu.size) if t != s and t not in dropped]
-    extra = min(size, len(survivors))
-    if extra > 0:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r = np.where(d2 + gamma > 0, d2 * gamma / np.where(d2 + gamma > 0, d2 + gamma, 1.0), 0.0)
-        coalition = tuple(sorted(dropped + _worst_extra(survivors, r, extra)))
-        views.append(ViewSigma(site=s, view="aggregator+coalition", coalition=coalition,
-                               sigma_eff=math.sqrt(_helper_free_sigma2(s, coalition, mu, d2, gamma))))
-    return views
-
 
 def variant_view_sigmas(design: NoiseDesign, collusion: int, *, variant: str = "helper",
                         dropped: Sequence[int] = ()) -> list[ViewSigma]:
@@ -252,8 +145,7 @@ def variant_view_sigmas(design: NoiseDesign, collusion: int, *, variant: str = "
     ``collusion`` colluders besides the dropped sites, sites), for ``variant`` and the sites ``dropped`` (indices)
     forced into every coalition of the aggregator. Without drop-outs the helper variant is
     :func:`dpcore.cape.audit.view_sigmas`."""
-    if variant not in NOISE_VARIANTS:
-        raise InputError(f"noise variant must be one of {', '.join(NOISE_VARIANTS)} (got {variant!r})", "noise")
+    entry = noise_variant(variant)
     if not design.feasible or design.e_mixing is None:
         raise InputError(f"cannot audit an infeasible design: {design.reason}")
     n = design.n_sites
@@ -261,7 +153,7 @@ def variant_view_sigmas(design: NoiseDesign, collusion: int, *, variant: str = "
     if any(not 0 <= t < n for t in dropped) or len(dropped) >= n:
         raise InputError(f"dropped sites must be fewer than the {n} sites and name sites of the design")
     size = max(0, min(int(collusion), n - 1 - len(dropped)))
-    if variant == "helper" and not dropped:
+    if entry.audit_without_dropouts and not dropped:
         return view_sigmas(design, size)
     var_g = np.clip(design.var_g, 0.0, None)
     load = design.weights**2 * var_g
@@ -273,11 +165,11 @@ def variant_view_sigmas(design: NoiseDesign, collusion: int, *, variant: str = "
         kept = float(load.sum() - load[list(dropped)].sum())
         out.append(ViewSigma(site=s, view="outside", coalition=tuple(dropped),
                              sigma_eff=math.inf if mu_s == 0 else math.sqrt(max(kept, 0.0)) / mu_s))
-        views = (_helper_views if variant == "helper" else _helper_free_views)(design, size, dropped, s)
+        views = entry.aggregator_views(design, size, dropped, s)
         out.extend(v for v in views if v.view == "aggregator" or size > 0)
         if size > 0:
             others = [t for t in range(n) if t != s and t not in dropped]
-            coal = _worst_extra(others, load, size)
+            coal = worst_extra(others, load, size)
             remaining = kept - float(load[list(coal)].sum())
             out.append(ViewSigma(site=s, view="sites", coalition=tuple(sorted(dropped + coal)),
                                  sigma_eff=math.inf if mu_s == 0 else math.sqrt(max(remaining, 0.0)) / mu_s))

@@ -1,4 +1,5 @@
-"""Design and audit a scenario in one call: what ``python -m dpcore design`` and the dashboard show."""
+"""Design and audit a scenario in one call: what ``python -m dpcore design`` and the dashboard show (the designs:
+docs/math/cape.md; the audit: docs/math/audit.md)."""
 
 from __future__ import annotations
 

@@ -24,13 +24,15 @@ from ..privacy.calibration import eps_for_sigma
 from ..privacy.symmetric import unique_count_matrix, unique_count_tensor
 from ..textio import site_label
 from ..validation import InputError, check_positive_int, check_rank
-from .audit import AuditReport, entry_pair_sigma
+from .audit import AUDIT_VIEWS, AuditReport, entry_pair_sigma
 from .design import NoiseDesign
 from .explain import audit_summary
+from .noise_variants import noise_variant
 
 __all__ = [
     "AGGREGATOR",
     "HELPER",
+    "SITES",
     "PUBLIC",
     "ROUNDS",
     "Message",
@@ -46,6 +48,8 @@ __all__ = [
 ]
 
 HELPER = "helper"
+SITES = "sites"
+"""The sender of e_s in the helper-free variant: the sites themselves, by a secure sum (docs/federated.md)."""
 AGGREGATOR = "aggregator"
 PUBLIC = "everyone"
 ROUNDS = ("CAPE", "capePCA", "capeAGN")
@@ -133,18 +137,34 @@ def _require(design: NoiseDesign) -> None:
         raise InputError(f"the protocol needs a feasible noise design: {design.reason}")
 
 
+def _check_noise(noise: str) -> str:
+    """A name of the noise-variant table (:data:`dpcore.cape.noise_variants.NOISE_VARIANTS`), checked."""
+    return noise_variant(noise).name
+
+
 def _noise_messages(
     design: NoiseDesign, step_e: int, step_f: int, symbol: str, shape: tuple[int, ...], numbers: int, unique: int,
+    noise: str = "helper",
 ) -> tuple[ProtocolStep, ProtocolStep]:
+    """The e and f steps. In the helper-free variant (dpcore.cape.helper_free) no helper sends e_s: each site draws
+    w_s, the sites learn W = sum_t w_t by a secure sum whose masked shares the aggregator forwards as ciphertext, and
+    site s sets mu_s e_s = w_s - c_s W itself; the message carrying e_s is then the sites' set-up."""
+    helper_free = not noise_variant(_check_noise(noise)).helper
     e_msgs, f_msgs = [], []
     for i, name in enumerate(design.names):
-        e_msgs.append(Message(step=step_e, sender=HELPER, receiver=_site_label(name),
+        e_msgs.append(Message(step=step_e, sender=SITES if helper_free else HELPER, receiver=_site_label(name),
                               content=f"E{symbol}_{name}" if symbol else f"e_{name}", shape=shape, numbers=numbers,
                               unique=unique, noise_std=_std(design.var_e[i]), channel="private", site=name))
         f_msgs.append(Message(step=step_f, sender=AGGREGATOR, receiver=_site_label(name),
                               content=f"F{symbol}_{name}" if symbol else f"f_{name}", shape=shape, numbers=numbers,
                               unique=unique, noise_std=_std(design.var_f[i]), channel="private", site=name))
     e_step = ProtocolStep(
+        step_e, "The sites make noise that cancels, without a helper",
+        "Each site draws its own w_s; a secure sum (pairwise masks on a fixed-point encoding, forwarded by the "
+        "aggregator as ciphertext it cannot read) gives every site W = sum_t w_t, and site s sets "
+        "e_s = (w_s - c_s W) / mu_s, so that sum_s mu_s e_s = 0 exactly. No party learns another site's e_s.",
+        tuple(e_msgs),
+    ) if helper_free else ProtocolStep(
         step_e, "The helper hands out noise that cancels",
         "The trusted helper draws e_1..e_S jointly so that sum_s mu_s e_s = 0 exactly and sends each site its "
         "term over a private channel. Alone each e_s is large noise; together they vanish in the aggregate.",
@@ -171,12 +191,13 @@ def _release_messages(
     return tuple(msgs)
 
 
-def cape_round(design: NoiseDesign, dim: int = 1) -> ProtocolRound:
-    """Algorithm 1 / generalized CAPE for a statistic with ``dim`` entries (a mean of D features)."""
+def cape_round(design: NoiseDesign, dim: int = 1, *, noise: str = "helper") -> ProtocolRound:
+    """Algorithm 1 / generalized CAPE for a statistic with ``dim`` entries (a mean of D features); ``noise`` is the
+    variant producing the zero-sum terms ("helper" or "helper-free")."""
     _require(design)
     dim = check_positive_int(dim, "D")
     shape = (dim,) if dim > 1 else ()
-    e_step, f_step = _noise_messages(design, 1, 2, "", shape, dim, dim)
+    e_step, f_step = _noise_messages(design, 1, 2, "", shape, dim, dim, noise)
     local = ProtocolStep(
         3, "Each site computes and adds its own noise",
         "Site s computes its statistic a_s (here a mean with sensitivity Delta_s) and draws g_s ~ N(0, tau_g,s^2). "
@@ -199,14 +220,15 @@ def cape_round(design: NoiseDesign, dim: int = 1) -> ProtocolRound:
                          output="the weighted average a", output_std=design.output_std)
 
 
-def capepca_round(design: NoiseDesign, dim: int, rank: int) -> ProtocolRound:
-    """Algorithm 2 (capePCA): symmetric D x D noise, releases of A_s = X_s X_s^T / N_s, top-K subspace out."""
+def capepca_round(design: NoiseDesign, dim: int, rank: int, *, noise: str = "helper") -> ProtocolRound:
+    """Algorithm 2 (capePCA): symmetric D x D noise, releases of A_s = X_s X_s^T / N_s, top-K subspace out;
+    ``noise`` as in :func:`cape_round`."""
     _require(design)
     dim = check_positive_int(dim, "D")
     rank = check_rank(rank, dim)
     shape = (dim, dim)
     dense, uniq = dim * dim, unique_count_matrix(dim)
-    e_step, f_step = _noise_messages(design, 1, 2, "", shape, dense, uniq)
+    e_step, f_step = _noise_messages(design, 1, 2, "", shape, dense, uniq, noise)
     e_step = ProtocolStep(e_step.number, e_step.title, e_step.description +
                           " Each E_s is a symmetric D x D matrix: D(D+1)/2 unique entries, mirrored.", e_step.messages)
     local = ProtocolStep(
@@ -238,12 +260,14 @@ def capepca_round(design: NoiseDesign, dim: int, rank: int) -> ProtocolRound:
 
 
 def capeagn_round(  # long: the eight steps of Algorithm 3 in order, read top to bottom
-    design_m2: NoiseDesign, design_m3: NoiseDesign, dim: int, rank: int, *, projected: bool = False
+    design_m2: NoiseDesign, design_m3: NoiseDesign, dim: int, rank: int, *, projected: bool = False,
+    noise: str = "helper",
 ) -> ProtocolRound:
     """Algorithm 3 (capeAGN): stage 1 as capePCA on M2 gives the whitening W (D x K); stage 2 releases
     (M3_s + E3_s + F3_s + G3_s)(W, W, W), K x K x K. With ``projected`` the helper and the aggregator send
     noise already projected by W (docs/math/capeagn.md, "Large D: the projected path"), K x K x K instead of
-    D x D x D, and the helper receives W too (one D x K message more)."""
+    D x D x D, and the helper receives W too (one D x K message more). ``noise`` as in :func:`cape_round`: without
+    a helper the sites project their own zero-sum terms with the W they already receive."""
     _require(design_m2)
     _require(design_m3)
     if design_m2.names != design_m3.names:
@@ -251,7 +275,8 @@ def capeagn_round(  # long: the eight steps of Algorithm 3 in order, read top to
     dim = check_positive_int(dim, "D")
     rank = check_rank(rank, dim)
     m_shape, m_dense, m_uniq = (dim, dim), dim * dim, unique_count_matrix(dim)
-    e1, f1 = _noise_messages(design_m2, 1, 2, "2", m_shape, m_dense, m_uniq)
+    helper = noise_variant(_check_noise(noise)).helper
+    e1, f1 = _noise_messages(design_m2, 1, 2, "2", m_shape, m_dense, m_uniq, noise)
     stage1 = ProtocolStep(
         3, "Stage 1: each site sends its noisy M2",
         "M2_hat_s = M2_s + E2_s + F2_s + G2_s (symmetric D x D), with the stage-1 budget.",
@@ -266,7 +291,7 @@ def capeagn_round(  # long: the eight steps of Algorithm 3 in order, read top to
     whiten_text = ("M2_hat = sum_s mu_s (M2_hat_s - F2_s); top-K eigenpairs (U, D); W = U D^(-1/2) is sent to every "
                    "site. If a top-K eigenvalue is <= 0 the whitening is undefined and the round stops with that "
                    "message. W is private by post-processing of stage 1.")
-    if projected:
+    if projected and helper:
         # The helper projects its E3_s on W, so it needs W too; W is the (eps1, delta1)-DP output of stage 1, so
         # the helper learns nothing from it that the sites do not.
         w_msgs += (Message(step=4, sender=AGGREGATOR, receiver=HELPER, content="W (whitening)", shape=(dim, rank),
@@ -281,9 +306,9 @@ def capeagn_round(  # long: the eight steps of Algorithm 3 in order, read top to
     else:
         t_shape, t_dense, t_uniq = (dim, dim, dim), dim**3, unique_count_tensor(dim)
         what = "symmetric D x D x D tensors, C(D+2, 3) unique entries"
-    e3, f3 = _noise_messages(design_m3, 5, 6, "3", t_shape, t_dense, t_uniq)
-    e3 = ProtocolStep(5, "Stage 2: the helper hands out cancelling tensor noise", e3.description + f" Here: {what}.",
-                      e3.messages)
+    e3, f3 = _noise_messages(design_m3, 5, 6, "3", t_shape, t_dense, t_uniq, noise)
+    e3 = ProtocolStep(5, "Stage 2: " + ("the helper hands out" if helper else "the sites make") +
+                      " cancelling tensor noise", e3.description + f" Here: {what}.", e3.messages)
     f3 = ProtocolStep(6, "Stage 2: the aggregator hands out tensor noise", f3.description + f" Here: {what}.",
                       f3.messages)
     k_shape, k_dense, k_uniq = (rank, rank, rank), rank**3, unique_count_tensor(rank)
@@ -324,15 +349,6 @@ class PartyView:
     failing: int
 
 
-_VIEW_TEXT = {
-    "outside": ("outside observer", "the published aggregate", "nothing else"),
-    "aggregator": ("aggregator", "every site's release", "every f_s it drew"),
-    "aggregator+coalition": ("aggregator + colluding sites", "every release",
-                             "every f_s, and e_t, f_t, g_t of the coalition"),
-    "sites": ("colluding sites (no aggregator)", "the published aggregate", "their own e_t, f_t, g_t"),
-}
-
-
 def party_views(design: NoiseDesign, report: AuditReport) -> list[PartyView]:
     """The helper's view (f + g against tau_s, no audit needed) and every audited view, worst site first."""
     _require(design)
@@ -342,7 +358,8 @@ def party_views(design: NoiseDesign, report: AuditReport) -> list[PartyView]:
                        worst_site=design.names[worst], sigma_ratio=float(ratio_h[worst]), eps_eff=None, eps=None,
                        failing=int(np.sum(ratio_h < 1 - 1e-9)))]
     for summary in audit_summary(report, design.tau, design.names):
-        party, sees, knows = _VIEW_TEXT[summary.view]
+        view = AUDIT_VIEWS[summary.view]
+        party, sees, knows = view.party, view.sees, view.knows
         if summary.view in ("aggregator+coalition", "sites"):
             party = f"{party} (up to {report.collusion})"
         views.append(PartyView(party=party, sees=sees, knows=knows, worst_site=summary.worst_site,

@@ -24,7 +24,7 @@ from ..outfiles import check_output
 from ..textio import printable
 from ..validation import InputError
 
-COMMAND_MODULES = ("design", "otd", "pca", "lda", "sweep")
+COMMAND_MODULES = ("design", "otd", "pca", "lda", "sweep", "plan")
 LOG_ENV = "DPCORE_LOG"
 log = logging.getLogger("dpcore.cli")
 

@@ -25,6 +25,7 @@ from ..data import (
 from ..lda import (
     ALGORITHMS,
     ALPHA_SHAPES,
+    METRICS,
     LdaSettings,
     LdaSpec,
     corpus_lda_problem,
@@ -69,7 +70,7 @@ from .options import (
     SPLIT,
     algorithm_names,
 )
-from .table import fmt, table
+from .table import fmt, metrics_text, table
 
 DEFAULTS = {"docs": 20_000, "sites": 5, "vocab": 100, "topics": 5, "alpha0": 1.0, "doc_length": 50, "eps": [30.0],
             "delta": 1e-6, "runs": 10, "seed": 0}
@@ -81,9 +82,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="private topic models: paper 004's LDA configurations 1-4, capeLDA and its baselines",
         description="Runs the chosen LDA algorithms R times on a synthetic LDA corpus (K topics over D words, "
         "Dirichlet concentration alpha_0), the bundled Python-docs corpus (--corpus) or a text file (--text, one "
-        "document per line), split over S equal sites, and reports per algorithm the mean topic error (mean L1 "
-        "distance per topic after optimal matching, in [0, 2]) with its standard error, or why it is unusable. "
-        "Configurations 1-4 run on the pooled documents at one curator; 2, 3 and 4 are not DP as published.",
+        f"document per line), split over S equal sites, and reports per algorithm the mean of every metric "
+        f"({metrics_text(METRICS)}) with its standard error, or why it is unusable. Configurations 1-4 run on the "
+        "pooled documents at one curator; 2, 3 and 4 are not DP as published.",
     )
     names = tuple(ALGORITHMS)
     p.add_argument("--configuration", nargs="+", metavar="NAME", default=list(default_algorithms()),
@@ -202,14 +203,15 @@ def _rows(curve: LdaCurve, eps: float) -> list[dict]:
     out = []
     guarantees = curve_guarantees(curve, eps)
     for name in curve.algorithms:
-        r = curve.at(name, eps)
-        usable = r["runs"] > 0
-        out.append({"algorithm": name, "metric": "topic_error", "mean": r["mean"] if usable else None,
-                    "standard_error": r["se"] if r["runs"] > 1 else None, "runs": int(r["runs"]),
-                    "unusable": int(r["unusable"]), "whitening_failed": int(r["whitening_failed"]), "usable": usable,
-                    "reason": None if usable else curve.reasons.get(name), "guarantee": curve.guarantees[name],
-                    "privacy": guarantee_summary(guarantees[name]),
-                    "guarantees": guarantee_records(guarantees[name])})
+        for metric in METRICS:
+            r = curve.at(name, eps, metric)
+            usable = r["runs"] > 0
+            out.append({"algorithm": name, "metric": metric, "mean": r["mean"] if usable else None,
+                        "standard_error": r["se"] if r["runs"] > 1 else None, "runs": int(r["runs"]),
+                        "unusable": int(r["unusable"]), "whitening_failed": int(r["whitening_failed"]),
+                        "usable": usable, "reason": None if usable else curve.reasons.get(name),
+                        "guarantee": curve.guarantees[name], "privacy": guarantee_summary(guarantees[name]),
+                        "guarantees": guarantee_records(guarantees[name])})
     return out
 
 
@@ -223,12 +225,15 @@ def _header(curve: LdaCurve) -> dict:
 
 def _print_table(curve: LdaCurve, eps: float) -> None:
     rows = []
-    for r in _rows(curve, eps):
-        error = f"{fmt(r['mean'])} ± {fmt(r['standard_error'], 2)}" if r["usable"] else "-"
+    records = _rows(curve, eps)
+    for name in curve.algorithms:
+        mine = {r["metric"]: r for r in records if r["algorithm"] == name}
+        r = next(iter(mine.values()))
+        values = [f"{fmt(m['mean'])} ± {fmt(m['standard_error'], 2)}" if r["usable"] else "-" for m in mine.values()]
         status = "yes" if r["usable"] else "UNUSABLE" if r["unusable"] else "whitening failed"
-        rows.append([ALGORITHMS[r["algorithm"]].title, error, r["runs"], status])
+        rows.append([ALGORITHMS[name].title, *values, r["runs"], status])
     print(f"eps = {eps:g}")
-    print(table(["algorithm", "topic error ± se", "runs", "usable"], rows))
+    print(table(["algorithm", *(f"{m.words} ± se" for m in METRICS.values()), "runs", "usable"], rows))
     print_guarantees({ALGORITHMS[name].title: gs for name, gs in curve_guarantees(curve, eps).items()},
                      robust_hint="capeLDA" if "cape" in curve.algorithms and curve.settings.collusion is None else None)
 
@@ -248,8 +253,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"note: {note}", file=sys.stderr)
     p = curve.problem
     print(f"LDA: D = {p.dim}, K = {p.k}, alpha_0 = {p.alpha0:g}, {p.n_sites} sites (N_s = "
-          f"{values_text(p.sizes)}), {curve.runs} run(s), seed {curve.seed}; topic error (mean L1 per topic, "
-          f"0 to 2) against {'the true topics' if curve.reference == 'truth' else 'the non-private topics'}")
+          f"{values_text(p.sizes)}), {curve.runs} run(s), seed {curve.seed}; "
+          f"{', '.join(m.phrase() for m in METRICS.values())} against "
+          f"{'the true topics' if curve.reference == 'truth' else 'the non-private topics'}")
     for eps in curve.grid:
         _print_table(curve, eps)
     for name, reason in curve.reasons.items():

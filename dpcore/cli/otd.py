@@ -68,7 +68,7 @@ from .options import (
     WORKERS,
     algorithm_names,
 )
-from .table import fmt, table
+from .table import fmt, metrics_text, table
 
 DEFAULT_ALGORITHMS = default_algorithms()
 
@@ -78,8 +78,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument
         "otd",
         help="capeAGN: distributed private tensor decomposition (MOG or single topic model) and baselines",
         description="Run capeAGN and its baselines R times on a synthetic mixture of Gaussians (mog) or single "
-        "topic model (stm), or on uploaded data (--data), and report q_comp (mean distance of each recovered "
-        "component to the nearest true one) and the weight error. Sites and budgets come from --scenario or "
+        f"topic model (stm), or on uploaded data (--data), and report every metric ({metrics_text(METRICS)}). "
+        "Sites and budgets come from --scenario or "
         "from --sites/--ns/--eps/--delta (which override the file's values when both are given).",
     )
     p.add_argument("--model", choices=MODELS, required=True, help="mog (mixture of Gaussians) or stm (single topic)")

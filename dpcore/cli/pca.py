@@ -50,7 +50,7 @@ from ..validation import InputError
 from ..workers import WORKERS_ENV, worker_count
 from . import print_guarantees, print_json, say
 from .options import DELTA, EPS, POSITIVE, RUNS, SEED, SITE_SIZE, SITES, WORKERS, algorithm_choices, integer, real
-from .table import fmt, table
+from .table import fmt, metrics_text, table
 
 DEFAULT_EPS = 0.5
 DEFAULT_DELTA = 0.01
@@ -63,8 +63,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "pca",
         help="compare capePCA with its baselines on synthetic, bundled or CSV data",
         description=f"Runs capePCA (the real message flow) and the baselines ({', '.join(ALGORITHMS)}) and prints, "
-        "per algorithm, the mean and standard deviation over runs of the captured energy, its ratio to non-dp pool "
-        "and the subspace distance. Preprocessing (centre or standardise, then scale by the largest norm or clip) is "
+        f"per algorithm, the mean and standard deviation over runs of every metric ({metrics_text(METRICS)}). "
+        "Preprocessing (centre or standardise, then scale by the largest norm or clip) is "
         "not private.",
     )
     data = p.add_mutually_exclusive_group()

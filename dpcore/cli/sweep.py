@@ -13,18 +13,20 @@ Examples::
 
 ``--out`` gets the tidy table (parameter, value, algorithm, run, metric, result, status); the summary (mean,
 standard error, 95% t-interval per value, algorithm and metric) is printed, or written with ``--summary-out``;
-``--json`` prints ``{"spec", "complete", "runs_done", "seconds", "summary", "gains", "notes"}``.
+``--json`` prints ``{"spec", "version", "complete", "runs_done", "seconds", "summary", "gains", "guarantees",
+"notes"}`` (``guarantees``: every view of every algorithm at every grid value, from the audit).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 from pathlib import Path
 from typing import Any
 
-from ..data import BUNDLED, PREPROCESSING, SPECTRA
-from ..data.bundled import data_dirs
+from ..data import BUNDLED, FEATURE_SCALINGS, PREPROCESSING, SPECTRA
+from ..data.shipped import shipped_path
 from ..experiments import (
     FAMILIES,
     LDA_CALIBRATION,
@@ -49,6 +51,7 @@ from ..lda import ALPHA_SHAPES
 from ..limits import DECAY_RANGE, MAX_SWEEP_RUNS, MAX_SYNTHETIC_DIM, MAX_WORKERS
 from ..otd import DEFAULT_SIGMA2, MODELS, TRUTHS
 from ..outfiles import check_outputs, write_atomic
+from ..pca.sweep import register_upload
 from ..privacy import CALIBRATIONS, NEIGHBOURING
 from ..scenario import Scenario, equal_sites_scenario, load_scenario
 from ..tensor import ESTIMATORS, PATHS
@@ -71,13 +74,15 @@ from .options import (
     integer,
     real,
 )
+from .pca import _load_csv as load_csv
 from .table import fmt, table
 
 DEFAULT_SITE_SIZE = 1000
 # Options that describe a sweep built here; a preset fixes them.
-_BUILD_OPTIONS = ("scenario", "family", "vary", "grid", "sites", "ns", "eps", "delta", "calibration", "neighbouring",
-                  "dataset", "k", "dim", "spectrum", "decay", "preprocess", "rank", "model", "d", "sigma2",
-                  "doc_length", "estimator", "split", "path", "truth", "alpha0", "alpha_shape")
+_BUILD_OPTIONS = ("scenario", "csv", "family", "vary", "grid", "sites", "ns", "eps", "delta", "calibration",
+                  "neighbouring", "dataset", "k", "dim", "spectrum", "decay", "preprocess", "features", "rank",
+                  "model", "d", "sigma2", "doc_length", "estimator", "split", "path", "truth", "alpha0",
+                  "alpha_shape")
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument per option, in help order
@@ -122,13 +127,26 @@ def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument
     sites.add_argument("--delta", type=DELTA, help="delta of every site (default 0.01, as in the paper)")
     sites.add_argument("--calibration", choices=CALIBRATIONS, help="Gaussian calibration (default classic)")
     sites.add_argument("--neighbouring", choices=NEIGHBOURING, help="neighbouring relation (default replace-one)")
+    add_data_flags(p)
+    p.set_defaults(func=run)
+
+
+def add_data_flags(p: argparse.ArgumentParser) -> None:
+    """The families' data flags (each family's data type's ``OPTIONS``; the sweep and the plan command)."""
     pca = p.add_argument_group("pca data")
     pca.add_argument("--dataset", choices=tuple(PCA_DATASETS), help="synthetic (default), mnist or digits")
+    pca.add_argument("--csv", metavar="PATH", help="pca: your own numeric CSV, one sample per row (gzip accepted; "
+                     "header and label column detected unless --header / --label-column say)")
+    pca.add_argument("--header", choices=("auto", "yes", "no"), default=None, help="CSV: is the first row a header?")
+    pca.add_argument("--label-column", default=None, metavar="NAME|POS|auto",
+                     help="CSV: column left out of the features (default auto: detected)")
     pca.add_argument("--k", type=integer(1, MAX_SYNTHETIC_DIM), help="subspace dimension K (pca, default 10) or "
                      "components K (otd, default 5)")
     pca.add_argument("--dim", type=integer(2, MAX_SYNTHETIC_DIM), help="synthetic D (default 200)")
     pca.add_argument("--spectrum", choices=SPECTRA, help="synthetic eigenvalue decay shape (default power)")
     pca.add_argument("--decay", type=real(*DECAY_RANGE), help="synthetic decay rate (default 1)")
+    pca.add_argument("--features", choices=tuple(FEATURE_SCALINGS), help="feature scaling before the norm bound: "
+                     "centre (default, as the capePCA page and the pca command), none or standardise")
     pca.add_argument("--preprocess", choices=tuple(PREPROCESSING), help="max-norm (default) or clip")
     pca.add_argument("--rank", type=integer(1, MAX_SYNTHETIC_DIM), help="DPdisPCA rank R (default K)")
     pca.add_argument("--precision", choices=SOLVER_DTYPES, help="precision of the eigen-decompositions of the noisy "
@@ -147,7 +165,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument
     lda.add_argument("--alpha0", type=POSITIVE, help="Dirichlet concentration alpha_0 (default 1)")
     lda.add_argument("--alpha-shape", choices=tuple(ALPHA_SHAPES), help="symmetric alpha (default) or drawn from a "
                      "Dirichlet (distinct whitened eigenvalues)")
-    p.set_defaults(func=run)
 
 
 def _list_presets(as_json: bool) -> int:
@@ -200,12 +217,22 @@ def _algorithm_list(args: argparse.Namespace, family: str) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _family_data(args: argparse.Namespace, family: str) -> Any:
+def family_data(args: argparse.Namespace, family: str) -> Any:
     """The family's data settings from the flags that set them (``OPTIONS`` of its data type); a flag not given
-    keeps the type's default."""
+    keeps the type's default. ``--csv`` (pca): the file read as ``python -m dpcore pca`` reads it, kept for this
+    process (:func:`dpcore.pca.sweep.register_upload`), its features standardised unless ``--features`` says."""
     data = FAMILIES[family].sweep.data
-    return data(**{field: getattr(args, flag) for flag, field in data.OPTIONS.items()
-                   if getattr(args, flag) is not None})
+    fields = {field: getattr(args, flag) for flag, field in data.OPTIONS.items()
+              if getattr(args, flag, None) is not None}
+    csv_path = getattr(args, "csv", None)
+    if csv_path:
+        if "upload" not in data.__dataclass_fields__:
+            raise InputError(f"--csv does not apply to a {family} sweep")
+        dataset = load_csv(csv_path, getattr(args, "header", None) or "auto", getattr(args, "label_column", None)
+                           or "auto")
+        fields.setdefault("features", "standardise")
+        fields["upload"] = register_upload(dataset)
+    return data(**fields)
 
 
 def _built_spec(args: argparse.Namespace) -> SweepSpec:
@@ -221,7 +248,7 @@ def _built_spec(args: argparse.Namespace) -> SweepSpec:
     scenario = _base_scenario(args, family)
     grid = parse_grid(args.grid, args.vary) if args.grid is not None else default_grid(args.vary, scenario)
     return SweepSpec(family=family, parameter=args.vary, grid=grid, algorithms=_algorithm_list(args, family),
-                     scenario=scenario, data=_family_data(args, family), runs=10 if args.runs is None else args.runs,
+                     scenario=scenario, data=family_data(args, family), runs=10 if args.runs is None else args.runs,
                      seed=scenario.seed if args.seed is None else args.seed)
 
 
@@ -254,20 +281,27 @@ def _progress(done: int, total: int, label: str) -> None:
 
 
 def _inputs(args: argparse.Namespace, spec: SweepSpec) -> dict[str, str | Path]:
-    """What the sweep reads: the scenario file, and the bundled data set's file (the first copy data_dirs finds,
-    the one it reads)."""
+    """What the sweep reads: the scenario file, and the bundled data set's file (the copy it reads, when it is on the
+    file system)."""
     inputs: dict[str, str | Path] = {}
     if getattr(args, "scenario", None):
         inputs["--scenario"] = args.scenario
     dataset = getattr(spec.data, "dataset", None)
     if dataset in BUNDLED:
-        found = [folder / BUNDLED[dataset].file for folder in data_dirs() if (folder / BUNDLED[dataset].file).is_file()]
-        if found:
-            inputs[f"the bundled data set {dataset}"] = found[0]
+        found = shipped_path(BUNDLED[dataset].file)
+        if found is not None:
+            inputs[f"the bundled data set {dataset}"] = found
     return inputs
 
 
-def run(args: argparse.Namespace) -> int:
+def _check_figures(args: argparse.Namespace) -> None:
+    """--html needs plotly, dpcore's figures extra: refused before the sweep when it is not installed."""
+    if args.html and importlib.util.find_spec("plotly") is None:
+        raise InputError("--html draws with plotly, which is not installed: pip install 'dpcore[figures]' (the "
+                         "project's requirements.txt has it)", "--html")
+
+
+def run(args: argparse.Namespace) -> int:  # long: the checks before any work, the sweep, its files and its table
     if args.list_presets:
         return _list_presets(args.json)
     if args.quick and not args.preset:
@@ -281,6 +315,7 @@ def run(args: argparse.Namespace) -> int:
     # before the sweep: a bad path must not cost the results, and no output may be an input or another output
     outputs = check_outputs({"--out": args.out, "--summary-out": args.summary_out, "--html": args.html},
                             _inputs(args, spec))
+    _check_figures(args)
     workers = worker_count(spec.runs, args.workers)  # checked before anything runs
     result = run_sweep(spec, progress=_progress if sys.stderr.isatty() and not args.json else None,
                        workers=workers)

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from ..family import Metric
 from ..textio import printable
+
+
+def metrics_text(metrics: Mapping[str, Metric]) -> str:
+    """Every metric of a family's table by its description, for a command's help: "a; b; and c"."""
+    parts = [m.description for m in metrics.values()]
+    return parts[0] if len(parts) == 1 else "; ".join(parts[:-1]) + "; and " + parts[-1]
 
 
 def fmt(value: Any, digits: int = 4) -> str:

@@ -1,5 +1,6 @@
 """Data (docs/data.md): uploaded numeric CSV files, bundled and synthetic data sets, preprocessing, splitting into
-sites, uploaded text corpora and the bundled text corpus with its stop words.
+sites, uploaded text corpora and the bundled text corpus with its stop words; the shipped files are package data
+(:mod:`.shipped`, ``dpcore/data/files/``).
 
 Layout convention: a CSV file has one sample per row (:class:`NumericTable` keeps that layout, because it
 describes the file); everything else follows the mathematics (docs/math/setting.md): a data matrix is **D x N,
@@ -7,7 +8,7 @@ one sample per column** (:class:`Dataset`, the site matrices X_s). :func:`table_
 transpose. Imports only the bottom layer.
 """
 
-from .bundled import BUNDLED, DATA_DIR_ENV, BundledInfo, data_dirs, load_bundled
+from .bundled import BUNDLED, BundledInfo, load_bundled
 from .corpora import (
     BUNDLED_CORPORA,
     VOCABULARY_RULES,
@@ -17,7 +18,7 @@ from .corpora import (
     parse_text_corpus,
     stop_words,
 )
-from .dataset import Dataset, table_to_dataset
+from .dataset import Dataset, dataset_from_array, table_to_dataset
 from .numeric_csv import (
     LABEL_MAX_CLASSES,
     CsvColumns,
@@ -27,6 +28,7 @@ from .numeric_csv import (
     sniff_columns,
 )
 from .preprocess import FEATURE_SCALINGS, PREPROCESSING, FeatureScaling, Preprocessed, Preprocessing, preprocess
+from .shipped import DATA_DIR_ENV, FILES_FOLDER, data_dirs, find_shipped, read_item, read_shipped, shipped_path
 from .split import SIZE_SCHEMES, SiteSplit, SizeScheme, apportion, site_sizes, sizes_from_fractions, split_sites
 from .synthetic import (
     SPECTRA,
@@ -53,6 +55,7 @@ __all__ = [
     "BUNDLED_CORPORA",
     "DATA_DIR_ENV",
     "FEATURE_SCALINGS",
+    "FILES_FOLDER",
     "LABEL_MAX_CLASSES",
     "MIN_WORDS",
     "NOT_PRIVATE_VOCABULARY",
@@ -77,6 +80,8 @@ __all__ = [
     "apportion",
     "bundled_vocabulary",
     "data_dirs",
+    "dataset_from_array",
+    "find_shipped",
     "load_bundled",
     "load_bundled_corpus",
     "parse_count_csv",
@@ -87,6 +92,9 @@ __all__ = [
     "parse_text_corpus",
     "parse_vocabulary",
     "preprocess",
+    "read_item",
+    "read_shipped",
+    "shipped_path",
     "site_sizes",
     "sniff_columns",
     "sizes_from_fractions",

@@ -1,41 +1,35 @@
-"""Data sets shipped with the project: MNIST (5,000 images) and the 8 x 8 digits (see data/README.md). :data:`BUNDLED`
-is the one table of them (file, D, image shape, size, description, origin, licence); adding a data set is a file in
-``data/``, its licence in data/README.md and an entry here (docs/data.md, "Adding a data set").
+"""Data sets shipped with the project: MNIST (5,000 images) and the 8 x 8 digits (see dpcore/data/files/README.md).
+:data:`BUNDLED` is the one table of them (file, D, image shape, size, description, origin, licence); adding a data set
+is a file in ``dpcore/data/files/``, its licence in that folder's README.md and an entry here (docs/data.md, "Adding a
+data set").
 
-The files live in the repository's ``data/`` folder, which stays at the top of the project. An installed dpcore
-(``pip install .``) finds them in this order: the folder named by the environment variable ``DPCORE_DATA_DIR``;
-the ``data/`` folder of the repository the package was imported from (a clone, or an editable install); the
-copy ``pip install .`` puts in ``<prefix>/share/dpcore/data`` (pyproject.toml, ``[tool.setuptools.data-files]``).
-When none has the file, :func:`load_bundled` says where it looked.
+The files are package data of :mod:`dpcore.data`, read with :mod:`importlib.resources` (:mod:`.shipped`), so a clone
+and an installed dpcore (``pip install .``) read the same files; ``DPCORE_DATA_DIR`` names a folder looked in first.
+When no copy has the file, :func:`load_bundled` says where it looked.
 """
 
 from __future__ import annotations
 
-import os
-import sys
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 
-from ..limits import MAX_SHIPPED_FILE_BYTES, MAX_SHIPPED_TEXT_BYTES
-from ..textio import read_data_file
+from ..limits import MAX_SHIPPED_TEXT_BYTES
 from ..validation import InputError, check_choice
 from .dataset import Dataset
 from .numeric_csv import parse_numeric_csv
+from .shipped import read_shipped
 
-__all__ = ["BUNDLED", "DATA_DIR_ENV", "BundledInfo", "data_dirs", "load_bundled"]
-
-DATA_DIR_ENV = "DPCORE_DATA_DIR"
+__all__ = ["BUNDLED", "BundledInfo", "load_bundled"]
 
 
 @dataclass(frozen=True, kw_only=True)
 class BundledInfo:
-    """A bundled data set: its file in ``data/`` (a header-less CSV, one image per row, the label last; gzip
-    accepted), the dimension D (pixels), the image shape, its number of samples, a short title for lists, a
+    """A bundled data set: its file in ``dpcore/data/files/`` (a header-less CSV, one image per row, the label last;
+    gzip accepted), the dimension D (pixels), the image shape, its number of samples, a short title for lists, a
     description, where it comes from and its licence. Every list of data sets reads :data:`BUNDLED` (the capePCA page,
-    the ``pca`` command, the sweeps' data sets and dimensions); ``pyproject.toml`` installs every ``data/*.csv.gz``."""
+    the ``pca`` command, the sweeps' data sets and dimensions); ``pyproject.toml`` ships every ``files/*.csv.gz``."""
 
     file: str
     dim: int
@@ -74,31 +68,9 @@ BUNDLED: dict[str, BundledInfo] = {
 }
 
 
-def data_dirs() -> list[Path]:
-    """Where bundled files are looked for, in order (module docstring)."""
-    dirs = [Path(os.environ[DATA_DIR_ENV])] if os.environ.get(DATA_DIR_ENV) else []
-    source_tree = Path(__file__).resolve().parents[2]
-    if (source_tree / "pyproject.toml").is_file():  # imported from a clone (or an editable install)
-        dirs.append(source_tree / "data")
-    dirs.append(Path(sys.prefix) / "share" / "dpcore" / "data")
-    return dirs
-
-
-def _bundled_file(info: BundledInfo) -> Path:
-    for folder in data_dirs():
-        path = folder / info.file
-        if path.is_file():
-            return path
-    looked = ", ".join(str(d) for d in data_dirs())
-    raise InputError(f"bundled data file {info.file} is missing (looked in {looked}); run from the repository, "
-                     f"reinstall with `pip install .`, or set {DATA_DIR_ENV} to the folder that holds it")
-
-
 @lru_cache(maxsize=4)
 def _read_bundled(name: str) -> tuple[np.ndarray, np.ndarray]:
-    path = _bundled_file(BUNDLED[name])
-    content = read_data_file(path, "bundled data file", max_bytes=MAX_SHIPPED_FILE_BYTES,
-                             max_decompressed=MAX_SHIPPED_TEXT_BYTES)
+    content = read_shipped(BUNDLED[name].file, "bundled data file")
     table = parse_numeric_csv(content, header=False, label_column=-1, max_cells=10**8, max_bytes=MAX_SHIPPED_TEXT_BYTES)
     x = np.ascontiguousarray(table.values.T)
     labels = np.asarray(table.labels)
@@ -108,7 +80,7 @@ def _read_bundled(name: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def load_bundled(name: str) -> Dataset:
-    """A data set shipped in ``data/`` (see :data:`BUNDLED`): raw pixel values, D x N, and labels.
+    """A data set shipped with dpcore (see :data:`BUNDLED`): raw pixel values, D x N, and labels.
 
     The arrays are cached and read-only; :func:`dpcore.data.preprocess` returns new arrays.
     """

@@ -1,9 +1,10 @@
-"""Text shipped with the project for topic models (data/README.md, docs/data.md): the Python and SciPy documentation
-corpus with its public vocabulary, and the English stop-word list.
+"""Text shipped with the project for topic models (dpcore/data/files/README.md, docs/data.md): the Python and SciPy
+documentation corpus with its public vocabulary, and the English stop-word list.
 
 * ``python-docs``: 2,208 documents (paragraphs of the Python reference topics, docstrings of the standard library
   and of SciPy), PSF-2.0 and BSD-3-Clause. Its vocabulary (600 words) was chosen by a stated rule from this public
-  corpus (data/README.md), so it reveals nothing private; for private text it is a public word list fixed in advance.
+  corpus (dpcore/data/files/README.md), so it reveals nothing private; for private text it is a public word list
+  fixed in advance.
 * ``stopwords_en.txt``: scikit-learn's English stop words (BSD-3-Clause), removed from every document before the
   vocabulary is applied or chosen.
 
@@ -16,12 +17,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
-from ..limits import MAX_SHIPPED_FILE_BYTES, MAX_SHIPPED_TEXT_BYTES
-from ..textio import decode_text, read_data_file
+from ..limits import MAX_SHIPPED_TEXT_BYTES
+from ..textio import decode_text
 from ..validation import InputError, check_choice
-from .bundled import DATA_DIR_ENV, data_dirs
+from .shipped import read_shipped
 from .text import Corpus, parse_documents, parse_vocabulary
 
 __all__ = ["BUNDLED_CORPORA", "STOP_WORDS_FILE", "VOCABULARY_RULES", "CorpusInfo", "bundled_vocabulary",
@@ -54,20 +54,8 @@ VOCABULARY_RULES: dict[str, str] = {
 }
 
 
-def _bundled_path(file: str) -> Path:
-    for folder in data_dirs():
-        path = folder / file
-        if path.is_file():
-            return path
-    looked = ", ".join(str(d) for d in data_dirs())
-    raise InputError(f"bundled data file {file} is missing (looked in {looked}); run from the repository, reinstall "
-                     f"with `pip install .`, or set {DATA_DIR_ENV} to the folder that holds it")
-
-
 def _read_text(file: str) -> str:
-    raw = read_data_file(_bundled_path(file), "bundled data file", max_bytes=MAX_SHIPPED_FILE_BYTES,
-                         max_decompressed=MAX_SHIPPED_TEXT_BYTES)
-    return decode_text(raw, f"bundled data file {file}")
+    return decode_text(read_shipped(file, "bundled data file"), f"bundled data file {file}")
 
 
 @lru_cache(maxsize=1)

@@ -12,9 +12,11 @@ from ..scenario import Scenario
 from .families import FAMILIES
 from .spec import SweepSpec, scenario_at
 
-__all__ = ["GAIN_COLUMNS", "grid_designs", "sweep_gains"]
+__all__ = ["GAIN_COLUMNS", "GUARANTEE_COLUMNS", "grid_designs", "sweep_gains", "sweep_guarantees"]
 
 GAIN_COLUMNS = ("parameter", "value", "design", "gain", "tau_c", "tau_conv")
+GUARANTEE_COLUMNS = ("parameter", "value", "algorithm", "view", "colluders", "site", "certified", "eps", "delta",
+                     "promised_eps", "promised_delta", "exact", "label")
 
 
 def grid_designs(spec: SweepSpec, scenario: Scenario, value: float | int) -> dict[str, NoiseDesign]:
@@ -36,3 +38,19 @@ def sweep_gains(spec: SweepSpec) -> pd.DataFrame:
             rows.append({"parameter": spec.parameter, "value": float(value), "design": name, "gain": design.gain,
                          "tau_c": float(design.tau_c), "tau_conv": design.tau_conv})
     return pd.DataFrame(rows, columns=list(GAIN_COLUMNS))
+
+
+def sweep_guarantees(spec: SweepSpec) -> pd.DataFrame:
+    """The guarantee of every view of every algorithm at every grid point (:data:`GUARANTEE_COLUMNS`; the family's
+    ``sweep.guarantees`` from the point's scenario and CAPE designs, computed by the audit, never written by hand):
+    what a stored result or a live sweep carries with its numbers. Needs no data and no run."""
+    hook = FAMILIES[spec.family].sweep.guarantees
+    rows = []
+    for value in spec.grid:
+        scenario = scenario_at(spec, value)
+        for algorithm, views in hook(spec, scenario, value, grid_designs(spec, scenario, value)).items():
+            for g in views:
+                record = g.to_dict()
+                rows.append({"parameter": spec.parameter, "value": float(value), "algorithm": algorithm,
+                             **{k: record.get(k) for k in GUARANTEE_COLUMNS[3:-1]}, "label": g.label()})
+    return pd.DataFrame(rows, columns=list(GUARANTEE_COLUMNS))

@@ -14,7 +14,9 @@ The same spec gives the same table byte for byte (:meth:`SweepResult.to_csv`).
 
 from __future__ import annotations
 
+import json
 import math
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +27,7 @@ import scipy.stats
 
 from ..validation import InputError
 from .cache import lookup_result, store_result
+from .designs import sweep_guarantees
 from .plan import algorithm_notes, sweep_plan
 from .spec import SweepSpec
 
@@ -101,6 +104,21 @@ class SweepResult:
     def gains_csv(self) -> str:
         return self.gains.to_csv(index=False, lineterminator="\n")
 
+    def guarantees(self) -> pd.DataFrame:
+        """Every view's guarantee of every algorithm at every grid point (:func:`sweep_guarantees`; computed from the
+        spec's scenario and designs, so a stored result has them too)."""
+        if "guarantees" not in self.extra:
+            self.extra["guarantees"] = sweep_guarantees(self.spec)
+        return self.extra["guarantees"]
+
+    def guarantees_csv(self) -> str:
+        return self.guarantees().to_csv(index=False, lineterminator="\n")
+
+    def export_json(self) -> str:
+        """Everything a reader needs without the tool: the spec (settings and seed), dpcore's version, the status,
+        the summary, the gains, every view's guarantee, the notes (non-finite numbers as null)."""
+        return json.dumps(_finite({"kind": "dpcore sweep", **self.to_dict()}), indent=2)
+
     def summary_of(self, algorithm: str, metric: str) -> pd.DataFrame:
         """The summary rows of one algorithm and metric, in grid order."""
         s = self.summary
@@ -111,11 +129,25 @@ class SweepResult:
                 f"stopped after {self.runs_done} of {self.spec.runs} runs (the curves use the finished runs)")
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: the spec, status, summary and gains records, notes (NaN stays NaN; print_json turns it
-        into null)."""
-        return {"spec": self.spec.to_dict(), "complete": self.complete, "runs_done": self.runs_done,
+        """JSON-ready: the spec (settings and seed), dpcore's version, status, summary and gains records, every view's
+        guarantee, notes (NaN stays NaN; print_json turns it into null)."""
+        return {"spec": self.spec.to_dict(), "version": str(sys.modules[__name__.split(".")[0]].__version__),
+                "complete": self.complete, "runs_done": self.runs_done,
                 "seconds": self.seconds, "summary": self.summary.to_dict(orient="records"),
-                "gains": self.gains.to_dict(orient="records"), "notes": list(self.notes)}
+                "gains": self.gains.to_dict(orient="records"),
+                "guarantees": self.guarantees().to_dict(orient="records"), "notes": list(self.notes)}
+
+
+def _finite(x: Any) -> Any:
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, (np.floating, np.integer, np.bool_)):
+        return _finite(x.item())
+    if isinstance(x, dict):
+        return {str(k): _finite(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_finite(v) for v in x]
+    return x
 
 
 def sweep_result(spec: SweepSpec, tables: Sequence[pd.DataFrame], *, seconds: float = 0.0) -> SweepResult:

@@ -1,7 +1,8 @@
 """Stored full-size results of the sweep presets (docs/experiments.md, "Stored results").
 
 ``tools/precompute_presets.py`` runs every preset at the paper's size with ``python -m dpcore sweep --preset NAME``
-and keeps the tidy table gzipped in ``data/presets/NAME.csv.gz`` with a manifest (``data/presets/manifest.json``:
+and keeps the tidy table gzipped in ``presets/NAME.csv.gz`` among the shipped files (package data of
+:mod:`dpcore.data`, ``dpcore/data/files/`` in the repository) with a manifest (``presets/manifest.json``:
 command, seed, runs, spec, dpcore version, git commit, machine note, seconds, rows, the table's SHA-256, the
 sweep's notes). :func:`stored_result` reads one back as a :class:`~dpcore.experiments.results.SweepResult`
 without computing anything but the summary (mean and 95% interval per point) and the gains (designs only, no
@@ -26,27 +27,28 @@ import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from ..data.bundled import data_dirs
+from ..data.shipped import data_dirs, read_item
 from ..limits import MAX_SHIPPED_FILE_BYTES, MAX_SHIPPED_TEXT_BYTES
-from ..textio import decode_text, load_json, read_data_file
+from ..textio import decode_text, load_json
 from ..validation import InputError
 from .designs import sweep_gains
 from .presets import get_preset, preset_names
 from .results import TABLE_COLUMNS, SweepResult, summarise_table, to_table
 from .spec import SweepSpec
 
-__all__ = ["FIRST_FIGURE", "MANIFEST_NAME", "STORED_DIR", "StoredResult", "clear_stored", "estimate_seconds",
+__all__ = ["FIRST_FIGURE", "MANIFEST_NAME", "STORED_FOLDER", "StoredResult", "clear_stored", "estimate_seconds",
            "run_seconds", "stored_dir",
            "stored_entry", "stored_file_name", "stored_names", "stored_result", "stored_status"]
 
-STORED_DIR = "data/presets"
-"""Where the stored results live, relative to the repository root (``presets`` under each data directory of
-:func:`dpcore.data.bundled.data_dirs`, so an installed copy finds them in ``share/dpcore/data/presets``)."""
+STORED_FOLDER = "presets"
+"""Where the stored results live among the shipped files (:func:`dpcore.data.shipped.data_dirs`):
+``dpcore/data/files/presets/`` in the repository, the same folder of the package data in an installed dpcore."""
 MANIFEST_NAME = "manifest.json"
 FIRST_FIGURE = "fig3-mog-d10-eps"
 """The figure the Privacy-utility page opens on: MOG, D = 10, K = 5 over eps, where capeAGN closes about two
@@ -58,11 +60,11 @@ def stored_file_name(name: str) -> str:
     return f"{name}.csv.gz"
 
 
-def stored_dir() -> Path | None:
-    """The first data directory with a ``presets/manifest.json``, or None."""
+def stored_dir() -> Traversable | None:
+    """The first folder of shipped files with a ``presets/manifest.json``: its ``presets`` folder, or None."""
     for directory in data_dirs():
-        if (directory / "presets" / MANIFEST_NAME).is_file():
-            return directory / "presets"
+        if directory.joinpath(STORED_FOLDER, MANIFEST_NAME).is_file():
+            return directory.joinpath(STORED_FOLDER)
     return None
 
 
@@ -85,14 +87,13 @@ def _manifest() -> tuple[dict[str, Any], str | None]:
     if directory is None:
         return empty, None
     try:
-        raw = read_data_file(directory / MANIFEST_NAME, "the manifest", max_bytes=MAX_SHIPPED_FILE_BYTES,
-                             max_decompressed=MAX_SHIPPED_TEXT_BYTES)
+        raw = read_item(directory.joinpath(MANIFEST_NAME), "the manifest")
         data = load_json(decode_text(raw, "manifest"), "manifest")
     except InputError as exc:
-        return empty, f"the manifest {STORED_DIR}/{MANIFEST_NAME} cannot be read: {exc}"
+        return empty, f"the manifest {STORED_FOLDER}/{MANIFEST_NAME} cannot be read: {exc}"
     if not isinstance(data, dict) or not isinstance(data.get("presets"), dict) or not isinstance(
             data.get("missing", {}), dict):
-        return empty, f"the manifest {STORED_DIR}/{MANIFEST_NAME} is not an object with 'presets' and 'missing'"
+        return empty, f"the manifest {STORED_FOLDER}/{MANIFEST_NAME} is not an object with 'presets' and 'missing'"
     return {"presets": data["presets"], "missing": data.get("missing", {})}, None
 
 
@@ -107,7 +108,7 @@ def _entry_problem(entry: Any) -> str | None:
             return f"its field {key!r} is missing or not a {' or '.join(k.__name__ for k in kinds)}"
     name = entry["file"]
     if name != Path(name).name or name.startswith(".") or not name.endswith(".csv.gz"):
-        return f"its file {name!r} is not a .csv.gz file name in {STORED_DIR}"
+        return f"its file {name!r} is not a .csv.gz file name in {STORED_FOLDER}"
     if not 0 < entry["file_bytes"] <= MAX_SHIPPED_FILE_BYTES or not 0 < entry["table_bytes"] <= MAX_SHIPPED_TEXT_BYTES:
         return "its recorded sizes are out of range"
     if not (_HEX64.fullmatch(entry["file_sha256"]) and _HEX64.fullmatch(entry["table_sha256"])):
@@ -137,9 +138,9 @@ def _verified_table(name: str) -> tuple[pd.DataFrame | None, str | None]:
     entry = stored_entry(name)
     spec: SweepSpec = get_preset(name).spec
     try:
-        text = read_data_file(stored_dir() / entry["file"], "the stored table", max_bytes=MAX_SHIPPED_FILE_BYTES,
-                              max_decompressed=min(entry["table_bytes"], MAX_SHIPPED_TEXT_BYTES),
-                              size=entry["file_bytes"], sha256=entry["file_sha256"])
+        text = read_item(stored_dir().joinpath(entry["file"]), "the stored table",
+                         max_decompressed=min(entry["table_bytes"], MAX_SHIPPED_TEXT_BYTES), size=entry["file_bytes"],
+                         sha256=entry["file_sha256"])
     except InputError as exc:
         return None, str(exc)
     if len(text) != entry["table_bytes"] or hashlib.sha256(text).hexdigest() != entry["table_sha256"]:
@@ -174,7 +175,7 @@ def stored_status(name: str) -> str | None:
     preset = get_preset(name)
     if preset.spec is None or raw_entry["spec"] != preset.spec.to_dict():
         return "the stored result was made with other settings than the preset has now (rerun the generation)"
-    if not (stored_dir() / raw_entry["file"]).is_file():
+    if not stored_dir().joinpath(raw_entry["file"]).is_file():
         return f"the file {raw_entry['file']} is missing"
     return _verified_table(name)[1]
 

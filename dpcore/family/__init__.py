@@ -2,12 +2,16 @@
 (:mod:`dpcore.pca`), capeAGN (:mod:`dpcore.otd`) and capeLDA (:mod:`dpcore.lda`) - share.
 
 * :mod:`.entry` - :class:`Algorithm`, the one table-entry type of every family, :class:`RunContext`, the one argument
-  of every runner, and :class:`Sizes`, what a communication cost depends on;
+  of every runner, :class:`GuaranteeContext`, the one argument of every guarantee rule, and :class:`Sizes`, what a
+  communication cost depends on;
 * :mod:`.metrics` - :class:`Metric`, the one metric-entry type;
 * :mod:`.compare` - the one comparison loop: runs in worker processes, progress after every step, Stop;
 * :mod:`.sweep` - :class:`FamilySweep`, what a sweep needs from a family (its data settings, the plan and the run of
   its grid points), and the grid points' designs and table rows;
-* :mod:`.descriptor` - :class:`Family`, everything the layers above need to know about a family.
+* :mod:`.planner` - :class:`FamilyPlanner`, what the planner needs from a family (its metric, the closed-form
+  aggregate noise, one run at a given noise, the check);
+* :mod:`.descriptor` - :class:`Family`, everything the layers above need to know about a family;
+* :mod:`.fit` - :class:`Fit`, what the front door's one-call functions (``dpcore.capepca``, ...) return.
 
 The tables themselves are collected by :mod:`dpcore.registry`. Imports the bottom layer, scenario and cape (the
 designs of a sweep's grid points).
@@ -15,18 +19,25 @@ designs of a sweep's grid points).
 
 from .compare import Progress, ShouldStop, check_runs, each_algorithm, progress_tick, run_comparison, stop_note
 from .descriptor import Family
-from .entry import GUARANTEES, Algorithm, RunContext, Runner, Sizes
+from .entry import GUARANTEES, Algorithm, GuaranteeContext, GuaranteeRule, RunContext, Runner, Sizes
+from .fit import Fit, front_scenario
 from .metrics import Metric, metric_table
+from .planner import FamilyPlanner, PlannerData
 from .sweep import FamilyPlan, FamilySweep, GridPoint, grid_design, result_rows, sweep_points
 
 __all__ = [
     "GUARANTEES",
     "Algorithm",
     "Family",
+    "Fit",
     "FamilyPlan",
+    "FamilyPlanner",
     "FamilySweep",
     "GridPoint",
+    "GuaranteeContext",
+    "GuaranteeRule",
     "Metric",
+    "PlannerData",
     "Progress",
     "RunContext",
     "Runner",
@@ -34,6 +45,7 @@ __all__ = [
     "Sizes",
     "check_runs",
     "each_algorithm",
+    "front_scenario",
     "grid_design",
     "metric_table",
     "progress_tick",

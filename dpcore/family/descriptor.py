@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from .entry import Algorithm
 from .metrics import Metric
+from .planner import FamilyPlanner
 from .sweep import FamilySweep
 
 __all__ = ["Family"]
@@ -24,7 +25,8 @@ class Family:
     ceiling of every curve), ``no_information`` (the algorithm that uses no data, or None: the floor is then the worst
     result shown), ``sweep_algorithms`` (a sweep's default curves), ``sweep_sites`` (the number of equal sites of a
     sweep given no scenario), ``sweep`` (what a sweep of this family needs: its data settings and the plan and run
-    of its grid points, :class:`~dpcore.family.sweep.FamilySweep`)."""
+    of its grid points, :class:`~dpcore.family.sweep.FamilySweep`), ``planner`` (what the planner needs: its headline
+metric, the closed-form aggregate noise, one run at a given noise, the check; :class:`~dpcore.family.FamilyPlanner`)."""
 
     name: str
     label: str
@@ -37,3 +39,4 @@ class Family:
     sweep_algorithms: tuple[str, ...]
     sweep_sites: int
     sweep: FamilySweep
+    planner: FamilyPlanner

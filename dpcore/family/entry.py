@@ -4,7 +4,8 @@ algorithms of every family (capePCA, capeAGN, capeLDA and their baselines), one 
 
 An entry says everything every list of algorithms needs: the name (the key of its random stream, of every table and of
 every command-line choice), the title shown in tables and legends, a description, its privacy (``guarantee``, a key
-of :data:`GUARANTEES`), the communication cost as a formula (text) and as a function of :class:`Sizes`, the runner,
+of :data:`GUARANTEES`, and ``guarantees``, the rule that computes what a run guarantees per view from a
+:class:`GuaranteeContext`), the communication cost as a formula (text) and as a function of :class:`Sizes`, the runner,
 whether it runs by default, whether (and where) it is one of the paper's curves, its colour, and what its result
 depends on (a privacy budget, the data, the collusion bound c), which the sweeps use to compute a result once when it
 cannot change along the swept parameter. docs/adding-a-baseline.md shows how to add one.
@@ -18,9 +19,10 @@ from typing import Any
 
 import numpy as np
 
+from ..cape.guarantee import Guarantee, no_privacy
 from ..scenario import Scenario
 
-__all__ = ["GUARANTEES", "Algorithm", "RunContext", "Runner", "Sizes"]
+__all__ = ["GUARANTEES", "Algorithm", "GuaranteeContext", "GuaranteeRule", "RunContext", "Runner", "Sizes"]
 
 GUARANTEES: dict[str, str] = {
     "dp": "calibrated to (eps, delta)",
@@ -67,6 +69,27 @@ Runner = Callable[[RunContext], Any]
 
 
 @dataclass(frozen=True, kw_only=True)
+class GuaranteeContext:
+    """What a run's privacy guarantee is computed from (docs/math/audit.md, "Guarantees of a run"), the only argument
+    of every entry's ``guarantees`` rule: the algorithm's ``name``, the budgets (``scenario``, its N_s the sites'
+    sizes), the family's data and settings (``problem``, ``settings``: what the run used; ``problem`` None where the
+    family's rules need none, as PCA's), ``privacy`` (PCA: ``PcaPrivacy``, the noise levels and the CAPE design) and
+    ``collusion``, c of the coalition view when the caller chooses it (None: the family's rule, such as the
+    collusion-robust design's own c, else ceil(S/3) - 1)."""
+
+    name: str
+    scenario: Scenario
+    problem: Any = None
+    settings: Any = None
+    privacy: Any = None
+    collusion: int | None = None
+
+
+GuaranteeRule = Callable[[GuaranteeContext], tuple[Guarantee, ...]]
+"""``guarantees(ctx) -> (Guarantee, ...)``: one per view (:mod:`dpcore.cape.guarantee`), computed, never written."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class Algorithm:
     """One row of an algorithm table (every family).
 
@@ -76,7 +99,12 @@ class Algorithm:
     what; None: not modelled, e.g. one curator). ``private`` (the result depends on eps and delta), ``uses_data`` and
     ``collusion_robust`` (it uses the collusion bound c) tell a sweep along which parameters the result cannot
     change; ``dense_only``: no projected third-moment sampler (tensor families); ``distributed``: the sites keep
-    their data (rather than handing them to one curator)."""
+    their data (rather than handing them to one curator).
+
+    ``guarantee`` is its kind of privacy (a key of :data:`GUARANTEES`); ``guarantees`` the rule that computes a run's
+    guarantee per view (:meth:`guarantees_of`). An entry whose kind is not "none" must give its rule, so a private
+    algorithm is never reported as "no privacy" by default; an entry of kind "none" without one gives
+    :func:`~dpcore.cape.guarantee.no_privacy`."""
 
     name: str
     title: str
@@ -85,6 +113,7 @@ class Algorithm:
     colour: str
     position: int
     guarantee: str = "dp"
+    guarantees: GuaranteeRule | None = None
     communication_text: str = ""
     communication: Callable[[Sizes], int] | None = None
     default: bool = False
@@ -98,3 +127,11 @@ class Algorithm:
     def __post_init__(self) -> None:
         if self.guarantee not in GUARANTEES:
             raise TypeError(f"algorithm {self.name}: guarantee must be one of {', '.join(GUARANTEES)}")
+        if self.guarantee != "none" and self.guarantees is None:
+            raise TypeError(f"algorithm {self.name}: an algorithm with guarantee {self.guarantee!r} must give "
+                            "guarantees=, the rule that computes its guarantee per view (docs/adding-a-baseline.md)")
+
+    def guarantees_of(self, ctx: GuaranteeContext) -> tuple[Guarantee, ...]:
+        """The guarantee of a run per view: the entry's rule, or "no privacy" for an entry of kind "none" without
+        one."""
+        return no_privacy() if self.guarantees is None else self.guarantees(ctx)

@@ -62,13 +62,16 @@ class FamilySweep:
     tau_s of every CAPE design the family runs, by stage name; ``plan(spec, scenarios, design)``: the
     :class:`FamilyPlan` (``design(scenario, value)`` gives the checked designs of a grid point by stage);
     ``run(plan, spec, run, tick)``: one run's rows (None when ``tick`` asked to stop); ``notes(data, algorithms)``:
-    what the chosen algorithms do here, in words."""
+    what the chosen algorithms do here, in words; ``guarantees(spec, scenario, value, designs)``: the guarantee of every
+    view (:class:`dpcore.cape.guarantee.Guarantee`) of every algorithm of the sweep at one grid point, computed from
+    its scenario and its CAPE designs by stage (no run needed: stored results get them too)."""
 
     data: type
     stage_taus: Callable[[Scenario, Any], Mapping[str, np.ndarray]]
     plan: Callable[[Any, Sequence[Scenario], Callable[[Scenario, float | int], dict[str, NoiseDesign]]], FamilyPlan]
     run: Callable[[Any, Any, int, Callable[[str], bool]], list[tuple] | None]
     notes: Callable[[Any, Sequence[str]], tuple[str, ...]]
+    guarantees: Callable[[Any, Scenario, float | int, Mapping[str, NoiseDesign]], dict[str, tuple]]
 
 
 def grid_design(parameter: str, scenario: Scenario, tau: np.ndarray, value: float | int, where: str) -> NoiseDesign:

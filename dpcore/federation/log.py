@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..cape import SOLVERS
-from ..cape.helper_free import NOISE_VARIANTS
+from ..cape.noise_variants import NOISE_VARIANTS
 from ..cape.protocol import Message, ProtocolRound, capeagn_round, capepca_round
 from ..cape.stages import AGN_MODELS
 from ..limits import (
@@ -189,7 +189,7 @@ _SETTING_RULES: dict[str, Callable[[Any, str], Any]] = {
     "n_restarts": lambda v, name: check_int_range(v, name, 1, MAX_POWER_RESTARTS),
     "n_iter": lambda v, name: check_int_range(v, name, 1, MAX_POWER_ITERATIONS),
     "run": lambda v, name: check_int_range(v, name, 0, MAX_SEED),
-    "noise": lambda v, name: check_choice(v, name, NOISE_VARIANTS),
+    "noise": lambda v, name: check_choice(v, name, tuple(NOISE_VARIANTS)),
     "dropouts": lambda v, name: check_int_range(v, name, 0, MAX_SITES - 1),
 }
 """Every setting of a round's plan (:class:`RoundSettings`) with the rule the rest of dpcore applies to it: the
@@ -300,11 +300,11 @@ def parse_message_log(content: bytes | str) -> MessageLog:
 
 def protocol_round(plan: RoundPlan) -> ProtocolRound:
     """:mod:`dpcore.cape.protocol`'s round for a planned federated round (capeAGN on the plan's path)."""
-    dim, k = plan.dim, plan.settings.k
+    dim, k, noise = plan.dim, plan.settings.k, plan.settings.noise
     if plan.settings.algorithm == "capePCA":
-        return capepca_round(plan.stage("A").design, dim, k)
+        return capepca_round(plan.stage("A").design, dim, k, noise=noise)
     return capeagn_round(plan.stage("M2").design, plan.stage("M3").design, dim, k,
-                         projected=plan.settings.path == "projected")
+                         projected=plan.settings.path == "projected", noise=noise)
 
 
 def round_protocol(logged: LoggedRound) -> ProtocolRound:

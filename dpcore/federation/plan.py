@@ -15,7 +15,8 @@ import numpy as np
 from ..cape import SOLVERS
 from ..cape.audit import AuditReport, default_collusion
 from ..cape.design import NoiseDesign
-from ..cape.helper_free import NOISE_VARIANTS, fixed_point, scaled_for_variant, variant_audit
+from ..cape.helper_free import fixed_point, scaled_for_variant, variant_audit
+from ..cape.noise_variants import NOISE_VARIANTS, noise_variant
 from ..cape.plan import plan_scenario
 from ..cape.stages import AGN_MODELS, agn_stage_plans
 from ..limits import MAX_FEDERATED_MATRIX_DIM, MAX_FEDERATED_TENSOR_DIM, NORM_BOUND_RANGE
@@ -85,7 +86,7 @@ class RoundSettings:
     norm bound ``norm_bound`` zeta every site divides its samples by); ``path`` is capeAGN's third-moment path
     (:data:`AGN_PATHS`) and ``m3_noise`` its noise law (:data:`dpcore.tensor.M3_NOISE`); ``n_restarts`` and
     ``n_iter`` are the tensor power method's L and N. ``noise`` is who makes the zero-sum noise
-    (:data:`dpcore.cape.helper_free.NOISE_VARIANTS`: the helper, or the sites by a secure sum); ``dropouts`` the
+    (:data:`dpcore.cape.noise_variants.NOISE_VARIANTS`: the helper, or the sites by a secure sum); ``dropouts`` the
     sites that may vanish after the noise was set up without weakening any promise: the design is made for
     ``collusion`` + ``dropouts`` colluders (:mod:`dpcore.cape.helper_free`)."""
 
@@ -124,7 +125,7 @@ class RoundSettings:
         check_positive_int(self.n_restarts, "restarts L")
         check_positive_int(self.n_iter, "iterations N")
         check_positive_int(self.run, "run", minimum=0)
-        check_choice(self.noise, "noise", NOISE_VARIANTS)
+        check_choice(self.noise, "noise", tuple(NOISE_VARIANTS))
         check_positive_int(self.dropouts, "dropouts", minimum=0)
         if self.collusion is not None:
             check_positive_int(self.collusion, "collusion", minimum=0)
@@ -279,8 +280,9 @@ def _collusion_problem(n_sites: int, settings: RoundSettings) -> str | None:
 
 def _variant(name: str, settings: RoundSettings, n_sites: int, collusion: int, statistic: str, design: NoiseDesign,
              audit: AuditReport | None, budget: tuple[Any, Any, Any]):
-    """The design and audit of one stage for the round's noise variant (the helper variant: as planned)."""
-    if settings.noise == "helper" or not design.feasible:
+    """The design and audit of one stage for the round's noise variant (a variant whose views are the audit's, as the
+    helper's: as planned)."""
+    if noise_variant(settings.noise).audit_without_dropouts or not design.feasible:
         return design, audit
     design = scaled_for_variant(design, *budget, collusion, settings.noise)
     fixed_point(design.e_law.var_w, n_sites)  # raises InputError when the secure sum cannot carry the design

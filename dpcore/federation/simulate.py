@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..cape.noise_variants import NOISE_VARIANTS
 from ..cape.parties import AGGREGATOR, HELPER, SITE, aggregator_noise, combine, helper_noise, site_noise
 from ..validation import InputError
 from .noise import noise_seed, party_generator, recovered_aggregate, secure_sum, site_draw, site_term
@@ -50,7 +51,7 @@ class _Streams:
 
     def helper_rows(self, p: RoundStage) -> np.ndarray:
         """Every site's row of e: the helper's draw, or the sites' own draws and their secure sum."""
-        if self.plan.settings.noise == "helper":
+        if NOISE_VARIANTS[self.plan.settings.noise].helper:
             return helper_noise(p.design.e_mixing, p.size, self.rng(p.stage, HELPER, HELPER))
         s = self.plan.settings
         draws = [site_draw(noise_seed(self.seeds[name], s.run, s.algorithm, p.stage, name), self.plan, p, i)

@@ -20,6 +20,7 @@ from .compare import LdaComparison, LdaRun, compare_lda
 from .configurations import CONFIGURATIONS, EDGES, PRIVACY, ConfigurationResult, run_configuration, summarize_data
 from .corpus import ALPHA_SHAPES, ISSUE_CORPUS, LdaModel, make_lda_model, sample_lda_corpus
 from .family import FAMILY
+from .front import capelda
 from .problem import (
     LdaProblem,
     LdaResult,
@@ -34,6 +35,7 @@ from .site import LdaSite, pool_lda_sites
 from .table import ALGORITHMS, algorithm, check_algorithms, configuration_names, default_algorithms, run_algorithm
 
 __all__ = [
+    "capelda",
     "ALGORITHMS",
     "ALPHA_SHAPES",
     "CONFIGURATIONS",

@@ -1,7 +1,7 @@
 """Comparing LDA algorithms over runs (docs/math/lda.md): every run of every chosen algorithm on its own random stream,
 evaluated against the true topics (synthetic corpora) or the non-private result (text), summarised with the
-standard error of the mean; configurations that are unusable on the corpus are counted and explained, never
-averaged in."""
+standard error of the mean, every metric of :data:`dpcore.lda.METRICS`; configurations that are unusable on the
+corpus are counted and explained, never averaged in."""
 
 from __future__ import annotations
 
@@ -20,30 +20,36 @@ from ..tensor.whitening import WhiteningError
 from ..validation import InputError
 from .corpus import LdaModel
 from .problem import LdaProblem, LdaResult, LdaSettings, LdaSpec, check_synthetic_size, synthetic_lda_problem
-from .recovery import topic_error
+from .recovery import METRICS, evaluate_topics
 from .table import ALGORITHMS, check_algorithms, run_algorithm
 
 __all__ = ["LdaComparison", "LdaRun", "compare_lda", "reference_topics", "run_problem"]
 
 @dataclass(frozen=True, kw_only=True)
 class LdaRun:
-    """One algorithm in one run: its topic error, or why it has none (``status``: "ok", "unusable" - a condition
-    of the configuration failed on the corpus - or "whitening failed")."""
+    """One algorithm in one run: every metric of :data:`~dpcore.lda.METRICS` by name (empty without topics), or why
+    it has none (``status``: "ok", "unusable" - a condition of the configuration failed on the corpus - or
+    "whitening failed")."""
 
     run: int
     algorithm: str
-    topic_error: float | None
     status: str
+    metrics: dict[str, float] = field(default_factory=dict)
     reason: str | None = None
+
+    def metric(self, name: str) -> float | None:
+        """The metric ``name`` of this run, or None without topics."""
+        return self.metrics.get(name)
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
 class LdaComparison:
-    """Everything the command line and the page show: per algorithm the mean topic error with its standard error,
-    the runs, how many were unusable or failed and why, its privacy; one example result per algorithm."""
+    """Everything the command line and the page show: per algorithm and metric (``summaries``, one per algorithm and
+    metric of :data:`~dpcore.lda.METRICS`) the mean with its standard error, the runs, how many were unusable or
+    failed and why, its privacy; one example result per algorithm."""
 
     algorithms: tuple[str, ...]
-    summaries: dict[str, MetricSummary]
+    summaries: tuple[MetricSummary, ...]
     records: tuple[LdaRun, ...]
     reference: str
     reference_topics: np.ndarray
@@ -57,12 +63,14 @@ class LdaComparison:
     seed: int
     notes: tuple[str, ...] = field(default=())
 
-    def summary(self, algorithm: str) -> MetricSummary:
-        return self.summaries[algorithm]
+    def summary(self, algorithm: str, metric: str | None = None) -> MetricSummary:
+        """The summary of ``algorithm``'s ``metric`` (default: the table's first)."""
+        metric = next(iter(METRICS)) if metric is None else metric
+        return next(s for s in self.summaries if s.algorithm == algorithm and s.metric == metric)
 
-    def standard_error(self, algorithm: str) -> float | None:
+    def standard_error(self, algorithm: str, metric: str | None = None) -> float | None:
         """std / sqrt(runs) of the finished runs (None with fewer than 2)."""
-        s = self.summaries[algorithm]
+        s = self.summary(algorithm, metric)
         return None if s.runs < 2 or s.std is None else s.std / math.sqrt(s.runs)
 
     def count(self, algorithm: str, status: str) -> int:
@@ -70,17 +78,18 @@ class LdaComparison:
 
     def usable(self, algorithm: str) -> bool:
         """True when at least one run gave topics."""
-        return self.summaries[algorithm].runs > 0
+        return self.summary(algorithm).runs > 0
 
     def to_dict(self) -> dict[str, Any]:
         rows = []
         for alg in self.algorithms:
-            s = self.summaries[alg]
-            rows.append({"algorithm": alg, "metric": "topic_error", "mean": s.mean, "std": s.std,
-                         "standard_error": self.standard_error(alg), "runs": s.runs,
-                         "unusable": self.count(alg, "unusable"),
-                         "whitening_failed": self.count(alg, "whitening failed"), "usable": self.usable(alg),
-                         "reason": self.reasons.get(alg), "guarantee": self.guarantees[alg]})
+            for metric in METRICS:
+                s = self.summary(alg, metric)
+                rows.append({"algorithm": alg, "metric": metric, "mean": s.mean, "std": s.std,
+                             "standard_error": self.standard_error(alg, metric), "runs": s.runs,
+                             "unusable": self.count(alg, "unusable"),
+                             "whitening_failed": self.count(alg, "whitening failed"), "usable": self.usable(alg),
+                             "reason": self.reasons.get(alg), "guarantee": self.guarantees[alg]})
         p = self.problem
         return {"results": rows, "reference": self.reference, "dim": p.dim, "k": p.k, "alpha0": p.alpha0,
                 "sites": p.n_sites, "sizes": p.sizes.tolist(), "runs": self.runs, "seed": self.seed,
@@ -139,29 +148,28 @@ def _compare_run(shared: Shared, run: int, tick: Callable[[str], bool]) -> _RunO
         except WhiteningError as exc:
             out.reasons.setdefault(entry.name, str(exc))
             out.guarantees.setdefault(entry.name, GUARANTEES[entry.guarantee])
-            out.records.append(LdaRun(run=run, algorithm=entry.name, topic_error=None, status="whitening failed",
-                                      reason=str(exc)))
+            out.records.append(LdaRun(run=run, algorithm=entry.name, status="whitening failed", reason=str(exc)))
             return
         out.guarantees.setdefault(entry.name, res.guarantee)
         if not res.usable:
             out.reasons.setdefault(entry.name, res.reason)
-            out.records.append(LdaRun(run=run, algorithm=entry.name, topic_error=None, status="unusable",
-                                      reason=res.reason))
+            out.records.append(LdaRun(run=run, algorithm=entry.name, status="unusable", reason=res.reason))
             return
         out.examples.setdefault(entry.name, res)
-        out.records.append(LdaRun(run=run, algorithm=entry.name, topic_error=topic_error(res.topics, shared.reference),
-                                  status="ok"))
+        out.records.append(LdaRun(run=run, algorithm=entry.name, status="ok",
+                                  metrics=evaluate_topics(res.topics, shared.reference)))
 
     return out if each_algorithm(ALGORITHMS, shared.names, run, shared.runs, tick, one) is not None else None
 
 
-def _summaries(names: Sequence[str], records: list[LdaRun]) -> dict[str, MetricSummary]:
-    out = {}
+def _summaries(names: Sequence[str], records: list[LdaRun]) -> tuple[MetricSummary, ...]:
+    out = []
     for name in names:
         mine = [r for r in records if r.algorithm == name]
-        ok = [r.topic_error for r in mine if r.status == "ok"]
-        out[name] = summarise_values(name, "topic_error", ok, len(mine) - len(ok))
-    return out
+        ok = [r for r in mine if r.status == "ok"]
+        out.extend(summarise_values(name, metric, [r.metrics[metric] for r in ok], len(mine) - len(ok))
+                   for metric in METRICS)
+    return tuple(out)
 
 
 def reference_topics(model: LdaModel | None, problem: LdaProblem | None, scenario: Scenario, settings: LdaSettings,
@@ -172,7 +180,9 @@ def reference_topics(model: LdaModel | None, problem: LdaProblem | None, scenari
     if model is not None:
         return model.topics, "truth"
     ref = run_algorithm("nonpriv", problem, scenario, settings, stream_rng(seed, LDA_REFERENCE_STREAM))
-    notes.append("no ground truth: the topic error is the distance of each result to the non-private topics")
+    words = " and the ".join(m.words for m in METRICS.values())
+    verb = "is the distance" if len(METRICS) == 1 else "are the distances"
+    notes.append(f"no ground truth: the {words} {verb} of each result to the non-private topics")
     return ref.topics, "nonprivate"
 
 
@@ -182,7 +192,8 @@ def compare_lda(  # long: the checks, the run loop and the result, each a few li
     progress: Callable[[float, str], None] | None = None, should_stop: ShouldStop | None = None,
     workers: int | None = None,
 ) -> LdaComparison:
-    """Run ``algorithms`` ``runs`` times and summarise the topic error (mean L1 per topic after optimal matching).
+    """Run ``algorithms`` ``runs`` times and summarise every metric of :data:`~dpcore.lda.METRICS` (the topic error:
+    mean L1 per topic after optimal matching).
 
     Synthetic (``spec``): one ground truth drawn from ``seed``, fresh documents per run at the scenario's N_s
     (:func:`dpcore.seeding.data_rng`), the truth is the reference. Text (``problem``): the same documents every run

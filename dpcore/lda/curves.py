@@ -1,5 +1,5 @@
-"""Topic error against eps for a synthetic or a text corpus (docs/math/lda.md; the Topic models page and
-``python -m dpcore lda --eps`` with several values).
+"""Every LDA metric (the topic error) against eps for a synthetic or a text corpus (docs/math/lda.md; the Topic models
+page and ``python -m dpcore lda --eps`` with several values).
 
 Every run draws its corpus once (synthetic: :func:`dpcore.seeding.data_rng`; text: the same documents every run) and
 evaluates every algorithm at every eps of the grid on it; an algorithm's noise comes from its own stream
@@ -25,20 +25,22 @@ from ..tensor.whitening import WhiteningError
 from ..validation import InputError, check_epsilon
 from .compare import Shared, first_of, reference_topics, run_problem
 from .problem import LdaProblem, LdaResult, LdaSettings, LdaSpec, check_synthetic_size
-from .recovery import topic_error
+from .recovery import METRICS, evaluate_topics
 from .table import ALGORITHMS, check_algorithms, run_algorithm
 
-__all__ = ["CURVE_COLUMNS", "LdaCurve", "eps_curve"]
+__all__ = ["CURVE_COLUMNS", "RECORD_COLUMNS", "LdaCurve", "eps_curve"]
 
-CURVE_COLUMNS = ("eps", "algorithm", "runs", "unusable", "whitening_failed", "mean", "se")
+CURVE_COLUMNS = ("eps", "algorithm", "metric", "runs", "unusable", "whitening_failed", "mean", "se")
+RECORD_COLUMNS = ("eps", "algorithm", "run", *METRICS, "status")
+"""The tidy records of a curve: one row per (eps, algorithm, run), a column per metric (NaN without topics)."""
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
 class LdaCurve:
-    """Topic error per (eps, algorithm): the tidy ``records`` (eps, algorithm, run, topic_error, status) and their
-    ``summary`` (:data:`CURVE_COLUMNS`; se = std / sqrt(runs)); the first reason each algorithm had no topics and
-    its privacy statement; one result per (algorithm, eps) of the first run that gave topics, for top words; the
-    scenario (sites, delta, calibration) and settings it ran with, for its guarantees
+    """Every metric per (eps, algorithm): the tidy ``records`` (:data:`RECORD_COLUMNS`) and their ``summary`` (one
+    row per eps, algorithm and metric, :data:`CURVE_COLUMNS`; se = std / sqrt(runs)); the first reason each algorithm
+    had no topics and its privacy statement; one result per (algorithm, eps) of the first run that gave topics, for
+    top words; the scenario (sites, delta, calibration) and settings it ran with, for its guarantees
     (:func:`dpcore.lda.guarantees.curve_guarantees`)."""
 
     algorithms: tuple[str, ...]
@@ -57,9 +59,11 @@ class LdaCurve:
     scenario: Scenario | None = None
     settings: LdaSettings | None = None
 
-    def at(self, algorithm: str, eps: float) -> dict[str, Any]:
-        """The summary row of one algorithm at one eps."""
-        row = self.summary[(self.summary["algorithm"] == algorithm) & (self.summary["eps"] == float(eps))]
+    def at(self, algorithm: str, eps: float, metric: str | None = None) -> dict[str, Any]:
+        """The summary row of one algorithm at one eps for ``metric`` (default: the table's first)."""
+        metric = next(iter(METRICS)) if metric is None else metric
+        s = self.summary
+        row = s[(s["algorithm"] == algorithm) & (s["eps"] == float(eps)) & (s["metric"] == metric)]
         return row.iloc[0].to_dict()
 
     def usable(self, algorithm: str) -> bool:
@@ -80,11 +84,13 @@ def _summary(records: pd.DataFrame, algorithms: Sequence[str], grid: Sequence[fl
     for eps in grid:
         for name in algorithms:
             mine = records[(records["eps"] == eps) & (records["algorithm"] == name)]
-            ok = mine.loc[mine["status"] == "ok", "topic_error"].to_numpy(dtype=float)
-            n = int(ok.size)
-            se = float(ok.std(ddof=1)) / math.sqrt(n) if n > 1 else math.nan
-            rows.append((eps, name, n, int((mine["status"] == "unusable").sum()),
-                         int((mine["status"] == "whitening failed").sum()), float(ok.mean()) if n else math.nan, se))
+            for metric in METRICS:
+                ok = mine.loc[mine["status"] == "ok", metric].to_numpy(dtype=float)
+                n = int(ok.size)
+                se = float(ok.std(ddof=1)) / math.sqrt(n) if n > 1 else math.nan
+                rows.append((eps, name, metric, n, int((mine["status"] == "unusable").sum()),
+                             int((mine["status"] == "whitening failed").sum()), float(ok.mean()) if n else math.nan,
+                             se))
     return pd.DataFrame(rows, columns=list(CURVE_COLUMNS))
 
 
@@ -99,7 +105,7 @@ class _CurveShared:
 
 @dataclass(frozen=True, eq=False, kw_only=True)
 class _CurveRun:
-    """One run of a curve: its rows (eps, algorithm, run, topic_error, status), and per algorithm (and eps) the first
+    """One run of a curve: its rows (:data:`RECORD_COLUMNS`), and per algorithm (and eps) the first
     reason, privacy statement and example; the run's documents (synthetic corpora, run 0 only)."""
 
     rows: list[tuple]
@@ -124,16 +130,18 @@ def _curve_run(shared: _CurveShared, run: int, tick: Callable[[str], bool]) -> _
                                     run_rng(base.seed, run, entry.name, "lda"))
             except WhiteningError as exc:
                 out.reasons.setdefault(entry.name, str(exc))
-                status, error = "whitening failed", math.nan
+                status, values = "whitening failed", {}
             else:
                 out.guarantees.setdefault(entry.name, res.guarantee)
                 if res.usable:
-                    status, error = "ok", topic_error(res.topics, base.reference)
+                    status, values = "ok", evaluate_topics(res.topics, base.reference)
                     out.examples.setdefault((entry.name, eps), res)
                 else:
                     out.reasons.setdefault(entry.name, res.reason)
-                    status, error = "unusable", math.nan
-            out.rows.extend((float(e), entry.name, run, error, status) for e in (grid if not entry.private else (eps,)))
+                    status, values = "unusable", {}
+            metrics = tuple(values.get(m, math.nan) for m in METRICS)
+            out.rows.extend((float(e), entry.name, run, *metrics, status)
+                            for e in (grid if not entry.private else (eps,)))
         if not entry.private and (entry.name, grid[0]) in out.examples:
             for e in grid[1:]:
                 out.examples.setdefault((entry.name, e), out.examples[(entry.name, grid[0])])
@@ -147,7 +155,7 @@ def eps_curve(  # long: checks, the runs (workers, progress, Stop) and the resul
     progress: Callable[[float, str], None] | None = None, should_stop: ShouldStop | None = None,
     workers: int | None = None,
 ) -> LdaCurve:
-    """Topic error of ``algorithms`` at every eps of ``grid`` (every site's eps set to the value; delta, sizes and
+    """Every metric of ``algorithms`` at every eps of ``grid`` (every site's eps set to the value; delta, sizes and
     weights from ``scenario``), ``runs`` times, on a synthetic corpus (``spec``: truth as reference) or on the
     documents of ``problem`` (the non-private result as reference). Runs go to ``workers`` processes (the same
     numbers for any number); ``progress(fraction, label)`` after each algorithm of each run, ``should_stop()`` as
@@ -177,8 +185,7 @@ def eps_curve(  # long: checks, the runs (workers, progress, Stop) and the resul
         progress(1.0, "done")
     if stopped:
         notes.append(stop_note(len(finished), runs))
-    records = pd.DataFrame([row for outcome in finished for row in outcome.rows],
-                           columns=["eps", "algorithm", "run", "topic_error", "status"])
+    records = pd.DataFrame([row for outcome in finished for row in outcome.rows], columns=list(RECORD_COLUMNS))
     names = tuple(e.name for e in entries)
     guarantees = first_of(finished, "guarantees")
     for entry in entries:

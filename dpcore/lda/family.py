@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..family import Family
+from .planning import PLANNER
 from .recovery import METRICS
 from .sweep import SWEEP
 from .table import ALGORITHMS, default_algorithms
@@ -13,5 +14,5 @@ FAMILY = Family(
     name="lda", label="capeLDA (topic models)",
     description="capeLDA, paper 004's four LDA configurations and the topic-model baselines (docs/math/lda.md)",
     cape="capeLDA", algorithms=ALGORITHMS, metrics=METRICS, reference="nonpriv", no_information="random",
-    sweep_algorithms=default_algorithms(), sweep_sites=5, sweep=SWEEP,
+    sweep_algorithms=default_algorithms(), sweep_sites=5, sweep=SWEEP, planner=PLANNER,
 )

@@ -39,6 +39,7 @@ __all__ = [
     "LdaFit",
     "alpha_from_eigenvalues",
     "eigen_whitening",
+    "evaluate_topics",
     "fit_lda",
     "match_topics",
     "sorted_power",
@@ -50,9 +51,16 @@ __all__ = [
 
 METRICS: dict[str, Metric] = metric_table((
     Metric(name="topic_error", label="topic error (mean L1 per topic)", words="topic error", higher_is_better=False,
-           description="topic error: mean L1 distance per topic after optimal matching, in [0, 2] (lower is better)"),
+           description="topic error: mean L1 distance per topic after optimal matching, in [0, 2] (lower is better)",
+           bounds=(0.0, 2.0), compute=lambda topics, reference: topic_error(topics, reference)),
 ))
-"""The LDA metric (module docstring): the topic error of every result."""
+"""Every LDA metric (module docstring), in the order tables show them, each ``compute(topics, reference_topics)``:
+the comparisons, curves and sweeps evaluate every result with each."""
+
+
+def evaluate_topics(topics: np.ndarray, reference: np.ndarray) -> dict[str, float]:
+    """Every metric of :data:`METRICS` of recovered ``topics`` against the ``reference`` topics, by name."""
+    return {name: m.compute(topics, reference) for name, m in METRICS.items()}
 
 
 @dataclass(frozen=True, eq=False)

@@ -15,12 +15,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..scenario import Scenario, sites_words
 from ..summary import Claim, claim_text, paired_claim
 from .curves import LdaCurve
 from .problem import LdaSpec
 
 __all__ = ["BREAKDOWN", "OPENING", "REGIME_DOCS", "REGIME_GRID", "REGIME_SPEC", "REMARKS", "TopicStory",
-           "breakdown_sentence", "lda_claim", "regime_sentences", "run_values", "story_sentence"]
+           "breakdown_sentence", "corpus_words", "lda_claim", "regime_sentences", "run_values", "setting_sentence",
+           "story_sentence"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -181,3 +183,22 @@ def regime_sentences(curve: LdaCurve) -> dict[str, str]:
         else:
             out[key] = text + " (no clear answer on these runs)."
     return out
+
+
+def corpus_words(spec: LdaSpec | None, corpus: str | None = None) -> str:
+    """What a site's documents are, in words: 'documents of 50 words from K = 5 topics over D = 100 words', or the
+    text corpus's name."""
+    if spec is None:
+        return f"documents of {corpus}" if corpus else "documents"
+    return f"documents of {spec.doc_length} words from K = {spec.k} topics over D = {spec.dim} words"
+
+
+def setting_sentence(words: str, scenario: Scenario, grid: tuple[float, ...]) -> str:
+    """What the Topic models page will run, computed from its inputs: the sites and their documents, delta, and the
+    eps of every site along the curve."""
+    eps = ", ".join(f"{e:g}" for e in grid)
+    delta = sorted({float(d) for d in scenario.delta})
+    delta_text = f"{delta[0]:g}" if len(delta) == 1 else f"from {delta[0]:g} to {delta[-1]:g}"
+    return (f"{sites_words(scenario, words, budgets=False)}, with delta = {delta_text}; the chart shows how far each "
+            f"method's topics are from the true ones (0 = perfect, about 1.6 = random topics) as the eps of every "
+            f"site takes the values {eps}.")

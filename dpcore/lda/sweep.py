@@ -22,8 +22,9 @@ from ..scenario import Scenario
 from ..seeding import LDA_MODEL_STREAM, data_rng, stream_rng
 from ..tensor import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, WhiteningError
 from ..validation import InputError
+from .guarantees import lda_guarantees
 from .problem import LdaProblem, LdaSettings, LdaSpec, synthetic_lda_problem
-from .recovery import topic_error
+from .recovery import evaluate_topics
 from .table import ALGORITHMS, run_algorithm
 
 __all__ = ["SWEEP", "LdaData"]
@@ -136,7 +137,7 @@ def _problems(prepared: Any, spec: Any, run_index: int) -> list[LdaProblem]:
 
 
 def run(prepared: Any, spec: Any, run_index: int, tick: Callable[[str], bool]) -> list[tuple] | None:
-    """One run: a fresh corpus, every algorithm at every grid point, the topic error against the true topics (an
+    """One run: a fresh corpus, every algorithm at every grid point, every metric against the true topics (an
     unusable configuration is counted, not averaged in); None when ``tick`` asks to stop."""
     problems = _problems(prepared, spec, run_index)
 
@@ -148,7 +149,7 @@ def run(prepared: Any, spec: Any, run_index: int, tick: Callable[[str], bool]) -
             return {}, "whitening failed"
         if not res.usable:
             return {}, "unusable"
-        return {"topic_error": topic_error(res.topics, prepared.model.topics)}, "ok"
+        return evaluate_topics(res.topics, prepared.model.topics), "ok"
 
     return sweep_points(prepared, spec, ALGORITHMS, "lda", run_index, tick, evaluate)
 
@@ -160,5 +161,24 @@ def notes(data: LdaData, algorithms: Sequence[str]) -> tuple[str, ...]:
     return ()
 
 
-SWEEP = FamilySweep(data=LdaData, stage_taus=stage_taus, plan=plan, run=run, notes=notes)
+@dataclass(frozen=True)
+class _Corpus:
+    """What the guarantees read of a problem: the document counts, the vocabulary size, alpha_0 and K."""
+
+    sizes: np.ndarray
+    dim: int
+    alpha0: float
+    k: int
+
+
+def guarantees(spec: Any, scenario: Scenario, value: float | int, designs: Any) -> dict[str, tuple]:
+    """Every algorithm's guarantees at one grid point (:func:`dpcore.lda.guarantees.lda_guarantees` with the point's
+    document counts)."""
+    data: LdaData = spec.data
+    settings = data.settings(int(value) if spec.parameter == "c" else None)
+    corpus = _Corpus(sizes=scenario.sizes, dim=data.dim, alpha0=data.alpha0, k=data.k)
+    return {name: lda_guarantees(name, scenario, corpus, settings) for name in spec.algorithms}
+
+
+SWEEP = FamilySweep(data=LdaData, stage_taus=stage_taus, plan=plan, run=run, notes=notes, guarantees=guarantees)
 """capeLDA's sweep hooks (``dpcore.lda.FAMILY.sweep``)."""

@@ -20,6 +20,7 @@ from ..tensor import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, ESTIMATORS, M3_NOISE,
 from .compare import AlgorithmRun, OtdComparison, compare_algorithms
 from .evaluation import METRICS, evaluate, evaluate_metrics, match_components, q_comp, q_comp_normalised
 from .family import FAMILY
+from .front import capeagn
 from .models import (
     DEFAULT_SIGMA2,
     DEFAULT_TOPIC_CONCENTRATION,
@@ -57,6 +58,7 @@ from .table import (
 )
 
 __all__ = [
+    "capeagn",
     "ALGORITHMS",
     "FAMILY",
     "DEFAULT_ITERATIONS",

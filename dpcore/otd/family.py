@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..family import Family
 from .evaluation import METRICS
+from .planning import PLANNER
 from .sweep import SWEEP
 from .table import ALGORITHMS, paper_algorithms
 
@@ -13,5 +14,5 @@ FAMILY = Family(
     name="otd", label="capeAGN (tensors)",
     description="capeAGN and the tensor-decomposition baselines (docs/math/capeagn.md)",
     cape="capeAGN", algorithms=ALGORITHMS, metrics=METRICS, reference="nonpriv", no_information="random",
-    sweep_algorithms=paper_algorithms(), sweep_sites=5, sweep=SWEEP,
+    sweep_algorithms=paper_algorithms(), sweep_sites=5, sweep=SWEEP, planner=PLANNER,
 )

@@ -20,14 +20,14 @@ import numpy as np
 
 from ..cape import stage_taus
 from ..privacy import sensitivity_unchecked
-from ..scenario import Scenario, equal_sites_scenario
+from ..scenario import Scenario, equal_sites_scenario, sites_words
 from ..scenario.breakdown import BREAKDOWN_KINDS, breakdown_variations
 from ..summary import Claim, GapClosure, claim_text, gap_closure, paired_claim
 from .compare import OtdComparison, compare_algorithms
 from .problem import OtdSettings, SyntheticSpec
 
 __all__ = ["BREAKDOWN_KINDS", "OPENING", "AgnStory", "BreakdownCase", "CaseResult", "breakdown_cases",
-           "opening_closure", "run_breakdown", "story_sentence"]
+           "opening_closure", "run_breakdown", "setting_sentence", "story_sentence"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -256,3 +256,20 @@ def story_sentence(comparison: OtdComparison) -> str:
         text += (f"; capeAGN closes {100 * closed:.0f}% of the "
                  "conventional scheme's gap")
     return text + "."
+
+
+def data_words(spec: SyntheticSpec | None, upload: str | None = None) -> str:
+    """What a site's samples are, in words: 'short documents (3 words from one of K = 5 topics over D = 10 words)',
+    'samples of a mixture of K = 5 Gaussians in D = 10 dimensions', or the uploaded file's name."""
+    if spec is None:
+        return f"rows of {upload}" if upload else "uploaded samples"
+    if spec.kind == "stm":
+        return (f"short documents ({spec.doc_length} words from one of K = {spec.k} topics over D = {spec.dim} "
+                "words)")
+    return f"samples of a mixture of K = {spec.k} Gaussians in D = {spec.dim} dimensions"
+
+
+def setting_sentence(words: str, scenario: Scenario) -> str:
+    """What the capeAGN page will run, computed from its inputs (the sites and their budgets, the data)."""
+    return (f"{sites_words(scenario, words)}; the bars show how far each method's recovered components are from the "
+            "reference (q_comp: 0 = perfect, random vectors = no information).")

@@ -31,6 +31,7 @@ from ..tensor import (
 )
 from ..validation import InputError, check_choice, check_positive, check_positive_int, check_rank
 from .evaluation import evaluate_metrics
+from .guarantees import otd_guarantees
 from .models import DEFAULT_SIGMA2, MODELS, TRUTHS, mog_norm_bound
 from .problem import OtdProblem, OtdSettings, SyntheticSpec, synthetic_problem
 from .table import ALGORITHMS, run_algorithm
@@ -193,5 +194,25 @@ def notes(data: OtdData, algorithms: Sequence[str]) -> tuple[str, ...]:
     return ()
 
 
-SWEEP = FamilySweep(data=OtdData, stage_taus=stage_taus, plan=plan, run=run, notes=notes)
+@dataclass(frozen=True)
+class _Model:
+    """What the guarantees read of a problem: the model's kind, the (scaled) sigma^2, D and K."""
+
+    kind: str
+    sigma2: float | None
+    dim: int
+    k: int
+
+
+def guarantees(spec: Any, scenario: Scenario, value: float | int, designs: Any) -> dict[str, tuple]:
+    """Every algorithm's guarantees at one grid point (:func:`dpcore.otd.guarantees.otd_guarantees`; the designs are
+    the same general or collusion-robust ones its runs use)."""
+    data: OtdData = spec.data
+    settings = data.settings(int(value) if spec.parameter == "c" else None)
+    model = _Model(kind=data.model, sigma2=data.scaled_sigma2 if data.model == "mog" else None, dim=data.dim,
+                   k=data.k)
+    return {name: otd_guarantees(name, scenario, model, settings) for name in spec.algorithms}
+
+
+SWEEP = FamilySweep(data=OtdData, stage_taus=stage_taus, plan=plan, run=run, notes=notes, guarantees=guarantees)
 """capeAGN's sweep hooks (``dpcore.otd.FAMILY.sweep``)."""

@@ -21,6 +21,7 @@ from .algorithms.nonpriv import nonpriv_pca
 from .algorithms.pool_ag import pool_ag_pca
 from .compare import PcaComparison, compare_pca, summarise
 from .family import FAMILY
+from .front import capepca
 from .metrics import METRICS, align_signs, captured_energy, noise_spectral_norm, scree, subspace_distance
 from .problem import SOLVER_DTYPES, PcaPrivacy, PcaProblem, pca_privacy, pca_problem
 from .result import PcaResult
@@ -36,6 +37,7 @@ from .table import (
 )
 
 __all__ = [
+    "capepca",
     "SOLVER_DTYPES",
     "ALGORITHMS",
     "FAMILY",

@@ -1,11 +1,16 @@
-"""The options a PCA runner reads (``RunContext.settings`` of the family contract, :mod:`dpcore.family.entry`): the
-table entries are :class:`dpcore.family.Algorithm`, collected by :mod:`dpcore.pca.table`."""
+"""What PCA runners and guarantee rules share: the options a runner reads (``RunContext.settings`` of the family
+contract, :mod:`dpcore.family.entry`) and the one release stage of capePCA and its baselines. The table entries are
+:class:`dpcore.family.Algorithm`, collected by :mod:`dpcore.pca.table`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["PcaOptions"]
+__all__ = ["STAGE", "PcaOptions"]
+
+STAGE = ("A",)
+"""The one release stage of every PCA algorithm (A_s, the second-moment matrix), as guarantees name it; it has the
+whole budget (shares (1.0,))."""
 
 
 @dataclass(frozen=True, kw_only=True)

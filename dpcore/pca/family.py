@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..family import Family
 from .metrics import METRICS
+from .planning import PLANNER
 from .sweep import SWEEP
 from .table import ALGORITHMS, paper_algorithms
 
@@ -12,5 +13,5 @@ __all__ = ["FAMILY"]
 FAMILY = Family(
     name="pca", label="capePCA (PCA)", description="capePCA and the PCA baselines (docs/math/capepca.md)",
     cape="capePCA", algorithms=ALGORITHMS, metrics=METRICS, reference="nonpriv", no_information=None,
-    sweep_algorithms=paper_algorithms(), sweep_sites=10, sweep=SWEEP,
+    sweep_algorithms=paper_algorithms(), sweep_sites=10, sweep=SWEEP, planner=PLANNER,
 )

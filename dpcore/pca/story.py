@@ -19,7 +19,7 @@ import numpy as np
 
 from ..cape import NoiseDesign, design_collusion_robust
 from ..data import Dataset
-from ..scenario import Scenario, equal_sites_scenario
+from ..scenario import Scenario, equal_sites_scenario, sites_words
 from ..scenario.breakdown import BREAKDOWN_KINDS, breakdown_variations
 from ..summary import Claim, GapClosure, claim_text, gap_closure, paired_claim
 from .compare import PcaComparison, compare_pca
@@ -27,7 +27,7 @@ from .metrics import noise_spectral_norm
 from .setup import PcaSetup, prepare_pca
 
 __all__ = ["BREAKDOWN_KINDS", "OPENING", "BreakdownCase", "CaseResult", "PcaStory", "breakdown_cases",
-           "opening_closure", "run_breakdown", "story_sentence"]
+           "opening_closure", "run_breakdown", "setting_sentence", "story_sentence"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -233,3 +233,12 @@ def story_sentence(comparison: PcaComparison) -> str:
         if best > conv:
             text += f"; capePCA closes {100 * (cape - conv) / (best - conv):.0f}% of the conventional scheme's gap"
     return text + "."
+
+
+def setting_sentence(data_words: str, dim: int, scenario: Scenario, k: int) -> str:
+    """What the capePCA page will run, in one sentence computed from its inputs: '10 sites each hold 500 samples of
+    MNIST (D = 784) and promise eps = 4, delta = 1e-05; the bars show how much of the data's energy each method's
+    top-5 directions capture (the non-private pool is the best possible, 0 means no information).'"""
+    return (f"{sites_words(scenario, f'samples of {data_words} (D = {dim})')}; the bars show how much of the data's "
+            f"energy each method's top-{k} directions capture (the non-private pool is the best possible, 0 means no "
+            "information).")

@@ -10,24 +10,38 @@ identical numbers, no redraw).
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
 
-from ..data import BUNDLED, PREPROCESSING, SPECTRA, load_bundled, preprocess, split_sites, synthetic_dataset
+from ..data import (
+    BUNDLED,
+    FEATURE_SCALINGS,
+    PREPROCESSING,
+    SPECTRA,
+    Dataset,
+    load_bundled,
+    preprocess,
+    split_sites,
+    synthetic_dataset,
+)
 from ..family import FamilyPlan, FamilySweep, GridPoint, result_rows
 from ..limits import MAX_PCA_ENTRIES, MAX_REPLAY_NUMBERS, MAX_SITE_NUMBERS
 from ..privacy.symmetric import unique_count_matrix
 from ..scenario import Scenario
 from ..seeding import PCA_SPLIT_STREAM, PCA_SYNTHETIC_STREAM, run_rng, stream_rng
 from ..validation import InputError, check_choice, check_positive, check_positive_int, check_rank
+from .guarantees import privacy_guarantees
 from .problem import SOLVER_DTYPES, pca_privacy, pca_problem
 from .setup import noise_dominance_note
 from .table import ALGORITHMS, run_algorithm
 
-__all__ = ["PCA_DATASETS", "SWEEP", "PcaData", "ReplayNormals"]
+__all__ = ["MAX_REGISTERED_UPLOADS", "PCA_DATASETS", "SWEEP", "PcaData", "ReplayNormals", "register_upload",
+           "registered_upload"]
 
 PCA_DATASETS: dict[str, str] = {
     "synthetic": "synthetic zero-mean Gaussian with a fixed covariance (the paper's D = 200, K = 50)",
@@ -35,6 +49,30 @@ PCA_DATASETS: dict[str, str] = {
 }
 """The sweeps' data sets: the synthetic Gaussian and every bundled one (dpcore.data.BUNDLED, with its D)."""
 _SHORT_NAMES = {"mnist": "MNIST", "digits": "digits 8x8", "synthetic": "synthetic"}
+MAX_REGISTERED_UPLOADS = 4
+"""Uploaded data sets a process keeps for sweeps (the oldest is forgotten first)."""
+_UPLOADS: OrderedDict[str, Dataset] = OrderedDict()
+
+
+def register_upload(dataset: Dataset) -> str:
+    """Keep an uploaded data set for sweeps of this process and return its key (the first 16 hex digits of the
+    SHA-256 of its values and shape), which :class:`PcaData` ``upload`` names; at most
+    :data:`MAX_REGISTERED_UPLOADS` are kept."""
+    digest = hashlib.sha256(np.ascontiguousarray(dataset.x).tobytes() + repr(dataset.x.shape).encode()).hexdigest()
+    key = digest[:16]
+    _UPLOADS[key] = dataset
+    _UPLOADS.move_to_end(key)
+    while len(_UPLOADS) > MAX_REGISTERED_UPLOADS:
+        _UPLOADS.popitem(last=False)
+    return key
+
+
+def registered_upload(key: str) -> Dataset:
+    """The uploaded data set of ``key`` (an InputError when this process no longer has it)."""
+    if key not in _UPLOADS:
+        raise InputError("the uploaded data set is no longer in memory (or was never uploaded here); upload it again",
+                         "upload")
+    return _UPLOADS[key]
 
 
 def _set(obj: Any, name: str, value: Any) -> None:
@@ -51,8 +89,8 @@ class PcaData:
     Validated and normalised on construction (settings that do not apply are reset to their defaults)."""
 
     OPTIONS: ClassVar[dict[str, str]] = {"dataset": "dataset", "k": "k", "dim": "dim", "spectrum": "spectrum",
-                                         "decay": "decay", "preprocess": "preprocessing", "rank": "rank",
-                                         "precision": "solver_dtype"}
+                                         "decay": "decay", "preprocess": "preprocessing", "features": "features",
+                                         "rank": "rank", "precision": "solver_dtype"}
     """The command line's sweep flags (argparse names) that set these fields."""
 
     dataset: str = "synthetic"
@@ -61,14 +99,20 @@ class PcaData:
     spectrum: str = "power"
     decay: float = 1.0
     preprocessing: str = "max-norm"
+    features: str = "centre"
     rank: int | None = None
     solver_dtype: str = "float32"
+    upload: str | None = None
 
     def __post_init__(self) -> None:
         _set(self, "solver_dtype", check_choice(self.solver_dtype, "solver precision", SOLVER_DTYPES))
         dataset = check_choice(self.dataset, "dataset", tuple(PCA_DATASETS))
         _set(self, "dataset", dataset)
-        if dataset == "synthetic":
+        if self.upload is not None:
+            _set(self, "dim", registered_upload(self.upload).dim)
+            _set(self, "spectrum", "power")
+            _set(self, "decay", 1.0)
+        elif dataset == "synthetic":
             _set(self, "dim", check_positive_int(self.dim, "D", minimum=2))
             _set(self, "spectrum", check_choice(self.spectrum, "spectrum", SPECTRA))
             _set(self, "decay", check_positive(self.decay, "decay"))
@@ -78,6 +122,7 @@ class PcaData:
             _set(self, "decay", 1.0)
         _set(self, "k", check_rank(self.k, self.dim))
         _set(self, "preprocessing", check_choice(self.preprocessing, "preprocessing", tuple(PREPROCESSING)))
+        _set(self, "features", check_choice(self.features, "features", tuple(FEATURE_SCALINGS)))
         if self.rank is not None:
             rank = check_positive_int(self.rank, "R")
             if not self.k <= rank <= self.dim:
@@ -86,25 +131,33 @@ class PcaData:
             _set(self, "rank", rank)
 
     def describe(self) -> str:
-        what = (f"synthetic Gaussian, D = {self.dim}, {self.spectrum} spectrum (decay {self.decay:g})"
-                if self.dataset == "synthetic" else PCA_DATASETS[self.dataset])
-        return f"{what}; K = {self.k}; preprocessing {self.preprocessing}; {self.solver_dtype} eigensolver"
+        if self.upload is not None:
+            upload = registered_upload(self.upload)
+            what = f"uploaded {upload.name}, {upload.n_samples:,} samples, D = {self.dim}"
+        else:
+            what = (f"synthetic Gaussian, D = {self.dim}, {self.spectrum} spectrum (decay {self.decay:g})"
+                    if self.dataset == "synthetic" else PCA_DATASETS[self.dataset])
+        features = "" if self.features == "centre" else f" after features {self.features}"
+        return f"{what}; K = {self.k}; preprocessing {self.preprocessing}{features}; {self.solver_dtype} eigensolver"
 
     def short_name(self) -> str:
         """The data set in a few words (the reduced variants' names)."""
-        return _SHORT_NAMES[self.dataset]
+        return "upload" if self.upload is not None else _SHORT_NAMES[self.dataset]
 
     def quick(self) -> PcaData | None:
         """The reduced variant's data (docs/experiments.md, "--quick"): MNIST -> digits, synthetic D > 50 -> D = 50,
-        K at most 10; None when nothing is reduced."""
+        K at most 10; None when nothing is reduced (an upload is kept as it is)."""
+        if self.upload is not None:
+            return None
         if self.dataset == "mnist":
-            return PcaData(dataset="digits", k=min(self.k, 10), preprocessing=self.preprocessing)
+            return PcaData(dataset="digits", k=min(self.k, 10), preprocessing=self.preprocessing,
+                           features=self.features)
         if self.dataset == "synthetic" and self.dim > 50:
             return PcaData(dataset="synthetic", k=min(self.k, 10), dim=50, spectrum=self.spectrum, decay=self.decay,
-                           preprocessing=self.preprocessing)
+                           preprocessing=self.preprocessing, features=self.features)
         if self.k > 10:
             return PcaData(dataset=self.dataset, k=10, dim=self.dim, spectrum=self.spectrum, decay=self.decay,
-                           preprocessing=self.preprocessing)
+                           preprocessing=self.preprocessing, features=self.features)
         return None
 
     def check_size(self, largest: Scenario, smallest_n: int) -> None:
@@ -132,12 +185,14 @@ def plan(spec: Any, scenarios: Sequence[Scenario], design: Callable[[Scenario, f
     data: PcaData = spec.data
     sizes_max = scenarios[-1].sizes if spec.parameter in ("ns", "sites") else spec.scenario.sizes
     total = int(np.sum(sizes_max))
-    if data.dataset == "synthetic":
+    if data.upload is not None:
+        dataset = registered_upload(data.upload)
+    elif data.dataset == "synthetic":
         dataset = synthetic_dataset(total, stream_rng(spec.seed, PCA_SYNTHETIC_STREAM), dim=data.dim,
                                     spectrum=data.spectrum, decay=data.decay)
     else:
         dataset = load_bundled(data.dataset)
-    prepared = preprocess(dataset.x, data.preprocessing)
+    prepared = preprocess(dataset.x, data.preprocessing, features=data.features)
     split = split_sites(prepared.x, sizes_max, stream_rng(spec.seed, PCA_SPLIT_STREAM), labels=dataset.labels,
                         allow_replacement=True)
     after = []
@@ -254,5 +309,13 @@ def notes(data: PcaData, algorithms: Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-SWEEP = FamilySweep(data=PcaData, stage_taus=stage_taus, plan=plan, run=run, notes=notes)
+def guarantees(spec: Any, scenario: Scenario, value: float | int, designs: Any) -> dict[str, tuple]:
+    """Every algorithm's guarantees at one grid point (:func:`dpcore.pca.guarantees.pca_guarantees` with the
+    point's design; along c the coalition view has c colluders)."""
+    privacy = pca_privacy(scenario, designs["capePCA"])
+    collusion = int(value) if spec.parameter == "c" else None
+    return privacy_guarantees(privacy, spec.algorithms, collusion=collusion)
+
+
+SWEEP = FamilySweep(data=PcaData, stage_taus=stage_taus, plan=plan, run=run, notes=notes, guarantees=guarantees)
 """capePCA's sweep hooks (``dpcore.pca.FAMILY.sweep``)."""

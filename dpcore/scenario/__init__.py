@@ -21,6 +21,7 @@ from .io import (
 )
 from .model import FieldError, Scenario, ScenarioError, Site, scenario_errors, scenario_from_dict, site_errors
 from .presets import PRESETS, default_scenario, equal_sites_scenario, preset_scenario
+from .words import sites_words
 
 __all__ = [
     "PRESETS",
@@ -48,4 +49,5 @@ __all__ = [
     "scenario_to_rows",
     "settings_of",
     "site_errors",
+    "sites_words",
 ]

@@ -1,4 +1,5 @@
-"""Scenario <-> JSON text and files, editable table, URL query and uploaded file, with every problem reported per cell.
+"""Scenario <-> JSON text and files, editable table, URL query and uploaded file, with every problem reported per cell
+(the JSON format: docs/cli.md).
 
 The dashboard's Sites page edits the sites as a table (one row per site, columns :data:`SITE_COLUMNS`)
 and shares the scenario through a link. This module does the conversions and keeps them testable:

@@ -1,4 +1,5 @@
-"""Scenario: the shared input of every page and command (sites, budgets, weights, relation, calibration).
+"""Scenario: the shared input of every page and command (sites, budgets, weights, relation, calibration;
+docs/math/setting.md, the file format in docs/cli.md).
 
 The scenario is validated here, at the boundary, and nowhere below: a :class:`Scenario` holds only valid sites,
 a known neighbouring relation and calibration, and its derived quantities (sensitivities, noise multipliers,

@@ -1,4 +1,4 @@
-"""Named starting scenarios: the dashboard's presets and equal sites."""
+"""Named starting scenarios: the dashboard's presets and equal sites (docs/dashboard.md, docs/math/setting.md)."""
 
 from __future__ import annotations
 

@@ -48,8 +48,8 @@ from .moments import MomentSite, StmSite
 from .multilinear import multilinear, symmetrize
 from .projected_noise import published_factor, published_projected_tensor
 
-__all__ = ["BLOCK_UNIQUE", "M3_NOISE", "M3Noise", "StageMessages", "StageNoise", "cape_stage_noise", "check_m3_law",
-           "m3_noise_size", "m3_noise_tensor", "release_m2", "release_m3"]
+__all__ = ["BLOCK_UNIQUE", "M3_NOISE", "STAGES", "M3Noise", "StageMessages", "StageNoise", "cape_stage_noise",
+           "check_m3_law", "m3_noise_size", "m3_noise_tensor", "release_m2", "release_m3"]
 
 M3Noise = Literal["published", "symmetrized"]
 M3_NOISE: dict[M3Noise, str] = {
@@ -58,6 +58,9 @@ M3_NOISE: dict[M3Noise, str] = {
     "symmetrized": "sqrt(6) tau Sym(Z), Z i.i.d. N(0, 1): unique-entry variances tau^2, 2 tau^2, 6 tau^2 (more noise "
     "on repeated indices than needed); any K",
 }
+STAGES = ("M2", "M3")
+"""The two release stages of the two-stage flows (the second moment, then the whitened third), as guarantees name
+them; a run splits each site's budget a : (1 - a) between them."""
 BLOCK_UNIQUE = 1 << 18
 """Unique M2 entries per block of the CAPE flow (bounds the noise arrays)."""
 

@@ -11,6 +11,7 @@ from dpcore.cape.parties import (
     mixing_problem,
     site_noise,
 )
+from dpcore.cape.protocol import SITES
 from dpcore.data import load_bundled, parse_numeric_csv, preprocess, split_sites
 from dpcore.federation import (
     LOG_FORMAT,
@@ -90,6 +91,7 @@ __all__ = [
     "combine",
     "evaluate",
     "HELPER",
+    "SITES",
     "helper_noise",
     "InputError",
     "load_bundled",

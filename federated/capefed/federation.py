@@ -43,6 +43,7 @@ from .deployment import (
     worker_command,
     write_secret,
 )
+from .dp import NOISE_VARIANTS
 from .messages import message_log_round, write_log
 from .processes import (
     TAG_VARIABLE,
@@ -539,7 +540,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--secure", action="store_true",
                         help="TLS (a throw-away CA) and SuperNode authentication (registered keys) instead of insecure "
                              "mode")
-    parser.add_argument("--noise", choices=("helper", "helper-free"), default="helper",
+    parser.add_argument("--noise", choices=tuple(NOISE_VARIANTS), default="helper",
                         help="who makes the zero-sum noise: a helper node, or the sites by a secure sum "
                              "(default: %(default)s)")
     parser.add_argument("--drop", choices=[s["name"] for s in DEMO_SITES], default=None,

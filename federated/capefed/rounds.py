@@ -483,7 +483,7 @@ class _Round:  # the aggregator's state of one round: its messages, sites, plan 
             requests[x.node] = Payload(config, {"f": f[i]} | ({"w": w} if w is not None else {}))
             label = site_label(name)
             # helper-free: no helper message; e_s comes from the other sites' set-up messages (the secure sum)
-            sender = dp.HELPER if r.noise == "helper" else "sites"
+            sender = dp.HELPER if r.noise == "helper" else dp.SITES
             self.entry(stage, step_e, sender, label, f"{sym_e}_{name}", p.shape, p.unique, nbytes, "private",
                        route=(sender, dp.AGGREGATOR, label), site=name)
             self.entry(stage, step_f, dp.AGGREGATOR, label, f"{sym_f}_{name}", p.shape, p.unique, f[i].nbytes,
@@ -540,7 +540,7 @@ class _Round:  # the aggregator's state of one round: its messages, sites, plan 
         for name, row in zip(dropped, terms, strict=True):
             i = plan.names.index(name)
             out.append(float(p.design.weights[i]) * dp.aggregator_subtract(p.stage, r.path, row, w))
-            self.entry(p.stage, 0, dp.HELPER if r.noise == "helper" else "sites", dp.AGGREGATOR,
+            self.entry(p.stage, 0, dp.HELPER if r.noise == "helper" else dp.SITES, dp.AGGREGATOR,
                        f"recovered term of {name} (it released nothing)", p.shape, p.unique, row.nbytes, "control",
                        protocol=False, site=name)
         return out

@@ -21,8 +21,14 @@ mkdir -p "$PREFIX"
 "$PYTHON" -m venv "$PREFIX/venv"
 PIP="$PREFIX/venv/bin/python -m pip --disable-pip-version-check --no-input"
 $PIP install --quiet --require-virtualenv -r "$APP/requirements.txt"
-# dpcore's own metadata also names plotly (its figure helpers, which no party imports): installed without it.
-$PIP install --quiet --require-virtualenv --no-deps "$REPO"
+# dpcore's own dependencies (numpy, scipy, pandas, randomgen) are among the party's pins above; --no-deps keeps pip
+# from resolving anything that is not pinned there (plotly is only dpcore's figures extra).
+# Built from a copy: setuptools writes build/ and dpcore.egg-info beside the sources it builds, and the checkout
+# stays exactly as reviewed.
+SRC=$(mktemp -d)
+trap 'rm -rf "$SRC"' EXIT
+cp -R "$REPO/pyproject.toml" "$REPO/README.md" "$REPO/dpcore" "$SRC/"
+$PIP install --quiet --require-virtualenv --no-deps "$SRC"
 $PIP install --quiet --require-virtualenv --no-deps "$APP"
 "$PREFIX/venv/bin/python" -m capefed.worker --check-install > "$PREFIX/capefed.sha256"
 cat "$PREFIX/capefed.sha256"

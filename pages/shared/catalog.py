@@ -39,6 +39,9 @@ PAGES: list[PageInfo] = [
              "private LDA: paper 004's four configurations, capeLDA across sites, real text with top words"),
     PageInfo("pages/privacy_utility.py", "Privacy-utility", ":material/show_chart:",
              "utility against ε, δ, N_s, S or c: the paper's Figs. 2-5 as presets, or sweeps of your scenario"),
+    PageInfo("pages/planner.py", "Planner", ":material/flag:",
+             "what do we need? the samples per site, ε or sites that reach a target, CAPE and conventional side by "
+             "side, on your scenario and data, with a check"),
     PageInfo("pages/glossary.py", "Glossary", ":material/menu_book:",
              "every term the pages use (τ_c, DP floor, conventional scheme, helper, σ_eff, ...) and every gain"),
 ]

@@ -14,6 +14,8 @@ once, and stops; every page gets that by the one call it needs anyway for the sh
 
 from __future__ import annotations
 
+import gc
+import sys
 import threading
 
 import streamlit as st
@@ -26,6 +28,8 @@ from pages.shared.widgets import remember_widgets, show_error
 __all__ = ["run_app", "start_page"]
 
 _ROUTING = threading.local()
+_FREEZE_LOCK = threading.Lock()
+_frozen_modules = 0  # len(sys.modules) at the last gc.freeze()
 
 
 def run_app() -> None:
@@ -45,6 +49,31 @@ def run_app() -> None:
         show_error(exc)
     finally:
         _ROUTING.active = False
+        _freeze_new_imports()
+
+
+def _freeze_new_imports() -> None:
+    """Move what this process has imported so far out of the garbage collector's sight (``gc.freeze``), once after
+    every run that imported new modules (the first run of each page in a server's life).
+
+    Why: a full collection walks every tracked object: with streamlit, plotly, pandas, scipy and dpcore imported
+    that is some 170,000 objects and 0.05-0.2 s holding the interpreter lock. Streamlit made one after every script
+    run (``runner.postScriptGC``, now off in .streamlit/config.toml), and when a class opened the page at once 50 of
+    them in a row were most of the server's CPU and kept it from answering anyone (benchmarks/bench_classroom.py,
+    docs/dashboard.md "Serving a class"); Python's own collector still makes full collections now and then as
+    objects accumulate. Modules, their functions and classes live as long as the process, so freezing them loses
+    nothing; the garbage of the run is collected first so that it is not frozen with them. Later full collections
+    walk only what was created since. What the sessions alive at a freeze hold is frozen too and, should it end in
+    a reference cycle, never collected: a bounded cost, since a freeze happens only after a run that imported
+    modules (at most once per page in a server's life)."""
+    global _frozen_modules
+    if len(sys.modules) == _frozen_modules:
+        return
+    with _FREEZE_LOCK:
+        if len(sys.modules) != _frozen_modules:
+            _frozen_modules = len(sys.modules)
+            gc.collect()
+            gc.freeze()
 
 
 def start_page() -> Scenario:

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...family import Algorithm, RunContext
+from ...cape.guarantee import Guarantee, calibrated_stage, curator_guarantees
+from ...family import Algorithm, GuaranteeContext, RunContext
 from ...privacy.calibration import multiplier
 from ...privacy.sensitivity import lda_sensitivity_unchecked
-from ...tensor.release import StageNoise
+from ...tensor.release import STAGES, StageNoise
 from ...textio import site_label
 from ...validation import InputError
 from ..algorithm import relation, two_stage
@@ -46,17 +47,38 @@ def _nonpriv(ctx: RunContext) -> LdaResult:
     return two_stage(ctx, [ctx.problem.pooled], np.ones(1), StageNoise("none"), StageNoise("none"), "no privacy")
 
 
+def _curator_guarantees(ctx: GuaranteeContext, alone: bool) -> tuple[Guarantee, ...]:
+    """One site alone with its own budget (local), or every document at one trusted curator with the strictest site
+    budget (pooled): each stage calibrated to its share."""
+    scenario, problem, settings = ctx.scenario, ctx.problem, ctx.settings
+    a, cal = settings.eps_split, scenario.calibration
+    shares = (a, 1.0 - a)
+    if alone:
+        s = int(np.argmax(problem.sizes)) if settings.local_site is None else int(settings.local_site)
+        eps, delta, names = scenario.eps[s:s + 1], scenario.delta[s:s + 1], [scenario.names[s]]
+        who, trusted = f"{site_label(scenario.names[s])} alone, on its own documents", False
+    else:
+        eps, delta, names = float(scenario.eps.min()), float(scenario.delta.min()), ["every site"]
+        who, trusted = ("Gaussian moments of every document at one trusted curator, the strictest site budget",
+                        True)
+    one_eps, one_delta = float(np.min(eps)), float(np.min(delta))
+    stages = [calibrated_stage(n, [share * one_eps], [share * one_delta], cal)
+              for n, share in zip(STAGES, shares, strict=True)]
+    return curator_guarantees(stages, eps=eps, delta=delta, names=names, calibration=cal, shares=shares, who=who,
+                              trusted=trusted)
+
+
 ENTRIES = (
     Algorithm(
         name="pooled", title="pooled (trusted curator)", position=30, colour="#9467bd", guarantee="dp",
         description="one trusted curator holds every document and adds Gaussian noise to M2 and the projected M3 "
         "(the strictest site budget): what capeLDA matches without pooling",
-        run=lambda ctx: _gaussian(ctx, alone=False),
+        run=lambda ctx: _gaussian(ctx, alone=False), guarantees=lambda ctx: _curator_guarantees(ctx, alone=False),
     ),
     Algorithm(
         name="local", title="local", position=40, default=True, colour="#8c564b", guarantee="dp", distributed=True,
         description="one site alone (the largest unless chosen) with its own budget and documents",
-        run=lambda ctx: _gaussian(ctx, alone=True),
+        run=lambda ctx: _gaussian(ctx, alone=True), guarantees=lambda ctx: _curator_guarantees(ctx, alone=True),
     ),
     Algorithm(
         name="nonpriv", title="non-private", position=50, default=True, colour="#2ca02c", guarantee="none",

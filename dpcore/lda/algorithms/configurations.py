@@ -6,8 +6,9 @@ returns no topics and the reason."""
 
 from __future__ import annotations
 
-from ...family import Algorithm, RunContext
-from ..budget import CONFIGURATIONS, edge_budgets
+from ...cape.guarantee import Guarantee, basic_guarantees, calibrated_stage, curator_guarantees, not_dp
+from ...family import Algorithm, GuaranteeContext, RunContext
+from ..budget import CONFIGURATIONS, LOCAL_GUARANTEE, edge_budgets
 from ..configurations import run_configuration_unchecked
 from ..problem import LdaResult
 
@@ -35,9 +36,32 @@ def _configuration(ctx: RunContext) -> LdaResult:
                      reason=res.reason, conditions=res.conditions, notes=res.notes)
 
 
+def _configuration_guarantees(ctx: GuaranteeContext) -> tuple[Guarantee, ...]:
+    """One curator spends the strictest site budget over the configuration's edges: configuration 1 certified by
+    its Gaussian calibration, 2ptr by basic composition of its test and its noise, 2, 3 and 4 not DP (local
+    sensitivity)."""
+    number, privacy = configuration_of(ctx.name)
+    cal = ctx.scenario.calibration
+    strict_eps, strict_delta = float(ctx.scenario.eps.min()), float(ctx.scenario.delta.min())
+    if privacy == "local":
+        if number != 1:
+            return not_dp(strict_eps, strict_delta, f"paper 004's configuration {number}: {LOCAL_GUARANTEE}")
+        edges = edge_budgets(1, strict_eps, strict_delta)
+        stages = [calibrated_stage(e, [be], [bd], cal) for e, (be, bd) in edges.items()]
+        return curator_guarantees(stages, eps=strict_eps, delta=strict_delta, names=["every site"], calibration=cal,
+                                  shares=tuple(be / strict_eps for be, _ in edges.values()),
+                                  who="paper 004's configuration 1 at one trusted curator (Gaussian noise at global "
+                                  "sensitivities on e3, e4, e8)")
+    edges = edge_budgets(number, strict_eps, strict_delta, None, privacy)
+    valid = cal == "analytic" or max(be for be, _ in edges.values()) < 1.0
+    return basic_guarantees([be for be, _ in edges.values()], eps=strict_eps, delta=strict_delta, site="every site",
+                            valid=valid, trusted=True, who="configuration 2 by propose-test-release at one trusted "
+                            "curator (a Laplace test, then Gaussian noise at the proposed bound)")
+
+
 def _entry(name: str, title: str, position: int, colour: str, guarantee: str, description: str) -> Algorithm:
     return Algorithm(name=name, title=title, position=position, colour=colour, guarantee=guarantee,
-                        description=description, run=_configuration)
+                     description=description, run=_configuration, guarantees=_configuration_guarantees)
 
 
 ENTRIES = (

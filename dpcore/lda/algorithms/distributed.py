@@ -5,9 +5,10 @@ aggregator combines sum_s mu_s (release_s - f_s), whitens, decomposes and recove
 
 from __future__ import annotations
 
-from ...cape import stage_taus
-from ...family import Algorithm, RunContext
-from ...tensor.release import StageNoise, cape_stage_noise
+from ...cape import stage_sensitivities, stage_taus
+from ...cape.guarantee import Guarantee, cape_guarantees, coalition_size, conventional_guarantees, promises
+from ...family import Algorithm, GuaranteeContext, RunContext
+from ...tensor.release import STAGES, StageNoise, cape_stage_noise
 from ..algorithm import relation, two_stage
 from ..problem import LdaResult
 
@@ -27,6 +28,21 @@ def _distributed(ctx: RunContext, correlated: bool) -> LdaResult:
     return two_stage(ctx, problem.sites, scenario.weights(), stage2, stage3, privacy)
 
 
+def _distributed_guarantees(ctx: GuaranteeContext, correlated: bool) -> tuple[Guarantee, ...]:
+    """capeLDA's two stages composed exactly in every view (the aggregator's view can exceed the promise: the
+    collusion-robust design keeps it), or each site's own noise in both stages."""
+    scenario, problem, settings = ctx.scenario, ctx.problem, ctx.settings
+    a = settings.eps_split
+    sens = stage_sensitivities(scenario, "lda", dim=problem.dim, alpha0=problem.alpha0)
+    tau2, tau3 = stage_taus(scenario, "lda", a, dim=problem.dim, alpha0=problem.alpha0)
+    if not correlated:
+        return conventional_guarantees((tau2, tau3), sens, STAGES, **promises(scenario, (a, 1.0 - a)))
+    stage2, stage3, _ = cape_stage_noise(scenario, tau2, tau3, split=a, collusion=settings.collusion, relation="")
+    return cape_guarantees((stage2.design, stage3.design), sens, STAGES,
+                           collusion=coalition_size(scenario.n_sites, settings.collusion),
+                           **promises(scenario, (a, 1.0 - a)))
+
+
 ENTRIES = (
     Algorithm(
         name="cape", title="capeLDA", position=10, default=True, colour="#d62728", guarantee="dp",
@@ -34,6 +50,7 @@ ENTRIES = (
         description="capeLDA: every site releases its LDA moments M2_s and M3_s(W, W, W) with CAPE correlated noise; "
         "the aggregate carries only the noise pooled data would need",
         run=lambda ctx: _distributed(ctx, correlated=True),
+        guarantees=lambda ctx: _distributed_guarantees(ctx, correlated=True),
     ),
     Algorithm(
         name="conv", title="conventional", position=20, default=True, colour="#1f77b4", guarantee="dp",
@@ -41,5 +58,6 @@ ENTRIES = (
         description="conventional: every site adds its own full Gaussian noise to its LDA moments, the aggregator "
         "averages (no correlated noise)",
         run=lambda ctx: _distributed(ctx, correlated=False),
+        guarantees=lambda ctx: _distributed_guarantees(ctx, correlated=False),
     ),
 )

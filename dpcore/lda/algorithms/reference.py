@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...cape.guarantee import no_data
 from ...family import Algorithm, RunContext
 from ..problem import LdaResult
 
@@ -24,6 +25,6 @@ ENTRIES = (
         private=False, uses_data=False,
         description="random topics from the prior Dirichlet(c) of the synthetic topics (c = 0.1 unless set), using no "
         "data: the worst-case reference",
-        run=_random,
+        run=_random, guarantees=lambda ctx: no_data(),
     ),
 )

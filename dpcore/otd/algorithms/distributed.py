@@ -4,9 +4,10 @@ whitens with the top-K eigenpairs of sum_s mu_s M2_hat_s and runs the tensor pow
 
 from __future__ import annotations
 
-from ...cape import stage_taus
-from ...family import Algorithm, RunContext, Sizes
-from ...tensor.release import StageNoise, cape_stage_noise, release_m2, release_m3
+from ...cape import stage_sensitivities, stage_taus
+from ...cape.guarantee import Guarantee, cape_guarantees, coalition_size, conventional_guarantees, promises
+from ...family import Algorithm, GuaranteeContext, RunContext, Sizes
+from ...tensor.release import STAGES, StageNoise, cape_stage_noise, release_m2, release_m3
 from ...tensor.whitening import whiten
 from ..algorithm import decomposition, m3_law, relation, tpm
 from ..problem import Decomposition
@@ -30,6 +31,21 @@ def _distributed(ctx: RunContext, correlated: bool) -> Decomposition:
     wh = whiten(m2_hat, problem.k)
     m3_tilde, _ = release_m3(problem.sites, mu, wh.w, stage3, rng, path=ctx.path, law=law)
     return decomposition(ctx, wh, tpm(ctx, m3_tilde), privacy)
+
+
+def _distributed_guarantees(ctx: GuaranteeContext, correlated: bool) -> tuple[Guarantee, ...]:
+    """capeAGN's two stages composed exactly in every view of the audit, or each site's own noise in both stages."""
+    scenario, problem, settings = ctx.scenario, ctx.problem, ctx.settings
+    a = settings.eps_split
+    sigma2 = problem.sigma2 if problem.kind == "mog" else None
+    sens = stage_sensitivities(scenario, problem.kind, dim=problem.dim, sigma2=sigma2)
+    tau2, tau3 = stage_taus(scenario, problem.kind, a, dim=problem.dim, sigma2=sigma2)
+    if not correlated:
+        return conventional_guarantees((tau2, tau3), sens, STAGES, **promises(scenario, (a, 1.0 - a)))
+    stage2, stage3, _ = cape_stage_noise(scenario, tau2, tau3, split=a, collusion=settings.collusion, relation="")
+    return cape_guarantees((stage2.design, stage3.design), sens, STAGES,
+                           collusion=coalition_size(scenario.n_sites, settings.collusion),
+                           **promises(scenario, (a, 1.0 - a)))
 
 
 def _third_moment_numbers(dim: int, k: int, path: str) -> int:
@@ -60,6 +76,7 @@ ENTRIES = (
         "(T = D^3 dense, K^3 projected), M3_tilde_s; projected: + D K (W to the helper)",
         communication=cape_communication,
         run=lambda ctx: _distributed(ctx, correlated=True),
+        guarantees=lambda ctx: _distributed_guarantees(ctx, correlated=True),
     ),
     Algorithm(
         name="conv", title="conv", position=40, default=True, paper_order=2, colour="#1f77b4",
@@ -67,5 +84,6 @@ ENTRIES = (
         communication_text="S D^2 + S D K + S K^3: M2_hat_s, W to every site, M3_tilde_s",
         communication=conv_communication,
         run=lambda ctx: _distributed(ctx, correlated=False),
+        guarantees=lambda ctx: _distributed_guarantees(ctx, correlated=False),
     ),
 )

@@ -9,13 +9,21 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...cape import AGN_MODELS, stage_taus
-from ...family import Algorithm, RunContext, Sizes
-from ...privacy.calibration import multiplier
+from ...cape.guarantee import (
+    Guarantee,
+    basic_guarantees,
+    calibrated_stage,
+    curator_guarantees,
+    independent_stage,
+    promises,
+)
+from ...family import Algorithm, GuaranteeContext, RunContext, Sizes
+from ...privacy.calibration import exact_eps, multiplier
 from ...privacy.sensitivity import sensitivity_unchecked
 from ...scenario import Scenario
 from ...tensor.moments import Site, pool_sites
 from ...tensor.power import noisy_tensor_power_method, noisy_tpm_budget
-from ...tensor.release import StageNoise, release_m2, release_m3
+from ...tensor.release import STAGES, StageNoise, release_m2, release_m3
 from ...tensor.whitening import Whitening, whiten
 from ...textio import site_label
 from ...validation import InputError
@@ -152,6 +160,61 @@ def _nonpriv(ctx: RunContext) -> Decomposition:
     return decomposition(ctx, wh, tpm(ctx, m3_tilde), "no privacy")
 
 
+def _pooled_stages(scenario: Scenario, split: float) -> list:
+    """A curator's M2 and M3 releases, noise multiplier max_s c(share eps_s, share delta_s) over every site, seen by
+    every site."""
+    out = []
+    for name, share in zip(STAGES, (split, 1.0 - split), strict=True):
+        c = max(multiplier(share * e, share * d, scenario.calibration)
+                for e, d in zip(scenario.eps, scenario.delta, strict=True))
+        out.append(independent_stage(name, np.full(scenario.n_sites, c), np.ones(scenario.n_sites)))
+    return out
+
+
+def _local_guarantees(ctx: GuaranteeContext) -> tuple[Guarantee, ...]:
+    """One site alone, each stage calibrated to its share of that site's own budget."""
+    scenario, settings = ctx.scenario, ctx.settings
+    a = settings.eps_split
+    shares = (a, 1.0 - a)
+    eps, delta, names, cal = scenario.eps, scenario.delta, scenario.names, scenario.calibration
+    s = local_site_index(ctx.problem, scenario, a) if settings.local_site is None else int(settings.local_site)
+    stages = [calibrated_stage(n, [share * eps[s]], [share * delta[s]], cal) for n, share in zip(STAGES, shares,
+                                                                                                 strict=True)]
+    return curator_guarantees(stages, eps=eps[s:s + 1], delta=delta[s:s + 1], names=[names[s]], calibration=cal,
+                              shares=shares, who=f"{site_label(names[s])} alone, on its own data", trusted=False)
+
+
+def _agn_guarantees(ctx: GuaranteeContext) -> tuple[Guarantee, ...]:
+    a = ctx.settings.eps_split
+    return curator_guarantees(_pooled_stages(ctx.scenario, a), **promises(ctx.scenario, (a, 1.0 - a)),
+                              who="Analyze Gauss on the pooled data at one trusted party")
+
+
+def _noisy_tpm_guarantees(ctx: GuaranteeContext) -> tuple[Guarantee, ...]:
+    """Analyze Gauss on M2, then the power method's Gaussian releases (their composed multiplier mu), the strictest
+    site's budget."""
+    scenario, settings = ctx.scenario, ctx.settings
+    a, names = settings.eps_split, scenario.names
+    mus = [noisy_tpm_budget((1 - a) * e, (1 - a) * d, ctx.problem.k, settings.n_restarts, settings.n_iter,
+                            scenario.calibration, 1.0).mu for e, d in zip(scenario.eps, scenario.delta, strict=True)]
+    power = independent_stage("power method", np.full(len(names), 1.0 / max(mus)), np.ones(len(names)))
+    return curator_guarantees([_pooled_stages(scenario, a)[0], power], **promises(scenario, (a, 1.0 - a)),
+                              who="the noisy tensor power method on the pooled data at one trusted party")
+
+
+def _avn_guarantees(ctx: GuaranteeContext) -> tuple[Guarantee, ...]:
+    """M2 by Analyze Gauss at (a eps_s, delta_s) (Gaussian), M3 pure ((1 - a) eps_s)-DP: basic composition."""
+    scenario, a = ctx.scenario, ctx.settings.eps_split
+    eps, delta, cal = scenario.eps, scenario.delta, scenario.calibration
+    worst = int(np.argmin(eps))
+    c = max(multiplier(a * e, d, cal) for e, d in zip(eps, delta, strict=True))
+    m2_eps = exact_eps(c, 1.0, float(delta[worst]))
+    valid = cal == "analytic" or a * float(eps.max()) < 1.0
+    return basic_guarantees((m2_eps, (1 - a) * float(eps[worst])), eps=float(eps[worst]), delta=float(delta[worst]),
+                            site=scenario.names[worst], valid=valid, trusted=True,
+                            who="AVN on the pooled data at one trusted party (M3 pure DP by vector noise)")
+
+
 def pooled_communication(sizes: Sizes) -> int:
     """S (D^2 + D^3): every site hands its M2_s and M3_s to the trusted party."""
     return sizes.n_sites * (sizes.dim * sizes.dim + sizes.dim**3)
@@ -169,19 +232,19 @@ ENTRIES = (
         name="agn", title="AGN (pooled)", position=20, colour="#9467bd",
         description="AGN on pooled data: one trusted party adds symmetric Gaussian noise to M2 and M3 (appendix E.1)",
         communication_text=_POOLED_TEXT, communication=pooled_communication,
-        run=lambda ctx: _gaussian(ctx, alone=False),
+        run=lambda ctx: _gaussian(ctx, alone=False), guarantees=_agn_guarantees,
     ),
     Algorithm(
         name="avn", title="AVN (pooled)", position=30, colour="#17becf", dense_only=True,
         description="AVN on pooled data: Gaussian M2, vector noise with density ~ exp(-beta ||b||) on M3 "
         "(appendix E.2)",
-        communication_text=_POOLED_TEXT, communication=pooled_communication, run=_avn,
+        communication_text=_POOLED_TEXT, communication=pooled_communication, run=_avn, guarantees=_avn_guarantees,
     ),
     Algorithm(
         name="local", title="local", position=50, default=True, paper_order=3, colour="#8c564b",
         description="AGN on one site's data only (the least noisy site, the largest for equal budgets, unless chosen)",
         communication_text="0: one site works alone", communication=local_communication,
-        run=lambda ctx: _gaussian(ctx, alone=True),
+        run=lambda ctx: _gaussian(ctx, alone=True), guarantees=_local_guarantees,
     ),
     Algorithm(
         name="nonpriv", title="non-private", position=60, default=True, paper_order=4, colour="#2ca02c",
@@ -193,5 +256,6 @@ ENTRIES = (
         name="noisy_tpm", title="noisy TPM", position=80, colour="#bcbd22",
         description="noisy tensor power method of paper 001 (Alg. 3) on pooled data, noise at every iteration",
         communication_text=_POOLED_TEXT, communication=pooled_communication, run=_noisy_tpm,
+        guarantees=_noisy_tpm_guarantees,
     ),
 )

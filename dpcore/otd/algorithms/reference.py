@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...cape.guarantee import no_data
 from ...family import Algorithm, RunContext
 from ..models import random_components
 from ..problem import Decomposition
@@ -28,5 +29,6 @@ ENTRIES = (
         private=False, uses_data=False, guarantee="none",
         description="random vectors from the model's prior (uses no data): the worst-case reference",
         communication_text="0: uses no data", communication=lambda sizes: 0, run=_random,
+        guarantees=lambda ctx: no_data(),
     ),
 )

@@ -14,11 +14,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...cape import CapeNoise, NoiseDesign, sample_noise
+from ...cape import CapeNoise, NoiseDesign, default_collusion, sample_noise
+from ...cape.guarantee import Guarantee, cape_guarantees, promises
 from ...cape.parties import combine, site_release
-from ...family import Algorithm, Sizes
+from ...family import Algorithm, GuaranteeContext, Sizes
 from ...privacy.symmetric import symmetric_matrix
 from ...validation import InputError, check_choice
+from ..algorithm import STAGE
 from ..problem import PcaPrivacy, PcaProblem, check_pair
 from ..result import PcaResult, decompose
 
@@ -109,10 +111,21 @@ def cape_pca(problem: PcaProblem, privacy: PcaPrivacy, rng: np.random.Generator,
                      privacy.design.output_std, keep_matrix)
 
 
+def cape_pca_guarantees(ctx: GuaranteeContext) -> tuple[Guarantee, ...]:
+    """capePCA's one stage against the audit's views (docs/math/audit.md); c of the coalition view: ``ctx.collusion``,
+    else the design's own c when it is collusion-robust, else ceil(S/3) - 1."""
+    design, n = ctx.privacy.design, ctx.scenario.n_sites
+    c = ctx.collusion if ctx.collusion is not None else (
+        design.collusion if design.collusion is not None else default_collusion(n))
+    return cape_guarantees((design,), (ctx.scenario.sensitivities("pca"),), STAGE, collusion=min(int(c), n - 1),
+                           **promises(ctx.scenario, (1.0,)))
+
+
 ENTRIES = (Algorithm(
     name="cape", default=True, title="capePCA", position=10, paper_order=1, colour="#d62728", collusion_robust=True,
     description="capePCA: sites release A_s + E_s + F_s + G_s, the aggregator removes F_s and averages, E cancels",
     communication_text="3 S D^2: helper -> site E_s, aggregator -> site F_s, site -> aggregator A_hat_s",
     communication=communication,
     run=lambda ctx: cape_pca(ctx.problem, ctx.privacy, ctx.rng, keep_matrix=ctx.settings.keep_matrix),
+    guarantees=cape_pca_guarantees,
 ),)

@@ -10,6 +10,7 @@ import numpy as np
 from ...family import Algorithm, Sizes
 from ..problem import PcaPrivacy, PcaProblem, check_pair
 from ..result import PcaResult, decompose
+from .pool_ag import curator_rule
 
 __all__ = ["ENTRIES", "central_pca"]
 
@@ -40,4 +41,6 @@ ENTRIES = (Algorithm(
     "sums to the data user",
     communication=communication,
     run=lambda ctx: central_pca(ctx.problem, ctx.privacy, ctx.rng, keep_matrix=ctx.settings.keep_matrix),
+    guarantees=curator_rule("central noise: a proxy adds one Gaussian to the securely aggregated sums",
+                            trusted=False),
 ),)

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...family import Algorithm, Sizes
+from ...cape.guarantee import Guarantee, conventional_guarantees, promises
+from ...family import Algorithm, GuaranteeContext, Sizes
+from ..algorithm import STAGE
 from ..problem import PcaPrivacy, PcaProblem, check_pair
 from ..result import PcaResult, decompose
 
-__all__ = ["ENTRIES", "conv_pca", "conventional_release"]
+__all__ = ["ENTRIES", "conv_pca", "conventional_release", "own_noise_guarantees"]
 
 
 def conventional_release(problem: PcaProblem, privacy: PcaPrivacy, rng: np.random.Generator, site: int) -> np.ndarray:
@@ -37,10 +39,18 @@ def conv_pca(problem: PcaProblem, privacy: PcaPrivacy, rng: np.random.Generator,
                      privacy.conventional_std, keep_matrix)
 
 
+def own_noise_guarantees(ctx: GuaranteeContext) -> tuple[Guarantee, ...]:
+    """Each site's own noise tau_s on its release (the conventional scheme and DPdisPCA): every view sees each site
+    behind tau_s."""
+    return conventional_guarantees((ctx.privacy.tau,), (ctx.scenario.sensitivities("pca"),), STAGE,
+                                   **promises(ctx.scenario, (1.0,)))
+
+
 ENTRIES = (Algorithm(
     name="conv", default=True, title="conv", position=50, paper_order=3, colour="#1f77b4",
     description="conventional: every site adds its full noise tau_s, the aggregator averages",
     communication_text="S D^2: site -> aggregator A_s + G_s",
     communication=communication,
     run=lambda ctx: conv_pca(ctx.problem, ctx.privacy, ctx.rng, keep_matrix=ctx.settings.keep_matrix),
+    guarantees=own_noise_guarantees,
 ),)

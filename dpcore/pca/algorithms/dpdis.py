@@ -11,7 +11,7 @@ from ...family import Algorithm, Sizes
 from ...validation import InputError, check_positive_int
 from ..problem import PcaPrivacy, PcaProblem, check_pair
 from ..result import PcaResult, lower_matrix, make_result
-from .conv import conventional_release
+from .conv import conventional_release, own_noise_guarantees
 
 __all__ = ["ENTRIES", "check_dpdis_rank", "dpdis_pca", "top_of_outer"]
 
@@ -72,4 +72,5 @@ ENTRIES = (Algorithm(
     communication=communication,
     run=lambda ctx: dpdis_pca(ctx.problem, ctx.privacy, ctx.rng, rank=ctx.settings.rank,
                               keep_matrix=ctx.settings.keep_matrix),
+    guarantees=own_noise_guarantees,
 ),)

@@ -1,7 +1,7 @@
-"""Rebuild ``data/python_docs.txt.gz`` and ``data/python_docs_vocabulary.txt`` from the Python documentation that
-ships with the interpreter (see data/README.md for origin and licence).
+"""Rebuild ``dpcore/data/files/python_docs.txt.gz`` and ``dpcore/data/files/python_docs_vocabulary.txt`` from the
+Python documentation that ships with the interpreter (see dpcore/data/files/README.md for origin and licence).
 
-Run: ``.venv/bin/python data/build_python_docs.py`` (CPython 3.11.7 produced the bundled files; other versions
+Run: ``.venv/bin/python tools/build_python_docs.py`` (CPython 3.11.7 produced the bundled files; other versions
 give slightly different documents).
 
 Documents, one per line (whitespace collapsed):
@@ -17,8 +17,8 @@ Kept: documents with at least ``MIN_TOKENS`` vocabulary words after stop-word re
 
 Vocabulary (a public rule applied to this public corpus, so it costs no privacy here; the same rule applied to a
 private corpus would NOT be differentially private): lower-case words (dpcore.data.text.tokenize) of at least 3
-letters, not in ``data/stopwords_en.txt``, appearing in at least ``MIN_DF`` documents and at most ``MAX_DF_SHARE``
-of them, the ``VOCABULARY_SIZE`` most frequent by document frequency (ties alphabetical).
+letters, not in ``dpcore/data/files/stopwords_en.txt``, appearing in at least ``MIN_DF`` documents and at most
+``MAX_DF_SHARE`` of them, the ``VOCABULARY_SIZE`` most frequent by document frequency (ties alphabetical).
 """
 
 from __future__ import annotations
@@ -32,8 +32,10 @@ import warnings
 from collections import Counter
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+FILES = ROOT / "dpcore" / "data" / "files"
+"""Where the corpus, its vocabulary and the stop words live (package data of dpcore.data)."""
 
 from dpcore.data.text import tokenize  # noqa: E402
 
@@ -63,7 +65,7 @@ _CODE_LINE = re.compile(r"^\s{3,}|^\s*(>>>|\.\.\.)|^[\w.]+\(.*\)\s*(->.*)?$")  #
 
 
 def stop_words() -> frozenset[str]:
-    lines = (HERE / "stopwords_en.txt").read_text(encoding="utf-8").splitlines()
+    lines = (FILES / "stopwords_en.txt").read_text(encoding="utf-8").splitlines()
     return frozenset(w.strip() for w in lines if w.strip() and not w.startswith("#"))
 
 
@@ -138,9 +140,9 @@ def main() -> int:
     vocabulary = ranked[:VOCABULARY_SIZE]
     vocab = set(vocabulary)
     kept = [d for d, toks in zip(raw, tokens, strict=True) if sum(t in vocab for t in toks) >= MIN_TOKENS]
-    with gzip.open(HERE / "python_docs.txt.gz", "wt", encoding="utf-8", compresslevel=9) as fh:
+    with gzip.open(FILES / "python_docs.txt.gz", "wt", encoding="utf-8", compresslevel=9) as fh:
         fh.write("\n".join(kept) + "\n")
-    (HERE / "python_docs_vocabulary.txt").write_text("\n".join(vocabulary) + "\n", encoding="utf-8")
+    (FILES / "python_docs_vocabulary.txt").write_text("\n".join(vocabulary) + "\n", encoding="utf-8")
     print(f"{len(raw)} candidate documents, {len(kept)} kept, vocabulary of {len(vocabulary)} words")
     return 0
 

@@ -1,0 +1,129 @@
+"""The planner's targets (issue 20): an answer once the curve exists, the utility curve of each family's default data
+on 2 workers (cold, then cached), and the curve of an uploaded 5,000 x 100 CSV (capePCA).
+
+Run: ``.venv/bin/python benchmarks/bench_planner.py [--workers 2]``.
+
+Targets: an answer (any knob) under 1 s once the curve exists; a curve for the default data of each algorithm under
+20 s on 2 cores, cached per data set (the second question costs no curve); a 5,000 x 100 CSV's curve under 30 s
+(parsing and preprocessing included). The floor of each case is measured in the same run: for a curve, the runs it
+needs (points x runs) at the time of one run at one noise level, divided by the workers; for an answer, one
+closed-form noise of the scenario times the evaluations a bisection makes (about 30 per edge, 4 edges, 2 schemes).
+
+BLAS threads: one unless OPENBLAS_NUM_THREADS is set.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from dpcore.cli.table import table  # noqa: E402
+from dpcore.experiments import FAMILIES  # noqa: E402
+from dpcore.planner import CURVE_RUNS, clear_cache, plan_target, prepare_data, question  # noqa: E402
+from dpcore.planner.export import upload_dataset  # noqa: E402
+from dpcore.planner.knobs import KNOBS  # noqa: E402
+from dpcore.scenario import equal_sites_scenario  # noqa: E402
+from dpcore.seeding import planner_rng  # noqa: E402
+
+ANSWER_TARGET = 1.0
+CURVE_TARGET = 20.0
+UPLOAD_TARGET = 30.0
+TARGETS = {"pca": 0.8, "otd": 0.5, "lda": 0.5}
+BISECTION_EVALUATIONS = 30 * 4 * 2
+
+
+def _csv(rows: int, cols: int) -> bytes:
+    """A numeric CSV with a low-rank structure plus noise (a stand-in for a consortium's table)."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((rows, 8)) @ rng.standard_normal((8, cols)) + 0.5 * rng.standard_normal((rows, cols))
+    header = ",".join(f"f{j}" for j in range(cols))
+    return (header + "\n" + "\n".join(",".join(f"{v:.5f}" for v in row) for row in x)).encode()
+
+
+def _run_floor(family: str, data) -> float:
+    """Seconds of one run at one noise level (median of 5)."""
+    hooks = FAMILIES[family].planner
+    profile = np.ones(len(hooks.stage_names))
+    scale = float(hooks.scales(data, profile)[len(hooks.scales(data, profile)) // 2])
+    times = []
+    for r in range(5):
+        start = time.perf_counter()
+        hooks.run_at(data, scale * profile, planner_rng(99, 0, r))
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def _curve_case(family: str, data, scenario, workers: int, label: str, target: float) -> list[list]:
+    hooks = FAMILIES[family].planner
+    clear_cache()
+    q = question("n", TARGETS[family], scenario)
+    start = time.perf_counter()
+    plan_target(family, data, scenario, q, workers=workers)
+    cold = time.perf_counter() - start
+    start = time.perf_counter()
+    plan_target(family, data, scenario, question("n", TARGETS[family] * 0.9, scenario), workers=workers)
+    cached = time.perf_counter() - start
+    points = len(hooks.scales(data, np.ones(len(hooks.stage_names))))
+    floor = _run_floor(family, data) * points * CURVE_RUNS / workers
+    return [[label, f"{cold:.2f}", f"< {target:g}", f"{floor:.2f}", "pass" if cold < target else "FAIL"],
+            [f"{label}, cached (a second question)", f"{cached:.2f}", f"< {ANSWER_TARGET:g}", "-",
+             "pass" if cached < ANSWER_TARGET else "FAIL"]]
+
+
+def _answer_cases(family: str, data, scenario, workers: int) -> list[list]:
+    hooks = FAMILIES[family].planner
+    start = time.perf_counter()
+    for _ in range(20):
+        hooks.noise(scenario, data.settings)
+    floor = (time.perf_counter() - start) / 20 * BISECTION_EVALUATIONS
+    rows = []
+    plan_target(family, data, scenario, question("n", TARGETS[family], scenario), workers=workers)  # the curve
+    for knob in KNOBS:
+        for site in (None, "s2") if knob != "sites" else (None,):
+            start = time.perf_counter()
+            plan_target(family, data, scenario, question(knob, TARGETS[family], scenario, site), workers=workers)
+            seconds = time.perf_counter() - start
+            rows.append([f"{family} answer, solve {knob}{' of one site' if site else ''}", f"{seconds:.2f}",
+                         f"< {ANSWER_TARGET:g}", f"{floor:.3f}", "pass" if seconds < ANSWER_TARGET else "FAIL"])
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    rows = []
+    for family, fam in FAMILIES.items():
+        scenario = equal_sites_scenario(5, 1000, 1.0, 1e-5)
+        start = time.perf_counter()
+        data = prepare_data(family, fam.sweep.data(), None, 0)
+        prep = time.perf_counter() - start
+        rows += _curve_case(family, data, scenario, args.workers,
+                            f"{family} curve, default data ({prep:.1f} s to prepare them, not counted)", CURVE_TARGET)
+        rows += _answer_cases(family, data, scenario, args.workers)
+    content = _csv(5000, 100)
+    clear_cache()
+    start = time.perf_counter()
+    data = prepare_data("pca", FAMILIES["pca"].sweep.data(features="standardise"), upload_dataset(content, "x.csv"),
+                        0)
+    scenario = equal_sites_scenario(5, 1000, 1.0, 1e-5)
+    plan_target("pca", data, scenario, question("eps", 0.8, scenario), workers=args.workers)
+    seconds = time.perf_counter() - start
+    floor = _run_floor("pca", data) * len(FAMILIES["pca"].planner.scales(data, np.ones(1))) * CURVE_RUNS / args.workers
+    rows.append(["pca curve, uploaded 5,000 x 100 CSV (parse + preprocess + curve + answer)", f"{seconds:.2f}",
+                 f"< {UPLOAD_TARGET:g}", f"{floor:.2f}", "pass" if seconds < UPLOAD_TARGET else "FAIL"])
+    print(table(["case", "seconds", "target", "floor", ""], rows))
+
+
+if __name__ == "__main__":
+    main()

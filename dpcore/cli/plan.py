@@ -1,0 +1,150 @@
+"""``python -m dpcore plan``: what do we need? The samples per site, the eps or the number of sites at which CAPE, and
+the conventional scheme, reach a target on the family's headline metric (docs/planner.md).
+
+Examples::
+
+    python -m dpcore plan --algorithm pca --dataset synthetic --sites 5 --eps 1 --delta 1e-5 --target 0.8 \\
+        --solve n --json
+    python -m dpcore plan --algorithm pca --csv mydata.csv --sites 4 --target 0.9 --solve eps --check
+    python -m dpcore plan --algorithm otd --scenario sites.json --solve n --site B --target 0.5
+    python -m dpcore plan --algorithm lda --solve sites --ns 20000 --eps 5 --target 0.3
+
+``--json`` prints ``{"cape": {"answer", "interval": [lo, hi], "predicted", ...}, "conv": {...}, "sentence", ...}``;
+an unreachable target is ``"answer": null`` with a ``"reason"``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from ..experiments import FAMILIES
+from ..limits import MAX_RUNS
+from ..optional import plotly_objects
+from ..outfiles import check_outputs, write_atomic
+from ..pca.sweep import registered_upload
+from ..planner import CURVE_RUNS, KNOBS, SCHEMES, check_plan, plan_target, prepare_data, question
+from ..planner.check import CHECK_RUNS
+from ..planner.export import plan_csv, plan_html, plan_json, plan_script
+from ..privacy import CALIBRATIONS, NEIGHBOURING
+from ..scenario import Scenario, equal_sites_scenario, load_scenario
+from ..validation import InputError
+from . import print_json, say
+from .options import DELTA, EPS, SEED, SITE_SIZE, SITES, WORKERS, integer, real
+from .sweep import add_data_flags, family_data
+
+DEFAULT_SITE_SIZE = 1000
+DEFAULT_EPS = 1.0
+DEFAULT_DELTA = 1e-5
+TARGET = real(0.0, 1e6, low_open=True)
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument per option, in help order
+    p = sub.add_parser(
+        "plan", help="what do we need? N_s, eps or sites for a target, CAPE and conventional side by side",
+        description="Answers, for CAPE and the conventional scheme side by side, how many samples per site (all sites "
+        "or --site), what eps (all sites or --site) or how many equal sites a target on the family's headline metric "
+        "needs (pca: the share of the non-private captured energy, e.g. 0.8; otd: the component error q_comp; lda: "
+        "the topic error), by inverting a utility curve measured once on the data (docs/planner.md).",
+    )
+    p.add_argument("--algorithm", choices=tuple(FAMILIES), default="pca",
+                   help="pca (capePCA, default), otd (capeAGN) or lda (capeLDA)")
+    p.add_argument("--solve", choices=tuple(KNOBS), required=True,
+                   help="what to solve for: " + "; ".join(f"{k}: {v}" for k, v in KNOBS.items()))
+    p.add_argument("--target", type=TARGET, required=True,
+                   help="the target: pca a share in (0, 1] of the non-private captured energy; otd/lda an error > 0")
+    p.add_argument("--site", metavar="NAME|POS", help="with --solve n or eps: move only this site (name or 1..S)")
+    p.add_argument("--scenario", metavar="FILE", help="scenario JSON (unequal sites, weights, calibration, ...)")
+    p.add_argument("--sites", type=SITES, help="number of equal sites without --scenario (default: the family's)")
+    p.add_argument("--ns", "--site-size", dest="ns", type=SITE_SIZE, metavar="N_S",
+                   help=f"samples per site without --scenario (default {DEFAULT_SITE_SIZE})")
+    p.add_argument("--eps", type=EPS, help=f"eps of every site (default {DEFAULT_EPS:g}; overrides the scenario's)")
+    p.add_argument("--delta", type=DELTA, help=f"delta of every site (default {DEFAULT_DELTA:g}; overrides the "
+                   "scenario's)")
+    p.add_argument("--calibration", choices=CALIBRATIONS, help="Gaussian calibration (default classic)")
+    p.add_argument("--neighbouring", choices=NEIGHBOURING, help="neighbouring relation (default replace-one)")
+    add_data_flags(p)
+    p.add_argument("--runs", type=integer(2, MAX_RUNS), default=CURVE_RUNS,
+                   help=f"runs per noise level of the curve (default {CURVE_RUNS})")
+    p.add_argument("--seed", type=SEED, default=0, help="seed of the data and the noise (default 0)")
+    p.add_argument("--workers", type=WORKERS, metavar="W", help="worker processes for the curve (same numbers for any)")
+    p.add_argument("--check", action="store_true", help="also run the algorithm at the answer and just short of it")
+    p.add_argument("--check-runs", type=integer(2, MAX_RUNS), default=CHECK_RUNS,
+                   help=f"runs per point of the check (default {CHECK_RUNS})")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--out-json", metavar="FILE", help="write the JSON (settings, seed, version, guarantees) here")
+    p.add_argument("--out-csv", metavar="FILE", help="write the CSV here")
+    p.add_argument("--html", metavar="FILE", help="write a one-file HTML report (figure and summary) here")
+    p.add_argument("--script", metavar="FILE", help="write a Python script that repeats the check with dpcore")
+    p.set_defaults(func=run)
+
+
+def _scenario(args: argparse.Namespace, family: str) -> Scenario:
+    if args.scenario:
+        extra = [f"--{n}" for n in ("sites", "ns") if getattr(args, n) is not None]
+        if extra:
+            raise InputError(f"{', '.join(extra)} do(es) not apply with --scenario: the file sets the sites")
+        scenario = load_scenario(args.scenario)
+        changes = {k: v for k, v in (("eps", args.eps), ("delta", args.delta)) if v is not None}
+        scenario = scenario.with_sites(**changes) if changes else scenario
+    else:
+        n_sites = FAMILIES[family].sweep_sites if args.sites is None else args.sites
+        scenario = equal_sites_scenario(n_sites, DEFAULT_SITE_SIZE if args.ns is None else args.ns,
+                                        DEFAULT_EPS if args.eps is None else args.eps,
+                                        DEFAULT_DELTA if args.delta is None else args.delta, seed=args.seed)
+    changes = {k: v for k, v in (("calibration", args.calibration), ("neighbouring", args.neighbouring)) if v}
+    return scenario.replace(**changes) if changes else scenario
+
+
+def _data_flags(args: argparse.Namespace, family: str) -> None:
+    options = {name: set(f.sweep.data.OPTIONS) for name, f in FAMILIES.items()}
+    given = {n for names in options.values() for n in names if getattr(args, n, None) is not None}
+    wrong = sorted(given - options[family])
+    if args.csv and not FAMILIES[family].planner.uploads:
+        wrong.append("csv")
+    if wrong:
+        raise InputError(f"{', '.join('--' + n.replace('_', '-') for n in wrong)} do(es) not apply to "
+                         f"--algorithm {family}")
+
+
+def run(args: argparse.Namespace) -> int:
+    family = args.algorithm
+    _data_flags(args, family)
+    outputs = {k: v for k, v in (("--out-json", args.out_json), ("--out-csv", args.out_csv), ("--html", args.html),
+                                 ("--script", args.script)) if v}
+    check_outputs(outputs, inputs={k: v for k, v in (("--scenario", args.scenario), ("--csv", args.csv)) if v})
+    if args.html:
+        plotly_objects()  # the figures extra, checked before any work
+    scenario = _scenario(args, family)
+    q = question(args.solve, args.target, scenario, args.site)
+    settings = family_data(args, family)
+    dataset = registered_upload(settings.upload) if getattr(settings, "upload", None) else None
+    data = prepare_data(family, settings, dataset, args.seed)
+    result = plan_target(family, data, scenario, q, seed=args.seed, runs=args.runs, workers=args.workers,
+                         settings={"algorithm": family, "data": vars(settings), "csv": args.csv,
+                                   "curve_runs": args.runs, "solve": args.solve, "site": args.site})
+    check = check_plan(result, runs=args.check_runs) if args.check else None
+    texts = {"--out-json": lambda: plan_json(result, check), "--out-csv": lambda: plan_csv(result, check),
+             "--html": lambda: plan_html(result, check),
+             "--script": lambda: plan_script(result, args.check_runs, Path(args.csv).name if args.csv else None)}
+    for flag, path in outputs.items():
+        write_atomic(path, texts[flag]())
+    if args.json:
+        print_json(json.loads(plan_json(result, check)))
+        return 0
+    print(result.sentence)
+    for scheme, a in result.answers.items():
+        label = SCHEMES[scheme]
+        if a.answer is None:
+            print(f"  {label}: unreachable: {a.reason}")
+            continue
+        interval = ", ".join("none" if v is None else f"{v:g}" for v in a.interval)
+        print(f"  {label}: {a.answer:g} (interval {interval}); predicted {a.predicted:.4g} at the answer")
+        for note in a.notes:
+            print(f"    note: {note}")
+    for limit in result.limits:
+        say(f"limit: {limit}")
+    if check is not None:
+        print(check.sentence)
+    return 0

@@ -1,0 +1,83 @@
+"""What the planner needs from a family (docs/planner.md; :mod:`dpcore.planner` answers the questions): the family's
+headline metric, its data prepared once per data set, the closed-form aggregate noise of any scenario for CAPE and
+for the conventional scheme, one run at a given aggregate noise (the utility curve's points), and real runs of the
+family's own algorithms at a scenario (the check). Each family gives these as one :class:`FamilyPlanner`
+(``Family.planner``), so the planner, its command and its page never branch on a family's name.
+
+The noise of a scheme is a vector of per-stage aggregate standard deviations (PCA: one stage, the second-moment
+matrix; capeAGN and capeLDA: the M2 and the projected M3 stage). The curve is measured along a common scale s of a
+fixed stage profile (stage stds = s x profile, profile[0] = 1: "a common noise scale at a fixed budget split").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..scenario import Scenario
+
+__all__ = ["FamilyPlanner", "PlannerData"]
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class PlannerData:
+    """A data set prepared once for the planner: ``payload`` (the family's own: PCA the pooled problem of the
+    preprocessed data, the tensor families a reference sample of the model), ``available`` (samples the user
+    has; None for synthetic data, which can be drawn at any size), ``description`` (in words), ``key``
+    (identifies the data and settings: the curve cache's key) ``reference`` (the non-private value of the metric
+    on these data), the family's ``settings``, the raw ``dataset`` (PCA), the ``seed`` it was prepared with and
+    ``scale`` (PCA: the largest sample norm that max-norm divided by)."""
+
+    payload: Any
+    available: int | None
+    description: str
+    key: str
+    reference: float
+    settings: Any = None
+    dataset: Any = None
+    seed: int = 0
+    scale: float = 1.0
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class FamilyPlanner:
+    """The planner hooks of one family.
+
+    ``metric``: the headline metric (a name of the family's metric table); ``target_words``: how a target on it
+    reads ("share of the non-private captured energy"); ``prepare(settings, dataset, seed)``: a
+    :class:`PlannerData` (``dataset`` an uploaded data set or None for the settings' own data);
+    ``noise(scenario, settings)``: the aggregate noise stds by scheme ("cape", "conv"), one per stage, in closed
+    form; ``scales(data, profile)``: the grid of common noise scales the curve is measured on; ``run_at(data,
+    stds, rng)``: the metric of one run whose aggregate noise has these per-stage stds (None: the run failed,
+    e.g. whitening); ``check(data, scenario, scheme, runs, seed, tick)``: the metric of ``runs`` real runs of
+    the family's algorithm for ``scheme`` ("cape" or "conv", the names of both schemes in every family's table)
+    at ``scenario`` (fresh or re-dealt data of its sizes; None for a failed run); ``guarantees(data,
+    scenario)``: the guarantee records (every view, :mod:`dpcore.cape.guarantee`) of both schemes at
+    ``scenario``; ``script(data, scenario, scheme, runs, seed)``: Python source that repeats ``check`` with
+    dpcore, given ``scenario`` and ``dataset`` (an upload, or None) defined before it, and leaves the metric of
+    each run in ``values`` (the exported script), ``imports`` the imports it needs; ``stage_names``: the stages
+    of the noise vector; ``percent``: the target is a share of the non-private result (shown in %);
+    ``data_scale(data, scenario)``: how much noisier the scenario's own data make a given noise than the curve's
+    reference data (PCA with max-norm on synthetic data: the data drawn at the scenario's N are divided by their
+    own largest norm m, so noise sigma acts as sigma m^2 / m_ref^2; None: 1); ``uploads``: the planner runs on an
+    uploaded CSV; ``sources``: the data sets it offers by the name of the data settings' ``dataset`` field (None:
+    the settings' synthetic model only)."""
+
+    metric: str
+    target_words: str
+    prepare: Callable[[Any, Any, int], PlannerData]
+    noise: Callable[[Scenario, Any], dict[str, np.ndarray]]
+    scales: Callable[[PlannerData, np.ndarray], np.ndarray]
+    run_at: Callable[[PlannerData, np.ndarray, np.random.Generator], float | None]
+    check: Callable[[PlannerData, Scenario, str, int, int], list[float | None]]
+    guarantees: Callable[[PlannerData, Scenario], list[dict]]
+    script: Callable[[PlannerData, Scenario, str, int, int], str]
+    imports: str
+    stage_names: tuple[str, ...] = ("aggregate",)
+    percent: bool = False
+    uploads: bool = False
+    sources: dict[str, str] | None = None
+    data_scale: Callable[[PlannerData, Scenario], float] | None = None

@@ -1,0 +1,36 @@
+"""The stakeholder's planner (docs/planner.md): from a target on a family's headline metric to the samples per site,
+the eps or the number of sites it needs, for CAPE and for the conventional scheme side by side.
+
+* :mod:`.curve` - the utility curve of a data set: the metric against the aggregate noise, measured once, cached;
+* :mod:`.knobs` - the questions (solve N_s, eps or S; every site or one) and the scenario at any knob value;
+* :mod:`.solve` - the inversion: the noise the target allows, the knob value that gives it, the interval;
+* :mod:`.plan` - :func:`plan_target`, the answer with its limits and its sentence;
+* :mod:`.check` - the check: real runs at the answer and just short of it, with confidence intervals;
+* :mod:`.export` - the answer as CSV, JSON, a one-file HTML report and a Python script that reproduces the check.
+
+Sits above :mod:`dpcore.experiments` (it reads the family table there) and below the command line.
+"""
+
+from .check import CheckResult, check_plan
+from .curve import CURVE_RUNS, UtilityCurve, clear_cache, measure_curve
+from .knobs import KNOBS, SHORT_FACTOR, Question, question
+from .plan import PlanResult, plan_target, prepare_data
+from .solve import SCHEMES, Answer
+
+__all__ = [
+    "CURVE_RUNS",
+    "KNOBS",
+    "SCHEMES",
+    "SHORT_FACTOR",
+    "Answer",
+    "CheckResult",
+    "PlanResult",
+    "Question",
+    "UtilityCurve",
+    "check_plan",
+    "clear_cache",
+    "measure_curve",
+    "plan_target",
+    "prepare_data",
+    "question",
+]

@@ -1,0 +1,178 @@
+"""The utility curve of a (data set, algorithm family): the headline metric against the aggregate noise, measured once
+from runs on a grid of noise levels and cached per data set (docs/planner.md, "The curve").
+
+A run at noise scale s is the family's ``run_at`` with stage stds s x profile (PCA: one stage; capeAGN and capeLDA:
+(M2, M3) at the budget split's fixed ratio). Run r at grid point j draws from
+:func:`dpcore.seeding.planner_rng` (seed, j, r), so the curve is the same for any number of worker processes. The
+curve keeps every run: its mean, its run-to-run spread (std) and the failed runs (e.g. whitening) per point.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy.optimize import isotonic_regression
+
+from ..experiments.families import FAMILIES
+from ..family import PlannerData
+from ..limits import MAX_RUNS
+from ..seeding import planner_rng
+from ..validation import InputError, check_int_range
+from ..workers import run_tasks
+
+__all__ = ["CURVE_CACHE_SIZE", "CURVE_RUNS", "UtilityCurve", "clear_cache", "curve_cache_size", "measure_curve",
+           "monotone"]
+
+CURVE_RUNS = 6
+"""Runs per grid point of a curve (the run-to-run spread is measured from them)."""
+CURVE_CACHE_SIZE = 8
+"""Curves kept in memory (per data set, profile, runs and seed), oldest dropped first."""
+_CACHE: OrderedDict[tuple, UtilityCurve] = OrderedDict()
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class UtilityCurve:
+    """The measured curve: ``values`` (points x runs; NaN for a failed run) of the family's ``metric`` at the noise
+    ``scales`` (stage stds = scale x ``profile``), the data's ``description``, ``key`` and non-private ``reference``,
+    the ``seed`` and the time it took."""
+
+    family: str
+    metric: str
+    higher_is_better: bool
+    scales: np.ndarray
+    profile: np.ndarray
+    values: np.ndarray
+    reference: float
+    description: str
+    key: str
+    seed: int
+    seconds: float
+    stage_names: tuple[str, ...] = field(default=("aggregate",))
+
+    @property
+    def runs(self) -> int:
+        return int(self.values.shape[1])
+
+    @property
+    def mean(self) -> np.ndarray:
+        """Mean over the runs that did not fail (NaN where all failed)."""
+        with np.errstate(invalid="ignore"):
+            return np.array([np.nanmean(row) if np.isfinite(row).any() else np.nan for row in self.values])
+
+    @property
+    def std(self) -> np.ndarray:
+        """Run-to-run standard deviation (ddof 1) over the runs that did not fail."""
+        out = []
+        for row in self.values:
+            ok = row[np.isfinite(row)]
+            out.append(float(np.std(ok, ddof=1)) if ok.size > 1 else np.nan)
+        return np.array(out)
+
+    @property
+    def failed(self) -> np.ndarray:
+        """Share of failed runs per point."""
+        return np.mean(~np.isfinite(self.values), axis=1)
+
+    def band(self, z: float) -> np.ndarray:
+        """The metric that a share Phi(z) of single runs reaches at each point (mean - z std when higher is better,
+        mean + z std when lower is better), made monotone in the noise (worse as the noise grows: isotonic
+        regression, :func:`monotone`); a point with more than 5 % failed runs counts as reaching nothing."""
+        sign = 1.0 if self.higher_is_better else -1.0
+        std = np.nan_to_num(self.std, nan=0.0)
+        edge = self.mean - sign * z * std
+        worst = -np.inf if self.higher_is_better else np.inf
+        edge = np.where((self.failed > 0.05) | ~np.isfinite(edge), worst, edge)
+        return monotone(edge, self.higher_is_better)
+
+    def records(self) -> list[dict[str, Any]]:
+        """One row per grid point: the scale, each stage's std, mean, std, failed share."""
+        rows = []
+        for j, s in enumerate(self.scales):
+            row = {"scale": float(s)}
+            for name, p in zip(self.stage_names, self.profile, strict=True):
+                row[f"std_{name}"] = float(s * p)
+            row.update(mean=float(self.mean[j]), std=float(self.std[j]), failed=float(self.failed[j]),
+                       runs=self.runs)
+            rows.append(row)
+        return rows
+
+
+def monotone(values: np.ndarray, higher_is_better: bool) -> np.ndarray:
+    """The closest sequence (least squares) that never improves as the noise grows (scipy's isotonic regression);
+    infinite entries (failed points) stay as they are and pull nothing."""
+    values = np.asarray(values, dtype=float)
+    out = values.copy()
+    finite = np.isfinite(values)
+    if finite.sum() > 1:
+        fitted = isotonic_regression(values[finite], increasing=not higher_is_better).x
+        out[finite] = fitted
+    bad = np.flatnonzero(~finite)
+    if bad.size:  # a failed point makes every noisier point count as failed too
+        out[bad[0]:] = values[bad[0]]
+    return out
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class _Shared:
+    family: str
+    data: PlannerData
+    scales: np.ndarray
+    profile: np.ndarray
+    seed: int
+
+
+def _curve_run(shared: _Shared, run: int, tick: Callable[[str], bool]) -> list[float] | None:
+    """Run ``run`` at every grid point (a task of :func:`dpcore.workers.run_tasks`)."""
+    hooks = FAMILIES[shared.family].planner
+    out = []
+    for j, s in enumerate(shared.scales):
+        value = hooks.run_at(shared.data, s * shared.profile, planner_rng(shared.seed, j, run))
+        out.append(np.nan if value is None else float(value))
+        if tick(f"curve: run {run + 1}, noise {j + 1}/{len(shared.scales)}"):
+            return None
+    return out
+
+
+def curve_cache_size() -> int:
+    """Curves in the cache."""
+    return len(_CACHE)
+
+
+def clear_cache() -> None:
+    """Forget every cached curve."""
+    _CACHE.clear()
+
+
+def measure_curve(family: str, data: PlannerData, profile: np.ndarray, *, runs: int = CURVE_RUNS, seed: int = 0,
+                  workers: int | None = None, tick: Callable[[str], bool] | None = None) -> UtilityCurve:
+    """The curve of ``data`` for ``family`` at the stage ``profile`` (cached per data key, profile, runs and seed:
+    a second question on the same data costs nothing). Runs go to ``workers`` processes (same numbers for any
+    number); ``tick(label)`` after every run at every point, True to stop (an InputError: a curve needs every run)."""
+    runs = check_int_range(runs, "runs of the curve", 2, MAX_RUNS)
+    profile = np.asarray(profile, dtype=float)
+    key = (family, data.key, tuple(np.round(profile, 6)), runs, int(seed))
+    if key in _CACHE:
+        _CACHE.move_to_end(key)
+        return _CACHE[key]
+    hooks = FAMILIES[family].planner
+    scales = np.asarray(hooks.scales(data, profile), dtype=float)
+    start = time.perf_counter()
+    shared = _Shared(family=family, data=data, scales=scales, profile=profile, seed=int(seed))
+    finished, stopped = run_tasks(_curve_run, shared, list(range(runs)), workers=workers, tick=tick)
+    if stopped or len(finished) < runs:
+        raise InputError("the curve was stopped before every run finished; measure it again", "curve")
+    values = np.array([finished[r] for r in range(runs)], dtype=float).T
+    metric = FAMILIES[family].metrics[hooks.metric]
+    curve = UtilityCurve(family=family, metric=hooks.metric, higher_is_better=metric.higher_is_better, scales=scales,
+                         profile=profile, values=values, reference=float(data.reference),
+                         description=data.description, key=data.key, seed=int(seed),
+                         seconds=time.perf_counter() - start, stage_names=hooks.stage_names)
+    _CACHE[key] = curve
+    while len(_CACHE) > CURVE_CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return curve

@@ -1,0 +1,211 @@
+"""A planner answer that stands on its own (docs/planner.md, "Exports"): JSON and CSV with the full settings, seed,
+version and guarantees; a one-file HTML report with the curve and a plain-language summary derived from the numbers;
+and a Python script that repeats the check with dpcore and prints the same numbers."""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..data import Dataset, parse_numeric_csv, sniff_columns, table_to_dataset
+from ..experiments.families import FAMILIES
+from ..optional import plotly_objects
+from ..textio import printable
+from .check import CheckResult
+from .knobs import at_value, short_of
+from .plan import PlanResult
+from .solve import SCHEMES
+
+if TYPE_CHECKING:  # plotly is dpcore's figures extra: imported where a figure is drawn
+    import plotly.graph_objects as go
+
+__all__ = ["SCRIPT_MARK", "curve_figure", "plan_csv", "plan_html", "plan_json", "plan_records", "plan_script",
+           "upload_dataset"]
+
+SCRIPT_MARK = "PLANNER-CHECK "
+"""The exported script prints one line starting with this, then the JSON of its numbers."""
+
+
+def upload_dataset(content: bytes | str, name: str) -> Dataset:
+    """An uploaded numeric CSV as the planner reads it (header and label column detected as the capePCA page's
+    defaults do: :func:`dpcore.data.sniff_columns`); the exported script reads the file the same way."""
+    label = sniff_columns(content).label
+    return table_to_dataset(parse_numeric_csv(content, label_column=label), name)
+
+
+def plan_records(result: PlanResult, check: CheckResult | None = None) -> dict[str, Any]:
+    """Everything of the answer (:meth:`PlanResult.to_dict`) and of its check, with ``kind``."""
+    out = {"kind": "dpcore planner answer", **result.to_dict()}
+    out["check"] = None if check is None else check.to_dict()
+    return out
+
+
+def _clean(x: Any) -> Any:
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, (np.floating, np.integer)):
+        return _clean(x.item())
+    if isinstance(x, dict):
+        return {str(k): _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    return x
+
+
+def plan_json(result: PlanResult, check: CheckResult | None = None) -> str:
+    """The JSON download (non-finite numbers as null)."""
+    return json.dumps(_clean(plan_records(result, check)), indent=2)
+
+
+def plan_csv(result: PlanResult, check: CheckResult | None = None) -> str:
+    """The CSV download, one value per row: section, name, field, value (settings, question, answers, check, curve,
+    guarantees), so it carries the same facts as the JSON."""
+    rec = _clean(plan_records(result, check))
+    rows: list[tuple] = [("meta", "dpcore", "version", rec["version"]), ("meta", "planner", "seed", rec["seed"]),
+                         ("meta", "planner", "sentence", rec["sentence"]), ("meta", "data", "description", rec["data"])]
+    rows += [("question", "question", k, json.dumps(v) if isinstance(v, (list, dict)) else v)
+             for k, v in rec["question"].items()]
+    rows += [("settings", "settings", k, json.dumps(v) if isinstance(v, (list, dict)) else v)
+             for k, v in rec["settings"].items()]
+    rows.append(("scenario", "scenario", "json", json.dumps(rec["scenario"])))
+    for scheme in SCHEMES:
+        for k, v in rec[scheme].items():
+            rows.append(("answer", scheme, k, json.dumps(v) if isinstance(v, (list, dict)) else v))
+    for i, limit in enumerate(rec["limits"]):
+        rows.append(("limits", str(i + 1), "text", limit))
+    for j, point in enumerate(rec["curve"]):
+        for k, v in point.items():
+            rows.append(("curve", str(j), k, v))
+    for scheme, views in rec["guarantees"].items():
+        for g in views:
+            rows.append(("guarantee", scheme, g.get("name", ""), json.dumps(g)))
+    if rec["check"] is not None:
+        for p in rec["check"]["points"]:
+            for k, v in p.items():
+                rows.append(("check", f"{p['scheme']}@{p['where']}", k, json.dumps(v) if isinstance(v, list) else v))
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["section", "name", "field", "value"])
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def curve_figure(result: PlanResult, check: CheckResult | None = None) -> go.Figure:
+    """The curve (mean and the band where 95 % of single runs fall) against the aggregate noise, the target, and
+    each scheme's noise at the scenario as given and at the answer (plotly: dpcore's figures extra)."""
+    go = plotly_objects()
+    curve = result.curve
+    fam = FAMILIES[result.family]
+    metric = fam.metrics[curve.metric]
+    colours = {s: fam.algorithms[s].colour for s in SCHEMES}
+    titles = {s: fam.algorithms[s].title for s in SCHEMES}
+    lo, hi = curve.band(1.96), curve.band(-1.96)
+    fig = go.Figure()
+    x = curve.scales.tolist()
+    fig.add_trace(go.Scatter(x=x + x[::-1], y=list(lo) + list(hi)[::-1], fill="toself", line={"width": 0},
+                             fillcolor="rgba(120,120,120,0.25)", name="95 % of single runs", hoverinfo="skip"))
+    fig.add_trace(go.Scatter(x=x, y=curve.mean.tolist(), mode="lines+markers", name="mean of the runs",
+                             line={"color": "#333333"}))
+    fig.add_hline(y=result.question.target, line_dash="dash", line_color="#000000",
+                  annotation_text=f"target {result.question.target:g}")
+    for scheme, answer in result.answers.items():
+        if answer.scale is not None:
+            fig.add_vline(x=answer.scale, line_color=colours[scheme], line_dash="dot",
+                          annotation_text=f"{titles[scheme]} at its answer", annotation_textangle=-90)
+    fig.update_xaxes(type="log", title="aggregate noise (common scale of the stages' std)")
+    fig.update_yaxes(title=metric.label)
+    fig.update_layout(title=f"{fam.cape}: {metric.words} against the aggregate noise", height=460,
+                      legend={"orientation": "h", "y": -0.25})
+    return fig
+
+
+def _summary_lines(result: PlanResult, check: CheckResult | None) -> list[str]:
+    lines = [result.sentence]
+    for scheme, a in result.answers.items():
+        if a.answer is not None and a.predicted is not None:
+            lines.append(f"{SCHEMES[scheme].capitalize()}: predicted {a.predicted:.3g} at the answer "
+                         f"(95 % of single runs between {a.predicted_range[0]:.3g} and {a.predicted_range[1]:.3g}).")
+        for note in a.notes:
+            lines.append(f"{SCHEMES[scheme].capitalize()}: {note}.")
+    if check is not None:
+        lines.append(f"Check ({check.runs} runs per point, seed {check.seed}): {check.sentence}")
+    return lines
+
+
+def plan_html(result: PlanResult, check: CheckResult | None = None) -> str:
+    """A one-file HTML report: the summary (computed sentences), the question and data, the curve (plotly.js embedded,
+    opens offline), the limits, the guarantees of every view and the check."""
+    rec = _clean(plan_records(result, check))
+    esc = html.escape
+    parts = [f"<h1>{esc(FAMILIES[result.family].cape)}: what do we need?</h1>",
+             "<h2>Summary</h2><ul>" + "".join(f"<li>{esc(printable(t))}</li>" for t in _summary_lines(result, check))
+             + "</ul>",
+             f"<p>Data: {esc(rec['data'])}. Scenario: {result.scenario.n_sites} sites, "
+             f"{esc(result.scenario.calibration)} calibration, {esc(result.scenario.neighbouring)} neighbours. "
+             f"Seed {rec['seed']}, dpcore {esc(rec['version'])}.</p>",
+             curve_figure(result, check).to_html(include_plotlyjs=True, full_html=False),
+             "<h2>Limits of the method here</h2><ul>" + "".join(f"<li>{esc(t)}</li>" for t in rec["limits"])
+             + "</ul>", "<h2>Privacy at the answers (every view)</h2><table border='1' cellpadding='4'>"
+             "<tr><th>scheme</th><th>view</th><th>guarantee</th></tr>"]
+    for scheme, views in rec["guarantees"].items():
+        for g in views:
+            parts.append(f"<tr><td>{esc(SCHEMES[scheme])}</td><td>{esc(str(g.get('name', '')))}</td>"
+                         f"<td>{esc(str(g.get('label', g)))}</td></tr>")
+    parts.append("</table>")
+    if check is not None:
+        parts.append("<h2>Check</h2><table border='1' cellpadding='4'><tr><th>scheme</th><th>where</th>"
+                     "<th>value</th><th>mean</th><th>95 % CI</th><th>target</th></tr>")
+        for p in check.points:
+            parts.append(f"<tr><td>{esc(SCHEMES[p.scheme])}</td><td>{p.where}</td><td>{p.value:g}</td>"
+                         f"<td>{p.mean:.4g}</td><td>{p.lo:.4g} to {p.hi:.4g}</td>"
+                         f"<td>{'met' if p.met else 'missed'}</td></tr>")
+        parts.append("</table>")
+    body = "\n".join(parts)
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>dpcore planner report</title></head>"
+            f"<body style='font-family: sans-serif; max-width: 60em; margin: auto'>{body}</body></html>")
+
+
+def plan_script(result: PlanResult, check_runs: int, upload_name: str | None = None) -> str:
+    """A Python script that repeats the check's runs (each scheme at its answer and just short of it) with dpcore and
+    prints ``PLANNER-CHECK`` and their values as JSON: the same numbers as :func:`dpcore.planner.check_plan` with
+    ``check_runs`` runs. ``upload_name``: the CSV the data came from (the script reads it from its first argument,
+    or that name beside it)."""
+    hooks = FAMILIES[result.family].planner
+    points = {}
+    for scheme, a in result.answers.items():
+        if a.answer is None:
+            continue
+        for where, value in (("answer", a.answer), ("short", short_of(result.question, a.answer))):
+            points[f"{scheme}@{where}"] = (scheme, at_value(result.question, result.scenario, value,
+                                                            checked=True).to_dict())
+    lines = ['"""Repeats a dpcore planner check: ' + printable(result.sentence).replace('"""', "'") + '\n',
+             f"Generated by dpcore {result.to_dict()['version']}; seed {result.seed}. Run: python this_file.py"
+             + (" [path to the CSV]" if upload_name else "") + '\n"""', "import json", "import sys",
+             "from pathlib import Path", "", "from dpcore.scenario import scenario_from_dict"]
+    lines.append(hooks.imports.rstrip("\n"))
+    if upload_name:
+        lines.append("from dpcore.planner.export import upload_dataset")
+        lines += ["", f"CSV = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).with_name({upload_name!r})",
+                  "dataset = upload_dataset(CSV.read_bytes(), CSV.name)"]
+    else:
+        lines += ["", "dataset = None"]
+    lines += ["", f"POINTS = json.loads({json.dumps(json.dumps(points))})", "results = {}",
+              "for key, (scheme, scenario_dict) in POINTS.items():",
+              "    scenario = scenario_from_dict(scenario_dict)"]
+    schemes = {}
+    for key, (scheme, _) in points.items():
+        schemes.setdefault(scheme, key)
+    body = {scheme: hooks.script(result.data, result.scenario, scheme, check_runs, result.seed) for scheme in schemes}
+    first = True
+    for scheme, code in body.items():
+        lines.append(f"    {'if' if first else 'elif'} scheme == {scheme!r}:")
+        lines += ["        " + line for line in code.rstrip("\n").split("\n")]
+        first = False
+    lines += ["    results[key] = values", "print('" + SCRIPT_MARK + "' + json.dumps(results))", ""]
+    return "\n".join(lines)

@@ -1,0 +1,72 @@
+"""A capeAGN comparison as a :class:`~dpcore.reports.Report` (the capeAGN page's and ``python -m dpcore otd``'s
+result): settings, every view's guarantee (:func:`dpcore.otd.guarantees.comparison_guarantees`), a bar chart, and a
+script that repeats :func:`dpcore.otd.compare_algorithms` on the same synthetic model, scenario and seed (uploaded
+data: the script says which file and settings it needs, and stops)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from ..otd import ALGORITHMS, METRICS, OtdComparison, SyntheticSpec
+from ..otd.guarantees import comparison_guarantees
+from .common import Report, plotly_objects, script_text
+from .pca import guarantee_records
+
+__all__ = ["otd_report"]
+
+
+def _numbers(result: OtdComparison) -> dict[str, list]:
+    out: dict[str, list] = {name: [] for name in result.algorithms}
+    for r in result.records:
+        out[r.algorithm].append(None if r.error else [r.metrics.get(m) for m in METRICS])
+    return out
+
+
+def _figure(result: OtdComparison) -> Any:
+    go = plotly_objects()
+    names = list(result.algorithms)
+    s = [result.summary(n) for n in names]
+    fig = go.Figure(go.Bar(x=[ALGORITHMS[n].title for n in names], y=[x.mean for x in s],
+                           error_y={"type": "data", "array": [x.std or 0 for x in s]},
+                           marker_color=[ALGORITHMS[n].colour for n in names]))
+    fig.update_layout(title=f"{METRICS['q_comp'].label}: mean over runs (whiskers: one std)", height=420)
+    return fig
+
+
+def otd_report(result: OtdComparison, *, spec: SyntheticSpec | None, source: str, sentence: str = "") -> Report:
+    """The report of one capeAGN comparison (``spec``: the synthetic model it ran on, or None for uploaded data
+    described by ``source``; ``sentence``: the page's computed sentence, if any)."""
+    scenario = result.scenario
+    settings = {"algorithm_family": "otd", "data": source, "model": None if spec is None else asdict(spec),
+                "settings": asdict(result.settings), "algorithms": list(result.algorithms), "runs": result.runs,
+                "path": result.path.path}
+    rows = [{"algorithm": ALGORITHMS[s.algorithm].title, "metric": METRICS[s.metric].label, "mean": s.mean,
+             "std": s.std, "runs": s.runs, "failed": s.failed} for s in result.summaries]
+    best = result.summary("cape") if "cape" in result.algorithms else None
+    summary = [x for x in (sentence,) if x]
+    if best is not None and best.mean is not None:
+        summary.append(f"capeAGN's mean {METRICS['q_comp'].words} over {best.runs} runs is {best.mean:.3g}"
+                       + (f" (conventional scheme: {result.summary('conv', 'q_comp').mean:.3g})"
+                          if "conv" in result.algorithms and result.summary("conv").mean is not None else "") + ".")
+    summary.append(f"{scenario.n_sites} sites, N = {scenario.total_n:,}; {result.runs} runs, seed {result.seed}; "
+                   f"data: {source}.")
+    if spec is not None:
+        body = (f"scenario = scenario_from_dict(json.loads({scenario.to_json(None)!r}))\n"
+                f"spec = SyntheticSpec(**{asdict(spec)!r})\n"
+                f"settings = OtdSettings(**{asdict(result.settings)!r})\n"
+                f"result = compare_algorithms(scenario, {list(result.algorithms)!r}, spec=spec, runs={result.runs}, "
+                f"seed={result.seed}, settings=settings, workers=1)\n"
+                "numbers = {name: [] for name in result.algorithms}\n"
+                "for r in result.records:\n"
+                "    numbers[r.algorithm].append(None if r.error else [r.metrics.get(m) for m in METRICS])\n")
+    else:
+        body = ("numbers = {}\nsys.exit('this comparison ran on uploaded data (" + source.replace("'", "") +
+                "): load it with dpcore.otd.upload_problem and call compare_algorithms with the settings in the "
+                "report')\n")
+    script = script_text("a capeAGN comparison", "from dpcore.otd import METRICS, OtdSettings, SyntheticSpec, "
+                         "compare_algorithms\nfrom dpcore.scenario import scenario_from_dict\n", body)
+    return Report(kind="capeAGN comparison", title=f"capeAGN on {source}", summary=tuple(summary), settings=settings,
+                  seed=result.seed, results=rows, numbers=_numbers(result),
+                  guarantees=guarantee_records(comparison_guarantees(result)), scenario=scenario.to_dict(),
+                  figures=(lambda: _figure(result),), notes=result.notes, script=script)

@@ -1,0 +1,147 @@
+"""Planner: what do we need? The samples per site, eps or number of sites at which CAPE and the conventional scheme
+reach a target, on the scenario in the sidebar and the data the user brings (docs/planner.md)."""
+
+from __future__ import annotations
+
+import hashlib
+
+import streamlit as st
+
+from dpcore.experiments import FAMILIES
+from dpcore.limits import MAX_SEED, MAX_UPLOAD_BYTES
+from dpcore.notation import symbolic
+from dpcore.planner import KNOBS, SCHEMES, check_plan, plan_target, prepare_data, question
+from dpcore.planner.check import CHECK_RUNS
+from dpcore.planner.export import curve_figure, plan_csv, plan_html, plan_json, plan_script, upload_dataset
+from dpcore.planner.plan import question_sentence
+from dpcore.validation import InputError
+from pages.shared.navigation import start_page
+from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error
+
+scenario = start_page()
+scenario_sidebar(scenario)
+
+UPLOAD = "upload"
+UPLOAD_LABEL = "your own CSV (one sample per row)"
+DEFAULTS = {"plan_family": "pca", "plan_source": "synthetic", "plan_solve": "n", "plan_site": "every site",
+            "plan_target": 80.0, "plan_error": 0.5, "plan_seed": 0}
+restore_widgets(DEFAULTS, {"plan_family": tuple(FAMILIES), "plan_solve": tuple(KNOBS)})
+
+
+@st.cache_resource(max_entries=8, show_spinner="Preparing the data ...")
+def _data(family: str, source: str, upload_digest: str | None, seed: int, _upload: bytes | None, name: str):
+    sources = FAMILIES[family].planner.sources or {}
+    settings = FAMILIES[family].sweep.data(**({"dataset": source} if source in sources else {}))
+    if source == UPLOAD:
+        settings = FAMILIES[family].sweep.data(features="standardise")
+    dataset = upload_dataset(_upload, name) if _upload is not None else None
+    return prepare_data(family, settings, dataset, seed)
+
+
+st.title("Planner: what do we need?")
+st.markdown("Pick a target and the one thing to solve for; the scenario in the sidebar holds the rest. The planner "
+            "measures how the result degrades with the aggregate noise once for the data, then reads off, for CAPE "
+            "and for the conventional scheme, what reaches the target (docs/planner.md has the method and its "
+            "limits).")
+
+left, right = st.columns(2)
+family = left.selectbox("Algorithm", tuple(FAMILIES), key="plan_family", format_func=lambda f: FAMILIES[f].label)
+hooks = FAMILIES[family].planner
+upload_bytes, upload_name = None, ""
+if hooks.sources:
+    sources = {**hooks.sources, **({UPLOAD: UPLOAD_LABEL} if hooks.uploads else {})}
+    if st.session_state.get("plan_source") not in sources:
+        st.session_state["plan_source"] = next(iter(sources))
+    source = right.selectbox("Data", tuple(sources), key="plan_source", format_func=lambda s: sources[s])
+else:
+    source = "synthetic"
+    right.caption(f"Data: {FAMILIES[family].sweep.data().describe()} (synthetic)")
+uploaded = None
+if source == UPLOAD:
+    uploaded = st.file_uploader("CSV file", type=["csv", "txt", "gz"], key="plan_upload",
+                                help=f"numbers only, one sample per row; at most {MAX_UPLOAD_BYTES // 2**20} MiB")
+
+solve = left.radio("Solve for", tuple(KNOBS), key="plan_solve", horizontal=True,
+                   format_func=lambda k: symbolic(KNOBS[k]))
+site_choices = ["every site", *scenario.names] if solve != "sites" else ["every site"]
+if st.session_state.get("plan_site") not in site_choices:
+    st.session_state["plan_site"] = "every site"
+site = right.selectbox("Which sites move", site_choices, key="plan_site")
+metric = FAMILIES[family].metrics[hooks.metric]
+if hooks.percent:
+    target = left.number_input("Target (% of the non-private result)", 1.0, 100.0, step=1.0, key="plan_target") / 100
+else:
+    target = left.number_input(f"Target {metric.words} (at most)", 0.001, 10.0, step=0.05, key="plan_error")
+seed = right.number_input("Seed", 0, MAX_SEED, key="plan_seed")
+if source == UPLOAD:
+    if uploaded is None:
+        st.info("Upload a CSV to plan on your own data.", icon=":material/upload:")
+        st.stop()
+    upload_bytes, upload_name = uploaded.getvalue(), uploaded.name
+
+try:
+    digest = hashlib.sha256(upload_bytes).hexdigest() if upload_bytes is not None else None
+    data = _data(family, source, digest, int(seed), upload_bytes, upload_name)
+    q = question(solve, float(target), scenario, None if site == "every site" else site)
+except InputError as exc:
+    show_error(exc)
+    st.stop()
+
+st.markdown(symbolic(question_sentence(family, scenario, q, data.description)))
+key = (family, data.key, scenario.to_json(None), solve, site, float(target), int(seed))
+if st.button("Plan", type="primary", key="plan_go"):
+    bar = st.progress(0.0, text="measuring the curve (once per data set) ...")
+    try:
+        st.session_state["plan_result"] = (key, plan_target(family, data, scenario, q, seed=int(seed), settings={
+            "algorithm": family, "source": source, "upload": upload_name or None, "solve": solve, "site": site,
+            "target": float(target)}))
+        st.session_state.pop("plan_check", None)
+    except InputError as exc:
+        show_error(exc)
+    bar.empty()
+stored = st.session_state.get("plan_result")
+if not stored or stored[0] != key:
+    st.stop()
+result = stored[1]
+st.success(symbolic(result.sentence), icon=":material/flag:")
+rows = []
+for scheme, a in result.answers.items():
+    rows.append({"scheme": SCHEMES[scheme], symbolic(KNOBS[solve]): a.answer, "from": None if a.interval is None else
+                 a.interval[0], "to": None if a.interval is None else a.interval[1],
+                 "predicted": a.predicted, "why not": symbolic(a.reason or "")})
+st.dataframe(rows, hide_index=True, width="stretch")
+for scheme, a in result.answers.items():
+    for note in a.notes:
+        st.caption(symbolic(f"{SCHEMES[scheme]}: {note}"))
+for limit in result.limits:
+    st.info(symbolic(limit), icon=":material/info:")
+show_chart(curve_figure(result), "The measured curve", key="plan_curve", height=420)
+
+if st.button(f"Check: run {FAMILIES[family].cape} at the answer and at 0.8x ({CHECK_RUNS} runs each)",
+             key="plan_check_go"):
+    try:
+        with st.spinner("running the algorithm ..."):
+            st.session_state["plan_check"] = (key, check_plan(result))
+    except InputError as exc:
+        show_error(exc)
+stored_check = st.session_state.get("plan_check")
+check = stored_check[1] if stored_check and stored_check[0] == key else None
+if check is not None:
+    st.markdown(symbolic(check.sentence))
+    st.dataframe([{"scheme": SCHEMES[p.scheme], "where": p.where, "value": p.value, "mean": p.mean,
+                   "95 % CI from": p.lo, "to": p.hi, "target": "met" if p.met else "missed"} for p in check.points],
+                 hide_index=True, width="stretch")
+
+st.subheader("Take it with you")
+a, b, c, d = st.columns(4)
+stem = f"plan_{family}_{solve}"
+a.download_button("Download JSON", plan_json(result, check), f"{stem}.json", "application/json", key="plan_dl_json",
+                  on_click="ignore")
+b.download_button("Download CSV", plan_csv(result, check), f"{stem}.csv", "text/csv", key="plan_dl_csv",
+                  on_click="ignore")
+c.download_button("Download HTML report", lambda: plan_html(result, check), f"{stem}.html", "text/html",
+                  key="plan_dl_html", on_click="ignore")
+d.download_button("Download Python script", plan_script(result, CHECK_RUNS, upload_name or None), f"{stem}.py",
+                  "text/x-python", key="plan_dl_script", on_click="ignore")
+st.caption("The script repeats the check with dpcore and prints the same numbers"
+           + (f" (it reads {upload_name} beside it, or the path you give it)." if upload_name else "."))

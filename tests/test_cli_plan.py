@@ -1,0 +1,86 @@
+"""``python -m dpcore plan``: the JSON answer for every family, unreachable targets, exports, one-line errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dpcore.cli import main
+
+
+def run_cli(capsys, *args):
+    code = main(["plan", *args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_the_issue_example_prints_both_schemes(capsys):
+    code, out, _ = run_cli(capsys, "--algorithm", "pca", "--dataset", "synthetic", "--sites", "5", "--eps", "1",
+                           "--delta", "1e-5", "--target", "0.8", "--solve", "n", "--json", "--workers", "2")
+    assert code == 0
+    data = json.loads(out)
+    for scheme in ("cape", "conv"):
+        a = data[scheme]
+        assert isinstance(a["answer"], int) and a["interval"][0] <= a["answer"] <= a["interval"][1]
+        assert a["predicted"] >= 0.8 and a["reason"] is None
+    assert data["conv"]["answer"] > 2 * data["cape"]["answer"]
+    assert data["guarantees"]["cape"] and data["version"] and data["seed"] == 0
+    assert data["sentence"].startswith("capePCA reaches 80% of the non-private result with samples per site = ")
+
+
+@pytest.mark.parametrize("family", ["otd", "lda"])
+def test_tensor_families_answer_or_say_why(capsys, family):
+    code, out, _ = run_cli(capsys, "--algorithm", family, "--target", "0.3", "--solve", "n", "--runs", "2", "--json",
+                           "--workers", "2")
+    assert code == 0
+    data = json.loads(out)
+    for scheme in ("cape", "conv"):
+        a = data[scheme]
+        assert (a["answer"] is None) == (a["reason"] is not None)
+    assert data["question"]["metric"] in ("q_comp", "topic_error")
+
+
+def test_unreachable_target_is_null_with_a_reason(capsys):
+    code, out, _ = run_cli(capsys, "--dataset", "digits", "--target", "1.2", "--solve", "eps", "--ns", "300",
+                           "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["cape"]["answer"] is None and "above the non-private result" in data["cape"]["reason"]
+
+
+def test_exports_and_the_check(capsys, tmp_path):
+    paths = {flag: tmp_path / name for flag, name in (("--out-json", "a.json"), ("--out-csv", "a.csv"),
+                                                       ("--html", "a.html"), ("--script", "a.py"))}
+    args = [x for flag, path in paths.items() for x in (flag, str(path))]
+    code, out, _ = run_cli(capsys, "--dataset", "digits", "--k", "5", "--sites", "5", "--ns", "300", "--target", "0.7",
+                           "--solve", "eps", "--check", "--check-runs", "2", *args)
+    assert code == 0 and "target met" in out
+    record = json.loads(paths["--out-json"].read_text())
+    assert record["check"]["runs"] == 2 and record["settings"]["data"]["dataset"] == "digits"
+    assert record["cape"]["answer"] is not None and len(record["check"]["points"]) == 4
+    assert paths["--out-csv"].read_text().startswith("section,name,field,value")
+    assert "<html" in paths["--html"].read_text()[:200].lower()
+    assert "PLANNER-CHECK" in paths["--script"].read_text()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--target", "0", "--solve", "n"], "--target"),
+    (["--target", "0.8", "--solve", "delta"], "--solve"),
+    (["--target", "0.8", "--solve", "sites", "--site", "s1"], "not to the number of sites"),
+    (["--target", "0.8", "--solve", "n", "--site", "zz"], "not in the scenario"),
+    (["--algorithm", "otd", "--target", "0.8", "--solve", "n", "--dataset", "digits"], "do(es) not apply"),
+    (["--algorithm", "lda", "--target", "0.8", "--solve", "n", "--csv", "x.csv"], "do(es) not apply"),
+    (["--target", "0.8", "--solve", "n", "--runs", "1"], "--runs"),
+    (["--target", "0.8", "--solve", "n", "--scenario", "missing.json", "--sites", "3"], "do(es) not apply"),
+])
+def test_bad_input_exits_2_with_one_line(capsys, args, message):
+    code, out, err = run_cli(capsys, *args)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and message in err
+
+
+def test_html_without_the_figures_extra_is_refused_before_any_work(capsys, tmp_path, monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "plotly", None)  # as if dpcore[figures] were not installed
+    code, out, err = run_cli(capsys, "--target", "0.8", "--solve", "n", "--html", str(tmp_path / "r.html"))
+    assert code == 2 and "pip install 'dpcore[figures]'" in err and not (tmp_path / "r.html").exists()
