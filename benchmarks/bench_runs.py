@@ -1,0 +1,236 @@
+"""The runs of issue 25's target table: the runs a class waits for, in a real browser, from the click to the results;
+capeAGN at D = 10,000; Fig. 2(b) at paper size on two workers; each against floors measured in the same run.
+
+Run: ``.venv/bin/python benchmarks/bench_runs.py [--repeat 3] [--cases pca-open agn-open ... agn10000 fig2b]``
+(the browser cases need the test requirements, Playwright, and Debian's chromium: ``make test`` installs both; without
+chromium only the two process cases run).
+
+Starts ``streamlit run app.py`` on a free port (two worker processes, as ``make run`` on this machine) and opens it
+in headless chromium at 1280 x 900. Every case opens its page in a new tab (a new session: what a student does),
+waits until the page is usable, does the case's preparation (e.g. choose the Python documentation, or press Run
+before "Compare the configurations"), then times the click: from the click until the case's results are on the
+page, the script run has finished and every plotly chart has drawn. The first repeat of a case is the first click of
+a fresh server for that setting (data and noise designs not yet cached; the worker processes started when the page
+opened); the median is over all repeats. The server's CPU seconds (the server and its worker processes) and the
+browser's are printed beside the wall time, with the floors (:mod:`benchmarks.floors`) and the load average.
+
+Two cases run without a browser, each in a fresh subprocess with one BLAS thread (``benchmarks.bench_scale``):
+
+* ``agn10000``: one capeAGN run, STM, D = 10,000, K = 10, S = 5, N_s = 2,000 (projected path), its wall and CPU
+  seconds and the process's peak resident memory (ru_maxrss: imports, data, set-up and the run); the ratio is to the
+  normals floor (most of the run is its per-site noise: 7.5e8 normals);
+* ``fig2b``: the Fig. 2(b) preset at paper size (``fig2b-mnist-eps``) with 2 worker processes, not cached; the
+  ratio is to 700 eigensolve floors (one core's 700 float32 top-50 eigensolves at D = 784, issue 25's yardstick).
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import math  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.bench_pages import CHROMIUM, CHROMIUM_ARGS, Sample, _measure, _start_server  # noqa: E402
+from benchmarks.bench_scale import run_case  # noqa: E402
+from benchmarks.floors import Floors, measure_floors, ratio  # noqa: E402
+
+TIMEOUT_MS = 300_000
+DONE_JS = """(selector) => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
+  if (!document.querySelector(selector)) return false;
+  if (document.querySelector('[data-testid="stSkeleton"]')) return false;
+  if (document.querySelector('[data-testid="stProgress"]')) return false;
+  const charts = [...document.querySelectorAll('[data-testid="stPlotlyChart"]')];
+  return charts.every(c => c.querySelector('.main-svg'));
+}"""
+READY_JS = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  return app && app.getAttribute('data-test-script-state') === 'notRunning' && document.querySelector('h1')
+    && !document.querySelector('[data-testid="stSkeleton"]');
+}"""
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    page: str
+    button: str
+    done: str
+    target: float
+    prepare: Callable | None = None
+
+
+def _click(page, key: str) -> None:
+    page.locator(f".st-key-{key} button").first.click()
+
+
+def _wait(page, selector: str | None = None) -> None:
+    if selector is None:
+        page.wait_for_function(READY_JS, timeout=TIMEOUT_MS, polling=20)
+    else:
+        page.wait_for_function(DONE_JS, arg=selector, timeout=TIMEOUT_MS, polling=20)
+
+
+def _python_docs(page) -> None:
+    page.locator(".st-key-tm_source").get_by_text("Python documentation (bundled)").click()
+    _wait(page)
+
+
+def _run_first(page) -> None:
+    _click(page, "tm_run")
+    _wait(page, ".st-key-tm_chart")
+
+
+def _python_docs_then_run(page) -> None:
+    _python_docs(page)
+    _run_first(page)
+
+
+CASES = (
+    Case("pca-open", "capepca", "pca_run", ".st-key-pca_bars", 3.0),
+    Case("pca-breakdown", "capepca", "pca_breakdown", ".st-key-pca_breakdown_chart", 6.0),
+    Case("agn-open", "capeagn", "capeagn_run", ".st-key-capeagn_qcomp", 3.0),
+    Case("agn-breakdown", "capeagn", "capeagn_breakdown", ".st-key-capeagn_breakdown_chart", 6.0),
+    Case("tm-open", "topic_models", "tm_run", ".st-key-tm_chart", 3.0),
+    Case("tm-breakdown", "topic_models", "tm_breakdown", ".st-key-tm_chart", 6.0),
+    Case("tm-python-docs", "topic_models", "tm_run", ".st-key-tm_chart", 8.0, _python_docs),
+    Case("tm-compare", "topic_models", "tm_regimes_run", ".st-key-tm_regime_other", 8.0, _run_first),
+    Case("tm-python-compare", "topic_models", "tm_regimes_run", ".st-key-tm_regime_other", 8.0,
+         _python_docs_then_run),
+)
+
+
+FIG2B_EIGENSOLVES = 700
+"""Issue 25's yardstick for Fig. 2(b): one core's 700 float32 top-50 eigensolves at D = 784."""
+FIG2B = """
+from dpcore import experiments
+from dpcore.experiments import get_preset
+spec = get_preset("fig2b-mnist-eps").spec
+start, cpu = time.perf_counter(), time.process_time()
+experiments.run_sweep(spec, use_cache=False, workers=2)
+print(json.dumps({"seconds": time.perf_counter() - start, "cpu": time.process_time() - cpu, "rss": peak()}))
+"""
+PROCESS_CASES = ("agn10000", "fig2b")
+HEADER = (f"{'case':<18} {'first':>6} {'median':>7} {'max':>6} {'srv cpu':>8} {'brw cpu':>8} {'/eig':>6} "
+          f"{'/1e6 N':>7} {'load':>5}  target")
+
+
+def _process_case(name: str, floors: Floors) -> tuple[str, bool]:
+    """One process case: its table line and whether it met its target."""
+    if name == "agn10000":
+        r = run_case("agn10000")
+    else:
+        import subprocess
+
+        from benchmarks.bench_scale import PRELUDE
+
+        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+        out = subprocess.run([sys.executable, "-c", PRELUDE.format(root=str(ROOT)) + FIG2B], capture_output=True,
+                             text=True, env=env, timeout=3600)
+        r = ({"error": out.stderr.strip().splitlines()[-1]} if out.returncode != 0
+             else json.loads(out.stdout.strip().splitlines()[-1]))
+    load = os.getloadavg()[0]
+    if "error" in r:
+        return f"{name:<18} error: {r['error'][:80]}", False
+    seconds, memory = r["seconds"], r["rss"] / 2**30
+    if name == "agn10000":
+        met = seconds < 12 and memory < 1
+        return (f"{name:<18} {seconds:6.2f} {'':>7} {'':>6} {r['cpu']:8.2f} {'':>8} "
+                f"{ratio(seconds, floors.eigensolve):>6} {ratio(seconds, floors.normals):>7} {load:5.1f}  "
+                f"< 12 s, < 1 GiB; peak {memory:.2f} GiB"
+                f"{'' if met else '  MISSED'}"), met
+    yardstick = FIG2B_EIGENSOLVES * floors.eigensolve
+    met = seconds / yardstick <= 0.7
+    return (f"{name:<18} {seconds:6.2f} {'':>7} {'':>6} {r['cpu']:8.2f} {'':>8} "
+            f"{ratio(seconds, floors.eigensolve):>6} {ratio(seconds, floors.normals):>7} {load:5.1f}  "
+            f"<= 0.7x 700 eigensolves ({yardstick:.1f} s): "
+            f"{seconds / yardstick:.2f}x{'' if met else '  MISSED'}"), met
+
+
+def _one(browser, url: str, case: Case, server: int) -> Sample:
+    """One click in a new session; a case that does not finish within TIMEOUT_MS counts as infinitely slow."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    try:
+        page.goto(f"{url}/{case.page}", wait_until="commit")
+        _wait(page)
+        if case.prepare is not None:
+            case.prepare(page)
+        return _measure(server, lambda: _click(page, case.button), lambda: _wait(page, case.done))
+    except PlaywrightTimeout:
+        return Sample(wall=math.inf, server_cpu=math.nan, browser_cpu=math.nan)
+    finally:
+        page.close()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3, help="clicks per case, each in a new session")
+    parser.add_argument("--cases", nargs="*", help="case names (default: all)")
+    args, _ = parser.parse_known_args()
+    chosen = [c for c in CASES if not args.cases or c.name in args.cases]
+    if chosen and not os.path.exists(CHROMIUM):
+        print(f"the browser cases need Debian's chromium at {CHROMIUM} (make chromium): skipped")
+        chosen = []
+    processes = [n for n in PROCESS_CASES if not args.cases or n in args.cases]
+    before = measure_floors()
+    print(before.describe())
+    print(HEADER)
+    missed = False
+    for name in processes:
+        line, met = _process_case(name, before)
+        missed |= not met
+        print(line, flush=True)
+    if not chosen:
+        return _finish(missed)
+    from playwright.sync_api import sync_playwright
+
+    proc, url = _start_server()
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            for case in chosen:
+                samples = [_one(browser, url, case, proc.pid) for _ in range(args.repeat)]
+                median = statistics.median(s.wall for s in samples)
+                flag = "" if median < case.target else "  MISSED"
+                missed |= bool(flag)
+                print(f"{case.name:<18} {samples[0].wall:6.2f} {median:7.2f} {max(s.wall for s in samples):6.2f} "
+                      f"{statistics.median(s.server_cpu for s in samples):8.2f} "
+                      f"{statistics.median(s.browser_cpu for s in samples):8.2f} "
+                      f"{ratio(median, before.eigensolve):>6} {ratio(median, before.normals):>7} "
+                      f"{os.getloadavg()[0]:5.1f}  < {case.target:g} s{flag}", flush=True)
+            browser.close()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except Exception:  # noqa: BLE001 - a server that does not stop is killed
+            proc.kill()
+    return _finish(missed)
+
+
+def _finish(missed: bool) -> int:
+    after = measure_floors()
+    print(after.describe() + " (after)")
+    print("first: the first click of the case on this server (a process case: its one run); median/max over the "
+          "repeats (seconds, wall clock); srv cpu: the server's and its workers' CPU seconds (a process case: the "
+          "run's own process); brw cpu: chromium's; /eig and /1e6 N: the median (or the one run) as a multiple of "
+          "each floor; load: the 1-minute load average after the case.")
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
