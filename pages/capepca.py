@@ -116,7 +116,8 @@ def cached_breakdown(seed: int, progress) -> tuple:
     """The breakdown of ``seed``, computed once per server (the same for every visitor), the two latest kept."""
     done = _pca_breakdowns()
     if seed not in done:
-        result = run_breakdown(load_bundled(OPENING.dataset), OPENING, seed=seed, runs=BREAKDOWN_RUNS, progress=progress)
+        result = run_breakdown(load_bundled(OPENING.dataset), OPENING, seed=seed, runs=BREAKDOWN_RUNS,
+                               progress=progress)
         while len(done) >= 2:
             done.pop(next(iter(done)), None)
         done[seed] = result
