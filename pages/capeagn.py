@@ -37,7 +37,7 @@ from pages.shared.guarantees import robust_controls, show_guarantee_table, show_
 from pages.shared.lecture import follow_scenario, lecture_sidebar
 from pages.shared.navigation import start_page
 from pages.shared.reports import report_downloads
-from pages.shared.story import breakdown_section, glossary_link, story_buttons
+from pages.shared.story import breakdown_section, computed_once, glossary_link, story_buttons
 from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error
 
 scenario = start_page()
@@ -85,13 +85,8 @@ def _agn_breakdowns() -> dict:
 
 def cached_breakdown(seed: int, progress) -> tuple:
     """The breakdown of ``seed``, computed once per server (the same for every visitor), the two latest kept."""
-    done = _agn_breakdowns()
-    if seed not in done:
-        result = run_breakdown(OPENING, seed=seed, runs=BREAKDOWN_RUNS, progress=progress)
-        while len(done) >= 2:
-            done.pop(next(iter(done)), None)
-        done[seed] = result
-    return done[seed]
+    return computed_once(_agn_breakdowns(), seed,
+                         lambda: run_breakdown(OPENING, seed=seed, runs=BREAKDOWN_RUNS, progress=progress))
 
 
 follow_scenario("capeagn", "capeagn_override", False, scenario)

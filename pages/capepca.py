@@ -41,7 +41,7 @@ from pages.shared.guarantees import show_guarantee_table, show_guarantees
 from pages.shared.lecture import follow_scenario, lecture_sidebar
 from pages.shared.navigation import start_page
 from pages.shared.reports import report_downloads
-from pages.shared.story import breakdown_section, glossary_link, story_buttons
+from pages.shared.story import breakdown_section, computed_once, glossary_link, story_buttons
 from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error
 
 scenario = start_page()
@@ -114,14 +114,8 @@ def _pca_breakdowns() -> dict:
 
 def cached_breakdown(seed: int, progress) -> tuple:
     """The breakdown of ``seed``, computed once per server (the same for every visitor), the two latest kept."""
-    done = _pca_breakdowns()
-    if seed not in done:
-        result = run_breakdown(load_bundled(OPENING.dataset), OPENING, seed=seed, runs=BREAKDOWN_RUNS,
-                               progress=progress)
-        while len(done) >= 2:
-            done.pop(next(iter(done)), None)
-        done[seed] = result
-    return done[seed]
+    return computed_once(_pca_breakdowns(), seed, lambda: run_breakdown(
+        load_bundled(OPENING.dataset), OPENING, seed=seed, runs=BREAKDOWN_RUNS, progress=progress))
 
 
 def show_in(slot: Any, exc: Exception) -> None:

@@ -5,7 +5,7 @@ helping" with its chart and sentences, and the way back. The settings and senten
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -14,7 +14,8 @@ from dpcore.notation import symbolic
 from dpcore.validation import InputError
 from pages.shared.widgets import show_chart, show_error
 
-__all__ = ["GLOSSARY_PAGE", "breakdown_chart", "glossary_link", "show_breakdown", "story_buttons"]
+__all__ = ["GLOSSARY_PAGE", "breakdown_chart", "computed_once", "glossary_link", "show_breakdown",
+           "story_buttons"]
 
 GLOSSARY_PAGE = "pages/glossary.py"
 
@@ -57,6 +58,20 @@ def show_breakdown(results: Sequence[Any], titles: dict[str, str], colours: dict
     show_chart(breakdown_chart(results, titles, colours, metric), f"{metric} in each case", key=key, height=380)
     for r in results:
         st.markdown(f"**{symbolic(r.case.title).capitalize()}.** {symbolic(r.sentence)}")
+
+
+T = TypeVar("T")
+
+
+def computed_once(store: dict, key: Any, compute: Callable[[], T], *, keep: int = 2) -> T:
+    """``store[key]``, computed by ``compute()`` the first time it is asked for; ``store`` (a page's
+    ``st.cache_resource`` dict, shared by every session of the server) keeps the ``keep`` latest keys."""
+    if key not in store:
+        result = compute()
+        while len(store) >= keep:
+            store.pop(next(iter(store)), None)
+        store[key] = result
+    return store[key]
 
 
 def breakdown_section(state_key: str, compute: Callable[[Callable[[float, str], None]], Sequence[Any]],
