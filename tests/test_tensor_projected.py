@@ -131,8 +131,8 @@ def test_dense_and_projected_noise_have_the_same_law(seed):
     6 tau^2 S (W^T W)^(x)3 S instead, and each law fails the other's check (the test has power).
 
     3,000 draws; the largest of the 10 + 100 standardised errors must stay below 5 (for each z-value
-    P(|z| > 5) < 6e-7). Measured over the seeds 2, 3, 12, 22, 32, 42, 52, 62 (both paths, both laws): largest
-    3.8; the wrong-law checks gave at least 20.7."""
+    P(|z| > 5) < 6e-7). Measured over the seeds 2, 3, 12, 22, 32, 42, 52, 62 (both paths, both laws; the
+    keyed-chunk noise streams): largest 3.0 (3.8 with the former streams); the wrong-law checks gave at least 20.6."""
     w = np.random.default_rng(1).standard_normal((5, 3)) * 0.7
     tau = 0.3
     zero = np.zeros(unique_count_tensor(3))
