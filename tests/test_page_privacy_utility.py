@@ -224,7 +224,7 @@ def test_topic_model_sweep_of_the_shared_scenario_and_an_lda_preset(at):
 
 @pytest.mark.parametrize("case, preset, words", [
     ("eps", "fig2b-mnist-eps", ["The curves meet at ε = 0.001", "the noise swamps the signal"]),
-    ("ns", "fig3-mog-d50-ns", ["The curves meet at N_s = 1000"]),
+    ("ns", "fig4-stm-d50-ns", ["The curves meet at N_s = 1000", "the noise swamps the signal"]),
 ])
 def test_show_where_cape_stops_helping_on_a_stored_figure(at, case, preset, words):
     if stored_result(preset) is None:
