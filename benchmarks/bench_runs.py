@@ -227,8 +227,9 @@ def _finish(missed: bool) -> int:
     print(after.describe() + " (after)")
     print("first: the first click of the case on this server (a process case: its one run); median/max over the "
           "repeats (seconds, wall clock); srv cpu: the server's and its workers' CPU seconds (a process case: the "
-          "run's own process); brw cpu: chromium's; /eig and /1e6 N: the median (or the one run) as a multiple of "
-          "each floor; load: the 1-minute load average after the case.")
+          "run's own process: for fig2b the parent alone, its workers' CPU is not counted); brw cpu: chromium's; "
+          "/eig and /1e6 N: the median (or the one run) as a multiple of each floor; load: the 1-minute load average "
+          "after the case.")
     return 1 if missed else 0
 
 
