@@ -170,7 +170,8 @@ def test_curve_figure_draws_one_line_where_both_schemes_need_the_same_noise(plan
     lines = answer_lines(plan_n)
     assert len(lines) == 1 and "CAPE" in lines[0][1] and "conventional" in lines[0][1]
     cape = plan_n.answers["cape"]
-    apart = replace(plan_n, answers={**plan_n.answers, "cape": replace(cape, scale=cape.scale * (1 + 3 * ANSWER_LINE_TOLERANCE))})
+    moved = replace(cape, scale=cape.scale * (1 + 3 * ANSWER_LINE_TOLERANCE))
+    apart = replace(plan_n, answers={**plan_n.answers, "cape": moved})
     assert len(answer_lines(apart)) == 2
     fig = curve_figure(plan_n)
     assert fig.layout.xaxis.title.text.startswith("std of the noise on the aggregate")

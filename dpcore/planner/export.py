@@ -25,7 +25,8 @@ from .solve import SCHEMES
 if TYPE_CHECKING:  # plotly is dpcore's figures extra: imported where a figure is drawn
     import plotly.graph_objects as go
 
-__all__ = ["ANSWER_LINE_TOLERANCE", "SCRIPT_MARK", "answer_lines", "curve_figure", "plan_csv", "plan_html", "plan_json", "plan_records", "plan_script",
+__all__ = ["ANSWER_LINE_TOLERANCE", "SCRIPT_MARK", "answer_lines", "curve_figure", "plan_csv", "plan_html",
+           "plan_json", "plan_records", "plan_script",
            "upload_dataset"]
 
 ANSWER_LINE_TOLERANCE = 0.02
@@ -138,9 +139,11 @@ def curve_figure(result: PlanResult, check: CheckResult | None = None) -> go.Fig
     shown = np.isfinite(lo) & np.isfinite(hi)  # a point where too many runs failed has no band (module curve)
     fig = go.Figure()
     x = curve.scales[shown].tolist()
-    fig.add_trace(go.Scatter(x=x + x[::-1], y=lo[shown].tolist() + hi[shown].tolist()[::-1], fill="toself", line={"width": 0},
+    fig.add_trace(go.Scatter(x=x + x[::-1], y=lo[shown].tolist() + hi[shown].tolist()[::-1], fill="toself",
+                             line={"width": 0},
                              fillcolor="rgba(120,120,120,0.25)", name="95 % of single runs", hoverinfo="skip"))
-    fig.add_trace(go.Scatter(x=curve.scales.tolist(), y=curve.mean.tolist(), mode="lines+markers", name="mean of the runs",
+    fig.add_trace(go.Scatter(x=curve.scales.tolist(), y=curve.mean.tolist(), mode="lines+markers",
+                             name="mean of the runs",
                              line={"color": "#333333"}))
     fig.add_hline(y=result.question.target, line_dash="dash", line_color="#000000",
                   annotation_text=f"target {result.question.target:g}", annotation_position="top left")
