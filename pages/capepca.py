@@ -41,7 +41,7 @@ from pages.shared.guarantees import show_guarantee_table, show_guarantees
 from pages.shared.lecture import follow_scenario, lecture_sidebar
 from pages.shared.navigation import start_page
 from pages.shared.reports import report_downloads
-from pages.shared.story import breakdown_section, computed_once, glossary_link, story_buttons
+from pages.shared.story import breakdown_section, computed_once, glossary_link, server_store, story_buttons
 from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error
 
 scenario = start_page()
@@ -104,17 +104,9 @@ def cached_setup(data: tuple, upload: bytes | None, scenario_json: str, k: int, 
                        by_label=by_label, allow_replacement=allow_replacement, seed=seed)
 
 
-@st.cache_resource(show_spinner=False)
-def _pca_breakdowns() -> dict:
-    """The finished breakdowns of every session, by seed: a plain dict, because st.cache_resource on the computation
-    itself would replay its progress bar into the next session's page (CacheReplayClosureError). Named for its page:
-    Streamlit keys the cache by the function's name and source, which another page's copy would share."""
-    return {}
-
-
 def cached_breakdown(seed: int, progress) -> tuple:
     """The breakdown of ``seed``, computed once per server (the same for every visitor), the two latest kept."""
-    return computed_once(_pca_breakdowns(), seed, lambda: run_breakdown(
+    return computed_once(server_store("capepca breakdowns"), seed, lambda: run_breakdown(
         load_bundled(OPENING.dataset), OPENING, seed=seed, runs=BREAKDOWN_RUNS, progress=progress))
 
 

@@ -14,7 +14,7 @@ from dpcore.notation import symbolic
 from dpcore.validation import InputError
 from pages.shared.widgets import show_chart, show_error
 
-__all__ = ["GLOSSARY_PAGE", "breakdown_chart", "computed_once", "glossary_link", "show_breakdown",
+__all__ = ["GLOSSARY_PAGE", "breakdown_chart", "computed_once", "glossary_link", "server_store", "show_breakdown",
            "story_buttons"]
 
 GLOSSARY_PAGE = "pages/glossary.py"
@@ -63,9 +63,17 @@ def show_breakdown(results: Sequence[Any], titles: dict[str, str], colours: dict
 T = TypeVar("T")
 
 
+@st.cache_resource(show_spinner=False)
+def server_store(name: str) -> dict:
+    """A dict named ``name`` shared by every session of the server, for results that are the same for every visitor:
+    a plain dict, because st.cache_resource on the computation itself would replay its progress bar into the next
+    session's page (CacheReplayClosureError)."""
+    return {}
+
+
 def computed_once(store: dict, key: Any, compute: Callable[[], T], *, keep: int = 2) -> T:
-    """``store[key]``, computed by ``compute()`` the first time it is asked for; ``store`` (a page's
-    ``st.cache_resource`` dict, shared by every session of the server) keeps the ``keep`` latest keys."""
+    """``store[key]``, computed by ``compute()`` the first time it is asked for; ``store`` (e.g. a
+    :func:`server_store`) keeps the ``keep`` latest keys."""
     if key not in store:
         result = compute()
         while len(store) >= keep:
