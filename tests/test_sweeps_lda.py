@@ -60,7 +60,7 @@ def test_eps_sweep_common_random_numbers_unusable_counts_and_gains():
     summary = result.summary_of("3", "topic_error")
     assert (summary["runs"] == 0).all() and (summary["failed"] == 2).all()
     cape = result.summary_of("cape", "topic_error")["mean"].to_numpy()
-    assert cape[0] > 2 * cape[1]  # more eps, less error: 3.4-11 times over seeds 0-7
+    assert cape[0] > 2 * cape[1]  # more eps, less error: 3.4-11 times over seeds 0-7 (3.4-8.0 with keyed chunks)
     np.testing.assert_allclose(result.gains["gain"], 3.0)  # equal sites: G = S in both stages
     assert list(result.gains["design"]) == ["M2 stage", "M3 stage"] * 2
     assert any("unusable" in note for note in result.notes)
