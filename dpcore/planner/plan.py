@@ -4,6 +4,7 @@ numbers (docs/planner.md)."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from collections.abc import Callable
@@ -13,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..experiments.families import FAMILIES
-from ..family import PlannerData
+from ..family import DataLoader, PlannerData
 from ..scenario import Scenario, scenario_from_dict
 from ..validation import InputError, check_choice
 from .curve import CURVE_RUNS, UtilityCurve, measure_curve
@@ -82,17 +83,20 @@ class PlanResult:
         return out
 
 
-def prepare_data(family: str, settings: Any, dataset: Any = None, seed: int = 0) -> PlannerData:
+def prepare_data(family: str, settings: Any, dataset: Any = None, seed: int = 0,
+                 loader: DataLoader | None = None) -> PlannerData:
     """The family's data prepared for the planner (``dataset``: an uploaded data set, or None for the settings'
-    own)."""
+    own; ``loader``: how the exported script reads it again, :func:`dpcore.planner.sources.read_upload`)."""
     family = check_choice(family, "algorithm family", tuple(FAMILIES))
-    return FAMILIES[family].planner.prepare(settings, dataset, seed)
+    data = FAMILIES[family].planner.prepare(settings, dataset, seed)
+    return data if loader is None else dataclasses.replace(data, loader=loader)
 
 
 def premise_limits(family: str, answers: dict[str, Answer], data: PlannerData, curve_n: int | None) -> tuple[str, ...]:
     """Where the method may be wrong for this answer (docs/planner.md, "Limits"), in words from the numbers."""
     out = ["the curve is for CAPE and the conventional scheme, whose noise is one Gaussian term on the aggregate; "
            "it does not answer for baselines whose noise is not (DPdisPCA, local, the LDA configurations)"]
+    out.extend(data.premise)
     if curve_n:
         for scheme, a in answers.items():
             if a.scenario is not None:
