@@ -8,6 +8,7 @@ import json
 
 import streamlit as st
 
+from dpcore.data import VOCABULARY_RULES
 from dpcore.experiments import FAMILIES
 from dpcore.limits import MAX_SEED, MAX_UPLOAD_BYTES
 from dpcore.notation import symbolic
@@ -15,7 +16,7 @@ from dpcore.planner import KNOBS, SCHEMES, check_plan, plan_target, prepare_data
 from dpcore.planner.check import CHECK_RUNS
 from dpcore.planner.export import curve_figure, plan_csv, plan_html, plan_json, plan_script
 from dpcore.planner.plan import question_sentence
-from dpcore.planner.sources import planner_sources, read_upload, source_settings
+from dpcore.planner.sources import planner_sources, read_bundled, read_upload, source_settings
 from dpcore.validation import InputError
 from pages.shared.navigation import start_page
 from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error
@@ -33,6 +34,8 @@ OPTION_WIDGETS = {
                                                0.0, 1e9, None, key="plan_opt_norm_bound"),
     "vocab_size": lambda col: col.number_input("Vocabulary size D (the D most frequent words)", 2, 20_000, 200,
                                                key="plan_opt_vocab_size"),
+    "rule": lambda col: col.selectbox("Vocabulary", tuple(VOCABULARY_RULES), key="plan_opt_rule",
+                                      format_func=VOCABULARY_RULES.get),
     "estimator": lambda col: col.selectbox("Moment estimator", (None, "first", "all"), key="plan_opt_estimator",
                                            format_func=lambda e: "auto (text: first, counts: all)" if e is None else e),
 }
@@ -44,7 +47,7 @@ loader's default (a vocabulary file: the command line's --vocabulary)."""
 def _data(family: str, source: str, upload_digest: str | None, options: str, k: int | None, seed: int,
           _upload: bytes | None, name: str):
     dataset, loader = (read_upload(family, source, _upload, name, **json.loads(options)) if _upload is not None
-                       else (None, None))
+                       else read_bundled(family, source))
     settings = source_settings(family, source, **({} if k is None else {"k": k}))
     return prepare_data(family, settings, dataset, seed, loader)
 
@@ -71,9 +74,9 @@ if src.upload:
                                      "is executed.")
     upload_error = up_left.empty()  # a bad file's message, next to the file
     options = {name: OPTION_WIDGETS[name](up_right) for name in src.options if name in OPTION_WIDGETS}
-    if "k" in FAMILIES[family].sweep.data.__dataclass_fields__ and "dataset" not in src.fields:
-        k = int(up_right.number_input("Components K", 1, 200, FAMILIES[family].sweep.data().k, key="plan_upload_k",
-                                      help="Components or topics to recover from your data."))
+if (src.upload or src.bundled is not None) and "k" in FAMILIES[family].sweep.data.__dataclass_fields__:
+    k = int(right.number_input("Components K", 1, 200, FAMILIES[family].sweep.data().k, key="plan_upload_k",
+                               help="Components or topics to recover from your data."))
 
 solve = left.radio("Solve for", tuple(KNOBS), key="plan_solve", horizontal=True,
                    format_func=lambda k: symbolic(KNOBS[k]))

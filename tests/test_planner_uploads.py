@@ -1,7 +1,8 @@
-"""The planner on the user's own data for capeAGN (docs/planner.md, "Your own data"): an uploaded MOG CSV and uploaded
-documents (single topic model) read by their source's loader, an answer on them, an answer beyond the data refused
-with its reason, bad files and options explained, the exported script reading the file again and reproducing the
-check, and ``python -m dpcore plan --algorithm otd --data``."""
+"""The planner on the user's own data (docs/planner.md, "Data"): capeAGN on an uploaded MOG CSV and uploaded
+documents (single topic model), capeLDA on the bundled Python-docs corpus and uploaded text, each read by its
+source's loader; an answer on them, an answer beyond the data refused with its reason, bad files and options
+explained, the exported script reading the file again and reproducing the check, and ``python -m dpcore plan
+--algorithm otd|lda --data|--corpus``."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from dpcore.cli import main
 from dpcore.otd.planning import OtdUpload, load_documents, load_samples, planner_problem
 from dpcore.planner import check_plan, plan_target, prepare_data, question
 from dpcore.planner.export import SCRIPT_MARK, plan_json, plan_script
-from dpcore.planner.sources import planner_sources, read_upload, source_settings
+from dpcore.planner.sources import planner_sources, read_bundled, read_upload, source_settings
 from dpcore.scenario import equal_sites_scenario
 from dpcore.validation import InputError
 
@@ -194,7 +195,9 @@ def test_cli_plans_on_uploaded_documents(capsys, tmp_path):
     ({"d.txt": b"a b c\n"}, ["--model", "stm", "--data", "d.txt"], "vocabulary size D"),
     ({"m.csv": b"1,2\n"}, ["--data", "m.csv", "--vocabulary", "m.csv"], "--vocabulary does not apply"),
     ({}, ["--norm-bound", "2"], "apply to --data only"),
-    ({"m.csv": b"1,2\n"}, ["--algorithm", "lda", "--data", "m.csv"], "--data does not apply to --algorithm lda"),
+    ({"m.txt": b"1,2\n"}, ["--algorithm", "lda", "--data", "m.txt"], "have at least 3 words in the vocabulary"),
+    ({}, ["--corpus", "python-docs"], "--corpus does not apply to --algorithm otd"),
+    ({"m.txt": b"a b c\n"}, ["--algorithm", "lda", "--data", "m.txt", "--corpus", "python-docs"], "not both"),
 ])
 def test_cli_bad_data_exits_2_with_one_line(capsys, tmp_path, monkeypatch, files, args, message):
     monkeypatch.chdir(tmp_path)
@@ -205,3 +208,52 @@ def test_cli_bad_data_exits_2_with_one_line(capsys, tmp_path, monkeypatch, files
     code, out, err = run_cli(capsys, *args, "--target", "0.3", "--solve", "eps")
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and message in err
+
+
+# --- capeLDA: the bundled corpus and your text ---------------------------------------------------------------------
+
+
+def test_capelda_on_the_bundled_corpus_answers_and_says_where_the_conventional_scheme_cannot():
+    """Topic models need a huge eps on 2,208 documents (docs/python-api.md): at target 0.8, three sites of 600
+    documents, CAPE reaches it below the tool's largest eps and the conventional scheme, whose noise is sqrt(3) times
+    CAPE's, does not, with the eps limit as its reason."""
+    dataset, loader = read_bundled("lda", "python-docs")
+    assert loader.function == "load_bundled" and loader.file is None and loader.options == {"name": "python-docs"}
+    data = prepare_data("lda", source_settings("lda", "python-docs", k=5), dataset, 0, loader)
+    assert data.available == 2208 and data.settings.dim == 600
+    scenario = equal_sites_scenario(3, 600, 10000.0, 1e-6, calibration="analytic")
+    result = plan_target("lda", data, scenario, question("eps", 0.8, scenario), seed=0, workers=1)
+    cape, conv = result.answers["cape"], result.answers["conv"]
+    assert cape.answer is not None and cape.answer <= 10000 and cape.predicted <= 0.8
+    assert conv.answer is None and "the largest eps this tool accepts" in conv.reason
+    assert read_bundled("lda", "synthetic") == (None, None)
+
+
+def test_capelda_on_your_text_and_beyond_its_documents():
+    dataset, loader = read_upload("lda", "upload", documents(), "docs.txt", rule="frequent", vocab_size=24)
+    assert loader.function == "load_text" and loader.options == {"rule": "frequent", "vocab_size": 24,
+                                                                  "vocabulary": None}
+    data = prepare_data("lda", source_settings("lda", "upload", k=3), dataset, 0, loader)
+    assert data.available == 4000 and data.settings.dim == 24
+    scenario = equal_sites_scenario(4, 1000, 1.0, 1e-5)
+    result = plan_target("lda", data, scenario, question("eps", 0.3, scenario), seed=0, workers=1)
+    cape, conv = result.answers["cape"], result.answers["conv"]
+    assert cape.answer is not None and conv.answer / cape.answer == pytest.approx(2.0, rel=0.02)  # sqrt(4 sites)
+    assert any("not differentially private" in limit for limit in result.limits)
+    beyond = plan_target("lda", data, scenario, question("n", 0.3, scenario), seed=0, workers=1)
+    assert beyond.answers["cape"].answer is None and "4,000" in beyond.answers["cape"].reason
+
+
+def test_cli_plans_capelda_on_your_text(capsys, tmp_path):
+    path = tmp_path / "docs.txt"
+    path.write_bytes(documents())
+    code, out, _ = run_cli(capsys, "--algorithm", "lda", "--text", str(path), "--vocab-rule", "frequent", "--d",
+                           "24", "--k", "3", "--sites", "4", "--target", "0.3", "--solve", "eps", "--json",
+                           "--workers", "1")
+    assert code == 0
+    record = json.loads(out)
+    for scheme in ("cape", "conv"):
+        a = record[scheme]
+        assert a["answer"] is not None and a["interval"][0] <= a["answer"] <= a["interval"][1]
+        assert a["predicted"] <= 0.3
+    assert record["data"].startswith("docs.txt: 4,000 documents, D = 24 words")

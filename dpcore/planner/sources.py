@@ -11,7 +11,7 @@ from ..experiments.families import FAMILIES
 from ..family import DataLoader, PlannerSource
 from ..validation import InputError, check_choice
 
-__all__ = ["SYNTHETIC", "planner_sources", "read_upload", "source_settings"]
+__all__ = ["SYNTHETIC", "planner_sources", "read_bundled", "read_upload", "source_settings"]
 
 SYNTHETIC = "synthetic"
 """The source of a family whose table offers none: the settings' synthetic model."""
@@ -53,3 +53,17 @@ def read_upload(family: str, source: str, content: bytes | str, name: str, **opt
     loader = DataLoader(module=src.load.__module__, function=src.load.__name__,
                         options=dict(kept) if isinstance(kept, dict) else given, file=str(name))
     return dataset, loader
+
+
+def read_bundled(family: str, source: str) -> tuple[Any, DataLoader | None]:
+    """A bundled source's data set and the :class:`DataLoader` that loads it again (``function(**options)``); (None,
+    None) for a source whose data the settings make (synthetic, or a bundled set the settings name)."""
+    sources = planner_sources(family)
+    source = check_choice(source, "data source", tuple(sources))
+    src = sources[source]
+    if src.bundled is None:
+        return None, None
+    dataset = src.bundled()
+    kept = getattr(dataset, "options", None)
+    return dataset, DataLoader(module=src.bundled.__module__, function=src.bundled.__name__,
+                               options=dict(kept) if isinstance(kept, dict) else {})
