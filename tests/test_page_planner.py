@@ -111,3 +111,30 @@ def test_a_bad_upload_is_explained_next_to_the_file_and_the_inputs_are_kept():
     assert any("bad.csv: row 2, column 2 is the text 'oops'" in e.value for e in at.error)
     assert not at.get("download_button") and not at.success
     assert at.selectbox(key="plan_source").value == "upload-mog" and at.number_input(key="plan_error").value == 0.4
+
+
+def test_capelda_on_uploaded_text_with_its_vocabulary_options_and_the_check():
+    from test_planner_uploads import documents
+
+    at = app_test(PAGE, timeout=180)
+    scenario = default_scenario().with_sizes([600, 600, 600, 600, 600])
+    at.session_state["scenario"] = scenario
+    at.selectbox(key="plan_family").set_value("lda").run()
+    at.selectbox(key="plan_source").set_value("upload").run()
+    at.file_uploader(key="plan_upload_upload").set_value(("docs.txt", documents(), "text/plain"))
+    at.selectbox(key="plan_opt_rule").set_value("frequent")
+    at.number_input(key="plan_opt_vocab_size").set_value(24)
+    at.number_input(key="plan_upload_k").set_value(3)
+    at.radio(key="plan_solve").set_value("eps").run()
+    at.number_input(key="plan_error").set_value(0.3).run()
+    _clean(at)
+    intro = next(m.value for m in at.markdown if m.value.startswith("For capeLDA on"))
+    assert "docs.txt: 4,000 documents, D = 24 words; K = 3" in intro
+    at.button(key="plan_go").click().run()
+    _clean(at)
+    assert at.success[0].value.startswith("capeLDA reaches a topic error of 0.3 with")
+    assert any("not differentially private" in i.value for i in at.info)
+    at.button(key="plan_check_go").click().run()
+    _clean(at)
+    assert any(m.value.startswith("capeLDA at ") and "target" in m.value for m in at.markdown)
+    assert len(at.get("download_button")) == 4 and not at.error
