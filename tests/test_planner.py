@@ -158,3 +158,21 @@ def test_curve_is_cached_and_the_answer_fast(synthetic, plan_n):
     again = plan_target("pca", synthetic, FIVE, question("n", 0.7, FIVE), seed=SEED, workers=2)
     assert again.curve is plan_n.curve
     assert time.perf_counter() - start < 30  # generous: the benchmark holds the 1 s target
+
+
+def test_curve_figure_draws_one_line_where_both_schemes_need_the_same_noise(plan_n):
+    """Both schemes read the same curve at the same target, so their answers need the same noise (up to whole
+    samples): one line, labelled with both; the x axis names PCA's one aggregate term."""
+    from dataclasses import replace
+
+    from dpcore.planner.export import ANSWER_LINE_TOLERANCE, answer_lines, curve_figure
+
+    lines = answer_lines(plan_n)
+    assert len(lines) == 1 and "CAPE" in lines[0][1] and "conventional" in lines[0][1]
+    cape = plan_n.answers["cape"]
+    moved = replace(cape, scale=cape.scale * (1 + 3 * ANSWER_LINE_TOLERANCE))
+    apart = replace(plan_n, answers={**plan_n.answers, "cape": moved})
+    assert len(answer_lines(apart)) == 2
+    fig = curve_figure(plan_n)
+    assert fig.layout.xaxis.title.text.startswith("std of the noise on the aggregate")
+    assert all(np.isfinite(y) for y in fig.data[0].y)  # the band's outline has no gap

@@ -26,8 +26,13 @@ from .solve import SCHEMES
 if TYPE_CHECKING:  # plotly is dpcore's figures extra: imported where a figure is drawn
     import plotly.graph_objects as go
 
-__all__ = ["SCRIPT_MARK", "curve_figure", "plan_csv", "plan_html", "plan_json", "plan_records", "plan_script",
+__all__ = ["ANSWER_LINE_TOLERANCE", "SCRIPT_MARK", "answer_lines", "curve_figure", "plan_csv", "plan_html",
+           "plan_json", "plan_records", "plan_script",
            "upload_dataset"]
+
+ANSWER_LINE_TOLERANCE = 0.02
+"""Relative difference of two answers' noise below which the curve figure draws them as one line (2 %: one line
+width on the log axis)."""
 
 SCRIPT_MARK = "PLANNER-CHECK "
 """The exported script prints one line starting with this, then the JSON of its numbers."""
@@ -90,31 +95,65 @@ def plan_csv(result: PlanResult, check: CheckResult | None = None) -> str:
     return buffer.getvalue()
 
 
+def _noise_axis_title(family: str) -> str:
+    """The x axis's words: one aggregate term (PCA) or a common scale s of a fixed stage profile (two stages)."""
+    stages = FAMILIES[family].planner.stage_names
+    if len(stages) == 1:
+        return "std of the noise on the aggregate (log scale)"
+    return f"common scale s of the stages' noise std ({', '.join(stages)}: s times a fixed profile; log scale)"
+
+
+def answer_lines(result: PlanResult) -> list[tuple[float, str, str]]:
+    """The vertical lines of the curve figure: (noise scale, label, colour) of each reachable answer, schemes whose
+    answers need the same noise (the same curve read at the same target, up to :data:`ANSWER_LINE_TOLERANCE`: the
+    answers are whole numbers of samples or sites, so their noise differs a little) merged into one line."""
+    fam = FAMILIES[result.family]
+    lines: list[tuple[float, list[str], str]] = []
+    for scheme, answer in result.answers.items():
+        if answer.scale is None:
+            continue
+        for scale, names, _ in lines:
+            if math.isclose(scale, answer.scale, rel_tol=ANSWER_LINE_TOLERANCE):
+                names.append(SCHEMES[scheme])
+                break
+        else:
+            lines.append((answer.scale, [SCHEMES[scheme]], fam.algorithms[scheme].colour))
+    return [(s, "noise at the answer: " + " and ".join(names), colour if len(names) == 1 else "#555555")
+            for s, names, colour in lines]
+
+
 def curve_figure(result: PlanResult, check: CheckResult | None = None) -> go.Figure:
-    """The curve (mean and the band where 95 % of single runs fall) against the aggregate noise, the target, and
-    each scheme's noise at the scenario as given and at the answer (plotly: dpcore's figures extra)."""
+    """The curve (mean and the band where 95 % of single runs fall) against the aggregate noise, the target, and the
+    noise each scheme needs at its answer (plotly: dpcore's figures extra)."""
     go = plotly_objects()
     curve = result.curve
     fam = FAMILIES[result.family]
     metric = fam.metrics[curve.metric]
-    colours = {s: fam.algorithms[s].colour for s in SCHEMES}
-    titles = {s: fam.algorithms[s].title for s in SCHEMES}
     lo, hi = curve.band(1.96), curve.band(-1.96)
+    shown = np.isfinite(lo) & np.isfinite(hi)  # a point where too many runs failed has no band (module curve)
     fig = go.Figure()
-    x = curve.scales.tolist()
-    fig.add_trace(go.Scatter(x=x + x[::-1], y=list(lo) + list(hi)[::-1], fill="toself", line={"width": 0},
+    x = curve.scales[shown].tolist()
+    fig.add_trace(go.Scatter(x=x + x[::-1], y=lo[shown].tolist() + hi[shown].tolist()[::-1], fill="toself",
+                             line={"width": 0},
                              fillcolor="rgba(120,120,120,0.25)", name="95 % of single runs", hoverinfo="skip"))
-    fig.add_trace(go.Scatter(x=x, y=curve.mean.tolist(), mode="lines+markers", name="mean of the runs",
+    fig.add_trace(go.Scatter(x=curve.scales.tolist(), y=curve.mean.tolist(), mode="lines+markers",
+                             name="mean of the runs",
                              line={"color": "#333333"}))
     fig.add_hline(y=result.question.target, line_dash="dash", line_color="#000000",
-                  annotation_text=f"target {result.question.target:g}")
-    for scheme, answer in result.answers.items():
-        if answer.scale is not None:
-            fig.add_vline(x=answer.scale, line_color=colours[scheme], line_dash="dot",
-                          annotation_text=f"{titles[scheme]} at its answer", annotation_textangle=-90)
-    fig.update_xaxes(type="log", title="aggregate noise (common scale of the stages' std)")
+                  annotation_text=f"target {result.question.target:g}", annotation_position="top left")
+    span = np.log10(curve.scales[[0, -1]])
+    for i, (scale, label, colour) in enumerate(answer_lines(result)):
+        fig.add_vline(x=scale, line_color=colour, line_dash="dot")
+        # a label per line under the plot's top edge, one row each, on the side with room, never out of the frame
+        right = (math.log10(scale) - span[0]) > 0.6 * (span[1] - span[0])
+        fig.add_annotation(x=math.log10(scale), xref="x", y=1.0 - 0.08 * i, yref="paper", text=label,
+                           showarrow=False, xanchor="right" if right else "left", xshift=-4 if right else 4,
+                           font={"color": colour, "size": 12},
+                           bgcolor="rgba(255,255,255,0.8)")
+    fig.update_xaxes(type="log", title=_noise_axis_title(result.family))
     fig.update_yaxes(title=metric.label)
-    fig.update_layout(title=f"{fam.cape}: {metric.words} against the aggregate noise", height=460,
+    fig.update_layout(title={"text": f"{fam.cape}: {metric.words} against the aggregate noise", "y": 0.97,
+                             "yanchor": "top"}, height=460, margin={"t": 70},
                       legend={"orientation": "h", "y": -0.25})
     return fig
 
