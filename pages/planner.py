@@ -8,7 +8,7 @@ import json
 
 import streamlit as st
 
-from dpcore.data import VOCABULARY_RULES
+from dpcore.data import VOCABULARY_RULES, parse_vocabulary
 from dpcore.experiments import FAMILIES
 from dpcore.limits import MAX_SEED, MAX_UPLOAD_BYTES
 from dpcore.notation import symbolic
@@ -27,6 +27,23 @@ scenario_sidebar(scenario)
 DEFAULTS = {"plan_family": "pca", "plan_source": "synthetic", "plan_solve": "n", "plan_site": "every site",
             "plan_target": 80.0, "plan_error": 0.5, "plan_seed": 0}
 restore_widgets(DEFAULTS, {"plan_family": tuple(FAMILIES), "plan_solve": tuple(KNOBS)})
+
+
+def _vocabulary(col) -> list[str] | None:
+    """A public vocabulary file (one word per line), its message under it when it does not parse."""
+    upload = col.file_uploader("Public vocabulary (optional; one word per line)", type=["txt", "csv"],
+                               key="plan_opt_vocabulary", help="Words chosen from public information: no privacy "
+                               "spent on the vocabulary.")
+    if upload is None:
+        return None
+    try:
+        return list(parse_vocabulary(upload.getvalue()))
+    except InputError as exc:
+        with col.container():
+            show_error(exc, upload.name)
+        st.stop()
+
+
 OPTION_WIDGETS = {
     "sigma2": lambda col: col.number_input("σ² (empty: estimated from the data, not private)", 0.0, 1e6, None,
                                            key="plan_opt_sigma2", help="Component variance in the data's units."),
@@ -36,11 +53,11 @@ OPTION_WIDGETS = {
                                                key="plan_opt_vocab_size"),
     "rule": lambda col: col.selectbox("Vocabulary", tuple(VOCABULARY_RULES), key="plan_opt_rule",
                                       format_func=VOCABULARY_RULES.get),
+    "vocabulary": _vocabulary,
     "estimator": lambda col: col.selectbox("Moment estimator", (None, "first", "all"), key="plan_opt_estimator",
                                            format_func=lambda e: "auto (text: first, counts: all)" if e is None else e),
 }
-"""The widget of each loader option a data source asks for (PlannerSource.options); options without one keep the
-loader's default (a vocabulary file: the command line's --vocabulary)."""
+"""The widget of each loader option a data source asks for (PlannerSource.options)."""
 
 
 @st.cache_resource(max_entries=8, show_spinner="Preparing the data ...")

@@ -138,3 +138,22 @@ def test_capelda_on_uploaded_text_with_its_vocabulary_options_and_the_check():
     _clean(at)
     assert any(m.value.startswith("capeLDA at ") and "target" in m.value for m in at.markdown)
     assert len(at.get("download_button")) == 4 and not at.error
+
+
+def test_capeagn_documents_with_a_public_vocabulary_file_and_a_bad_one():
+    from test_planner_uploads import documents
+
+    at = app_test(PAGE, timeout=180)
+    at.selectbox(key="plan_family").set_value("otd").run()
+    at.selectbox(key="plan_source").set_value("upload-stm").run()
+    at.file_uploader(key="plan_upload_upload-stm").set_value(("docs.txt", documents(), "text/plain"))
+    at.file_uploader(key="plan_opt_vocabulary").set_value(("words.txt", b"apple\ncar\nred\nbus\npear\n", "text/plain"))
+    at.number_input(key="plan_upload_k").set_value(3)
+    at.run()
+    _clean(at)
+    intro = next(m.value for m in at.markdown if m.value.startswith("For capeAGN on"))
+    assert "documents, D = 5 words (single topic model)" in intro  # those with 3 of its words
+    at.file_uploader(key="plan_opt_vocabulary").set_value(("words.txt", b"two words\n", "text/plain")).run()
+    _clean(at)
+    assert any(e.value.startswith("words.txt: ") for e in at.error)
+    assert at.selectbox(key="plan_source").value == "upload-stm"
