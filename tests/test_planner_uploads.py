@@ -241,7 +241,7 @@ def test_capelda_on_your_text_and_beyond_its_documents():
     assert cape.answer is not None and conv.answer / cape.answer == pytest.approx(2.0, rel=0.02)  # sqrt(4 sites)
     assert any("not differentially private" in limit for limit in result.limits)
     beyond = plan_target("lda", data, scenario, question("n", 0.3, scenario), seed=0, workers=1)
-    assert beyond.answers["cape"].answer is None and "4,000" in beyond.answers["cape"].reason
+    assert beyond.answers["cape"].answer is None and "the 4,000 documents you have" in beyond.answers["cape"].reason
 
 
 def test_cli_plans_capelda_on_your_text(capsys, tmp_path):

@@ -42,8 +42,9 @@ class PlannerData:
     (identifies the data and settings: the curve cache's key) ``reference`` (the non-private value of the metric
     on these data), the family's ``settings``, the raw ``dataset`` (PCA), the ``seed`` it was prepared with and
     ``scale`` (PCA: the largest sample norm that max-norm divided by), ``premise``: what the planner's premise costs
-    on these data, in words from the numbers (every answer's limits carry them), and ``loader``: how the exported
-    script reads the data again (None: the settings' own data)."""
+    on these data, in words from the numbers (every answer's limits carry them), ``loader``: how the exported
+    script reads the data again (None: the settings' own data), and ``unit``: what the data hold ("samples",
+    "documents"; the reasons' words)."""
 
     payload: Any
     available: int | None
@@ -56,6 +57,7 @@ class PlannerData:
     scale: float = 1.0
     premise: tuple[str, ...] = ()
     loader: DataLoader | None = None
+    unit: str = "samples"
 
 
 @dataclass(frozen=True, kw_only=True)

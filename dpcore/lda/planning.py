@@ -155,10 +155,11 @@ def _prepare_corpus(settings: LdaData, upload: LdaCorpus, seed: int) -> PlannerD
     data = PlannerData(payload=(_Topics(ref.topics), pooled, path), available=n, reference=0.0, settings=own,
                        key=f"lda|corpus|{upload.digest()}|{own.describe()}|{seed}", dataset=upload, seed=seed,
                        description=f"{own.describe()}; topic error against the non-private topics of all {n:,}",
-                       premise=tuple(premise))
+                       premise=tuple(premise), unit="documents")
     value = run_at(data, np.zeros(2), planner_rng(seed, -1, 0))
     return PlannerData(payload=data.payload, available=n, reference=np.nan if value is None else value, settings=own,
-                       key=data.key, dataset=upload, seed=seed, description=data.description, premise=data.premise)
+                       key=data.key, dataset=upload, seed=seed, description=data.description, premise=data.premise,
+                       unit="documents")
 
 
 def prepare(settings: LdaData, dataset: LdaCorpus | None, seed: int) -> PlannerData:

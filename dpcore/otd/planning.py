@@ -231,11 +231,11 @@ def _prepare_upload(settings: OtdData, upload: OtdUpload, seed: int) -> PlannerD
     data = PlannerData(payload=(_Reference(ref.components, ref.weights), pooled, path), available=n, reference=0.0,
                        settings=own, key=f"otd|upload|{upload.digest()}|{own.describe()}|{seed}", dataset=upload,
                        seed=seed, description=f"{upload.name}: {what}; K = {own.k}; q_comp against the non-private "
-                       f"result on all {n:,}", premise=tuple(premise))
+                       f"result on all {n:,}", premise=tuple(premise), unit=unit)
     value = run_at(data, np.zeros(2), planner_rng(seed, -1, 0))
     return PlannerData(payload=data.payload, available=n, reference=np.nan if value is None else value,
                        settings=own, key=data.key, dataset=upload, seed=seed, description=data.description,
-                       premise=data.premise)
+                       premise=data.premise, unit=unit)
 
 
 def prepare(settings: OtdData, dataset: OtdUpload | None, seed: int) -> PlannerData:

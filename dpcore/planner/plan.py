@@ -102,9 +102,9 @@ def premise_limits(family: str, answers: dict[str, Answer], data: PlannerData, c
             if a.scenario is not None:
                 total = sum(int(s["n"]) for s in a.scenario["sites"])
                 if total * SAMPLING_FACTOR < curve_n:
-                    out.append(f"{SCHEMES[scheme]}'s answer has N = {total:,} samples in all, under a quarter of the "
-                               f"{curve_n:,} the curve was measured on: sampling error is not in the curve (run the "
-                               "check)")
+                    out.append(f"{SCHEMES[scheme]}'s answer has N = {total:,} {data.unit} in all, under a quarter of "
+                               f"the {curve_n:,} the curve was measured on: sampling error is not in the curve (run "
+                               "the check)")
     return tuple(out)
 
 
