@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpcore.cli import main
 from dpcore.otd.planning import OtdUpload, load_documents, load_samples, planner_problem
@@ -257,3 +259,26 @@ def test_cli_plans_capelda_on_your_text(capsys, tmp_path):
         assert a["answer"] is not None and a["interval"][0] <= a["answer"] <= a["interval"][1]
         assert a["predicted"] <= 0.3
     assert record["data"].startswith("docs.txt: 4,000 documents, D = 24 words")
+
+
+# --- every upload the planner reads parses or is refused with a message (Hypothesis) -------------------------------
+
+_TEXT = st.text(alphabet="abc ,.\n\t0123-e", max_size=300)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from([("otd", "upload-mog", {}), ("otd", "upload-stm", {"vocab_size": 5}),
+                        ("otd", "upload-stm", {"vocabulary": ["a", "b", "c"], "estimator": "all"}),
+                        ("lda", "upload", {"rule": "frequent", "vocab_size": 4}), ("lda", "upload", {}),
+                        ("pca", "upload", {})]),
+       st.one_of(_TEXT, _TEXT.map(str.encode), st.binary(max_size=200)), st.sampled_from(["x.csv", "x.txt"]))
+def test_planner_uploads_parse_or_are_refused_with_a_message(case, content, name):
+    family, source, options = case
+    try:
+        dataset, loader = read_upload(family, source, content, name, **options)
+    except InputError as exc:
+        assert str(exc) and "Traceback" not in str(exc)
+    else:
+        assert loader.file == name and json.loads(json.dumps(loader.options)) == loader.options
+        n = getattr(dataset, "n_samples", None) or getattr(dataset, "n", None) or dataset.corpus.n
+        assert n >= 2
