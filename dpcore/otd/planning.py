@@ -29,7 +29,7 @@ from ..cape import conventional_std, dp_floor
 from ..cape import stage_taus as cape_stage_taus
 from ..cape.guarantee import run_guarantee_records
 from ..data import Corpus, parse_numeric_csv, parse_uploaded_documents
-from ..family import DataLoader, FamilyPlanner, PlannerData, PlannerSource, RunContext
+from ..family import FamilyPlanner, PlannerData, PlannerSource, RunContext
 from ..limits import MAX_TEXT_BYTES, MAX_UPLOAD_BYTES
 from ..scenario import Scenario, equal_sites_scenario
 from ..seeding import (
@@ -348,8 +348,3 @@ PLANNER = FamilyPlanner(metric=METRIC, target_words="component error q_comp", pr
                         "planner_problem\nfrom dpcore.otd.sweep import OtdData\n",
                         stage_names=("M2", "M3"), sources=SOURCES)
 """capeAGN's planner hooks (``dpcore.otd.FAMILY.planner``)."""
-
-
-def loader(source: str, upload: OtdUpload) -> DataLoader:
-    """How the exported script reads ``upload`` again."""
-    return DataLoader(module=__name__, function=SOURCES[source].load.__name__, options=upload.options, file=upload.name)
