@@ -46,6 +46,7 @@ __all__ = [
     "PCA_SYNTHETIC_STREAM",
     "PLANNER_SAMPLE_STREAM",
     "PLANNER_CURVE_STREAM",
+    "PLANNER_SUBSAMPLE_STREAM",
     "SECRET_BYTES",
     "SITE_SIZES_STREAM",
     "UPLOAD_SPLIT_STREAM",
@@ -92,6 +93,9 @@ PLANNER_SAMPLE_STREAM = 0x91A4
 """The planner's reference sample of a synthetic OTD or LDA model (the data its utility curve is measured on)."""
 PLANNER_CURVE_STREAM = 0x91A5C
 """The noise of the planner's utility curve: stream_rng of [seed, PLANNER_CURVE_STREAM, point, run] per point."""
+PLANNER_SUBSAMPLE_STREAM = 0x91A55
+"""The planner on uploaded or bundled OTD or LDA data: which of the user's samples or documents the sites hold at an
+answer below all of them (a prefix of one permutation, so a smaller N holds a subset of a larger N's)."""
 
 
 def name_key(name: str) -> int:

@@ -4,16 +4,19 @@ reach a target, on the scenario in the sidebar and the data the user brings (doc
 from __future__ import annotations
 
 import hashlib
+import json
 
 import streamlit as st
 
+from dpcore.data import VOCABULARY_RULES, parse_vocabulary
 from dpcore.experiments import FAMILIES
 from dpcore.limits import MAX_SEED, MAX_UPLOAD_BYTES
 from dpcore.notation import symbolic
 from dpcore.planner import KNOBS, SCHEMES, check_plan, plan_target, prepare_data, question
 from dpcore.planner.check import CHECK_RUNS
-from dpcore.planner.export import curve_figure, plan_csv, plan_html, plan_json, plan_script, upload_dataset
+from dpcore.planner.export import curve_figure, plan_csv, plan_html, plan_json, plan_script
 from dpcore.planner.plan import question_sentence
+from dpcore.planner.sources import planner_sources, read_bundled, read_upload, source_settings
 from dpcore.validation import InputError
 from pages.shared.navigation import start_page
 from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error
@@ -21,21 +24,49 @@ from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, 
 scenario = start_page()
 scenario_sidebar(scenario)
 
-UPLOAD = "upload"
-UPLOAD_LABEL = "your own CSV (one sample per row)"
 DEFAULTS = {"plan_family": "pca", "plan_source": "synthetic", "plan_solve": "n", "plan_site": "every site",
             "plan_target": 80.0, "plan_error": 0.5, "plan_seed": 0}
 restore_widgets(DEFAULTS, {"plan_family": tuple(FAMILIES), "plan_solve": tuple(KNOBS)})
 
 
+def _vocabulary(col) -> list[str] | None:
+    """A public vocabulary file (one word per line), its message under it when it does not parse."""
+    upload = col.file_uploader("Public vocabulary (optional; one word per line)", type=["txt", "csv"],
+                               key="plan_opt_vocabulary", help="Words chosen from public information: no privacy "
+                               "spent on the vocabulary.")
+    if upload is None:
+        return None
+    try:
+        return list(parse_vocabulary(upload.getvalue()))
+    except InputError as exc:
+        with col.container():
+            show_error(exc, upload.name)
+        st.stop()
+
+
+OPTION_WIDGETS = {
+    "sigma2": lambda col: col.number_input("σ² (empty: estimated from the data, not private)", 0.0, 1e6, None,
+                                           key="plan_opt_sigma2", help="Component variance in the data's units."),
+    "norm_bound": lambda col: col.number_input("Public norm bound (empty: the largest sample norm, not private)",
+                                               0.0, 1e9, None, key="plan_opt_norm_bound"),
+    "vocab_size": lambda col: col.number_input("Vocabulary size D (the D most frequent words)", 2, 20_000, 200,
+                                               key="plan_opt_vocab_size"),
+    "rule": lambda col: col.selectbox("Vocabulary", tuple(VOCABULARY_RULES), key="plan_opt_rule",
+                                      format_func=VOCABULARY_RULES.get),
+    "vocabulary": _vocabulary,
+    "estimator": lambda col: col.selectbox("Moment estimator", (None, "first", "all"), key="plan_opt_estimator",
+                                           format_func=lambda e: "auto (text: first, counts: all)" if e is None else e),
+}
+"""The widget of each loader option a data source asks for (PlannerSource.options)."""
+
+
 @st.cache_resource(max_entries=8, show_spinner="Preparing the data ...")
-def _data(family: str, source: str, upload_digest: str | None, seed: int, _upload: bytes | None, name: str):
-    sources = FAMILIES[family].planner.sources or {}
-    settings = FAMILIES[family].sweep.data(**({"dataset": source} if source in sources else {}))
-    if source == UPLOAD:
-        settings = FAMILIES[family].sweep.data(features="standardise")
-    dataset = upload_dataset(_upload, name) if _upload is not None else None
-    return prepare_data(family, settings, dataset, seed)
+def _data(family: str, source: str, upload_digest: str | None, options: str, k: int | None, seed: int,
+          _upload: bytes | None, name: str):
+    dataset, loader = (read_upload(family, source, _upload, name, **json.loads(options)) if _upload is not None
+                       else read_bundled(family, source))
+    settings = source_settings(family, source, **({} if k is None else {"k": k}))
+    return prepare_data(family, settings, dataset, seed, loader)
 
 
 st.title("Planner: what do we need?")
@@ -47,19 +78,22 @@ st.markdown("Pick a target and the one thing to solve for; the scenario in the s
 left, right = st.columns(2)
 family = left.selectbox("Algorithm", tuple(FAMILIES), key="plan_family", format_func=lambda f: FAMILIES[f].label)
 hooks = FAMILIES[family].planner
-upload_bytes, upload_name = None, ""
-if hooks.sources:
-    sources = {**hooks.sources, **({UPLOAD: UPLOAD_LABEL} if hooks.uploads else {})}
-    if st.session_state.get("plan_source") not in sources:
-        st.session_state["plan_source"] = next(iter(sources))
-    source = right.selectbox("Data", tuple(sources), key="plan_source", format_func=lambda s: sources[s])
-else:
-    source = "synthetic"
-    right.caption(f"Data: {FAMILIES[family].sweep.data().describe()} (synthetic)")
-uploaded = None
-if source == UPLOAD:
-    uploaded = st.file_uploader("CSV file", type=["csv", "txt", "gz"], key="plan_upload",
-                                help=f"numbers only, one sample per row; at most {MAX_UPLOAD_BYTES // 2**20} MiB")
+sources = planner_sources(family)
+if st.session_state.get("plan_source") not in sources:
+    st.session_state["plan_source"] = next(iter(sources))
+source = right.selectbox("Data", tuple(sources), key="plan_source", format_func=lambda s: sources[s].label)
+src = sources[source]
+uploaded, options, k = None, {}, None
+if src.upload:
+    up_left, up_right = st.columns(2)
+    uploaded = up_left.file_uploader("Your file", type=list(src.types), key=f"plan_upload_{source}",
+                                     help=f"{src.label}; at most {MAX_UPLOAD_BYTES // 2**20} MiB. Nothing uploaded "
+                                     "is executed.")
+    upload_error = up_left.empty()  # a bad file's message, next to the file
+    options = {name: OPTION_WIDGETS[name](up_right) for name in src.options if name in OPTION_WIDGETS}
+if (src.upload or src.bundled is not None) and "k" in FAMILIES[family].sweep.data.__dataclass_fields__:
+    k = int(right.number_input("Components K", 1, 200, FAMILIES[family].sweep.data().k, key="plan_upload_k",
+                               help="Components or topics to recover from your data."))
 
 solve = left.radio("Solve for", tuple(KNOBS), key="plan_solve", horizontal=True,
                    format_func=lambda k: symbolic(KNOBS[k]))
@@ -73,18 +107,26 @@ if hooks.percent:
 else:
     target = left.number_input(f"Target {metric.words} (at most)", 0.001, 10.0, step=0.05, key="plan_error")
 seed = right.number_input("Seed", 0, MAX_SEED, key="plan_seed")
-if source == UPLOAD:
-    if uploaded is None:
-        st.info("Upload a CSV to plan on your own data.", icon=":material/upload:")
-        st.stop()
-    upload_bytes, upload_name = uploaded.getvalue(), uploaded.name
+if src.upload and uploaded is None:
+    st.info("Upload a file to plan on your own data.", icon=":material/upload:")
+    st.stop()
+upload_bytes, upload_name = (uploaded.getvalue(), uploaded.name) if uploaded is not None else (None, "")
 
 try:
-    digest = hashlib.sha256(upload_bytes).hexdigest() if upload_bytes is not None else None
-    data = _data(family, source, digest, int(seed), upload_bytes, upload_name)
     q = question(solve, float(target), scenario, None if site == "every site" else site)
 except InputError as exc:
     show_error(exc)
+    st.stop()
+try:
+    digest = hashlib.sha256(upload_bytes).hexdigest() if upload_bytes is not None else None
+    data = _data(family, source, digest, json.dumps(options, sort_keys=True), k, int(seed), upload_bytes,
+                 upload_name)
+except InputError as exc:
+    if src.upload:
+        with upload_error.container():
+            show_error(exc, upload_name)
+    else:
+        show_error(exc)
     st.stop()
 
 st.markdown(symbolic(question_sentence(family, scenario, q, data.description)))
@@ -93,8 +135,8 @@ if st.button("Plan", type="primary", key="plan_go"):
     bar = st.progress(0.0, text="measuring the curve (once per data set) ...")
     try:
         st.session_state["plan_result"] = (key, plan_target(family, data, scenario, q, seed=int(seed), settings={
-            "algorithm": family, "source": source, "upload": upload_name or None, "solve": solve, "site": site,
-            "target": float(target)}))
+            "algorithm": family, "source": source, "upload": upload_name or None, "options": options, "k": k,
+            "solve": solve, "site": site, "target": float(target)}))
         st.session_state.pop("plan_check", None)
     except InputError as exc:
         show_error(exc)
@@ -141,7 +183,7 @@ b.download_button("Download CSV", plan_csv(result, check), f"{stem}.csv", "text/
                   on_click="ignore")
 c.download_button("Download HTML report", lambda: plan_html(result, check), f"{stem}.html", "text/html",
                   key="plan_dl_html", on_click="ignore")
-d.download_button("Download Python script", plan_script(result, CHECK_RUNS, upload_name or None), f"{stem}.py",
+d.download_button("Download Python script", plan_script(result, CHECK_RUNS), f"{stem}.py",
                   "text/x-python", key="plan_dl_script", on_click="ignore")
 st.caption("The script repeats the check with dpcore and prints the same numbers"
            + (f" (it reads {upload_name} beside it, or the path you give it)." if upload_name else "."))

@@ -36,7 +36,7 @@ def test_planner_on_an_upload_with_check_exports_and_script(server, browser, tmp
     page.locator(".st-key-plan_source").click()
     page.get_by_role("option", name="your own CSV (one sample per row)").click()
     _wait_idle(page)
-    page.locator('.st-key-plan_upload input[type="file"]').set_input_files(str(upload))
+    page.locator('.st-key-plan_upload_upload input[type="file"]').set_input_files(str(upload))
     _wait_idle(page)
     page.get_by_text("ε", exact=True).click()
     _wait_idle(page)

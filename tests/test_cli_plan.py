@@ -84,3 +84,14 @@ def test_html_without_the_figures_extra_is_refused_before_any_work(capsys, tmp_p
     monkeypatch.setitem(__import__("sys").modules, "plotly", None)  # as if dpcore[figures] were not installed
     code, out, err = run_cli(capsys, "--target", "0.8", "--solve", "n", "--html", str(tmp_path / "r.html"))
     assert code == 2 and "pip install 'dpcore[figures]'" in err and not (tmp_path / "r.html").exists()
+
+
+def test_the_capelda_check_runs_on_the_synthetic_model(capsys):
+    """The LDA check reads each run's topic error by the metric's name (it crashed before: LdaRun has no
+    topic_error attribute)."""
+    code, out, _ = run_cli(capsys, "--algorithm", "lda", "--solve", "eps", "--target", "0.5", "--runs", "2",
+                           "--check", "--check-runs", "2", "--json", "--workers", "1")
+    assert code == 0
+    record = json.loads(out)
+    points = record["check"]["points"]
+    assert len(points) == 4 and all(len(p["values"]) == 2 and None not in p["values"] for p in points)

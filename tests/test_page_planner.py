@@ -62,3 +62,98 @@ def test_tensor_family_has_its_own_target_and_settings_in_the_link():
     link = json.loads(at.query_params["settings"][0] if isinstance(at.query_params["settings"], list)
                       else at.query_params["settings"])
     assert link["plan_family"] == "lda"
+
+
+def _upload_mog(at, name: str, content: bytes) -> None:
+    at.selectbox(key="plan_family").set_value("otd").run()
+    at.selectbox(key="plan_source").set_value("upload-mog").run()
+    at.file_uploader(key="plan_upload_upload-mog").set_value((name, content, "text/csv"))
+    at.run()
+
+
+def test_plan_check_and_exports_on_an_uploaded_mog_csv():
+    from test_planner_uploads import mog_csv
+
+    from dpcore.planner.sources import read_upload, source_settings
+
+    at = app_test(PAGE, timeout=180)
+    scenario = default_scenario().with_sizes([300, 300, 300, 300, 300])
+    at.session_state["scenario"] = scenario
+    _upload_mog(at, "mine.csv", mog_csv(0))
+    _clean(at)
+    at.number_input(key="plan_upload_k").set_value(3).run()
+    at.radio(key="plan_solve").set_value("eps").run()
+    at.number_input(key="plan_error").set_value(0.3).run()
+    _clean(at)
+    intro = next(m.value for m in at.markdown if m.value.startswith("For capeAGN on"))
+    assert "mine.csv: 3,000 samples x D = 6; K = 3" in intro
+    at.button(key="plan_go").click().run()
+    _clean(at)
+    dataset, loader = read_upload("otd", "upload-mog", mog_csv(0), "mine.csv")
+    data = prepare_data("otd", source_settings("otd", "upload-mog", k=3), dataset, 0, loader)
+    expected = plan_target("otd", data, scenario, question("eps", 0.3, scenario), seed=0)
+    assert expected.answers["cape"].answer is not None
+    assert at.success[0].value == symbolic(expected.sentence)
+    assert any("3,000 samples you have" in i.value for i in at.info)
+    at.button(key="plan_check_go").click().run()
+    _clean(at)
+    assert any("target" in m.value and "mean" in m.value for m in at.markdown)
+    assert len(at.get("download_button")) == 4
+    assert not at.error
+
+
+def test_a_bad_upload_is_explained_next_to_the_file_and_the_inputs_are_kept():
+    at = app_test(PAGE, timeout=180)
+    at.selectbox(key="plan_family").set_value("otd").run()
+    at.number_input(key="plan_error").set_value(0.4).run()
+    _upload_mog(at, "bad.csv", b"1,2\n3,oops\n4,5\n")
+    _clean(at)
+    assert any("bad.csv: row 2, column 2 is the text 'oops'" in e.value for e in at.error)
+    assert not at.get("download_button") and not at.success
+    assert at.selectbox(key="plan_source").value == "upload-mog" and at.number_input(key="plan_error").value == 0.4
+
+
+def test_capelda_on_uploaded_text_with_its_vocabulary_options_and_the_check():
+    from test_planner_uploads import documents
+
+    at = app_test(PAGE, timeout=180)
+    scenario = default_scenario().with_sizes([600, 600, 600, 600, 600])
+    at.session_state["scenario"] = scenario
+    at.selectbox(key="plan_family").set_value("lda").run()
+    at.selectbox(key="plan_source").set_value("upload").run()
+    at.file_uploader(key="plan_upload_upload").set_value(("docs.txt", documents(), "text/plain"))
+    at.selectbox(key="plan_opt_rule").set_value("frequent")
+    at.number_input(key="plan_opt_vocab_size").set_value(24)
+    at.number_input(key="plan_upload_k").set_value(3)
+    at.radio(key="plan_solve").set_value("eps").run()
+    at.number_input(key="plan_error").set_value(0.3).run()
+    _clean(at)
+    intro = next(m.value for m in at.markdown if m.value.startswith("For capeLDA on"))
+    assert "docs.txt: 4,000 documents, D = 24 words; K = 3" in intro
+    at.button(key="plan_go").click().run()
+    _clean(at)
+    assert at.success[0].value.startswith("capeLDA reaches a topic error of 0.3 with")
+    assert any("not differentially private" in i.value for i in at.info)
+    at.button(key="plan_check_go").click().run()
+    _clean(at)
+    assert any(m.value.startswith("capeLDA at ") and "target" in m.value for m in at.markdown)
+    assert len(at.get("download_button")) == 4 and not at.error
+
+
+def test_capeagn_documents_with_a_public_vocabulary_file_and_a_bad_one():
+    from test_planner_uploads import documents
+
+    at = app_test(PAGE, timeout=180)
+    at.selectbox(key="plan_family").set_value("otd").run()
+    at.selectbox(key="plan_source").set_value("upload-stm").run()
+    at.file_uploader(key="plan_upload_upload-stm").set_value(("docs.txt", documents(), "text/plain"))
+    at.file_uploader(key="plan_opt_vocabulary").set_value(("words.txt", b"apple\ncar\nred\nbus\npear\n", "text/plain"))
+    at.number_input(key="plan_upload_k").set_value(3)
+    at.run()
+    _clean(at)
+    intro = next(m.value for m in at.markdown if m.value.startswith("For capeAGN on"))
+    assert "documents, D = 5 words (single topic model)" in intro  # those with 3 of its words
+    at.file_uploader(key="plan_opt_vocabulary").set_value(("words.txt", b"two words\n", "text/plain")).run()
+    _clean(at)
+    assert any(e.value.startswith("words.txt: ") for e in at.error)
+    assert at.selectbox(key="plan_source").value == "upload-stm"

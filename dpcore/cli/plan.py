@@ -7,7 +7,10 @@ Examples::
         --solve n --json
     python -m dpcore plan --algorithm pca --csv mydata.csv --sites 4 --target 0.9 --solve eps --check
     python -m dpcore plan --algorithm otd --scenario sites.json --solve n --site B --target 0.5
+    python -m dpcore plan --algorithm otd --data samples.csv --k 3 --sites 4 --solve n --target 0.3 --json
+    python -m dpcore plan --algorithm otd --model stm --data docs.txt --d 50 --k 3 --solve eps --target 0.5
     python -m dpcore plan --algorithm lda --solve sites --ns 20000 --eps 5 --target 0.3
+    python -m dpcore plan --algorithm lda --corpus python-docs --k 5 --sites 3 --eps 10000 --solve n --target 0.8
 
 ``--json`` prints ``{"cape": {"answer", "interval": [lo, hi], "predicted", ...}, "conv": {...}, "sentence", ...}``;
 an unreachable target is ``"answer": null`` with a ``"reason"``.
@@ -19,19 +22,23 @@ import argparse
 import json
 from pathlib import Path
 
+from ..data import VOCABULARY_RULES, parse_vocabulary
 from ..experiments import FAMILIES
-from ..limits import MAX_RUNS
+from ..family import DataLoader
+from ..limits import MAX_RUNS, MAX_TEXT_BYTES, MAX_UPLOAD_BYTES, MAX_VOCABULARY_BYTES
 from ..optional import plotly_objects
 from ..outfiles import check_outputs, write_atomic
 from ..pca.sweep import registered_upload
 from ..planner import CURVE_RUNS, KNOBS, SCHEMES, check_plan, plan_target, prepare_data, question
 from ..planner.check import CHECK_RUNS
 from ..planner.export import plan_csv, plan_html, plan_json, plan_script
+from ..planner.sources import planner_sources, read_bundled, read_upload
 from ..privacy import CALIBRATIONS, NEIGHBOURING
 from ..scenario import Scenario, equal_sites_scenario, load_scenario
+from ..textio import read_file
 from ..validation import InputError
 from . import print_json, say
-from .options import DELTA, EPS, SEED, SITE_SIZE, SITES, WORKERS, integer, real
+from .options import DELTA, EPS, NORM_BOUND, SEED, SITE_SIZE, SITES, WORKERS, integer, real
 from .sweep import add_data_flags, family_data
 
 DEFAULT_SITE_SIZE = 1000
@@ -65,6 +72,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument
     p.add_argument("--calibration", choices=CALIBRATIONS, help="Gaussian calibration (default classic)")
     p.add_argument("--neighbouring", choices=NEIGHBOURING, help="neighbouring relation (default replace-one)")
     add_data_flags(p)
+    uploads = p.add_argument_group("otd and lda on your data, read as the otd and lda commands read them")
+    uploads.add_argument("--data", "--text", dest="data", metavar="FILE", help="otd: your samples, a numeric CSV one "
+                         "per row (--model mog, with --sigma2 / --norm-bound), or your documents, text one per line "
+                         "or a .csv count table (--model stm, with --d or --vocabulary, --estimator); lda: your "
+                         "documents, text one per line (--vocab-rule, --d or --vocabulary)")
+    uploads.add_argument("--corpus", choices=("python-docs",), help="lda: the bundled Python-docs corpus")
+    uploads.add_argument("--vocab-rule", choices=tuple(VOCABULARY_RULES),
+                         help="lda --data vocabulary: " + "; ".join(f"{k}: {v}" for k, v in VOCABULARY_RULES.items()))
+    uploads.add_argument("--vocabulary", metavar="FILE",
+                         help="stm --data: a public vocabulary file (one word per line)")
+    uploads.add_argument("--norm-bound", type=NORM_BOUND, help="mog --data: public bound on sample norms (default: "
+                         "the largest norm, not private)")
     p.add_argument("--runs", type=integer(2, MAX_RUNS), default=CURVE_RUNS,
                    help=f"runs per noise level of the curve (default {CURVE_RUNS})")
     p.add_argument("--seed", type=SEED, default=0, help="seed of the data and the noise (default 0)")
@@ -101,28 +120,72 @@ def _data_flags(args: argparse.Namespace, family: str) -> None:
     options = {name: set(f.sweep.data.OPTIONS) for name, f in FAMILIES.items()}
     given = {n for names in options.values() for n in names if getattr(args, n, None) is not None}
     wrong = sorted(given - options[family])
-    if args.csv and not FAMILIES[family].planner.uploads:
+    if args.csv and "upload" not in FAMILIES[family].sweep.data.__dataclass_fields__:
         wrong.append("csv")
     if wrong:
         raise InputError(f"{', '.join('--' + n.replace('_', '-') for n in wrong)} do(es) not apply to "
                          f"--algorithm {family}")
 
 
+LOADER_FLAGS = {"sigma2": "sigma2", "norm_bound": "norm_bound", "vocab_size": "d", "estimator": "estimator",
+                "rule": "vocab_rule"}
+"""The command line flag of each loader option (PlannerSource.options; ``vocabulary``: --vocabulary FILE)."""
+
+
+def _upload(args: argparse.Namespace, family: str, settings: object) -> tuple[str, object, DataLoader]:
+    """``--data`` read by the family's upload source whose fixed fields the data settings have (otd: --model)."""
+    sources = planner_sources(family)
+    uploads = [name for name, src in sources.items() if src.upload]
+    matching = [name for name in uploads
+                if all(getattr(settings, f, None) == v for f, v in sources[name].fields.items())]
+    if not matching:
+        wants = "; ".join(", ".join(f"--{f.replace('_', '-')} {v}" for f, v in sources[n].fields.items())
+                          for n in uploads)
+        raise InputError(f"--data does not apply to --algorithm {family} with these settings"
+                         + (f"; its uploads need {wants}" if uploads else ""))
+    source = matching[0]
+    src = sources[source]
+    options = {name: getattr(args, LOADER_FLAGS[name]) for name in src.options if name in LOADER_FLAGS}
+    if "vocabulary" in src.options and args.vocabulary:
+        if args.d is not None:
+            raise InputError("--d does not apply with --vocabulary: the vocabulary file sets D")
+        options["vocabulary"] = parse_vocabulary(read_file(args.vocabulary, MAX_VOCABULARY_BYTES, "vocabulary file"))
+    elif args.vocabulary:
+        raise InputError(f"--vocabulary does not apply to {src.label}")
+    if args.norm_bound is not None and "norm_bound" not in src.options:
+        raise InputError(f"--norm-bound does not apply to {src.label}")
+    content = read_file(args.data, max(MAX_UPLOAD_BYTES, MAX_TEXT_BYTES), "data file")
+    dataset, loader = read_upload(family, source, content, Path(args.data).name, **options)
+    return source, dataset, loader
+
+
 def run(args: argparse.Namespace) -> int:
     family = args.algorithm
     _data_flags(args, family)
+    if args.data is None and (args.vocabulary or args.norm_bound is not None or args.vocab_rule):
+        raise InputError("--vocabulary, --vocab-rule and --norm-bound apply to --data only")
+    if args.data and args.corpus:
+        raise InputError("give --data or --corpus, not both")
     outputs = {k: v for k, v in (("--out-json", args.out_json), ("--out-csv", args.out_csv), ("--html", args.html),
                                  ("--script", args.script)) if v}
-    check_outputs(outputs, inputs={k: v for k, v in (("--scenario", args.scenario), ("--csv", args.csv)) if v})
+    check_outputs(outputs, inputs={k: v for k, v in (("--scenario", args.scenario), ("--csv", args.csv),
+                                                     ("--data", args.data), ("--vocabulary", args.vocabulary)) if v})
     if args.html:
         plotly_objects()  # the figures extra, checked before any work
     scenario = _scenario(args, family)
     q = question(args.solve, args.target, scenario, args.site)
     settings = family_data(args, family)
     dataset = registered_upload(settings.upload) if getattr(settings, "upload", None) else None
-    data = prepare_data(family, settings, dataset, args.seed)
+    loader = None
+    if args.data:
+        _, dataset, loader = _upload(args, family, settings)
+    elif args.corpus:
+        if args.corpus not in planner_sources(family) or planner_sources(family)[args.corpus].bundled is None:
+            raise InputError(f"--corpus does not apply to --algorithm {family}")
+        dataset, loader = read_bundled(family, args.corpus)
+    data = prepare_data(family, settings, dataset, args.seed, loader)
     result = plan_target(family, data, scenario, q, seed=args.seed, runs=args.runs, workers=args.workers,
-                         settings={"algorithm": family, "data": vars(settings), "csv": args.csv,
+                         settings={"algorithm": family, "data": vars(settings), "csv": args.csv, "data_file": args.data,
                                    "curve_runs": args.runs, "solve": args.solve, "site": args.site})
     check = check_plan(result, runs=args.check_runs) if args.check else None
     texts = {"--out-json": lambda: plan_json(result, check), "--out-csv": lambda: plan_csv(result, check),

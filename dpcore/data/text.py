@@ -129,6 +129,11 @@ class Corpus:
     def dim(self) -> int:
         return len(self.vocabulary)
 
+    def rows(self, rows: np.ndarray) -> Corpus:
+        """The documents ``rows`` (indices, in that order), with the same vocabulary and notes."""
+        rows = np.asarray(rows, dtype=np.int64)
+        return replace(self, counts=self.counts[rows].tocsr(), first=None if self.first is None else self.first[rows])
+
 
 def _check_vocab_size(vocab_size: object) -> int:
     size = check_positive_int(vocab_size, "vocabulary size D", minimum=2)

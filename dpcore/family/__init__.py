@@ -22,12 +22,13 @@ from .descriptor import Family
 from .entry import GUARANTEES, Algorithm, GuaranteeContext, GuaranteeRule, RunContext, Runner, Sizes
 from .fit import Fit, front_scenario
 from .metrics import Metric, metric_table
-from .planner import FamilyPlanner, PlannerData
+from .planner import DataLoader, FamilyPlanner, PlannerData, PlannerSource
 from .sweep import FamilyPlan, FamilySweep, GridPoint, grid_design, result_rows, sweep_points
 
 __all__ = [
     "GUARANTEES",
     "Algorithm",
+    "DataLoader",
     "Family",
     "Fit",
     "FamilyPlan",
@@ -38,6 +39,7 @@ __all__ = [
     "GuaranteeRule",
     "Metric",
     "PlannerData",
+    "PlannerSource",
     "Progress",
     "RunContext",
     "Runner",

@@ -12,14 +12,26 @@ fixed stage profile (stage stds = s x profile, profile[0] = 1: "a common noise s
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ..scenario import Scenario
 
-__all__ = ["FamilyPlanner", "PlannerData"]
+__all__ = ["DataLoader", "FamilyPlanner", "PlannerData", "PlannerSource"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DataLoader:
+    """How a data set the planner ran on is read again (the exported script's head): ``function`` of ``module``
+    called as ``function(content, name, **options)`` on the bytes of the file named ``file`` (an upload), or as
+    ``function(**options)`` when ``file`` is None (a bundled data set). ``options`` hold only JSON values."""
+
+    module: str
+    function: str
+    options: dict[str, Any] = field(default_factory=dict)
+    file: str | None = None
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -29,7 +41,10 @@ class PlannerData:
     has; None for synthetic data, which can be drawn at any size), ``description`` (in words), ``key``
     (identifies the data and settings: the curve cache's key) ``reference`` (the non-private value of the metric
     on these data), the family's ``settings``, the raw ``dataset`` (PCA), the ``seed`` it was prepared with and
-    ``scale`` (PCA: the largest sample norm that max-norm divided by)."""
+    ``scale`` (PCA: the largest sample norm that max-norm divided by), ``premise``: what the planner's premise costs
+    on these data, in words from the numbers (every answer's limits carry them), ``loader``: how the exported
+    script reads the data again (None: the settings' own data), and ``unit``: what the data hold ("samples",
+    "documents"; the reasons' words)."""
 
     payload: Any
     available: int | None
@@ -40,6 +55,30 @@ class PlannerData:
     dataset: Any = None
     seed: int = 0
     scale: float = 1.0
+    premise: tuple[str, ...] = ()
+    loader: DataLoader | None = None
+    unit: str = "samples"
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlannerSource:
+    """One data source the planner offers for a family (``FamilyPlanner.sources``): its ``label``; the ``fields`` of
+    the family's data settings it fixes (PCA's ``dataset``, capeAGN's ``model``); and how its data set is read:
+    ``load(content, name, **options)`` for an upload (``types``: the file name endings offered; ``options``: the
+    names of the loader's keyword options the page and the command line ask for: ``sigma2``, ``norm_bound``,
+    ``vocab_size``, ``vocabulary``, ``rule``), or ``bundled()`` for a data set shipped with dpcore; neither: the
+    settings' own data (synthetic, or a bundled set the settings name)."""
+
+    label: str
+    fields: dict[str, Any] = field(default_factory=dict)
+    load: Callable[..., Any] | None = None
+    bundled: Callable[[], Any] | None = None
+    types: tuple[str, ...] = ()
+    options: tuple[str, ...] = ()
+
+    @property
+    def upload(self) -> bool:
+        return self.load is not None
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -62,9 +101,8 @@ class FamilyPlanner:
     of the noise vector; ``percent``: the target is a share of the non-private result (shown in %);
     ``data_scale(data, scenario)``: how much noisier the scenario's own data make a given noise than the curve's
     reference data (PCA with max-norm on synthetic data: the data drawn at the scenario's N are divided by their
-    own largest norm m, so noise sigma acts as sigma m^2 / m_ref^2; None: 1); ``uploads``: the planner runs on an
-    uploaded CSV; ``sources``: the data sets it offers by the name of the data settings' ``dataset`` field (None:
-    the settings' synthetic model only)."""
+    own largest norm m, so noise sigma acts as sigma m^2 / m_ref^2; None: 1); ``sources``: the data sources it
+    offers (:class:`PlannerSource`), by name, the first the default."""
 
     metric: str
     target_words: str
@@ -78,6 +116,5 @@ class FamilyPlanner:
     imports: str
     stage_names: tuple[str, ...] = ("aggregate",)
     percent: bool = False
-    uploads: bool = False
-    sources: dict[str, str] | None = None
+    sources: dict[str, PlannerSource] = field(default_factory=dict)
     data_scale: Callable[[PlannerData, Scenario], float] | None = None

@@ -17,8 +17,17 @@ import numpy as np
 
 from ..cape import conventional_std, dp_floor
 from ..cape.guarantee import run_guarantee_records
-from ..data import Dataset, load_bundled, preprocess, synthetic_covariance, synthetic_dataset
-from ..family import FamilyPlanner, PlannerData
+from ..data import (
+    Dataset,
+    load_bundled,
+    parse_numeric_csv,
+    preprocess,
+    sniff_columns,
+    synthetic_covariance,
+    synthetic_dataset,
+    table_to_dataset,
+)
+from ..family import FamilyPlanner, PlannerData, PlannerSource
 from ..limits import MAX_SITE_NUMBERS
 from ..scenario import Scenario
 from ..seeding import PCA_SYNTHETIC_STREAM
@@ -30,7 +39,8 @@ from .result import decompose
 from .setup import prepare_pca
 from .sweep import PCA_DATASETS, PcaData
 
-__all__ = ["PLANNER", "REFERENCE_SAMPLES", "SCALE_DECADES", "SCALE_POINTS", "pca_noise", "planner_dataset"]
+__all__ = ["PLANNER", "REFERENCE_SAMPLES", "SCALE_DECADES", "SCALE_POINTS", "SOURCES", "pca_noise", "planner_dataset",
+           "upload_dataset"]
 
 REFERENCE_SAMPLES = 20_000
 """Synthetic data: samples of the pooled A the curve is measured on (fewer when N x D would pass MAX_SITE_NUMBERS)."""
@@ -44,6 +54,13 @@ SYNTHETIC_BLOCK = 4096
 """Synthetic samples per block of the planner's nested draws."""
 CANDIDATES = 16
 """Samples of largest raw norm whose centred norm decides the max-norm scale of a nested synthetic draw."""
+
+
+def upload_dataset(content: bytes | str, name: str) -> Dataset:
+    """An uploaded numeric CSV as the planner reads it (header and label column detected as the capePCA page's
+    defaults do: :func:`dpcore.data.sniff_columns`); the exported script reads the file the same way."""
+    label = sniff_columns(content).label
+    return table_to_dataset(parse_numeric_csv(content, label_column=label), name)
 
 
 def planner_dataset(settings: PcaData, dataset: Dataset | None, seed: int, n: int | None = None) -> Dataset:
@@ -218,10 +235,17 @@ def script(data: PlannerData, scenario: Scenario, scheme: str, runs: int, seed: 
     )
 
 
+SOURCES: dict[str, PlannerSource] = {
+    **{name: PlannerSource(label=label, fields={"dataset": name}) for name, label in PCA_DATASETS.items()},
+    "upload": PlannerSource(label="your own CSV (one sample per row)", fields={"features": "standardise"},
+                            load=upload_dataset, types=("csv", "txt", "gz")),
+}
+"""capePCA's data sources: the sweeps' data sets (synthetic and every bundled one) and an uploaded CSV (features
+standardised, as the sweeps of uploads do)."""
+
 PLANNER = FamilyPlanner(metric=METRIC, target_words="share of the non-private captured energy", prepare=prepare,
                         noise=pca_noise, scales=scales, run_at=run_at, check=check, guarantees=guarantees,
                         script=script, imports="from dpcore.pca import compare_pca, prepare_pca\n"
                         "from dpcore.pca.planning import planner_dataset\nfrom dpcore.pca.sweep import PcaData\n",
-                        percent=True, data_scale=data_scale, uploads=True,
-                        sources=PCA_DATASETS)
+                        percent=True, data_scale=data_scale, sources=SOURCES)
 """capePCA's planner hooks (``dpcore.pca.FAMILY.planner``)."""

@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..data import Dataset, parse_numeric_csv, sniff_columns, table_to_dataset
 from ..experiments.families import FAMILIES
+from ..family import DataLoader
 from ..optional import plotly_objects
+from ..pca.planning import upload_dataset
 from ..textio import printable
 from .check import CheckResult
 from .knobs import at_value, short_of
@@ -35,13 +36,6 @@ width on the log axis)."""
 
 SCRIPT_MARK = "PLANNER-CHECK "
 """The exported script prints one line starting with this, then the JSON of its numbers."""
-
-
-def upload_dataset(content: bytes | str, name: str) -> Dataset:
-    """An uploaded numeric CSV as the planner reads it (header and label column detected as the capePCA page's
-    defaults do: :func:`dpcore.data.sniff_columns`); the exported script reads the file the same way."""
-    label = sniff_columns(content).label
-    return table_to_dataset(parse_numeric_csv(content, label_column=label), name)
 
 
 def plan_records(result: PlanResult, check: CheckResult | None = None) -> dict[str, Any]:
@@ -210,11 +204,28 @@ def plan_html(result: PlanResult, check: CheckResult | None = None) -> str:
             f"<body style='font-family: sans-serif; max-width: 60em; margin: auto'>{body}</body></html>")
 
 
+def _data_lines(loader: DataLoader | None, upload_name: str | None) -> list[str]:
+    """The script's head that defines ``dataset``: the file read again by the data's loader (its first argument, or
+    the file's name beside the script), a bundled set loaded by name, or None (the settings' own data)."""
+    if loader is None and upload_name:
+        loader = DataLoader(module=upload_dataset.__module__, function=upload_dataset.__name__, file=upload_name)
+    if loader is None:
+        return ["", "dataset = None"]
+    options = json.dumps(json.dumps(loader.options))
+    lines = [f"from {loader.module} import {loader.function}", ""]
+    if loader.file is None:
+        return lines + [f"dataset = {loader.function}(**json.loads({options}))"]
+    name = upload_name or loader.file
+    return lines + [f"DATA = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).with_name({name!r})",
+                    f"dataset = {loader.function}(DATA.read_bytes(), DATA.name, **json.loads({options}))"]
+
+
 def plan_script(result: PlanResult, check_runs: int, upload_name: str | None = None) -> str:
     """A Python script that repeats the check's runs (each scheme at its answer and just short of it) with dpcore and
     prints ``PLANNER-CHECK`` and their values as JSON: the same numbers as :func:`dpcore.planner.check_plan` with
-    ``check_runs`` runs. ``upload_name``: the CSV the data came from (the script reads it from its first argument,
-    or that name beside it)."""
+    ``check_runs`` runs. The data are read again by the data's :class:`~dpcore.family.DataLoader` (an upload: from
+    the script's first argument, or the file's name beside it; ``upload_name`` overrides that name, and without a
+    loader names a CSV read as :func:`dpcore.pca.planning.upload_dataset` reads it)."""
     hooks = FAMILIES[result.family].planner
     points = {}
     for scheme, a in result.answers.items():
@@ -228,12 +239,7 @@ def plan_script(result: PlanResult, check_runs: int, upload_name: str | None = N
              + (" [path to the CSV]" if upload_name else "") + '\n"""', "import json", "import sys",
              "from pathlib import Path", "", "from dpcore.scenario import scenario_from_dict"]
     lines.append(hooks.imports.rstrip("\n"))
-    if upload_name:
-        lines.append("from dpcore.planner.export import upload_dataset")
-        lines += ["", f"CSV = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).with_name({upload_name!r})",
-                  "dataset = upload_dataset(CSV.read_bytes(), CSV.name)"]
-    else:
-        lines += ["", "dataset = None"]
+    lines += _data_lines(result.data.loader, upload_name)
     lines += ["", f"POINTS = json.loads({json.dumps(json.dumps(points))})", "results = {}",
               "for key, (scheme, scenario_dict) in POINTS.items():",
               "    scenario = scenario_from_dict(scenario_dict)"]

@@ -87,25 +87,27 @@ def knob_value(q: Question, scenario: Scenario) -> float:
     return float(np.mean(values)) if q.knob == "n" else float(np.max(values))
 
 
-def bounds(q: Question, scenario: Scenario, available: int | None) -> tuple[float, float, str]:
-    """The knob's range and what its upper end is: the tool's limit or the data the user has."""
+def bounds(q: Question, scenario: Scenario, available: int | None,
+           unit: str = "samples") -> tuple[float, float, str]:
+    """The knob's range and what its upper end is: the tool's limit or the data the user has (``available``
+    ``unit``)."""
     if q.knob == "eps":
         return EPS_RANGE[0], EPS_RANGE[1], f"the largest eps this tool accepts ({EPS_RANGE[1]:g})"
     if q.knob == "sites":
         first = scenario.sites[0].n
         high, why = MAX_SITES, f"the most sites this tool accepts ({MAX_SITES})"
         if available is not None and available // first < high:
-            high, why = available // first, f"the {available:,} samples you have ({first:,} per site)"
+            high, why = available // first, f"the {available:,} {unit} you have ({first:,} per site)"
         return 1, max(high, 1), why
     sizes = scenario.sizes
     high, why = MAX_SITE_SIZE, f"the largest N_s this tool accepts ({MAX_SITE_SIZE:,})"
     if available is not None:
         if q.site is None:
             cap = available * float(np.mean(sizes)) / float(sizes.sum())
-            high, why = math.floor(cap), f"the {available:,} samples you have"
+            high, why = math.floor(cap), f"the {available:,} {unit} you have"
         else:
             cap = available - (int(sizes.sum()) - int(sizes[q.site]))
-            high, why = cap, f"the {available:,} samples you have (the other sites hold {available - cap:,})"
+            high, why = cap, f"the {available:,} {unit} you have (the other sites hold {available - cap:,})"
     return 1, max(high, 0), why
 
 

@@ -4,6 +4,7 @@ numbers (docs/planner.md)."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from collections.abc import Callable
@@ -13,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..experiments.families import FAMILIES
-from ..family import PlannerData
+from ..family import DataLoader, PlannerData
 from ..scenario import Scenario, scenario_from_dict
 from ..validation import InputError, check_choice
 from .curve import CURVE_RUNS, UtilityCurve, measure_curve
@@ -82,25 +83,28 @@ class PlanResult:
         return out
 
 
-def prepare_data(family: str, settings: Any, dataset: Any = None, seed: int = 0) -> PlannerData:
+def prepare_data(family: str, settings: Any, dataset: Any = None, seed: int = 0,
+                 loader: DataLoader | None = None) -> PlannerData:
     """The family's data prepared for the planner (``dataset``: an uploaded data set, or None for the settings'
-    own)."""
+    own; ``loader``: how the exported script reads it again, :func:`dpcore.planner.sources.read_upload`)."""
     family = check_choice(family, "algorithm family", tuple(FAMILIES))
-    return FAMILIES[family].planner.prepare(settings, dataset, seed)
+    data = FAMILIES[family].planner.prepare(settings, dataset, seed)
+    return data if loader is None else dataclasses.replace(data, loader=loader)
 
 
 def premise_limits(family: str, answers: dict[str, Answer], data: PlannerData, curve_n: int | None) -> tuple[str, ...]:
     """Where the method may be wrong for this answer (docs/planner.md, "Limits"), in words from the numbers."""
     out = ["the curve is for CAPE and the conventional scheme, whose noise is one Gaussian term on the aggregate; "
            "it does not answer for baselines whose noise is not (DPdisPCA, local, the LDA configurations)"]
+    out.extend(data.premise)
     if curve_n:
         for scheme, a in answers.items():
             if a.scenario is not None:
                 total = sum(int(s["n"]) for s in a.scenario["sites"])
                 if total * SAMPLING_FACTOR < curve_n:
-                    out.append(f"{SCHEMES[scheme]}'s answer has N = {total:,} samples in all, under a quarter of the "
-                               f"{curve_n:,} the curve was measured on: sampling error is not in the curve (run the "
-                               "check)")
+                    out.append(f"{SCHEMES[scheme]}'s answer has N = {total:,} {data.unit} in all, under a quarter of "
+                               f"the {curve_n:,} the curve was measured on: sampling error is not in the curve (run "
+                               "the check)")
     return tuple(out)
 
 

@@ -135,7 +135,7 @@ def solve_scheme(curve: UtilityCurve, scenario: Scenario, data: PlannerData, q: 
     hooks = FAMILIES[fam].planner
     settings = data.settings
     title = SCHEMES[scheme]
-    lo, hi, why_hi = bounds(q, scenario, data.available)
+    lo, hi, why_hi = bounds(q, scenario, data.available, data.unit)
     factor = [1.0]
 
     def sigma_at(value: float) -> float:
@@ -153,8 +153,8 @@ def solve_scheme(curve: UtilityCurve, scenario: Scenario, data: PlannerData, q: 
         return Answer(scheme=scheme, answer=None, reason=f"no room for the knob within {why_hi}")
     if q.knob == "eps" and data.available is not None and scenario.total_n > data.available:
         return Answer(scheme=scheme, answer=None, reason=(
-            f"the scenario's sites hold N = {scenario.total_n:,} samples, more than the {data.available:,} you have; "
-            "give the sites fewer samples, or solve for the samples per site"))
+            f"the scenario's sites hold N = {scenario.total_n:,} {data.unit}, more than the {data.available:,} you "
+            f"have; give the sites fewer {data.unit}, or solve for the samples per site"))
     notes = []
     if math.isinf(sigma):
         sigma = float(curve.scales[-1])

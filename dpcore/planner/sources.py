@@ -1,0 +1,69 @@
+"""The planner's data sources (docs/planner.md, "Data"): each family's table of sources
+(:attr:`dpcore.family.FamilyPlanner.sources`), the data settings a source fixes, and an uploaded file read once, at
+the boundary, through the source's loader, with the :class:`~dpcore.family.DataLoader` that lets an exported script
+read it again."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..experiments.families import FAMILIES
+from ..family import DataLoader, PlannerSource
+from ..validation import InputError, check_choice
+
+__all__ = ["SYNTHETIC", "planner_sources", "read_bundled", "read_upload", "source_settings"]
+
+SYNTHETIC = "synthetic"
+"""The source of a family whose table offers none: the settings' synthetic model."""
+
+
+def planner_sources(family: str) -> dict[str, PlannerSource]:
+    """The data sources the planner offers for ``family``, the first the default (a family without a table: its
+    synthetic model only)."""
+    family = check_choice(family, "algorithm family", tuple(FAMILIES))
+    return dict(FAMILIES[family].planner.sources) or {SYNTHETIC: PlannerSource(label="synthetic model")}
+
+
+def source_settings(family: str, source: str, **fields: Any) -> Any:
+    """The family's data settings for ``source``: the fields the source fixes, then ``fields`` (flags or widgets)."""
+    sources = planner_sources(family)
+    source = check_choice(source, "data source", tuple(sources))
+    return FAMILIES[family].sweep.data(**{**sources[source].fields, **fields})
+
+
+def read_upload(family: str, source: str, content: bytes | str, name: str, **options: Any) -> tuple[Any, DataLoader]:
+    """``content`` (the file named ``name``) read by ``source``'s loader with ``options`` (None values dropped), and
+    the :class:`DataLoader` that reads it again (the loader's module and function, the options it normalised, and
+    the file's name). Refused with a message naming what is allowed: a source that takes no upload, an option the
+    loader does not take."""
+    sources = planner_sources(family)
+    source = check_choice(source, "data source", tuple(sources))
+    src = sources[source]
+    if not src.upload:
+        uploads = [k for k, s in sources.items() if s.upload]
+        raise InputError(f"the data source {source!r} of {family} takes no file"
+                         + (f"; the uploads are {', '.join(uploads)}" if uploads else "; it has no upload"), "file")
+    given = {k: v for k, v in options.items() if v is not None}
+    wrong = sorted(set(given) - set(src.options))
+    if wrong:
+        raise InputError(f"{', '.join(wrong)} do(es) not apply to {src.label}"
+                         + (f"; it takes {', '.join(src.options)}" if src.options else ""), wrong[0])
+    dataset = src.load(content, name, **given)
+    kept = getattr(dataset, "options", None)
+    loader = DataLoader(module=src.load.__module__, function=src.load.__name__,
+                        options=dict(kept) if isinstance(kept, dict) else given, file=str(name))
+    return dataset, loader
+
+
+def read_bundled(family: str, source: str) -> tuple[Any, DataLoader | None]:
+    """A bundled source's data set and the :class:`DataLoader` that loads it again (``function(**options)``); (None,
+    None) for a source whose data the settings make (synthetic, or a bundled set the settings name)."""
+    sources = planner_sources(family)
+    source = check_choice(source, "data source", tuple(sources))
+    src = sources[source]
+    if src.bundled is None:
+        return None, None
+    dataset = src.bundled()
+    kept = getattr(dataset, "options", None)
+    return dataset, DataLoader(module=src.bundled.__module__, function=src.bundled.__name__,
+                               options=dict(kept) if isinstance(kept, dict) else {})
