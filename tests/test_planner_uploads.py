@@ -67,11 +67,13 @@ def test_capeagn_offers_its_synthetic_model_and_both_uploads():
 def test_an_answer_on_an_uploaded_mog_csv_and_the_ratio_the_noise_levels_predict(seed):
     """Solving N_s on the user's samples: both schemes answer within the 1,000 per site the data allow, and since the
     MOG sensitivities scale as 1/N_s, the conventional scheme's answer is sqrt(S) times CAPE's (S = 3 equal sites:
-    its aggregate std is sqrt(S) times CAPE's at any N_s), up to the rounding up to whole samples."""
+    its aggregate std is sqrt(S) times CAPE's at any N_s), up to the rounding up to whole samples. At eps = 120 the
+    conventional answers over seeds 0-5 were 233-506 (at most half the limit); at eps = 60 they reached 785 and, with
+    the keyed-chunk noise streams, seed 2 needed more than the 1,000 per site the data allow."""
     data = mog_data(seed)
     assert data.available == SAMPLES and data.loader.function == "load_samples" and data.loader.file == "mine.csv"
     assert data.settings.dim == 6 and data.settings.k == 3 and "mine.csv" in data.description
-    scenario = equal_sites_scenario(3, 500, 60.0, 1e-5)
+    scenario = equal_sites_scenario(3, 500, 120.0, 1e-5)
     result = plan_target("otd", data, scenario, question("n", 0.3, scenario), seed=seed, workers=1)
     cape, conv = result.answers["cape"], result.answers["conv"]
     for a in (cape, conv):
