@@ -172,7 +172,7 @@ def test_cli_plans_on_an_uploaded_mog_csv(capsys, tmp_path):
     path = tmp_path / "mine.csv"
     path.write_bytes(mog_csv(0))
     code, out, _ = run_cli(capsys, "--algorithm", "otd", "--data", str(path), "--k", "3", "--sites", "3", "--ns",
-                           "500", "--eps", "60", "--target", "0.3", "--solve", "n", "--json", "--workers", "1")
+                           "500", "--eps", "120", "--target", "0.3", "--solve", "n", "--json", "--workers", "1")
     assert code == 0
     record = json.loads(out)
     for scheme in ("cape", "conv"):
@@ -218,17 +218,20 @@ def test_cli_bad_data_exits_2_with_one_line(capsys, tmp_path, monkeypatch, files
 
 
 def test_capelda_on_the_bundled_corpus_answers_and_says_where_the_conventional_scheme_cannot():
-    """Topic models need a huge eps on 2,208 documents (docs/python-api.md): at target 0.8, three sites of 600
+    """Topic models need a huge eps on 2,208 documents (docs/python-api.md): at target 0.9, three sites of 600
     documents, CAPE reaches it below the tool's largest eps and the conventional scheme, whose noise is sqrt(3) times
-    CAPE's, does not, with the eps limit as its reason."""
+    CAPE's, does not, with the eps limit as its reason. The analytic calibration's noise falls like 1/sqrt(eps) at
+    such eps, so the conventional scheme needs about 3 times CAPE's eps: CAPE's answer must lie in about
+    [3,300, 10,000]. Over four realisations of the noise streams CAPE's answer was 3,700-7,930 at target 0.9 (at 0.8:
+    6,210, 8,530 and twice none below 10,000)."""
     dataset, loader = read_bundled("lda", "python-docs")
     assert loader.function == "load_bundled" and loader.file is None and loader.options == {"name": "python-docs"}
     data = prepare_data("lda", source_settings("lda", "python-docs", k=5), dataset, 0, loader)
     assert data.available == 2208 and data.settings.dim == 600
     scenario = equal_sites_scenario(3, 600, 10000.0, 1e-6, calibration="analytic")
-    result = plan_target("lda", data, scenario, question("eps", 0.8, scenario), seed=0, workers=1)
+    result = plan_target("lda", data, scenario, question("eps", 0.9, scenario), seed=0, workers=1)
     cape, conv = result.answers["cape"], result.answers["conv"]
-    assert cape.answer is not None and cape.answer <= 10000 and cape.predicted <= 0.8
+    assert cape.answer is not None and cape.answer <= 10000 and cape.predicted <= 0.9
     assert conv.answer is None and "the largest eps this tool accepts" in conv.reason
     assert read_bundled("lda", "synthetic") == (None, None)
 
