@@ -34,7 +34,7 @@ scenario = start_page()
 STYLES = {"promise": ("#0072B2", "solid"), "aggregator": ("#D55E00", "dash"),
           "aggregator+coalition": ("#CC79A7", "dashdot"), "pooled": ("#009E73", "dot"),
           "robust": ("#E69F00", "longdash")}
-"""(colour, dash) of each curve: the views of dpcore.cape.ATTACK_VIEWS and the collusion-robust design's."""
+# (colour, dash) of each curve: the views of dpcore.cape.ATTACK_VIEWS and the collusion-robust design's.
 SOURCES = {"class": "A class demonstration: 10 equal sites at ε = 4 (the effect is large enough to see)",
            "scenario": "The shared scenario"}
 CURVE = np.concatenate([[0.0], np.logspace(-4, -1, 60), np.linspace(0.1, 1.0, 91)[1:]])

@@ -113,7 +113,7 @@ def _lda_form() -> LdaData:
 
 
 DATA_FORMS = {"pca": _pca_form, "otd": _otd_form, "lda": _lda_form}
-"""The data widgets of each family's sweep (one form per family; the settings types are the families' own)."""
+# The data widgets of each family's sweep (one form per family; the settings types are the families' own).
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

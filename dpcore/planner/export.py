@@ -144,9 +144,13 @@ def curve_figure(result: PlanResult, check: CheckResult | None = None) -> go.Fig
     span = np.log10(curve.scales[[0, -1]])
     for i, (scale, label, colour) in enumerate(answer_lines(result)):
         fig.add_vline(x=scale, line_color=colour, line_dash="dot")
-        # a label per line under the plot's top edge, one row each, on the side with room, never out of the frame
+        # a label per line inside the frame, one row each, away from the title and the curve: on the side of the
+        # line with more room, at the bottom where the curve is high (it falls to the right of the answer when
+        # higher is better, so stays high on the left) and at the top where it is low
         right = (math.log10(scale) - span[0]) > 0.6 * (span[1] - span[0])
-        fig.add_annotation(x=math.log10(scale), xref="x", y=1.0 - 0.08 * i, yref="paper", text=label,
+        low = curve.higher_is_better
+        fig.add_annotation(x=math.log10(scale), xref="x", y=(0.03 + 0.08 * i) if low else (0.97 - 0.08 * i),
+                           yref="paper", yanchor="bottom" if low else "top", text=label,
                            showarrow=False, xanchor="right" if right else "left", xshift=-4 if right else 4,
                            font={"color": colour, "size": 12},
                            bgcolor="rgba(255,255,255,0.8)")
