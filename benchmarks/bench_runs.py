@@ -20,7 +20,9 @@ Two cases run without a browser, each in a fresh subprocess with one BLAS thread
   seconds and the process's peak resident memory (ru_maxrss: imports, data, set-up and the run); the ratio is to the
   normals floor (most of the run is its per-site noise: 7.5e8 normals);
 * ``fig2b``: the Fig. 2(b) preset at paper size (``fig2b-mnist-eps``) with 2 worker processes, not cached; the
-  ratio is to 700 eigensolve floors (one core's 700 float32 top-50 eigensolves at D = 784, issue 25's yardstick).
+  ratio is to 700 eigensolve floors (one core's 700 float32 top-50 eigensolves at D = 784, issue 25's yardstick);
+  once from a fresh process (``fig2b``: the two workers start inside the time) and again with the workers warm
+  (``fig2b-warm``: what Privacy-utility's visitor waits for, the page starts its workers when it opens).
 """
 
 from __future__ import annotations
@@ -118,11 +120,18 @@ FIG2B = """
 from dpcore import experiments
 from dpcore.experiments import get_preset
 spec = get_preset("fig2b-mnist-eps").spec
-start, cpu = time.perf_counter(), time.process_time()
-experiments.run_sweep(spec, use_cache=False, workers=2)
-print(json.dumps({"seconds": time.perf_counter() - start, "cpu": time.process_time() - cpu, "rss": peak()}))
+times = []
+for _ in range(2):  # from a fresh process (the workers start inside), then again with the workers warm
+    start, cpu = time.perf_counter(), time.process_time()
+    experiments.run_sweep(spec, use_cache=False, workers=2)
+    times.append((time.perf_counter() - start, time.process_time() - cpu))
+print(json.dumps({"seconds": times[0][0], "cpu": times[0][1], "warm": times[1][0], "warm_cpu": times[1][1],
+                  "rss": peak()}))
 """
 PROCESS_CASES = ("agn10000", "fig2b")
+"""fig2b prints two lines: ``fig2b`` from a fresh process (its two worker processes start inside the measured time)
+and ``fig2b-warm``, the same sweep again in that process with the workers already running - what a visitor of
+Privacy-utility waits for, since the page starts its workers when it opens (``dpcore.workers.warm_up``)."""
 HEADER = (f"{'case':<18} {'first':>6} {'median':>7} {'max':>6} {'srv cpu':>8} {'brw cpu':>8} {'/eig':>6} "
           f"{'/1e6 N':>7} {'load':>5}  target")
 
@@ -152,11 +161,14 @@ def _process_case(name: str, floors: Floors) -> tuple[str, bool]:
                 f"< 12 s, < 1 GiB; peak {memory:.2f} GiB"
                 f"{'' if met else '  MISSED'}"), met
     yardstick = FIG2B_EIGENSOLVES * floors.eigensolve
-    met = seconds / yardstick <= 0.7
-    return (f"{name:<18} {seconds:6.2f} {'':>7} {'':>6} {r['cpu']:8.2f} {'':>8} "
-            f"{ratio(seconds, floors.eigensolve):>6} {ratio(seconds, floors.normals):>7} {load:5.1f}  "
-            f"<= 0.7x 700 eigensolves ({yardstick:.1f} s): "
-            f"{seconds / yardstick:.2f}x{'' if met else '  MISSED'}"), met
+    lines, met_all = [], True
+    for label, secs, cpu in ((name, seconds, r["cpu"]), (f"{name}-warm", r["warm"], r["warm_cpu"])):
+        met = secs / yardstick <= 0.7
+        met_all &= met
+        lines.append(f"{label:<18} {secs:6.2f} {'':>7} {'':>6} {cpu:8.2f} {'':>8} "
+                     f"{ratio(secs, floors.eigensolve):>6} {ratio(secs, floors.normals):>7} {load:5.1f}  "
+                     f"<= 0.7x 700 eigensolves ({yardstick:.1f} s): {secs / yardstick:.2f}x{'' if met else '  MISSED'}")
+    return "\n".join(lines), met_all
 
 
 def _one(browser, url: str, case: Case, server: int) -> Sample:
