@@ -5,6 +5,8 @@
 * :func:`decode_text` accepts UTF-8 with or without a byte-order mark (spreadsheet programs write one) and UTF-16
   with its byte-order mark ("Unicode text" exports); anything else (Latin-1, Windows-1252, UTF-16 without a mark)
   is refused with the position of the first byte that is not UTF-8 and what to do.
+* :func:`json_ready` is the other direction: a value written as JSON (numpy scalars and arrays as Python values,
+  non-finite numbers as null, so any JSON reader accepts it).
 * :func:`load_json` refuses nesting deeper than :data:`~dpcore.limits.MAX_JSON_DEPTH` (a scan of the brackets
   outside strings, before the parser's recursion) and number literals longer than
   :data:`~dpcore.limits.MAX_NUMBER_CHARS` (before Python turns them into integers).
@@ -19,6 +21,7 @@ import gzip
 import hashlib
 import io
 import json
+import math
 import re
 import zlib
 from pathlib import Path
@@ -29,8 +32,8 @@ import numpy as np
 from .limits import MAX_JSON_DEPTH, MAX_NUMBER_CHARS, MB
 from .validation import InputError
 
-__all__ = ["LFS_POINTER_PREFIX", "decode_text", "gunzip", "json_depth", "load_json", "printable", "read_data_file",
-           "read_file", "site_label", "size_text", "values_text"]
+__all__ = ["LFS_POINTER_PREFIX", "decode_text", "gunzip", "json_depth", "json_ready", "load_json", "printable",
+           "read_data_file", "read_file", "site_label", "size_text", "values_text"]
 
 _CHUNK = 1 << 20
 # A string literal, its closing quote optional: an unterminated string then ends the scan in one match (linear
@@ -191,6 +194,21 @@ def load_json(text: str, what: str = "JSON") -> Any:
                          "json") from None
     except RecursionError:  # pragma: no cover - the depth scan refuses such text first
         raise InputError(f"the {what} is nested too deeply", "json") from None
+
+
+def json_ready(x: Any) -> Any:
+    """``x`` ready for :func:`json.dumps`: numpy scalars and arrays (anything with ``tolist``) as Python values,
+    non-finite floats as None (JSON has no NaN or infinity), dict keys as strings, tuples as lists."""
+    tolist = getattr(x, "tolist", None)
+    if callable(tolist):  # numpy arrays and scalars (np.float64 is a float too: its NaN is caught below all the same)
+        return json_ready(tolist())
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {str(k): json_ready(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [json_ready(v) for v in x]
+    return x
 
 
 def printable(text: object) -> str:

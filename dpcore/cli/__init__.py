@@ -21,7 +21,7 @@ import tempfile
 from typing import Any, NoReturn
 
 from ..outfiles import check_output
-from ..textio import printable
+from ..textio import json_ready, printable
 from ..validation import InputError
 
 COMMAND_MODULES = ("design", "otd", "pca", "lda", "sweep", "plan")
@@ -48,18 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def print_json(data: Any) -> None:
-    """JSON on stdout; non-finite numbers become null so any JSON reader accepts it."""
-
-    def clean(x: Any) -> Any:
-        if isinstance(x, float) and (x != x or x in (float("inf"), float("-inf"))):
-            return None
-        if isinstance(x, dict):
-            return {k: clean(v) for k, v in x.items()}
-        if isinstance(x, (list, tuple)):
-            return [clean(v) for v in x]
-        return x
-
-    json.dump(clean(data), sys.stdout, indent=2)
+    """JSON on stdout; non-finite numbers become null so any JSON reader accepts it
+    (:func:`~dpcore.textio.json_ready`)."""
+    json.dump(json_ready(data), sys.stdout, indent=2)
     sys.stdout.write("\n")
 
 

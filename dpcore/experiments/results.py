@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 import scipy.stats
 
+from ..textio import json_ready
 from ..validation import InputError
 from .cache import lookup_result, store_result
 from .designs import sweep_guarantees
@@ -117,7 +118,7 @@ class SweepResult:
     def export_json(self) -> str:
         """Everything a reader needs without the tool: the spec (settings and seed), dpcore's version, the status,
         the summary, the gains, every view's guarantee, the notes (non-finite numbers as null)."""
-        return json.dumps(_finite({"kind": "dpcore sweep", **self.to_dict()}), indent=2)
+        return json.dumps(json_ready({"kind": "dpcore sweep", **self.to_dict()}), indent=2)
 
     def summary_of(self, algorithm: str, metric: str) -> pd.DataFrame:
         """The summary rows of one algorithm and metric, in grid order."""
@@ -136,18 +137,6 @@ class SweepResult:
                 "seconds": self.seconds, "summary": self.summary.to_dict(orient="records"),
                 "gains": self.gains.to_dict(orient="records"),
                 "guarantees": self.guarantees().to_dict(orient="records"), "notes": list(self.notes)}
-
-
-def _finite(x: Any) -> Any:
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    if isinstance(x, (np.floating, np.integer, np.bool_)):
-        return _finite(x.item())
-    if isinstance(x, dict):
-        return {str(k): _finite(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_finite(v) for v in x]
-    return x
 
 
 def sweep_result(spec: SweepSpec, tables: Sequence[pd.DataFrame], *, seconds: float = 0.0) -> SweepResult:

@@ -17,7 +17,7 @@ from ..experiments.families import FAMILIES
 from ..family import DataLoader
 from ..optional import plotly_objects
 from ..pca.planning import upload_dataset
-from ..textio import printable
+from ..textio import json_ready, printable
 from .check import CheckResult
 from .knobs import at_value, short_of
 from .plan import PlanResult
@@ -45,27 +45,15 @@ def plan_records(result: PlanResult, check: CheckResult | None = None) -> dict[s
     return out
 
 
-def _clean(x: Any) -> Any:
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    if isinstance(x, (np.floating, np.integer)):
-        return _clean(x.item())
-    if isinstance(x, dict):
-        return {str(k): _clean(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_clean(v) for v in x]
-    return x
-
-
 def plan_json(result: PlanResult, check: CheckResult | None = None) -> str:
     """The JSON download (non-finite numbers as null)."""
-    return json.dumps(_clean(plan_records(result, check)), indent=2)
+    return json.dumps(json_ready(plan_records(result, check)), indent=2)
 
 
 def plan_csv(result: PlanResult, check: CheckResult | None = None) -> str:
     """The CSV download, one value per row: section, name, field, value (settings, question, answers, check, curve,
     guarantees), so it carries the same facts as the JSON."""
-    rec = _clean(plan_records(result, check))
+    rec = json_ready(plan_records(result, check))
     rows: list[tuple] = [("meta", "dpcore", "version", rec["version"]), ("meta", "planner", "seed", rec["seed"]),
                          ("meta", "planner", "sentence", rec["sentence"]), ("meta", "data", "description", rec["data"])]
     rows += [("question", "question", k, json.dumps(v) if isinstance(v, (list, dict)) else v)
@@ -178,7 +166,7 @@ def _summary_lines(result: PlanResult, check: CheckResult | None) -> list[str]:
 def plan_html(result: PlanResult, check: CheckResult | None = None) -> str:
     """A one-file HTML report: the summary (computed sentences), the question and data, the curve (plotly.js embedded,
     opens offline), the limits, the guarantees of every view and the check."""
-    rec = _clean(plan_records(result, check))
+    rec = json_ready(plan_records(result, check))
     esc = html.escape
     parts = [f"<h1>{esc(FAMILIES[result.family].cape)}: what do we need?</h1>",
              "<h2>Summary</h2><ul>" + "".join(f"<li>{esc(printable(t))}</li>" for t in _summary_lines(result, check))

@@ -7,17 +7,14 @@ import csv
 import html
 import io
 import json
-import math
 import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from ..optional import plotly_objects
-from ..textio import printable
+from ..textio import json_ready, printable
 
-__all__ = ["NUMBERS_MARK", "Report", "clean", "plotly_objects", "report_csv", "report_html", "report_json",
+__all__ = ["NUMBERS_MARK", "Report", "plotly_objects", "report_csv", "report_html", "report_json",
            "script_text", "version"]
 
 NUMBERS_MARK = "DPCORE-NUMBERS "
@@ -27,21 +24,6 @@ NUMBERS_MARK = "DPCORE-NUMBERS "
 def version() -> str:
     """dpcore's version (``dpcore.__version__``; the package is imported whenever this module is)."""
     return str(sys.modules[__name__.split(".")[0]].__version__)
-
-
-def clean(x: Any) -> Any:
-    """JSON-ready: numpy scalars and arrays as Python values, non-finite numbers as None."""
-    if isinstance(x, np.ndarray):
-        return clean(x.tolist())
-    if isinstance(x, (np.floating, np.integer, np.bool_)):
-        return clean(x.item())
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    if isinstance(x, dict):
-        return {str(k): clean(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [clean(v) for v in x]
-    return x
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -68,7 +50,7 @@ class Report:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return clean({"kind": self.kind, "title": self.title, "version": version(), "seed": self.seed,
+        return json_ready({"kind": self.kind, "title": self.title, "version": version(), "seed": self.seed,
                       "settings": self.settings, "scenario": self.scenario, "summary": list(self.summary),
                       "results": self.results, "numbers": self.numbers, "guarantees": self.guarantees,
                       "notes": list(self.notes), **self.extra})
