@@ -7,6 +7,7 @@
   is refused with the position of the first byte that is not UTF-8 and what to do.
 * :func:`json_ready` is the other direction: a value written as JSON (numpy scalars and arrays as Python values,
   non-finite numbers as null, so any JSON reader accepts it).
+* :func:`long_csv` writes the downloads' one-value-per-row CSV (section, name, field, value).
 * :func:`load_json` refuses nesting deeper than :data:`~dpcore.limits.MAX_JSON_DEPTH` (a scan of the brackets
   outside strings, before the parser's recursion) and number literals longer than
   :data:`~dpcore.limits.MAX_NUMBER_CHARS` (before Python turns them into integers).
@@ -17,6 +18,7 @@ Every failure is an :class:`~dpcore.validation.InputError` whose message says wh
 from __future__ import annotations
 
 import codecs
+import csv
 import gzip
 import hashlib
 import io
@@ -24,6 +26,7 @@ import json
 import math
 import re
 import zlib
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +35,8 @@ import numpy as np
 from .limits import MAX_JSON_DEPTH, MAX_NUMBER_CHARS, MB
 from .validation import InputError
 
-__all__ = ["LFS_POINTER_PREFIX", "decode_text", "gunzip", "json_depth", "json_ready", "load_json", "printable",
-           "read_data_file", "read_file", "site_label", "size_text", "values_text"]
+__all__ = ["LFS_POINTER_PREFIX", "LONG_CSV_HEADER", "decode_text", "gunzip", "json_depth", "json_ready", "load_json",
+           "long_csv", "printable", "read_data_file", "read_file", "site_label", "size_text", "values_text"]
 
 _CHUNK = 1 << 20
 # A string literal, its closing quote optional: an unterminated string then ends the scan in one match (linear
@@ -209,6 +212,20 @@ def json_ready(x: Any) -> Any:
     if isinstance(x, (list, tuple)):
         return [json_ready(v) for v in x]
     return x
+
+
+LONG_CSV_HEADER = ("section", "name", "field", "value")
+"""The columns of :func:`long_csv`."""
+
+
+def long_csv(rows: Iterable[tuple[Any, Any, Any, Any]]) -> str:
+    """The CSV of ``rows`` (section, name, field, value: the callers encode a structured value, as JSON) under
+    :data:`LONG_CSV_HEADER`, lines ending in a newline: the downloads that carry the same facts as their JSON."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(LONG_CSV_HEADER)
+    writer.writerows(rows)
+    return buffer.getvalue()
 
 
 def printable(text: object) -> str:

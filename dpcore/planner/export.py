@@ -4,9 +4,7 @@ and a Python script that repeats the check with dpcore and prints the same numbe
 
 from __future__ import annotations
 
-import csv
 import html
-import io
 import json
 import math
 from typing import TYPE_CHECKING, Any
@@ -17,7 +15,7 @@ from ..experiments.families import FAMILIES
 from ..family import DataLoader
 from ..optional import plotly_objects
 from ..pca.planning import upload_dataset
-from ..textio import json_ready, printable
+from ..textio import json_ready, long_csv, printable
 from .check import CheckResult
 from .knobs import at_value, short_of
 from .plan import PlanResult
@@ -76,11 +74,7 @@ def plan_csv(result: PlanResult, check: CheckResult | None = None) -> str:
         for p in rec["check"]["points"]:
             for k, v in p.items():
                 rows.append(("check", f"{p['scheme']}@{p['where']}", k, json.dumps(v) if isinstance(v, list) else v))
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["section", "name", "field", "value"])
-    writer.writerows(rows)
-    return buffer.getvalue()
+    return long_csv(rows)
 
 
 def _noise_axis_title(family: str) -> str:

@@ -3,16 +3,14 @@ section, name, field, value), one-file HTML (plotly.js embedded, opens offline) 
 
 from __future__ import annotations
 
-import csv
 import html
-import io
 import json
 import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..optional import plotly_objects
-from ..textio import json_ready, printable
+from ..textio import json_ready, long_csv, printable
 
 __all__ = ["NUMBERS_MARK", "Report", "plotly_objects", "report_csv", "report_html", "report_json",
            "script_text", "version"]
@@ -80,11 +78,7 @@ def report_csv(report: Report) -> str:
     for g in rec["guarantees"]:
         rows.append(("guarantee", str(g.get("algorithm", "")), str(g.get("view", "")), json.dumps(g)))
     rows += [("note", str(i + 1), "text", n) for i, n in enumerate(rec["notes"])]
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["section", "name", "field", "value"])
-    writer.writerows(rows)
-    return buffer.getvalue()
+    return long_csv(rows)
 
 
 def report_html(report: Report) -> str:
