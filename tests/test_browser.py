@@ -185,6 +185,15 @@ def test_dashboard_pages_fit_a_narrow_window(server, browser):
     page.close()
 
 
+def _sites_grid(page):
+    """Sites and budgets opened, its table drawn: the table's locator and its bounding box."""
+    _goto(page, "Sites and budgets")
+    grid = page.locator('[data-testid="stDataFrame"]').first
+    grid.wait_for(timeout=30_000)
+    page.wait_for_timeout(1000)  # the grid draws on a canvas after the element appears
+    return grid, grid.bounding_box()
+
+
 def _edit_grid_cell(page, x: float, y: float, text: str, attempts: int = 4) -> None:
     """Type ``text`` into the data-editor cell at (x, y): select it, open its editor (an <input class="gdg-input">
     over the canvas), fill and commit. A click can land while the grid is still being laid out: retry then."""
@@ -214,11 +223,7 @@ def test_editing_the_sites_table_reaches_the_noise_design_page(server, browser):
     from dpcore.scenario import default_scenario
 
     page = _open(browser, server, 1280)
-    _goto(page, "Sites and budgets")
-    grid = page.locator('[data-testid="stDataFrame"]').first
-    grid.wait_for(timeout=30_000)
-    page.wait_for_timeout(1000)  # the grid draws on a canvas after the element appears
-    box = grid.bounding_box()
+    _, box = _sites_grid(page)
     header = row = 35  # glide-data-grid default heights in Streamlit
     x = box["x"] + 150  # row-selector (~33 px) and site (~80 px) columns, then N_s
     y = box["y"] + header + 2 * row + row / 2  # third row: site C
@@ -270,11 +275,7 @@ def test_typing_n_1e19_into_the_sites_table_gets_a_message(server, browser):
     """issue 12: a number cell silently reverted 1e19 (and turned "1e19" into 119); N_s is text now, so the value
     reaches the check and the message says what is allowed, next to the table."""
     page = _open(browser, server, 1280)
-    _goto(page, "Sites and budgets")
-    grid = page.locator('[data-testid="stDataFrame"]').first
-    grid.wait_for(timeout=30_000)
-    page.wait_for_timeout(1000)
-    box = grid.bounding_box()
+    _, box = _sites_grid(page)
     x, y = box["x"] + 150, box["y"] + 35 + 2 * 35 + 35 / 2  # N_s of the third row (site C)
     for typed in ("1e19", "10000000000000000000"):
         _edit_grid_cell(page, x, y, typed)

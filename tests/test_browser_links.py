@@ -7,7 +7,17 @@ from __future__ import annotations
 from urllib.parse import unquote
 
 import pytest
-from test_browser import _assert_clean, _edit_grid_cell, _goto, _headline, _open, _wait_idle, browser, server  # noqa: F401
+from test_browser import (  # noqa: F401
+    _assert_clean,
+    _edit_grid_cell,
+    _goto,
+    _headline,
+    _open,
+    _sites_grid,
+    _wait_idle,
+    browser,
+    server,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -66,11 +76,7 @@ def test_typing_every_number_format_into_the_sites_table(server, browser):  # no
     """δ typed as 1e-5 (the format its own column shows) was stored as -15; now every format is stored as typed, and a
     decimal comma gets a message next to the table."""
     page = _open(browser, server, 1280)
-    _goto(page, "Sites and budgets")
-    grid = page.locator('[data-testid="stDataFrame"]').first
-    grid.wait_for(timeout=30_000)
-    page.wait_for_timeout(1000)
-    box = grid.bounding_box()
+    grid, box = _sites_grid(page)
     row = lambda i: box["y"] + 35 + i * 35 + 35 / 2  # noqa: E731 - header, then rows of 35 px
     n_x, eps_x, delta_x = box["x"] + 150, box["x"] + 230, box["x"] + 310
     for typed, value in (("1e-5", 1e-5), ("2E-05", 2e-5), ("0.00003", 3e-5), ("1e-06", 1e-6)):
