@@ -35,7 +35,6 @@ import gzip
 import os
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -56,7 +55,8 @@ from bench_pages import (  # noqa: E402
     CHROMIUM_ARGS,
     USABLE_JS,
     _cpu,
-    _free_port,
+    start_server,
+    stop_server,
 )
 
 TARGET_FIRST_PAGE_S = 8.0
@@ -77,37 +77,6 @@ BURST_TIMEOUT_S = 600.0
 
 
 # ------------------------------------------------------------------------------------------------ servers
-
-def start_server(app: Path, *, extra: tuple[str, ...] = ()) -> tuple[subprocess.Popen, str]:
-    """``streamlit run app`` on a free loopback port, as bench_pages starts it; (process, base url) once healthy."""
-    port = _free_port()
-    env = dict(os.environ, PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none", *extra],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(480):
-        try:
-            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    return proc, url
-        except OSError:
-            time.sleep(0.25)
-    stop(proc)
-    raise RuntimeError(f"streamlit ({app.name}) did not become healthy within 120 s")
-
-
-def stop(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
 
 # ------------------------------------------------------------------------------------------------ the burst
 
@@ -340,7 +309,7 @@ def main() -> int:
             if not args.no_browser:
                 floor_direct = _browser_loads(url, proc.pid, [("", "trivial", "Floor")], args.repeat)[1]["trivial"]
         finally:
-            stop(proc)
+            stop_server(proc)
     floor_page = [b.first_page_max for b in floor_bursts]
     rows.append(_line(f"floor: {args.sessions} visitors, trivial page, last (s)", floor_page, None))
     if floor_direct:
@@ -354,7 +323,7 @@ def main() -> int:
             try:
                 cold.extend(_repeat(1, lambda u=url, p=proc.pid: burst(u, p, args.sessions, assets=assets)))
             finally:
-                stop(proc)
+                stop_server(proc)
         rows.append(_line(f"cold server: {args.sessions} visitors' first page, last", [b.first_page_max for b in cold],
                           floor_page, f"target {TARGET_FIRST_PAGE_S:g} s"))
         rows.append(_line("cold server: health check, slowest answer", [b.health_max for b in cold], None,
@@ -364,7 +333,7 @@ def main() -> int:
         burst(url, proc.pid, 1, assets=assets)  # the teacher opens Home first
         warm = _repeat(args.repeat, lambda: burst(url, proc.pid, args.sessions, assets=assets))
     finally:
-        stop(proc)
+        stop_server(proc)
     rows.append(_line(f"warm server: {args.sessions} visitors, slowest first byte", [b.first_byte_max for b in warm],
                       None))
     rows.append(_line(f"warm server: {args.sessions} visitors' first page, median", [b.first_page_median for b in warm],
@@ -384,7 +353,7 @@ def main() -> int:
         try:
             first, loads = _browser_loads(url, proc.pid, list(DIRECT_PAGES), args.repeat)
         finally:
-            stop(proc)
+            stop_server(proc)
         for _stem, title, _ in DIRECT_PAGES:
             rows.append(_line(f"first load after server start: {title} (s)", [first[title]], floor_direct))
         home_direct = loads["Home"]

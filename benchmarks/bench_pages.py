@@ -57,25 +57,37 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _start_server() -> tuple[subprocess.Popen, str]:
+def start_server(app: Path = ROOT / "app.py", *, extra: tuple[str, ...] = ()) -> tuple[subprocess.Popen, str]:
+    """``streamlit run app`` (``extra``: more ``streamlit run`` options) on a free loopback port, one BLAS thread;
+    (process, base url) once its health check answers, within 120 s."""
     port = _free_port()
     env = dict(os.environ, PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
+        [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true",
          "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"],
+         "--server.fileWatcherType", "none", *extra],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}"
-    for _ in range(240):
+    for _ in range(480):
         try:
             with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
                 if r.status == 200:
                     return proc, url
         except OSError:
-            time.sleep(0.5)
-    proc.kill()
-    raise RuntimeError("streamlit did not become healthy within 120 s")
+            time.sleep(0.25)
+    stop_server(proc)
+    raise RuntimeError(f"streamlit ({Path(app).name}) did not become healthy within 120 s")
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    """Ask the server to stop; kill it when it has not within 10 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def _heading(info) -> str:
@@ -181,7 +193,7 @@ def main() -> int:
 
     chosen = [p for p in PAGES if not args.pages or Path(p.path).stem in args.pages]
     home_title = _heading(PAGES[0])
-    proc, url = _start_server()
+    proc, url = start_server()
     slow = False
     try:
         with sync_playwright() as pw:
@@ -211,11 +223,7 @@ def main() -> int:
               "server and of chromium (all its processes) during the navigation, medians; on a busy machine the "
               "wall-clock time can be several times their sum.")
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_server(proc)
     return 1 if slow else 0
 
 

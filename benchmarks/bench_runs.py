@@ -43,7 +43,7 @@ from pathlib import Path  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.bench_pages import CHROMIUM, CHROMIUM_ARGS, Sample, _measure, _start_server  # noqa: E402
+from benchmarks.bench_pages import CHROMIUM, CHROMIUM_ARGS, Sample, _measure, start_server, stop_server  # noqa: E402
 from benchmarks.bench_scale import run_case  # noqa: E402
 from benchmarks.floors import Floors, measure_floors, ratio  # noqa: E402
 
@@ -210,7 +210,7 @@ def main() -> int:
         return _finish(missed)
     from playwright.sync_api import sync_playwright
 
-    proc, url = _start_server()
+    proc, url = start_server()
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
@@ -226,11 +226,7 @@ def main() -> int:
                       f"{os.getloadavg()[0]:5.1f}  < {case.target:g} s{flag}", flush=True)
             browser.close()
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except Exception:  # noqa: BLE001 - a server that does not stop is killed
-            proc.kill()
+        stop_server(proc)
     return _finish(missed)
 
 
