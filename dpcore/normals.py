@@ -31,8 +31,8 @@ import numpy as np
 
 from .limits import MAX_DRAW_THREADS
 
-__all__ = ["CHUNK_NORMALS", "NormalStream", "chunk_width", "draw_threads", "map_chunks", "set_draw_threads",
-           "stage_stream"]
+__all__ = ["CHUNK_NORMALS", "NormalStream", "available_cpus", "chunk_width", "draw_threads", "map_chunks",
+           "set_draw_threads", "stage_stream"]
 
 CHUNK_NORMALS = 1 << 17
 """Standard normals per chunk (1 MiB of float64): large enough that making its generator (about 20 us) is a few
@@ -108,15 +108,19 @@ def set_draw_threads(threads: int | None) -> None:
     _THREADS = None if threads is None else max(1, min(int(threads), MAX_DRAW_THREADS))
 
 
+def available_cpus() -> int:
+    """CPUs this process may run on (the draws' threads here, :mod:`dpcore.workers`' processes there)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
 def draw_threads() -> int:
     """Threads for one call of :func:`map_chunks` (:func:`set_draw_threads`)."""
     if _THREADS is not None:
         return _THREADS
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        cpus = 1
-    return max(1, min(cpus, MAX_DRAW_THREADS))
+    return max(1, min(available_cpus(), MAX_DRAW_THREADS))
 
 
 def _pool() -> ThreadPoolExecutor:

@@ -40,7 +40,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from .limits import MAX_WORKERS
-from .normals import set_draw_threads
+from .normals import available_cpus, set_draw_threads
 from .validation import InputError
 
 __all__ = ["WORKERS_ENV", "Task", "Tick", "run_tasks", "warm_up", "worker_count"]
@@ -59,14 +59,6 @@ _PRELOAD = ["numpy", "scipy.linalg", "pandas", "dpcore.experiments"]
 _POLL_SECONDS = 0.05
 _START_LOCK = threading.Lock()
 _IDLE_LOCK = threading.Lock()
-
-
-def available_cpus() -> int:
-    """CPUs this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
 
 
 def _check_count(value: Any, where: str) -> int:
