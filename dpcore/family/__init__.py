@@ -22,7 +22,7 @@ from .descriptor import Family
 from .entry import GUARANTEES, Algorithm, GuaranteeContext, GuaranteeRule, RunContext, Runner, Sizes
 from .fit import Fit, front_scenario
 from .metrics import Metric, metric_table
-from .planner import DataLoader, FamilyPlanner, PlannerData, PlannerSource
+from .planner import DataLoader, FamilyPlanner, PlannerData, PlannerSource, nested_subsample
 from .sweep import FamilyPlan, FamilySweep, GridPoint, grid_design, result_rows, sweep_points
 
 __all__ = [
@@ -50,6 +50,7 @@ __all__ = [
     "front_scenario",
     "grid_design",
     "metric_table",
+    "nested_subsample",
     "progress_tick",
     "result_rows",
     "run_comparison",

@@ -18,8 +18,10 @@ from typing import Any
 import numpy as np
 
 from ..scenario import Scenario
+from ..seeding import PLANNER_SUBSAMPLE_STREAM, stream_rng
+from ..validation import InputError
 
-__all__ = ["DataLoader", "FamilyPlanner", "PlannerData", "PlannerSource"]
+__all__ = ["DataLoader", "FamilyPlanner", "PlannerData", "PlannerSource", "nested_subsample"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -118,3 +120,13 @@ class FamilyPlanner:
     percent: bool = False
     sources: dict[str, PlannerSource] = field(default_factory=dict)
     data_scale: Callable[[PlannerData, Scenario], float] | None = None
+
+
+def nested_subsample(available: int, n: int, seed: int, *, unit: str, source: str) -> np.ndarray:
+    """The rows (sorted, so in the file's order) of the ``n`` of ``available`` samples or documents the sites hold at a
+    planner answer on the user's data: the first n of one permutation (stream (seed, PLANNER_SUBSAMPLE_STREAM)), so a
+    smaller n holds a subset of a larger n's; all of them at n = available. More than ``available`` is refused
+    (``unit``: "samples" or "documents"; ``source``: where they come from, e.g. the file's name)."""
+    if n > available:
+        raise InputError(f"the sites hold N = {n:,} {unit} in all, more than the {available:,} of {source}", "sites")
+    return np.sort(stream_rng(seed, PLANNER_SUBSAMPLE_STREAM).permutation(available)[:n])

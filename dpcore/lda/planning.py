@@ -24,14 +24,13 @@ from ..cape import conventional_std, dp_floor
 from ..cape import stage_taus as cape_stage_taus
 from ..cape.guarantee import run_guarantee_records
 from ..data import NOT_PRIVATE_VOCABULARY, Corpus, load_bundled_corpus, parse_text_corpus
-from ..family import FamilyPlanner, PlannerData, PlannerSource, RunContext
+from ..family import FamilyPlanner, PlannerData, PlannerSource, RunContext, nested_subsample
 from ..limits import MAX_TEXT_BYTES
 from ..scenario import Scenario, equal_sites_scenario
 from ..seeding import (
     LDA_MODEL_STREAM,
     LDA_REFERENCE_STREAM,
     PLANNER_SAMPLE_STREAM,
-    PLANNER_SUBSAMPLE_STREAM,
     UPLOAD_SPLIT_STREAM,
     planner_rng,
     stream_rng,
@@ -128,10 +127,7 @@ def planner_problem(corpus: Corpus, k: int, alpha0: float, scenario: Scenario, s
     subset of a larger N's) dealt to its sites in proportion to N_s as the Topic models page deals a corpus
     (:func:`~dpcore.lda.corpus_lda_problem`, stream (seed, UPLOAD_SPLIT_STREAM))."""
     n = scenario.total_n
-    if n > corpus.n:
-        raise InputError(f"the sites hold N = {n:,} documents in all, more than the {corpus.n:,} of the corpus",
-                         "sites")
-    rows = np.sort(stream_rng(seed, PLANNER_SUBSAMPLE_STREAM).permutation(corpus.n)[:n])
+    rows = nested_subsample(corpus.n, n, seed, unit="documents", source="the corpus")
     return corpus_lda_problem(corpus.rows(rows), k, alpha0, scenario.sizes / n, stream_rng(seed, UPLOAD_SPLIT_STREAM))
 
 

@@ -29,14 +29,13 @@ from ..cape import conventional_std, dp_floor
 from ..cape import stage_taus as cape_stage_taus
 from ..cape.guarantee import run_guarantee_records
 from ..data import Corpus, parse_numeric_csv, parse_uploaded_documents
-from ..family import FamilyPlanner, PlannerData, PlannerSource, RunContext
+from ..family import FamilyPlanner, PlannerData, PlannerSource, RunContext, nested_subsample
 from ..limits import MAX_TEXT_BYTES, MAX_UPLOAD_BYTES
 from ..scenario import Scenario, equal_sites_scenario
 from ..seeding import (
     OTD_MODEL_STREAM,
     OTD_REFERENCE_STREAM,
     PLANNER_SAMPLE_STREAM,
-    PLANNER_SUBSAMPLE_STREAM,
     planner_rng,
     stream_rng,
 )
@@ -155,15 +154,6 @@ def _one_site(n: int) -> Scenario:
     return equal_sites_scenario(1, n, 1.0, 1e-5)
 
 
-def _rows(upload: OtdUpload, n: int, seed: int) -> np.ndarray:
-    """The ``n`` samples the sites hold: the first n of one permutation of all of them (stream (seed,
-    PLANNER_SUBSAMPLE_STREAM)), kept in the file's order (all of them: the file as it is)."""
-    if n > upload.n:
-        raise InputError(f"the sites hold N = {n:,} samples in all, more than the {upload.n:,} of {upload.name}",
-                         "sites")
-    return np.sort(stream_rng(seed, PLANNER_SUBSAMPLE_STREAM).permutation(upload.n)[:n])
-
-
 def _scale(upload: OtdUpload, k: int, seed: int) -> tuple[OtdProblem, float, float]:
     """All the samples pooled as one site (:func:`~dpcore.otd.upload_problem`), the bound they were divided by and
     sigma^2 in the data's units (MOG; the user's, or read from all of them as the capeAGN page reads them)."""
@@ -181,7 +171,7 @@ def planner_problem(upload: OtdUpload, k: int, scenario: Scenario, seed: int) ->
     dealt to its sites as the capeAGN page deals an upload (:func:`~dpcore.otd.upload_problem`); MOG samples divided
     by the bound of all of them, with the sigma^2 of all of them (so a subsample is not rescaled by its own largest
     norm)."""
-    rows = _rows(upload, scenario.total_n, seed)
+    rows = nested_subsample(upload.n, scenario.total_n, seed, unit="samples", source=upload.name)
     _, bound, sigma2 = _scale(upload, k, seed)
     if upload.kind == "mog":
         return upload_problem(upload.values[rows], k, scenario, seed, sigma2=sigma2, norm_bound=bound)
