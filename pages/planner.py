@@ -178,13 +178,14 @@ if check is not None:
 st.subheader("Take it with you")
 a, b, c, d = st.columns(4)
 stem = f"plan_{family}_{solve}"
-a.download_button("Download JSON", plan_json(result, check), f"{stem}.json", "application/json", key="plan_dl_json",
-                  on_click="ignore")
-b.download_button("Download CSV", plan_csv(result, check), f"{stem}.csv", "text/csv", key="plan_dl_csv",
+# Each built when it is asked for, as the other pages' downloads (pages/shared/reports.py), not on every rerun.
+a.download_button("Download JSON", lambda: plan_json(result, check), f"{stem}.json", "application/json",
+                  key="plan_dl_json", on_click="ignore")
+b.download_button("Download CSV", lambda: plan_csv(result, check), f"{stem}.csv", "text/csv", key="plan_dl_csv",
                   on_click="ignore")
 c.download_button("Download HTML report", lambda: plan_html(result, check), f"{stem}.html", "text/html",
                   key="plan_dl_html", on_click="ignore")
-d.download_button("Download Python script", plan_script(result, CHECK_RUNS), f"{stem}.py",
+d.download_button("Download Python script", lambda: plan_script(result, CHECK_RUNS), f"{stem}.py",
                   "text/x-python", key="plan_dl_script", on_click="ignore")
 st.caption("The script repeats the check with dpcore and prints the same numbers"
            + (f" (it reads {upload_name} beside it, or the path you give it)." if upload_name else "."))
