@@ -17,6 +17,7 @@ from dpcore.planner.check import CHECK_RUNS
 from dpcore.planner.export import curve_figure, plan_csv, plan_html, plan_json, plan_script
 from dpcore.planner.plan import question_sentence
 from dpcore.planner.sources import planner_sources, read_bundled, read_upload, source_settings
+from dpcore.textio import load_json
 from dpcore.validation import InputError
 from pages.shared.navigation import start_page
 from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error
@@ -64,8 +65,8 @@ OPTION_WIDGETS = {
 @st.cache_resource(max_entries=8, show_spinner="Preparing the data ...")
 def _data(family: str, source: str, upload_digest: str | None, options: str, k: int | None, seed: int,
           _upload: bytes | None, name: str):
-    dataset, loader = (read_upload(family, source, _upload, name, **json.loads(options)) if _upload is not None
-                       else read_bundled(family, source))
+    dataset, loader = (read_upload(family, source, _upload, name, **load_json(options, "loader options"))
+                       if _upload is not None else read_bundled(family, source))
     settings = source_settings(family, source, **({} if k is None else {"k": k}))
     return prepare_data(family, settings, dataset, seed, loader)
 

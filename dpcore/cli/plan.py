@@ -19,7 +19,6 @@ an unreachable target is ``"answer": null`` with a ``"reason"``.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from ..data import VOCABULARY_RULES, parse_vocabulary
@@ -35,7 +34,7 @@ from ..planner.export import plan_csv, plan_html, plan_json, plan_script
 from ..planner.sources import planner_sources, read_bundled, read_upload
 from ..privacy import CALIBRATIONS, NEIGHBOURING
 from ..scenario import Scenario, equal_sites_scenario, load_scenario
-from ..textio import read_file
+from ..textio import load_json, read_file
 from ..validation import InputError
 from . import print_json, say
 from .options import DELTA, EPS, NORM_BOUND, SEED, SITE_SIZE, SITES, WORKERS, integer, real
@@ -194,7 +193,7 @@ def run(args: argparse.Namespace) -> int:
     for flag, path in outputs.items():
         write_atomic(path, texts[flag]())
     if args.json:
-        print_json(json.loads(plan_json(result, check)))
+        print_json(load_json(plan_json(result, check), "plan"))
         return 0
     print(result.sentence)
     for scheme, a in result.answers.items():

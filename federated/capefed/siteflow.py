@@ -121,13 +121,18 @@ class _Site:
         return dp.read_ledger(c.ledger, self.name, c.budget_eps, c.budget_delta)
 
     def commit_budget(self, ctx: RoundContext, stage: dp.RoundStage) -> None:
-        """Record this stage's release in the ledger before it is sent. The first release of a round is allowed
-        only if the whole round fits the total budget; a stage already recorded (a replayed request) is refused."""
-        ledger = self._ledger()
+        """Record this stage's release in the ledger before it is sent, under the ledger's lock (concurrent rounds
+        lose no release). The first release of a round is allowed only if the whole round fits the total budget; a
+        stage already recorded (a replayed request) is refused."""
         entry = dp.release_entry(ctx.plan, stage, self.name, ctx.round_id)
-        if not any(e.round == ctx.round_id for e in ledger.entries):
-            dp.spend(ledger, [dp.release_entry(ctx.plan, s, self.name, ctx.round_id) for s in ctx.plan.stages])
-        dp.write_ledger(self.config.ledger, dp.spend(ledger, [entry]))
+
+        def add(ledger):
+            if not any(e.round == ctx.round_id for e in ledger.entries):
+                dp.spend(ledger, [dp.release_entry(ctx.plan, s, self.name, ctx.round_id) for s in ctx.plan.stages])
+            return dp.spend(ledger, [entry])
+
+        c = self.config
+        dp.update_ledger(c.ledger, self.name, c.budget_eps, c.budget_delta, add)
 
     def check_ledger(self, ctx: RoundContext) -> None:
         ledger = self._ledger()
