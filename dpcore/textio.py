@@ -267,13 +267,14 @@ def _lone_surrogate(value: Any) -> str | None:
 
 
 def load_json(text: str | bytes | bytearray, what: str = "JSON", *, max_bytes: int = MAX_JSON_BYTES,
-              max_depth: int = MAX_JSON_DEPTH) -> Any:
+              max_depth: int = MAX_JSON_DEPTH, surrogates: bool = False) -> Any:
     """Parsed JSON (text, or bytes as UTF-8 or UTF-16 with a byte-order mark), refusing, before they cost anything,
     more than ``max_bytes`` (characters of text, bytes of bytes), nesting deeper than ``max_depth`` (at most
     MAX_JSON_DEPTH) and number literals longer than MAX_NUMBER_CHARS; then strings with a lone surrogate.
     ``NaN`` and ``Infinity`` (which Python writes) parse to floats; the validators refuse them where a finite number
     is needed. Every refusal is an InputError with field "json" (never a RecursionError, UnicodeError or
-    OverflowError)."""
+    OverflowError). ``surrogates=True`` returns strings with lone surrogates as they are, for a caller that refuses
+    them value by value and keeps the rest (a page's settings link)."""
     max_depth = min(int(max_depth), MAX_JSON_DEPTH)
     if not isinstance(text, (str, bytes, bytearray)):
         raise InputError(f"the {what} must be JSON text (got {type(text).__name__})", "json")
@@ -281,7 +282,10 @@ def load_json(text: str | bytes | bytearray, what: str = "JSON", *, max_bytes: i
         raise InputError(f"the {what} has {len(text):,} {'characters' if isinstance(text, str) else 'bytes'}, more "
                          f"than the {max_bytes:,} allowed", "json")
     if not isinstance(text, str):
-        text = decode_text(bytes(text), what)
+        try:
+            text = decode_text(bytes(text), what)
+        except InputError as exc:
+            raise InputError(str(exc), "json") from None
     depth = json_depth(text)
     if depth > max_depth:
         raise InputError(f"the {what} is nested {depth:,} levels deep; at most {max_depth} are allowed", "json")
@@ -295,7 +299,7 @@ def load_json(text: str | bytes | bytearray, what: str = "JSON", *, max_bytes: i
                          "json") from None
     except RecursionError:  # pragma: no cover - the depth scan refuses such text first
         raise InputError(f"the {what} is nested too deeply", "json") from None
-    lone = _lone_surrogate(value)
+    lone = None if surrogates else _lone_surrogate(value)
     if lone is not None:
         raise InputError(f"the {what} holds a string with a lone surrogate ({lone}), which is not text; write "
                          "characters as UTF-8", "json")

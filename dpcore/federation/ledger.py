@@ -210,7 +210,7 @@ def spend(ledger: Ledger, releases: Sequence[LedgerEntry]) -> Ledger:
 
 def _refusal(path: Path, doing: str, exc: OSError) -> InputError:
     reason = exc.strerror or str(exc)
-    if exc.errno == errno.ENOENT:
+    if exc.errno == errno.ENOENT and not path.parent.is_dir():
         reason = f"the folder {path.parent} does not exist"
     return InputError(f"cannot {doing} the ledger {path}: {reason}; the site records and releases nothing")
 
@@ -294,6 +294,13 @@ def update_ledger(path: str | Path, site: str, eps_total: float, delta_total: fl
     (:func:`write_ledger`). Returns the ledger written. Nothing is written when anything fails; a change that drops
     or alters a recorded release is refused."""
     path = Path(path)
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = None  # missing (a new ledger), or a problem read_ledger names
+    if mode is not None and not stat.S_ISREG(mode):  # no lock file beside a device, a FIFO or a folder
+        raise InputError(f"the ledger {path} is {file_kind(mode)}, not a regular file; the site records and releases "
+                         "nothing")
     with _locked(path):
         ledger = read_ledger(path, site, eps_total, delta_total)
         after = change(ledger)
