@@ -17,17 +17,28 @@ from dpcore.planner.check import CHECK_RUNS
 from dpcore.planner.export import curve_figure, plan_csv, plan_html, plan_json, plan_script
 from dpcore.planner.plan import question_sentence
 from dpcore.planner.sources import planner_sources, read_bundled, read_upload, source_settings
+from dpcore.scenario.settings_link import Setting
 from dpcore.textio import load_json
 from dpcore.validation import InputError
 from pages.shared.navigation import start_page
-from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error
+from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error, widget_range
 
 scenario = start_page()
 scenario_sidebar(scenario)
 
-DEFAULTS = {"plan_family": "pca", "plan_source": "synthetic", "plan_solve": "n", "plan_site": "every site",
-            "plan_target": 80.0, "plan_error": 0.5, "plan_seed": 0}
-restore_widgets(DEFAULTS, {"plan_family": tuple(FAMILIES), "plan_solve": tuple(KNOBS)})
+# The page's own widgets, one table: drawn with these ranges and choices, and the link (?settings=) checked against
+# them (the data sources of the chosen algorithm and the sites that may move are a part of these choices, below).
+PLAN = {
+    "plan_family": Setting(default="pca", label="Algorithm", choices=tuple(FAMILIES)),
+    "plan_source": Setting(default="synthetic", label="Data",
+                           choices=tuple(dict.fromkeys(s for f in FAMILIES for s in planner_sources(f)))),
+    "plan_solve": Setting(default="n", label="Solve for", choices=tuple(KNOBS)),
+    "plan_site": Setting(default="every site", label="Which sites move", choices=("every site", *scenario.names)),
+    "plan_target": Setting(default=80.0, label="Target (% of the non-private result)", low=1.0, high=100.0),
+    "plan_error": Setting(default=0.5, label="Target (at most)", low=0.001, high=10.0),
+    "plan_seed": Setting(default=0, label="Seed", low=0, high=MAX_SEED),
+}
+restore_widgets(PLAN)
 
 
 def _vocabulary(col) -> list[str] | None:
@@ -105,10 +116,12 @@ if st.session_state.get("plan_site") not in site_choices:
 site = right.selectbox("Which sites move", site_choices, key="plan_site")
 metric = FAMILIES[family].metrics[hooks.metric]
 if hooks.percent:
-    target = left.number_input("Target (% of the non-private result)", 1.0, 100.0, step=1.0, key="plan_target") / 100
+    target = left.number_input("Target (% of the non-private result)", **widget_range(PLAN, "plan_target"), step=1.0,
+                               key="plan_target") / 100
 else:
-    target = left.number_input(f"Target {metric.words} (at most)", 0.001, 10.0, step=0.05, key="plan_error")
-seed = right.number_input("Seed", 0, MAX_SEED, key="plan_seed")
+    target = left.number_input(f"Target {metric.words} (at most)", **widget_range(PLAN, "plan_error"), step=0.05,
+                               key="plan_error")
+seed = right.number_input("Seed", **widget_range(PLAN, "plan_seed"), key="plan_seed")
 if src.upload and uploaded is None:
     st.info("Upload a file to plan on your own data.", icon=":material/upload:")
     st.stop()

@@ -63,6 +63,8 @@ CHART_MARGIN = {"l": 10, "r": 10, "t": 10, "b": 10}
 CHART_CONFIG = {"displaylogo": False, "displayModeBar": "hover"}
 
 REMEMBERED_KEY = "_remembered_widget_keys"
+SETTINGS_TABLE_KEY = "_settings_table"
+"""Every widget a page restored, key -> its Setting (what the page's table says it allows), for the tests."""
 log = logging.getLogger("dpcore.dashboard")
 
 
@@ -177,6 +179,7 @@ def restore_widgets(settings: Mapping[str, Any], valid: Mapping[str, object] | N
     defaults = {key: s.default for key, s in settings.items()}
     registered = st.session_state.setdefault(REMEMBERED_KEY, set())
     registered.update(defaults)
+    st.session_state.setdefault(SETTINGS_TABLE_KEY, {}).update(settings)
     _apply_settings_link(settings)
     for key, setting in settings.items():
         if key in st.session_state:
@@ -220,8 +223,8 @@ def _linked_settings() -> dict[str, object]:
     if not value or len(value) > MAX_SETTINGS_QUERY_CHARS:
         return {}
     try:
-        data = load_json(value, "page settings")
-    except InputError:
+        data = load_json(value, "page settings", max_bytes=MAX_SETTINGS_QUERY_CHARS, surrogates=True)
+    except InputError:  # (a lone surrogate is kept: the value's own group refuses it, naming it, and keeps the rest)
         return {}
     return data if isinstance(data, dict) else {}
 
