@@ -10,7 +10,7 @@ import sys
 
 import numpy as np
 import pytest
-from test_browser import ROOT, _assert_clean, _goto, _wait_idle, browser, server  # noqa: F401
+from test_browser import ROOT, _assert_clean, _goto, _page, _rerun, _wait_idle, browser, server  # noqa: F401
 
 from dpcore.notation import symbolic
 from dpcore.planner.export import SCRIPT_MARK
@@ -29,26 +29,21 @@ def test_planner_on_an_upload_with_check_exports_and_script(server, browser, tmp
     upload = tmp_path / "consortium.csv"
     _csv(upload)
     context = browser.new_context(viewport={"width": 1280, "height": 1000}, accept_downloads=True)
-    page = context.new_page()
+    page = _page(context, 1280)
     page.goto(server, wait_until="domcontentloaded")
     _wait_idle(page)
     _goto(page, "Planner")
     page.locator(".st-key-plan_source").click()
-    page.get_by_role("option", name="your own CSV (one sample per row)").click()
-    _wait_idle(page)
-    page.locator('.st-key-plan_upload_upload input[type="file"]').set_input_files(str(upload))
-    _wait_idle(page)
-    page.get_by_text("ε", exact=True).click()
-    _wait_idle(page)
-    page.get_by_role("button", name="Plan").click()
-    _wait_idle(page)
+    _rerun(page, page.get_by_role("option", name="your own CSV (one sample per row)").click)
+    _rerun(page, lambda: page.locator('.st-key-plan_upload_upload input[type="file"]').set_input_files(str(upload)))
+    _rerun(page, page.get_by_text("ε", exact=True).click)
+    _rerun(page, page.get_by_role("button", name="Plan").click)
     sentence = page.locator('[data-testid="stAlertContentSuccess"]').first.inner_text(timeout=120_000)
     sentence = sentence.strip().split("\n")[-1]  # after the icon's name
     assert sentence.startswith("capePCA reaches 80% of the non-private result with ε of every site")
     _assert_clean(page, "planner after Plan")
     page.get_by_role("button", name="Check: run capePCA").click()
-    _wait_idle(page)
-    page.get_by_text("target met").first.wait_for(timeout=180_000)
+    page.get_by_text("target met").first.wait_for(timeout=300_000)
     _assert_clean(page, "planner after the check")
     files = {}
     for name in ("JSON", "CSV", "HTML report", "Python script"):
