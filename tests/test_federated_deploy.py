@@ -105,6 +105,65 @@ def test_a_code_package_is_accepted_only_with_the_reviewed_files(files):
     assert (problem is None) == (not changed), problem
 
 
+def test_the_superlink_listens_on_loopback_and_the_gateway_alone_on_the_public_address(tmp_path):
+    tls = Tls(ca=tmp_path / "ca.crt", certificate=tmp_path / "link.pem", key=tmp_path / "link.key")
+    link = superlink_command(Path("/opt/capefed/venv/bin"), port=9092, tls=tls, database=tmp_path / "state.db")
+    assert link[link.index("--host") + 1] == LOOPBACK and "--insecure" not in link
+    assert "--enable-supernode-auth" in link and link[link.index("--database") + 1] == str(tmp_path / "state.db")
+    assert "--disable-runtime-dependency-installation" in link
+    gateway = gateway_command("python", listen="192.0.2.10:9093", upstream_port=9092, tls=tls)
+    assert gateway[gateway.index("--upstream") + 1] == f"{LOOPBACK}:9092"
+    node = supernode_command(Path("/bin"), superlink="192.0.2.10:9093", runtime_port=9094, node_config='role="site"',
+                             ca=tls.ca, node_key=tmp_path / "key", secret_file=tmp_path / "secret")
+    assert node[node.index("--isolation") + 1] == "process" and node[node.index("--host") + 1] == LOOPBACK
+    assert "--superexec-auth-secret-file" in node and "--insecure" not in node
+    worker = worker_command("python", runtime_port=9094, secret_file=tmp_path / "secret")
+    assert worker[-4:] == ["--runtime", f"{LOOPBACK}:9094", "--secret-file", str(tmp_path / "secret")]
+
+
+def test_trial_certificates_name_the_public_address_and_loopback(tmp_path, capsys):
+    from capefed.certificates import main  # noqa: PLC0415
+    from cryptography import x509  # noqa: PLC0415
+
+    assert main(["--host", "198.18.0.1", "--out", str(tmp_path), "north", "east"]) == 0
+    certificate = x509.load_pem_x509_certificate((tmp_path / "superlink.pem").read_bytes())
+    names = certificate.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert {str(a) for a in names.get_values_for_type(x509.IPAddress)} == {"198.18.0.1", "127.0.0.1"}
+    assert (tmp_path / "node-north.pub").read_text().startswith("ecdsa-sha2-nistp384 ")
+    assert "superlink.pem" in capsys.readouterr().out
+
+
+def _fake_flwr(tmp_path: Path, status: str) -> Path:
+    """A stand-in for the flwr command: ``run`` prints what flwr prints, ``ls`` the run's status as JSON."""
+    script = tmp_path / "flwr"
+    script.write_text("#!/bin/sh\n"
+                      'if [ "$1" = run ]; then echo "Successfully started run 42"; echo "capePCA: done"; exit 0; fi\n'
+                      f"echo '{json.dumps({'success': True, 'runs': [{'run-id': '42', 'status': status}]})}'\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return script
+
+
+@pytest.mark.parametrize(("status", "code"), [("finished:completed", 0), ("finished:failed", 1),
+                                              ("finished:stopped", 1)])
+def test_the_operators_run_exits_non_zero_unless_the_run_completed(tmp_path, status, code, capsys):
+    flwr = _fake_flwr(tmp_path, status)
+    assert runner.main(["app", "link", "--flwr", str(flwr)]) == code
+    assert f"capefed.runner: run 42 {status}" in capsys.readouterr().out
+
+
+def _flwr(federation: Federation, home: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(federation.bin_dir / "flwr"), *args], env=federation.env(home), capture_output=True,
+                          text=True, timeout=120)
+
+
+def _node_ids(federation: Federation) -> set[str]:
+    listed = _flwr(federation, federation.workdir / "homes" / "flwr-run", "supernode", "list", CONNECTION,
+                   "--format", "json")
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    nodes = json.loads(listed.stdout)["nodes"]
+    return {str(n["node-id"]) for n in nodes}
+
+
 def _tampered_app(tmp_path: Path) -> Path:
     """The Flower app with one line added to the site's code: what an operator might upload."""
     app = tmp_path / "tampered-app"

@@ -11,9 +11,8 @@ import subprocess
 import sys
 import time
 
-from capefed.processes import children
-
 from capefed.federation import APP_DIR, REPO_DIR
+from capefed.processes import children
 from capefed.supernode import FLOWER_IDLE_SECONDS, HEARTBEAT_SECONDS, IDLE_SECONDS
 
 CHECK = f"""
