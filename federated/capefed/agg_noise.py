@@ -97,7 +97,8 @@ def _site_setup(r: RoundState, name: str, c: dict[str, Any], blobs: Blobs) -> st
         if (not isinstance(committed, list) or [len(x) if isinstance(x, bytes) else -1 for x in committed] != widths
                 or not verify(key, signature, "commit", *commitments_signature_message(r.digest, r.settings.round_id,
                                                                                         p.stage, name, committed))):
-            return f"site {name}'s commitments to its seeds for stage {p.stage} are malformed or not signed by it"
+            return (f"site {name}'s commitments to its seeds for stage {p.stage} are malformed or not signed by it for "
+                    "this round's plan (it was shown another plan than this one, or they are forged)")
         r.commitments[(p.stage, name)] = committed
         for other, blob, sig in zip(others, sealed, sigs, strict=True):
             blobs[p.stage][(name, other)] = (blob, sig)

@@ -31,12 +31,14 @@ import argparse
 import contextlib
 import hashlib
 import io
+import json
 import logging
 import signal
 import subprocess
 import sys
 import threading
 import time
+import tomllib
 import zipfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -69,9 +71,21 @@ FLOWER_MANIFEST = ".info/CONTENT"
 log = logging.getLogger("capefed.worker")
 
 
+def _canonical(name: str, data: bytes) -> bytes:
+    """What a file's digest is taken of: its bytes, except for ``pyproject.toml``, which ``flwr run`` parses and writes
+    again into the code package (without its comments): there the canonical JSON of its parsed content, so a changed
+    value is a changed file and a comment is not."""
+    if name != "pyproject.toml":
+        return data
+    try:
+        return json.dumps(tomllib.loads(data.decode("utf-8")), sort_keys=True).encode()
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, TypeError, ValueError, RecursionError):
+        return data
+
+
 def code_digests(files: Mapping[str, bytes]) -> dict[str, str]:
-    """SHA-256 of every file, by its path inside the code package."""
-    return {name: hashlib.sha256(data).hexdigest() for name, data in files.items()}
+    """SHA-256 of every file (:func:`_canonical`), by its path inside the code package."""
+    return {name: hashlib.sha256(_canonical(name, data)).hexdigest() for name, data in files.items()}
 
 
 def installed_files() -> dict[str, bytes]:
