@@ -28,7 +28,7 @@ from federated_views import held_from_exchanges, knowledge, worst
 from test_federated_rounds import Intercepting
 
 from dpcore.cape.helper_free import variant_audit
-from dpcore.federation import RoundSettings, SiteBudget, plan_round, release_entry
+from dpcore.federation import RoundSettings, SiteBudget, dropout_audit, plan_round, release_entry
 from dpcore.scenario import Site
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "attacks"))
@@ -138,6 +138,11 @@ def test_a_false_drop_out_never_strips_a_sites_noise(demo, attack, algorithm):
     for stage in outcome.aggregates:
         assert _eps(rows, "east", stage) == 0.0  # never unmasked (or never released)
         assert 0 < _eps(rows, "north", stage) and 0 < _eps(rows, "south", stage)
+        # the survivors' views by conditioning equal the audit of a round with east dropped (aggregator view)
+        audit = dropout_audit(outcome.plan, outcome.plan.stage(stage), ["east"])
+        for row in audit.rows:
+            if row.view == "aggregator":
+                assert math.isclose(_eps(rows, row.site, stage), row.eps_eff, rel_tol=1e-6), (stage, row)
     if attack == "held-back":
         late = _replies(transport, "release", "east")
         assert late and all(r["status"] == "ok" for r in late)
