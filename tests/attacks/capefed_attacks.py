@@ -303,9 +303,28 @@ class Equivocate(Honest):
         return items
 
 
-ATTACKS = {"honest": Honest(), "false-claim-after": FalseClaimAfter(), "false-claim-before": FalseClaimBefore(),
-           "held-back": HeldBack(), "second-claim": SecondClaim(), "two-sets": TwoSets(),
-           "equivocate": Equivocate()}
+class Forge(Honest):
+    """The release requests altered on the way out: in capePCA the helper's share signed by a key of the
+    aggregator's own, in capeAGN the site noise weakened to tau_g,s^2 = 0."""
+
+    def before(self, recorder, items):
+        from capefed.trust import sign  # noqa: PLC0415
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey  # noqa: PLC0415
+
+        key = recorder.state.setdefault("key", Ed25519PrivateKey.generate())
+        for its in items.values():
+            for _, action, payload in its:
+                c = payload.config
+                if action == "release" and c.get("algorithm") == "capePCA" and "sealed_e" in c:
+                    c["helper_signature"] = sign(key, "share", b"forged", c["sealed_e"])
+                if action == "release" and c.get("algorithm") == "capeAGN":
+                    c["var_g"] = 0.0
+        return items
+
+
+ATTACKS = {"honest": Honest(), "forge": Forge(), "false-claim-after": FalseClaimAfter(),
+           "false-claim-before": FalseClaimBefore(), "held-back": HeldBack(), "second-claim": SecondClaim(),
+           "two-sets": TwoSets(), "equivocate": Equivocate()}
 
 
 # -- a site --------------------------------------------------------------------------------------------------------
