@@ -116,9 +116,9 @@ def _confirm(r: RoundState, p: dp.RoundStage, members: list[SiteNode]) -> Genera
     survivors = [x.name for x in members]
     requests = {x.node: Payload(dict(r.context(), stage=p.stage, survivors=survivors)) for x in members}
     for x in members:
-        r.entry(p.stage, 0, dp.AGGREGATOR, site_label(x.name), f"survivor set of stage {p.stage}: "
-                + ", ".join(survivors), (), 0, config_bytes(requests[x.node].config), "control", protocol=False,
-                site=x.name)
+        r.entry(p.stage, 0, dp.AGGREGATOR, site_label(x.name), f"survivor set of stage {p.stage} ({len(survivors)} of "
+                f"{len(r.plan.names)} sites) to sign", (), 0, config_bytes(requests[x.node].config), "control",
+                protocol=False, site=x.name)
     replies = yield from r.exchange("confirm", requests)
     answered = r.answers(replies, members, f"stage {p.stage} confirm", p.stage)
     signatures = []
