@@ -427,3 +427,23 @@ def test_the_aggregator_stops_waiting_after_its_grace_not_flowers_heartbeat():
     assert wait({1, 2}, 10.0)
     quick = _Wait([({1, 2, 3}, 2, 2.0)])
     assert not quick({1, 2}, 0.5) and not quick({1, 2}, 2.4) and quick({1, 2}, 2.5)
+
+
+@pytest.mark.parametrize("stage", ["M2", "M3"])
+@pytest.mark.parametrize("term", ["var_g", "f"])
+def test_every_capeagn_stage_is_checked_like_capepcas(demo, stage, term):
+    """A weakened design at either capeAGN stage (tau_g,s^2 = 0, or the aggregator's f_s scaled by 1e-6: its
+    sample variance on M2 and on M3's dense path under the published law) is refused by every site, naming it."""
+    def weaken(action, node, payload):
+        if action == "release" and payload.config.get("stage") == stage:
+            if term == "var_g":
+                payload.config["var_g"] = 0.0
+            else:
+                payload.arrays["f"] = payload.arrays["f"] * 1e-6
+        return payload
+
+    transport = Intercepting([party_node(n) for n in _fresh_nodes(demo)], request=weaken)
+    outcome = run_round(transport, settings_from_run_config(demo.run_config, "capeAGN", f"weak/{next(_ROUNDS)}"))
+    assert outcome.status == "stopped" and outcome.outputs == {} and set(outcome.sites) == {"east", "north", "south"}
+    assert f"stage {stage}" in outcome.reason
+    assert ("a weakened design" if term == "var_g" else "sample variance") in outcome.reason
