@@ -53,8 +53,10 @@ class Lab:
         aggregator = dict(aggregator or {"attack": "honest"}, dump=str(dump))
         self.control.write_text(json.dumps({"aggregator": aggregator, "sites": sites or {}}))
         out = self.root / f"outcome-{number}.json"
+        # a generous grace: on a loaded machine an honest site may answer seconds after the others, and these tests
+        # are about what the aggregator learns, not about how fast it gives up on a site (bench_federated.py is)
         run_config = dict(self.demo.run_config, algorithms="capePCA", run=number, out=str(out), timeout=60.0,
-                          grace=2.0) | config
+                          grace=8.0) | config
         start = time.monotonic()
         self.federation.run_app(run_config, RUN_TIMEOUT)
         seconds = time.monotonic() - start
@@ -202,10 +204,10 @@ def test_a_1e300_release_is_refused(lab):
 
 
 def test_an_honest_aggregator_and_a_slow_site(lab):
-    """east answers its release request 20 s late; the aggregator drops it after its grace (never waiting for
+    """east answers its release request 30 s late; the aggregator drops it after its grace (never waiting for
     Flower), the round completes without it, and the late release, kept by the aggregator, is never unmasked; the
     outcome names only east."""
-    result = lab.run({"attack": "honest", "late_wait": 60.0}, sites={"east": {"fault": "slow", "seconds": 20}})
+    result = lab.run({"attack": "honest", "late_wait": 60.0}, sites={"east": {"fault": "slow", "seconds": 30}})
     _released_without(lab, result, "east")
     outcome = result["outcome"]
     assert outcome["sites"] == [] and len(outcome["notes"]) == 1 and "site east did not answer" in outcome["notes"][0]
@@ -221,8 +223,9 @@ def test_a_worker_killed_mid_reply_recovers_by_itself(lab):
     assert marker.exists()
     _released_without(lab, result, "east")
     _within_promise(result)
-    again = lab.run()
-    assert again["outcome"]["status"] == "released" and again["outcome"]["took_part"] == ["east", "north", "south"]
+    again = lab.run()  # east answers again: its worker was started anew by its supervisor
+    assert again["outcome"]["status"] == "released" and "east" in again["outcome"]["took_part"]
+    assert not any("site east" in note for note in again["outcome"]["notes"])
 
 
 def test_a_time_limit_of_30_s_ends_the_step_in_about_30_s(lab):

@@ -13,7 +13,7 @@ from . import dp
 
 __all__ = ["DEFAULT_GRACE", "MAX_TIMEOUT", "AggregatorSettings", "check_run_config", "settings_from_run_config"]
 
-DEFAULT_GRACE = 2.0
+DEFAULT_GRACE = 3.0
 """Seconds the aggregator waits for the last releases of a stage once enough sites for the round to survive have
 answered (and at least as long again as that took): a release later than that is a drop-out, never unmasked."""
 
