@@ -23,10 +23,10 @@ from capefed import shares
 from dpcore.cape.audit import effective_sigma
 from dpcore.cape.helper_free import joint_covariance
 from dpcore.cape.noise_variants import NOISE_VARIANTS
-from dpcore.federation import RoundPlan
+from dpcore.federation import RoundPlan, composed_eps
 from dpcore.privacy.calibration import exact_eps
 
-__all__ = ["Held", "Knowledge", "held_from_exchanges", "knowledge", "view_eps"]
+__all__ = ["Held", "Knowledge", "held_from_exchanges", "knowledge", "ledger_problems", "view_eps", "worst"]
 
 
 @dataclass
@@ -149,3 +149,19 @@ def worst(plan: RoundPlan, know: Mapping[str, Knowledge], victims: Sequence[str]
     """(stage, site, eps, promise) of every site (or ``victims``) but the colluders, and stage."""
     return [(p.stage, name, *view_eps(plan, p.stage, name, know[p.stage], colluders))
             for p in plan.stages for name in (victims or plan.names) if name not in colluders]
+
+
+def ledger_problems(plan: RoundPlan, rows: Sequence[tuple[str, str, float, float]], round_id: str,
+                    ledgers: Mapping[str, Any]) -> list[str]:
+    """Where a site's ledger records less than the aggregator could learn: every site whose release it can read
+    (eps > 0) must have recorded that stage of the round at a mu whose eps at the stage's delta is at least that."""
+    problems = []
+    for stage, site, eps, _ in rows:
+        if eps == 0.0:
+            continue
+        entries = [e for e in ledgers[site].entries if e.round == round_id and e.stage == stage]
+        delta = float(plan.stage(stage).delta[plan.names.index(site)])
+        recorded = composed_eps([e.mu for e in entries], delta) if entries else 0.0
+        if recorded < eps * (1 - 1e-9):
+            problems.append(f"{site} stage {stage}: the aggregator learnt eps {eps:.6g}; recorded {recorded:.6g}")
+    return problems

@@ -27,7 +27,7 @@ import pytest
 from capefed.demo import prepare_demo, simulate
 from capefed.federation import Federation, tagged_processes
 from capefed.rounds import settings_from_run_config
-from federated_views import held_from_exchanges, knowledge, worst
+from federated_views import held_from_exchanges, knowledge, ledger_problems, worst
 
 from dpcore.federation import SiteBudget, plan_round, read_ledger
 
@@ -69,7 +69,7 @@ class Lab:
             plan = plan_round([SiteBudget.from_dict(b) for b in outcome["plan"]["sites"]], settings.round)
         round_id = next((i["request"]["config"]["round"] for i in record["items"] if i["action"] == "setup"), None)
         return {"outcome": outcome, "record": record, "plan": plan, "round": round_id, "seconds": seconds,
-                "config": run_config}
+                "config": run_config, "nodes": self.demo.nodes}
 
 
 @pytest.fixture(scope="module")
@@ -102,6 +102,9 @@ def _within_promise(result: dict[str, Any]) -> list[tuple[str, str, float, float
     rows = worst(result["plan"], know)
     for stage, site, eps, promise in rows:
         assert eps <= promise * (1 + 1e-9), (stage, site, eps, promise, know[stage])
+    ledgers = {n["name"]: read_ledger(n["ledger"], n["name"], n["budget-eps"], n["budget-delta"])
+               for n in result["nodes"] if n.get("role") == "site"}
+    assert ledger_problems(result["plan"], rows, result["round"], ledgers) == []  # the ledgers tell the truth
     return rows
 
 

@@ -24,11 +24,11 @@ from capefed.memory import InMemoryTransport, party_node
 from capefed.messages import BUNDLE, Payload, bundle, unbundle
 from capefed.node import answer
 from capefed.rounds import _Wait, run_round, settings_from_run_config
-from federated_views import held_from_exchanges, knowledge, worst
+from federated_views import held_from_exchanges, knowledge, ledger_problems, worst
 from test_federated_rounds import Intercepting
 
 from dpcore.cape.helper_free import variant_audit
-from dpcore.federation import RoundSettings, SiteBudget, dropout_audit, plan_round, release_entry
+from dpcore.federation import RoundSettings, SiteBudget, dropout_audit, plan_round, read_ledger, release_entry
 from dpcore.scenario import Site
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "attacks"))
@@ -117,6 +117,9 @@ def attack_round(demo, settings, algorithm="capePCA", config=None, nodes=None, c
         rows = worst(outcome.plan, know, colluders=colluders)
         for stage, site, eps, promise in rows:
             assert eps <= promise * (1 + 1e-9), (settings, stage, site, eps, promise, know[stage])
+        ledgers = {n["name"]: read_ledger(n["ledger"], n["name"], n["budget-eps"], n["budget-delta"])
+                   for n in nodes if n.get("role") == "site"}
+        assert ledger_problems(outcome.plan, rows, round_id, ledgers) == []  # the ledgers tell the truth
     return outcome, transport, rows
 
 
