@@ -33,6 +33,7 @@ import hashlib
 import io
 import json
 import logging
+import os
 import signal
 import subprocess
 import sys
@@ -339,12 +340,23 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(asctime)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per request for a task
     stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
     if not args.serve:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: stop.set())
         return supervise([a for a in raw if a != "--serve"], stop)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: _stopping(stop))
     serve(args.runtime, secret=secret, poll=args.poll, stop=stop)
     return 0
+
+
+def _stopping(stop: threading.Event) -> None:
+    """Stop asking for tasks; if the worker is still inside Flower's retries (its SuperNode already gone) after
+    STOP_SECONDS / 3, end the process."""
+    stop.set()
+    timer = threading.Timer(STOP_SECONDS / 3, os._exit, args=(0,))
+    timer.daemon = True
+    timer.start()
 
 
 if __name__ == "__main__":
