@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +26,7 @@ from ..cape import stage_taus as cape_stage_taus
 from ..cape.guarantee import run_guarantee_records
 from ..data import NOT_PRIVATE_VOCABULARY, Corpus, load_bundled_corpus, parse_text_corpus
 from ..family import FamilyPlanner, PlannerData, PlannerSource, RunContext, nested_subsample
-from ..limits import MAX_TEXT_BYTES
+from ..limits import MAX_PLANNER_STUDY_NUMBERS, MAX_TEXT_BYTES
 from ..scenario import Scenario, equal_sites_scenario
 from ..seeding import (
     LDA_MODEL_STREAM,
@@ -153,9 +154,7 @@ def _prepare_corpus(settings: LdaData, upload: LdaCorpus, seed: int) -> PlannerD
                        description=f"{own.describe()}; topic error against the non-private topics of all {n:,}",
                        premise=tuple(premise), unit="documents")
     value = run_at(data, np.zeros(2), planner_rng(seed, -1, 0))
-    return PlannerData(payload=data.payload, available=n, reference=np.nan if value is None else value, settings=own,
-                       key=data.key, dataset=upload, seed=seed, description=data.description, premise=data.premise,
-                       unit="documents")
+    return replace(data, reference=np.nan if value is None else value, size=n)
 
 
 def prepare(settings: LdaData, dataset: LdaCorpus | None, seed: int) -> PlannerData:
@@ -170,11 +169,34 @@ def prepare(settings: LdaData, dataset: LdaCorpus | None, seed: int) -> PlannerD
                                     doc_length=settings.doc_length)
     path = settings.settings().m3_path(settings.dim)
     data = PlannerData(payload=(model, problem, path), available=None, reference=0.0, settings=settings,
-                       key=f"lda|{settings.describe()}|{seed}", seed=seed,
-                       description=f"{settings.describe()}; reference corpus of {REFERENCE_DOCUMENTS:,} documents")
+                       key=f"lda|{settings.describe()}|{seed}", seed=seed, size=REFERENCE_DOCUMENTS,
+                       drawable=max(1, MAX_PLANNER_STUDY_NUMBERS // settings.doc_length),
+                       description=f"{settings.describe()}; reference corpus of {REFERENCE_DOCUMENTS:,} documents; "
+                       "each simulated study draws its own topics and documents")
     value = run_at(data, np.zeros(2), planner_rng(seed, -1, 0))
-    return PlannerData(payload=data.payload, available=None, reference=np.nan if value is None else value,
-                       settings=settings, key=data.key, description=data.description, seed=seed)
+    return replace(data, reference=np.nan if value is None else value)
+
+
+def study(data: PlannerData, n: int, seed: int) -> PlannerData:
+    """One simulated study of ``n`` documents drawn with ``seed``, as a run with that seed draws it: the synthetic
+    model's topics (stream (seed, LDA_MODEL_STREAM), as :func:`dpcore.lda.compare_lda`) and n documents of it; a
+    real corpus subsampled to n documents (:func:`~dpcore.family.nested_subsample`; all of them: the corpus itself),
+    the topic error against that subsample's non-private topics."""
+    settings: LdaData = data.settings
+    if data.available is None:
+        model = settings.synthetic().model(stream_rng(seed, LDA_MODEL_STREAM))
+        problem = synthetic_lda_problem(model, [int(n)], stream_rng(seed, PLANNER_SAMPLE_STREAM),
+                                        doc_length=settings.doc_length)
+        return replace(data, payload=(model, problem, data.payload[2]), size=int(n), seed=seed)
+    corpus = data.dataset.corpus
+    if n >= corpus.n:
+        return data
+    rows = nested_subsample(corpus.n, int(n), seed, unit="documents", source="the corpus")
+    pooled = corpus_lda_problem(corpus.rows(rows), settings.k, settings.alpha0, np.ones(1),
+                                stream_rng(seed, UPLOAD_SPLIT_STREAM))
+    ref = run_algorithm("nonpriv", pooled, equal_sites_scenario(1, int(n), 1.0, 1e-5), settings.settings(),
+                        stream_rng(seed, LDA_REFERENCE_STREAM))
+    return replace(data, payload=(_Topics(ref.topics), pooled, data.payload[2]), size=int(n), seed=seed)
 
 
 def lda_noise(scenario: Scenario, settings: LdaData) -> dict[str, np.ndarray]:
@@ -208,20 +230,20 @@ def run_at(data: PlannerData, stds: np.ndarray, rng: np.random.Generator) -> flo
     return float(topic_error(result.topics, model.topics))
 
 
-def check(data: PlannerData, scenario: Scenario, scheme: str, runs: int, seed: int) -> list[float | None]:
-    """``runs`` real runs of ``scheme`` at ``scenario`` (:func:`dpcore.lda.compare_lda`): synthetic, the ground truth
-    from ``seed`` and fresh documents per run; a real corpus, the scenario's N documents of it dealt to its sites
-    (:func:`planner_problem`, with the data's seed), the topic error against their non-private topics. None for a
-    run that failed."""
+def check(data: PlannerData, scenario: Scenario, scheme: str, seed: int) -> float | None:
+    """One fresh study of ``scheme`` at ``scenario`` (:func:`dpcore.lda.compare_lda`, one run), all drawn from
+    ``seed``: synthetic, the topics and documents at the scenario's N_s; a real corpus, the scenario's N documents of
+    it (:func:`planner_problem` with ``seed``) dealt to its sites, the topic error against their non-private topics.
+    None for a run that failed."""
     settings: LdaData = data.settings
     if data.available is not None:
-        problem = planner_problem(data.dataset.corpus, settings.k, settings.alpha0, scenario, data.seed)
-        result = compare_lda(scenario, [scheme], problem=problem, runs=runs, seed=seed, settings=settings.settings(),
+        problem = planner_problem(data.dataset.corpus, settings.k, settings.alpha0, scenario, seed)
+        result = compare_lda(scenario, [scheme], problem=problem, runs=1, seed=seed, settings=settings.settings(),
                              workers=1)
     else:
-        result = compare_lda(scenario, [scheme], spec=settings.synthetic(), runs=runs, seed=seed,
+        result = compare_lda(scenario, [scheme], spec=settings.synthetic(), runs=1, seed=seed,
                              settings=settings.settings(), workers=1)
-    return [r.metric(METRIC) for r in result.records if r.algorithm == scheme]
+    return next(r.metric(METRIC) for r in result.records if r.algorithm == scheme)
 
 
 def guarantees(data: PlannerData, scenario: Scenario) -> list[dict]:
@@ -244,22 +266,20 @@ class _SizesOnly:
         self.k = problem.k
 
 
-def script(data: PlannerData, scenario: Scenario, scheme: str, runs: int, seed: int) -> str:
-    """Python source that repeats :func:`check` (``scenario`` and ``dataset`` defined before it)."""
+def script(data: PlannerData) -> tuple[str, dict[str, Any]]:
+    """Python source that repeats :func:`check` (``scenario``, ``scheme``, ``seed``, ``dataset`` and ``SETTINGS``
+    defined before it; the metric left in ``value``), and the settings it reads."""
     s: LdaData = data.settings
+    run = ("result = compare_lda(scenario, [scheme], {}, runs=1, seed=seed, settings=settings.settings(), workers=1)\n"
+           f"value = next(r.metric({METRIC!r}) for r in result.records if r.algorithm == scheme)\n")
+    fields = {"k": s.k, "alpha0": s.alpha0, "eps_split": s.eps_split, "n_restarts": s.n_restarts, "n_iter": s.n_iter,
+              "path": s.path}
     if data.available is not None:
-        return (f"settings = LdaData(k={s.k}, alpha0={s.alpha0!r}, eps_split={s.eps_split!r}, "
-                f"n_restarts={s.n_restarts}, n_iter={s.n_iter}, path={s.path!r})\n"
-                f"problem = planner_problem(dataset.corpus, settings.k, settings.alpha0, scenario, {data.seed})\n"
-                f"result = compare_lda(scenario, [{scheme!r}], problem=problem, runs={runs}, seed={seed}, "
-                "settings=settings.settings(), workers=1)\n"
-                f"values = [r.metric({METRIC!r}) for r in result.records if r.algorithm == {scheme!r}]\n")
-    return (f"settings = LdaData(dim={s.dim}, k={s.k}, alpha0={s.alpha0!r}, alpha_shape={s.alpha_shape!r}, "
-            f"doc_length={s.doc_length}, eps_split={s.eps_split!r}, n_restarts={s.n_restarts}, n_iter={s.n_iter}, "
-            f"path={s.path!r})\n"
-            f"result = compare_lda(scenario, [{scheme!r}], spec=settings.synthetic(), runs={runs}, seed={seed}, "
-            "settings=settings.settings(), workers=1)\n"
-            f"values = [r.metric({METRIC!r}) for r in result.records if r.algorithm == {scheme!r}]\n")
+        return ("settings = LdaData(**SETTINGS)\n"
+                "problem = planner_problem(dataset.corpus, settings.k, settings.alpha0, scenario, seed)\n"
+                + run.format("problem=problem")), fields
+    fields.update(dim=s.dim, alpha_shape=s.alpha_shape, doc_length=s.doc_length)
+    return "settings = LdaData(**SETTINGS)\n" + run.format("spec=settings.synthetic()"), fields
 
 
 SOURCES: dict[str, PlannerSource] = {
@@ -272,7 +292,7 @@ SOURCES: dict[str, PlannerSource] = {
 """capeLDA's data sources: its synthetic model, the bundled corpus and your text, as the Topic models page offers."""
 
 PLANNER = FamilyPlanner(metric=METRIC, target_words="topic error", prepare=prepare, noise=lda_noise, scales=scales,
-                        run_at=run_at, check=check, guarantees=guarantees, script=script,
+                        run_at=run_at, study=study, check=check, guarantees=guarantees, script=script,
                         imports="from dpcore.lda import compare_lda\nfrom dpcore.lda.planning import planner_problem\n"
                         "from dpcore.lda.sweep import LdaData\n", stage_names=("M2", "M3"), sources=SOURCES)
 """capeLDA's planner hooks (``dpcore.lda.FAMILY.planner``)."""
