@@ -168,8 +168,8 @@ def check_sentence(result: PlanResult, points: list[CheckPoint]) -> str:
 
         def verdict(pt: CheckPoint) -> str:
             return (f"{pt.met_count} of {len(pt.values)} fresh studies reached the target ({pt.share:.0%}, 95 % CI "
-                    f"{pt.lo:.0%} to {pt.hi:.0%}): {'met' if pt.met else 'missed'} (p = {p:.0%} is "
-                    f"{'inside or below' if pt.met else 'above'} the interval)")
+                    f"{pt.lo:.0%} to {pt.hi:.0%}): " + (f"met (the interval reaches p = {p:.0%})" if pt.met else
+                                                         f"missed (the whole interval is below p = {p:.0%})"))
 
         a, s = mine["answer"], mine["short"]
         parts.append(f"{name} at {val(a.value)}: {verdict(a)}; at {val(s.value)}: {verdict(s)}.")

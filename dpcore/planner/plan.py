@@ -218,8 +218,8 @@ def forward_sentence(family: str, result_forward: dict[str, Forward] | None, rea
         if f.share is not None:
             text += f"; {f.share:.0%} of the curve's studies there reach {target:g}"
         parts.append(text)
-    return "With the scenario as it stands, " + ". ".join(p[0].upper() + p[1:] if i else p
-                                                          for i, p in enumerate(parts)) + "."
+    return "With the scenario as it stands, " + ". ".join(part[0].upper() + part[1:] if i else part
+                                                          for i, part in enumerate(parts)) + "."
 
 
 def plan_target(family: str, data: PlannerData, scenario: Scenario, q: Question, *, seed: int = 0,
