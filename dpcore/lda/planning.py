@@ -33,7 +33,9 @@ from ..seeding import (
     LDA_REFERENCE_STREAM,
     PLANNER_SAMPLE_STREAM,
     UPLOAD_SPLIT_STREAM,
+    data_rng,
     planner_rng,
+    run_rng,
     stream_rng,
 )
 from ..tensor import WhiteningError
@@ -47,8 +49,8 @@ from .recovery import topic_error
 from .sweep import LdaData
 from .table import run_algorithm
 
-__all__ = ["PLANNER", "REFERENCE_DOCUMENTS", "SCALE_DECADES", "SCALE_POINTS", "SOURCES", "LdaCorpus", "lda_noise",
-           "load_bundled", "load_text", "planner_problem"]
+__all__ = ["PLANNER", "REFERENCE_DOCUMENTS", "SCALE_DECADES", "SCALE_POINTS", "SOURCES", "LdaCorpus", "fresh_study",
+           "lda_noise", "load_bundled", "load_text", "planner_problem"]
 
 REFERENCE_DOCUMENTS = 5_000
 """Documents of the reference corpus the curve is measured on."""
@@ -171,23 +173,23 @@ def prepare(settings: LdaData, dataset: LdaCorpus | None, seed: int) -> PlannerD
     data = PlannerData(payload=(model, problem, path), available=None, reference=0.0, settings=settings,
                        key=f"lda|{settings.describe()}|{seed}", seed=seed, size=REFERENCE_DOCUMENTS,
                        drawable=max(1, MAX_PLANNER_STUDY_NUMBERS // settings.doc_length),
-                       description=f"{settings.describe()}; reference corpus of {REFERENCE_DOCUMENTS:,} documents; "
-                       "each simulated study draws its own topics and documents")
+                       description=f"{settings.describe()}; topics from seed {seed}, each simulated study fresh "
+                       "documents of them")
     value = run_at(data, np.zeros(2), planner_rng(seed, -1, 0))
     return replace(data, reference=np.nan if value is None else value)
 
 
 def study(data: PlannerData, n: int, seed: int) -> PlannerData:
-    """One simulated study of ``n`` documents drawn with ``seed``, as a run with that seed draws it: the synthetic
-    model's topics (stream (seed, LDA_MODEL_STREAM), as :func:`dpcore.lda.compare_lda`) and n documents of it; a
-    real corpus subsampled to n documents (:func:`~dpcore.family.nested_subsample`; all of them: the corpus itself),
-    the topic error against that subsample's non-private topics."""
+    """One simulated study of ``n`` documents drawn with ``seed``: fresh documents of the synthetic model's topics
+    (the plan's, drawn from its seed as a comparison with that seed draws them); a real corpus subsampled to n
+    documents (:func:`~dpcore.family.nested_subsample`; all of them: the corpus itself), the topic error against that
+    subsample's non-private topics."""
     settings: LdaData = data.settings
     if data.available is None:
-        model = settings.synthetic().model(stream_rng(seed, LDA_MODEL_STREAM))
+        model = data.payload[0]
         problem = synthetic_lda_problem(model, [int(n)], stream_rng(seed, PLANNER_SAMPLE_STREAM),
                                         doc_length=settings.doc_length)
-        return replace(data, payload=(model, problem, data.payload[2]), size=int(n), seed=seed)
+        return replace(data, payload=(model, problem, data.payload[2]), size=int(n))
     corpus = data.dataset.corpus
     if n >= corpus.n:
         return data
@@ -230,19 +232,31 @@ def run_at(data: PlannerData, stds: np.ndarray, rng: np.random.Generator) -> flo
     return float(topic_error(result.topics, model.topics))
 
 
+def fresh_study(settings: LdaData, model_seed: int, scenario: Scenario, scheme: str, seed: int) -> float | None:
+    """The topic error of one fresh study of ``scheme`` on the synthetic model: the topics drawn from ``model_seed``
+    (as a comparison with that seed draws them), fresh documents at the scenario's N_s
+    (:func:`dpcore.seeding.data_rng` (seed, 0)) and the algorithm's noise (:func:`~dpcore.seeding.run_rng` (seed, 0,
+    scheme)), as one run of :func:`dpcore.lda.compare_lda`; None when whitening failed or the result is unusable."""
+    model = settings.synthetic().model(stream_rng(model_seed, LDA_MODEL_STREAM))
+    problem = synthetic_lda_problem(model, scenario.sizes, data_rng(seed, 0), doc_length=settings.doc_length)
+    try:
+        res = run_algorithm(scheme, problem, scenario, settings.settings(), run_rng(seed, 0, scheme, "lda"))
+    except WhiteningError:
+        return None
+    return float(topic_error(res.topics, model.topics)) if res.usable else None
+
+
 def check(data: PlannerData, scenario: Scenario, scheme: str, seed: int) -> float | None:
-    """One fresh study of ``scheme`` at ``scenario`` (:func:`dpcore.lda.compare_lda`, one run), all drawn from
-    ``seed``: synthetic, the topics and documents at the scenario's N_s; a real corpus, the scenario's N documents of
-    it (:func:`planner_problem` with ``seed``) dealt to its sites, the topic error against their non-private topics.
-    None for a run that failed."""
+    """One fresh study of ``scheme`` at ``scenario``, its data and noise drawn from ``seed``: synthetic, fresh
+    documents of the plan's topics (:func:`fresh_study`); a real corpus, the scenario's N documents of it
+    (:func:`planner_problem` with ``seed``) dealt to its sites (:func:`dpcore.lda.compare_lda`, one run), the topic
+    error against their non-private topics. None for a run that failed."""
     settings: LdaData = data.settings
-    if data.available is not None:
-        problem = planner_problem(data.dataset.corpus, settings.k, settings.alpha0, scenario, seed)
-        result = compare_lda(scenario, [scheme], problem=problem, runs=1, seed=seed, settings=settings.settings(),
-                             workers=1)
-    else:
-        result = compare_lda(scenario, [scheme], spec=settings.synthetic(), runs=1, seed=seed,
-                             settings=settings.settings(), workers=1)
+    if data.available is None:
+        return fresh_study(settings, data.seed, scenario, scheme, seed)
+    problem = planner_problem(data.dataset.corpus, settings.k, settings.alpha0, scenario, seed)
+    result = compare_lda(scenario, [scheme], problem=problem, runs=1, seed=seed, settings=settings.settings(),
+                         workers=1)
     return next(r.metric(METRIC) for r in result.records if r.algorithm == scheme)
 
 
@@ -270,16 +284,16 @@ def script(data: PlannerData) -> tuple[str, dict[str, Any]]:
     """Python source that repeats :func:`check` (``scenario``, ``scheme``, ``seed``, ``dataset`` and ``SETTINGS``
     defined before it; the metric left in ``value``), and the settings it reads."""
     s: LdaData = data.settings
-    run = ("result = compare_lda(scenario, [scheme], {}, runs=1, seed=seed, settings=settings.settings(), workers=1)\n"
-           f"value = next(r.metric({METRIC!r}) for r in result.records if r.algorithm == scheme)\n")
     fields = {"k": s.k, "alpha0": s.alpha0, "eps_split": s.eps_split, "n_restarts": s.n_restarts, "n_iter": s.n_iter,
               "path": s.path}
     if data.available is not None:
         return ("settings = LdaData(**SETTINGS)\n"
                 "problem = planner_problem(dataset.corpus, settings.k, settings.alpha0, scenario, seed)\n"
-                + run.format("problem=problem")), fields
+                "result = compare_lda(scenario, [scheme], problem=problem, runs=1, seed=seed, "
+                "settings=settings.settings(), workers=1)\n"
+                f"value = next(r.metric({METRIC!r}) for r in result.records if r.algorithm == scheme)\n"), fields
     fields.update(dim=s.dim, alpha_shape=s.alpha_shape, doc_length=s.doc_length)
-    return "settings = LdaData(**SETTINGS)\n" + run.format("spec=settings.synthetic()"), fields
+    return "value = fresh_study(LdaData(**SETTINGS), DATA_SEED, scenario, scheme, seed)\n", fields
 
 
 SOURCES: dict[str, PlannerSource] = {
@@ -293,6 +307,7 @@ SOURCES: dict[str, PlannerSource] = {
 
 PLANNER = FamilyPlanner(metric=METRIC, target_words="topic error", prepare=prepare, noise=lda_noise, scales=scales,
                         run_at=run_at, study=study, check=check, guarantees=guarantees, script=script,
-                        imports="from dpcore.lda import compare_lda\nfrom dpcore.lda.planning import planner_problem\n"
+                        imports="from dpcore.lda import compare_lda\nfrom dpcore.lda.planning import fresh_study, "
+                        "planner_problem\n"
                         "from dpcore.lda.sweep import LdaData\n", stage_names=("M2", "M3"), sources=SOURCES)
 """capeLDA's planner hooks (``dpcore.lda.FAMILY.planner``)."""

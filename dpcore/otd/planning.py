@@ -36,7 +36,9 @@ from ..seeding import (
     OTD_MODEL_STREAM,
     OTD_REFERENCE_STREAM,
     PLANNER_SAMPLE_STREAM,
+    data_rng,
     planner_rng,
+    run_rng,
     stream_rng,
 )
 from ..tensor import ESTIMATORS, WhiteningError, choose_path, whiten
@@ -51,7 +53,7 @@ from .sweep import OtdData
 from .table import run_algorithm
 
 __all__ = ["PLANNER", "REFERENCE_SAMPLES", "SCALE_DECADES", "SCALE_POINTS", "SOURCES", "OtdUpload", "OtdUploadData",
-           "load_documents", "load_samples", "otd_noise", "planner_problem"]
+           "fresh_study", "load_documents", "load_samples", "otd_noise", "planner_problem"]
 
 REFERENCE_SAMPLES = 20_000
 """Samples of the reference sample the curve is measured on."""
@@ -238,8 +240,8 @@ def prepare(settings: OtdData, dataset: OtdUpload | None, seed: int) -> PlannerD
     path = choose_path(settings.path, settings.dim, settings.k, 1).path
     data = PlannerData(payload=(model, problem, path), available=None, reference=0.0, settings=settings,
                        key=f"otd|{settings.describe()}|{seed}", seed=seed, drawable=_drawable(settings),
-                       size=REFERENCE_SAMPLES, description=f"{settings.describe()}; reference sample of "
-                       f"{REFERENCE_SAMPLES:,}; each simulated study draws its own ground truth and samples")
+                       size=REFERENCE_SAMPLES, description=f"{settings.describe()}; ground truth from seed {seed}, "
+                       "each simulated study fresh samples of it")
     value = run_at(data, np.zeros(2), planner_rng(seed, -1, 0))
     return replace(data, reference=np.nan if value is None else value)
 
@@ -252,15 +254,15 @@ def _drawable(settings: OtdData) -> int:
 
 
 def study(data: PlannerData, n: int, seed: int) -> PlannerData:
-    """One simulated study of ``n`` samples drawn with ``seed``, as a run with that seed draws it: the synthetic
-    model's ground truth (stream (seed, OTD_MODEL_STREAM), as :func:`dpcore.otd.compare_algorithms`) and n samples
-    of it; the user's data subsampled to n (:func:`~dpcore.family.nested_subsample` with ``seed``; all of them: the
-    data themselves), q_comp against that subsample's non-private result."""
+    """One simulated study of ``n`` samples drawn with ``seed``: fresh samples of the synthetic model's ground truth
+    (the plan's: the source is the model drawn from the plan's seed, as a comparison with that seed draws it); the
+    user's data subsampled to n (:func:`~dpcore.family.nested_subsample` with ``seed``; all of them: the data
+    themselves), q_comp against that subsample's non-private result."""
     settings: OtdData = data.settings
     if data.available is None:
-        model = settings.synthetic().model(stream_rng(seed, OTD_MODEL_STREAM))
+        model = data.payload[0]
         problem = synthetic_problem(model, [int(n)], stream_rng(seed, PLANNER_SAMPLE_STREAM), settings.estimator)
-        return replace(data, payload=(model, problem, data.payload[2]), size=int(n), seed=seed)
+        return replace(data, payload=(model, problem, data.payload[2]), size=int(n))
     upload: OtdUpload = data.dataset
     if n >= upload.n:
         return data
@@ -310,19 +312,31 @@ def run_at(data: PlannerData, stds: np.ndarray, rng: np.random.Generator) -> flo
     return float(evaluate_metrics(dec.components, dec.weights, reference.components, reference.weights)[METRIC])
 
 
+def fresh_study(settings: OtdData, model_seed: int, scenario: Scenario, scheme: str, seed: int) -> float | None:
+    """q_comp of one fresh study of ``scheme`` on the synthetic model: the ground truth drawn from ``model_seed`` (as
+    a comparison with that seed draws it), fresh samples at the scenario's N_s (:func:`dpcore.seeding.data_rng`
+    (seed, 0)) and the algorithm's noise (:func:`~dpcore.seeding.run_rng` (seed, 0, scheme)), as one run of
+    :func:`dpcore.otd.compare_algorithms` draws them; None when whitening failed."""
+    model = settings.synthetic().model(stream_rng(model_seed, OTD_MODEL_STREAM))
+    problem = synthetic_problem(model, scenario.sizes, data_rng(seed, 0), settings.estimator)
+    try:
+        dec = run_algorithm(scheme, problem, scenario, settings.settings(), run_rng(seed, 0, scheme, "otd"))
+    except WhiteningError:
+        return None
+    return float(evaluate_metrics(dec.components, dec.weights, model.components, model.weights)[METRIC])
+
+
 def check(data: PlannerData, scenario: Scenario, scheme: str, seed: int) -> float | None:
-    """One fresh study of ``scheme`` at ``scenario`` (:func:`dpcore.otd.compare_algorithms`, one run), all drawn from
-    ``seed``: synthetic, the ground truth and samples at the scenario's N_s; the user's data, the scenario's N samples
-    of them (:func:`planner_problem` with ``seed``) dealt to its sites, q_comp against their non-private result. None
-    when whitening failed."""
+    """One fresh study of ``scheme`` at ``scenario``, its data and noise drawn from ``seed``: synthetic, fresh samples
+    of the plan's ground truth (:func:`fresh_study`); the user's data, the scenario's N samples of them
+    (:func:`planner_problem` with ``seed``) dealt to its sites (:func:`dpcore.otd.compare_algorithms`, one run), q_comp
+    against their non-private result. None when whitening failed."""
     settings: OtdData = data.settings
-    if data.available is not None:
-        problem = planner_problem(data.dataset, settings.k, scenario, seed)
-        result = compare_algorithms(scenario, [scheme], problem=problem, runs=1, seed=seed,
-                                    settings=settings.settings(), workers=1)
-    else:
-        result = compare_algorithms(scenario, [scheme], spec=settings.synthetic(), runs=1, seed=seed,
-                                    settings=settings.settings(), workers=1)
+    if data.available is None:
+        return fresh_study(settings, data.seed, scenario, scheme, seed)
+    problem = planner_problem(data.dataset, settings.k, scenario, seed)
+    result = compare_algorithms(scenario, [scheme], problem=problem, runs=1, seed=seed,
+                                settings=settings.settings(), workers=1)
     return next(r.metric(METRIC) for r in result.records if r.algorithm == scheme)
 
 
@@ -340,14 +354,13 @@ def script(data: PlannerData) -> tuple[str, dict[str, Any]]:
     s: OtdData = data.settings
     fields = {"model": s.model, "dim": s.dim, "k": s.k, "estimator": s.estimator, "eps_split": s.eps_split,
               "n_restarts": s.n_restarts, "n_iter": s.n_iter, "path": s.path, "m3_noise": s.m3_noise}
-    run = ("result = compare_algorithms(scenario, [scheme], {}, runs=1, seed=seed, settings=settings.settings(), "
-           "workers=1)\n"
-           f"value = next(r.metric({METRIC!r}) for r in result.records if r.algorithm == scheme)\n")
     if data.available is not None:
         return ("settings = OtdData(**SETTINGS)\nproblem = planner_problem(dataset, settings.k, scenario, seed)\n"
-                + run.format("problem=problem")), fields
+                "result = compare_algorithms(scenario, [scheme], problem=problem, runs=1, seed=seed, "
+                "settings=settings.settings(), workers=1)\n"
+                f"value = next(r.metric({METRIC!r}) for r in result.records if r.algorithm == scheme)\n"), fields
     fields.update(sigma2=s.sigma2, doc_length=s.doc_length, truth=s.truth)
-    return "settings = OtdData(**SETTINGS)\n" + run.format("spec=settings.synthetic()"), fields
+    return "value = fresh_study(OtdData(**SETTINGS), DATA_SEED, scenario, scheme, seed)\n", fields
 
 
 SOURCES: dict[str, PlannerSource] = {
@@ -364,6 +377,6 @@ SOURCES: dict[str, PlannerSource] = {
 PLANNER = FamilyPlanner(metric=METRIC, target_words="component error q_comp", prepare=prepare, noise=otd_noise,
                         scales=scales, run_at=run_at, study=study, check=check, guarantees=guarantees, script=script,
                         imports="from dpcore.otd import compare_algorithms\nfrom dpcore.otd.planning import "
-                        "planner_problem\nfrom dpcore.otd.sweep import OtdData\n",
+                        "fresh_study, planner_problem\nfrom dpcore.otd.sweep import OtdData\n",
                         stage_names=("M2", "M3"), sources=SOURCES)
 """capeAGN's planner hooks (``dpcore.otd.FAMILY.planner``)."""

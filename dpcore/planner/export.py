@@ -305,6 +305,7 @@ def plan_script(result: PlanResult, check_runs: int, upload_name: str | None = N
     lines += [f"{line}  # noqa: E402" for line in hooks.imports.rstrip("\n").split("\n")]
     lines += _data_lines(result.data.loader, upload_name)
     lines += ["", f"SETTINGS = {_literal(settings)}", f"POINTS = {_literal(points)}", f"SEED = {int(result.seed)}",
+              f"DATA_SEED = {int(result.data.seed)}",
               f"RUNS = {int(check_runs)}", "results = {}", "for key, (scheme, scenario_dict) in POINTS.items():",
               "    scenario = scenario_from_dict(scenario_dict)", "    values = []", "    for r in range(RUNS):",
               "        seed = study_seed(SEED, PLANNER_CHECK_STREAM, r)"]

@@ -18,7 +18,7 @@ from ..limits import EPS_RANGE, MAX_PLANNER_STUDY_NUMBERS, MAX_SITE_SIZE, MAX_SI
 from ..scenario import Scenario, Site, scenario_from_dict
 from ..validation import InputError, check_choice
 
-__all__ = ["KNOBS", "SHORT_FACTOR", "Knob", "Question", "at_value", "knob_value", "question"]
+__all__ = ["KNOBS", "SHORT_FACTOR", "Knob", "Question", "at_value", "data_limit", "knob_value", "question"]
 
 Knob = Literal["n", "eps", "sites"]
 KNOBS: dict[str, str] = {
@@ -112,6 +112,17 @@ def bounds(q: Question, scenario: Scenario, available: int | None, unit: str = "
             cap = available - (int(sizes.sum()) - int(sizes[q.site]))
             high, why = cap, f"the {available:,} {_have(unit)} (the other sites hold {available - cap:,})"
     return 1, max(high, 0), why
+
+
+def data_limit(available: int | None, drawable: int | None, unit: str = "samples") -> tuple[int, str] | None:
+    """The most samples a study may hold and its words: the data the user has, or what one simulated study of
+    synthetic data may hold (None: no limit)."""
+    if available is not None:
+        return available, f"the {available:,} {unit} you have"
+    if drawable is not None:
+        return drawable, (f"the {drawable:,} {unit} one simulated study may hold (N x D at most "
+                          f"{MAX_PLANNER_STUDY_NUMBERS:,} numbers)")
+    return None
 
 
 def _have(unit: str) -> str:

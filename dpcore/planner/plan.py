@@ -241,7 +241,8 @@ def plan_target(family: str, data: PlannerData, scenario: Scenario, q: Question,
     noise = hooks.noise(scenario, data.settings)["cape"]
     profile = np.asarray(noise, dtype=float) / float(noise[0]) if noise[0] > 0 else np.ones(len(noise))
     limit = data.available if data.available is not None else data.drawable
-    size = scenario.total_n if limit is None else min(scenario.total_n, limit)
+    # the scenario's own N, or (beyond what a study may hold: no forward answer) the data's own size, no more
+    size = scenario.total_n if limit is None or scenario.total_n <= limit else min(limit, max(data.size, 2))
     curves: list[UtilityCurve] = []
 
     def curve_at(n: int, around: float | None) -> UtilityCurve:

@@ -26,7 +26,7 @@ from ..scenario import Scenario
 from ..validation import check_range
 from .curve import UtilityCurve
 from .design import aggregator_factor, noise_scenario
-from .knobs import Question, at_value, bounds, knob_value
+from .knobs import Question, at_value, bounds, data_limit, knob_value
 
 __all__ = ["PROBABILITY", "ROUNDS", "SCHEMES", "SIZE_TOLERANCE", "Answer", "Forward", "SolveProblem", "check_probability",
            "forward", "largest_noise", "noise_scale", "solve_scheme"]
@@ -194,12 +194,12 @@ def solve_scheme(curve_at: CurveAt, first: UtilityCurve, problem: SolveProblem) 
     title = SCHEMES[scheme]
     lo, hi, why_hi = bounds(q, scenario, data.available, data.unit, data.drawable)
     factor = [1.0]
-    limit = data.available if data.available is not None else data.drawable
+    limit = data_limit(data.available, data.drawable, data.unit)
     if hi < lo:
         return Answer(scheme=scheme, answer=None, probability=p, reason=f"no room for the knob within {why_hi}")
-    if q.knob == "eps" and limit is not None and scenario.total_n > limit:
+    if q.knob == "eps" and limit is not None and scenario.total_n > limit[0]:
         return Answer(scheme=scheme, answer=None, probability=p, reason=(
-            f"the scenario's sites hold N = {scenario.total_n:,} {data.unit}, more than {why_hi}; give the sites "
+            f"the scenario's sites hold N = {scenario.total_n:,} {data.unit}, more than {limit[1]}; give the sites "
             f"fewer {data.unit}, or solve for the samples per site"))
 
     def sigma_at(value: float) -> float:
