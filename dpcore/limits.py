@@ -100,10 +100,10 @@ MAX_RUNS = 1000
 MAX_SITE_NUMBERS = 100_000_000
 """Largest number of data values held for the sites at once (8 bytes each: 800 MB; 100 sites of 1,000 MNIST images
 fit): S x N_s x D of PCA data or MOG samples, S x N_s x L words of STM documents (comparisons and sweeps)."""
-MAX_PLANNER_STUDY_NUMBERS = 10_000_000
+MAX_PLANNER_STUDY_NUMBERS = 40_000_000
 """Largest number of data values (N x D, or N x L words) of one simulated study of the planner: its curve draws a
-dozen such studies at the answer's size, so an answer needing more is unreachable with that reason, checked before
-any draw (capePCA's D = 200: 50,000 samples)."""
+score of such studies at the answer's size, so an answer needing more is unreachable with that reason, checked before
+any draw (capePCA's D = 200: 200,000 samples, drawn a block at a time)."""
 
 # --- PCA -------------------------------------------------------------------------------------------------------
 MAX_PCA_ENTRIES = 64_000_000

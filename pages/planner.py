@@ -14,17 +14,9 @@ from dpcore.limits import MAX_SEED, MAX_UPLOAD_BYTES
 from dpcore.notation import symbolic
 from dpcore.planner import DESIGNS, KNOBS, PROBABILITY, SCHEMES, check_plan, plan_target, prepare_data, question
 from dpcore.planner.check import CHECK_RUNS
-from dpcore.planner.export import (
-    GUARANTEE_HEADER,
-    curve_figure,
-    guarantee_rows,
-    plan_csv,
-    plan_html,
-    plan_json,
-    plan_script,
-)
+from dpcore.planner.export import curve_figure, plan_csv, plan_html, plan_json, plan_script
 from dpcore.planner.plan import question_sentence
-from dpcore.planner.report import answer_rows, site_rows
+from dpcore.planner.report import answer_rows, guarantee_lines, site_rows
 from dpcore.planner.solve import PROBABILITY_RANGE
 from dpcore.planner.sources import planner_sources, proxy_data, read_bundled, read_upload, source_settings
 from dpcore.validation import InputError
@@ -213,8 +205,7 @@ st.subheader("Privacy at the answer")
 st.caption(symbolic(f"Design: {DESIGNS[result.design]}; {result.scenario.calibration} calibration. The audit's "
                     "exact eps of every view (at the promised delta) against each site's promise; certified means "
                     "every site keeps it in that view."))
-st.dataframe([{h: row[h] for h in GUARANTEE_HEADER} for row in guarantee_rows(result)], hide_index=True,
-             width="stretch", key="plan_guarantees")
+st.markdown("\n".join(f"- {symbolic(line)}" for line in guarantee_lines(result)))
 for caveat in result.caveats():
     st.warning(symbolic(caveat), icon=":material/warning:")
 for limit in result.limits:

@@ -97,7 +97,7 @@ def test_each_answer_is_the_smallest_that_reaches_p(plan_n):
         curve = next(c for c in plan_n.curves if c.size == a.size and c.scales[0] <= a.scale <= c.scales[-1])
         reach = curve.reach(P)
 
-        def at(n: int) -> float:
+        def at(n: int, scheme=scheme, curve=curve, reach=reach) -> float:
             noise = pca_noise(FIVE.with_sizes([n] * 5))[scheme][0]
             return float(np.interp(np.log(noise), np.log(curve.scales), reach))
 
@@ -146,7 +146,7 @@ def test_forward_answer_is_the_scenario_as_it_stands(synthetic, plan_n):
     fwd = plan_n.forward
     assert fwd["cape"].mean > fwd["conv"].mean and fwd["cape"].reach < fwd["cape"].mean
     assert fwd["cape"].scale == pytest.approx(pca_noise(FIVE)["cape"][0])
-    for scheme, f in fwd.items():
+    for f in fwd.values():
         assert f"{f.mean:.3g} on average and at least {f.reach:.3g} in 90% of fresh studies" in plan_n.forward_sentence
         assert 0.0 <= f.share <= 1.0
     assert plan_n.forward_sentence.startswith("With the scenario as it stands, capePCA gets")

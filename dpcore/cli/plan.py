@@ -33,7 +33,8 @@ from ..pca.sweep import registered_upload
 from ..planner import CURVE_RUNS, KNOBS, SCHEMES, check_plan, plan_target, prepare_data, question
 from ..planner.check import CHECK_RUNS
 from ..planner.design import DESIGNS
-from ..planner.export import guarantee_rows, plan_csv, plan_html, plan_json, plan_script
+from ..planner.export import plan_csv, plan_html, plan_json, plan_script
+from ..planner.report import guarantee_lines
 from ..planner.solve import PROBABILITY, PROBABILITY_RANGE
 from ..planner.sources import planner_sources, read_bundled, read_upload
 from ..privacy import CALIBRATIONS, NEIGHBOURING
@@ -229,10 +230,8 @@ def run(args: argparse.Namespace) -> int:
               f"average {a.predicted:.4g}")
         for note in a.notes:
             print(f"    note: {note}")
-    for row in guarantee_rows(result):
-        print(f"  privacy, {row['scheme']}, {row['view']}{' of ' + str(row['colluders']) if row['colluders'] else ''}"
-              f": eps {row['eps']} at delta {row['delta']} against {row['promised']}, {row['certified']}"
-              + (f" (site {row['site']})" if row["site"] else ""))
+    for line in guarantee_lines(result):
+        print(f"  privacy: {line}")
     for limit in result.limits:
         say(f"limit: {limit}")
     if check is not None:

@@ -2,8 +2,9 @@
 headline metric, its data prepared once per data set, the closed-form aggregate noise of any scenario for CAPE and
 for the conventional scheme, one run at a given aggregate noise (the utility curve's points), and real runs of the
 family's own algorithms at a scenario (the check), and simulated studies: the data one study of a given size would
-hold (fresh synthetic draws, or subsamples of a fixed set), so that the curve's spread is that of whole studies. Each family gives these as one :class:`FamilyPlanner`
-(``Family.planner``), so the planner, its command and its page never branch on a family's name.
+hold (fresh synthetic draws, or subsamples of a fixed set), so that the curve's spread is that of whole studies.
+Each family gives these as one :class:`FamilyPlanner` (``Family.planner``), so the planner, its command and its page
+never branch on a family's name.
 
 The noise of a scheme is a vector of per-stage aggregate standard deviations (PCA: one stage, the second-moment
 matrix; capeAGN and capeLDA: the M2 and the projected M3 stage). The curve is measured along a common scale s of a

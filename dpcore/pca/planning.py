@@ -25,6 +25,7 @@ from ..data import (
     parse_numeric_csv,
     preprocess,
     sniff_columns,
+    synthetic_covariance,
     synthetic_dataset,
     table_to_dataset,
 )
@@ -37,7 +38,7 @@ from ..validation import InputError, check_positive_int
 from .compare import compare_pca
 from .guarantees import privacy_guarantees
 from .metrics import METRICS
-from .problem import pca_privacy, pca_problem
+from .problem import pca_privacy, pca_problem, scatter_problem
 from .result import decompose
 from .setup import prepare_pca
 from .sweep import PCA_DATASETS, PcaData
@@ -56,6 +57,10 @@ norm, about 2 sqrt(D) sigma, equals the i-th eigenvalue: where direction i start
 METRIC = "captured_energy_ratio"
 SYNTHETIC_BLOCK = 4096
 """Synthetic samples per block of the planner's nested draws."""
+STUDY_BLOCK = 8192
+"""Samples per block of a synthetic study (memory: one block at a time)."""
+STUDY_WORD = 0x57D
+"""Fourth word of a synthetic study's stream drawn in the eigenbasis (apart from :func:`planner_dataset`'s blocks)."""
 LANCZOS_ABOVE = 300
 """The curve's runs take the top-K eigenpairs by Lanczos above this D (MNIST's 784: 18 ms against 190 ms)."""
 
@@ -144,14 +149,51 @@ def study(data: PlannerData, n: int, seed: int) -> PlannerData:
     settings: PcaData = data.settings
     problem, whole = data.payload
     if whole is None:
-        raw = planner_dataset(settings, None, seed, n)
-        pooled, scale, _ = _pooled(settings, raw.x)
+        if settings.features in ("none", "centre") and settings.preprocessing == "max-norm":
+            pooled, scale = _eigenbasis_study(settings, n, seed)
+        else:
+            pooled, scale, _ = _pooled(settings, planner_dataset(settings, None, seed, n).x)
         return replace(data, payload=(pooled, None), scale=scale, size=n, seed=seed)
     if n >= whole.shape[1]:
         return data
     rows = np.sort(stream_rng(seed, PCA_SPLIT_STREAM).permutation(whole.shape[1])[:n])
     pooled = pca_problem([whole[:, rows]], settings.k, solver_dtype=settings.solver_dtype)
     return replace(data, payload=(pooled, whole), size=n, seed=seed)
+
+
+def _study_blocks(settings: PcaData, n: int, seed: int):
+    """The blocks (samples as columns, sqrt(lambda) z in the eigenbasis) of a synthetic study of ``n`` samples: block
+    b of :data:`STUDY_BLOCK` drawn from [seed, PCA_SYNTHETIC_STREAM, STUDY_WORD, b] sample by sample, so a study at a
+    smaller N holds the first samples of the one at a larger N (the curve moves smoothly with N)."""
+    root = np.sqrt(synthetic_covariance(settings.dim, settings.spectrum, settings.decay)[0])
+    for b in range(-(-int(n) // STUDY_BLOCK)):
+        rng = np.random.default_rng([int(seed), PCA_SYNTHETIC_STREAM, STUDY_WORD, b])
+        rows = min(STUDY_BLOCK, int(n) - b * STUDY_BLOCK)
+        yield rng.standard_normal((STUDY_BLOCK, settings.dim))[:rows].T * root[:, None]
+
+
+def _eigenbasis_study(settings: PcaData, n: int, seed: int) -> tuple[Any, float]:
+    """A synthetic study of ``n`` samples (:func:`_study_blocks`, memory one block at a time), centred (or not) and
+    divided by its own largest norm (a second pass over the same blocks, after the mean), and its pooled problem from
+    the float32 scatter turned into the covariance's basis B (B S B^T: a rotation keeps the norms and commutes with
+    the centring): the same law as :func:`planner_dataset`'s draw. The rotation matters: the noise (i.i.d. per unique
+    entry) is not rotation invariant, and along a coordinate axis it is half as strong as along a generic
+    direction."""
+    _, basis = synthetic_covariance(settings.dim, settings.spectrum, settings.decay)
+    total = np.zeros(settings.dim)
+    scatter = np.zeros((settings.dim, settings.dim))
+    for x in _study_blocks(settings, n, seed):
+        total += x.sum(axis=1)
+        single = x.astype(np.float32)
+        scatter += (single @ single.T).astype(np.float64)
+    mean = total / n if settings.features == "centre" else np.zeros(settings.dim)
+    largest = max(float(np.einsum("ij,ij->j", x - mean[:, None], x - mean[:, None]).max())
+                  for x in _study_blocks(settings, n, seed))
+    scatter -= n * np.outer(mean, mean)
+    scale = float(np.sqrt(largest))
+    pooled = scatter_problem(basis @ (scatter / (scale * scale * n)) @ basis.T, int(n), settings.k,
+                             settings.solver_dtype)
+    return pooled, scale
 
 
 def pca_noise(scenario: Scenario, settings: PcaData | None = None) -> dict[str, np.ndarray]:
@@ -244,7 +286,8 @@ standardised, as the sweeps of uploads do)."""
 
 PLANNER = FamilyPlanner(metric=METRIC, target_words="share of the non-private captured energy", prepare=prepare,
                         noise=pca_noise, scales=scales, run_at=run_at, study=study, check=check,
-                        guarantees=guarantees, script=script, imports="from dpcore.pca import compare_pca, prepare_pca\n"
+                        guarantees=guarantees, script=script,
+                        imports="from dpcore.pca import compare_pca, prepare_pca\n"
                         "from dpcore.pca.planning import planner_dataset\nfrom dpcore.pca.sweep import PcaData\n",
                         percent=True, sources=SOURCES)
 """capePCA's planner hooks (``dpcore.pca.FAMILY.planner``)."""

@@ -22,7 +22,8 @@ from ..scenario import Scenario
 from ..validation import InputError, check_choice, check_rank
 
 __all__ = ["PcaPrivacy", "PcaProblem", "check_pair", "pca_privacy", "pca_problem", "site_moment"]
-__all__ = ["SOLVER_DTYPES", "PcaPrivacy", "PcaProblem", "check_pair", "pca_privacy", "pca_problem"]
+__all__ = ["SOLVER_DTYPES", "PcaPrivacy", "PcaProblem", "check_pair", "pca_privacy", "pca_problem",
+           "scatter_problem"]
 
 SOLVER_DTYPES = ("float32", "float64")
 """Precisions of the eigen-decompositions of the noisy matrices."""
@@ -122,6 +123,26 @@ def pca_problem(sites: Sequence[np.ndarray], k: int, *, solver_dtype: str = "flo
         arr.setflags(write=False)
     pooled_unique = unique_entries_matrix(pooled)
     pooled_unique.setflags(write=False)
+    return PcaProblem(site_moments=moments, sizes=sizes, dim=dim, k=k, pooled_unique=pooled_unique, pooled=pooled,
+                      eigenvalues=eigenvalues, top_vectors=top, solver_dtype=solver_dtype)
+
+
+def scatter_problem(pooled: np.ndarray, n: int, k: int, solver_dtype: str = "float32") -> PcaProblem:
+    """The one-site problem of a pooled A = X X^T / N given directly (D x D, samples of norm <= 1; the planner's
+    simulated studies, whose scatter is formed in float32): as :func:`pca_problem` makes it from the samples."""
+    solver_dtype = check_choice(solver_dtype, "solver precision", SOLVER_DTYPES)
+    pooled = (np.asarray(pooled, dtype=float) + np.asarray(pooled, dtype=float).T) / 2
+    dim = pooled.shape[0]
+    k = check_rank(k, dim)
+    eigenvalues, vectors = scipy.linalg.eigh(pooled)
+    order = np.argsort(eigenvalues)[::-1]
+    eigenvalues = eigenvalues[order]
+    top = np.ascontiguousarray(vectors[:, order[:k]])
+    pooled_unique = unique_entries_matrix(pooled)
+    sizes = np.array([int(n)])
+    moments = pooled_unique[None, :].copy()
+    for arr in (moments, pooled, eigenvalues, top, sizes, pooled_unique):
+        arr.setflags(write=False)
     return PcaProblem(site_moments=moments, sizes=sizes, dim=dim, k=k, pooled_unique=pooled_unique, pooled=pooled,
                       eigenvalues=eigenvalues, top_vectors=top, solver_dtype=solver_dtype)
 

@@ -16,8 +16,8 @@ Sits above :mod:`dpcore.experiments` (it reads the family table there) and below
 
 from .check import CheckResult, check_plan
 from .curve import CURVE_RUNS, UtilityCurve, clear_cache, measure_curve
-from .knobs import KNOBS, SHORT_FACTOR, Question, question
 from .design import DESIGNS
+from .knobs import KNOBS, SHORT_FACTOR, Question, question
 from .plan import PlanResult, plan_target, prepare_data
 from .solve import PROBABILITY, SCHEMES, Answer
 

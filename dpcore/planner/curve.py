@@ -31,10 +31,8 @@ from ..workers import run_tasks
 __all__ = ["CURVE_CACHE_SIZE", "CURVE_RUNS", "FAILED_SHARE", "UtilityCurve", "cached_curve", "clear_cache",
            "curve_cache_size", "measure_curve", "monotone"]
 
-CURVE_RUNS = 12
+CURVE_RUNS = 20
 """Simulated studies of a curve (each run at every grid point; the spread of whole studies is measured from them)."""
-LOSS_FLOOR = 1e-12
-"""The smallest loss whose log the prediction bound takes (a study that lost nothing)."""
 FAILED_SHARE = 0.05
 """A point where more than this share of the runs failed (e.g. whitening) counts as reaching nothing (the 95 % band
 of the figure)."""
@@ -88,12 +86,10 @@ class UtilityCurve:
         return np.mean(~np.isfinite(self.values), axis=1)
 
     def reach(self, p: float) -> np.ndarray:
-        """The metric that a share ``p`` of fresh studies reaches at each point: a one-sided normal prediction bound
-        over the R studies that did not fail, on the log of the loss (for a metric where higher is better, the
-        reference minus it, e.g. the captured energy missed; else the error itself: positive, and spread
-        multiplicatively across studies, so a hard study does not swell a symmetric bound):
-        exp(mean + t_{R-1}(p') sd sqrt(1 + 1/R)) with p' = p / (1 - failed share) (a failed study meets no target;
-        nothing where p' >= 1), made monotone in the noise (:func:`monotone`)."""
+        """The metric that a share ``p`` of fresh studies reaches at each point: the one-sided normal prediction bound
+        mean -/+ t_{R-1}(p') sd sqrt(1 + 1/R) over the R studies that did not fail (p' = p / (1 - failed share): a
+        failed study meets no target; nothing where p' >= 1), made monotone in the noise (:func:`monotone`)."""
+        sign = 1.0 if self.higher_is_better else -1.0
         worst = -np.inf if self.higher_is_better else np.inf
         out = np.full(len(self.scales), worst)
         for j, row in enumerate(self.values):
@@ -101,10 +97,8 @@ class UtilityCurve:
             need = p / (1.0 - self.failed[j]) if self.failed[j] < 1 else 2.0
             if ok.size < 2 or need >= 1.0:
                 continue
-            loss = np.log(np.maximum(self.reference - ok if self.higher_is_better else ok, LOSS_FLOOR))
             factor = float(student_t.ppf(need, ok.size - 1)) * np.sqrt(1.0 + 1.0 / ok.size)
-            bound = float(np.exp(np.mean(loss) + factor * np.std(loss, ddof=1)))
-            out[j] = self.reference - bound if self.higher_is_better else bound
+            out[j] = float(np.mean(ok)) - sign * factor * float(np.std(ok, ddof=1))
         return monotone(out, self.higher_is_better)
 
     def share(self, j: int, target: float) -> float:

@@ -180,8 +180,8 @@ def headline(family: str, q: Question, scenario: Scenario, answers: dict[str, An
     if cape.answer is None:
         first = f"{title} cannot reach {target} in {p:.0%} of fresh studies: {cape.reason}."
     elif cape.any_value:
-        first = (f"{title} reaches {target} in {p:.0%} of fresh studies with any {words} ({_reach_words(family, q.target)}"
-                 f"; the target is met at every noise measured).")
+        first = (f"{title} reaches {target} in {p:.0%} of fresh studies with any {words} "
+                 f"({_reach_words(family, q.target)}; the target is met at every noise measured).")
     else:
         first = (f"{title}: with {words} = {_format(cape.answer, q.integer)}{_sizes_words(cape.scenario)}, "
                  f"{p:.0%} of fresh studies reach {target} ({_reach_words(family, q.target)}")

@@ -7,11 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 from ..notation import symbolic
+from .export import guarantee_rows
 from .knobs import KNOBS
 from .plan import PlanResult
 from .solve import SCHEMES
 
-__all__ = ["answer_rows", "site_rows"]
+__all__ = ["answer_rows", "guarantee_lines", "site_rows"]
 
 MISSING = "-"
 """A cell with no value (an unreachable answer's interval)."""
@@ -58,3 +59,15 @@ def site_rows(result: PlanResult) -> list[dict[str, Any]]:
             row[f"ε, {SCHEMES[scheme]}"] = f"{v[i]['eps']:.3g}"
         rows.append(row)
     return rows
+
+
+def guarantee_lines(result: PlanResult) -> list[str]:
+    """The guarantee of every view at the answers, one line each: 'CAPE, aggregator (worst: site s2): exact eps 0.994
+    at delta 1e-05, delta 9.06e-06 at eps 1; promised (1, 1e-05): certified' (from the audit's records)."""
+    lines = []
+    for row in guarantee_rows(result):
+        view = row["view"] + (f" of {row['colluders']}" if row["view"] == "coalition" else "")
+        worst = f" (worst: site {row['site']})" if row["site"] else ""
+        lines.append(f"{row['scheme']}, {view}{worst}: exact eps {row['eps']} at the promised delta, delta "
+                     f"{row['delta']} at the promised eps; promised {row['promised']}: {row['certified']}")
+    return lines

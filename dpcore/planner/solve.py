@@ -28,20 +28,20 @@ from .curve import UtilityCurve
 from .design import aggregator_factor, noise_scenario
 from .knobs import Question, at_value, bounds, data_limit, knob_value
 
-__all__ = ["PROBABILITY", "ROUNDS", "SCHEMES", "SIZE_TOLERANCE", "Answer", "Forward", "SolveProblem", "check_probability",
-           "forward", "largest_noise", "noise_scale", "solve_scheme"]
+__all__ = ["PROBABILITY", "ROUNDS", "SCHEMES", "SIZE_TOLERANCE", "Answer", "Forward", "SolveProblem",
+           "check_probability", "forward", "largest_noise", "noise_scale", "solve_scheme"]
 
 PROBABILITY = 0.9
 """The default share of fresh studies that meet the target at the answer."""
 PROBABILITY_RANGE = (0.5, 0.99)
-"""The probabilities a user may ask for (the curve's dozen studies do not support a tighter tail)."""
+"""The probabilities a user may ask for (the curve's 20 studies do not support a tighter tail)."""
 SCHEMES: dict[str, str] = {"cape": "CAPE", "conv": "the conventional scheme"}
 """The two schemes the planner compares (their algorithm names are the same in every family's table)."""
 EPS_DIGITS = 3
 """Significant digits of an eps answer (rounded up, so the stated eps still meets the target)."""
 _EPS_TOLERANCE = 1e-5
 ROUNDS = 4
-"""Curves measured at the answer's N before the answer is taken as it stands."""
+"""Rounds of solving on a curve (the first at the scenario's N, then at the previous answer's N)."""
 SIZE_TOLERANCE = 0.02
 """The answer's N may differ from the N of the studies its curve was measured on by this share."""
 FACTOR_ROUNDS = 4
@@ -208,7 +208,7 @@ def solve_scheme(curve_at: CurveAt, first: UtilityCurve, problem: SolveProblem) 
     curve = first
     notes: list[str] = []
     answer, sigma, any_value = None, 0.0, False
-    for _ in range(ROUNDS):
+    for round_ in range(ROUNDS):
         sigma, why = largest_noise(curve, q.target, p)
         if why == "reach":
             return Answer(scheme=scheme, answer=None, probability=p, size=curve.size, reason=(
@@ -228,7 +228,7 @@ def solve_scheme(curve_at: CurveAt, first: UtilityCurve, problem: SolveProblem) 
             answer = lo if any_value else _solve_knob(sigma_at, sigma, lo, hi, q.integer)
             if answer is None:
                 break
-        if answer is None or q.knob == "eps":
+        if answer is None or q.knob == "eps" or round_ == ROUNDS - 1:
             break
         size = at_value(q, scenario, answer).total_n
         if abs(size - curve.size) <= SIZE_TOLERANCE * curve.size:
