@@ -81,13 +81,20 @@ def _data(family: str, source: str, upload_digest: str | None, options: str, k: 
     return prepare_data(family, settings, dataset, seed, loader)
 
 
-def _progress(bar, what: str):
-    """A tick for the planner that moves ``bar`` through each curve's studies and noise levels (their labels)."""
+def _progress(bar):
+    """The planner's progress on ``bar``: the share of each curve's runs done, in its own words."""
+    def show(share: float, words: str) -> None:
+        bar.progress(min(1.0, share), text=words)
+    return show
+
+
+def _check_tick(bar, total: int):
+    """A tick for the check that moves ``bar`` through its ``total`` fresh studies."""
     count = [0]
 
     def tick(label: str) -> bool:
         count[0] += 1
-        bar.progress(min(0.99, (count[0] % 400) / 400), text=f"{what}: {label}")
+        bar.progress(min(1.0, count[0] / total), text=f"{label} ({count[0]} of {total} fresh studies)")
         return False
     return tick
 
@@ -175,7 +182,7 @@ if st.button("Plan", type="primary", key="plan_go"):
     try:
         st.session_state["plan_result"] = (key, plan_target(
             family, data, scenario, q, seed=int(seed), probability=probability, design=design,
-            tick=_progress(bar, "simulated studies"),
+            progress=_progress(bar),
             settings={"algorithm": family, "source": source, "upload": upload_name or None, "read": read,
                       "options": options, "k": k, "solve": solve, "site": site, "target": float(target),
                       "probability": probability, "design": design}))
@@ -217,7 +224,8 @@ if st.button(f"Check: {CHECK_RUNS} fresh studies of {FAMILIES[family].cape} at t
              key="plan_check_go"):
     bar = st.progress(0.0, text="running fresh studies ...")
     try:
-        st.session_state["plan_check"] = (key, check_plan(result, tick=_progress(bar, "check")))
+        points = sum(2 for a in result.answers.values() if a.answer is not None)
+        st.session_state["plan_check"] = (key, check_plan(result, tick=_check_tick(bar, points * CHECK_RUNS)))
     except InputError as exc:
         show_error(exc)
     bar.empty()

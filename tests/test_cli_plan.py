@@ -35,7 +35,7 @@ def test_the_issue_example_prints_both_schemes(capsys):
 
 @pytest.mark.parametrize("family", ["otd", "lda"])
 def test_tensor_families_answer_or_say_why(capsys, family):
-    code, out, _ = run_cli(capsys, "--algorithm", family, "--target", "0.3", "--solve", "n", "--runs", "2", "--json",
+    code, out, _ = run_cli(capsys, "--algorithm", family, "--target", "0.3", "--solve", "n", "--runs", "3", "--json",
                            "--workers", "2")
     assert code == 0
     data = json.loads(out)
@@ -103,7 +103,7 @@ def test_html_without_the_figures_extra_is_refused_before_any_work(capsys, tmp_p
 def test_the_capelda_check_runs_on_the_synthetic_model(capsys):
     """The LDA check reads each run's topic error by the metric's name (it crashed before: LdaRun has no
     topic_error attribute)."""
-    code, out, _ = run_cli(capsys, "--algorithm", "lda", "--solve", "eps", "--target", "0.5", "--runs", "2",
+    code, out, _ = run_cli(capsys, "--algorithm", "lda", "--solve", "eps", "--target", "0.5", "--runs", "3",
                            "--check", "--check-runs", "2", "--json", "--workers", "1")
     assert code == 0
     record = json.loads(out)
@@ -128,6 +128,22 @@ def test_pca_and_plan_read_a_csv_with_the_same_features(capsys, tmp_path):
     plan = json.loads(out)
     assert pca["settings"]["dim"] == 6 and plan["settings"]["data"]["dim"] == 6
     assert "label column 'target' excluded" in plan["data"]
+
+
+def test_a_public_proxy_reads_only_the_files_shape(capsys, tmp_path):
+    """--proxy plans on the family's synthetic source with the file's D; the data's description says what was read."""
+    import numpy as np
+    rng = np.random.default_rng(4)
+    path = tmp_path / "mine.csv"
+    path.write_text("\n".join(",".join(f"{v:.4f}" for v in rng.normal(size=5)) for _ in range(300)) + "\n")
+    code, out, _ = run_cli(capsys, "--csv", str(path), "--k", "2", "--sites", "2", "--ns", "100", "--target", "0.5",
+                           "--solve", "eps", "--runs", "3", "--json", "--workers", "1", "--proxy")
+    assert code == 0
+    record = json.loads(out)
+    assert record["data"].startswith("public proxy of mine.csv: synthetic zero-mean Gaussian")
+    assert "only its size (N = 300) and dimension (D = 5) were read" in record["data"]
+    code, out, err = run_cli(capsys, "--target", "0.5", "--solve", "eps", "--proxy")
+    assert code == 2 and "--proxy applies to a file of yours" in err
 
 
 def test_plan_help_says_how_a_csv_is_scaled(capsys):

@@ -4,9 +4,10 @@ answer, the design and the guarantee at the answer, unreachable targets, the kno
 The calibration tests (issue 32, "Done when") build an answer from the curve's simulated studies (stream
 PLANNER_STUDY_STREAM) and check it on at least 20 fresh studies of the real algorithm whose data and noise come from
 another stream (PLANNER_CHECK_STREAM; the test checks that no seed is shared): at the answer the share of studies
-that meet the target is at least p minus its binomial margin (the 1 % quantile of Binomial(n, p), so a calibrated
-answer fails this test once in a hundred seeds at most), and at 0.8 times the answer the whole 95 % Clopper-Pearson
-interval of the share lies below p. Margins measured (seeds, studies and shares in each test's docstring).
+that meet the target is at least p minus its binomial margin (the 1 % quantile of Binomial(n, p): 31 of 40 at p = 0.9,
+so a calibrated answer fails this test once in a hundred seeds at most), and at 0.8 times the answer the whole 95 %
+Clopper-Pearson interval of the share lies below p. Margins measured (seeds, studies and shares in each test's
+docstring).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from dpcore.validation import InputError
 SEED = 0
 TARGET = 0.8
 P = 0.9
-STUDIES = 30
+STUDIES = 40
 FIVE = equal_sites_scenario(5, 1000, 1.0, 1e-5)
 SMALL = PcaData(dim=50, k=5)
 """capePCA's synthetic Gaussian at D = 50, K = 5 (the issue's own example): the claim is about studies, not D."""
@@ -235,7 +236,8 @@ def test_one_site_and_sites_knobs(synthetic, plan_n):
     cape = sites.answers["cape"].answer
     # capePCA's noise depends on the total N only: S sites of 1,000 need about as many samples as 5 sites of N_s
     assert abs(cape * 1000 - 5 * plan_n.answers["cape"].answer) <= 1000 + 0.05 * cape * 1000
-    assert sites.answers["conv"].answer is None and "sites" in sites.answers["conv"].reason
+    conv = sites.answers["conv"]  # its noise falls as 1 / sqrt(S), CAPE's as 1 / S
+    assert (conv.answer is None and "sites" in conv.reason) or conv.answer > 2 * cape
 
 
 def test_question_and_probability_check_their_input(synthetic):

@@ -36,7 +36,7 @@ from ..planner.design import DESIGNS
 from ..planner.export import plan_csv, plan_html, plan_json, plan_script
 from ..planner.report import guarantee_lines
 from ..planner.solve import PROBABILITY, PROBABILITY_RANGE
-from ..planner.sources import planner_sources, read_bundled, read_upload
+from ..planner.sources import planner_sources, proxy_data, read_bundled, read_upload
 from ..privacy import CALIBRATIONS, NEIGHBOURING
 from ..scenario import Scenario, equal_sites_scenario, load_scenario
 from ..textio import read_file
@@ -71,6 +71,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument
                    f"{PROBABILITY_RANGE[0]:g} to {PROBABILITY_RANGE[1]:g})")
     p.add_argument("--design", choices=tuple(DESIGNS), default=next(iter(DESIGNS)),
                    help="; ".join(f"{k}: {v}" for k, v in DESIGNS.items()) + " (default papers)")
+    p.add_argument("--proxy", action="store_true", help="with --csv or --data: plan on a public proxy of the file's "
+                   "shape (the family's synthetic source with its D), reading only its N and D, not its values")
     p.add_argument("--site", metavar="NAME|POS", help="with --solve n or eps: move only this site (name or 1..S)")
     p.add_argument("--scenario", metavar="FILE", help="scenario JSON (unequal sites, weights, calibration, ...)")
     p.add_argument("--sites", type=SITES, help="number of equal sites without --scenario (default: the family's)")
@@ -195,14 +197,20 @@ def run(args: argparse.Namespace) -> int:
     q = question(args.solve, args.target, scenario, args.site)
     settings = family_data(args, family)
     dataset = registered_upload(settings.upload) if getattr(settings, "upload", None) else None
-    loader = None
+    loader, source_name = None, None
     if args.data:
-        _, dataset, loader = _upload(args, family, settings)
+        source_name, dataset, loader = _upload(args, family, settings)
     elif args.corpus:
         if args.corpus not in planner_sources(family) or planner_sources(family)[args.corpus].bundled is None:
             raise InputError(f"--corpus does not apply to --algorithm {family}")
         dataset, loader = read_bundled(family, args.corpus)
-    data = prepare_data(family, settings, dataset, args.seed, loader)
+    if args.proxy and not (args.csv or args.data):
+        raise InputError("--proxy applies to a file of yours (--csv or --data)")
+    if args.proxy:
+        source = source_name if args.data else "upload"
+        data = proxy_data(family, source, dataset, getattr(settings, "k", None), args.seed)
+    else:
+        data = prepare_data(family, settings, dataset, args.seed, loader)
     result = plan_target(family, data, scenario, q, seed=args.seed, runs=args.runs, workers=args.workers,
                          probability=args.probability, design=args.design,
                          settings={"algorithm": family, "data": vars(settings), "csv": args.csv, "data_file": args.data,

@@ -197,12 +197,13 @@ def _key(family: str, data: PlannerData, profile: np.ndarray, size: int, runs: i
 
 def measure_curve(family: str, data: PlannerData, profile: np.ndarray, *, size: int | None = None,
                   runs: int = CURVE_RUNS, seed: int = 0, workers: int | None = None,
-                  tick: Callable[[str], bool] | None = None, scales: np.ndarray | None = None) -> UtilityCurve:
+                  tick: Callable[[str], bool] | None = None, scales: np.ndarray | None = None,
+                  progress: Callable[[float, str], None] | None = None) -> UtilityCurve:
     """The curve of ``runs`` simulated studies of ``size`` samples (default: the data's own) of ``data`` for
     ``family`` at the stage ``profile``, on the family's grid or on ``scales`` (cached per data key, profile, size,
     runs, seed and grid: a second question on the same data and size costs nothing). Runs go to ``workers`` processes
     (same numbers for any number); ``tick(label)`` after every run at every point, True to stop (an InputError: a
-    curve needs every run)."""
+    curve needs every run); ``progress(share done, words)`` after every run too (a page's progress bar)."""
     runs = check_int_range(runs, "runs of the curve", 2, MAX_RUNS)
     profile = np.asarray(profile, dtype=float)
     size = int(data.size if size is None else size)
@@ -214,7 +215,15 @@ def measure_curve(family: str, data: PlannerData, profile: np.ndarray, *, size: 
     scales = np.asarray(hooks.scales(data, profile) if scales is None else scales, dtype=float)
     start = time.perf_counter()
     shared = _Shared(family=family, data=data, scales=scales, profile=profile, seed=int(seed), size=size)
-    finished, stopped = run_tasks(_curve_run, shared, list(range(runs)), workers=workers, tick=tick)
+    total, done = runs * len(scales), [0]
+
+    def counted(label: str) -> bool:
+        done[0] += 1
+        if progress is not None:
+            progress(done[0] / total, f"simulated studies of N = {size:,}: {done[0]} of {total} runs")
+        return bool(tick(label)) if tick is not None else False
+
+    finished, stopped = run_tasks(_curve_run, shared, list(range(runs)), workers=workers, tick=counted)
     if stopped or len(finished) < runs:
         raise InputError("the curve was stopped before every run finished; measure it again", "curve")
     values = np.array([finished[r] for r in range(runs)], dtype=float).T

@@ -225,7 +225,7 @@ def forward_sentence(family: str, result_forward: dict[str, Forward] | None, rea
 def plan_target(family: str, data: PlannerData, scenario: Scenario, q: Question, *, seed: int = 0,
                 runs: int = CURVE_RUNS, workers: int | None = None, tick: Callable[[str], bool] | None = None,
                 settings: dict[str, Any] | None = None, probability: float = PROBABILITY,
-                design: str = "papers") -> PlanResult:
+                design: str = "papers", progress: Callable[[float, str], None] | None = None) -> PlanResult:
     """Answer ``q`` for ``scenario`` on ``data``: measure (or reuse) the curve of simulated studies of the scenario's N
     at its stage profile (the forward answer), then invert it for CAPE and the conventional scheme, measuring it
     again at the answer's N (:func:`dpcore.planner.solve.solve_scheme`), for ``design`` (:mod:`.design`)."""
@@ -248,9 +248,10 @@ def plan_target(family: str, data: PlannerData, scenario: Scenario, q: Question,
     def curve_at(n: int, around: float | None) -> UtilityCurve:
         grid = None if around is None else around * np.logspace(*NARROW_DECADES, NARROW_POINTS)
         curve = measure_curve(family, data, profile, size=n, runs=runs, seed=seed, workers=workers, tick=tick,
-                              scales=grid)
+                              scales=grid, progress=progress)
         if grid is not None and _outside(curve, q.target, p):
-            curve = measure_curve(family, data, profile, size=n, runs=runs, seed=seed, workers=workers, tick=tick)
+            curve = measure_curve(family, data, profile, size=n, runs=runs, seed=seed, workers=workers, tick=tick,
+                                  progress=progress)
         curves.append(curve)
         return curve
 
