@@ -29,8 +29,15 @@ scenario_sidebar(scenario)
 DEFAULTS = {"plan_family": "pca", "plan_source": "synthetic", "plan_solve": "n", "plan_site": "every site",
             "plan_target": 80.0, "plan_error": 0.5, "plan_seed": 0, "plan_probability": PROBABILITY * 100,
             "plan_design": next(iter(DESIGNS)), "plan_read": "proxy"}
+def _within(low: float, high: float):
+    """A remembered or linked number is kept only inside the widget's own range (never clamped)."""
+    return lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and low <= v <= high
+
+
 restore_widgets(DEFAULTS, {"plan_family": tuple(FAMILIES), "plan_solve": tuple(KNOBS), "plan_design": tuple(DESIGNS),
-                           "plan_read": ("proxy", "mine")})
+                           "plan_read": ("proxy", "mine"), "plan_target": _within(1.0, 100.0),
+                           "plan_error": _within(0.001, 10.0), "plan_seed": _within(0, MAX_SEED),
+                           "plan_probability": _within(PROBABILITY_RANGE[0] * 100, PROBABILITY_RANGE[1] * 100)})
 STORE = "plan_uploads"
 # The uploaded files by source: kept in the session so that a visit to another page (Sites and budgets, to change
 # N_s as the answers suggest) does not lose them (Streamlit forgets a file uploader's file when its page is left).
@@ -100,10 +107,10 @@ def _check_tick(bar, total: int):
 
 
 st.title("Planner: what do we need?")
-st.markdown("Pick a target and the one thing to solve for; the scenario in the sidebar holds the rest. The planner "
-            "measures how the result degrades with the aggregate noise once for the data, then reads off, for CAPE "
-            "and for the conventional scheme, what reaches the target (docs/planner.md has the method and its "
-            "limits).")
+st.markdown("Pick a target, the share of fresh studies that must reach it and the one thing to solve for; the "
+            "scenario in the sidebar holds the rest. The planner first says what the scenario as it stands gets, then "
+            "reads off, for CAPE and for the conventional scheme, where that share of simulated studies (new data of "
+            "the answer's size, new noise) reaches the target (docs/planner.md has the method and its limits).")
 
 left, right = st.columns(2)
 family = left.selectbox("Algorithm", tuple(FAMILIES), key="plan_family", format_func=lambda f: FAMILIES[f].label)
