@@ -213,7 +213,9 @@ def test_issue_36_corners_unequal_sites_labels_and_the_detected_label_column():
     rows = ["f1,f2,f3,target"] + [f"{i % 7}.5,{i % 5}.25,{i % 3}.75,{i % 2}" for i in range(400)]
     at.selectbox(key="plan_source").set_value("upload").run()
     at.file_uploader(key="plan_upload_upload").set_value(("bc.csv", "\n".join(rows).encode(), "text/csv")).run()
-    at.radio(key="plan_read").set_value("mine").run()
+    at.radio(key="plan_read").set_value("mine")
+    at.number_input(key="plan_upload_k").set_value(2).run()
     _clean(at)
+    assert not at.error, [e.value for e in at.error]
     intro = next(m.value for m in at.markdown if m.value.startswith("For capePCA on"))
     assert "label column 'target' excluded" in intro and "D = 3" in intro

@@ -131,10 +131,14 @@ def test_capepca_on_a_bundled_set_holds_for_a_share_p_of_fresh_studies():
 
 @pytest.mark.slow
 def test_capeagn_synthetic_answer_holds_for_a_share_p_of_fresh_studies():
-    """capeAGN on its synthetic MOG (D = 10, K = 5; every fresh study draws its own ground truth and samples), five
-    sites of 1,000, target q_comp 0.3, solving eps. Measured (30 studies): see the report."""
+    """capeAGN on its synthetic MOG (D = 10, K = 5; the ground truth drawn from the plan's seed, every fresh study its
+    own samples and noise), five sites of 1,000, target q_comp 0.8, solving eps. Measured (40 fresh studies, seeds 0
+    and 1): CAPE eps 5.42 / 3.1, 38 / 38 of 40 at the answer, 29 / 22 at 0.8x (interval tops 0.85, 0.71). Where q_comp
+    is small its spread across studies is wide against the move 0.8x makes (target 0.5: 36 of 40 still met at 0.8x at
+    seed 0, an answer met by 40 of 40: conservative; target 0.3: 27 of 30), so the test asks where the claim is
+    decidable with 40 studies; the conventional scheme is the baseline, not the claim (its 0.8x: 32 of 40)."""
     data = prepare_data("otd", OtdData(), None, SEED)
-    plan = plan_target("otd", data, FIVE, question("eps", 0.3, FIVE), seed=SEED, workers=2)
+    plan = plan_target("otd", data, FIVE, question("eps", 0.8, FIVE), seed=SEED, workers=2)
     assert plan.answers["cape"].answer is not None
     check = check_plan(plan, runs=STUDIES, workers=2)
     _fresh(check, STUDIES)
