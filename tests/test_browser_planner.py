@@ -45,7 +45,7 @@ def test_planner_on_an_upload_with_check_exports_and_script(server, browser, tmp
     _wait_idle(page)
     page.get_by_text("ε", exact=True).click()
     _wait_idle(page)
-    page.get_by_role("button", name="Plan").click()
+    page.get_by_role("button", name="Plan", exact=True).click()
     _wait_idle(page)
     sentence = page.locator('[data-testid="stAlertContentSuccess"]').first.inner_text(timeout=120_000)
     sentence = sentence.strip().split("\n")[-1]  # after the icon's name
