@@ -162,12 +162,15 @@ def _mnist_cases(workers: int) -> list[list]:
 
         plan_target("pca", data, scenario, question("n", target, scenario), workers=workers, progress=progress)
         seconds = time.perf_counter() - begin
-        floor = _run_floor("pca", data) * max(len(ticks), 1) / workers  # one tick: one run at one noise level
+        runs = sum(1 for s in shares if s > 0)  # one update per run at one noise level (and one at the start)
+        floor = _run_floor("pca", data) * max(runs, 1) / workers
         first = ticks[0] if ticks else float("nan")
         moving = len(set(np.round(shares, 2))) if shares else 0
-        rows.append([f"MNIST plan, {label} (data loaded in {load:.1f} s apart; {len(ticks)} progress updates, one per "
-                     f"run, {moving} distinct shares, the first after {first:.2f} s)", f"{seconds:.2f}", f"< {limit:g}",
-                     f"{floor:.2f}", "pass" if seconds < limit and (not ticks or first < 1.0) else "FAIL"])
+        moved = next((t for t, s in zip(ticks, shares, strict=True) if s > 0), float("nan"))
+        rows.append([f"MNIST plan, {label} (data loaded in {load:.1f} s apart; {len(ticks)} progress updates, "
+                     f"{moving} distinct shares, the first at {first:.2f} s, the first move at {moved:.2f} s)",
+                     f"{seconds:.2f}", f"< {limit:g}", f"{floor:.2f}",
+                     "pass" if seconds < limit and (not ticks or first < 1.0) else "FAIL"])
     return rows
 
 

@@ -216,6 +216,8 @@ def measure_curve(family: str, data: PlannerData, profile: np.ndarray, *, size: 
     start = time.perf_counter()
     shared = _Shared(family=family, data=data, scales=scales, profile=profile, seed=int(seed), size=size)
     total, done = runs * len(scales), [0]
+    if progress is not None:
+        progress(0.0, f"simulated studies of N = {size:,}: starting {total} runs in worker processes")
 
     def counted(label: str) -> bool:
         done[0] += 1
