@@ -225,6 +225,13 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(json.loads(plan_json(result, check)))
         return 0
+    _print(result, check)
+    return 0
+
+
+def _print(result, check) -> None:
+    """The answer in words: the forward answer, the sentence, each scheme's answer, the guarantees, the limits, the
+    check."""
     print(result.forward_sentence)
     print(result.sentence)
     for scheme, a in result.answers.items():
@@ -244,4 +251,3 @@ def run(args: argparse.Namespace) -> int:
         say(f"limit: {limit}")
     if check is not None:
         print(check.sentence)
-    return 0
