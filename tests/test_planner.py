@@ -313,3 +313,19 @@ def test_curve_figure_draws_one_line_where_both_schemes_need_the_same_noise(plan
     fig = curve_figure(plan_n)
     assert fig.layout.xaxis.title.text.startswith("std of the noise on the aggregate")
     assert all(np.isfinite(y) for y in fig.data[0].y)  # the band's outline has no gap
+
+
+def test_a_reason_never_prints_inf_or_nan(plan_n):
+    """Issue 29: a reason printed 'mean inf' when the studies at the smallest noise failed (whitening): the words say
+    what happened instead, from the numbers."""
+    from dataclasses import replace
+
+    from dpcore.planner.solve import _best_words
+
+    curve = plan_n.curve
+    failed = replace(curve, values=np.full_like(curve.values, np.nan))
+    half = curve.values.copy()
+    half[0, ::2] = np.nan
+    for c, words in ((failed, "every study failed even at the smallest noise"), (replace(curve, values=half), "50%")):
+        text = _best_words(c, 0.9)
+        assert words in text and "inf" not in text and "nan" not in text
