@@ -3,6 +3,7 @@ setting of dpcore.pca.story.OPENING (CAPE wins clearly); one click shows where i
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -24,7 +25,7 @@ from dpcore.data import (
     synthetic_dataset,
     table_to_dataset,
 )
-from dpcore.data.split import REPLACEMENT_CONSEQUENCE
+from dpcore.data.split import REPLACEMENT_CONSEQUENCE, check_supply
 from dpcore.limits import MAX_SEED, MAX_UPLOAD_BYTES, MAX_UPLOAD_CELLS
 from dpcore.notation import symbolic
 from dpcore.pca import ALGORITHMS, METRICS, PcaSetup, align_signs, compare_pca, prepare_pca, scree
@@ -34,7 +35,7 @@ from dpcore.privacy import CALIBRATIONS
 from dpcore.reports import pca_report
 from dpcore.scenario import Scenario, equal_sites_scenario
 from dpcore.seeding import PCA_SYNTHETIC_STREAM, stream_rng
-from dpcore.textio import size_text
+from dpcore.textio import seconds_text, size_text
 from dpcore.validation import InputError
 from dpcore.workers import warm_up
 from pages.shared.guarantees import show_guarantee_table, show_guarantees
@@ -44,6 +45,7 @@ from pages.shared.reports import report_downloads
 from pages.shared.story import breakdown_section, computed_once, glossary_link, server_store, story_buttons
 from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error
 
+started = time.perf_counter()  # a Run's time is measured from the start of the page run its click starts
 scenario = start_page()
 warm_up()  # the worker processes of this page's runs start now, not at the first click
 
@@ -178,10 +180,12 @@ with data_col:
                       "licence).")
     data_key: tuple | None = None
     upload_bytes: bytes | None = None
+    available: int | None = None  # the samples the data set has (None: synthetic, drawn as many as needed)
     labels_available = choice in BUNDLED
     if choice in BUNDLED:
         data_key = ("bundled", choice)
         info = BUNDLED[choice]
+        available = info.samples
         st.caption(f"{info.description}. {info.origin} ({info.licence}).")
     elif choice == "synthetic":
         dim = st.number_input("D (features)", 2, 1000, 50, key="pca_dim",
@@ -228,6 +232,7 @@ with data_col:
             else:
                 data_key = ("upload", header, int(label), uploaded.name, () if keep_ids else ids)
                 upload_dim = parsed.dim
+                available = parsed.n_samples
                 labels_available = parsed.labels is not None
                 st.caption(f"{uploaded.name}: {parsed.n_samples:,} samples x {parsed.dim} features"
                            + (f", label column {parsed.dropped_label!r} left out" if parsed.dropped_label else "")
@@ -285,6 +290,13 @@ with sites_col:
         except InputError as exc:
             show_in(sites_msg, exc)
         st.caption(f"{scenario.neighbouring} neighbours (from the shared scenario).")
+    supply_problem = None  # checked here, before Run is enabled, not after a click
+    if page_scenario is not None and available is not None:
+        try:
+            check_supply(page_scenario.total_n, available, bool(allow_replacement))
+        except InputError as exc:
+            supply_problem = exc
+            show_in(sites_msg, exc)
 
 with run_col:
     st.subheader("Run")
@@ -297,7 +309,7 @@ with run_col:
     runs = st.number_input("Runs", 1, 100, key="pca_runs", help="Independent noise draws per algorithm.")
     seed = st.number_input("Seed", 0, MAX_SEED, int(scenario.seed), key="pca_seed",
                            help="Seeds the data generation, the split and every noise draw.")
-    clicked = st.button("Run", type="primary", key="pca_run", width="stretch",
+    clicked = st.button("Run", type="primary", key="pca_run", width="stretch", disabled=supply_problem is not None,
                         help="Prepare the sites and run every chosen algorithm.")
     run_msg = st.empty()
 
@@ -353,8 +365,10 @@ if clicked:
         show_in(run_msg, InputError("choose at least one algorithm", "algorithms"))
     if not problems:
         try:
+            prepare_start = time.perf_counter()
             setup = cached_setup(data_key, upload_bytes, page_scenario.to_json(None), int(k), features, preprocessing,
                                  float(scale), bool(by_label), bool(allow_replacement), int(seed))
+            prepared = time.perf_counter() - prepare_start
             bar = run_col.progress(0.0, text="Starting")
             comparison = compare_pca(setup.problem, setup.privacy, algorithms, int(runs), int(seed),
                                      rank=int(rank) or None, keep_first_matrix=True,
@@ -364,6 +378,7 @@ if clicked:
             show_in(slot_for(exc), exc)
         else:
             st.session_state[RESULT_KEY] = {"setup": setup, "comparison": comparison, "rank": int(rank) or None,
+                                            "waited": time.perf_counter() - started, "prepared": prepared,
                                             "report": {"source": _source(data_key), "k": int(k), "features": features,
                                                        "preprocessing": preprocessing, "scale": float(scale),
                                                        "by_label": bool(by_label),
@@ -441,10 +456,14 @@ else:
         extra = "" if closure is None else (f" Privacy costs the conventional scheme {100 * closure.cost:.0f}% of the "
                                             "way from the non-private result to no information.")
         st.markdown(f"**{symbolic(sentence)}**{extra}")
+    runs_done = len(next(iter(comparison.results.values())))
+    waited = (f"this Run took {seconds_text(result['waited'])} from the click to these results: preparing the data "
+              f"and the noise design {seconds_text(result['prepared'])} (instant when they were prepared before), the "
+              f"{runs_done * len(comparison.results)} runs of the algorithms {seconds_text(comparison.seconds)}"
+              if "waited" in result else f"the runs of the algorithms took {seconds_text(comparison.seconds)}")
     st.caption(
         f"{setup.dataset.description}; S = {scen.n_sites} sites, N = {scen.total_n:,}, K = {problem.k}, "
-        f"{len(next(iter(comparison.results.values())))} runs; {scen.calibration} calibration, "
-        f"{scen.neighbouring} neighbours; computed in {comparison.seconds:.1f} s.")
+        f"{runs_done} runs; {scen.calibration} calibration, {scen.neighbouring} neighbours; {waited}.")
     guarantees = privacy_guarantees(setup.privacy, comparison.results)
     show_guarantees(guarantees, TITLES)
     for note in setup.notes:
