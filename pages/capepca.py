@@ -6,11 +6,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
-from plotly.subplots import make_subplots
 
 from dpcore.data import (
     BUNDLED,
@@ -28,7 +26,7 @@ from dpcore.data import (
 from dpcore.data.split import REPLACEMENT_CONSEQUENCE, check_supply
 from dpcore.limits import MAX_SEED, MAX_UPLOAD_BYTES, MAX_UPLOAD_CELLS
 from dpcore.notation import symbolic
-from dpcore.pca import ALGORITHMS, METRICS, PcaSetup, align_signs, compare_pca, prepare_pca, scree
+from dpcore.pca import ALGORITHMS, METRICS, PcaSetup, compare_pca, prepare_pca
 from dpcore.pca.guarantees import privacy_guarantees
 from dpcore.pca.story import OPENING, opening_closure, run_breakdown, setting_sentence, story_sentence
 from dpcore.privacy import CALIBRATIONS
@@ -41,9 +39,10 @@ from dpcore.workers import warm_up
 from pages.shared.guarantees import show_guarantee_table, show_guarantees
 from pages.shared.lecture import follow_scenario, lecture_sidebar
 from pages.shared.navigation import start_page
+from pages.shared.pca_figures import component_images, scree_figure
 from pages.shared.reports import report_downloads
 from pages.shared.story import breakdown_section, computed_once, glossary_link, server_store, story_buttons
-from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error
+from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error, wrap_chips
 
 started = time.perf_counter()  # a Run's time is measured from the start of the page run its click starts
 scenario = start_page()
@@ -304,6 +303,7 @@ with run_col:
                         help="Number of principal components; at most D.")
     algorithms = st.multiselect("Algorithms", list(ALGORITHMS), format_func=TITLES.get, key="pca_algorithms",
                                 help=symbolic("; ".join(f"{e.title}: {e.description}" for e in ALGORITHMS.values())))
+    wrap_chips("pca_algorithms")  # a third of 1,400 px cut off "local" and hid "non-dp pool" on one line
     rank = st.number_input("DPdisPCA rank R (0 = K)", 0, 1000, 0, key="pca_rank",
                            help="Each DPdisPCA site sends its top-R partial square root; R must be ≥ K.")
     runs = st.number_input("Runs", 1, 100, key="pca_runs", help="Independent noise draws per algorithm.")
@@ -422,24 +422,6 @@ def _bar_chart(comparison, metric: str) -> go.Figure:
         marker_color=[COLOURS[a] for a in names])).update_layout(yaxis_title=METRIC_LABELS[metric])
 
 
-def _component_images(problem, vectors: np.ndarray, shape: tuple[int, int]) -> go.Figure:
-    count = min(problem.k, 6)
-    true_v = problem.top_vectors[:, :count]
-    private_v = align_signs(true_v, vectors[:, :count])
-    h, w = shape
-    fig = make_subplots(rows=2, cols=count, horizontal_spacing=0.01, vertical_spacing=0.06,
-                        row_titles=["true", "private"], subplot_titles=[f"#{i + 1}" for i in range(count)])
-    limit = float(max(np.abs(true_v).max(), np.abs(private_v).max()))
-    for i in range(count):
-        for row_index, v in ((1, true_v), (2, private_v)):
-            fig.add_trace(go.Heatmap(z=v[:, i].reshape(h, w), coloraxis="coloraxis"), row=row_index, col=i + 1)
-    fig.update_layout(coloraxis={"colorscale": "RdBu", "cmid": 0.0, "cmin": -limit, "cmax": limit,
-                                 "colorbar": {"title": {"text": "weight"}, "thickness": 12}})
-    fig.update_xaxes(visible=False)
-    fig.update_yaxes(visible=False, autorange="reversed", scaleanchor="x")
-    return fig
-
-
 result = st.session_state.get(RESULT_KEY)
 if result is None:
     st.info("Press **Run** to compare the algorithms on the setting above; a progress bar shows how far it is. "
@@ -485,14 +467,7 @@ else:
             shown = st.selectbox("Noisy matrix", noisy_choices, format_func=TITLES.get, key="pca_scree_alg",
                                  help="Eigenvalues of the matrix this algorithm decomposed (first run) against "
                                  "those of the true pooled second-moment matrix.")
-            count = min(problem.dim, max(3 * problem.k, 30))
-            true_values, noisy_values = scree(problem, comparison.results[shown][0].matrix, count)
-            index = np.arange(1, count + 1)
-            fig = go.Figure()
-            fig.add_scatter(x=index, y=true_values, mode="lines+markers", name="true A")
-            fig.add_scatter(x=index, y=noisy_values, mode="lines+markers", name=f"{TITLES[shown]} (run 1)")
-            fig.add_vline(x=problem.k + 0.5, line_dash="dot", annotation_text="K")
-            fig.update_layout(xaxis_title="eigenvalue index", yaxis_title="eigenvalue")
+            fig = scree_figure(problem, comparison.results[shown][0].matrix, f"{TITLES[shown]} (run 1)")
             show_chart(fig, "Scree plot", key="pca_scree", height=360)
         else:
             st.caption("Run a private algorithm to see its noisy scree plot.")
@@ -500,7 +475,7 @@ else:
     if setup.dataset.image_shape is not None and noisy_choices:
         shown = st.session_state.get("pca_scree_alg", noisy_choices[0])
         shown = shown if shown in noisy_choices else noisy_choices[0]
-        fig = _component_images(problem, comparison.results[shown][0].subspace, setup.dataset.image_shape)
+        fig = component_images(problem, comparison.results[shown][0].subspace, setup.dataset.image_shape)
         show_chart(fig, f"Top components as images: true against {TITLES[shown]} (run 1, signs aligned; the colour "
                    "scale gives each pixel's weight)", key="pca_components", height=360, top=30)
 
