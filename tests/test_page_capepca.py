@@ -49,6 +49,7 @@ def use_equal_sites(at, sites=3, size=400, eps=0.5, delta=1e-4, calibration="cla
     at.number_input(key="pca_eps").set_value(eps)
     at.number_input(key="pca_delta").set_value(delta)
     at.selectbox(key="pca_calibration").set_value(calibration)
+    at.run()  # the sites are checked against the data before Run is enabled
 
 
 def test_opening_state_renders_the_story_without_errors(at):
@@ -109,7 +110,8 @@ def test_one_click_shows_where_cape_stops_helping_and_back(at):
     shown = texts(at.markdown)
     assert all(symbolic(c.sentence) in shown for c in cases)  # the sentences from dpcore are on the page
     for case in cases:  # issue 36: no "CAPE still helps" under this heading for 3 % against 2 % of the energy
-        sentence = next(m.value for m in at.markdown if m.value.startswith(f"**{symbolic(case.case.title)}"))
+        title = symbolic(case.case.title).capitalize()
+        sentence = next(m.value for m in at.markdown if m.value.startswith(f"**{title}.**"))
         means = dict(re.findall(r"(capePCA|conv|local) \(([\d.e-]+)\) ", sentence))
         if "CAPE still helps" in sentence:
             assert float(means["capePCA"]) - float(means["conv"]) >= MEET_SHARE * case.mean["nonpriv"], sentence
@@ -221,6 +223,7 @@ def test_an_id_column_is_detected_left_out_and_said(at):
     lines = ["id,f1,f2,f3,seq"] + [f"{1000 + 7 * i}," + ",".join(f"{v:.5f}" for v in rng.normal(size=3)) + f",{i + 1}"
                                    for i in range(60)]
     at.radio(key="pca_data").set_value("upload").run()
+    use_equal_sites(at, sites=3, size=20)  # 60 samples: the lecture setting's 5,000 are refused before Run
     at.file_uploader(key="pca_upload").set_value(("ids.csv", "\n".join(lines).encode(), "text/csv"))
     at.run()
     assert errors(at) == []
@@ -238,6 +241,7 @@ def test_upload_detects_the_label_column_and_standardises_by_default(at):
                                     + f",{'xy'[i % 2]}" for i in range(90)]
     at.radio(key="pca_data").set_value("upload").run()
     assert at.radio(key="pca_features").value == "standardise"
+    use_equal_sites(at, sites=3, size=30, eps=0.5, delta=1e-3)  # 90 samples: the lecture setting's are refused
     at.file_uploader(key="pca_upload").set_value(("mine.csv", "\n".join(lines).encode(), "text/csv"))
     at.run()
     assert errors(at) == []
