@@ -260,7 +260,6 @@ def test_one_notation_in_every_visible_text_of_the_stored_figure_and_a_preset_li
 
 def _paired_interval(result, metric: str, value: float) -> tuple[float, float]:
     """Mean and 95% half-width of the paired difference CAPE - conv at ``value``, computed here with scipy."""
-    import numpy as np
     import scipy.stats
 
     t = result.table

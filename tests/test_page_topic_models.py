@@ -11,9 +11,9 @@ import pytest
 from conftest import app_test
 
 from dpcore.lda.story import BREAKDOWN, OPENING, corpus_words, lda_claim, setting_sentence
-from dpcore.summary import MEET_SHARE
 from dpcore.notation import symbolic
 from dpcore.scenario import default_scenario, equal_sites_scenario
+from dpcore.summary import MEET_SHARE
 from pages.shared.catalog import PAGES
 
 PAGE = "pages/topic_models.py"
