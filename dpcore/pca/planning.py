@@ -159,7 +159,9 @@ def study(data: PlannerData, n: int, seed: int) -> PlannerData:
     if n >= whole.shape[1]:
         return data
     rows = np.sort(stream_rng(seed, PCA_SPLIT_STREAM).permutation(whole.shape[1])[:n])
-    pooled = pca_problem([whole[:, rows]], settings.k, solver_dtype=settings.solver_dtype)
+    single = whole[:, rows].astype(np.float32)
+    pooled = scatter_problem((single @ single.T).astype(np.float64) / n, n, settings.k, settings.solver_dtype,
+                             top_only=True)
     return replace(data, payload=(pooled, whole), size=n, seed=seed)
 
 
@@ -199,7 +201,7 @@ def _eigenbasis_study(settings: PcaData, n: int, seed: int) -> tuple[Any, float]
     scatter -= n * np.outer(mean, mean)
     scale = float(np.sqrt(largest))
     pooled = scatter_problem(basis @ (scatter / (scale * scale * n)) @ basis.T, int(n), settings.k,
-                             settings.solver_dtype)
+                             settings.solver_dtype, top_only=True)
     return pooled, scale
 
 

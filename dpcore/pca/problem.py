@@ -127,14 +127,18 @@ def pca_problem(sites: Sequence[np.ndarray], k: int, *, solver_dtype: str = "flo
                       eigenvalues=eigenvalues, top_vectors=top, solver_dtype=solver_dtype)
 
 
-def scatter_problem(pooled: np.ndarray, n: int, k: int, solver_dtype: str = "float32") -> PcaProblem:
+def scatter_problem(pooled: np.ndarray, n: int, k: int, solver_dtype: str = "float32", *,
+                    top_only: bool = False) -> PcaProblem:
     """The one-site problem of a pooled A = X X^T / N given directly (D x D, samples of norm <= 1; the planner's
-    simulated studies, whose scatter is formed in float32): as :func:`pca_problem` makes it from the samples."""
+    simulated studies, whose scatter is formed in float32): as :func:`pca_problem` makes it from the samples. With
+    ``top_only`` its ``eigenvalues`` are the K largest only (what the captured energy and the planner's grid read;
+    the subset eigensolver is several times faster at D = 784)."""
     solver_dtype = check_choice(solver_dtype, "solver precision", SOLVER_DTYPES)
     pooled = (np.asarray(pooled, dtype=float) + np.asarray(pooled, dtype=float).T) / 2
     dim = pooled.shape[0]
     k = check_rank(k, dim)
-    eigenvalues, vectors = scipy.linalg.eigh(pooled)
+    subset = [dim - k, dim - 1] if top_only else None
+    eigenvalues, vectors = scipy.linalg.eigh(pooled, subset_by_index=subset)
     order = np.argsort(eigenvalues)[::-1]
     eigenvalues = eigenvalues[order]
     top = np.ascontiguousarray(vectors[:, order[:k]])
