@@ -141,6 +141,9 @@ class PcaPrivacy:
     design: NoiseDesign
     pooled_std: float
     notes: tuple[str, ...] = field(default=())
+    dim: int | None = None
+    """D of the data when known (:func:`~dpcore.pca.setup.prepare_pca` sets it): the discrete design's scale and
+    guarantee depend on the D (D + 1) / 2 entries of a release (docs/math/discrete.md)."""
 
     @property
     def conventional_std(self) -> float:
