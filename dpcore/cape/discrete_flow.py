@@ -42,9 +42,11 @@ TermStreams = Callable[[str, int], np.random.Generator]
 
 
 def keyed_streams(rng: np.random.Generator) -> TermStreams:
-    """A simulation's streams: one 128-bit key from ``rng``, then PCG64(SeedSequence([key, crc32(term), site])) per
-    (term, site), made once and kept, so a term's draws do not depend on which other terms are drawn."""
-    key = [int(x) for x in rng.integers(0, 2**63, size=2)]
+    """A simulation's streams: one key from ``rng``, then PCG64(SeedSequence([key, crc32(term), site])) per (term,
+    site), made once and kept, so a term's draws do not depend on which other terms are drawn. The key is the bit
+    pattern of two standard normals, the one kind of draw the PCA sweep's replay of a run generator records
+    (:class:`dpcore.pca.sweep.ReplayNormals`): every grid point of a sweep then gets the same streams."""
+    key = [int(x) for x in np.asarray(rng.standard_normal(2), dtype=np.float64).view(np.uint64)]
     made: dict[tuple[str, int], np.random.Generator] = {}
 
     def streams(term: str, site: int) -> np.random.Generator:

@@ -10,12 +10,13 @@ from dataclasses import replace
 
 import numpy as np
 
-from ...cape import stage_sensitivities, stage_taus
+from ...cape import AGN_MODELS, stage_sensitivities, stage_taus
 from ...cape.discrete import DiscreteDesign, discrete_design
 from ...cape.discrete_audit import discrete_guarantees
 from ...cape.discrete_flow import keyed_streams, release_sum
 from ...cape.guarantee import Guarantee, coalition_size, promises
 from ...family import Algorithm, GuaranteeContext, RunContext, Sizes
+from ...privacy.sensitivity import statistic_bound, statistic_entries
 from ...privacy.symmetric import (
     symmetric_matrix,
     symmetric_tensor,
@@ -33,24 +34,20 @@ from ..problem import Decomposition
 __all__ = ["ENTRIES", "agn_discrete_designs"]
 
 
-def _value_bound(problem) -> float:
-    """|M2|, |M3| per entry: at most 1 for topic models (frequencies); 1 + 3 sigma^2 for MOG (||t|| <= 1, and the
-    correction sigma^2 T(m) has entries m_i [j = k] + ... of size at most 3)."""
-    return 1.0 + 3.0 * float(problem.sigma2) if problem.kind == "mog" else 1.0
-
-
 def agn_discrete_designs(ctx: RunContext | GuaranteeContext) -> tuple[DiscreteDesign, DiscreteDesign]:
     """The discrete designs of the M2 and the M3 stage (the capeAGN designs of the scenario, the settings' split and
-    collusion bound), for D(D+1)/2 and C(D+2, 3) entries."""
+    collusion bound), for D(D+1)/2 and C(D+2, 3) entries bounded by :func:`~dpcore.privacy.sensitivity.statistic_bound`
+    (1, or 1 + sigma^2 and 1 + 3 sigma^2 for MOG)."""
     problem, scenario, settings = ctx.problem, ctx.scenario, ctx.settings
     sigma2 = problem.sigma2 if problem.kind == "mog" else None
     tau2, tau3 = stage_taus(scenario, problem.kind, settings.eps_split, dim=problem.dim, sigma2=sigma2)
     stage2, stage3, _ = cape_stage_noise(scenario, tau2, tau3, split=settings.eps_split,
                                          collusion=settings.collusion, relation="")
-    sens2, sens3 = stage_sensitivities(scenario, problem.kind, dim=problem.dim, sigma2=sigma2)
-    bound, terms = _value_bound(problem), int(np.max(scenario.sizes)) + problem.dim
-    return (discrete_design(stage2.design, sens2, unique_count_matrix(problem.dim), value_bound=bound, terms=terms),
-            discrete_design(stage3.design, sens3, unique_count_tensor(problem.dim), value_bound=bound, terms=terms))
+    terms = int(np.max(scenario.sizes)) + problem.dim
+    return tuple(discrete_design(stage.design, sens, statistic_entries(statistic, problem.dim),
+                                 value_bound=statistic_bound(statistic, sigma2), terms=terms)
+                 for stage, sens, statistic in zip((stage2, stage3), stage_sensitivities(
+                     scenario, problem.kind, dim=problem.dim, sigma2=sigma2), AGN_MODELS[problem.kind], strict=True))
 
 
 def _run(ctx: RunContext) -> Decomposition:
@@ -82,7 +79,7 @@ def communication(sizes: Sizes) -> int:
 
 
 ENTRIES = (Algorithm(
-    name="cape-discrete", title="capeAGN (discrete)", position=15, colour="#8c564b", collusion_robust=True,
+    name="cape-discrete", title="capeAGN (discrete)", position=15, colour="#ff9896", collusion_robust=True,
     dense_only=True,
     description="capeAGN on the integers: exact discrete Gaussian terms, each stage summed exactly on a ring",
     communication_text="3 S (D(D+1)/2 + C(D+2, 3)) ring values: masked w~_s, F~_s and y_s of both stages; W to every "

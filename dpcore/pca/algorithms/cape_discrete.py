@@ -16,7 +16,7 @@ from ...cape.discrete_audit import discrete_guarantees
 from ...cape.discrete_flow import keyed_streams, release_sum
 from ...cape.guarantee import Guarantee, promises
 from ...family import Algorithm, GuaranteeContext, Sizes
-from ...privacy.symmetric import unique_count_matrix
+from ...privacy.sensitivity import statistic_bound, statistic_entries
 from ...validation import InputError
 from ..algorithm import STAGE
 from ..problem import PcaPrivacy, PcaProblem, check_pair
@@ -25,15 +25,11 @@ from .cape import communication
 
 __all__ = ["ENTRIES", "discrete_pca", "pca_discrete_design"]
 
-VALUE_BOUND = 1.0
-"""|A_s| <= 1 per entry: every sample has norm at most 1 (docs/math/sensitivities.md)."""
-
-
 def pca_discrete_design(privacy: PcaPrivacy, dim: int) -> DiscreteDesign:
     """The discrete design of the scenario's capePCA design for D x D second moments (D(D+1)/2 entries)."""
     scenario = privacy.scenario
-    return discrete_design(privacy.design, scenario.sensitivities("pca"), unique_count_matrix(dim),
-                           value_bound=VALUE_BOUND, terms=int(np.max(scenario.sizes)) + dim)
+    return discrete_design(privacy.design, scenario.sensitivities("pca"), statistic_entries("pca", dim),
+                           value_bound=statistic_bound("pca"), terms=int(np.max(scenario.sizes)) + dim)
 
 
 def discrete_pca(problem: PcaProblem, privacy: PcaPrivacy, rng: np.random.Generator, *,
@@ -62,7 +58,7 @@ def discrete_pca_guarantees(ctx: GuaranteeContext) -> tuple[Guarantee, ...]:
 
 
 ENTRIES = (Algorithm(
-    name="cape-discrete", title="capePCA (discrete)", position=15, colour="#8c564b", collusion_robust=True,
+    name="cape-discrete", title="capePCA (discrete)", position=15, colour="#ff9896", collusion_robust=True,
     description="capePCA on the integers: exact discrete Gaussian terms, releases summed exactly on a ring",
     communication_text="3 S D^2 ring values: the sites' masked w~_s (secure sum), aggregator -> site F~_s, "
     "site -> aggregator y_s",
