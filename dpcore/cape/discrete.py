@@ -21,7 +21,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..privacy.discrete_gaussian import MAX_SAMPLER_SIGMA2, DiscreteGaussianLaw, sampler_law
+from ..limits import MAX_RING_BITS, MAX_SAMPLER_SIGMA2
+from ..privacy.discrete_gaussian import DiscreteGaussianLaw, sampler_law
 from ..privacy.zero_sum import ZeroSumLaw
 from ..validation import InputError
 from .audit import default_collusion, view_sigmas
@@ -32,7 +33,6 @@ from .noise_variants import integer_variant
 __all__ = [
     "EXCESS_SHARE",
     "HELPER_RESOLUTION",
-    "MAX_RING_BITS",
     "ROUNDING_SHARE",
     "SMOOTHING",
     "TAIL_SIGMAS",
@@ -53,8 +53,6 @@ EXCESS_SHARE = 1e-3
 TAIL_SIGMAS = 40
 """A site refuses to send a term beyond this many standard deviations (probability below 2 exp(-800)): the ring's
 bound counts every term at most this large."""
-MAX_RING_BITS = 64
-"""The ring is the integers mod 2^b with b at most this (uint64 arithmetic)."""
 HELPER_RESOLUTION = 16
 """When the helper law's shares c_s are not all equal, they are written as a_s / A with A about this many times S
 (coarse on purpose: a share rounded up only adds helper noise, which cancels, while A sets the integer-shift

@@ -36,6 +36,7 @@ from typing import Protocol
 
 import numpy as np
 
+from ..limits import MAX_SAMPLER_SIGMA2
 from ..validation import InputError
 
 __all__ = [
@@ -50,8 +51,6 @@ __all__ = [
     "sampler_law",
 ]
 
-MAX_SAMPLER_SIGMA2 = 2**60
-"""Largest sigma^2 the sampler takes: the denominator L = 2 t m of the acceptance exponent stays below 2^63."""
 _INT64_LIMIT = 2**63 - 1
 _SMALL_J = 2**31
 """|j| below this: j^2 < 2^62, exact in int64."""
