@@ -287,3 +287,22 @@ def test_exact_hockey_stick_of_a_small_discrete_view():
             # the gap: the discrete view itself is within 1 % (in delta) of the continuous Gaussian of its variance
             continuous = privacy_profile(d / math.sqrt(12 * sw2 + sg2), eps)
             assert abs(exact - continuous) <= 0.01 * continuous + 1e-12, (d, eps, exact, continuous)
+
+
+def test_a_real_runs_streams_give_the_same_integers_party_by_party(case, rng):
+    """ChaCha20 streams keyed per (term, site) from each party's secret (what the Flower round will call): the full
+    flow with every message and the aggregate alone agree exactly, and one site's w~, g~ depend only on its secret."""
+    from dpcore.cape.discrete_flow import secure_streams
+
+    _, _, dd = case
+    names = dd.design.names
+    secrets = {name: bytes([i + 1]) * 32 for i, name in enumerate(names)} | {"aggregator": b"a" * 32}
+    values = rng.uniform(-1.0, 1.0, (dd.n_sites, dd.entries))
+    streams = {"run": 3, "algorithm": "capePCA", "stage": "A"}
+    full = release_messages(values, dd, secure_streams(secrets, names, **streams))
+    fast = release_sum(values, dd, secure_streams(secrets, names, **streams))
+    assert np.array_equal(full.release.exact, fast.exact)
+    other = dict(secrets, aggregator=b"b" * 32)
+    again = release_messages(values, dd, secure_streams(other, names, **streams))
+    assert np.array_equal(again.w, full.w) and np.array_equal(again.g, full.g) and not np.array_equal(again.f, full.f)
+    assert np.array_equal(again.release.exact, full.release.exact)  # F~ cancels exactly

@@ -25,11 +25,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..privacy.discrete_gaussian import DiscreteGaussianLaw, sample_discrete_gaussian
+from ..seeding import secure_party_rng
 from ..validation import InputError
 from .discrete import TAIL_SIGMAS, DiscreteDesign
 
 __all__ = ["BLOCK_NUMBERS", "TERMS", "DiscreteMessages", "DiscreteRelease", "TermStreams", "aggregate", "blocks",
-           "encode", "keyed_streams", "release_messages", "release_sum", "ring_decode", "ring_sum",
+           "encode", "keyed_streams", "release_messages", "release_sum", "ring_decode", "ring_sum", "secure_streams",
            "site_message", "term_draw", "zero_sum_term"]
 
 TERMS = ("w", "f", "g")
@@ -52,6 +53,24 @@ def keyed_streams(rng: np.random.Generator) -> TermStreams:
     def streams(term: str, site: int) -> np.random.Generator:
         if (term, site) not in made:
             made[(term, site)] = np.random.default_rng([*key, zlib.crc32(term.encode()), int(site)])
+        return made[(term, site)]
+
+    return streams
+
+
+def secure_streams(secrets: dict[str, bytes | int | str], names: tuple[str, ...], *, run: int, algorithm: str,
+                   stage: str) -> TermStreams:
+    """A real run's streams: term "w" and "g" of site s from site s's secret, "f" from the aggregator's
+    (``secrets["aggregator"]``), each :func:`dpcore.seeding.secure_party_rng` keyed by (run, algorithm, stage, role
+    "discrete-<term>", site name): ChaCha20, one independent stream per (term, site), the same whether the parties
+    share a process or not."""
+    made: dict[tuple[str, int], np.random.Generator] = {}
+
+    def streams(term: str, site: int) -> np.random.Generator:
+        if (term, site) not in made:
+            owner = "aggregator" if term == "f" else names[site]
+            made[(term, site)] = secure_party_rng(secrets[owner], run, algorithm, stage, f"discrete-{term}",
+                                                  names[site])
         return made[(term, site)]
 
     return streams
