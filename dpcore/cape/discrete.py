@@ -160,9 +160,8 @@ def _shares(target_std: np.ndarray) -> tuple[int, ...]:
     return tuple(shares)
 
 
-def _laws(design: NoiseDesign, k: int, kappa: float) -> tuple[IntegerLaws, np.ndarray]:
-    """The integer laws for scale 2^k and inflation kappa, and the u-form variances d_t^2 of A w~_t (before the
-    smoothing s^2 was added)."""
+def _laws(design: NoiseDesign, k: int, kappa: float) -> IntegerLaws:
+    """The integer laws for scale 2^k and inflation kappa (docs/math/discrete.md, "The terms")."""
     gamma = float(1 << k)
     mu = np.asarray(design.weights, dtype=float)
     s2 = SMOOTHING**2
@@ -184,7 +183,7 @@ def _laws(design: NoiseDesign, k: int, kappa: float) -> tuple[IntegerLaws, np.nd
     w = tuple(law(float(v) / total**2) for v in d2)
     f = tuple(law(float(v)) if v > 0 else None for v in site**2 * design.var_f)
     g = tuple(law(float(v)) for v in site**2 * design.var_g)
-    return IntegerLaws(shares=shares, w=w, f=f, g=g), d2
+    return IntegerLaws(shares=shares, w=w, f=f, g=g)
 
 
 def _twin(design: NoiseDesign, laws: IntegerLaws, gamma: float) -> NoiseDesign:
@@ -312,7 +311,7 @@ def discrete_design(design: NoiseDesign, sensitivities: np.ndarray, entries: int
             continue
         kappa *= math.sqrt(1.0 + EXCESS_SHARE)  # so that the excess, at most this share of m^2, is paid for
         try:
-            laws, _ = _laws(design, k, kappa)
+            laws = _laws(design, k, kappa)
         except InputError:
             break
         excess = _excess(laws)
