@@ -44,7 +44,7 @@ __all__ = [
 
 SMOOTHING = 3
 """s of the smoothing lemma (docs/math/discrete.md, "Why the continuous audit carries over"): every discrete
-Gaussian term of variance sigma^2 is, up to a factor exp(+-h) with h < 1e-76 in every probability, a discrete
+Gaussian term of variance sigma^2 is, up to a factor exp(+-h) with h < 4e-77 in every probability, a discrete
 Gaussian N_Z(x, s^2) centred at a continuous N(0, sigma^2 - s^2)."""
 ROUNDING_SHARE = 1e-3
 """The rounding of the statistic may raise the sensitivity, hence every noise std, by at most this share."""
@@ -222,14 +222,14 @@ def _excess(laws: IntegerLaws) -> float:
 
 
 def _slack(laws: IntegerLaws) -> float:
-    """h per discrete term: log((1 + eta_s) / (1 - eta_sigma)) with eta_x = 2 sum_k exp(-2 pi^2 x^2 k^2) <= the
-    value at the smallest sigma (docs/math/discrete.md)."""
+    """h per discrete term: log((1 + eta) / (1 - eta)) with eta = 2 sum_k exp(-2 pi^2 s^2 k^2) <= 2 q / (1 - q),
+    q = exp(-2 pi^2 s^2) (k^2 >= k), which bounds eta_sigma too (sigma >= s) (docs/math/discrete.md)."""
     smallest = min(float(law.sigma2) for law in (*laws.w, *laws.g, *(f for f in laws.f if f is not None)))
-
-    def eta(x2: float) -> float:
-        return 2.0 * sum(math.exp(-2.0 * math.pi**2 * x2 * k * k) for k in range(1, 4))
-
-    return math.log1p(eta(SMOOTHING**2)) - math.log1p(-eta(smallest))
+    if smallest < SMOOTHING**2:
+        raise InputError("a discrete term narrower than the smoothing width s", "design")
+    q = math.exp(-2.0 * math.pi**2 * SMOOTHING**2)
+    eta = 2.0 * q / (1.0 - q)
+    return math.log1p(eta) - math.log1p(-eta)
 
 
 def _ring(design: NoiseDesign, laws: IntegerLaws, k: int, value_bound: float, err: float) -> tuple[int, int]:
