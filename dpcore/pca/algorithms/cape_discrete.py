@@ -46,10 +46,12 @@ def discrete_pca(problem: PcaProblem, privacy: PcaPrivacy, rng: np.random.Genera
 
 def discrete_pca_guarantees(ctx: GuaranteeContext) -> tuple[Guarantee, ...]:
     """The discrete audit's views of the one stage; c as for capePCA (the context's, else the design's own, else
-    ceil(S/3) - 1). Needs D (``PcaPrivacy.dim``, set by :func:`~dpcore.pca.setup.prepare_pca`)."""
+    ceil(S/3) - 1). Needs D (``PcaPrivacy.dim``: :func:`~dpcore.pca.setup.prepare_pca` and the sweeps set it,
+    ``pca_privacy(..., dim=D)`` gives it)."""
     privacy, scenario = ctx.privacy, ctx.scenario
     if privacy.dim is None:
-        raise InputError("the discrete design's guarantee depends on D: prepare the data first (prepare_pca)", "dim")
+        raise InputError("the discrete design's guarantee depends on D, the data's dimension: prepare the data "
+                         "with prepare_pca, or give pca_privacy(..., dim=D)", "dim")
     design, n = privacy.design, scenario.n_sites
     c = ctx.collusion if ctx.collusion is not None else (
         design.collusion if design.collusion is not None else default_collusion(n))
