@@ -230,3 +230,10 @@ MAX_GRID_POINTS = 25
 """Values on one sweep grid."""
 MAX_OTD_SAMPLES = 5_000_000
 """Largest S x N_s of capeAGN (samples drawn per run, comparisons and sweeps)."""
+
+# --- discrete noise (docs/math/discrete.md) ---------------------------------------------------------------------
+MAX_SAMPLER_SIGMA2 = 2**60
+"""Largest sigma^2 of the exact discrete Gaussian sampler: the denominator 2 t m of its acceptance exponent stays
+below 2^63 (int64)."""
+MAX_RING_BITS = 64
+"""Widest ring of a discrete design (integers mod 2^b, uint64 arithmetic); a design needing more is refused."""

@@ -41,6 +41,7 @@ from pages.shared.lecture import follow_scenario, lecture_sidebar
 from pages.shared.navigation import start_page
 from pages.shared.pca_figures import component_images, scree_figure
 from pages.shared.reports import report_downloads
+from pages.shared.rings import add_bits_column, ring_caption
 from pages.shared.story import breakdown_section, computed_once, glossary_link, server_store, story_buttons
 from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error, wrap_chips
 
@@ -123,10 +124,6 @@ def _opening() -> None:
     st.session_state.pop(BREAKDOWN_KEY, None)
 
 
-def _breakdown() -> None:
-    st.session_state[STORY_KEY] = "breakdown"
-
-
 def _data_changed() -> None:
     """Uploaded tables of measurements are standardised by default, pictures and synthetic data centred."""
     st.session_state["pca_features"] = "standardise" if st.session_state.get("pca_data") == "upload" else "centre"
@@ -146,7 +143,8 @@ scenario_sidebar(scenario)
 
 st.title("capePCA: distributed private PCA")
 intro = st.empty()  # what the page will run, computed once its inputs are read (below)
-story_buttons(in_breakdown, key="pca", on_breakdown=_breakdown, on_opening=_opening,
+story_buttons(in_breakdown, key="pca", on_breakdown=lambda: st.session_state.update({STORY_KEY: "breakdown"}),
+              on_opening=_opening,
               breakdown_help="Run the opening setting with too few samples per site, too small ε, one dominant site "
               "and collusion, and say why the curves meet.")
 with st.expander("The algorithms and the metrics"):
@@ -398,7 +396,7 @@ if in_breakdown:
 
 def _results_table(comparison) -> pd.DataFrame:
     """One row per algorithm: mean ± std of every metric, the numbers sent and the noise per entry (few columns, so
-    that the table fits a laptop's width)."""
+    that the table fits a laptop's width), and the bits per value when an algorithm's values travelled on a ring."""
     by_key = {(m.algorithm, m.metric): m for m in comparison.summary}
     rows = []
     for algorithm, runs_ in comparison.results.items():
@@ -410,6 +408,7 @@ def _results_table(comparison) -> pd.DataFrame:
         noise = runs_[0].noise_std
         row["noise std per entry"] = "-" if noise is None else f"{noise:.3g}"
         rows.append(row)
+    add_bits_column(rows, list(comparison.results), comparison.bits_per_value())
     return pd.DataFrame(rows)
 
 
@@ -454,6 +453,7 @@ else:
         else:
             st.warning(symbolic(note), icon=":material/warning:")
     st.dataframe(_results_table(comparison), hide_index=True, width="stretch")
+    ring_caption(comparison.bits_per_value(), TITLES)
 
     chart_col, scree_col = st.columns(2, gap="medium")
     with chart_col:

@@ -216,6 +216,28 @@ def test_successful_run_on_digits_matches_the_library(at):
     assert results_table(at) is not None and not at.exception
 
 
+def test_the_discrete_design_shows_its_bits_per_value(at):
+    """Issue 35: capePCA on the integers beside continuous capePCA; the bits per value come from the result (the
+    design's ring), float64 for the other; the column appears only when an algorithm used a ring."""
+    at.radio(key="pca_data").set_value("digits").run()
+    use_equal_sites(at, sites=3, size=400, eps=0.5, delta=1e-4)
+    at.number_input(key="pca_k").set_value(5)
+    at.number_input(key="pca_runs").set_value(1)
+    at.multiselect(key="pca_algorithms").set_value(["cape", "cape-discrete"])
+    at.button(key="pca_run").click().run()
+    assert not at.exception and errors(at) == []
+    bits = at.session_state["capepca_result"]["comparison"].results["cape-discrete"][0].bits_per_value
+    assert isinstance(bits, int) and 8 <= bits <= 64
+    table = results_table(at)
+    assert dict(zip(table["algorithm"], table["bits per value"], strict=True)) == {
+        "capePCA": "float64", "capePCA (discrete)": str(bits)}
+    assert (f"capePCA (discrete) sends integers, summed exactly modulo 2^{bits} ({bits} bits per value); the other "
+            "algorithm sends float64 values.") in texts(at.caption)
+    at.multiselect(key="pca_algorithms").set_value(["cape"])
+    at.button(key="pca_run").click().run()
+    assert "bits per value" not in results_table(at).columns and "modulo 2^" not in texts(at.caption)
+
+
 def test_an_id_column_is_detected_left_out_and_said(at):
     """Issue 21: an 'id' column of an upload was silently a PCA feature (with the largest spread, it took the first
     direction). Both kinds are detected: a header naming an identifier, and a column counting up by one."""

@@ -208,6 +208,43 @@ def test_tensor_sweep_of_the_shared_scenario(at):
     assert "capeAGN" in set(table["algorithm"]) and sorted(table["ε"].unique()) == [1.0, 10.0]
 
 
+def guarantee_table(at):
+    tables = [d.value for d in at.dataframe if "guarantee" in d.value.columns]
+    return tables[0] if tables else None
+
+
+@pytest.mark.parametrize("family", ["pca", "otd"])
+def test_a_sweep_with_the_discrete_design_shows_it_and_its_guarantees(at, family):
+    """Issue 35: the discrete design in a sweep of the shared scenario runs to its curves and every view's guarantee
+    at every value (PCA: the data's D reaches the discrete audit; capeAGN: the table entry asks for the dense path,
+    which the sweep then takes, and says so)."""
+    use_scenario(at, "eps", "1, 10", runs=1, seed=5, family=family)
+    titles = experiments.algorithm_titles(family)
+    at.multiselect(key=f"pu_algorithms_{family}").set_value(["cape", "cape-discrete"]).run()
+    at.button(key="pu_run").click().run()
+    finish(at)
+    assert not at.exception and errors(at) == []
+    table = results_table(at)
+    assert {titles["cape"], titles["cape-discrete"]} == set(table["algorithm"])
+    assert sorted(table["ε"].unique()) == [1.0, 10.0]
+    guarantees = guarantee_table(at)
+    discrete = guarantees[guarantees["algorithm"] == titles["cape-discrete"]]
+    assert sorted(set(discrete["ε"])) == [1.0, 10.0] and len(discrete) == len(guarantees) // 2
+    if family == "otd":
+        assert "third moment on the dense path" in text_of(at)
+
+
+def test_a_design_the_discrete_algorithm_cannot_carry_is_explained_before_run(at):
+    """At eps = 1e-4 no integer encoding of the shared scenario's design fits a 64-bit ring: said next to the
+    algorithms, naming the value and the algorithm, before anything runs; the choices are kept."""
+    use_scenario(at, "eps", "0.0001, 1", runs=1)
+    at.multiselect(key="pu_algorithms_pca").set_value(["cape", "cape-discrete"]).run()
+    assert not at.exception
+    assert any("at ε = 0.0001, capePCA (discrete): no integer encoding" in e for e in errors(at)), errors(at)
+    assert at.multiselect(key="pu_algorithms_pca").value == ["cape", "cape-discrete"]
+    assert not has_stop(at) and results_table(at) is None
+
+
 def test_topic_model_sweep_of_the_shared_scenario_and_an_lda_preset(at):
     use_scenario(at, "eps", "100, 1000", runs=1, seed=5, family="lda")
     at.number_input(key="pu_lda_d").set_value(20).run()

@@ -48,7 +48,7 @@ from ..seeding import PCA_SYNTHETIC_STREAM, SITE_SIZES_STREAM, stream_rng
 from ..textio import printable, read_file
 from ..validation import InputError
 from ..workers import WORKERS_ENV, worker_count
-from . import print_guarantees, print_json, say
+from . import print_guarantees, print_json, print_rings, say
 from .options import DELTA, EPS, POSITIVE, RUNS, SEED, SITE_SIZE, SITES, WORKERS, algorithm_choices, integer, real
 from .table import fmt, metrics_text, table
 
@@ -215,7 +215,7 @@ def run(args: argparse.Namespace) -> int:
     guarantees = privacy_guarantees(setup.privacy, comparison.results)
     if args.json:
         print_json({"results": comparison.records(), "settings": settings, "communication": comparison.communication,
-                    "guarantees": run_guarantee_records(guarantees),
+                    "bits_per_value": comparison.bits_per_value(), "guarantees": run_guarantee_records(guarantees),
                     "notes": list(setup.notes) + [n for n in comparison.notes if n not in setup.notes]})
         return 0
     for note in list(setup.notes) + [n for n in comparison.notes if n not in setup.notes]:
@@ -240,5 +240,6 @@ def run(args: argparse.Namespace) -> int:
         row.append(comparison.communication[algorithm])
         rows.append(row)
     print(table(["algorithm", *(m.column for m in METRICS.values()), "numbers sent"], rows))
+    print_rings(comparison.bits_per_value(), ALGORITHMS)
     print_guarantees(guarantees)
     return 0

@@ -19,7 +19,7 @@ from ..limits import MAX_PCA_ENTRIES
 from ..privacy.sensitivity import sensitivity_unchecked
 from ..privacy.symmetric import symmetric_matrix, unique_count_matrix, unique_entries_matrix
 from ..scenario import Scenario
-from ..validation import InputError, check_choice, check_rank
+from ..validation import InputError, check_choice, check_positive_int, check_rank
 
 __all__ = ["PcaPrivacy", "PcaProblem", "check_pair", "pca_privacy", "pca_problem", "site_moment"]
 __all__ = ["SOLVER_DTYPES", "PcaPrivacy", "PcaProblem", "check_pair", "pca_privacy", "pca_problem",
@@ -166,15 +166,19 @@ class PcaPrivacy:
     design: NoiseDesign
     pooled_std: float
     notes: tuple[str, ...] = field(default=())
+    dim: int | None = None
+    """D of the data when known (:func:`~dpcore.pca.setup.prepare_pca` sets it): the discrete design's scale and
+    guarantee depend on the D (D + 1) / 2 entries of a release (docs/math/discrete.md)."""
 
     @property
     def conventional_std(self) -> float:
         return conventional_std(self.weights, self.tau)
 
 
-def pca_privacy(scenario: Scenario, design: NoiseDesign | None = None) -> PcaPrivacy:
+def pca_privacy(scenario: Scenario, design: NoiseDesign | None = None, *, dim: int | None = None) -> PcaPrivacy:
     """Budgets of a scenario for PCA: tau_s = scenario.sensitivities("pca") * scenario.multipliers() and the
-    CAPE noise design (``design_general`` with the scenario's weights and tau_c unless ``design`` is given)."""
+    CAPE noise design (``design_general`` with the scenario's weights and tau_c unless ``design`` is given); ``dim``:
+    D of the data (:attr:`PcaPrivacy.dim`), which the discrete design's guarantee needs."""
     tau = scenario.taus("pca")
     weights = scenario.weights()
     if design is None:
@@ -186,7 +190,8 @@ def pca_privacy(scenario: Scenario, design: NoiseDesign | None = None) -> PcaPri
     pooled_std = sensitivity_unchecked("pca", scenario.total_n, scenario.neighbouring) * float(
         scenario.multipliers().max())
     notes = tuple(scenario.caveats()) + tuple(design.notes)
-    return PcaPrivacy(scenario=scenario, tau=tau, weights=weights, design=design, pooled_std=pooled_std, notes=notes)
+    return PcaPrivacy(scenario=scenario, tau=tau, weights=weights, design=design, pooled_std=pooled_std, notes=notes,
+                      dim=None if dim is None else check_positive_int(dim, "D", minimum=2))
 
 
 def check_pair(problem: PcaProblem, privacy: PcaPrivacy) -> None:
