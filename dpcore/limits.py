@@ -100,6 +100,10 @@ MAX_RUNS = 1000
 MAX_SITE_NUMBERS = 100_000_000
 """Largest number of data values held for the sites at once (8 bytes each: 800 MB; 100 sites of 1,000 MNIST images
 fit): S x N_s x D of PCA data or MOG samples, S x N_s x L words of STM documents (comparisons and sweeps)."""
+MAX_PLANNER_STUDY_NUMBERS = 40_000_000
+"""Largest number of data values (N x D, or N x L words) of one simulated study of the planner: its curve draws a
+score of such studies at the answer's size, so an answer needing more is unreachable with that reason, checked before
+any draw (capePCA's D = 200: 200,000 samples, drawn a block at a time)."""
 
 # --- PCA -------------------------------------------------------------------------------------------------------
 MAX_PCA_ENTRIES = 64_000_000
@@ -247,3 +251,10 @@ MAX_GRID_POINTS = 25
 """Values on one sweep grid."""
 MAX_OTD_SAMPLES = 5_000_000
 """Largest S x N_s of capeAGN (samples drawn per run, comparisons and sweeps)."""
+
+# --- discrete noise (docs/math/discrete.md) ---------------------------------------------------------------------
+MAX_SAMPLER_SIGMA2 = 2**60
+"""Largest sigma^2 of the exact discrete Gaussian sampler: the denominator 2 t m of its acceptance exponent stays
+below 2^63 (int64)."""
+MAX_RING_BITS = 64
+"""Widest ring of a discrete design (integers mod 2^b, uint64 arithmetic); a design needing more is refused."""

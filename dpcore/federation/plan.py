@@ -16,7 +16,7 @@ from ..cape import SOLVERS
 from ..cape.audit import AuditReport, default_collusion
 from ..cape.design import NoiseDesign
 from ..cape.helper_free import fixed_point, scaled_for_variant, variant_audit
-from ..cape.noise_variants import NOISE_VARIANTS, noise_variant
+from ..cape.noise_variants import federated_variant, noise_variant
 from ..cape.plan import plan_scenario
 from ..cape.stages import AGN_MODELS, agn_stage_plans
 from ..limits import MAX_FEDERATED_MATRIX_DIM, MAX_FEDERATED_TENSOR_DIM, NORM_BOUND_RANGE
@@ -125,7 +125,7 @@ class RoundSettings:
         check_positive_int(self.n_restarts, "restarts L")
         check_positive_int(self.n_iter, "iterations N")
         check_positive_int(self.run, "run", minimum=0)
-        check_choice(self.noise, "noise", tuple(NOISE_VARIANTS))
+        federated_variant(self.noise)
         check_positive_int(self.dropouts, "dropouts", minimum=0)
         if self.collusion is not None:
             check_positive_int(self.collusion, "collusion", minimum=0)

@@ -1,6 +1,7 @@
 """Everything the federated apps use from dpcore, imported here only, so a change of dpcore's layout is one edit."""
 
 from dpcore.cape.helper_free import NOISE_VARIANTS, mask_share
+from dpcore.cape.noise_variants import federated_variant, federated_variants
 from dpcore.cape.parties import (
     AGGREGATOR,
     HELPER,
@@ -99,6 +100,8 @@ __all__ = [
     "MAX_SITES",
     "NOISE_VARIANTS",
     "LedgerEntry",
+    "federated_variant",
+    "federated_variants",
     "design_matches",
     "dropout_audit",
     "fresh_secret",
