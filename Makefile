@@ -46,8 +46,10 @@ lint: $(VENV)/.dev-installed
 
 # A SuperLink, a helper and three sites as separate processes on 127.0.0.1 (Flower), a capePCA and a capeAGN
 # round, the message log and the result beside the in-process run; everything is stopped at the end.
-# NOISE=helper-free: the sites make the zero-sum noise by a secure sum; DROP=east: that site's process is killed
-# after the noise was set up (the round completes with the survivors and shows the audit of what was released).
+# NOISE=helper-free: the sites make the zero-sum noise by a secure sum (NOISE takes the noise variants whose table entry
+# says federated=True, listed by `python -m capefed.launch --help`; another is refused on one line before anything
+# starts); DROP=east: that site's process is killed after the noise was set up (the round completes with the
+# survivors and shows the audit of what was released).
 NOISE ?= helper
 DROP ?=
 federated: $(VENV)/.runtime-installed

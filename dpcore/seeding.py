@@ -46,6 +46,8 @@ __all__ = [
     "PCA_SYNTHETIC_STREAM",
     "PLANNER_SAMPLE_STREAM",
     "PLANNER_CURVE_STREAM",
+    "PLANNER_CHECK_STREAM",
+    "PLANNER_STUDY_STREAM",
     "PLANNER_SUBSAMPLE_STREAM",
     "SECRET_BYTES",
     "SITE_SIZES_STREAM",
@@ -61,6 +63,7 @@ __all__ = [
     "secure_party_rng",
     "secure_rng",
     "stream_rng",
+    "study_seed",
 ]
 
 BIT_GENERATOR: type[np.random.BitGenerator] = np.random.PCG64
@@ -96,6 +99,12 @@ PLANNER_CURVE_STREAM = 0x91A5C
 PLANNER_SUBSAMPLE_STREAM = 0x91A55
 """The planner on uploaded or bundled OTD or LDA data: which of the user's samples or documents the sites hold at an
 answer below all of them (a prefix of one permutation, so a smaller N holds a subset of a larger N's)."""
+PLANNER_STUDY_STREAM = 0x91A57
+"""The simulated studies of the planner's curve: study r draws all its data (a synthetic ground truth and samples, or
+the subsample of a fixed data set) from the seed :func:`study_seed` (seed, PLANNER_STUDY_STREAM, r)."""
+PLANNER_CHECK_STREAM = 0x91AC4
+"""The fresh studies of the planner's check (data and noise): :func:`study_seed` (seed, PLANNER_CHECK_STREAM, r), a
+stream the answer was not built from."""
 
 
 def name_key(name: str) -> int:
@@ -126,6 +135,13 @@ def planner_rng(seed: int, point: int, run: int) -> np.random.Generator:
     """The noise of one run at one grid point of the planner's utility curve: PCG64(SeedSequence([seed,
     PLANNER_CURVE_STREAM, point, run])); point -1 is a family's non-private reference run."""
     return np.random.default_rng([int(seed), PLANNER_CURVE_STREAM, int(point) + 1, int(run)])
+
+
+def study_seed(seed: int, word: int, draw: int) -> int:
+    """The seed of one simulated study of the planner (``word``: PLANNER_STUDY_STREAM for the curve,
+    PLANNER_CHECK_STREAM for the check): the first 32-bit word of SeedSequence([seed, word, draw]), used as any run's
+    seed is (its data and its noise streams)."""
+    return int(np.random.SeedSequence([int(seed), int(word), int(draw)]).generate_state(1)[0])
 
 
 def party_rng(seed: int, run: int, algorithm: str, stage: str, role: str, site: str | None = None

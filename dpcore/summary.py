@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CLAIM_Z", "Claim", "GapClosure", "MetricSummary", "claim_text", "gap_closure", "paired_claim",
-           "summarise_values"]
+__all__ = ["CLAIM_Z", "MEET_SHARE", "SHOWN_DIGITS", "Claim", "GapClosure", "MetricSummary", "claim_text",
+           "gap_closure", "paired_claim", "shown", "shown_share", "small_difference", "summarise_values"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -140,3 +140,37 @@ def claim_text(claim: Claim, titles: dict[str, str], digits: int = 3) -> str:
     if claim.relation == "unclear":
         return f"{a} and {b} do not differ clearly over {claim.runs} runs"
     return f"{a} is clearly {claim.relation} than {b} (paired z = {abs(claim.z):.1f} over {claim.runs} runs)"
+
+
+MEET_SHARE = 0.05
+"""A difference smaller than this share of the range from no information to the non-private result is too small to
+see on a chart: two results that differ by less *nearly meet*, even where the paired test tells them apart, and a
+sentence never says that CAPE still helps by so little (docs/dashboard.md, "Sentences from numbers")."""
+
+
+def small_difference(a: float, b: float, best: float, worst: float) -> bool:
+    """|a - b| is below :data:`MEET_SHARE` of |best - worst| (the range from no information to the non-private
+    result); True when that range is empty or a value is not finite."""
+    span = abs(best - worst)
+    if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(span)) or span == 0:
+        return True
+    return abs(a - b) < MEET_SHARE * span
+
+
+SHOWN_DIGITS = 3
+"""Significant digits of the means a sentence prints; a share computed from them (:func:`shown_share`) is the share of
+the numbers the reader sees."""
+
+
+def shown(x: float, digits: int = SHOWN_DIGITS) -> float:
+    """``x`` rounded to ``digits`` significant digits, as a sentence prints it with ``:.{digits}g``."""
+    return float(f"{x:.{digits}g}") if math.isfinite(x) else x
+
+
+def shown_share(private: float, conventional: float, best: float, digits: int = SHOWN_DIGITS) -> float:
+    """(p - c) / (b - c) of the values as printed (``digits`` significant digits): the share of the conventional
+    scheme's gap to the non-private result that a sentence says the private method closes, computed from the numbers
+    the same sentence shows, so that a figure whose shown means agree says the same share (a stored result and its
+    live re-run differed in the fifth digit, 0.58499 against 0.58501: 58% against 59%). NaN for an empty gap."""
+    p, c, b = (shown(v, digits) for v in (private, conventional, best))
+    return (p - c) / (b - c) if b != c else math.nan

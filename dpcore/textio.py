@@ -45,7 +45,7 @@ from .validation import InputError
 
 __all__ = ["LFS_POINTER_PREFIX", "LONG_CSV_HEADER", "MissingFile", "decode_text", "file_kind", "gunzip", "json_depth",
            "json_ready", "load_json", "long_csv", "open_regular", "printable", "read_data_file", "read_file",
-           "site_label", "size_text", "values_text"]
+           "seconds_text", "site_label", "size_text", "values_text"]
 
 _CHUNK = 1 << 20
 # A string literal, its closing quote optional: an unterminated string then ends the scan in one match (linear
@@ -64,6 +64,11 @@ def size_text(n: int) -> str:
     """A byte count for messages in the browser's unit: '64.0 MB' (MB = 10^6 bytes, :data:`~dpcore.limits.MB`) from
     one megabyte on, else '1,000 bytes'."""
     return f"{n / MB:,.1f} MB" if n >= MB else f"{n:,} bytes"
+
+
+def seconds_text(seconds: float) -> str:
+    """A duration as a sentence prints it: '13.4 s', or '0.04 s' below a tenth of a second (never '0.0 s')."""
+    return f"{seconds:.1f} s" if seconds >= 0.095 else f"{seconds:.2f} s"
 
 
 LISTED_VALUES = 8

@@ -38,6 +38,7 @@ from pages.shared.guarantees import robust_controls, show_guarantee_table, show_
 from pages.shared.lecture import follow_scenario, lecture_sidebar
 from pages.shared.navigation import start_page
 from pages.shared.reports import report_downloads
+from pages.shared.rings import add_bits_column, ring_caption
 from pages.shared.story import breakdown_section, computed_once, glossary_link, server_store, story_buttons
 from pages.shared.widgets import (
     restore_widgets,
@@ -358,6 +359,7 @@ def _summary_table(result: OtdComparison) -> pd.DataFrame:
         q, w = result.summary(alg, "q_comp"), result.summary(alg, "weight_error")
         rows.append({"algorithm": TITLES[alg], "q_comp": q.mean, "q_comp std": q.std, "weight error": w.mean,
                      "weight error std": w.std, "runs": q.runs, "failed (whitening)": q.failed})
+    add_bits_column(rows, result.algorithms, result.bits_per_value())
     return pd.DataFrame(rows)
 
 
@@ -447,6 +449,7 @@ else:
         st.warning(symbolic(f"{TITLES[alg]}: {result.summary(alg).failed} of {result.runs} run(s) stopped at "
                             f"whitening. {message}"), icon=":material/warning:")
     st.dataframe(_summary_table(result), width="stretch", hide_index=True)
+    ring_caption(result.bits_per_value(), TITLES)
     if any(result.summary(a).mean is not None for a in result.algorithms):
         show_chart(_qcomp_chart(result), "Component error per algorithm (bars: mean ± std, dots: runs)",
                    key="capeagn_qcomp")

@@ -3,13 +3,12 @@ setting of dpcore.pca.story.OPENING (CAPE wins clearly); one click shows where i
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
-from plotly.subplots import make_subplots
 
 from dpcore.data import (
     BUNDLED,
@@ -24,10 +23,10 @@ from dpcore.data import (
     synthetic_dataset,
     table_to_dataset,
 )
-from dpcore.data.split import REPLACEMENT_CONSEQUENCE
+from dpcore.data.split import REPLACEMENT_CONSEQUENCE, check_supply
 from dpcore.limits import MAX_SEED, MAX_UPLOAD_BYTES, MAX_UPLOAD_CELLS
 from dpcore.notation import symbolic
-from dpcore.pca import ALGORITHMS, METRICS, PcaSetup, align_signs, compare_pca, prepare_pca, scree
+from dpcore.pca import ALGORITHMS, METRICS, PcaSetup, compare_pca, prepare_pca
 from dpcore.pca.guarantees import privacy_guarantees
 from dpcore.pca.story import OPENING, opening_closure, run_breakdown, setting_sentence, story_sentence
 from dpcore.privacy import CALIBRATIONS
@@ -35,13 +34,15 @@ from dpcore.reports import pca_report
 from dpcore.scenario import Scenario, equal_sites_scenario
 from dpcore.scenario.settings_link import Setting
 from dpcore.seeding import PCA_SYNTHETIC_STREAM, stream_rng
-from dpcore.textio import size_text
+from dpcore.textio import seconds_text, size_text
 from dpcore.validation import InputError
 from dpcore.workers import warm_up
 from pages.shared.guarantees import show_guarantee_table, show_guarantees
 from pages.shared.lecture import follow_scenario, lecture_sidebar
 from pages.shared.navigation import start_page
+from pages.shared.pca_figures import component_images, scree_figure
 from pages.shared.reports import report_downloads
+from pages.shared.rings import add_bits_column, ring_caption
 from pages.shared.story import breakdown_section, computed_once, glossary_link, server_store, story_buttons
 from pages.shared.widgets import (
     restore_widgets,
@@ -50,8 +51,10 @@ from pages.shared.widgets import (
     show_error,
     widget_options,
     widget_range,
+    wrap_chips,
 )
 
+started = time.perf_counter()  # a Run's time is measured from the start of the page run its click starts
 scenario = start_page()
 warm_up()  # the worker processes of this page's runs start now, not at the first click
 
@@ -142,10 +145,6 @@ def _opening() -> None:
     st.session_state.pop(BREAKDOWN_KEY, None)
 
 
-def _breakdown() -> None:
-    st.session_state[STORY_KEY] = "breakdown"
-
-
 def _data_changed() -> None:
     """Uploaded tables of measurements are standardised by default, pictures and synthetic data centred."""
     st.session_state["pca_features"] = "standardise" if st.session_state.get("pca_data") == "upload" else "centre"
@@ -163,7 +162,8 @@ scenario_sidebar(scenario)
 
 st.title("capePCA: distributed private PCA")
 intro = st.empty()  # what the page will run, computed once its inputs are read (below)
-story_buttons(in_breakdown, key="pca", on_breakdown=_breakdown, on_opening=_opening,
+story_buttons(in_breakdown, key="pca", on_breakdown=lambda: st.session_state.update({STORY_KEY: "breakdown"}),
+              on_opening=_opening,
               breakdown_help="Run the opening setting with too few samples per site, too small ε, one dominant site "
               "and collusion, and say why the curves meet.")
 with st.expander("The algorithms and the metrics"):
@@ -196,10 +196,12 @@ with data_col:
                       "licence).")
     data_key: tuple | None = None
     upload_bytes: bytes | None = None
+    available: int | None = None  # the samples the data set has (None: synthetic, drawn as many as needed)
     labels_available = choice in BUNDLED
     if choice in BUNDLED:
         data_key = ("bundled", choice)
         info = BUNDLED[choice]
+        available = info.samples
         st.caption(f"{info.description}. {info.origin} ({info.licence}).")
     elif choice == "synthetic":
         dim = st.number_input("D (features)", 2, 1000, 50, key="pca_dim",
@@ -246,6 +248,7 @@ with data_col:
             else:
                 data_key = ("upload", header, int(label), uploaded.name, () if keep_ids else ids)
                 upload_dim = parsed.dim
+                available = parsed.n_samples
                 labels_available = parsed.labels is not None
                 st.caption(f"{uploaded.name}: {parsed.n_samples:,} samples x {parsed.dim} features"
                            + (f", label column {parsed.dropped_label!r} left out" if parsed.dropped_label else "")
@@ -307,6 +310,13 @@ with sites_col:
         except InputError as exc:
             show_in(sites_msg, exc)
         st.caption(f"{scenario.neighbouring} neighbours (from the shared scenario).")
+    supply_problem = None  # checked here, before Run is enabled, not after a click
+    if page_scenario is not None and available is not None:
+        try:
+            check_supply(page_scenario.total_n, available, bool(allow_replacement))
+        except InputError as exc:
+            supply_problem = exc
+            show_in(sites_msg, exc)
 
 with run_col:
     st.subheader("Run")
@@ -315,13 +325,14 @@ with run_col:
     algorithms = st.multiselect("Algorithms", widget_options(PCA, "pca_algorithms"), format_func=TITLES.get,
                                 key="pca_algorithms",
                                 help=symbolic("; ".join(f"{e.title}: {e.description}" for e in ALGORITHMS.values())))
+    wrap_chips("pca_algorithms")  # a third of 1,400 px cut off "local" and hid "non-dp pool" on one line
     rank = st.number_input("DPdisPCA rank R (0 = K)", 0, 1000, 0, key="pca_rank",
                            help="Each DPdisPCA site sends its top-R partial square root; R must be ≥ K.")
     runs = st.number_input("Runs", **widget_range(PCA, "pca_runs"), key="pca_runs",
                            help="Independent noise draws per algorithm.")
     seed = st.number_input("Seed", 0, MAX_SEED, int(scenario.seed), key="pca_seed",
                            help="Seeds the data generation, the split and every noise draw.")
-    clicked = st.button("Run", type="primary", key="pca_run", width="stretch",
+    clicked = st.button("Run", type="primary", key="pca_run", width="stretch", disabled=supply_problem is not None,
                         help="Prepare the sites and run every chosen algorithm.")
     run_msg = st.empty()
 
@@ -377,8 +388,10 @@ if clicked:
         show_in(run_msg, InputError("choose at least one algorithm", "algorithms"))
     if not problems:
         try:
+            prepare_start = time.perf_counter()
             setup = cached_setup(data_key, upload_bytes, page_scenario.to_json(None), int(k), features, preprocessing,
                                  float(scale), bool(by_label), bool(allow_replacement), int(seed))
+            prepared = time.perf_counter() - prepare_start
             bar = run_col.progress(0.0, text="Starting")
             comparison = compare_pca(setup.problem, setup.privacy, algorithms, int(runs), int(seed),
                                      rank=int(rank) or None, keep_first_matrix=True,
@@ -388,6 +401,7 @@ if clicked:
             show_in(slot_for(exc), exc)
         else:
             st.session_state[RESULT_KEY] = {"setup": setup, "comparison": comparison, "rank": int(rank) or None,
+                                            "waited": time.perf_counter() - started, "prepared": prepared,
                                             "report": {"source": _source(data_key), "k": int(k), "features": features,
                                                        "preprocessing": preprocessing, "scale": float(scale),
                                                        "by_label": bool(by_label),
@@ -407,7 +421,7 @@ if in_breakdown:
 
 def _results_table(comparison) -> pd.DataFrame:
     """One row per algorithm: mean ± std of every metric, the numbers sent and the noise per entry (few columns, so
-    that the table fits a laptop's width)."""
+    that the table fits a laptop's width), and the bits per value when an algorithm's values travelled on a ring."""
     by_key = {(m.algorithm, m.metric): m for m in comparison.summary}
     rows = []
     for algorithm, runs_ in comparison.results.items():
@@ -419,6 +433,7 @@ def _results_table(comparison) -> pd.DataFrame:
         noise = runs_[0].noise_std
         row["noise std per entry"] = "-" if noise is None else f"{noise:.3g}"
         rows.append(row)
+    add_bits_column(rows, list(comparison.results), comparison.bits_per_value())
     return pd.DataFrame(rows)
 
 
@@ -429,24 +444,6 @@ def _bar_chart(comparison, metric: str) -> go.Figure:
         x=[TITLES[a] for a in names], y=[by_key[(a, metric)].mean for a in names],
         error_y={"type": "data", "array": [by_key[(a, metric)].std for a in names], "visible": True},
         marker_color=[COLOURS[a] for a in names])).update_layout(yaxis_title=METRIC_LABELS[metric])
-
-
-def _component_images(problem, vectors: np.ndarray, shape: tuple[int, int]) -> go.Figure:
-    count = min(problem.k, 6)
-    true_v = problem.top_vectors[:, :count]
-    private_v = align_signs(true_v, vectors[:, :count])
-    h, w = shape
-    fig = make_subplots(rows=2, cols=count, horizontal_spacing=0.01, vertical_spacing=0.06,
-                        row_titles=["true", "private"], subplot_titles=[f"#{i + 1}" for i in range(count)])
-    limit = float(max(np.abs(true_v).max(), np.abs(private_v).max()))
-    for i in range(count):
-        for row_index, v in ((1, true_v), (2, private_v)):
-            fig.add_trace(go.Heatmap(z=v[:, i].reshape(h, w), coloraxis="coloraxis"), row=row_index, col=i + 1)
-    fig.update_layout(coloraxis={"colorscale": "RdBu", "cmid": 0.0, "cmin": -limit, "cmax": limit,
-                                 "colorbar": {"title": {"text": "weight"}, "thickness": 12}})
-    fig.update_xaxes(visible=False)
-    fig.update_yaxes(visible=False, autorange="reversed", scaleanchor="x")
-    return fig
 
 
 result = st.session_state.get(RESULT_KEY)
@@ -465,10 +462,14 @@ else:
         extra = "" if closure is None else (f" Privacy costs the conventional scheme {100 * closure.cost:.0f}% of the "
                                             "way from the non-private result to no information.")
         st.markdown(f"**{symbolic(sentence)}**{extra}")
+    runs_done = len(next(iter(comparison.results.values())))
+    waited = (f"this Run took {seconds_text(result['waited'])} from the click to these results: preparing the data "
+              f"and the noise design {seconds_text(result['prepared'])} (instant when they were prepared before), the "
+              f"{runs_done * len(comparison.results)} runs of the algorithms {seconds_text(comparison.seconds)}"
+              if "waited" in result else f"the runs of the algorithms took {seconds_text(comparison.seconds)}")
     st.caption(
         f"{setup.dataset.description}; S = {scen.n_sites} sites, N = {scen.total_n:,}, K = {problem.k}, "
-        f"{len(next(iter(comparison.results.values())))} runs; {scen.calibration} calibration, "
-        f"{scen.neighbouring} neighbours; computed in {comparison.seconds:.1f} s.")
+        f"{runs_done} runs; {scen.calibration} calibration, {scen.neighbouring} neighbours; {waited}.")
     guarantees = privacy_guarantees(setup.privacy, comparison.results)
     show_guarantees(guarantees, TITLES)
     for note in setup.notes:
@@ -477,6 +478,7 @@ else:
         else:
             st.warning(symbolic(note), icon=":material/warning:")
     st.dataframe(_results_table(comparison), hide_index=True, width="stretch")
+    ring_caption(comparison.bits_per_value(), TITLES)
 
     chart_col, scree_col = st.columns(2, gap="medium")
     with chart_col:
@@ -490,14 +492,7 @@ else:
             shown = st.selectbox("Noisy matrix", noisy_choices, format_func=TITLES.get, key="pca_scree_alg",
                                  help="Eigenvalues of the matrix this algorithm decomposed (first run) against "
                                  "those of the true pooled second-moment matrix.")
-            count = min(problem.dim, max(3 * problem.k, 30))
-            true_values, noisy_values = scree(problem, comparison.results[shown][0].matrix, count)
-            index = np.arange(1, count + 1)
-            fig = go.Figure()
-            fig.add_scatter(x=index, y=true_values, mode="lines+markers", name="true A")
-            fig.add_scatter(x=index, y=noisy_values, mode="lines+markers", name=f"{TITLES[shown]} (run 1)")
-            fig.add_vline(x=problem.k + 0.5, line_dash="dot", annotation_text="K")
-            fig.update_layout(xaxis_title="eigenvalue index", yaxis_title="eigenvalue")
+            fig = scree_figure(problem, comparison.results[shown][0].matrix, f"{TITLES[shown]} (run 1)")
             show_chart(fig, "Scree plot", key="pca_scree", height=360)
         else:
             st.caption("Run a private algorithm to see its noisy scree plot.")
@@ -505,7 +500,7 @@ else:
     if setup.dataset.image_shape is not None and noisy_choices:
         shown = st.session_state.get("pca_scree_alg", noisy_choices[0])
         shown = shown if shown in noisy_choices else noisy_choices[0]
-        fig = _component_images(problem, comparison.results[shown][0].subspace, setup.dataset.image_shape)
+        fig = component_images(problem, comparison.results[shown][0].subspace, setup.dataset.image_shape)
         show_chart(fig, f"Top components as images: true against {TITLES[shown]} (run 1, signs aligned; the colour "
                    "scale gives each pixel's weight)", key="pca_components", height=360, top=30)
 

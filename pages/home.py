@@ -3,40 +3,18 @@ a five-minute lesson through the pages."""
 
 import streamlit as st
 
-from dpcore.scenario import preset_scenario
-from pages.shared.catalog import PAGES
+from dpcore.cape.one_click import ONE_CLICKS, lesson_of, lesson_sentence
+from dpcore.notation import symbolic
+from pages.shared.catalog import LESSON, PAGES, page_title
 from pages.shared.navigation import start_page
-from pages.shared.state import set_scenario
+from pages.shared.state import cached_plan, set_scenario
 from pages.shared.widgets import change_panel, headline, scenario_sidebar
 
 scenario = start_page()
 
-# One click each: a scenario and the sentence that says what it shows (the before-and-after panel shows the rest).
-LESSONS = {
-    "wins": ("equal", "CAPE wins: equal sites",
-             "Five sites with 1,000 samples and ε = 0.5 each. Every site's noise counts the same, so correlated noise "
-             "removes all but one S-th of it: the gain is S = 5, the most CAPE can give five sites at the DP floor."),
-    "stops": ("one-strict", "CAPE stops helping: a strict site",
-              "Five sites with 1,000 samples each, as in the first button, but site C asks for ε = 0.1. Anyone who "
-              "reads the published aggregate sees site C behind noise τ_c / μ_C, so τ_c must be at least μ_C τ_C "
-              "(the DP floor). That one site's noise is most of what the conventional scheme carries anyway: the "
-              "gain falls to 1.16, and no noise design can do better, because the published average itself must "
-              "hide site C."),
-    "breaks": ("default", "A promise breaks: exact calibration",
-               "The default five sites with the analytic (exact) calibration. Each release keeps its promise on its "
-               "own, but the aggregator sees all of them and can combine them: the audit on the Noise design page "
-               "finds views in which sites get less privacy than promised, and the collusion-robust calibration "
-               "buys it back with part of the gain."),
-}
 
-
-def _load(lesson: str) -> None:
-    preset, _, _ = LESSONS[lesson]
-    chosen = preset_scenario(preset)
-    if lesson == "breaks":
-        chosen = chosen.replace(calibration="analytic")
-    set_scenario(chosen)
-    st.session_state["home_lesson"] = lesson
+def _load(key: str) -> None:
+    set_scenario(ONE_CLICKS[key].scenario())
 
 
 scenario_sidebar(scenario)
@@ -58,12 +36,12 @@ noise of standard deviation **τ_c**, the pooled-data level. On top of it sit **
 headline(scenario)
 
 st.subheader("One click: where CAPE wins, and where it does not")
-columns = st.columns(len(LESSONS), gap="medium")
-for column, (key, (_, label, _)) in zip(columns, LESSONS.items(), strict=True):
-    column.button(label, key=f"home_lesson_{key}", on_click=_load, args=(key,), width="stretch")
-chosen = st.session_state.get("home_lesson")
-if chosen is not None:
-    st.info(LESSONS[chosen][2], icon=":material/school:")
+columns = st.columns(len(ONE_CLICKS), gap="medium")
+for column, (key, lesson) in zip(columns, ONE_CLICKS.items(), strict=True):
+    column.button(lesson.label, key=f"home_lesson_{key}", on_click=_load, args=(key,), width="stretch")
+shown = lesson_of(scenario)  # the lesson the scenario is now: after Undo (or any edit) its sentence goes
+if shown is not None:
+    st.info(symbolic(lesson_sentence(shown, cached_plan(scenario), cached_plan)), icon=":material/school:")
 change_panel()  # under the buttons: above them, its first appearance moved them away from the pointer
 
 left, right = st.columns([3, 2], gap="large")
@@ -97,21 +75,11 @@ with right:
 
 st.subheader("A five-minute lesson")
 st.markdown(
-    f"""
-The scenario every page uses has **{scenario.n_sites} sites** and **N = {scenario.total_n:,}** samples
-({scenario.calibration} calibration). Press the buttons above, or follow the pages:
-
-1. **Sites and budgets**: each row is a site with its N_s and its budget (ε_s, δ_s). Give one site ε = 0.1 and
-   watch the panel above the table: the gain falls, because that site's noise sets the DP floor.
-2. **Noise design**: who adds how much noise; why a design is feasible or not; the audit, view by view.
-3. **What ε means**: for one site, how well the best attacker can tell whether a person is in its data, from the
-   site's own release, from everything the aggregator sees, and from the published result.
-4. **CAPE gain**: how the gain moves as sites become unequal, and why the paper's Proposition 1 overstates it.
-5. **capePCA** and **capeAGN**: the same noise inside real algorithms, against every baseline; each page can show
-   where CAPE stops helping.
-
-Every change to the scenario is written into the address bar: copy it to share the exact scenario.
-"""
+    f"The scenario every page uses has **{scenario.n_sites} sites** and **N = {scenario.total_n:,}** samples "
+    f"({scenario.calibration} calibration). Press the buttons above, or follow the pages:\n\n"
+    + "\n".join(f"{i}. **{step.title}** ({', '.join(f'*{page_title(p)}*' for p in step.pages)}): {step.text}"
+                 for i, step in enumerate(LESSON, 1))
+    + "\n\nEvery change to the scenario is written into the address bar: copy it to share the exact scenario."
 )
 
 st.subheader("Pages")

@@ -12,6 +12,7 @@ import streamlit as st
 from dpcore.cape import AUDIT_VIEWS, GAINS, OBJECTIVES, SOLVERS, VIEWS, default_collusion, dp_floor
 from dpcore.cape.explain import explain_design, floor_site, robust_gain_curve
 from dpcore.cape.helper_note import helper_balance_note
+from dpcore.cape.noise_compare import compare_noise
 from dpcore.limits import E_SCALE_RANGE, MAX_OTD_DIM, MAX_SIGMA2
 from dpcore.notation import symbolic
 from dpcore.privacy import STATISTICS
@@ -435,6 +436,28 @@ else:
                 done.add(args)
                 st.rerun()
 
+
+# --- continuous or discrete noise (the noise-variant table) -----------------------------------------------------------
+st.subheader("Continuous or discrete noise")
+st.caption("A real run can draw every noise term as an integer with an exact sampler and add the releases up exactly "
+           "on a ring of integers, as secure aggregation does; the table compares it with continuous CAPE (with and "
+           "without a helper) and the conventional scheme on this scenario: the noise in the aggregate, each view's "
+           "ε (worst site) and the bits every value travels on.")
+if design.feasible and st.toggle("Compare the noise variants", key="nd_compare_noise",
+                                 help="Computed on request: the discrete design's scale, ring and audit."):
+    compare_dim = dim or st.number_input("D of the released matrix or tensor (its entries set the discrete scale; "
+                                         "ignored for the mean)", min_value=1, max_value=2000, value=10, step=1,
+                                         key="nd_compare_dim")
+    try:
+        schemes = compare_noise(plan, dim=int(compare_dim), sigma2=sigma2)
+    except InputError as exc:
+        show_error(exc)
+    else:
+        st.dataframe(pd.DataFrame([{
+            "scheme": row.title, "noise std in the aggregate": row.aggregate_std, "gain": row.gain,
+            **{f"ε {g.name}": g.eps for g in row.guarantees},
+            "bits per value": row.bits, "note": row.reason or ""} for row in schemes]),
+            hide_index=True, width="stretch")
 
 # --- take it with you ------------------------------------------------------------------------------------------------
 st.subheader("Take it with you")

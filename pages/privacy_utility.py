@@ -30,6 +30,7 @@ from dpcore.experiments import (
     SweepSpec,
     algorithm_titles,
     cached_result,
+    check_designs,
     default_algorithms,
     default_grid,
     get_preset,
@@ -38,7 +39,6 @@ from dpcore.experiments import (
     presets,
     quick_spec,
     run_sweep,
-    sweep_gains,
 )
 from dpcore.experiments.figures import curve_figure, figure_html, gain_figure
 from dpcore.experiments.presets import quick_name
@@ -108,7 +108,9 @@ def _otd_form() -> OtdData:
                          help="Synthetic ground truth; q_comp is measured against it.")
     d = st.number_input("D", **widget_range(PU, "pu_d"), key="pu_d", help="Features (MOG) or vocabulary size (STM).")
     k_otd = st.number_input("K (components)", **widget_range(PU, "pu_otd_k"), key="pu_otd_k", help="Components, K ≤ D.")
-    return OtdData(model=model, dim=int(d), k=int(k_otd), path="projected")
+    chosen = st.session_state.get("pu_algorithms_otd", ())  # one without a projected sampler: dense where it fits
+    dense = any(getattr(FAMILIES["otd"].algorithms.get(a), "dense_only", False) for a in chosen)
+    return OtdData(model=model, dim=int(d), k=int(k_otd), path="auto" if dense else "projected")
 
 
 def _lda_form() -> LdaData:
@@ -125,10 +127,10 @@ DATA_FORMS = {"pca": _pca_form, "otd": _otd_form, "lda": _lda_form}
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def designs_ok(spec_json: str) -> None:
-    """Raises InputError when the CAPE design of some grid point is infeasible (before anything runs)."""
+    """Raises InputError when a grid point's CAPE design is infeasible or an algorithm cannot carry it (before Run)."""
     from dpcore.experiments import spec_from_json
 
-    sweep_gains(spec_from_json(spec_json))
+    check_designs(spec_from_json(spec_json))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

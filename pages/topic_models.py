@@ -11,6 +11,7 @@ import streamlit as st
 from dpcore.cape import agn_stage_plans, default_collusion
 from dpcore.cape.protocol import capeagn_round, party_views
 from dpcore.data import VOCABULARY_RULES, load_bundled_corpus, parse_text_corpus, parse_vocabulary, top_words
+from dpcore.data.split import sizes_from_fractions
 from dpcore.lda import ALGORITHMS, ALPHA_SHAPES, METRICS, LdaSettings, LdaSpec, check_synthetic_size, corpus_lda_problem
 from dpcore.lda.curves import LdaCurve, eps_curve
 from dpcore.lda.guarantees import curve_guarantees
@@ -20,9 +21,12 @@ from dpcore.lda.story import (
     REGIME_DOCS,
     REGIME_GRID,
     REGIME_SPEC,
+    TEXT_GRID,
     TopicStory,
     breakdown_sentence,
     corpus_words,
+    headline_eps,
+    no_headline_sentence,
     regime_sentences,
     setting_sentence,
     story_sentence,
@@ -64,7 +68,7 @@ RESULT_KEY, REGIME_KEY = "tm_result", "tm_regimes"
 TITLES = {name: entry.title for name, entry in ALGORITHMS.items()}
 SITE_MODES = {"lecture": "the lecture setting (equal sites set here)", "scenario": "your scenario (Sites and budgets)"}
 SOURCES = ("Synthetic corpus", "Python documentation (bundled)", "Upload text")
-TEXT_GRID = "100, 300, 1000, 3000"
+TEXT_GRID_TEXT = ", ".join(f"{e:g}" for e in TEXT_GRID)
 CONFIGURATION_CURVES = ("1", "2", "2ptr", "3", "4", "nonpriv")
 ROBUST_HELP = ("The plain design keeps every site's promise for each release on its own; the aggregator sees every "
                "release of both stages and may learn more (at the opening setting ε 34.9 where 30 is promised). The "
@@ -86,7 +90,7 @@ def _apply(story: TopicStory) -> None:
 
 if "tm_story" not in st.session_state:
     _apply(OPENING)
-    st.session_state.update({"tm_autorun": False, "tm_grid_text": TEXT_GRID})
+    st.session_state.update({"tm_autorun": False, "tm_grid_text": TEXT_GRID_TEXT})
 
 
 # The page's widgets, one table: each widget is drawn with its range and choices from here, and its link (?settings=)
@@ -107,7 +111,7 @@ TM = {
     "tm_algorithms": Setting(default=list(OPENING.algorithms), label="Algorithms", choices=tuple(ALGORITHMS)),
     "tm_runs": Setting(default=OPENING.runs, label="Runs", low=1, high=50),
     "tm_story": Setting(default=OPENING.name, label="story", choices=(OPENING.name, BREAKDOWN.name)),
-    "tm_grid_text": Setting(default=TEXT_GRID, label="ε values", max_chars=200),
+    "tm_grid_text": Setting(default=TEXT_GRID_TEXT, label="ε values", max_chars=200),
     "tm_k_text": Setting(default=8, label="Topics K", low=1, high=MAX_LDA_TOPICS),
     "tm_vocab_size": Setting(default=500, label="Vocabulary size D", low=2, high=MAX_VOCABULARY),
     "tm_calibration": Setting(default="analytic", label="Calibration", choices=tuple(CALIBRATIONS)),
@@ -241,13 +245,20 @@ except ValueError as exc:
     problems.append(exc)
     show_error(exc if isinstance(exc, InputError) else InputError(f"ε values: {exc}", "eps"))
 
+def _fractions(sites) -> np.ndarray:
+    """Each site's share of a text corpus's documents: the scenario's N_s, or equal shares."""
+    return sites.sizes / sites.total_n if own_sites else np.full(int(n_sites), 1 / int(n_sites))
+
+
 try:
     shown_sites = _run_sites(grid[0] if grid else 1.0)
+    if corpus is not None:  # a text is split over the sites: they hold its documents, not the synthetic N_s
+        shown_sites = shown_sites.with_sizes(sizes_from_fractions(corpus.n, _fractions(shown_sites)))
 except InputError:
     shown_sites = None
-if shown_sites is not None and grid:
+if shown_sites is not None and grid and (spec is not None or corpus is not None):
     words = corpus_words(spec if source == SOURCES[0] else None, None if source == SOURCES[0] else source)
-    intro.markdown(symbolic(setting_sentence(words, shown_sites, grid)))
+    intro.markdown(symbolic(setting_sentence(words, shown_sites, grid, truth=spec is not None)))
 lecture_sidebar("tm", "tm_sites_mode", "lecture", "scenario", None if own_sites else shown_sites, "documents",
                 budgets=False)
 
@@ -271,8 +282,8 @@ def _compute() -> LdaCurve:
                              settings=lda_settings, progress=lambda f, t: bar.progress(min(f, 1.0), text=t))
         if corpus is None:
             raise InputError("upload a text file first", "file")
-        fractions = sites.sizes / sites.total_n if own_sites else np.full(int(n_sites), 1 / int(n_sites))
-        problem = corpus_lda_problem(corpus, int(k), float(alpha0), fractions, stream_rng(seed, UPLOAD_SPLIT_STREAM))
+        problem = corpus_lda_problem(corpus, int(k), float(alpha0), _fractions(sites),
+                                     stream_rng(seed, UPLOAD_SPLIT_STREAM))
         sites = sites.with_sizes(problem.sizes)
         return eps_curve(sites, algorithms, grid, problem=problem, runs=int(runs), seed=int(seed),
                          settings=lda_settings, progress=lambda f, t: bar.progress(min(f, 1.0), text=t))
@@ -338,12 +349,13 @@ if result is None:
     st.info("Press **Run** to compute the topic error of every chosen algorithm at every ε; a progress bar shows how "
             "far it is (the opening setting takes about ten seconds on a quiet machine).")
 else:
-    eps0 = _headline_eps(result)
+    telling = headline_eps(result, OPENING.eps)  # where the chart shows what CAPE buys, from the runs
+    eps0 = _headline_eps(result) if telling is None else telling
     per_eps = {eps: curve_guarantees(result, eps) for eps in result.grid}
-    sentence = story_sentence(result, eps0)
+    sentence = story_sentence(result, eps0) if telling is not None else no_headline_sentence(result)
     if sentence:
         st.markdown(f"**{symbolic(sentence)}**")
-    if story is BREAKDOWN:
+    if story is BREAKDOWN and telling is not None:  # else the sentence above says it
         at_random, _ = breakdown_sentence(result)
         if at_random:
             st.markdown(symbolic(at_random))
@@ -353,8 +365,8 @@ else:
                f"{'the true topics' if result.reference == 'truth' else 'the non-private topics'}; bars: ± one "
                "standard error.")
     if len(result.grid) > 1:
-        st.caption(f"Guarantees at ε = {eps0:g}, the headline value; the table's privacy column covers every ε of "
-                   f"the run ({', '.join(f'{e:g}' for e in result.grid)}).")
+        st.caption(f"Guarantees at ε = {eps0:g}{', the headline value' if telling is not None else ''}; the table's "
+                   f"privacy column covers every ε of the run ({', '.join(f'{e:g}' for e in result.grid)}).")
     show_guarantees(per_eps[eps0], TITLES, robust_key="tm_robust")
     show_chart(_curve_chart(result), "Topic error against ε", key="tm_chart")
     st.dataframe(_table(result, per_eps), hide_index=True, width="stretch")

@@ -1,5 +1,6 @@
-"""Real-browser test of the planner (issue 20): an uploaded CSV, a plan, the check, every export button, and the
-exported script run in a subprocess reproducing the check's numbers."""
+"""Real-browser test of the planner (issues 20 and 32): an uploaded CSV planned on the user's own data, the answer
+and the guarantee at the answer read from the page, the check, every export button, and the exported script copied
+to an empty folder and run there reproducing the check's numbers. Every wait is on the state it reads."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import sys
 
 import numpy as np
 import pytest
-from test_browser import ROOT, _assert_clean, _goto, _page, _rerun, _wait_idle, browser, server  # noqa: F401
+from test_browser import _assert_clean, _goto, _page, _rerun, _wait_idle, browser, server  # noqa: F401
 
 from dpcore.notation import symbolic
 from dpcore.planner.export import SCRIPT_MARK
@@ -36,14 +37,21 @@ def test_planner_on_an_upload_with_check_exports_and_script(server, browser, tmp
     page.locator(".st-key-plan_source").click()
     _rerun(page, page.get_by_role("option", name="your own CSV (one sample per row)").click)
     _rerun(page, lambda: page.locator('.st-key-plan_upload_upload input[type="file"]').set_input_files(str(upload)))
+    page.get_by_text("public proxy of consortium.csv", exact=False).first.wait_for(timeout=60_000)  # the default
+    _rerun(page, page.get_by_text("my data (reads its values", exact=False).click)
+    page.get_by_text("For capePCA on consortium.csv", exact=False).first.wait_for(timeout=60_000)
     _rerun(page, page.get_by_text("ε", exact=True).click)
-    _rerun(page, page.get_by_role("button", name="Plan").click)
+    _rerun(page, page.get_by_role("button", name="Plan", exact=True).click)
     sentence = page.locator('[data-testid="stAlertContentSuccess"]').first.inner_text(timeout=120_000)
     sentence = sentence.strip().split("\n")[-1]  # after the icon's name
-    assert sentence.startswith("capePCA reaches 80% of the non-private result with ε of every site")
+    assert sentence.startswith("capePCA: with ε of every site = ")
+    assert "90% of fresh studies reach 80% of the non-private result" in sentence
+    guarantee = page.get_by_text("CAPE, aggregator", exact=False).first
+    guarantee.wait_for(timeout=60_000)
+    shown = guarantee.inner_text()
     _assert_clean(page, "planner after Plan")
-    page.get_by_role("button", name="Check: run capePCA").click()
-    page.get_by_text("target met").first.wait_for(timeout=300_000)
+    page.get_by_role("button", name="Check: 20 fresh studies of capePCA").click()
+    page.get_by_text("fresh studies reached the target", exact=False).first.wait_for(timeout=300_000)
     _assert_clean(page, "planner after the check")
     files = {}
     for name in ("JSON", "CSV", "HTML report", "Python script"):
@@ -54,12 +62,19 @@ def test_planner_on_an_upload_with_check_exports_and_script(server, browser, tmp
     record = json.loads(files["JSON"])
     assert symbolic(record["sentence"]) == sentence and record["guarantees"]["cape"] and record["version"]
     assert record["check"] is not None and record["seed"] == 0
-    assert files["CSV"].startswith("section,name,field,value") and "guarantee,cape" in files["CSV"]
+    aggregator = next(g for g in record["guarantees"]["cape"] if g["view"] == "aggregator")
+    assert f"(worst: site {aggregator['site']})" in shown  # the guarantee on the page is the audit's record
+    assert shown.endswith(": certified") == aggregator["certified"]
+    assert files["CSV"].startswith("section,name,field,value")
+    assert "guarantee,cape aggregator,certified," in files["CSV"]
     assert "<html" in files["HTML report"][:200].lower() and "Plotly" in files["HTML report"]
-    script = tmp_path / "plan.py"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    script = empty / "plan.py"
     script.write_text(files["Python script"])
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     out = subprocess.run([sys.executable, str(script), str(upload)], capture_output=True, text=True, timeout=600,
-                         cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS="1"))
+                         cwd=empty, env=dict(env, OPENBLAS_NUM_THREADS="1"))
     assert out.returncode == 0, out.stderr[-2000:]
     line = next(x for x in out.stdout.splitlines() if x.startswith(SCRIPT_MARK))
     numbers = json.loads(line[len(SCRIPT_MARK):])

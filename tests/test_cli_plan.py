@@ -26,12 +26,16 @@ def test_the_issue_example_prints_both_schemes(capsys):
         assert a["predicted"] >= 0.8 and a["reason"] is None
     assert data["conv"]["answer"] > 2 * data["cape"]["answer"]
     assert data["guarantees"]["cape"] and data["version"] and data["seed"] == 0
-    assert data["sentence"].startswith("capePCA reaches 80% of the non-private result with samples per site = ")
+    assert data["sentence"].startswith("capePCA: with samples per site = ")
+    assert "90% of fresh studies reach 80% of the non-private result" in data["sentence"]
+    assert data["question"]["probability"] == 0.9 and data["cape"]["probability"] == 0.9
+    assert data["forward_sentence"].startswith("With the scenario as it stands, capePCA gets")
+    assert {g["view"] for g in data["guarantees"]["cape"]} >= {"release", "aggregator"}
 
 
 @pytest.mark.parametrize("family", ["otd", "lda"])
 def test_tensor_families_answer_or_say_why(capsys, family):
-    code, out, _ = run_cli(capsys, "--algorithm", family, "--target", "0.3", "--solve", "n", "--runs", "2", "--json",
+    code, out, _ = run_cli(capsys, "--algorithm", family, "--target", "0.3", "--solve", "n", "--runs", "3", "--json",
                            "--workers", "2")
     assert code == 0
     data = json.loads(out)
@@ -55,11 +59,15 @@ def test_exports_and_the_check(capsys, tmp_path):
     args = [x for flag, path in paths.items() for x in (flag, str(path))]
     code, out, _ = run_cli(capsys, "--dataset", "digits", "--k", "5", "--sites", "5", "--ns", "300", "--target", "0.7",
                            "--solve", "eps", "--check", "--check-runs", "2", *args)
-    assert code == 0 and "target met" in out
+    assert code == 0 and "fresh studies reached the target" in out
     record = json.loads(paths["--out-json"].read_text())
     assert record["check"]["runs"] == 2 and record["settings"]["data"]["dataset"] == "digits"
     assert record["cape"]["answer"] is not None and len(record["check"]["points"]) == 4
-    assert paths["--out-csv"].read_text().startswith("section,name,field,value")
+    text = paths["--out-csv"].read_text()
+    assert text.startswith("section,name,field,value")
+    for field in ("site", "view", "colluders", "eps", "delta", "certified"):  # named fields, no JSON blobs
+        assert f"guarantee,cape release,{field}," in text
+    assert '{"view"' not in text
     assert "<html" in paths["--html"].read_text()[:200].lower()
     assert "PLANNER-CHECK" in paths["--script"].read_text()
 
@@ -71,7 +79,13 @@ def test_exports_and_the_check(capsys, tmp_path):
     (["--target", "0.8", "--solve", "n", "--site", "zz"], "not in the scenario"),
     (["--algorithm", "otd", "--target", "0.8", "--solve", "n", "--dataset", "digits"], "do(es) not apply"),
     (["--algorithm", "lda", "--target", "0.8", "--solve", "n", "--csv", "x.csv"], "do(es) not apply"),
-    (["--target", "0.8", "--solve", "n", "--runs", "1"], "--runs"),
+    (["--target", "0.8", "--solve", "n", "--runs", "2"], "--runs"),
+    (["--target", "0.8", "--solve", "n", "--probability", "0.3"], "--probability"),
+    (["--target", "0.8", "--solve", "n", "--design", "trusting"], "--design"),
+    (["--target", "0.8", "--solve", "n", "--out-json", ""], "--out-json needs a file name"),
+    (["--target", "0.8", "--solve", "n", "--out-csv", " "], "--out-csv needs a file name"),
+    (["--target", "0.8", "--solve", "n", "--html", ""], "--html needs a file name"),
+    (["--target", "0.8", "--solve", "n", "--script", ""], "--script needs a file name"),
     (["--target", "0.8", "--solve", "n", "--scenario", "missing.json", "--sites", "3"], "do(es) not apply"),
 ])
 def test_bad_input_exits_2_with_one_line(capsys, args, message):
@@ -89,9 +103,53 @@ def test_html_without_the_figures_extra_is_refused_before_any_work(capsys, tmp_p
 def test_the_capelda_check_runs_on_the_synthetic_model(capsys):
     """The LDA check reads each run's topic error by the metric's name (it crashed before: LdaRun has no
     topic_error attribute)."""
-    code, out, _ = run_cli(capsys, "--algorithm", "lda", "--solve", "eps", "--target", "0.5", "--runs", "2",
+    code, out, _ = run_cli(capsys, "--algorithm", "lda", "--solve", "eps", "--target", "0.5", "--runs", "3",
                            "--check", "--check-runs", "2", "--json", "--workers", "1")
     assert code == 0
     record = json.loads(out)
     points = record["check"]["points"]
     assert len(points) == 4 and all(len(p["values"]) == 2 and None not in p["values"] for p in points)
+
+
+def test_pca_and_plan_read_a_csv_with_the_same_features(capsys, tmp_path):
+    """A CSV with a label column ('target': few distinct whole numbers, last) is read with the same features by
+    ``dpcore pca --csv`` and ``plan --csv`` (and the page): the label left out by default (issue 32: 31 against 30)."""
+    import numpy as np
+    rng = np.random.default_rng(3)
+    rows = [",".join([f"f{j}" for j in range(6)] + ["target"])]
+    rows += [",".join(f"{v:.4f}" for v in rng.normal(size=6)) + f",{i % 2}" for i in range(200)]
+    path = tmp_path / "mine.csv"
+    path.write_text("\n".join(rows) + "\n")
+    assert main(["pca", "--csv", str(path), "--sites", "2", "--k", "2", "--runs", "1", "--json"]) == 0
+    pca = json.loads(capsys.readouterr().out)
+    code, out, _ = run_cli(capsys, "--csv", str(path), "--k", "2", "--sites", "2", "--ns", "100", "--target", "0.5",
+                           "--solve", "eps", "--runs", "3", "--json", "--workers", "1")
+    assert code == 0
+    plan = json.loads(out)
+    assert pca["settings"]["dim"] == 6 and plan["settings"]["data"]["dim"] == 6
+    assert "label column 'target' excluded" in plan["data"]
+
+
+def test_a_public_proxy_reads_only_the_files_shape(capsys, tmp_path):
+    """--proxy plans on the family's synthetic source with the file's D; the data's description says what was read."""
+    import numpy as np
+    rng = np.random.default_rng(4)
+    path = tmp_path / "mine.csv"
+    path.write_text("\n".join(",".join(f"{v:.4f}" for v in rng.normal(size=5)) for _ in range(300)) + "\n")
+    code, out, _ = run_cli(capsys, "--csv", str(path), "--k", "2", "--sites", "2", "--ns", "100", "--target", "0.5",
+                           "--solve", "eps", "--runs", "3", "--json", "--workers", "1", "--proxy")
+    assert code == 0
+    record = json.loads(out)
+    assert record["data"].startswith("public proxy of mine.csv: synthetic zero-mean Gaussian")
+    assert "only its size (N = 300) and dimension (D = 5) were read" in record["data"]
+    code, out, err = run_cli(capsys, "--target", "0.5", "--solve", "eps", "--proxy")
+    assert code == 2 and "--proxy applies to a file of yours" in err
+
+
+def test_plan_help_says_how_a_csv_is_scaled(capsys):
+    import contextlib
+    with contextlib.suppress(SystemExit):
+        main(["plan", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "standardise (default for --csv, as the Planner page)" in text
+    assert "--probability" in text and "certified against the aggregator" in text

@@ -89,7 +89,7 @@ def test_lda_defaults_aggregator_gets_31_9_not_30_and_is_not_certified(capsys):
     assert views[("cape", "release")]["certified"] and views[("conv", "aggregator")]["certified"]
     assert not views[("3", "release")]["certified"] and views[("3", "release")]["eps"] is None
     text = _run(capsys, "lda", "--runs", "1", "--configuration", "cape", "conv", "3")
-    assert "aggregator: NOT certified - eps 31.9 > promised 30" in text and "--collusion C" in text
+    assert "aggregator: NOT certified for every site - eps 31.9 > promised 30" in text and "--collusion C" in text
     _dp_only_where_certified(text, data["guarantees"])
     for row in data["results"]:
         for part in row["privacy"].split("; "):

@@ -285,8 +285,17 @@ def test_the_noise_variants_are_a_table_like_the_solvers():
     from dpcore.cape.noise_variants import NOISE_VARIANTS, noise_variant
     from dpcore.validation import InputError
 
-    assert list(NOISE_VARIANTS) == ["helper", "helper-free"]
+    assert list(NOISE_VARIANTS) == ["helper", "helper-free", "discrete"]
     assert NOISE_VARIANTS["helper"].helper and not NOISE_VARIANTS["helper-free"].helper
     assert NOISE_VARIANTS["helper"].audit_without_dropouts and not NOISE_VARIANTS["helper-free"].audit_without_dropouts
-    with pytest.raises(InputError, match="noise variant must be one of 'helper', 'helper-free'"):
+    with pytest.raises(InputError, match="noise variant must be one of 'helper', 'helper-free', 'discrete'"):
         noise_variant("oracle")
+
+
+def test_a_round_accepts_only_the_variants_the_flower_round_runs():
+    """The discrete variant is in the table (pages, CLI) but the Flower round does not run it yet: refused there."""
+    from dpcore.cape.noise_variants import federated_variants
+
+    assert federated_variants() == ("helper", "helper-free")
+    with pytest.raises(InputError, match="noise must be one of 'helper', 'helper-free'"):
+        RoundSettings(algorithm="capePCA", k=2, noise="discrete").validated()

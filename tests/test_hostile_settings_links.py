@@ -114,8 +114,11 @@ def _bad_values(setting: Setting) -> list:
 
 
 def _valid_change(table: dict[str, Setting]) -> tuple[str, object] | None:
-    """One key and an allowed value other than its default (a number one step inside its range)."""
-    for key, setting in table.items():
+    """One key and an allowed value other than its default (a number one step inside its range): a seed or a number
+    of runs where the page has one (a change that changes nothing else on the page)."""
+    keys = sorted(table, key=lambda k: not k.endswith(("_seed", "_runs")))
+    for key in keys:
+        setting = table[key]
         if setting.kind == "int" and setting.choices is None and setting.high is not None and (
                 setting.default + 1 <= setting.high):
             return key, setting.default + 1

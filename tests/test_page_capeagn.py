@@ -161,3 +161,28 @@ def test_a_scenario_the_user_built_is_what_runs():
     assert symbolic(setting_sentence(data_words(OPENING.spec), own)) in _texts(at.markdown)
     at.button(key="capeagn_to_lecture").click().run()
     assert at.toggle(key="capeagn_override").value is True
+
+
+def test_the_discrete_design_shows_its_bits_per_value_and_a_projected_path_refuses_it():
+    """Issue 35: capeAGN on the integers runs from the page; its bits per value come from its result (the wider stage
+    ring), float64 for the others; on the projected path the table entry (dense_only) refuses it next to Run."""
+    at = app_test(PAGE)
+    at.number_input(key="capeagn_sites").set_value(5).run()
+    at.number_input(key="capeagn_eps").set_value(4.0).run()
+    at.number_input(key="capeagn_runs").set_value(1).run()
+    at.multiselect(key="capeagn_algorithms").set_value(["cape", "cape-discrete"]).run()
+    at.button(key="capeagn_run").click().run()
+    assert not at.exception and len(at.error) == 0
+    result = at.session_state["capeagn_result"]
+    bits = result.examples["cape-discrete"].bits_per_value
+    assert isinstance(bits, int) and 8 <= bits <= 64
+    table = at.dataframe[0].value
+    assert dict(zip(table["algorithm"], table["bits per value"], strict=True)) == {
+        "capeAGN": "float64", "capeAGN (discrete)": str(bits)}
+    assert f"capeAGN (discrete) sends integers, summed exactly modulo 2^{bits} ({bits} bits per value)" in _texts(
+        at.caption)
+    at.selectbox(key="capeagn_path").set_value("projected").run()
+    at.button(key="capeagn_run").click().run()
+    assert not at.exception
+    assert "CAPE-DISCRETE needs the dense path" in _texts(at.error)
+    assert at.multiselect(key="capeagn_algorithms").value == ["cape", "cape-discrete"]  # the choice is kept

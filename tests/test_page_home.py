@@ -1,6 +1,9 @@
-"""AppTest of the home page: the tour reflects the shared scenario; a malformed link is reported there."""
+"""AppTest of the home page: the tour reflects the shared scenario; the one-click lessons' sentences follow the
+scenario (also after Undo) and agree with the headline on the same page; a malformed link is reported there."""
 
 from __future__ import annotations
+
+import re
 
 from conftest import ROOT, app_test
 from streamlit.testing.v1 import AppTest
@@ -60,3 +63,44 @@ def test_home_reports_a_malformed_link_and_keeps_the_default():
     assert "could not be loaded" in at.error[0].value
     assert "n: must be an integer from 1 to 1,000,000,000 (got -3)" in at.error[0].value
     assert at.session_state["scenario"] == default_scenario()
+
+
+def _headline_gain(at) -> float:
+    return float(re.search(r"\*\*([\d.]+) times less noise variance\*\*", at.markdown[1].value).group(1))
+
+
+def _lesson_gain(at) -> float | None:
+    """The gain the lesson's explanation box says the scenario has (None: no box)."""
+    boxes = [i.value for i in at.info if i.icon == ":material/school:"]
+    if not boxes:
+        return None
+    found = re.search(r"the gain (?:falls to|is S =|is) ([\d.]+)", boxes[0])
+    assert found, boxes[0]
+    return float(found.group(1))
+
+
+def test_the_lesson_explanation_follows_the_scenario_through_undo():
+    """Issue 29: after "CAPE stops helping: a strict site" then Undo, the headline was back at 5 (2.22 from the
+    default) while the box still said "the gain falls to 1.16". The box now reads the scenario shown: the gain it
+    names is the headline's, and it goes when the scenario is no lesson's."""
+    at = app_test()
+    assert _lesson_gain(at) is None  # the default scenario is no lesson's
+    at.button(key="home_lesson_stops").click().run()
+    assert _lesson_gain(at) == _headline_gain(at) == 1.16
+    box = next(i.value for i in at.info if i.icon == ":material/school:")
+    assert "site C asks for ε = 0.1, the others for 0.5" in box and "(from 5 when site C asks for 0.5" in box
+    share = int(re.search(r"noise is (\d+)% of the noise variance", box).group(1))
+    assert share == round(100 / _headline_gain(at))  # the strict site's share of the conventional variance: 1 / G
+    at.button(key="change_undo").click().run()  # back to the default: no lesson, no box
+    assert at.session_state["scenario"] == default_scenario()
+    assert _lesson_gain(at) is None and _headline_gain(at) == 2.22
+    at.button(key="home_lesson_wins").click().run()
+    at.button(key="home_lesson_stops").click().run()
+    at.button(key="change_undo").click().run()  # back to the equal sites: the box is the first lesson's
+    assert _lesson_gain(at) == _headline_gain(at) == 5
+    assert "1.16" not in " ".join(i.value for i in at.info)
+    at.button(key="home_lesson_breaks").click().run()
+    box = next(i.value for i in at.info if i.icon == ":material/school:")
+    table = next(m.value for m in at.markdown if m.value.startswith("| | before | after |"))
+    broken = re.search(r"finds (\d+) of (\d+) site-views", box).groups()
+    assert f"{broken[0]} of {broken[1]} site-views break their promise" in table  # the panel's audit row

@@ -170,3 +170,19 @@ def test_the_strict_site_chart_says_why_one_site_carries_the_helper_noise():
     text = " ".join(m.value for m in at.markdown)
     assert "Why site E gets so much helper noise" in text and "Site C needs a large e" in text
     assert "the site with the largest weight 0.3" in text
+
+
+def test_the_noise_variants_are_compared_on_request(at):
+    """The noise-variant table feeds the comparison: every variant and the conventional scheme, the discrete one's
+    ring width and noise from dpcore (docs/math/discrete.md)."""
+    from dpcore.cape.noise_compare import compare_noise
+    from dpcore.cape.noise_variants import NOISE_VARIANTS
+
+    tables = len(at.dataframe)
+    at.toggle(key="nd_compare_noise").set_value(True).run()
+    assert not at.exception and len(at.dataframe) == tables + 1
+    shown = at.dataframe[-1].value
+    want = compare_noise(plan_scenario(default_scenario(), "mean"), dim=10)
+    assert list(shown["scheme"]) == [entry.title for entry in NOISE_VARIANTS.values()] + [want[-1].title]
+    assert list(shown["bits per value"]) == [row.bits for row in want]
+    assert shown["noise std in the aggregate"].tolist() == pytest.approx([row.aggregate_std for row in want])

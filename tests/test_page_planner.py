@@ -1,4 +1,6 @@
-"""AppTest of the Planner page: a plan on bundled data, its sentence from dpcore, the check, the exports, bad input."""
+"""AppTest of the Planner page: a plan on bundled data, its sentences from dpcore (the forward answer first, the
+answer, the guarantee at the answer), the check, the exports, bad input, uploads (a public proxy by default, kept
+while the user visits other pages) and the corners of issue 36."""
 
 from __future__ import annotations
 
@@ -34,10 +36,16 @@ def test_plan_check_and_exports_on_digits():
     _clean(at)
     data = prepare_data("pca", PcaData(dataset="digits"), None, 0)
     expected = plan_target("pca", data, scenario, question("eps", 0.7, scenario), seed=0)
+    assert at.info[0].value == symbolic(expected.forward_sentence)  # the first answer: the scenario as it stands
     assert at.success[0].value == symbolic(expected.sentence)
+    assert "90% of fresh studies reach 70% of the non-private result (a study reaches it when" in at.success[0].value
+    from dpcore.planner.report import guarantee_lines
+    shown = next(m.value for m in at.markdown if "CAPE, aggregator" in m.value)
+    assert shown == "\n".join(f"- {symbolic(line)}" for line in guarantee_lines(expected))
+    assert "CAPE, aggregator" in shown and "certified" in shown
     at.button(key="plan_check_go").click().run()
     _clean(at)
-    assert any("target" in m.value and "mean" in m.value for m in at.markdown)
+    assert any("fresh studies reached the target" in m.value and "95 % CI" in m.value for m in at.markdown)
     buttons = at.get("download_button")
     assert len(buttons) == 4
     assert not at.error
@@ -50,7 +58,10 @@ def test_target_outside_the_data_is_answered_plainly():
     at.radio(key="plan_solve").set_value("sites").run()
     at.button(key="plan_go").click().run()
     _clean(at)
-    assert "cannot" in at.success[0].value
+    assert "cannot" in at.warning[0].value and not at.success  # issue 36: never in a green success box
+    for frame in at.dataframe:
+        assert not frame.value.isna().any().any()  # no None cells; the reasons are shown in full under the table
+    assert any(c.value.startswith("Why CAPE cannot: ") for c in at.caption)
     assert not at.error
 
 
@@ -64,11 +75,13 @@ def test_tensor_family_has_its_own_target_and_settings_in_the_link():
     assert link["plan_family"] == "lda"
 
 
-def _upload_mog(at, name: str, content: bytes) -> None:
+def _upload_mog(at, name: str, content: bytes, read: str = "mine") -> None:
     at.selectbox(key="plan_family").set_value("otd").run()
     at.selectbox(key="plan_source").set_value("upload-mog").run()
     at.file_uploader(key="plan_upload_upload-mog").set_value((name, content, "text/csv"))
     at.run()
+    if read != "proxy" and not at.exception and at.get("radio"):
+        at.radio(key="plan_read").set_value(read).run()
 
 
 def test_plan_check_and_exports_on_an_uploaded_mog_csv():
@@ -97,7 +110,7 @@ def test_plan_check_and_exports_on_an_uploaded_mog_csv():
     assert any("3,000 samples you have" in i.value for i in at.info)
     at.button(key="plan_check_go").click().run()
     _clean(at)
-    assert any("target" in m.value and "mean" in m.value for m in at.markdown)
+    assert any("fresh studies reached the target" in m.value for m in at.markdown)
     assert len(at.get("download_button")) == 4
     assert not at.error
 
@@ -122,6 +135,8 @@ def test_capelda_on_uploaded_text_with_its_vocabulary_options_and_the_check():
     at.selectbox(key="plan_family").set_value("lda").run()
     at.selectbox(key="plan_source").set_value("upload").run()
     at.file_uploader(key="plan_upload_upload").set_value(("docs.txt", documents(), "text/plain"))
+    at.run()
+    at.radio(key="plan_read").set_value("mine")
     at.selectbox(key="plan_opt_rule").set_value("frequent")
     at.number_input(key="plan_opt_vocab_size").set_value(24)
     at.number_input(key="plan_upload_k").set_value(3)
@@ -132,11 +147,11 @@ def test_capelda_on_uploaded_text_with_its_vocabulary_options_and_the_check():
     assert "docs.txt: 4,000 documents, D = 24 words; K = 3" in intro
     at.button(key="plan_go").click().run()
     _clean(at)
-    assert at.success[0].value.startswith("capeLDA reaches a topic error of 0.3 with")
+    assert at.success[0].value.startswith("capeLDA: with ε of every site = ")
     assert any("not differentially private" in i.value for i in at.info)
     at.button(key="plan_check_go").click().run()
     _clean(at)
-    assert any(m.value.startswith("capeLDA at ") and "target" in m.value for m in at.markdown)
+    assert any(m.value.startswith("capeLDA at ") and "fresh studies" in m.value for m in at.markdown)
     assert len(at.get("download_button")) == 4 and not at.error
 
 
@@ -150,6 +165,7 @@ def test_capeagn_documents_with_a_public_vocabulary_file_and_a_bad_one():
     at.file_uploader(key="plan_opt_vocabulary").set_value(("words.txt", b"apple\ncar\nred\nbus\npear\n", "text/plain"))
     at.number_input(key="plan_upload_k").set_value(3)
     at.run()
+    at.radio(key="plan_read").set_value("mine").run()
     _clean(at)
     intro = next(m.value for m in at.markdown if m.value.startswith("For capeAGN on"))
     assert "documents, D = 5 words (single topic model)" in intro  # those with 3 of its words
@@ -157,3 +173,49 @@ def test_capeagn_documents_with_a_public_vocabulary_file_and_a_bad_one():
     _clean(at)
     assert any(e.value.startswith("words.txt: ") for e in at.error)
     assert at.selectbox(key="plan_source").value == "upload-stm"
+
+
+def test_an_upload_is_planned_on_a_public_proxy_by_default_and_kept_across_pages():
+    """The proxy reads only the upload's N and D (issue 32, 4); the file stays when the uploader is not drawn (as when
+    the user visits Sites and budgets to change N_s), with a note saying which file is used."""
+    from test_planner_uploads import mog_csv
+
+    at = app_test(PAGE, timeout=180)
+    _upload_mog(at, "mine.csv", mog_csv(0), read="proxy")
+    _clean(at)
+    assert at.radio(key="plan_read").value == "proxy"
+    intro = next(m.value for m in at.markdown if m.value.startswith("For capeAGN on"))
+    assert "public proxy of mine.csv" in intro and "only its size (N = 3,000) and dimension (D = 6) were read" in intro
+    at.selectbox(key="plan_source").set_value("synthetic").run()  # the uploader is not drawn ...
+    at.selectbox(key="plan_source").set_value("upload-mog").run()
+    at.file_uploader(key="plan_upload_upload-mog").set_value(None).run()  # ... and comes back empty
+    _clean(at)
+    assert any(c.value == "Using mine.csv, uploaded earlier (upload another file to replace it)." for c in at.caption)
+    assert any(m.value.startswith("For capeAGN on public proxy of mine.csv") for m in at.markdown)
+
+
+def test_issue_36_corners_unequal_sites_labels_and_the_detected_label_column():
+    """The synthetic source's label from what runs; unequal sites: every site's N_s next to the mean; an upload's
+    detected label column named in the data's description."""
+    from dpcore.pca.planning import source_label
+
+    at = app_test(PAGE, timeout=180)
+    scenario = default_scenario().with_sizes([500, 1000, 1500, 1000, 1000]).with_sites(eps=4.0)
+    at.session_state["scenario"] = scenario
+    at.run()
+    assert source_label(PcaData()) in at.selectbox(key="plan_source").options and "K = 10" in source_label(PcaData())
+    at.button(key="plan_go").click().run()
+    _clean(at)
+    sentence = at.success[0].value
+    assert "on average (the sites hold " in sentence
+    table = at.dataframe[1].value
+    assert list(table["site"]) == scenario.names and table["N_s, CAPE"].str.replace(",", "").astype(int).nunique() == 3
+    rows = ["f1,f2,f3,target"] + [f"{i % 7}.5,{i % 5}.25,{i % 3}.75,{i % 2}" for i in range(400)]
+    at.selectbox(key="plan_source").set_value("upload").run()
+    at.file_uploader(key="plan_upload_upload").set_value(("bc.csv", "\n".join(rows).encode(), "text/csv")).run()
+    at.radio(key="plan_read").set_value("mine")
+    at.number_input(key="plan_upload_k").set_value(2).run()
+    _clean(at)
+    assert not at.error, [e.value for e in at.error]
+    intro = next(m.value for m in at.markdown if m.value.startswith("For capePCA on"))
+    assert "label column 'target' excluded" in intro and "D = 3" in intro

@@ -208,6 +208,43 @@ def test_tensor_sweep_of_the_shared_scenario(at):
     assert "capeAGN" in set(table["algorithm"]) and sorted(table["ε"].unique()) == [1.0, 10.0]
 
 
+def guarantee_table(at):
+    tables = [d.value for d in at.dataframe if "guarantee" in d.value.columns]
+    return tables[0] if tables else None
+
+
+@pytest.mark.parametrize("family", ["pca", "otd"])
+def test_a_sweep_with_the_discrete_design_shows_it_and_its_guarantees(at, family):
+    """Issue 35: the discrete design in a sweep of the shared scenario runs to its curves and every view's guarantee
+    at every value (PCA: the data's D reaches the discrete audit; capeAGN: the table entry asks for the dense path,
+    which the sweep then takes, and says so)."""
+    use_scenario(at, "eps", "1, 10", runs=1, seed=5, family=family)
+    titles = experiments.algorithm_titles(family)
+    at.multiselect(key=f"pu_algorithms_{family}").set_value(["cape", "cape-discrete"]).run()
+    at.button(key="pu_run").click().run()
+    finish(at)
+    assert not at.exception and errors(at) == []
+    table = results_table(at)
+    assert {titles["cape"], titles["cape-discrete"]} == set(table["algorithm"])
+    assert sorted(table["ε"].unique()) == [1.0, 10.0]
+    guarantees = guarantee_table(at)
+    discrete = guarantees[guarantees["algorithm"] == titles["cape-discrete"]]
+    assert sorted(set(discrete["ε"])) == [1.0, 10.0] and len(discrete) == len(guarantees) // 2
+    if family == "otd":
+        assert "third moment on the dense path" in text_of(at)
+
+
+def test_a_design_the_discrete_algorithm_cannot_carry_is_explained_before_run(at):
+    """At eps = 1e-4 no integer encoding of the shared scenario's design fits a 64-bit ring: said next to the
+    algorithms, naming the value and the algorithm, before anything runs; the choices are kept."""
+    use_scenario(at, "eps", "0.0001, 1", runs=1)
+    at.multiselect(key="pu_algorithms_pca").set_value(["cape", "cape-discrete"]).run()
+    assert not at.exception
+    assert any("at ε = 0.0001, capePCA (discrete): no integer encoding" in e for e in errors(at)), errors(at)
+    assert at.multiselect(key="pu_algorithms_pca").value == ["cape", "cape-discrete"]
+    assert not has_stop(at) and results_table(at) is None
+
+
 def test_topic_model_sweep_of_the_shared_scenario_and_an_lda_preset(at):
     use_scenario(at, "eps", "100, 1000", runs=1, seed=5, family="lda")
     at.number_input(key="pu_lda_d").set_value(20).run()
@@ -256,3 +293,46 @@ def test_one_notation_in_every_visible_text_of_the_stored_figure_and_a_preset_li
     assert ascii_notation(at) == []
     at.selectbox(key="pu_preset").set_value("fig2g-synthetic-delta").run()
     assert ascii_notation(at) == []
+
+
+def _paired_interval(result, metric: str, value: float) -> tuple[float, float]:
+    """Mean and 95% half-width of the paired difference CAPE - conv at ``value``, computed here with scipy."""
+    import scipy.stats
+
+    t = result.table
+    rows = t[(t["value"] == value) & (t["metric"] == metric) & (t["status"] == "ok")]
+    d = (rows[rows["algorithm"] == "cape"].set_index("run")["result"]
+         - rows[rows["algorithm"] == "conv"].set_index("run")["result"]).to_numpy(dtype=float)
+    return float(d.mean()), float(scipy.stats.sem(d) * scipy.stats.t.ppf(0.975, d.size - 1))
+
+
+@pytest.mark.parametrize("preset", [FIRST_FIGURE, "fig2b-mnist-eps", "fig4-stm-d10-eps"])
+def test_the_sentences_under_a_stored_figure_agree_with_its_numbers(at, preset):
+    """Issue 29: "the curves meet at eps = 10" while the page's own interval there (-0.014 +/- 0.0034) excluded 0;
+    issue 36: the stored figure said "closes 58 %" and its live re-run 59 % with the same printed numbers. Read off
+    the rendered page: every value the box says the curves meet at has a paired interval (computed here) containing
+    0, every value it says they come close at one excluding 0, the interval it prints is that one, and the share of
+    the gap is that of the three numbers the sentence prints."""
+    at.selectbox(key="pu_preset").set_value(preset).run()
+    assert not at.exception
+    result = stored_result(preset).result
+    metric = experiments.get_preset(preset).metric
+    box = next(m.value for m in at.markdown if m.value.startswith("**Where CAPE stops helping.**"))
+    meet = re.search(r"The curves meet at ε = ([\d., ]+) \(", box)
+    close = re.search(r"At ε = ([\d., ]+) they come within", box)
+    for found, contains in ((meet, True), (close, False)):
+        for value in (float(v) for v in found.group(1).split(", ")) if found else ():
+            mean, half = _paired_interval(result, metric, value)
+            assert (abs(mean) <= half) == contains, (value, mean, half, box)
+    printed = re.search(r"At ε = ([\d.]+), \w+ [\d.e-]+ against conv [\d.e-]+ \(paired difference ([\d.e-]+) ± "
+                        r"([\d.e-]+), 95% interval", box)
+    if printed:
+        mean, half = _paired_interval(result, metric, float(printed.group(1)))
+        assert float(printed.group(2)) == pytest.approx(mean, rel=5e-3)
+        assert float(printed.group(3)) == pytest.approx(half, rel=5e-3)
+        assert ("which excludes 0" in box[printed.start():printed.end() + 20]) == (abs(mean) > half)
+    sentence = next(m.value for m in at.markdown if m.value.startswith("Each curve is"))
+    numbers = re.search(r"reaches ([\d.e-]+), the conventional scheme \(each site adds its own noise\) ([\d.e-]+) and "
+                        r"the non-private result ([\d.e-]+): correlated noise closes (\d+)%", sentence)
+    cape, conv, best = (float(numbers.group(i)) for i in (1, 2, 3))
+    assert int(numbers.group(4)) == round(100 * (cape - conv) / (best - conv))

@@ -59,7 +59,7 @@ def test_the_curves_meet_where_the_paired_difference_is_not_significant_and_the_
     assert point.half_width == pytest.approx(4.302652729911275 * 0.001 / 3 ** 0.5)
     assert point.gain == pytest.approx(10.0) and point.reason == "swamped"
     sentence = meeting_sentence(result, "captured_energy")
-    assert sentence.startswith("The curves meet at eps = 0.1.") and "noise swamps the signal" in sentence
+    assert sentence.startswith("The curves meet at eps = 0.1 (") and "noise swamps the signal" in sentence
 
 
 def test_no_meeting_and_a_gain_that_changes_along_c():
@@ -85,3 +85,33 @@ def test_the_stored_stop_cases_meet_for_the_reason_they_are_offered_for():
     assert ns_case is not None
     points = meeting_points(ns_case.result, "q_comp")
     assert points and points[0].value == 1000 and points[0].reason == "swamped"
+
+
+def test_curves_that_differ_significantly_by_little_come_close_but_do_not_meet():
+    """Issue 29: "the curves meet at eps = 10" while the page's own interval there (-0.014 +/- 0.0034) excluded 0.
+    "Meet" is now read off the interval alone; a significant difference under MEET_SHARE of the range is "close"."""
+    runs = dict(RUNS)
+    runs[(1.0, "cape")] = (0.9720, 0.9725, 0.9715)  # paired differences 0.002 +/- 4.30 * 0.0005 / sqrt(3): > 0
+    runs[(1.0, "conv")] = (0.970, 0.970, 0.970)
+    result = made_result(runs=runs)
+    points = {p.value: p for p in meeting_points(result, "captured_energy")}
+    assert points[0.1].meets and not points[1.0].meets
+    assert abs(points[1.0].difference) > points[1.0].half_width  # the interval excludes 0
+    sentence = meeting_sentence(result, "captured_energy")
+    assert sentence.startswith("The curves meet at eps = 0.1 (")
+    assert "At eps = 1 they come within 5% of the figure's range but do not meet" in sentence
+    runs[(0.1, "cape")] = (0.50, 0.51, 0.49)  # clearly ahead at eps = 0.1: no point where the curves meet
+    sentence = meeting_sentence(made_result(runs=runs), "captured_energy")
+    assert sentence.startswith("The curves do not meet on this figure") and "meet at" not in sentence
+
+
+def test_the_share_in_the_figure_sentence_is_that_of_the_numbers_it_prints():
+    """Issue 36: the stored Fig. 3 said "closes 58 %" (0.58499...), its live re-run 59 % (0.58501...) with the same
+    printed means 0.198, 0.462 and 0.0117; the share is now computed from the printed means: (0.462 - 0.198) /
+    (0.462 - 0.0117) = 0.586."""
+    from dpcore.summary import shown_share
+
+    assert shown_share(0.198391, 0.461573, 0.011689) == pytest.approx((0.462 - 0.198) / (0.462 - 0.0117))
+    assert shown_share(0.1984, 0.4616, 0.01169) == shown_share(0.198391, 0.461573, 0.011689)  # same digits, same share
+    stored = stored_result("fig3-mog-d10-eps")
+    assert "closes 59% of the gap" in figure_sentence(stored.result, "q_comp")

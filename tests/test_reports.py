@@ -125,3 +125,29 @@ def test_otd_lda_design_and_sweep_reports_reproduce(tmp_path):
     sweep = run_sweep(quick_spec(get_preset("fig3-mog-d10-eps").spec), use_cache=False, workers=1)
     report = sweep_report(sweep)
     _close(_script_numbers(report, tmp_path), _forms(report)["numbers"])
+
+
+def test_discrete_runs_report_their_bits_and_their_scripts_reproduce(tmp_path):
+    """Issue 35: a capePCA and a capeAGN comparison with the discrete design - the results carry bits_per_value (the
+    result's ring), the summary its sentence, and the script prints the same numbers (the discrete streams are keyed
+    from the run's seed, so the integers repeat)."""
+    scenario = equal_sites_scenario(3, 200, 2.0, 1e-5)
+    setup = prepare_pca(load_bundled("digits"), scenario, 4, seed=1)
+    comparison = compare_pca(setup.problem, setup.privacy, ["cape", "cape-discrete"], 2, 1)
+    report = pca_report(setup, comparison, source={"kind": "bundled", "name": "digits"}, k=4, features="centre",
+                        preprocessing="max-norm", scale=1.0, by_label=False, allow_replacement=False, seed=1,
+                        algorithms=["cape", "cape-discrete"], runs=2, rank=None)
+    record = _forms(report)
+    bits = comparison.results["cape-discrete"][0].bits_per_value
+    assert {r["algorithm"]: r["bits_per_value"] for r in record["results"]} == {"capePCA": None,
+                                                                               "capePCA (discrete)": bits}
+    assert any(f"modulo 2^{bits} ({bits} bits per value)" in s for s in record["summary"])
+    _close(_script_numbers(report, tmp_path), record["numbers"])
+    spec = SyntheticSpec(kind="mog", dim=5, k=2)
+    otd = compare_algorithms(equal_sites_scenario(3, 400, 2.0, 1e-4), ["cape", "cape-discrete"], spec=spec, runs=2,
+                             seed=3, settings=OtdSettings())
+    report = otd_report(otd, spec=spec, source="synthetic MOG")
+    record = _forms(report)
+    bits = otd.examples["cape-discrete"].bits_per_value
+    assert {r["bits_per_value"] for r in record["results"] if r["algorithm"] == "capeAGN (discrete)"} == {bits}
+    _close(_script_numbers(report, tmp_path), record["numbers"])

@@ -86,6 +86,12 @@ class Guarantee:
     site: str | None = None
     exact: bool = True
     short: str = ""
+    who: str = ""
+    """The sites the line speaks for, in words ('every site', 'site C' (the site closest to its promise, when the
+    promises differ), 'site 1 and 9 more'): the guarantee lines name their site (issue 36); empty: ``site`` alone."""
+    classic: bool = False
+    """Certified although that site's classic calibration at eps >= 1 proves nothing: what is certified is the audit's
+    exact eps of the noise actually added, and the line says so."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"view": self.view, "colluders": self.colluders, "eps": self.eps, "delta": self.delta,
@@ -98,15 +104,22 @@ class Guarantee:
         return f"coalition of {self.colluders}" if self.view == "coalition" else self.view
 
     def label(self) -> str:
-        """One line: '(eps, delta)-DP' only when certified, otherwise the exact numbers against the promise."""
+        """One line: '(eps, delta)-DP' only when certified, otherwise the exact numbers against the promise; the sites
+        it speaks for (``who``, else ``site``), and for the classic calibration at eps >= 1 why it can be certified."""
+        whom = self.who or (site_label(self.site) if self.site else "")
+        whom = f" for {whom}" if whom else ""
         if self.certified:
             if self.promised_eps is None:
                 return f"{self.name}: uses no data (eps = 0)"
-            return f"{self.name}: ({_num(self.promised_eps)}, {_num(self.promised_delta)})-DP certified (exact eps " \
-                   f"{self.eps:.4g})"
+            exact = (f" by the audit's exact eps {self.eps:.4g} of the noise actually added (the classic formula "
+                     "itself proves nothing at eps >= 1)" if self.classic else f" (exact eps {self.eps:.4g})")
+            rest = ("" if self.who in ("", "every site") else
+                    ", the site closest to its promise; every site keeps its own")
+            promise = f"({_num(self.promised_eps)}, {_num(self.promised_delta)})"
+            return f"{self.name}: {promise}-DP certified{whom}{exact}{rest}"
         if self.eps is None or self.promised_eps is None:
             return f"{self.name}: NOT certified - {self.short or 'no finite bound'} ({self.why})"
-        return (f"{self.name}: NOT certified - eps {_num(self.eps)} > promised {_num(self.promised_eps)} "
+        return (f"{self.name}: NOT certified{whom} - eps {_num(self.eps)} > promised {_num(self.promised_eps)} "
                 f"(delta at eps {_num(self.promised_eps)}: {_num(self.delta)} > {_num(self.promised_delta)})")
 
 
@@ -278,8 +291,25 @@ def compose_guarantees(  # long: one pass over the views, each with its worst si
         out.append(Guarantee(view=view, colluders=colluders if view == "coalition" else 0,
                              eps=float(eps_eff[worst]) if finite else None, delta=float(delta_eff[worst]),
                              promised_eps=float(eps[worst]), promised_delta=float(delta[worst]),
-                             certified=certified, why=why, site=str(names[worst]), exact=exact))
+                             certified=certified, why=why, site=str(names[worst]), exact=exact,
+                             who=_who(names, worst, eps, delta, eps_eff, certified),
+                             classic=bool(certified and caveat and classic_caveat(float(eps[worst]) * max(shares)))))
     return tuple(out)
+
+
+def _who(names: Sequence[str], worst: int, eps: np.ndarray, delta: np.ndarray, eps_eff: np.ndarray,
+         certified: bool) -> str:
+    """The sites a guarantee line speaks for: every site when all promise the same (certified) or all get the same eps
+    over it; else the worst-off site by name, with how many others break their promise too."""
+    same_promise = len({(float(e), float(d)) for e, d in zip(eps, delta, strict=True)}) == 1
+    site = site_label(str(names[worst]))
+    if certified:
+        return "every site" if same_promise else site
+    over = int(np.sum(eps_eff > eps * (1.0 + CERTIFY_RTOL) + 1e-12))
+    same_eps = bool(np.all(np.isfinite(eps_eff))) and float(np.ptp(eps_eff)) <= 1e-6 * float(np.max(eps_eff))
+    if over == len(names):
+        return "every site" if same_promise and same_eps else f"all {over} sites (the worst: {site})"
+    return site if over <= 1 else f"{site} and {over - 1} more"
 
 
 def unprotected(guarantees: Sequence[Guarantee], view: str, why: str) -> tuple[Guarantee, ...]:

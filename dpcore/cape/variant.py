@@ -27,7 +27,11 @@ class NoiseVariant:
     """One way to make the zero-sum noise: its name (the ``noise`` setting of a round, the message log's field),
     title and help sentence, its place in the table, whether a trusted helper takes part (``helper``), the
     aggregator's views under it (``aggregator_views``), and whether without drop-outs those are exactly the audit's
-    (:func:`dpcore.cape.audit.view_sigmas`), which is then used as it is (``audit_without_dropouts``)."""
+    (:func:`dpcore.cape.audit.view_sigmas`), which is then used as it is (``audit_without_dropouts``). ``integer``:
+    its terms are integers drawn by the exact discrete Gaussian sampler and summed exactly on a ring
+    (:mod:`dpcore.cape.discrete`; its ``aggregator_views`` are then those of the design's continuous twin, which
+    :mod:`dpcore.cape.discrete_audit` corrects); ``federated``: the Flower round runs it (a round's ``noise`` setting
+    accepts only these, :func:`dpcore.cape.noise_variants.federated_variants`)."""
 
     name: str
     title: str
@@ -36,6 +40,8 @@ class NoiseVariant:
     helper: bool
     aggregator_views: AggregatorViews
     audit_without_dropouts: bool = False
+    integer: bool = False
+    federated: bool = True
 
 
 def worst_extra(candidates: Sequence[int], score: np.ndarray, size: int) -> tuple[int, ...]:

@@ -20,6 +20,7 @@ import sys
 import tempfile
 from typing import Any, NoReturn
 
+from ..family import ring_sentence
 from ..outfiles import check_output
 from ..textio import json_ready, printable
 from ..validation import InputError
@@ -68,6 +69,14 @@ def print_guarantees(guarantees: dict[str, Any], robust_hint: str | None = None)
     if failing:
         print(f"  {robust_hint}'s aggregator can learn more than promised: --collusion C uses the collusion-robust "
               "design, which keeps every view with up to C colluders within the promise")
+
+
+def print_rings(bits: dict[str, int | None], table: dict[str, Any]) -> None:
+    """The sentence on how the algorithms' values travelled (integers on a ring of ``bits`` bits, or float64;
+    :func:`dpcore.family.ring_sentence`), when one of them used a ring. ``table``: the family's algorithm table."""
+    sentence = ring_sentence(bits, {name: entry.title for name, entry in table.items()})
+    if sentence:
+        print(sentence)
 
 
 def say(text: str) -> None:

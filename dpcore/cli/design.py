@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..cape import OBJECTIVES, SOLVERS, plan_scenario
+from ..cape.noise_compare import compare_noise
 from ..limits import E_SCALE_RANGE, MAX_OTD_DIM, MAX_SITES
 from ..privacy import STATISTICS
 from ..scenario import load_scenario
@@ -34,8 +35,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--e-scale", type=E_SCALE, default=1.0,
                    help=f"multiply the helper's noise variance ({E_SCALE_RANGE[0]:g} to {E_SCALE_RANGE[1]:g})")
     p.add_argument("--statistic", choices=STATISTICS, default="mean", help="statistic whose sensitivity is used")
-    p.add_argument("--dim", type=OTD_DIM, default=10, help=f"dimension D (mog-m3 only; 2 to {MAX_OTD_DIM:,})")
+    p.add_argument("--dim", type=OTD_DIM, default=10,
+                   help=f"dimension D (mog-m3, and the entries of a matrix or tensor for --compare-noise; 2 to "
+                   f"{MAX_OTD_DIM:,})")
     p.add_argument("--sigma2", type=SIGMA2, default=0.05, help="scaled MOG component variance (mog-m3 only)")
+    p.add_argument("--compare-noise", action="store_true",
+                   help="also compare every noise variant (continuous CAPE with and without a helper, discrete CAPE on "
+                   "the integers) and the conventional scheme: aggregate noise, gain, each view's eps, bits per value "
+                   "(matrix and tensor statistics of dimension --dim)")
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
     p.set_defaults(func=run)
 
@@ -46,8 +53,13 @@ def run(args: argparse.Namespace) -> int:
         scenario, args.statistic, solver=args.solver, objective=args.objective, last=args.last,
         collusion=args.collusion, e_scale=args.e_scale, dim=args.dim, sigma2=args.sigma2,
     )
+    comparison = (compare_noise(plan, dim=args.dim, sigma2=args.sigma2)
+                  if args.compare_noise and plan.design.feasible else None)
     if args.json:
-        print_json(plan.to_dict())
+        out = plan.to_dict()
+        if comparison is not None:
+            out["noise_comparison"] = [row.to_dict() for row in comparison]
+        print_json(out)
         return 0
     for w in plan.warnings:
         say(f"warning: {w}")
@@ -76,4 +88,21 @@ def run(args: argparse.Namespace) -> int:
         rows = [[r.site, r.view, ",".join(r.coalition) or "-", r.sigma_eff, r.eps_eff, r.delta_eff, r.eps, r.delta,
                  r.ok] for r in plan.audit.rows]
         print(table(["site", "view", "coalition", "sigma_eff", "eps_eff", "delta_eff", "eps", "delta", "ok"], rows))
+    if comparison is not None:
+        print()
+        print(f"noise variants and the conventional scheme (eps of the worst site per view, coalitions of up to "
+              f"{plan.collusion})")
+        print(table(["scheme", "aggregate std", "gain", "release eps", "aggregator eps", "coalition eps",
+                     "bits/value"], [_comparison_row(row) for row in comparison]))
+        for row in comparison:
+            if row.reason:
+                say(f"{row.scheme}: {row.reason}")
     return 0 if d.feasible else 1
+
+
+def _comparison_row(row) -> list:
+    def eps(view: str) -> float | None:
+        g = row.view(view)
+        return None if g is None else g.eps
+
+    return [row.scheme, row.aggregate_std, row.gain, eps("release"), eps("aggregator"), eps("coalition"), row.bits]

@@ -47,7 +47,7 @@ from ..tensor.power import check_power_work
 from ..textio import read_file, values_text
 from ..validation import InputError
 from ..workers import WORKERS_ENV, worker_count
-from . import print_guarantees, print_json, say
+from . import print_guarantees, print_json, print_rings, say
 from .options import (
     COLLUSION,
     COMPONENTS,
@@ -229,6 +229,7 @@ def run(args: argparse.Namespace) -> int:
         rows.append([ALGORITHMS[alg].title, *(fmt(v) for s in summaries for v in (s.mean, s.std)),
                      summaries[0].runs, summaries[0].failed])
     print(table(["algorithm", *(t for m in METRICS.values() for t in (m.column, "std")), "runs", "failed"], rows))
+    print_rings(result.bits_per_value(), ALGORITHMS)
     print_guarantees({ALGORITHMS[name].title: gs for name, gs in guarantees.items()},
                      robust_hint=ALGORITHMS["cape"].title if "cape" in guarantees and args.collusion is None else None)
     for alg, message in result.failures.items():

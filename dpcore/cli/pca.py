@@ -48,7 +48,7 @@ from ..seeding import PCA_SYNTHETIC_STREAM, SITE_SIZES_STREAM, stream_rng
 from ..textio import printable, read_file
 from ..validation import InputError
 from ..workers import WORKERS_ENV, worker_count
-from . import print_guarantees, print_json, say
+from . import print_guarantees, print_json, print_rings, say
 from .options import DELTA, EPS, POSITIVE, RUNS, SEED, SITE_SIZE, SITES, WORKERS, algorithm_choices, integer, real
 from .table import fmt, metrics_text, table
 
@@ -109,9 +109,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--spectrum", choices=SPECTRA, default="power", help="synthetic: eigenvalue decay shape")
     p.add_argument("--decay", type=real(*DECAY_RANGE), default=1.0, help="synthetic: decay rate of the spectrum")
     p.add_argument("--header", choices=("auto", "yes", "no"), default="auto", help="CSV: is the first row a header?")
-    p.add_argument("--label-column", default=None, metavar="NAME|POS|auto",
+    p.add_argument("--label-column", default="auto", metavar="NAME|POS|auto|none",
                    help="CSV: column holding labels, excluded from the features (name, or position 1..D, -1 = last; "
-                   "auto: the column of text or of few distinct whole numbers, if any)")
+                   "auto, the default, as the capePCA and Planner pages and `plan --csv`: the column of text or of "
+                   "few distinct whole numbers, if any; none: every column is a feature)")
     p.set_defaults(func=run)
 
 
@@ -138,8 +139,10 @@ def _load_csv(path: str, header: str, label_column: str | None) -> Dataset:
     content = read_file(path, MAX_UPLOAD_BYTES, "CSV file")
     flag = {"auto": None, "yes": True, "no": False}[header]
     try:
-        if label_column == "auto":
+        if label_column is None or label_column == "auto":
             label: str | int | None = sniff_columns(content, header=flag).label
+        elif label_column == "none":
+            label = None
         else:
             label = parse_label_column(label_column)
         table_ = parse_numeric_csv(content, header=flag, label_column=label)
@@ -212,7 +215,7 @@ def run(args: argparse.Namespace) -> int:
     guarantees = privacy_guarantees(setup.privacy, comparison.results)
     if args.json:
         print_json({"results": comparison.records(), "settings": settings, "communication": comparison.communication,
-                    "guarantees": run_guarantee_records(guarantees),
+                    "bits_per_value": comparison.bits_per_value(), "guarantees": run_guarantee_records(guarantees),
                     "notes": list(setup.notes) + [n for n in comparison.notes if n not in setup.notes]})
         return 0
     for note in list(setup.notes) + [n for n in comparison.notes if n not in setup.notes]:
@@ -237,5 +240,6 @@ def run(args: argparse.Namespace) -> int:
         row.append(comparison.communication[algorithm])
         rows.append(row)
     print(table(["algorithm", *(m.column for m in METRICS.values()), "numbers sent"], rows))
+    print_rings(comparison.bits_per_value(), ALGORITHMS)
     print_guarantees(guarantees)
     return 0

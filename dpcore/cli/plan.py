@@ -12,8 +12,9 @@ Examples::
     python -m dpcore plan --algorithm lda --solve sites --ns 20000 --eps 5 --target 0.3
     python -m dpcore plan --algorithm lda --corpus python-docs --k 5 --sites 3 --eps 10000 --solve n --target 0.8
 
-``--json`` prints ``{"cape": {"answer", "interval": [lo, hi], "predicted", ...}, "conv": {...}, "sentence", ...}``;
-an unreachable target is ``"answer": null`` with a ``"reason"``.
+``--json`` prints ``{"cape": {"answer", "probability", "interval": [lo, hi], "reach", ...}, "conv": {...},
+"sentence", "forward", ...}``; an unreachable target is ``"answer": null`` with a ``"reason"``. The answer is where a
+share ``--probability`` (default 0.9) of fresh studies (new data of the answer's size, new noise) meets the target.
 """
 
 from __future__ import annotations
@@ -30,8 +31,11 @@ from ..outfiles import check_outputs, write_atomic
 from ..pca.sweep import registered_upload
 from ..planner import CURVE_RUNS, KNOBS, SCHEMES, check_plan, plan_target, prepare_data, question
 from ..planner.check import CHECK_RUNS
+from ..planner.design import DESIGNS
 from ..planner.export import plan_csv, plan_html, plan_json, plan_script
-from ..planner.sources import planner_sources, read_bundled, read_upload
+from ..planner.report import guarantee_lines
+from ..planner.solve import PROBABILITY, PROBABILITY_RANGE
+from ..planner.sources import planner_sources, proxy_data, read_bundled, read_upload
 from ..privacy import CALIBRATIONS, NEIGHBOURING
 from ..scenario import Scenario, equal_sites_scenario, load_scenario
 from ..textio import load_json, read_file
@@ -52,7 +56,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument
         description="Answers, for CAPE and the conventional scheme side by side, how many samples per site (all sites "
         "or --site), what eps (all sites or --site) or how many equal sites a target on the family's headline metric "
         "needs (pca: the share of the non-private captured energy, e.g. 0.8; otd: the component error q_comp; lda: "
-        "the topic error), by inverting a utility curve measured once on the data (docs/planner.md).",
+        "the topic error) so that a share --probability of fresh studies (new data of that size, new noise) meets "
+        "it, and what the scenario as it stands gets, by a curve of simulated studies (docs/planner.md).",
     )
     p.add_argument("--algorithm", choices=tuple(FAMILIES), default="pca",
                    help="pca (capePCA, default), otd (capeAGN) or lda (capeLDA)")
@@ -60,6 +65,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument
                    help="what to solve for: " + "; ".join(f"{k}: {v}" for k, v in KNOBS.items()))
     p.add_argument("--target", type=TARGET, required=True,
                    help="the target: pca a share in (0, 1] of the non-private captured energy; otd/lda an error > 0")
+    p.add_argument("--probability", type=real(*PROBABILITY_RANGE), default=PROBABILITY,
+                   help=f"share of fresh studies that must meet the target at the answer (default {PROBABILITY:g}; "
+                   f"{PROBABILITY_RANGE[0]:g} to {PROBABILITY_RANGE[1]:g})")
+    p.add_argument("--design", choices=tuple(DESIGNS), default=next(iter(DESIGNS)),
+                   help="; ".join(f"{k}: {v}" for k, v in DESIGNS.items()) + " (default papers)")
+    p.add_argument("--proxy", action="store_true", help="with --csv or --data: plan on a public proxy of the file's "
+                   "shape (the family's synthetic source with its D), reading only its N and D, not its values")
     p.add_argument("--site", metavar="NAME|POS", help="with --solve n or eps: move only this site (name or 1..S)")
     p.add_argument("--scenario", metavar="FILE", help="scenario JSON (unequal sites, weights, calibration, ...)")
     p.add_argument("--sites", type=SITES, help="number of equal sites without --scenario (default: the family's)")
@@ -71,6 +83,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument
     p.add_argument("--calibration", choices=CALIBRATIONS, help="Gaussian calibration (default classic)")
     p.add_argument("--neighbouring", choices=NEIGHBOURING, help="neighbouring relation (default replace-one)")
     add_data_flags(p)
+    for action in p._actions:  # the planner standardises a CSV's features, as its page does
+        if action.dest == "features":
+            action.help = ("feature scaling before the norm bound: centre (default for the synthetic and bundled "
+                           "sets), standardise (default for --csv, as the Planner page) or none")
+        elif action.dest == "csv":
+            action.help = ("pca: your own numeric CSV, one sample per row (gzip accepted; header and label column "
+                           "detected as the Planner page and `dpcore pca --csv` detect them, unless --header / "
+                           "--label-column say; features standardised unless --features says)")
     uploads = p.add_argument_group("otd and lda on your data, read as the otd and lda commands read them")
     uploads.add_argument("--data", "--text", dest="data", metavar="FILE", help="otd: your samples, a numeric CSV one "
                          "per row (--model mog, with --sigma2 / --norm-bound), or your documents, text one per line "
@@ -83,13 +103,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument
                          help="stm --data: a public vocabulary file (one word per line)")
     uploads.add_argument("--norm-bound", type=NORM_BOUND, help="mog --data: public bound on sample norms (default: "
                          "the largest norm, not private)")
-    p.add_argument("--runs", type=integer(2, MAX_RUNS), default=CURVE_RUNS,
-                   help=f"runs per noise level of the curve (default {CURVE_RUNS})")
+    p.add_argument("--runs", type=integer(3, MAX_RUNS), default=CURVE_RUNS,
+                   help=f"simulated studies of the curve (default {CURVE_RUNS})")
     p.add_argument("--seed", type=SEED, default=0, help="seed of the data and the noise (default 0)")
     p.add_argument("--workers", type=WORKERS, metavar="W", help="worker processes for the curve (same numbers for any)")
-    p.add_argument("--check", action="store_true", help="also run the algorithm at the answer and just short of it")
+    p.add_argument("--check", action="store_true", help="also run fresh studies of the algorithm at the answer and "
+                   "just short of it, and say whether the share that meets the target is consistent with --probability")
     p.add_argument("--check-runs", type=integer(2, MAX_RUNS), default=CHECK_RUNS,
-                   help=f"runs per point of the check (default {CHECK_RUNS})")
+                   help=f"fresh studies per point of the check (default {CHECK_RUNS})")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--out-json", metavar="FILE", help="write the JSON (settings, seed, version, guarantees) here")
     p.add_argument("--out-csv", metavar="FILE", help="write the CSV here")
@@ -166,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
     if args.data and args.corpus:
         raise InputError("give --data or --corpus, not both")
     outputs = {k: v for k, v in (("--out-json", args.out_json), ("--out-csv", args.out_csv), ("--html", args.html),
-                                 ("--script", args.script)) if v}
+                                 ("--script", args.script)) if v is not None}  # an empty name is refused, not ignored
     check_outputs(outputs, inputs={k: v for k, v in (("--scenario", args.scenario), ("--csv", args.csv),
                                                      ("--data", args.data), ("--vocabulary", args.vocabulary)) if v})
     if args.html:
@@ -175,18 +196,26 @@ def run(args: argparse.Namespace) -> int:
     q = question(args.solve, args.target, scenario, args.site)
     settings = family_data(args, family)
     dataset = registered_upload(settings.upload) if getattr(settings, "upload", None) else None
-    loader = None
+    loader, source_name = None, None
     if args.data:
-        _, dataset, loader = _upload(args, family, settings)
+        source_name, dataset, loader = _upload(args, family, settings)
     elif args.corpus:
         if args.corpus not in planner_sources(family) or planner_sources(family)[args.corpus].bundled is None:
             raise InputError(f"--corpus does not apply to --algorithm {family}")
         dataset, loader = read_bundled(family, args.corpus)
-    data = prepare_data(family, settings, dataset, args.seed, loader)
+    if args.proxy and not (args.csv or args.data):
+        raise InputError("--proxy applies to a file of yours (--csv or --data)")
+    if args.proxy:
+        source = source_name if args.data else "upload"
+        data = proxy_data(family, source, dataset, getattr(settings, "k", None), args.seed)
+    else:
+        data = prepare_data(family, settings, dataset, args.seed, loader)
     result = plan_target(family, data, scenario, q, seed=args.seed, runs=args.runs, workers=args.workers,
+                         probability=args.probability, design=args.design,
                          settings={"algorithm": family, "data": vars(settings), "csv": args.csv, "data_file": args.data,
-                                   "curve_runs": args.runs, "solve": args.solve, "site": args.site})
-    check = check_plan(result, runs=args.check_runs) if args.check else None
+                                   "curve_runs": args.runs, "solve": args.solve, "site": args.site,
+                                   "probability": args.probability, "design": args.design})
+    check = check_plan(result, runs=args.check_runs, workers=args.workers) if args.check else None
     texts = {"--out-json": lambda: plan_json(result, check), "--out-csv": lambda: plan_csv(result, check),
              "--html": lambda: plan_html(result, check),
              "--script": lambda: plan_script(result, args.check_runs, Path(args.csv).name if args.csv else None)}
@@ -195,6 +224,14 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(load_json(plan_json(result, check), "plan"))
         return 0
+    _print(result, check)
+    return 0
+
+
+def _print(result, check) -> None:
+    """The answer in words: the forward answer, the sentence, each scheme's answer, the guarantees, the limits, the
+    check."""
+    print(result.forward_sentence)
     print(result.sentence)
     for scheme, a in result.answers.items():
         label = SCHEMES[scheme]
@@ -202,11 +239,14 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {label}: unreachable: {a.reason}")
             continue
         interval = ", ".join("none" if v is None else f"{v:g}" for v in a.interval)
-        print(f"  {label}: {a.answer:g} (interval {interval}); predicted {a.predicted:.4g} at the answer")
+        print(f"  {label}: {a.answer:g} ({a.probability:.0%} of fresh studies meet the target; half of them at "
+              f"{interval.split(', ')[0]}, {(1 + a.probability) / 2:.1%} at {interval.split(', ')[1]}); there they "
+              f"average {a.predicted:.4g}")
         for note in a.notes:
             print(f"    note: {note}")
+    for line in guarantee_lines(result):
+        print(f"  privacy: {line}")
     for limit in result.limits:
         say(f"limit: {limit}")
     if check is not None:
         print(check.sentence)
-    return 0

@@ -15,8 +15,8 @@ import numpy as np
 from ..limits import CONCENTRATION_RANGE
 from ..validation import InputError, check_choice, check_positive_int, check_range
 
-__all__ = ["REPLACEMENT_CONSEQUENCE", "SIZE_SCHEMES", "SiteSplit", "SizeScheme", "apportion", "site_sizes",
-           "sizes_from_fractions", "split_sites"]
+__all__ = ["REPLACEMENT_CONSEQUENCE", "SIZE_SCHEMES", "SiteSplit", "SizeScheme", "apportion", "check_supply",
+           "site_sizes", "sizes_from_fractions", "split_sites"]
 
 SizeScheme = Literal["equal", "skewed"]
 
@@ -111,6 +111,14 @@ class SiteSplit:
         return np.array([idx.size for idx in self.indices], dtype=int)
 
 
+def check_supply(needed: int, available: int, allow_replacement: bool) -> None:
+    """Refuse sites that need more samples than the data set has (``needed`` > ``available``) unless sampling with
+    replacement is allowed: the check :func:`split_sites` makes, for a page to make before its Run is enabled."""
+    if needed > available and not allow_replacement:
+        raise InputError(f"the sites need {needed:,} samples but the data set has {available:,}; allow sampling with "
+                         "replacement or use smaller sites", "sizes")
+
+
 def split_sites(x: np.ndarray, sizes: Any, rng: np.random.Generator, *, labels: np.ndarray | None = None,
                 by_label: bool = False, allow_replacement: bool = False) -> SiteSplit:
     """Shuffle the samples (columns of ``x``) and deal them to sites of the given ``sizes``.
@@ -138,11 +146,7 @@ def split_sites(x: np.ndarray, sizes: Any, rng: np.random.Generator, *, labels: 
     with_replacement = total > n
     message = None
     if with_replacement:
-        if not allow_replacement:
-            raise InputError(
-                f"the sites need {total:,} samples but the data set has {n:,}; allow sampling with replacement or "
-                "use smaller sites", "sizes"
-            )
+        check_supply(total, n, allow_replacement)
         extra = rng.choice(n, size=total - n, replace=True)
         order = rng.permutation(np.concatenate([np.arange(n), extra]))
         counts = np.bincount(order, minlength=n)

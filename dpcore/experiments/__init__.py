@@ -12,7 +12,7 @@ Imports every package below it (privacy, data, scenario, cape, pca, otd, lda).
 """
 
 from .cache import cache_info, clear_cache
-from .designs import GAIN_COLUMNS, sweep_gains
+from .designs import GAIN_COLUMNS, check_designs, sweep_gains
 from .engine import run_sweep, sweep_runs
 from .families import FAMILIES, METRICS, algorithm_titles, default_algorithms, family, metric
 from .presets import (
@@ -68,6 +68,7 @@ __all__ = [
     "algorithm_titles",
     "cache_info",
     "cached_result",
+    "check_designs",
     "clear_cache",
     "default_algorithms",
     "default_grid",

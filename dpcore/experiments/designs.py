@@ -9,10 +9,11 @@ import pandas as pd
 from ..cape import NoiseDesign
 from ..family import grid_design
 from ..scenario import Scenario
+from ..validation import InputError
 from .families import FAMILIES
 from .spec import SweepSpec, scenario_at
 
-__all__ = ["GAIN_COLUMNS", "GUARANTEE_COLUMNS", "grid_designs", "sweep_gains", "sweep_guarantees"]
+__all__ = ["GAIN_COLUMNS", "GUARANTEE_COLUMNS", "check_designs", "grid_designs", "sweep_gains", "sweep_guarantees"]
 
 GAIN_COLUMNS = ("parameter", "value", "design", "gain", "tau_c", "tau_conv")
 GUARANTEE_COLUMNS = ("parameter", "value", "algorithm", "view", "colluders", "site", "certified", "eps", "delta",
@@ -48,9 +49,35 @@ def sweep_guarantees(spec: SweepSpec) -> pd.DataFrame:
     rows = []
     for value in spec.grid:
         scenario = scenario_at(spec, value)
-        for algorithm, views in hook(spec, scenario, value, grid_designs(spec, scenario, value)).items():
+        designs = grid_designs(spec, scenario, value)
+        try:
+            by_algorithm = hook(spec, scenario, value, designs)
+        except InputError as exc:  # a design an algorithm cannot carry here (e.g. the discrete design's ring)
+            raise InputError(f"at {spec.label} = {value:g}, {_failing(spec, scenario, value, designs)}: {exc}",
+                             "algorithms") from exc
+        for algorithm, views in by_algorithm.items():
             for g in views:
                 record = g.to_dict()
                 rows.append({"parameter": spec.parameter, "value": float(value), "algorithm": algorithm,
                              **{k: record.get(k) for k in GUARANTEE_COLUMNS[3:-1]}, "label": g.label()})
     return pd.DataFrame(rows, columns=list(GUARANTEE_COLUMNS))
+
+
+def _failing(spec: SweepSpec, scenario: Scenario, value: float | int, designs: dict[str, NoiseDesign]) -> str:
+    """The title of the first algorithm whose guarantee cannot be computed at this point (the error path only)."""
+    hook, titles = FAMILIES[spec.family].sweep.guarantees, FAMILIES[spec.family].algorithms
+    for name in spec.algorithms:
+        try:
+            hook(spec.replace(algorithms=(name,)), scenario, value, designs)
+        except InputError:
+            return titles[name].title
+    return "an algorithm"
+
+
+def check_designs(spec: SweepSpec) -> pd.DataFrame:
+    """Before anything runs: every grid point's CAPE designs are feasible (an InputError naming the point, field
+    "grid") and every algorithm's guarantee can be computed there (an InputError naming the point, field
+    "algorithms": a design an algorithm cannot carry, such as a discrete design whose aggregate would not fit its
+    ring, is refused now rather than after the runs). Returns the guarantees (:func:`sweep_guarantees`)."""
+    sweep_gains(spec)
+    return sweep_guarantees(spec)

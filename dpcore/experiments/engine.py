@@ -43,6 +43,7 @@ import pandas as pd
 from ..family import progress_tick
 from ..validation import InputError
 from ..workers import run_tasks
+from .designs import check_designs
 from .families import FAMILIES, algorithm_table
 from .plan import SweepPlan, sweep_plan
 from .results import SweepResult, cached_result, sweep_result, to_table
@@ -79,10 +80,14 @@ def sweep_runs(spec: SweepSpec, runs: Sequence[int] | range | None = None, *, pr
             raise InputError(f"run index {r} is outside 0..{spec.runs - 1}", "runs")
     plan = sweep_plan(spec)
     table = algorithm_table(spec.family)
-    for name in spec.algorithms:
+    for name in spec.algorithms:  # what an entry cannot do is refused by its table entry, before any run
         if table[name].dense_only and plan.path != "dense":
-            raise InputError(f"{name.upper()} needs the dense path, but D = {spec.data.dim} runs on the projected "
-                             f"path. Drop {name} or use a smaller D.", "algorithms")
+            forced = getattr(spec.data, "path", "auto") == "projected"
+            why = (f"this sweep fixes the projected path (--path projected, or a preset's, which cannot change). Drop "
+                   f"{name}, or build the sweep with --path dense or auto" if forced else
+                   f"D = {spec.data.dim} runs on the projected path (its dense tensors do not fit the memory budget). "
+                   f"Drop {name} or use a smaller D")
+            raise InputError(f"{name.upper()} needs the dense path, but {why}.", "algorithms")
     tick = progress_tick(_steps_per_run(plan, spec) * len(runs), progress, should_stop)
     finished, _ = run_tasks(_sweep_task, (plan, spec), runs, workers=workers, tick=tick)
     rows: list[tuple] = []
@@ -108,5 +113,8 @@ def run_sweep(spec: SweepSpec, *, progress: Progress | None = None, should_stop:
                 progress(1, 1, "cached result")
             return hit
     start = time.perf_counter()
+    guarantees = check_designs(spec)  # a design some algorithm cannot carry is refused before any run
     table = sweep_runs(spec, progress=progress, should_stop=should_stop, workers=workers)
-    return sweep_result(spec, [table], seconds=time.perf_counter() - start)
+    result = sweep_result(spec, [table], seconds=time.perf_counter() - start)
+    result.extra.setdefault("guarantees", guarantees)
+    return result

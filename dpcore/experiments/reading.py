@@ -6,12 +6,13 @@
   q_comp and the topic error).
 * :func:`meeting_points` and :func:`meeting_sentence`: where CAPE stops helping. CAPE and the conventional scheme
   see common random numbers within a run, so their **paired** differences d_r = q_CAPE,r - q_conv,r give a
-  95% t-interval for the mean difference; the curves *meet* at a grid point when that interval contains 0 or
-  the mean difference is below :data:`MEET_SHARE` of the figure's range. Why they meet is read off the same
-  numbers: the design's gain G at that point (near 1: correlated noise removes nothing, e.g. one dominant site or
-  S - 1 colluders), and where CAPE and conv sit between the no-information reference (random vectors or topics;
-  for PCA the worst mean on the figure: noise swamps the signal for everyone) and the non-private result (noise is
-  negligible for everyone).
+  95% t-interval for the mean difference; the curves *meet* at a grid point when that interval contains 0 (nothing
+  else: a sentence never says they meet where the figure's own interval excludes 0). Where the interval excludes 0
+  but CAPE's mean advantage is below :data:`~dpcore.summary.MEET_SHARE` of the figure's range, they *come close*
+  without meeting, and the sentence says so with the interval. Why is read off the same numbers: the design's gain
+  G at that point (near 1: correlated noise removes nothing, e.g. one dominant site or S - 1 colluders), and where
+  CAPE and conv sit between the no-information reference (random vectors or topics; for PCA the worst mean on the
+  figure: noise swamps the signal for everyone) and the non-private result (noise is negligible for everyone).
 """
 
 from __future__ import annotations
@@ -22,16 +23,15 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.stats
 
+from ..summary import MEET_SHARE, shown_share
 from .families import FAMILIES, algorithm_titles
 from .families import metric as metric_of
 from .results import SweepResult
 from .spec import PARAMETER_LABELS, SWEPT, PcaData
 
-__all__ = ["MEET_SHARE", "STOP_CASES", "MeetingPoint", "StopCase", "figure_sentence", "gain_sentence", "gap_closed",
+__all__ = ["STOP_CASES", "MeetingPoint", "StopCase", "figure_sentence", "gain_sentence", "gap_closed",
            "meeting_points", "meeting_sentence", "reference_name"]
 
-MEET_SHARE = 0.05
-"""Curves meet when CAPE's mean advantage is below this share of the figure's range (or not significant)."""
 VISIBLE_COST = 0.2
 """The headline point is one where privacy visibly costs the conventional scheme: it lies at least this share of
 the way from the non-private result to the no-information reference (issue 11's "large" effect)."""
@@ -111,16 +111,20 @@ def figure_sentence(result: SweepResult, metric: str) -> str:
     i = int(np.nanargmax(np.where(useful, closed, -np.inf)))
     value = spec.grid[i]
     cape, conv, top = (_means(result, a, metric)[i] for a in ("cape", "conv", ref))
+    share = shown_share(cape, conv, top)  # of the three numbers printed (dpcore.summary.shown_share)
     return (f"{what}. At {PARAMETER_LABELS[spec.parameter]} = {value:g}, {titles['cape']} reaches {_fmt(cape)}, "
             f"the conventional scheme (each site adds its own noise) {_fmt(conv)} and the non-private result "
-            f"{_fmt(top)}: correlated noise closes {100 * closed[i]:.0f}% of the gap that privacy costs the "
+            f"{_fmt(top)}: correlated noise closes {100 * share:.0f}% of the gap that privacy costs the "
             "conventional scheme.")
 
 
 @dataclass(frozen=True, kw_only=True)
 class MeetingPoint:
-    """A grid point where CAPE and the conventional scheme meet, with why (``reason``: ``no-gain``, ``swamped``,
-    ``negligible`` or ``spread``) and the numbers the sentence uses."""
+    """A grid point where CAPE and the conventional scheme meet (``meets``: the 95% interval of their paired
+    difference contains 0) or come close without meeting (the interval excludes 0, the advantage is below
+    :data:`~dpcore.summary.MEET_SHARE` of the figure's range), with why (``reason``: ``no-gain``, ``swamped``,
+    ``negligible`` or ``spread``: within the run-to-run spread, or for a close point a small difference) and the
+    numbers the sentence uses."""
 
     value: float
     cape: float
@@ -129,6 +133,7 @@ class MeetingPoint:
     half_width: float
     gain: float
     reason: str
+    meets: bool = True
 
 
 def _paired(result: SweepResult, metric: str, value: float) -> tuple[float, float]:
@@ -163,7 +168,7 @@ def meeting_points(result: SweepResult, metric: str) -> list[MeetingPoint]:
             continue
         diff, half = _paired(result, metric, value)
         advantage = diff if higher else -diff
-        covered = math.isnan(half) or abs(diff) <= half
+        covered = math.isnan(half) or abs(diff) <= half  # the 95% interval contains 0: the curves meet
         if not (covered or advantage < MEET_SHARE * span):
             continue
         toward = 1.0 if higher else -1.0  # position 0: no information, 1: the non-private result
@@ -178,38 +183,57 @@ def meeting_points(result: SweepResult, metric: str) -> list[MeetingPoint]:
         else:
             reason = "spread"
         out.append(MeetingPoint(value=float(value), cape=float(cape_m[i]), conv=float(conv_m[i]), difference=diff,
-                                half_width=half, gain=gain, reason=reason))
+                                half_width=half, gain=gain, reason=reason, meets=covered))
     return out
 
 
-def meeting_sentence(result: SweepResult, metric: str) -> str:
-    """Where the CAPE and conventional curves meet on this figure and why, in words (or that they do not)."""
-    spec = result.spec
-    titles = algorithm_titles(spec.family)
-    points = meeting_points(result, metric)
-    label = PARAMETER_LABELS[spec.parameter]
-    if not points:
-        return (f"{titles['cape']} stays clearly ahead of the conventional scheme at every {label} on this figure "
-                "(the 95% interval of their paired difference excludes 0 everywhere).")
-    values = ", ".join(f"{p.value:g}" for p in points)
-    first = min(points, key=lambda p: _REASON_ORDER.index(p.reason))  # the most telling reason first
-    ci = "" if math.isnan(first.half_width) else f" ± {_fmt(first.half_width)}"
-    head = (f"The curves meet at {label} = {values}. At {label} = {first.value:g}, {titles['cape']} "
-            f"{_fmt(first.cape)} against conv {_fmt(first.conv)} (paired difference {_fmt(first.difference)}{ci}, "
-            f"95% interval).")
-    why = {
-        "no-gain": (f"The design's gain G is only {first.gain:.2f} there: the aggregate carries almost as much noise "
+def _why(point: MeetingPoint, cape_title: str) -> str:
+    """Why the curves meet (or come close) at ``point``, from its reason."""
+    return {
+        "no-gain": (f"The design's gain G is only {point.gain:.2f} there: the aggregate carries almost as much noise "
                     "variance as if each site added its own (one site holds most of the data, or the design must "
                     "resist S - 1 colluders), so correlated noise has nothing to cancel."),
-        "swamped": (f"Even with G = {first.gain:.3g} times less noise variance than the conventional scheme, the "
-                    f"noise swamps the signal: {titles['cape']} does little or no better than a result that carries no "
+        "swamped": (f"Even with G = {point.gain:.3g} times less noise variance than the conventional scheme, the "
+                    f"noise swamps the signal: {cape_title} does little or no better than a result that carries no "
                     "information (random directions). "
                     "Too small an eps or too few samples per site: every private method fails alike."),
         "negligible": ("The noise is already small for every method: the conventional scheme is close to the "
                        "non-private result, so there is little left for correlated noise to win."),
-        "spread": "The difference is within the run-to-run spread at this number of runs.",
-    }[first.reason]
-    return f"{head} {why}"
+        "spread": ("The difference is within the run-to-run spread at this number of runs." if point.meets else
+                   "The difference is real over these runs but small against the figure's range."),
+    }[point.reason]
+
+
+def meeting_sentence(result: SweepResult, metric: str) -> str:
+    """Where the CAPE and conventional curves meet on this figure and why, in words (or that they do not): "meet" only
+    where the 95% interval of the paired difference contains 0; where it excludes 0 but the advantage is small, that
+    they come close without meeting, with the interval."""
+    spec = result.spec
+    titles = algorithm_titles(spec.family)
+    points = meeting_points(result, metric)
+    label = PARAMETER_LABELS[spec.parameter]
+    meet = [p for p in points if p.meets]
+    close = [p for p in points if not p.meets]
+    if not points:
+        return (f"{titles['cape']} stays clearly ahead of the conventional scheme at every {label} on this figure "
+                "(the 95% interval of their paired difference excludes 0 everywhere).")
+    first = min(meet or close, key=lambda p: _REASON_ORDER.index(p.reason))  # the most telling reason first
+    ci = "" if math.isnan(first.half_width) else f" ± {_fmt(first.half_width)}"
+    at = (f"At {label} = {first.value:g}, {titles['cape']} {_fmt(first.cape)} against conv {_fmt(first.conv)} "
+          f"(paired difference {_fmt(first.difference)}{ci}, 95% interval")
+    near = ", ".join(f"{p.value:g}" for p in close)
+    share = f"{100 * MEET_SHARE:.0f}%"
+    if meet:
+        head = (f"The curves meet at {label} = {', '.join(f'{p.value:g}' for p in meet)} (the 95% interval of the "
+                f"paired difference contains 0 there). {at}).")
+        if close:
+            head += (f" At {label} = {near} they come within {share} of the figure's range but do not meet (the "
+                     "interval excludes 0).")
+    else:
+        head = (f"The curves do not meet on this figure: the 95% interval of their paired difference excludes 0 at "
+                f"every {label}. At {label} = {near} they come within {share} of the figure's range without meeting. "
+                f"{at}, which excludes 0).")
+    return f"{head} {_why(first, titles['cape'])}"
 
 
 def gain_sentence(result: SweepResult) -> str | None:

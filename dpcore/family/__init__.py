@@ -11,7 +11,9 @@
 * :mod:`.planner` - :class:`FamilyPlanner`, what the planner needs from a family (its metric, the closed-form
   aggregate noise, one run at a given noise, the check);
 * :mod:`.descriptor` - :class:`Family`, everything the layers above need to know about a family;
-* :mod:`.fit` - :class:`Fit`, what the front door's one-call functions (``dpcore.capepca``, ...) return.
+* :mod:`.fit` - :class:`Fit`, what the front door's one-call functions (``dpcore.capepca``, ...) return;
+* :mod:`.rings` - the bits per value of a comparison's algorithms (integer releases on a ring, or float64), as the
+  pages, the command line and the reports show them.
 
 The tables themselves are collected by :mod:`dpcore.registry`. Imports the bottom layer, scenario and cape (the
 designs of a sweep's grid points).
@@ -23,9 +25,11 @@ from .entry import GUARANTEES, Algorithm, GuaranteeContext, GuaranteeRule, RunCo
 from .fit import Fit, front_scenario
 from .metrics import Metric, metric_table
 from .planner import DataLoader, FamilyPlanner, PlannerData, PlannerSource, nested_subsample
+from .rings import FLOAT_VALUES, bits_label, ring_sentence, widest_ring
 from .sweep import FamilyPlan, FamilySweep, GridPoint, grid_design, result_rows, sweep_points
 
 __all__ = [
+    "FLOAT_VALUES",
     "GUARANTEES",
     "Algorithm",
     "DataLoader",
@@ -45,6 +49,7 @@ __all__ = [
     "Runner",
     "ShouldStop",
     "Sizes",
+    "bits_label",
     "check_runs",
     "each_algorithm",
     "front_scenario",
@@ -53,7 +58,9 @@ __all__ = [
     "nested_subsample",
     "progress_tick",
     "result_rows",
+    "ring_sentence",
     "run_comparison",
     "stop_note",
     "sweep_points",
+    "widest_ring",
 ]

@@ -1,8 +1,10 @@
 """What the planner needs from a family (docs/planner.md; :mod:`dpcore.planner` answers the questions): the family's
 headline metric, its data prepared once per data set, the closed-form aggregate noise of any scenario for CAPE and
 for the conventional scheme, one run at a given aggregate noise (the utility curve's points), and real runs of the
-family's own algorithms at a scenario (the check). Each family gives these as one :class:`FamilyPlanner`
-(``Family.planner``), so the planner, its command and its page never branch on a family's name.
+family's own algorithms at a scenario (the check), and simulated studies: the data one study of a given size would
+hold (fresh synthetic draws, or subsamples of a fixed set), so that the curve's spread is that of whole studies.
+Each family gives these as one :class:`FamilyPlanner` (``Family.planner``), so the planner, its command and its page
+never branch on a family's name.
 
 The noise of a scheme is a vector of per-stage aggregate standard deviations (PCA: one stage, the second-moment
 matrix; capeAGN and capeLDA: the M2 and the projected M3 stage). The curve is measured along a common scale s of a
@@ -45,8 +47,9 @@ class PlannerData:
     on these data), the family's ``settings``, the raw ``dataset`` (PCA), the ``seed`` it was prepared with and
     ``scale`` (PCA: the largest sample norm that max-norm divided by), ``premise``: what the planner's premise costs
     on these data, in words from the numbers (every answer's limits carry them), ``loader``: how the exported
-    script reads the data again (None: the settings' own data), and ``unit``: what the data hold ("samples",
-    "documents"; the reasons' words)."""
+    script reads the data again (None: the settings' own data), ``unit``: what the data hold ("samples",
+    "documents"; the reasons' words), ``drawable``: the most samples one simulated study of synthetic data may hold
+    (None: a fixed set, bounded by ``available``), ``size``: the samples these data hold (a study's: its N)."""
 
     payload: Any
     available: int | None
@@ -60,6 +63,8 @@ class PlannerData:
     premise: tuple[str, ...] = ()
     loader: DataLoader | None = None
     unit: str = "samples"
+    drawable: int | None = None
+    size: int = 0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -93,18 +98,17 @@ class FamilyPlanner:
     ``noise(scenario, settings)``: the aggregate noise stds by scheme ("cape", "conv"), one per stage, in closed
     form; ``scales(data, profile)``: the grid of common noise scales the curve is measured on; ``run_at(data,
     stds, rng)``: the metric of one run whose aggregate noise has these per-stage stds (None: the run failed,
-    e.g. whitening); ``check(data, scenario, scheme, runs, seed, tick)``: the metric of ``runs`` real runs of
-    the family's algorithm for ``scheme`` ("cape" or "conv", the names of both schemes in every family's table)
-    at ``scenario`` (fresh or re-dealt data of its sizes; None for a failed run); ``guarantees(data,
-    scenario)``: the guarantee records (every view, :mod:`dpcore.cape.guarantee`) of both schemes at
-    ``scenario``; ``script(data, scenario, scheme, runs, seed)``: Python source that repeats ``check`` with
-    dpcore, given ``scenario`` and ``dataset`` (an upload, or None) defined before it, and leaves the metric of
-    each run in ``values`` (the exported script), ``imports`` the imports it needs; ``stage_names``: the stages
-    of the noise vector; ``percent``: the target is a share of the non-private result (shown in %);
-    ``data_scale(data, scenario)``: how much noisier the scenario's own data make a given noise than the curve's
-    reference data (PCA with max-norm on synthetic data: the data drawn at the scenario's N are divided by their
-    own largest norm m, so noise sigma acts as sigma m^2 / m_ref^2; None: 1); ``sources``: the data sources it
-    offers (:class:`PlannerSource`), by name, the first the default."""
+    e.g. whitening); ``study(data, n, seed)``: the data of one simulated study of ``n`` samples drawn with ``seed``
+    (synthetic: a fresh ground truth and samples, preprocessed on their own; a fixed set: a subsample of n, or the
+    set itself at n = all of it), prepared as ``run_at`` reads them; ``check(data, scenario, scheme, seed)``: the
+    metric of one fresh study of the family's algorithm for ``scheme`` ("cape" or "conv", the names of both schemes
+    in every family's table) at ``scenario``, its data and noise drawn from ``seed`` (None for a failed run);
+    ``guarantees(data, scenario)``: the guarantee records (every view, :mod:`dpcore.cape.guarantee`) of both schemes
+    at ``scenario``; ``script(data)``: (Python source that repeats ``check`` with dpcore, given ``scenario``,
+    ``scheme``, ``seed``, ``dataset`` and ``SETTINGS`` defined before it, leaving the metric in ``value``; the JSON
+    settings the exporter embeds as ``SETTINGS``), ``imports`` the imports it needs; ``stage_names``: the stages
+    of the noise vector; ``percent``: the target is a share of the non-private result (shown in %); ``sources``:
+    the data sources it offers (:class:`PlannerSource`), by name, the first the default."""
 
     metric: str
     target_words: str
@@ -112,14 +116,14 @@ class FamilyPlanner:
     noise: Callable[[Scenario, Any], dict[str, np.ndarray]]
     scales: Callable[[PlannerData, np.ndarray], np.ndarray]
     run_at: Callable[[PlannerData, np.ndarray, np.random.Generator], float | None]
-    check: Callable[[PlannerData, Scenario, str, int, int], list[float | None]]
+    study: Callable[[PlannerData, int, int], PlannerData]
+    check: Callable[[PlannerData, Scenario, str, int], float | None]
     guarantees: Callable[[PlannerData, Scenario], list[dict]]
-    script: Callable[[PlannerData, Scenario, str, int, int], str]
+    script: Callable[[PlannerData], tuple[str, dict[str, Any]]]
     imports: str
     stage_names: tuple[str, ...] = ("aggregate",)
     percent: bool = False
     sources: dict[str, PlannerSource] = field(default_factory=dict)
-    data_scale: Callable[[PlannerData, Scenario], float] | None = None
 
 
 def nested_subsample(available: int, n: int, seed: int, *, unit: str, source: str) -> np.ndarray:

@@ -16,7 +16,7 @@ from ..cape import SOLVERS
 from ..cape.audit import AuditReport, default_collusion
 from ..cape.design import NoiseDesign
 from ..cape.helper_free import fixed_point, scaled_for_variant, variant_audit
-from ..cape.noise_variants import NOISE_VARIANTS, noise_variant
+from ..cape.noise_variants import federated_variant, noise_variant
 from ..cape.plan import plan_scenario
 from ..cape.stages import AGN_MODELS, agn_stage_plans
 from ..limits import MAX_FEDERATED_MATRIX_DIM, MAX_FEDERATED_TENSOR_DIM, NORM_BOUND_RANGE
@@ -125,7 +125,7 @@ class RoundSettings:
         check_positive_int(self.n_restarts, "restarts L")
         check_positive_int(self.n_iter, "iterations N")
         check_positive_int(self.run, "run", minimum=0)
-        check_choice(self.noise, "noise", tuple(NOISE_VARIANTS))
+        federated_variant(self.noise)
         check_positive_int(self.dropouts, "dropouts", minimum=0)
         if self.collusion is not None:
             check_positive_int(self.collusion, "collusion", minimum=0)
@@ -189,8 +189,9 @@ class RoundPlan:
 
     @property
     def threshold(self) -> int:
-        """t of the t-of-S sharing of a site's noise seed (helper-free): S - dropouts survivors recover a vanished
-        site's term, while c colluders (c < t) cannot."""
+        """t of the t-of-S sharing of every site's seeds (self-mask, and helper-free noise): the S - dropouts sites of
+        any survivor set the sites accept can rebuild them, while no coalition of c colluders plus the dropouts dropped
+        sites reaches t (plan_round refuses a round where S - dropouts <= c + dropouts)."""
         return len(self.budgets) - self.settings.dropouts
 
     @property
@@ -275,6 +276,11 @@ def _collusion_problem(n_sites: int, settings: RoundSettings) -> str | None:
                 "and the secret-shared noise seeds stay out of the colluders' reach")
     if c > n_sites - 1:
         return f"collusion must be at most S - 1 = {n_sites - 1} (got {c})"
+    k = settings.dropouts
+    if n_sites - k <= c + k:
+        return (f"the Shamir threshold of the seeds' shares, t = S - dropouts = {n_sites - k}, would be reached by "
+                f"{c} colluder(s) plus {k} dropped site(s): a round of {n_sites} sites needs S >= c + 2 dropouts + 1 = "
+                f"{c + 2 * k + 1}, so that the survivors can always rebuild a seed and no such coalition can")
     return None
 
 

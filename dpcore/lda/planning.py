@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -25,14 +26,16 @@ from ..cape import stage_taus as cape_stage_taus
 from ..cape.guarantee import run_guarantee_records
 from ..data import NOT_PRIVATE_VOCABULARY, Corpus, load_bundled_corpus, parse_text_corpus
 from ..family import FamilyPlanner, PlannerData, PlannerSource, RunContext, nested_subsample
-from ..limits import MAX_TEXT_BYTES
+from ..limits import MAX_PLANNER_STUDY_NUMBERS, MAX_TEXT_BYTES
 from ..scenario import Scenario, equal_sites_scenario
 from ..seeding import (
     LDA_MODEL_STREAM,
     LDA_REFERENCE_STREAM,
     PLANNER_SAMPLE_STREAM,
     UPLOAD_SPLIT_STREAM,
+    data_rng,
     planner_rng,
+    run_rng,
     stream_rng,
 )
 from ..tensor import WhiteningError
@@ -46,8 +49,8 @@ from .recovery import topic_error
 from .sweep import LdaData
 from .table import run_algorithm
 
-__all__ = ["PLANNER", "REFERENCE_DOCUMENTS", "SCALE_DECADES", "SCALE_POINTS", "SOURCES", "LdaCorpus", "lda_noise",
-           "load_bundled", "load_text", "planner_problem"]
+__all__ = ["PLANNER", "REFERENCE_DOCUMENTS", "SCALE_DECADES", "SCALE_POINTS", "SOURCES", "LdaCorpus", "fresh_study",
+           "lda_noise", "load_bundled", "load_text", "planner_problem"]
 
 REFERENCE_DOCUMENTS = 5_000
 """Documents of the reference corpus the curve is measured on."""
@@ -153,9 +156,7 @@ def _prepare_corpus(settings: LdaData, upload: LdaCorpus, seed: int) -> PlannerD
                        description=f"{own.describe()}; topic error against the non-private topics of all {n:,}",
                        premise=tuple(premise), unit="documents")
     value = run_at(data, np.zeros(2), planner_rng(seed, -1, 0))
-    return PlannerData(payload=data.payload, available=n, reference=np.nan if value is None else value, settings=own,
-                       key=data.key, dataset=upload, seed=seed, description=data.description, premise=data.premise,
-                       unit="documents")
+    return replace(data, reference=np.nan if value is None else value, size=n)
 
 
 def prepare(settings: LdaData, dataset: LdaCorpus | None, seed: int) -> PlannerData:
@@ -170,11 +171,34 @@ def prepare(settings: LdaData, dataset: LdaCorpus | None, seed: int) -> PlannerD
                                     doc_length=settings.doc_length)
     path = settings.settings().m3_path(settings.dim)
     data = PlannerData(payload=(model, problem, path), available=None, reference=0.0, settings=settings,
-                       key=f"lda|{settings.describe()}|{seed}", seed=seed,
-                       description=f"{settings.describe()}; reference corpus of {REFERENCE_DOCUMENTS:,} documents")
+                       key=f"lda|{settings.describe()}|{seed}", seed=seed, size=REFERENCE_DOCUMENTS,
+                       drawable=max(1, MAX_PLANNER_STUDY_NUMBERS // settings.doc_length),
+                       description=f"{settings.describe()}; topics from seed {seed}, each simulated study fresh "
+                       "documents of them")
     value = run_at(data, np.zeros(2), planner_rng(seed, -1, 0))
-    return PlannerData(payload=data.payload, available=None, reference=np.nan if value is None else value,
-                       settings=settings, key=data.key, description=data.description, seed=seed)
+    return replace(data, reference=np.nan if value is None else value)
+
+
+def study(data: PlannerData, n: int, seed: int) -> PlannerData:
+    """One simulated study of ``n`` documents drawn with ``seed``: fresh documents of the synthetic model's topics
+    (the plan's, drawn from its seed as a comparison with that seed draws them); a real corpus subsampled to n
+    documents (:func:`~dpcore.family.nested_subsample`; all of them: the corpus itself), the topic error against that
+    subsample's non-private topics."""
+    settings: LdaData = data.settings
+    if data.available is None:
+        model = data.payload[0]
+        problem = synthetic_lda_problem(model, [int(n)], stream_rng(seed, PLANNER_SAMPLE_STREAM),
+                                        doc_length=settings.doc_length)
+        return replace(data, payload=(model, problem, data.payload[2]), size=int(n))
+    corpus = data.dataset.corpus
+    if n >= corpus.n:
+        return data
+    rows = nested_subsample(corpus.n, int(n), seed, unit="documents", source="the corpus")
+    pooled = corpus_lda_problem(corpus.rows(rows), settings.k, settings.alpha0, np.ones(1),
+                                stream_rng(seed, UPLOAD_SPLIT_STREAM))
+    ref = run_algorithm("nonpriv", pooled, equal_sites_scenario(1, int(n), 1.0, 1e-5), settings.settings(),
+                        stream_rng(seed, LDA_REFERENCE_STREAM))
+    return replace(data, payload=(_Topics(ref.topics), pooled, data.payload[2]), size=int(n), seed=seed)
 
 
 def lda_noise(scenario: Scenario, settings: LdaData) -> dict[str, np.ndarray]:
@@ -208,20 +232,32 @@ def run_at(data: PlannerData, stds: np.ndarray, rng: np.random.Generator) -> flo
     return float(topic_error(result.topics, model.topics))
 
 
-def check(data: PlannerData, scenario: Scenario, scheme: str, runs: int, seed: int) -> list[float | None]:
-    """``runs`` real runs of ``scheme`` at ``scenario`` (:func:`dpcore.lda.compare_lda`): synthetic, the ground truth
-    from ``seed`` and fresh documents per run; a real corpus, the scenario's N documents of it dealt to its sites
-    (:func:`planner_problem`, with the data's seed), the topic error against their non-private topics. None for a
-    run that failed."""
+def fresh_study(settings: LdaData, model_seed: int, scenario: Scenario, scheme: str, seed: int) -> float | None:
+    """The topic error of one fresh study of ``scheme`` on the synthetic model: the topics drawn from ``model_seed``
+    (as a comparison with that seed draws them), fresh documents at the scenario's N_s
+    (:func:`dpcore.seeding.data_rng` (seed, 0)) and the algorithm's noise (:func:`~dpcore.seeding.run_rng` (seed, 0,
+    scheme)), as one run of :func:`dpcore.lda.compare_lda`; None when whitening failed or the result is unusable."""
+    model = settings.synthetic().model(stream_rng(model_seed, LDA_MODEL_STREAM))
+    problem = synthetic_lda_problem(model, scenario.sizes, data_rng(seed, 0), doc_length=settings.doc_length)
+    try:
+        res = run_algorithm(scheme, problem, scenario, settings.settings(), run_rng(seed, 0, scheme, "lda"))
+    except WhiteningError:
+        return None
+    return float(topic_error(res.topics, model.topics)) if res.usable else None
+
+
+def check(data: PlannerData, scenario: Scenario, scheme: str, seed: int) -> float | None:
+    """One fresh study of ``scheme`` at ``scenario``, its data and noise drawn from ``seed``: synthetic, fresh
+    documents of the plan's topics (:func:`fresh_study`); a real corpus, the scenario's N documents of it
+    (:func:`planner_problem` with ``seed``) dealt to its sites (:func:`dpcore.lda.compare_lda`, one run), the topic
+    error against their non-private topics. None for a run that failed."""
     settings: LdaData = data.settings
-    if data.available is not None:
-        problem = planner_problem(data.dataset.corpus, settings.k, settings.alpha0, scenario, data.seed)
-        result = compare_lda(scenario, [scheme], problem=problem, runs=runs, seed=seed, settings=settings.settings(),
-                             workers=1)
-    else:
-        result = compare_lda(scenario, [scheme], spec=settings.synthetic(), runs=runs, seed=seed,
-                             settings=settings.settings(), workers=1)
-    return [r.metric(METRIC) for r in result.records if r.algorithm == scheme]
+    if data.available is None:
+        return fresh_study(settings, data.seed, scenario, scheme, seed)
+    problem = planner_problem(data.dataset.corpus, settings.k, settings.alpha0, scenario, seed)
+    result = compare_lda(scenario, [scheme], problem=problem, runs=1, seed=seed, settings=settings.settings(),
+                         workers=1)
+    return next(r.metric(METRIC) for r in result.records if r.algorithm == scheme)
 
 
 def guarantees(data: PlannerData, scenario: Scenario) -> list[dict]:
@@ -244,22 +280,20 @@ class _SizesOnly:
         self.k = problem.k
 
 
-def script(data: PlannerData, scenario: Scenario, scheme: str, runs: int, seed: int) -> str:
-    """Python source that repeats :func:`check` (``scenario`` and ``dataset`` defined before it)."""
+def script(data: PlannerData) -> tuple[str, dict[str, Any]]:
+    """Python source that repeats :func:`check` (``scenario``, ``scheme``, ``seed``, ``dataset`` and ``SETTINGS``
+    defined before it; the metric left in ``value``), and the settings it reads."""
     s: LdaData = data.settings
+    fields = {"k": s.k, "alpha0": s.alpha0, "eps_split": s.eps_split, "n_restarts": s.n_restarts, "n_iter": s.n_iter,
+              "path": s.path}
     if data.available is not None:
-        return (f"settings = LdaData(k={s.k}, alpha0={s.alpha0!r}, eps_split={s.eps_split!r}, "
-                f"n_restarts={s.n_restarts}, n_iter={s.n_iter}, path={s.path!r})\n"
-                f"problem = planner_problem(dataset.corpus, settings.k, settings.alpha0, scenario, {data.seed})\n"
-                f"result = compare_lda(scenario, [{scheme!r}], problem=problem, runs={runs}, seed={seed}, "
+        return ("settings = LdaData(**SETTINGS)\n"
+                "problem = planner_problem(dataset.corpus, settings.k, settings.alpha0, scenario, seed)\n"
+                "result = compare_lda(scenario, [scheme], problem=problem, runs=1, seed=seed, "
                 "settings=settings.settings(), workers=1)\n"
-                f"values = [r.metric({METRIC!r}) for r in result.records if r.algorithm == {scheme!r}]\n")
-    return (f"settings = LdaData(dim={s.dim}, k={s.k}, alpha0={s.alpha0!r}, alpha_shape={s.alpha_shape!r}, "
-            f"doc_length={s.doc_length}, eps_split={s.eps_split!r}, n_restarts={s.n_restarts}, n_iter={s.n_iter}, "
-            f"path={s.path!r})\n"
-            f"result = compare_lda(scenario, [{scheme!r}], spec=settings.synthetic(), runs={runs}, seed={seed}, "
-            "settings=settings.settings(), workers=1)\n"
-            f"values = [r.metric({METRIC!r}) for r in result.records if r.algorithm == {scheme!r}]\n")
+                f"value = next(r.metric({METRIC!r}) for r in result.records if r.algorithm == scheme)\n"), fields
+    fields.update(dim=s.dim, alpha_shape=s.alpha_shape, doc_length=s.doc_length)
+    return "value = fresh_study(LdaData(**SETTINGS), DATA_SEED, scenario, scheme, seed)\n", fields
 
 
 SOURCES: dict[str, PlannerSource] = {
@@ -272,7 +306,8 @@ SOURCES: dict[str, PlannerSource] = {
 """capeLDA's data sources: its synthetic model, the bundled corpus and your text, as the Topic models page offers."""
 
 PLANNER = FamilyPlanner(metric=METRIC, target_words="topic error", prepare=prepare, noise=lda_noise, scales=scales,
-                        run_at=run_at, check=check, guarantees=guarantees, script=script,
-                        imports="from dpcore.lda import compare_lda\nfrom dpcore.lda.planning import planner_problem\n"
+                        run_at=run_at, study=study, check=check, guarantees=guarantees, script=script,
+                        imports="from dpcore.lda import compare_lda\nfrom dpcore.lda.planning import fresh_study, "
+                        "planner_problem\n"
                         "from dpcore.lda.sweep import LdaData\n", stage_names=("M2", "M3"), sources=SOURCES)
 """capeLDA's planner hooks (``dpcore.lda.FAMILY.planner``)."""

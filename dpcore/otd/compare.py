@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..family import Algorithm, ShouldStop, check_runs, each_algorithm, run_comparison, stop_note
+from ..family import Algorithm, ShouldStop, check_runs, each_algorithm, run_comparison, stop_note, widest_ring
 from ..scenario import Scenario
 from ..seeding import OTD_MODEL_STREAM, OTD_REFERENCE_STREAM, data_rng, run_rng, stream_rng
 from ..summary import MetricSummary, summarise_values
@@ -80,6 +80,13 @@ class OtdComparison:
                 return s
         raise KeyError((algorithm, metric))
 
+    def bits_per_value(self) -> dict[str, int | None]:
+        """The ring every value of an algorithm travelled on, by algorithm that finished a run: its example's
+        ``bits_per_value`` (the wider of its two stages' rings; None: float64 values, :mod:`dpcore.family.rings`).
+        An algorithm whose every run failed at whitening is left out (nothing to tell)."""
+        return {name: widest_ring([self.examples[name].bits_per_value]) for name in self.algorithms
+                if name in self.examples}
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "results": [s.to_dict() for s in self.summaries],
@@ -99,6 +106,7 @@ class OtdComparison:
             "calibration": self.scenario.calibration,
             "privacy": dict(self.privacy),
             "failures": dict(self.failures),
+            "bits_per_value": self.bits_per_value(),
             "notes": list(self.notes),
         }
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -30,13 +30,15 @@ from ..cape import stage_taus as cape_stage_taus
 from ..cape.guarantee import run_guarantee_records
 from ..data import Corpus, parse_numeric_csv, parse_uploaded_documents
 from ..family import FamilyPlanner, PlannerData, PlannerSource, RunContext, nested_subsample
-from ..limits import MAX_TEXT_BYTES, MAX_UPLOAD_BYTES
+from ..limits import MAX_PLANNER_STUDY_NUMBERS, MAX_TEXT_BYTES, MAX_UPLOAD_BYTES
 from ..scenario import Scenario, equal_sites_scenario
 from ..seeding import (
     OTD_MODEL_STREAM,
     OTD_REFERENCE_STREAM,
     PLANNER_SAMPLE_STREAM,
+    data_rng,
     planner_rng,
+    run_rng,
     stream_rng,
 )
 from ..tensor import ESTIMATORS, WhiteningError, choose_path, whiten
@@ -51,7 +53,7 @@ from .sweep import OtdData
 from .table import run_algorithm
 
 __all__ = ["PLANNER", "REFERENCE_SAMPLES", "SCALE_DECADES", "SCALE_POINTS", "SOURCES", "OtdUpload", "OtdUploadData",
-           "load_documents", "load_samples", "otd_noise", "planner_problem"]
+           "fresh_study", "load_documents", "load_samples", "otd_noise", "planner_problem"]
 
 REFERENCE_SAMPLES = 20_000
 """Samples of the reference sample the curve is measured on."""
@@ -222,10 +224,8 @@ def _prepare_upload(settings: OtdData, upload: OtdUpload, seed: int) -> PlannerD
                        settings=own, key=f"otd|upload|{upload.digest()}|{own.describe()}|{seed}", dataset=upload,
                        seed=seed, description=f"{upload.name}: {what}; K = {own.k}; q_comp against the non-private "
                        f"result on all {n:,}", premise=tuple(premise), unit=unit)
-    value = run_at(data, np.zeros(2), planner_rng(seed, -1, 0))
-    return PlannerData(payload=data.payload, available=n, reference=np.nan if value is None else value,
-                       settings=own, key=data.key, dataset=upload, seed=seed, description=data.description,
-                       premise=data.premise, unit=unit)
+    value = run_at(replace(data, size=n), np.zeros(2), planner_rng(seed, -1, 0))
+    return replace(data, reference=np.nan if value is None else value, size=n)
 
 
 def prepare(settings: OtdData, dataset: OtdUpload | None, seed: int) -> PlannerData:
@@ -239,11 +239,44 @@ def prepare(settings: OtdData, dataset: OtdUpload | None, seed: int) -> PlannerD
     problem = synthetic_problem(model, [REFERENCE_SAMPLES], stream_rng(seed, PLANNER_SAMPLE_STREAM), settings.estimator)
     path = choose_path(settings.path, settings.dim, settings.k, 1).path
     data = PlannerData(payload=(model, problem, path), available=None, reference=0.0, settings=settings,
-                       key=f"otd|{settings.describe()}|{seed}", seed=seed,
-                       description=f"{settings.describe()}; reference sample of {REFERENCE_SAMPLES:,}")
+                       key=f"otd|{settings.describe()}|{seed}", seed=seed, drawable=_drawable(settings),
+                       size=REFERENCE_SAMPLES, description=f"{settings.describe()}; ground truth from seed {seed}, "
+                       "each simulated study fresh samples of it")
     value = run_at(data, np.zeros(2), planner_rng(seed, -1, 0))
-    return PlannerData(payload=data.payload, available=None, reference=np.nan if value is None else value,
-                       settings=settings, key=data.key, description=data.description, seed=seed)
+    return replace(data, reference=np.nan if value is None else value)
+
+
+def _drawable(settings: OtdData) -> int:
+    """The most samples (documents) one simulated study of the synthetic model holds: N x D (N x L words) at most
+    :data:`~dpcore.limits.MAX_PLANNER_STUDY_NUMBERS`."""
+    width = settings.dim if settings.model == "mog" else settings.doc_length
+    return max(1, MAX_PLANNER_STUDY_NUMBERS // max(int(width), 1))
+
+
+def study(data: PlannerData, n: int, seed: int) -> PlannerData:
+    """One simulated study of ``n`` samples drawn with ``seed``: fresh samples of the synthetic model's ground truth
+    (the plan's: the source is the model drawn from the plan's seed, as a comparison with that seed draws it); the
+    user's data subsampled to n (:func:`~dpcore.family.nested_subsample` with ``seed``; all of them: the data
+    themselves), q_comp against that subsample's non-private result."""
+    settings: OtdData = data.settings
+    if data.available is None:
+        model = data.payload[0]
+        problem = synthetic_problem(model, [int(n)], stream_rng(seed, PLANNER_SAMPLE_STREAM), settings.estimator)
+        return replace(data, payload=(model, problem, data.payload[2]), size=int(n))
+    upload: OtdUpload = data.dataset
+    if n >= upload.n:
+        return data
+    rows = nested_subsample(upload.n, int(n), seed, unit=data.unit, source=upload.name)
+    one = _one_site(int(n))
+    if upload.kind == "mog":
+        pooled = upload_problem(upload.values[rows], settings.k, one, seed, sigma2=settings.sigma2,
+                                norm_bound=settings.bound)
+    else:
+        pooled = upload_problem(upload.corpus.rows(rows), settings.k, one, seed,
+                                estimator=upload.options.get("estimator"))
+    path = data.payload[2]
+    ref = run_algorithm("nonpriv", pooled, one, settings.settings(), stream_rng(seed, OTD_REFERENCE_STREAM), path=path)
+    return replace(data, payload=(_Reference(ref.components, ref.weights), pooled, path), size=int(n), seed=seed)
 
 
 def otd_noise(scenario: Scenario, settings: OtdData) -> dict[str, np.ndarray]:
@@ -279,20 +312,32 @@ def run_at(data: PlannerData, stds: np.ndarray, rng: np.random.Generator) -> flo
     return float(evaluate_metrics(dec.components, dec.weights, reference.components, reference.weights)[METRIC])
 
 
-def check(data: PlannerData, scenario: Scenario, scheme: str, runs: int, seed: int) -> list[float | None]:
-    """``runs`` real runs of ``scheme`` at ``scenario`` (:func:`dpcore.otd.compare_algorithms`): synthetic, the ground
-    truth from ``seed`` and fresh samples per run at the scenario's N_s; the user's data, the scenario's N samples of
-    them dealt to its sites (:func:`planner_problem`, with the data's seed), q_comp against their non-private result.
-    None for a run whose whitening failed."""
+def fresh_study(settings: OtdData, model_seed: int, scenario: Scenario, scheme: str, seed: int) -> float | None:
+    """q_comp of one fresh study of ``scheme`` on the synthetic model: the ground truth drawn from ``model_seed`` (as
+    a comparison with that seed draws it), fresh samples at the scenario's N_s (:func:`dpcore.seeding.data_rng`
+    (seed, 0)) and the algorithm's noise (:func:`~dpcore.seeding.run_rng` (seed, 0, scheme)), as one run of
+    :func:`dpcore.otd.compare_algorithms` draws them; None when whitening failed."""
+    model = settings.synthetic().model(stream_rng(model_seed, OTD_MODEL_STREAM))
+    problem = synthetic_problem(model, scenario.sizes, data_rng(seed, 0), settings.estimator)
+    try:
+        dec = run_algorithm(scheme, problem, scenario, settings.settings(), run_rng(seed, 0, scheme, "otd"))
+    except WhiteningError:
+        return None
+    return float(evaluate_metrics(dec.components, dec.weights, model.components, model.weights)[METRIC])
+
+
+def check(data: PlannerData, scenario: Scenario, scheme: str, seed: int) -> float | None:
+    """One fresh study of ``scheme`` at ``scenario``, its data and noise drawn from ``seed``: synthetic, fresh samples
+    of the plan's ground truth (:func:`fresh_study`); the user's data, the scenario's N samples of them
+    (:func:`planner_problem` with ``seed``) dealt to its sites (:func:`dpcore.otd.compare_algorithms`, one run), q_comp
+    against their non-private result. None when whitening failed."""
     settings: OtdData = data.settings
-    if data.available is not None:
-        problem = planner_problem(data.dataset, settings.k, scenario, data.seed)
-        result = compare_algorithms(scenario, [scheme], problem=problem, runs=runs, seed=seed,
-                                    settings=settings.settings(), workers=1)
-    else:
-        result = compare_algorithms(scenario, [scheme], spec=settings.synthetic(), runs=runs, seed=seed,
-                                    settings=settings.settings(), workers=1)
-    return [r.metric(METRIC) for r in result.records if r.algorithm == scheme]
+    if data.available is None:
+        return fresh_study(settings, data.seed, scenario, scheme, seed)
+    problem = planner_problem(data.dataset, settings.k, scenario, seed)
+    result = compare_algorithms(scenario, [scheme], problem=problem, runs=1, seed=seed,
+                                settings=settings.settings(), workers=1)
+    return next(r.metric(METRIC) for r in result.records if r.algorithm == scheme)
 
 
 def guarantees(data: PlannerData, scenario: Scenario) -> list[dict]:
@@ -303,22 +348,19 @@ def guarantees(data: PlannerData, scenario: Scenario) -> list[dict]:
                                   for name in ("cape", "conv")})
 
 
-def script(data: PlannerData, scenario: Scenario, scheme: str, runs: int, seed: int) -> str:
-    """Python source that repeats :func:`check` (``scenario`` and ``dataset`` defined before it)."""
+def script(data: PlannerData) -> tuple[str, dict[str, Any]]:
+    """Python source that repeats :func:`check` (``scenario``, ``scheme``, ``seed``, ``dataset`` and ``SETTINGS``
+    defined before it; the metric left in ``value``), and the settings it reads."""
     s: OtdData = data.settings
-    run = (f"result = compare_algorithms(scenario, [{scheme!r}], {{}}, runs={runs}, seed={seed}, "
-           "settings=settings.settings(), workers=1)\n"
-           f"values = [r.metric({METRIC!r}) for r in result.records if r.algorithm == {scheme!r}]\n")
+    fields = {"model": s.model, "dim": s.dim, "k": s.k, "estimator": s.estimator, "eps_split": s.eps_split,
+              "n_restarts": s.n_restarts, "n_iter": s.n_iter, "path": s.path, "m3_noise": s.m3_noise}
     if data.available is not None:
-        return (f"settings = OtdData(model={s.model!r}, dim={s.dim}, k={s.k}, estimator={s.estimator!r}, "
-                f"eps_split={s.eps_split!r}, n_restarts={s.n_restarts}, n_iter={s.n_iter}, path={s.path!r}, "
-                f"m3_noise={s.m3_noise!r})\n"
-                f"problem = planner_problem(dataset, settings.k, scenario, {data.seed})\n"
-                + run.format("problem=problem"))
-    return (f"settings = OtdData(model={s.model!r}, dim={s.dim}, k={s.k}, sigma2={s.sigma2!r}, "
-            f"doc_length={s.doc_length}, estimator={s.estimator!r}, eps_split={s.eps_split!r}, "
-            f"n_restarts={s.n_restarts}, n_iter={s.n_iter}, path={s.path!r}, m3_noise={s.m3_noise!r}, "
-            f"truth={s.truth!r})\n" + run.format("spec=settings.synthetic()"))
+        return ("settings = OtdData(**SETTINGS)\nproblem = planner_problem(dataset, settings.k, scenario, seed)\n"
+                "result = compare_algorithms(scenario, [scheme], problem=problem, runs=1, seed=seed, "
+                "settings=settings.settings(), workers=1)\n"
+                f"value = next(r.metric({METRIC!r}) for r in result.records if r.algorithm == scheme)\n"), fields
+    fields.update(sigma2=s.sigma2, doc_length=s.doc_length, truth=s.truth)
+    return "value = fresh_study(OtdData(**SETTINGS), DATA_SEED, scenario, scheme, seed)\n", fields
 
 
 SOURCES: dict[str, PlannerSource] = {
@@ -333,8 +375,8 @@ SOURCES: dict[str, PlannerSource] = {
 """capeAGN's data sources: its synthetic model, and the uploads the capeAGN page and the otd command accept."""
 
 PLANNER = FamilyPlanner(metric=METRIC, target_words="component error q_comp", prepare=prepare, noise=otd_noise,
-                        scales=scales, run_at=run_at, check=check, guarantees=guarantees, script=script,
+                        scales=scales, run_at=run_at, study=study, check=check, guarantees=guarantees, script=script,
                         imports="from dpcore.otd import compare_algorithms\nfrom dpcore.otd.planning import "
-                        "planner_problem\nfrom dpcore.otd.sweep import OtdData\n",
+                        "fresh_study, planner_problem\nfrom dpcore.otd.sweep import OtdData\n",
                         stage_names=("M2", "M3"), sources=SOURCES)
 """capeAGN's planner hooks (``dpcore.otd.FAMILY.planner``)."""

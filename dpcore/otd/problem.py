@@ -126,6 +126,8 @@ class Decomposition:
     path: str
     privacy: str
     notes: tuple[str, ...] = ()
+    bits_per_value: int | None = None
+    """Width of the ring the releases travelled on (the discrete design: docs/math/discrete.md); None: float64."""
 
 
 @dataclass(frozen=True, kw_only=True)

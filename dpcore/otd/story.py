@@ -22,7 +22,16 @@ from ..cape import stage_taus
 from ..privacy import sensitivity_unchecked
 from ..scenario import Scenario, equal_sites_scenario, sites_words
 from ..scenario.breakdown import BREAKDOWN_KINDS, breakdown_variations
-from ..summary import Claim, GapClosure, claim_text, gap_closure, paired_claim
+from ..summary import (
+    MEET_SHARE,
+    Claim,
+    GapClosure,
+    claim_text,
+    gap_closure,
+    paired_claim,
+    shown_share,
+    small_difference,
+)
 from .compare import OtdComparison, compare_algorithms
 from .problem import OtdSettings, SyntheticSpec
 
@@ -110,6 +119,13 @@ def _q_comp(comparison: OtdComparison) -> dict[str, np.ndarray]:
     return out
 
 
+def _reference_means(comparison: OtdComparison) -> tuple[float, float]:
+    """(non-private, random vectors) mean q_comp: the ends of the range a difference is measured against (NaN for a
+    reference that was not run)."""
+    values = _q_comp(comparison)
+    return tuple(float(np.nanmean(values[n])) if n in values else np.nan for n in ("nonpriv", "random"))
+
+
 def _m2_eigenvalue(comparison: OtdComparison) -> float:
     """The K-th eigenvalue of M2 = sum_k w_k a_k a_k^T of the reference: the signal whitening must see."""
     a, w = comparison.reference_components, comparison.reference_weights
@@ -174,6 +190,12 @@ def _why(case: BreakdownCase, comparison: OtdComparison, claims: tuple[Claim, ..
         tail = f" Still above random vectors: {'; '.join(above)}." if above else ""
         if versus is not None and versus.relation != "better":
             return head + f"Here the curves meet: {verdict}{tail}"
+        best, worst = _reference_means(comparison)
+        if versus is not None and small_difference(versus.mean_a, versus.mean_b, best, worst):
+            return head + (f"Here the curves nearly meet: {verdict[:-1]}, but by only "
+                           f"{100 * abs(versus.mean_a - versus.mean_b) / abs(worst - best):.1f}% of the way from the "
+                           f"non-private result to random vectors (under {100 * MEET_SHARE:.0f}%): too little to "
+                           f"see.{tail}")
         return head + f"Here CAPE still helps: {verdict}{tail}"
     if case.kind == "dominant site":
         tau2, _ = stage_taus(scen, comparison.problem.kind, comparison.settings.eps_split, dim=comparison.problem.dim)
@@ -187,6 +209,12 @@ def _why(case: BreakdownCase, comparison: OtdComparison, claims: tuple[Claim, ..
         if local is not None and local.relation != "worse":
             return head + ("When one site holds nearly all the data, pooling the others adds little, with or without "
                            f"CAPE: {claim_text(local, TITLES)}.")
+        best, worst = _reference_means(comparison)
+        if local is not None and small_difference(local.mean_a, local.mean_b, best, worst):
+            return head + ("When one site holds nearly all the data, pooling the others adds little, with or without "
+                           f"CAPE: {claim_text(local, TITLES)}, but by only "
+                           f"{100 * abs(local.mean_a - local.mean_b) / abs(worst - best):.1f}% of the way from the "
+                           f"non-private result to random vectors (under {100 * MEET_SHARE:.0f}%).")
         return head + (f"Pooling the others still helps: {claim_text(local, TITLES)}." if local else verdict)
     n = scen.n_sites
     head = (f"Guarding against {case.collusion} colluding sites of {n} (the collusion-robust design) leaves a variance "
@@ -242,17 +270,17 @@ def story_sentence(comparison: OtdComparison) -> str:
     if not {"cape", "conv"} <= set(values):
         return ""
     mean = {name: float(np.nanmean(v)) for name, v in values.items()}
-    text = f"capeAGN's components are {mean['cape']:.3f} from the reference (q_comp) against {mean['conv']:.3f} for " \
+    text = f"capeAGN's components are {mean['cape']:.3g} from the reference (q_comp) against {mean['conv']:.3g} for " \
            "the conventional scheme"
     if "nonpriv" in mean:
-        text += f", {mean['nonpriv']:.3f} for the non-private result"
+        text += f", {mean['nonpriv']:.3g} for the non-private result"
     if "random" in mean:
-        text += f" and {mean['random']:.3f} for random vectors"
+        text += f" and {mean['random']:.3g} for random vectors"
     claim = paired_claim("cape", values["cape"], "conv", values["conv"], larger_is_better=False)
     if claim.relation != "better":
         return text + f"; over {claim.runs} runs capeAGN is not clearly better than the conventional scheme."
-    if "nonpriv" in mean and mean["conv"] > mean["nonpriv"]:
-        closed = (mean["conv"] - mean["cape"]) / (mean["conv"] - mean["nonpriv"])
+    if "nonpriv" in mean and mean["conv"] > mean["nonpriv"]:  # the share of the numbers printed
+        closed = shown_share(mean["cape"], mean["conv"], mean["nonpriv"])
         text += (f"; capeAGN closes {100 * closed:.0f}% of the "
                  "conventional scheme's gap")
     return text + "."

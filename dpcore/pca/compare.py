@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..family import Progress, ShouldStop, check_runs, each_algorithm, run_comparison, stop_note
+from ..family import Progress, ShouldStop, check_runs, each_algorithm, run_comparison, stop_note, widest_ring
 from ..seeding import run_rng
 from ..summary import MetricSummary, summarise_values
 from ..validation import InputError
@@ -37,6 +37,11 @@ class PcaComparison:
 
     def records(self) -> list[dict[str, Any]]:
         return [m.to_dict() for m in self.summary]
+
+    def bits_per_value(self) -> dict[str, int | None]:
+        """The ring every value of an algorithm travelled on, by algorithm: its results' ``bits_per_value`` (the
+        widest over runs; None: float64 values, :mod:`dpcore.family.rings`)."""
+        return {name: widest_ring(r.bits_per_value for r in runs) for name, runs in self.results.items()}
 
     def summary_csv(self) -> str:
         """The summary (algorithm, metric, mean, std, runs) as CSV text."""

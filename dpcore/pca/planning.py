@@ -2,19 +2,21 @@
 
 The released aggregate of capePCA and of the conventional scheme is the pooled A plus symmetric Gaussian noise of std
 sigma per unique entry (capePCA: sigma = tau_c, the DP floor max_s mu_s tau_s unless the scenario sets a larger
-tau_c; conventional: sigma = sqrt(sum_s mu_s^2 tau_s^2); docs/math/capepca.md). For a fixed data set the captured
-energy ratio of a run therefore depends on the scenario only through sigma, up to the sampling of the samples that the
-sites hold: the utility curve is measured on the whole (preprocessed) data set as one pooled A, the noise added
-directly (the last step of every run, :func:`dpcore.pca.result.decompose`).
+tau_c; conventional: sigma = sqrt(sum_s mu_s^2 tau_s^2); docs/math/capepca.md). For one study (its data and its
+noise) the captured energy ratio therefore depends on the scenario only through sigma: the planner's curve adds the
+noise directly to the pooled A of simulated studies of the answer's size (:func:`study`: fresh synthetic draws, or
+subsamples of a fixed set), the last step of every run (:func:`dpcore.pca.result.decompose`).
 """
 
 from __future__ import annotations
 
 import hashlib
-from functools import lru_cache
+from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
+from .. import linalg
 from ..cape import conventional_std, dp_floor
 from ..cape.guarantee import run_guarantee_records
 from ..data import (
@@ -28,23 +30,26 @@ from ..data import (
     table_to_dataset,
 )
 from ..family import FamilyPlanner, PlannerData, PlannerSource
-from ..limits import MAX_SITE_NUMBERS
+from ..limits import MAX_PLANNER_STUDY_NUMBERS, MAX_SITE_NUMBERS
+from ..privacy.symmetric import symmetric_matrix
 from ..scenario import Scenario
-from ..seeding import PCA_SYNTHETIC_STREAM
+from ..seeding import PCA_SPLIT_STREAM, PCA_SYNTHETIC_STREAM, stream_rng
 from ..validation import InputError, check_positive_int
 from .compare import compare_pca
 from .guarantees import privacy_guarantees
-from .problem import pca_privacy, pca_problem
+from .metrics import METRICS
+from .problem import pca_privacy, pca_problem, scatter_problem
 from .result import decompose
 from .setup import prepare_pca
 from .sweep import PCA_DATASETS, PcaData
 
-__all__ = ["PLANNER", "REFERENCE_SAMPLES", "SCALE_DECADES", "SCALE_POINTS", "SOURCES", "pca_noise", "planner_dataset",
-           "upload_dataset"]
+__all__ = ["LANCZOS_ABOVE", "PLANNER", "REFERENCE_SAMPLES", "SCALE_DECADES", "SCALE_POINTS", "SOURCES", "drawable",
+           "pca_noise", "planner_dataset", "source_label", "study", "upload_dataset"]
 
 REFERENCE_SAMPLES = 20_000
-"""Synthetic data: samples of the pooled A the curve is measured on (fewer when N x D would pass MAX_SITE_NUMBERS)."""
-SCALE_POINTS = 32
+"""Synthetic data: samples of the reference draw that sets the curve's grid (fewer when N x D would pass
+MAX_SITE_NUMBERS)."""
+SCALE_POINTS = 20
 """Noise levels on the curve's grid."""
 SCALE_DECADES = (-2.0, 0.5)
 """The grid spans sigma_K x 10^a .. sigma_1 x 10^b, sigma_i = lambda_i(A) / (2 sqrt(D)) (the noise whose spectral
@@ -52,8 +57,14 @@ norm, about 2 sqrt(D) sigma, equals the i-th eigenvalue: where direction i start
 METRIC = "captured_energy_ratio"
 SYNTHETIC_BLOCK = 4096
 """Synthetic samples per block of the planner's nested draws."""
-CANDIDATES = 16
-"""Samples of largest raw norm whose centred norm decides the max-norm scale of a nested synthetic draw."""
+CANDIDATES = 64
+"""Samples of largest raw norm per block among which a synthetic study's largest centred norm is taken."""
+STUDY_BLOCK = 8192
+"""Samples per block of a synthetic study (memory: one block at a time)."""
+STUDY_WORD = 0x57D
+"""Fourth word of a synthetic study's stream drawn in the eigenbasis (apart from :func:`planner_dataset`'s blocks)."""
+LANCZOS_ABOVE = 300
+"""The curve's runs take the top-K eigenpairs by Lanczos above this D (MNIST's 784: 18 ms against 190 ms)."""
 
 
 def upload_dataset(content: bytes | str, name: str) -> Dataset:
@@ -93,19 +104,105 @@ def _digest(dataset: Dataset) -> str:
     return h.hexdigest()[:16]
 
 
+def _pooled(settings: PcaData, x: np.ndarray) -> tuple[Any, float, str]:
+    """The pooled problem of raw samples ``x`` (D x N) preprocessed as a run preprocesses them, its max-norm scale
+    and the preprocessing's note."""
+    prepared = preprocess(x, settings.preprocessing, features=settings.features)
+    return pca_problem([prepared.x], settings.k, solver_dtype=settings.solver_dtype), prepared.scale, prepared.note
+
+
+def drawable(settings: PcaData) -> int:
+    """The most samples one simulated study of the synthetic Gaussian holds: N x D at most
+    :data:`~dpcore.limits.MAX_PLANNER_STUDY_NUMBERS` (checked before any draw)."""
+    return max(1, MAX_PLANNER_STUDY_NUMBERS // settings.dim)
+
+
 def prepare(settings: PcaData, dataset: Dataset | None, seed: int) -> PlannerData:
-    """The pooled problem of the whole preprocessed data set (the planner's reference A)."""
+    """The data the planner describes and plans on: a bundled or uploaded set (preprocessed whole, before any split,
+    as :func:`dpcore.pca.prepare_pca` does), or the synthetic Gaussian's reference draw of
+    :data:`REFERENCE_SAMPLES` (its studies are fresh draws, :func:`study`)."""
     raw = planner_dataset(settings, dataset, seed)
-    prepared = preprocess(raw.x, settings.preprocessing, features=settings.features)
-    problem = pca_problem([prepared.x], settings.k, solver_dtype=settings.solver_dtype)
     uploaded = dataset is not None
-    available = None if settings.dataset == "synthetic" and not uploaded else raw.n_samples
+    synthetic = settings.dataset == "synthetic" and not uploaded
+    if synthetic:
+        problem, scale, note = _pooled(settings, raw.x)
+        payload = (problem, None)
+    else:
+        prepared = preprocess(raw.x, settings.preprocessing, features=settings.features)
+        problem = pca_problem([prepared.x], settings.k, solver_dtype=settings.solver_dtype)
+        scale, note = prepared.scale, prepared.note
+        payload = (problem, prepared.x)
+    available = None if synthetic else raw.n_samples
     key = f"pca|{settings.describe()}|{raw.name}|{_digest(raw) if uploaded else seed}"
-    what = raw.name if uploaded else PCA_DATASETS[settings.dataset].split(",")[0]
-    return PlannerData(payload=problem, available=available, key=key, reference=1.0, settings=settings, dataset=raw,
-                       seed=seed, scale=prepared.scale,
+    what = raw.name if uploaded else source_label(settings).split(" (")[0]
+    excluded = "" if not uploaded or "excluded" not in raw.description else "; " + raw.description.split(", ")[-1]
+    return PlannerData(payload=payload, available=available, key=key, reference=1.0, settings=settings, dataset=raw,
+                       seed=seed, scale=scale, drawable=drawable(settings) if synthetic else None,
+                       size=raw.n_samples,
                        description=f"{what}; {raw.n_samples:,} samples x D = {raw.dim}; K = {problem.k}; "
-                       f"preprocessing: {prepared.note}")
+                       f"preprocessing: {note}{excluded}")
+
+
+def study(data: PlannerData, n: int, seed: int) -> PlannerData:
+    """One simulated study of ``n`` samples drawn with ``seed`` (docs/planner.md, "The method"): the synthetic
+    Gaussian drawn afresh at that size and preprocessed on its own (max-norm divides by its own largest norm, as a
+    run's does); a fixed set (bundled or uploaded, preprocessed whole) subsampled to ``n`` of its samples (all of
+    them: the set itself)."""
+    settings: PcaData = data.settings
+    problem, whole = data.payload
+    if whole is None:
+        if settings.features in ("none", "centre") and settings.preprocessing == "max-norm":
+            pooled, scale = _eigenbasis_study(settings, n, seed)
+        else:
+            pooled, scale, _ = _pooled(settings, planner_dataset(settings, None, seed, n).x)
+        return replace(data, payload=(pooled, None), scale=scale, size=n, seed=seed)
+    if n >= whole.shape[1]:
+        return data
+    rows = np.sort(stream_rng(seed, PCA_SPLIT_STREAM).permutation(whole.shape[1])[:n])
+    single = whole[:, rows].astype(np.float32)
+    pooled = scatter_problem((single @ single.T).astype(np.float64) / n, n, settings.k, settings.solver_dtype,
+                             top_only=True)
+    return replace(data, payload=(pooled, whole), size=n, seed=seed)
+
+
+def _study_blocks(settings: PcaData, n: int, seed: int):
+    """The blocks (samples as columns, sqrt(lambda) z in the eigenbasis) of a synthetic study of ``n`` samples: block
+    b of :data:`STUDY_BLOCK` drawn from [seed, PCA_SYNTHETIC_STREAM, STUDY_WORD, b] sample by sample, so a study at a
+    smaller N holds the first samples of the one at a larger N (the curve moves smoothly with N)."""
+    root = np.sqrt(synthetic_covariance(settings.dim, settings.spectrum, settings.decay)[0])
+    for b in range(-(-int(n) // STUDY_BLOCK)):
+        rng = np.random.default_rng([int(seed), PCA_SYNTHETIC_STREAM, STUDY_WORD, b])
+        rows = min(STUDY_BLOCK, int(n) - b * STUDY_BLOCK)
+        yield rng.standard_normal((STUDY_BLOCK, settings.dim))[:rows].T * root[:, None]
+
+
+def _eigenbasis_study(settings: PcaData, n: int, seed: int) -> tuple[Any, float]:
+    """A synthetic study of ``n`` samples (:func:`_study_blocks`, memory one block at a time), centred (or not) and
+    divided by its own largest norm, and its pooled problem from the float32 scatter turned into the covariance's
+    basis B (B S B^T: a rotation keeps the norms and commutes with the centring): the same law as
+    :func:`planner_dataset`'s draw. The rotation matters: the noise (i.i.d. per unique entry) is not rotation
+    invariant, and along a coordinate axis it is half as strong as along a generic direction. The largest centred
+    norm is taken over the :data:`CANDIDATES` samples of largest raw norm of every block (the mean, about
+    1 / sqrt(N) of a norm, moves a norm far less than the gaps between the largest ones; a test checks it against
+    every sample)."""
+    _, basis = synthetic_covariance(settings.dim, settings.spectrum, settings.decay)
+    total = np.zeros(settings.dim)
+    scatter = np.zeros((settings.dim, settings.dim))
+    candidates = []
+    for x in _study_blocks(settings, n, seed):
+        total += x.sum(axis=1)
+        norms = np.einsum("ij,ij->j", x, x)
+        candidates.append(x[:, np.argsort(norms)[-CANDIDATES:]])
+        single = x.astype(np.float32)
+        scatter += (single @ single.T).astype(np.float64)
+    mean = total / n if settings.features == "centre" else np.zeros(settings.dim)
+    tops = np.concatenate(candidates, axis=1) - mean[:, None]
+    largest = float(np.einsum("ij,ij->j", tops, tops).max())
+    scatter -= n * np.outer(mean, mean)
+    scale = float(np.sqrt(largest))
+    pooled = scatter_problem(basis @ (scatter / (scale * scale * n)) @ basis.T, int(n), settings.k,
+                             settings.solver_dtype, top_only=True)
+    return pooled, scale
 
 
 def pca_noise(scenario: Scenario, settings: PcaData | None = None) -> dict[str, np.ndarray]:
@@ -118,68 +215,11 @@ def pca_noise(scenario: Scenario, settings: PcaData | None = None) -> dict[str, 
     return {"cape": np.array([cape]), "conv": np.array([conventional_std(mu, tau)])}
 
 
-def _block_z(dim: int, spectrum: str, decay: float, seed: int, b: int) -> np.ndarray:
-    """Block b of the nested synthetic draw in the covariance's eigenbasis: w * z (D x SYNTHETIC_BLOCK, w the square
-    roots of the eigenvalues): the standard normals :func:`dpcore.data.synthetic_dataset` draws first and then rotates
-    (the rotation keeps norms and commutes with centring)."""
-    eigenvalues, _ = synthetic_covariance(dim, spectrum, decay)
-    z = np.random.default_rng([int(seed), PCA_SYNTHETIC_STREAM, b]).standard_normal((dim, SYNTHETIC_BLOCK))
-    z *= np.sqrt(eigenvalues)[:, None]
-    return z
-
-
-@lru_cache(maxsize=1024)
-def _block_stats(dim: int, spectrum: str, decay: float, seed: int, b: int) -> tuple[np.ndarray, np.ndarray]:
-    """A whole block's column sum and its :data:`CANDIDATES` columns of largest norm (D x CANDIDATES): a few KiB."""
-    z = _block_z(dim, spectrum, decay, seed, b)
-    top = np.argsort(np.einsum("ij,ij->j", z, z))[-CANDIDATES:]
-    return z.sum(axis=1), z[:, top].copy()
-
-
-def _scale_at(settings: PcaData, seed: int, n: int) -> float:
-    """The largest norm that max-norm divides the first ``n`` nested synthetic samples by, after centring (or none):
-    max_i ||x_i - m||, in the eigenbasis (||B v|| = ||v||), over the :data:`CANDIDATES` samples of largest raw norm
-    of every block (the centring moves a norm by far less than the gaps between them; tests/test_planner.py checks
-    it against the full draw)."""
-    key = (settings.dim, settings.spectrum, settings.decay, seed)
-    whole, last = divmod(n, SYNTHETIC_BLOCK)
-    sums, columns = [], []
-    for b in range(whole):
-        total, top = _block_stats(*key, b)
-        sums.append(total)
-        columns.append(top)
-    if last:
-        z = _block_z(*key, whole)[:, :last]
-        sums.append(z.sum(axis=1))
-        columns.append(z[:, np.argsort(np.einsum("ij,ij->j", z, z))[-CANDIDATES:]])
-    mean = np.sum(sums, axis=0) / n if settings.features == "centre" else np.zeros(settings.dim)
-    candidates = np.concatenate(columns, axis=1)
-    return float(np.linalg.norm(candidates - mean[:, None], axis=0).max())
-
-
-def _exact_scale(settings: PcaData, seed: int, n: int) -> float:
-    raw = planner_dataset(settings, None, seed, n)
-    return preprocess(raw.x, settings.preprocessing, features=settings.features).scale
-
-
-def data_scale(data: PlannerData, scenario: Scenario) -> float:
-    """(m / m_ref)^2 for synthetic data under max-norm (m the largest norm of the data drawn at the scenario's N, as the
-    check and the ``pca`` command draw them; the captured energy ratio of A / m^2 + sigma Z equals that of
-    A / m_ref^2 + sigma (m / m_ref)^2 Z); 1 for a bundled or uploaded set (preprocessed whole, before the split) and
-    for clipping (a public scale)."""
-    settings: PcaData = data.settings
-    if data.available is not None or settings.preprocessing != "max-norm":
-        return 1.0
-    fast = settings.features in ("none", "centre")
-    scale = (_scale_at if fast else _exact_scale)(settings, data.seed, scenario.total_n)
-    return (scale / data.scale) ** 2
-
-
 def scales(data: PlannerData, profile: np.ndarray) -> np.ndarray:
     """:data:`SCALE_POINTS` noise levels, log-spaced from sigma_K 10^a to sigma_1 10^b (:data:`SCALE_DECADES`), sigma_i
     = lambda_i(A) / (2 sqrt(D)): from where even the K-th direction stands far above the noise to where the noise
     drowns the first."""
-    problem = data.payload
+    problem = data.payload[0]
     edge = 2.0 * np.sqrt(problem.dim)
     low = max(float(problem.eigenvalues[problem.k - 1]), 1e-12 * float(problem.eigenvalues[0])) / edge
     high = float(problem.eigenvalues[0]) / edge
@@ -188,30 +228,31 @@ def scales(data: PlannerData, profile: np.ndarray) -> np.ndarray:
 
 def run_at(data: PlannerData, stds: np.ndarray, rng: np.random.Generator) -> float:
     """The captured energy ratio of the top-K subspace of A + sigma Z (Z symmetric standard normal per unique
-    entry): one run of any scheme whose aggregate carries noise sigma."""
-    problem = data.payload
+    entry): one run of any scheme whose aggregate carries noise sigma. Above D = :data:`LANCZOS_ABOVE` the top-K
+    eigenpairs come from Lanczos (:func:`dpcore.linalg.top_eigenpairs`; the vectors agree with the exact
+    solver's to about 1e-6, far below the noise)."""
+    problem = data.payload[0]
     z = rng.standard_normal(problem.pooled_unique.size)
     z *= float(stds[0])
     z += problem.pooled_unique
-    return float(decompose("planner", problem, z, 0, float(stds[0]), False).metrics[METRIC])
+    if problem.dim <= LANCZOS_ABOVE:
+        return float(decompose("planner", problem, z, 0, float(stds[0]), False).metrics[METRIC])
+    matrix = symmetric_matrix(z, problem.dim).astype(np.float32)
+    _, vectors = linalg.top_eigenpairs(matrix, problem.k, lanczos_above=LANCZOS_ABOVE)
+    return float(METRICS[METRIC].compute(problem, vectors))
 
 
-def _setup(data: PlannerData, scenario: Scenario):
-    """The data dealt to the scenario's sites as :func:`dpcore.pca.prepare_pca` does, drawn (synthetic) and split with
-    the seed the planner's data were prepared with (so the data scale the answer counted is the check's)."""
+def check(data: PlannerData, scenario: Scenario, scheme: str, seed: int) -> float | None:
+    """One fresh study of ``scheme`` (capePCA's message flow, or the conventional scheme) at ``scenario``, all drawn
+    from ``seed``: the synthetic Gaussian drawn at the scenario's N, or the fixed set dealt to its sites (a fresh
+    subsample when they hold fewer than all), preprocessed and dealt as the capePCA page does
+    (:func:`dpcore.pca.prepare_pca`), and the run's noise."""
     settings: PcaData = data.settings
-    raw = data.dataset if data.available is not None else planner_dataset(settings, None, data.seed, scenario.total_n)
-    return prepare_pca(raw, scenario, settings.k, preprocessing=settings.preprocessing, features=settings.features,
-                       seed=data.seed, solver_dtype=settings.solver_dtype)
-
-
-def check(data: PlannerData, scenario: Scenario, scheme: str, runs: int, seed: int) -> list[float | None]:
-    """``runs`` real runs of ``scheme`` (capePCA's message flow, or the conventional scheme) at ``scenario``: the data
-    preprocessed and dealt to its sites as the capePCA page does (:func:`dpcore.pca.prepare_pca`; synthetic data drawn
-    at the scenario's N; both with the data's seed), each run's noise on its stream (``seed``, run, name)."""
-    setup = _setup(data, scenario)
-    comparison = compare_pca(setup.problem, setup.privacy, [scheme], runs, seed, workers=1)
-    return [float(r.metrics[METRIC]) for r in comparison.results[scheme]]
+    raw = data.dataset if data.available is not None else planner_dataset(settings, None, seed, scenario.total_n)
+    setup = prepare_pca(raw, scenario, settings.k, preprocessing=settings.preprocessing, features=settings.features,
+                        seed=seed, solver_dtype=settings.solver_dtype)
+    comparison = compare_pca(setup.problem, setup.privacy, [scheme], 1, seed, workers=1)
+    return float(comparison.results[scheme][0].metrics[METRIC])
 
 
 def guarantees(data: PlannerData, scenario: Scenario) -> list[dict]:
@@ -219,24 +260,33 @@ def guarantees(data: PlannerData, scenario: Scenario) -> list[dict]:
     return run_guarantee_records(privacy_guarantees(pca_privacy(scenario), ("cape", "conv")))
 
 
-def script(data: PlannerData, scenario: Scenario, scheme: str, runs: int, seed: int) -> str:
-    """Python source that repeats :func:`check` with dpcore (the exported script's body; ``scenario`` and ``data``
-    are defined by the script's head: the scenario from its JSON, an upload from its CSV)."""
+def script(data: PlannerData) -> tuple[str, dict[str, Any]]:
+    """Python source that repeats :func:`check` with dpcore for ``scenario``, ``scheme`` and ``seed`` (the exported
+    script's loop; ``dataset`` defined by its head: None, or the bundled or uploaded set read again), leaving the
+    metric in ``value``; and the settings it reads from ``SETTINGS`` (embedded by the exporter as a literal)."""
     s: PcaData = data.settings
+    fields = {"dataset": s.dataset, "k": s.k, "dim": s.dim, "spectrum": s.spectrum, "decay": s.decay,
+              "preprocessing": s.preprocessing, "features": s.features, "solver_dtype": s.solver_dtype}
     return (
-        f"settings = PcaData(dataset={s.dataset!r}, k={s.k}, dim={s.dim}, spectrum={s.spectrum!r}, decay={s.decay!r}, "
-        f"preprocessing={s.preprocessing!r}, features={s.features!r}, solver_dtype={s.solver_dtype!r})\n"
-        f"raw = planner_dataset(settings, dataset, {data.seed}, None if dataset is not None or settings.dataset != "
-        "'synthetic' else scenario.total_n)\n"
-        f"setup = prepare_pca(raw, scenario, settings.k, preprocessing=settings.preprocessing, "
-        f"features=settings.features, seed={data.seed}, solver_dtype=settings.solver_dtype)\n"
-        f"comparison = compare_pca(setup.problem, setup.privacy, [{scheme!r}], {runs}, {seed}, workers=1)\n"
-        f"values = [float(r.metrics[{METRIC!r}]) for r in comparison.results[{scheme!r}]]\n"
-    )
+        "settings = PcaData(**SETTINGS)\n"
+        "raw = dataset if dataset is not None else planner_dataset(settings, None, seed, scenario.total_n)\n"
+        "setup = prepare_pca(raw, scenario, settings.k, preprocessing=settings.preprocessing, "
+        "features=settings.features, seed=seed, solver_dtype=settings.solver_dtype)\n"
+        "comparison = compare_pca(setup.problem, setup.privacy, [scheme], 1, seed, workers=1)\n"
+        f"value = float(comparison.results[scheme][0].metrics[{METRIC!r}])\n"
+    ), fields
+
+
+def source_label(settings: PcaData | None = None) -> str:
+    """The synthetic source's label, from the settings that run (issue 36: never a paper's K the planner does not
+    use)."""
+    s = settings if settings is not None else PcaData()
+    return f"synthetic zero-mean Gaussian (D = {s.dim}, K = {s.k}, {s.spectrum} spectrum)"
 
 
 SOURCES: dict[str, PlannerSource] = {
-    **{name: PlannerSource(label=label, fields={"dataset": name}) for name, label in PCA_DATASETS.items()},
+    **{name: PlannerSource(label=source_label() if name == "synthetic" else label, fields={"dataset": name})
+       for name, label in PCA_DATASETS.items()},
     "upload": PlannerSource(label="your own CSV (one sample per row)", fields={"features": "standardise"},
                             load=upload_dataset, types=("csv", "txt", "gz")),
 }
@@ -244,8 +294,9 @@ SOURCES: dict[str, PlannerSource] = {
 standardised, as the sweeps of uploads do)."""
 
 PLANNER = FamilyPlanner(metric=METRIC, target_words="share of the non-private captured energy", prepare=prepare,
-                        noise=pca_noise, scales=scales, run_at=run_at, check=check, guarantees=guarantees,
-                        script=script, imports="from dpcore.pca import compare_pca, prepare_pca\n"
+                        noise=pca_noise, scales=scales, run_at=run_at, study=study, check=check,
+                        guarantees=guarantees, script=script,
+                        imports="from dpcore.pca import compare_pca, prepare_pca\n"
                         "from dpcore.pca.planning import planner_dataset\nfrom dpcore.pca.sweep import PcaData\n",
-                        percent=True, data_scale=data_scale, sources=SOURCES)
+                        percent=True, sources=SOURCES)
 """capePCA's planner hooks (``dpcore.pca.FAMILY.planner``)."""

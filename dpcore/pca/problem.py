@@ -19,10 +19,11 @@ from ..limits import MAX_PCA_ENTRIES
 from ..privacy.sensitivity import sensitivity_unchecked
 from ..privacy.symmetric import symmetric_matrix, unique_count_matrix, unique_entries_matrix
 from ..scenario import Scenario
-from ..validation import InputError, check_choice, check_rank
+from ..validation import InputError, check_choice, check_positive_int, check_rank
 
 __all__ = ["PcaPrivacy", "PcaProblem", "check_pair", "pca_privacy", "pca_problem", "site_moment"]
-__all__ = ["SOLVER_DTYPES", "PcaPrivacy", "PcaProblem", "check_pair", "pca_privacy", "pca_problem"]
+__all__ = ["SOLVER_DTYPES", "PcaPrivacy", "PcaProblem", "check_pair", "pca_privacy", "pca_problem",
+           "scatter_problem"]
 
 SOLVER_DTYPES = ("float32", "float64")
 """Precisions of the eigen-decompositions of the noisy matrices."""
@@ -126,6 +127,30 @@ def pca_problem(sites: Sequence[np.ndarray], k: int, *, solver_dtype: str = "flo
                       eigenvalues=eigenvalues, top_vectors=top, solver_dtype=solver_dtype)
 
 
+def scatter_problem(pooled: np.ndarray, n: int, k: int, solver_dtype: str = "float32", *,
+                    top_only: bool = False) -> PcaProblem:
+    """The one-site problem of a pooled A = X X^T / N given directly (D x D, samples of norm <= 1; the planner's
+    simulated studies, whose scatter is formed in float32): as :func:`pca_problem` makes it from the samples. With
+    ``top_only`` its ``eigenvalues`` are the K largest only (what the captured energy and the planner's grid read;
+    the subset eigensolver is several times faster at D = 784)."""
+    solver_dtype = check_choice(solver_dtype, "solver precision", SOLVER_DTYPES)
+    pooled = (np.asarray(pooled, dtype=float) + np.asarray(pooled, dtype=float).T) / 2
+    dim = pooled.shape[0]
+    k = check_rank(k, dim)
+    subset = [dim - k, dim - 1] if top_only else None
+    eigenvalues, vectors = scipy.linalg.eigh(pooled, subset_by_index=subset)
+    order = np.argsort(eigenvalues)[::-1]
+    eigenvalues = eigenvalues[order]
+    top = np.ascontiguousarray(vectors[:, order[:k]])
+    pooled_unique = unique_entries_matrix(pooled)
+    sizes = np.array([int(n)])
+    moments = pooled_unique[None, :].copy()
+    for arr in (moments, pooled, eigenvalues, top, sizes, pooled_unique):
+        arr.setflags(write=False)
+    return PcaProblem(site_moments=moments, sizes=sizes, dim=dim, k=k, pooled_unique=pooled_unique, pooled=pooled,
+                      eigenvalues=eigenvalues, top_vectors=top, solver_dtype=solver_dtype)
+
+
 @dataclass(frozen=True, kw_only=True)
 class PcaPrivacy:
     """The privacy side: per-site tau_s, weights mu_s, the CAPE design and the pooled noise level.
@@ -141,15 +166,19 @@ class PcaPrivacy:
     design: NoiseDesign
     pooled_std: float
     notes: tuple[str, ...] = field(default=())
+    dim: int | None = None
+    """D of the data when known (:func:`~dpcore.pca.setup.prepare_pca` sets it): the discrete design's scale and
+    guarantee depend on the D (D + 1) / 2 entries of a release (docs/math/discrete.md)."""
 
     @property
     def conventional_std(self) -> float:
         return conventional_std(self.weights, self.tau)
 
 
-def pca_privacy(scenario: Scenario, design: NoiseDesign | None = None) -> PcaPrivacy:
+def pca_privacy(scenario: Scenario, design: NoiseDesign | None = None, *, dim: int | None = None) -> PcaPrivacy:
     """Budgets of a scenario for PCA: tau_s = scenario.sensitivities("pca") * scenario.multipliers() and the
-    CAPE noise design (``design_general`` with the scenario's weights and tau_c unless ``design`` is given)."""
+    CAPE noise design (``design_general`` with the scenario's weights and tau_c unless ``design`` is given); ``dim``:
+    D of the data (:attr:`PcaPrivacy.dim`), which the discrete design's guarantee needs."""
     tau = scenario.taus("pca")
     weights = scenario.weights()
     if design is None:
@@ -161,7 +190,8 @@ def pca_privacy(scenario: Scenario, design: NoiseDesign | None = None) -> PcaPri
     pooled_std = sensitivity_unchecked("pca", scenario.total_n, scenario.neighbouring) * float(
         scenario.multipliers().max())
     notes = tuple(scenario.caveats()) + tuple(design.notes)
-    return PcaPrivacy(scenario=scenario, tau=tau, weights=weights, design=design, pooled_std=pooled_std, notes=notes)
+    return PcaPrivacy(scenario=scenario, tau=tau, weights=weights, design=design, pooled_std=pooled_std, notes=notes,
+                      dim=None if dim is None else check_positive_int(dim, "D", minimum=2))
 
 
 def check_pair(problem: PcaProblem, privacy: PcaPrivacy) -> None:

@@ -32,6 +32,8 @@ class PcaResult:
     communication: int
     noise_std: float | None
     matrix: np.ndarray | None = None
+    bits_per_value: int | None = None
+    """Width of the ring every value travels on (the discrete design: docs/math/discrete.md); None: float64."""
 
     def metric(self, name: str) -> float:
         """The metric ``name`` (:data:`~dpcore.pca.metrics.METRICS`)."""

@@ -53,7 +53,7 @@ def prepare_pca(dataset: Dataset, scenario: Scenario, k: int, *, preprocessing: 
     split = split_sites(prepared.x, scenario.sizes, stream_rng(seed, PCA_SPLIT_STREAM), labels=dataset.labels,
                         by_label=by_label, allow_replacement=allow_replacement)
     problem = pca_problem(split.sites, k, solver_dtype=solver_dtype)
-    privacy = pca_privacy(scenario, design)
+    privacy = pca_privacy(scenario, design, dim=problem.dim)
     notes = [f"preprocessing: {prepared.note}"]
     if split.message:
         notes.append(split.message)

@@ -21,7 +21,16 @@ from ..cape import NoiseDesign, design_collusion_robust
 from ..data import Dataset
 from ..scenario import Scenario, equal_sites_scenario, sites_words
 from ..scenario.breakdown import BREAKDOWN_KINDS, breakdown_variations
-from ..summary import Claim, GapClosure, claim_text, gap_closure, paired_claim
+from ..summary import (
+    MEET_SHARE,
+    Claim,
+    GapClosure,
+    claim_text,
+    gap_closure,
+    paired_claim,
+    shown_share,
+    small_difference,
+)
 from .compare import PcaComparison, compare_pca
 from .metrics import noise_spectral_norm
 from .setup import PcaSetup, prepare_pca
@@ -155,6 +164,10 @@ def _why(case: BreakdownCase, setup: PcaSetup, mean: dict[str, float], claims: t
                 "need. ")
         if versus is not None and versus.relation != "better":
             return head + f"Here the curves meet: {verdict}"
+        if versus is not None and small_difference(versus.mean_a, versus.mean_b, best, 0.0):
+            return head + (f"Here the curves nearly meet: {verdict[:-1]}, but by only "
+                           f"{100 * abs(versus.mean_a - versus.mean_b) / best:.1f}% of the non-private energy (under "
+                           f"{100 * MEET_SHARE:.0f}%): too little to see, and both capture next to nothing.")
         return head + f"Here CAPE still helps: {verdict}"
     if case.kind == "dominant site":
         big = int(np.argmax(scen.sizes))
@@ -167,6 +180,11 @@ def _why(case: BreakdownCase, setup: PcaSetup, mean: dict[str, float], claims: t
         if local is not None and local.relation != "worse":
             return head + ("When one site holds nearly all the data, pooling the others adds little, with or without "
                            f"CAPE: {claim_text(local, TITLES)}.")
+        if local is not None and small_difference(local.mean_a, local.mean_b, best, 0.0):
+            return head + ("When one site holds nearly all the data, pooling the others adds little, with or without "
+                           f"CAPE: {claim_text(local, TITLES)}, but by only "
+                           f"{100 * abs(local.mean_a - local.mean_b) / best:.1f}% of the non-private energy (under "
+                           f"{100 * MEET_SHARE:.0f}%).")
         return head + (f"Pooling the others still helps: {claim_text(local, TITLES)}." if local else verdict)
     design = privacy.design
     plain = float(privacy.tau.max()) / scen.n_sites  # equal sites: the plain design's tau_c = tau_s / S
@@ -230,8 +248,8 @@ def story_sentence(comparison: PcaComparison) -> str:
         text += f" and {best:.3g} for the non-private pool"
         if claim.relation != "better":
             return text + f"; over {claim.runs} runs capePCA is not clearly better than the conventional scheme."
-        if best > conv:
-            text += f"; capePCA closes {100 * (cape - conv) / (best - conv):.0f}% of the conventional scheme's gap"
+        if best > conv:  # the share of the three numbers printed (dpcore.summary.shown_share)
+            text += f"; capePCA closes {100 * shown_share(cape, conv, best):.0f}% of the conventional scheme's gap"
     return text + "."
 
 

@@ -214,7 +214,7 @@ def plan(spec: Any, scenarios: Sequence[Scenario], design: Callable[[Scenario, f
                 shared_problem = pca_problem(list(split.sites), data.k)
             problem = shared_problem
         problem = replace(problem, solver_dtype=data.solver_dtype)
-        privacy = pca_privacy(scenario, design(scenario, value)["capePCA"])
+        privacy = pca_privacy(scenario, design(scenario, value)["capePCA"], dim=problem.dim)
         if noise_dominance_note(problem, privacy):
             crowded.append(value)
         points.append(GridPoint(value=value, scenario=scenario, problem=problem, privacy=privacy))
@@ -311,8 +311,9 @@ def notes(data: PcaData, algorithms: Sequence[str]) -> tuple[str, ...]:
 
 def guarantees(spec: Any, scenario: Scenario, value: float | int, designs: Any) -> dict[str, tuple]:
     """Every algorithm's guarantees at one grid point (:func:`dpcore.pca.guarantees.pca_guarantees` with the
-    point's design; along c the coalition view has c colluders)."""
-    privacy = pca_privacy(scenario, designs["capePCA"])
+    point's design and the data's D, which the discrete design's guarantee depends on; along c the coalition view has
+    c colluders)."""
+    privacy = pca_privacy(scenario, designs["capePCA"], dim=spec.data.dim)
     collusion = int(value) if spec.parameter == "c" else None
     return privacy_guarantees(privacy, spec.algorithms, collusion=collusion)
 

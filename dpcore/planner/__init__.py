@@ -3,7 +3,10 @@ the eps or the number of sites it needs, for CAPE and for the conventional schem
 
 * :mod:`.curve` - the utility curve of a data set: the metric against the aggregate noise, measured once, cached;
 * :mod:`.knobs` - the questions (solve N_s, eps or S; every site or one) and the scenario at any knob value;
-* :mod:`.solve` - the inversion: the noise the target allows, the knob value that gives it, the interval;
+* :mod:`.solve` - the inversion: the noise at which a share p of fresh studies meets the target, the knob value that
+  gives it, the interval, and the forward answer (the scenario as it stands);
+* :mod:`.design` - the noise design answered for (the papers', or certified against the aggregator) and the guarantee
+  of every view at an answer;
 * :mod:`.plan` - :func:`plan_target`, the answer with its limits and its sentence;
 * :mod:`.check` - the check: real runs at the answer and just short of it, with confidence intervals;
 * :mod:`.export` - the answer as CSV, JSON, a one-file HTML report and a Python script that reproduces the check.
@@ -13,13 +16,16 @@ Sits above :mod:`dpcore.experiments` (it reads the family table there) and below
 
 from .check import CheckResult, check_plan
 from .curve import CURVE_RUNS, UtilityCurve, clear_cache, measure_curve
+from .design import DESIGNS
 from .knobs import KNOBS, SHORT_FACTOR, Question, question
 from .plan import PlanResult, plan_target, prepare_data
-from .solve import SCHEMES, Answer
+from .solve import PROBABILITY, SCHEMES, Answer
 
 __all__ = [
     "CURVE_RUNS",
+    "DESIGNS",
     "KNOBS",
+    "PROBABILITY",
     "SCHEMES",
     "SHORT_FACTOR",
     "Answer",

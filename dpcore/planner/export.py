@@ -7,6 +7,8 @@ from __future__ import annotations
 import html
 import json
 import math
+import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -16,16 +18,16 @@ from ..family import DataLoader
 from ..optional import plotly_objects
 from ..pca.planning import upload_dataset
 from ..textio import json_ready, long_csv, printable
-from .check import CheckResult
-from .knobs import at_value, short_of
+from .check import CheckResult, check_points
+from .design import DESIGNS
 from .plan import PlanResult
 from .solve import SCHEMES
 
 if TYPE_CHECKING:  # plotly is dpcore's figures extra: imported where a figure is drawn
     import plotly.graph_objects as go
 
-__all__ = ["ANSWER_LINE_TOLERANCE", "SCRIPT_MARK", "answer_lines", "curve_figure", "plan_csv", "plan_html",
-           "plan_json", "plan_records", "plan_script",
+__all__ = ["ANSWER_LINE_TOLERANCE", "GUARANTEE_FIELDS", "GUARANTEE_HEADER", "SCRIPT_MARK", "answer_lines",
+           "curve_figure", "guarantee_rows", "plan_csv", "plan_html", "plan_json", "plan_records", "plan_script",
            "upload_dataset"]
 
 ANSWER_LINE_TOLERANCE = 0.02
@@ -48,33 +50,60 @@ def plan_json(result: PlanResult, check: CheckResult | None = None) -> str:
     return json.dumps(json_ready(plan_records(result, check)), indent=2)
 
 
+GUARANTEE_FIELDS = ("site", "view", "colluders", "eps", "delta", "certified", "promised_eps", "promised_delta",
+                    "exact", "why")
+"""The named fields of a guarantee row of the CSV (one value each: no JSON)."""
+
+
+def _cell(value: Any) -> Any:
+    """A CSV value: lists of numbers joined by '; ', anything else structured as JSON (settings only)."""
+    if isinstance(value, list) and all(isinstance(v, (int, float)) or v is None for v in value):
+        return "; ".join("" if v is None else str(v) for v in value)
+    return json.dumps(value) if isinstance(value, (list, dict)) else value
+
+
 def plan_csv(result: PlanResult, check: CheckResult | None = None) -> str:
-    """The CSV download, one value per row: section, name, field, value (settings, question, answers, check, curve,
-    guarantees), so it carries the same facts as the JSON."""
+    """The CSV download, one value per row: section, name, field, value (settings, question, forward, answers, the
+    scenarios' sites, check, curve, and the guarantee of every view as named fields: site, view, colluders, eps,
+    delta, certified, ...), so it carries the same facts as the JSON."""
     rec = json_ready(plan_records(result, check))
     rows: list[tuple] = [("meta", "dpcore", "version", rec["version"]), ("meta", "planner", "seed", rec["seed"]),
-                         ("meta", "planner", "sentence", rec["sentence"]), ("meta", "data", "description", rec["data"])]
-    rows += [("question", "question", k, json.dumps(v) if isinstance(v, (list, dict)) else v)
-             for k, v in rec["question"].items()]
-    rows += [("settings", "settings", k, json.dumps(v) if isinstance(v, (list, dict)) else v)
-             for k, v in rec["settings"].items()]
-    rows.append(("scenario", "scenario", "json", json.dumps(rec["scenario"])))
+                         ("meta", "planner", "sentence", rec["sentence"]),
+                         ("meta", "planner", "forward_sentence", rec["forward_sentence"]),
+                         ("meta", "data", "description", rec["data"])]
+    rows += [("question", "question", k, _cell(v)) for k, v in rec["question"].items()]
+    rows += [("settings", "settings", k, _cell(v)) for k, v in rec["settings"].items()]
+    rows += _scenario_rows("scenario", rec["scenario"])
+    for scheme, f in (rec["forward"] or {}).items():
+        rows += [("forward", scheme, k, _cell(v)) for k, v in f.items()]
     for scheme in SCHEMES:
         for k, v in rec[scheme].items():
-            rows.append(("answer", scheme, k, json.dumps(v) if isinstance(v, (list, dict)) else v))
-    for i, limit in enumerate(rec["limits"]):
+            if k in ("scenario", "noise_scenario"):
+                rows += _scenario_rows(f"{scheme} {k}", v) if v else []
+            else:
+                rows.append(("answer", scheme, k, _cell(v)))
+    for i, limit in enumerate(rec["limits"] + rec["caveats"]):
         rows.append(("limits", str(i + 1), "text", limit))
     for j, point in enumerate(rec["curve"]):
         for k, v in point.items():
             rows.append(("curve", str(j), k, v))
     for scheme, views in rec["guarantees"].items():
         for g in views:
-            rows.append(("guarantee", scheme, g.get("name", ""), json.dumps(g)))
+            name = f"{scheme} {g['view']}" + (f" of {g['colluders']}" if g["view"] == "coalition" else "")
+            rows += [("guarantee", name, k, g.get(k)) for k in GUARANTEE_FIELDS]
     if rec["check"] is not None:
         for p in rec["check"]["points"]:
             for k, v in p.items():
-                rows.append(("check", f"{p['scheme']}@{p['where']}", k, json.dumps(v) if isinstance(v, list) else v))
+                rows.append(("check", f"{p['scheme']}@{p['where']}", k, _cell(v)))
     return long_csv(rows)
+
+
+def _scenario_rows(section: str, scenario: dict) -> list[tuple]:
+    """A scenario as rows: its settings, then each site's n, eps, delta (named by the site)."""
+    rows = [(section, "scenario", k, v) for k, v in scenario.items() if k != "sites"]
+    for site in scenario["sites"]:
+        rows += [(section, f"site {site['name']}", k, v) for k, v in site.items() if k != "name"]
+    return rows
 
 
 def _noise_axis_title(family: str) -> str:
@@ -145,11 +174,12 @@ def curve_figure(result: PlanResult, check: CheckResult | None = None) -> go.Fig
 
 
 def _summary_lines(result: PlanResult, check: CheckResult | None) -> list[str]:
-    lines = [result.sentence]
+    lines = [result.forward_sentence, result.sentence]
     for scheme, a in result.answers.items():
         if a.answer is not None and a.predicted is not None:
-            lines.append(f"{SCHEMES[scheme].capitalize()}: predicted {a.predicted:.3g} at the answer "
-                         f"(95 % of single runs between {a.predicted_range[0]:.3g} and {a.predicted_range[1]:.3g}).")
+            lines.append(f"{SCHEMES[scheme].capitalize()}: at the answer the studies average {a.predicted:.3g}, a "
+                         f"share {a.probability:.0%} of them reach {a.reach:.3g} (95 % of them between "
+                         f"{a.predicted_range[0]:.3g} and {a.predicted_range[1]:.3g}).")
         for note in a.notes:
             lines.append(f"{SCHEMES[scheme].capitalize()}: {note}.")
     if check is not None:
@@ -169,25 +199,54 @@ def plan_html(result: PlanResult, check: CheckResult | None = None) -> str:
              f"{esc(result.scenario.calibration)} calibration, {esc(result.scenario.neighbouring)} neighbours. "
              f"Seed {rec['seed']}, dpcore {esc(rec['version'])}.</p>",
              curve_figure(result, check).to_html(include_plotlyjs=True, full_html=False),
-             "<h2>Limits of the method here</h2><ul>" + "".join(f"<li>{esc(t)}</li>" for t in rec["limits"])
-             + "</ul>", "<h2>Privacy at the answers (every view)</h2><table border='1' cellpadding='4'>"
-             "<tr><th>scheme</th><th>view</th><th>guarantee</th></tr>"]
-    for scheme, views in rec["guarantees"].items():
-        for g in views:
-            parts.append(f"<tr><td>{esc(SCHEMES[scheme])}</td><td>{esc(str(g.get('name', '')))}</td>"
-                         f"<td>{esc(str(g.get('label', g)))}</td></tr>")
+             "<h2>Limits of the method here</h2><ul>" + "".join(f"<li>{esc(t)}</li>" for t in rec["limits"]
+                                                                + rec["caveats"])
+             + "</ul>", f"<h2>Privacy at the answers (every view; design: {esc(DESIGNS[result.design])})</h2>"
+             "<table border='1' cellpadding='4'><tr>" + "".join(f"<th>{esc(h)}</th>" for h in GUARANTEE_HEADER)
+             + "</tr>"]
+    for row in guarantee_rows(result):
+        parts.append("<tr>" + "".join(f"<td>{esc(str(row[h]))}</td>" for h in GUARANTEE_HEADER) + "</tr>")
     parts.append("</table>")
     if check is not None:
         parts.append("<h2>Check</h2><table border='1' cellpadding='4'><tr><th>scheme</th><th>where</th>"
-                     "<th>value</th><th>mean</th><th>95 % CI</th><th>target</th></tr>")
+                     "<th>value</th><th>studies that met the target</th><th>95 % CI</th><th>against p</th></tr>")
         for p in check.points:
             parts.append(f"<tr><td>{esc(SCHEMES[p.scheme])}</td><td>{p.where}</td><td>{p.value:g}</td>"
-                         f"<td>{p.mean:.4g}</td><td>{p.lo:.4g} to {p.hi:.4g}</td>"
+                         f"<td>{p.met_count} of {len(p.values)} ({p.share:.0%})</td><td>{p.lo:.0%} to {p.hi:.0%}</td>"
                          f"<td>{'met' if p.met else 'missed'}</td></tr>")
         parts.append("</table>")
     body = "\n".join(parts)
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>dpcore planner report</title></head>"
             f"<body style='font-family: sans-serif; max-width: 60em; margin: auto'>{body}</body></html>")
+
+
+GUARANTEE_HEADER = ("scheme", "site", "view", "colluders", "eps", "delta", "promised", "certified")
+"""The columns of the guarantee table (page and HTML report)."""
+
+
+def guarantee_rows(result: PlanResult) -> list[dict[str, Any]]:
+    """One row per scheme and view at the answers: the site the view is worst for, the audit's exact eps at the
+    promised delta and its delta at the promised eps, the promise, and whether every site keeps it."""
+    rows = []
+    for scheme, views in json_ready(result.guarantees()).items():
+        for g in views:
+            rows.append({"scheme": SCHEMES[scheme], "site": g.get("site") or "", "view": g["view"],
+                         "colluders": g["colluders"], "eps": _short(g.get("eps")), "delta": _short(g.get("delta")),
+                         "promised": f"({_short(g.get('promised_eps'))}, {_short(g.get('promised_delta'))})",
+                         "certified": "certified" if g["certified"] else "NOT certified"})
+    return rows
+
+
+def _short(x: Any) -> str:
+    if x is None:
+        return "unbounded"
+    return f"{x:.4g}" if isinstance(x, (int, float)) else str(x)
+
+
+def _literal(value: Any) -> str:
+    """Python source that evaluates to ``value`` (JSON data): ``json.loads(<repr of its JSON>)``, so no text of the
+    user's (a site's or a file's name) is ever pasted into the code (issue 29: escape by construction)."""
+    return f"json.loads({json.dumps(value)!r})"
 
 
 def _data_lines(loader: DataLoader | None, upload_name: str | None) -> list[str]:
@@ -197,46 +256,65 @@ def _data_lines(loader: DataLoader | None, upload_name: str | None) -> list[str]
         loader = DataLoader(module=upload_dataset.__module__, function=upload_dataset.__name__, file=upload_name)
     if loader is None:
         return ["", "dataset = None"]
-    options = json.dumps(json.dumps(loader.options))
+    if not (loader.module.isidentifier() or all(p.isidentifier() for p in loader.module.split("."))) \
+            or not loader.function.isidentifier():
+        raise ValueError(f"not a loader: {loader.module}.{loader.function}")
     lines = [f"from {loader.module} import {loader.function}", ""]
     if loader.file is None:
-        return lines + [f"dataset = {loader.function}(**json.loads({options}))"]
-    name = upload_name or loader.file
-    return lines + [f"DATA = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).with_name({name!r})",
-                    f"dataset = {loader.function}(DATA.read_bytes(), DATA.name, **json.loads({options}))"]
+        return lines + [f"dataset = {loader.function}(**{_literal(loader.options)})"]
+    name = Path(upload_name or loader.file).name or "data"
+    return lines + [f"DATA = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE / {name!r}",
+                    "if not DATA.is_file():",
+                    "    sys.exit(f'the data file {DATA} is not there: give its path as the first argument')",
+                    f"dataset = {loader.function}(DATA.read_bytes(), DATA.name, **{_literal(loader.options)})"]
+
+
+FIND_DPCORE = """try:
+    import dpcore  # noqa: F401
+except ModuleNotFoundError:
+    for folder in (HERE, *HERE.parents, Path(GENERATED_IN)):
+        if (folder / "dpcore" / "__init__.py").is_file():
+            sys.path.insert(0, str(folder))
+            break
+    else:
+        sys.exit("dpcore is not installed: run 'pip install .' in the CAPE project's folder (or this script with its "
+                 ".venv/bin/python), then run this script again")"""
+"""The script's head: dpcore as installed, else from a folder above the script or the project it was written from,
+else one line saying how to install it."""
 
 
 def plan_script(result: PlanResult, check_runs: int, upload_name: str | None = None) -> str:
-    """A Python script that repeats the check's runs (each scheme at its answer and just short of it) with dpcore and
-    prints ``PLANNER-CHECK`` and their values as JSON: the same numbers as :func:`dpcore.planner.check_plan` with
-    ``check_runs`` runs. The data are read again by the data's :class:`~dpcore.family.DataLoader` (an upload: from
-    the script's first argument, or the file's name beside it; ``upload_name`` overrides that name, and without a
-    loader names a CSV read as :func:`dpcore.pca.planning.upload_dataset` reads it)."""
+    """A Python script that repeats the check's fresh studies (each scheme at its answer and just short of it) with
+    dpcore and prints ``PLANNER-CHECK`` and their values as JSON: the same numbers as
+    :func:`dpcore.planner.check_plan` with ``check_runs`` studies. It runs from any folder (it finds dpcore, or says
+    in one line how to install it). The data are read again by the data's :class:`~dpcore.family.DataLoader` (an
+    upload: from the script's first argument, or the file's name beside it; ``upload_name`` overrides that name, and
+    without a loader names a CSV read as :func:`dpcore.pca.planning.upload_dataset` reads it). Every value the script
+    holds (settings, scenarios, names) is embedded as a literal of its JSON (:func:`_literal`)."""
     hooks = FAMILIES[result.family].planner
-    points = {}
-    for scheme, a in result.answers.items():
-        if a.answer is None:
-            continue
-        for where, value in (("answer", a.answer), ("short", short_of(result.question, a.answer))):
-            points[f"{scheme}@{where}"] = (scheme, at_value(result.question, result.scenario, value,
-                                                            checked=True).to_dict())
-    lines = ['"""Repeats a dpcore planner check: ' + printable(result.sentence).replace('"""', "'") + '\n',
-             f"Generated by dpcore {result.to_dict()['version']}; seed {result.seed}. Run: python this_file.py"
-             + (" [path to the CSV]" if upload_name else "") + '\n"""', "import json", "import sys",
-             "from pathlib import Path", "", "from dpcore.scenario import scenario_from_dict"]
-    lines.append(hooks.imports.rstrip("\n"))
+    points = {key: [scheme, run.to_dict()] for key, (scheme, _, _, _, run) in check_points(result).items()}
+    code, settings = hooks.script(result.data)
+    header = (f"Repeats a dpcore planner check: {printable(result.sentence)}\n\nGenerated by dpcore "
+              f"{result.to_dict()['version']}; seed {result.seed}. Run: python this_file.py"
+              + (" [path to the data file]" if (upload_name or (result.data.loader and result.data.loader.file))
+                 else "") + "\nIt prints " + SCRIPT_MARK.strip() + " and the value of every fresh study as JSON.")
+    lines = [repr(header), "import json", "import math", "import sys", "from pathlib import Path", "",
+             "HERE = Path(__file__).resolve().parent", f"GENERATED_IN = {str(_project_folder())!r}", FIND_DPCORE, "",
+             "from dpcore.scenario import scenario_from_dict  # noqa: E402",
+             "from dpcore.seeding import PLANNER_CHECK_STREAM, study_seed  # noqa: E402"]
+    lines += [f"{line}  # noqa: E402" for line in hooks.imports.rstrip("\n").split("\n")]
     lines += _data_lines(result.data.loader, upload_name)
-    lines += ["", f"POINTS = json.loads({json.dumps(json.dumps(points))})", "results = {}",
-              "for key, (scheme, scenario_dict) in POINTS.items():",
-              "    scenario = scenario_from_dict(scenario_dict)"]
-    schemes = {}
-    for key, (scheme, _) in points.items():
-        schemes.setdefault(scheme, key)
-    body = {scheme: hooks.script(result.data, result.scenario, scheme, check_runs, result.seed) for scheme in schemes}
-    first = True
-    for scheme, code in body.items():
-        lines.append(f"    {'if' if first else 'elif'} scheme == {scheme!r}:")
-        lines += ["        " + line for line in code.rstrip("\n").split("\n")]
-        first = False
-    lines += ["    results[key] = values", "print('" + SCRIPT_MARK + "' + json.dumps(results))", ""]
+    lines += ["", f"SETTINGS = {_literal(settings)}", f"POINTS = {_literal(points)}", f"SEED = {int(result.seed)}",
+              f"DATA_SEED = {int(result.data.seed)}",
+              f"RUNS = {int(check_runs)}", "results = {}", "for key, (scheme, scenario_dict) in POINTS.items():",
+              "    scenario = scenario_from_dict(scenario_dict)", "    values = []", "    for r in range(RUNS):",
+              "        seed = study_seed(SEED, PLANNER_CHECK_STREAM, r)"]
+    lines += ["        " + line for line in code.rstrip("\n").split("\n")]
+    lines += ["        values.append(None if value is None or not math.isfinite(value) else float(value))",
+              "    results[key] = values", "print(" + repr(SCRIPT_MARK) + " + json.dumps(results))", ""]
     return "\n".join(lines)
+
+
+def _project_folder() -> Path:
+    """The folder that holds the dpcore package this process runs (the exported script looks there)."""
+    return Path(sys.modules[__name__.split(".")[0]].__file__).resolve().parents[1]

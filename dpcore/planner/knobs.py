@@ -14,11 +14,11 @@ from typing import Literal
 
 import numpy as np
 
-from ..limits import EPS_RANGE, MAX_SITE_SIZE, MAX_SITES
+from ..limits import EPS_RANGE, MAX_PLANNER_STUDY_NUMBERS, MAX_SITE_SIZE, MAX_SITES
 from ..scenario import Scenario, Site, scenario_from_dict
 from ..validation import InputError, check_choice
 
-__all__ = ["KNOBS", "SHORT_FACTOR", "Knob", "Question", "at_value", "knob_value", "question"]
+__all__ = ["KNOBS", "SHORT_FACTOR", "Knob", "Question", "at_value", "data_limit", "knob_value", "question"]
 
 Knob = Literal["n", "eps", "sites"]
 KNOBS: dict[str, str] = {
@@ -87,28 +87,47 @@ def knob_value(q: Question, scenario: Scenario) -> float:
     return float(np.mean(values)) if q.knob == "n" else float(np.max(values))
 
 
-def bounds(q: Question, scenario: Scenario, available: int | None,
-           unit: str = "samples") -> tuple[float, float, str]:
-    """The knob's range and what its upper end is: the tool's limit or the data the user has (``available``
-    ``unit``)."""
+def bounds(q: Question, scenario: Scenario, available: int | None, unit: str = "samples",
+           drawable: int | None = None) -> tuple[float, float, str]:
+    """The knob's range and what its upper end is: the tool's limit, the data the user has (``available``
+    ``unit``) or the most one simulated study of synthetic data holds (``drawable``)."""
+    if available is None and drawable is not None:
+        available = drawable
+        unit = f"{unit} one simulated study may hold (N x D at most {MAX_PLANNER_STUDY_NUMBERS:,} numbers)"
     if q.knob == "eps":
         return EPS_RANGE[0], EPS_RANGE[1], f"the largest eps this tool accepts ({EPS_RANGE[1]:g})"
     if q.knob == "sites":
         first = scenario.sites[0].n
         high, why = MAX_SITES, f"the most sites this tool accepts ({MAX_SITES})"
         if available is not None and available // first < high:
-            high, why = available // first, f"the {available:,} {unit} you have ({first:,} per site)"
+            high, why = available // first, f"the {available:,} {_have(unit)} ({first:,} per site)"
         return 1, max(high, 1), why
     sizes = scenario.sizes
     high, why = MAX_SITE_SIZE, f"the largest N_s this tool accepts ({MAX_SITE_SIZE:,})"
     if available is not None:
         if q.site is None:
             cap = available * float(np.mean(sizes)) / float(sizes.sum())
-            high, why = math.floor(cap), f"the {available:,} {unit} you have"
+            high, why = math.floor(cap), f"the {available:,} {_have(unit)}"
         else:
             cap = available - (int(sizes.sum()) - int(sizes[q.site]))
-            high, why = cap, f"the {available:,} {unit} you have (the other sites hold {available - cap:,})"
+            high, why = cap, f"the {available:,} {_have(unit)} (the other sites hold {available - cap:,})"
     return 1, max(high, 0), why
+
+
+def data_limit(available: int | None, drawable: int | None, unit: str = "samples") -> tuple[int, str] | None:
+    """The most samples a study may hold and its words: the data the user has, or what one simulated study of
+    synthetic data may hold (None: no limit)."""
+    if available is not None:
+        return available, f"the {available:,} {unit} you have"
+    if drawable is not None:
+        return drawable, (f"the {drawable:,} {unit} one simulated study may hold (N x D at most "
+                          f"{MAX_PLANNER_STUDY_NUMBERS:,} numbers)")
+    return None
+
+
+def _have(unit: str) -> str:
+    """'samples you have', or the simulated study's limit as it is."""
+    return unit if " " in unit else f"{unit} you have"
 
 
 def at_value(q: Question, scenario: Scenario, value: float, *, checked: bool = False) -> Scenario:

@@ -5,6 +5,7 @@ numbers (docs/planner.md)."""
 from __future__ import annotations
 
 import dataclasses
+import math
 import sys
 import time
 from collections.abc import Callable
@@ -18,14 +19,23 @@ from ..family import DataLoader, PlannerData
 from ..scenario import Scenario, scenario_from_dict
 from ..validation import InputError, check_choice
 from .curve import CURVE_RUNS, UtilityCurve, measure_curve
+from .design import aggregator_factor, check_design, promised_records
 from .knobs import Question, knob_value
-from .solve import SCHEMES, Answer, noise_scale, solve_scheme
+from .solve import (
+    PROBABILITY,
+    SCHEMES,
+    Answer,
+    Forward,
+    SolveProblem,
+    check_probability,
+    forward,
+    largest_noise,
+    noise_scale,
+    solve_scheme,
+)
 
-__all__ = ["SAMPLING_FACTOR", "PlanResult", "plan_target", "prepare_data", "premise_limits", "version"]
-
-SAMPLING_FACTOR = 4
-"""An answer whose sites hold fewer than 1/SAMPLING_FACTOR of the samples the curve was measured on is flagged:
-sampling error at small N is not in the curve."""
+__all__ = ["NARROW_DECADES", "NARROW_POINTS", "PlanResult", "forward_sentence", "headline", "plan_target",
+           "prepare_data", "premise_limits", "version"]
 
 
 def version() -> str:
@@ -35,8 +45,10 @@ def version() -> str:
 
 @dataclass(frozen=True, eq=False, kw_only=True)
 class PlanResult:
-    """A planner answer: the family, the question, the scenario as given, the data, the curve, one :class:`Answer`
-    per scheme, the limits that apply, the headline sentence, the seed and the time."""
+    """A planner answer: the family, the question, the scenario as given, the data, the curve (studies of the
+    scenario's N), one :class:`Answer` per scheme, the forward answer per scheme (the scenario as it stands; None
+    when its N is beyond the data), the probability p and the design, the limits that apply, the headline sentence,
+    the seed and the time."""
 
     family: str
     question: Question
@@ -49,34 +61,53 @@ class PlanResult:
     seed: int
     seconds: float
     settings: dict[str, Any] = field(default_factory=dict)
+    probability: float = PROBABILITY
+    design: str = "papers"
+    forward: dict[str, Forward] | None = None
+    forward_sentence: str = ""
+    curves: tuple[UtilityCurve, ...] = ()
 
     def guarantees(self) -> dict[str, list[dict]]:
-        """The guarantee records of both schemes at each reachable answer's scenario (every view)."""
+        """The guarantee records of every view of both schemes at each reachable answer: computed by the audit at the
+        noise the runs use (the design's) and measured against the promised budgets (:mod:`.design`)."""
         out: dict[str, list[dict]] = {}
         hooks = FAMILIES[self.family].planner
         for scheme, a in self.answers.items():
             if a.scenario is not None:
-                records = hooks.guarantees(self.data, scenario_from_dict(a.scenario))
-                out[scheme] = [r for r in records if r["algorithm"] == scheme]
+                promised = scenario_from_dict(a.scenario)
+                run = scenario_from_dict(a.noise_scenario) if a.factor > 1.0 else promised
+                records = [r for r in hooks.guarantees(self.data, run) if r["algorithm"] == scheme]
+                out[scheme] = promised_records(records, run, promised, a.factor)
+        return out
+
+    def caveats(self) -> list[str]:
+        """The calibration's caveats at the answers' budgets (e.g. classic calibration at eps >= 1)."""
+        out: list[str] = []
+        for a in self.answers.values():
+            if a.scenario is not None:
+                out += [c for c in scenario_from_dict(a.scenario).caveats() if c not in out]
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        """Everything: the answers (``cape``, ``conv``: answer, interval, predicted, ... or answer None with a
-        reason), the question, settings, seed, version, the curve and the guarantees."""
+        """Everything: the answers (``cape``, ``conv``: answer, probability, interval, predicted, ... or answer None
+        with a reason), the forward answers, the question, settings, seed, version, the curve and the guarantees."""
         fam = FAMILIES[self.family]
         metric = fam.metrics[self.curve.metric]
         out: dict[str, Any] = {scheme: a.to_dict() for scheme, a in self.answers.items()}
         out.update({
-            "sentence": self.sentence, "family": self.family, "algorithm": fam.cape,
+            "sentence": self.sentence, "forward_sentence": self.forward_sentence, "family": self.family,
+            "algorithm": fam.cape,
             "question": {"solve": self.question.knob, "site": None if self.question.site is None else
                          self.scenario.names[self.question.site], "target": self.question.target,
+                         "probability": self.probability, "design": self.design,
                          "metric": metric.name, "metric_label": metric.label,
                          "higher_is_better": metric.higher_is_better,
                          "knob": self.question.words(self.scenario),
                          "current": knob_value(self.question, self.scenario)},
+            "forward": None if self.forward is None else {s: f.to_dict() for s, f in self.forward.items()},
             "scenario": self.scenario.to_dict(), "data": self.data.description, "settings": self.settings,
-            "non_private": self.curve.reference, "limits": list(self.limits), "seed": self.seed,
-            "version": version(), "curve": self.curve.records(),
+            "non_private": self.curve.reference, "limits": list(self.limits), "caveats": self.caveats(),
+            "seed": self.seed, "version": version(), "curve": self.curve.records(), "curve_studies": self.curve.size,
             "curve_profile": dict(zip(self.curve.stage_names, self.curve.profile.tolist(), strict=True)),
             "curve_seconds": self.curve.seconds, "seconds": self.seconds, "guarantees": self.guarantees(),
         })
@@ -92,20 +123,18 @@ def prepare_data(family: str, settings: Any, dataset: Any = None, seed: int = 0,
     return data if loader is None else dataclasses.replace(data, loader=loader)
 
 
-def premise_limits(family: str, answers: dict[str, Answer], data: PlannerData, curve_n: int | None) -> tuple[str, ...]:
-    """Where the method may be wrong for this answer (docs/planner.md, "Limits"), in words from the numbers."""
+def premise_limits(family: str, answers: dict[str, Answer], data: PlannerData, p: float) -> tuple[str, ...]:
+    """Where the method may be wrong for this answer (docs/planner.md, "Checking the premise"), in words from the
+    numbers."""
     out = ["the curve is for CAPE and the conventional scheme, whose noise is one Gaussian term on the aggregate; "
-           "it does not answer for baselines whose noise is not (DPdisPCA, local, the LDA configurations)"]
+           "it does not answer for baselines whose noise is not (DPdisPCA, local, the LDA configurations)",
+           f"the share {p:.0%} comes from {CURVE_RUNS_WORDS}: a normal prediction bound over them; the check measures "
+           "it again on fresh studies with a confidence interval"]
     out.extend(data.premise)
-    if curve_n:
-        for scheme, a in answers.items():
-            if a.scenario is not None:
-                total = sum(int(s["n"]) for s in a.scenario["sites"])
-                if total * SAMPLING_FACTOR < curve_n:
-                    out.append(f"{SCHEMES[scheme]}'s answer has N = {total:,} {data.unit} in all, under a quarter of "
-                               f"the {curve_n:,} the curve was measured on: sampling error is not in the curve (run "
-                               "the check)")
     return tuple(out)
+
+
+CURVE_RUNS_WORDS = "the simulated studies of the curve (each its own data and noise)"
 
 
 def _format(value: float | int | None, integer: bool) -> str:
@@ -122,37 +151,87 @@ def _target_text(family: str, target: float) -> str:
     return f"a {metric.words} of {target:.3g}" if not metric.higher_is_better else f"{metric.words} {target:.3g}"
 
 
-def headline(family: str, q: Question, scenario: Scenario, answers: dict[str, Answer]) -> str:
-    """'capePCA reaches 80% of the non-private result with 1,200 samples per site; the conventional scheme needs
-    2,700.' or the reason either cannot, from the numbers."""
+def _reach_words(family: str, target: float) -> str:
+    """The one definition of "reaches" the user reads: a study's one run, on its own data and noise."""
+    higher = FAMILIES[family].metrics[FAMILIES[family].planner.metric].higher_is_better
+    return (f"a study reaches it when its one run, on its own data and with its own noise, gives "
+            f"{'at least' if higher else 'at most'} {target:g}")
+
+
+def _sizes_words(scenario_dict: dict | None) -> str:
+    """' (sites hold A 8,907, B 17,814, C 26,721)' when the sites' sizes differ."""
+    if scenario_dict is None:
+        return ""
+    sites = scenario_dict["sites"]
+    if len({s["n"] for s in sites}) == 1:
+        return ""
+    shown = ", ".join(f"{s['name']} {s['n']:,}" for s in sites[:6])
+    return f" on average (the sites hold {shown}{', ...' if len(sites) > 6 else ''})"
+
+
+def headline(family: str, q: Question, scenario: Scenario, answers: dict[str, Answer], p: float) -> str:
+    """'capePCA: with samples per site = 1,200, 90 % of fresh studies reach 80% of the non-private result (a study
+    reaches it when ...; half of them already at 950). The conventional scheme needs 2,700, 2.3 times as many.' or
+    the reason either cannot, from the numbers."""
     title = FAMILIES[family].cape
     words = q.words(scenario)
     target = _target_text(family, q.target)
     cape, conv = answers["cape"], answers["conv"]
     if cape.answer is None:
-        first = f"{title} cannot reach {target}: {cape.reason}."
+        first = f"{title} cannot reach {target} in {p:.0%} of fresh studies: {cape.reason}."
+    elif cape.any_value:
+        first = (f"{title} reaches {target} in {p:.0%} of fresh studies with any {words} "
+                 f"({_reach_words(family, q.target)}; the target is met at every noise measured).")
     else:
-        first = f"{title} reaches {target} with {words} = {_format(cape.answer, q.integer)}"
-        if cape.interval is not None and None not in cape.interval:
-            first += f" (uncertainty {_format(cape.interval[0], q.integer)} to {_format(cape.interval[1], q.integer)})"
-        first += "."
+        first = (f"{title}: with {words} = {_format(cape.answer, q.integer)}{_sizes_words(cape.scenario)}, "
+                 f"{p:.0%} of fresh studies reach {target} ({_reach_words(family, q.target)}")
+        if cape.median is not None and cape.median != cape.answer:
+            first += f"; half of them already at {_format(cape.median, q.integer)}"
+        first += ")."
     if conv.answer is None:
         second = f" The conventional scheme cannot: {conv.reason}."
+    elif conv.any_value:
+        second = f" The conventional scheme too, with any {words}."
     else:
         second = f" The conventional scheme needs {_format(conv.answer, q.integer)}"
-        if cape.answer:
+        if cape.answer and not cape.any_value:
             ratio = float(conv.answer) / float(cape.answer)
             second += f", {ratio:.2g} times as many" if q.knob != "eps" else f", {ratio:.2g} times the eps"
         second += "."
     return first + second
 
 
+def forward_sentence(family: str, result_forward: dict[str, Forward] | None, reason: str, p: float,
+                     target: float | None) -> str:
+    """The forward answer in words: 'With the scenario as it stands, capePCA gets 0.83 on average and at least 0.79 in
+    90 % of fresh studies (conventional: 0.52, at least 0.45).'"""
+    if result_forward is None:
+        return f"The scenario as it stands cannot be simulated: {reason}."
+    title = FAMILIES[family].cape
+    higher = FAMILIES[family].metrics[FAMILIES[family].planner.metric].higher_is_better
+    side = "at least" if higher else "at most"
+    words = FAMILIES[family].metrics[FAMILIES[family].planner.metric].words
+    parts = []
+    for scheme, name in (("cape", title), ("conv", "the conventional scheme")):
+        f = result_forward[scheme]
+        text = f"{name} gets a {words} of {f.mean:.3g} on average and {side} {f.reach:.3g} in {p:.0%} of fresh studies"
+        if f.share is not None:
+            text += f"; {f.share:.0%} of the curve's studies there reach {target:g}"
+        parts.append(text)
+    return "With the scenario as it stands, " + ". ".join(part[0].upper() + part[1:] if i else part
+                                                          for i, part in enumerate(parts)) + "."
+
+
 def plan_target(family: str, data: PlannerData, scenario: Scenario, q: Question, *, seed: int = 0,
                 runs: int = CURVE_RUNS, workers: int | None = None, tick: Callable[[str], bool] | None = None,
-                settings: dict[str, Any] | None = None) -> PlanResult:
-    """Answer ``q`` for ``scenario`` on ``data``: measure (or reuse) the utility curve at the scenario's stage
-    profile, then invert it for CAPE and the conventional scheme (:func:`dpcore.planner.solve.solve_scheme`)."""
+                settings: dict[str, Any] | None = None, probability: float = PROBABILITY,
+                design: str = "papers", progress: Callable[[float, str], None] | None = None) -> PlanResult:
+    """Answer ``q`` for ``scenario`` on ``data``: measure (or reuse) the curve of simulated studies of the scenario's N
+    at its stage profile (the forward answer), then invert it for CAPE and the conventional scheme, measuring it
+    again at the answer's N (:func:`dpcore.planner.solve.solve_scheme`), for ``design`` (:mod:`.design`)."""
     family = check_choice(family, "algorithm family", tuple(FAMILIES))
+    p = check_probability(probability)
+    design = check_design(design)
     start = time.perf_counter()
     hooks = FAMILIES[family].planner
     metric = FAMILIES[family].metrics[hooks.metric]
@@ -161,21 +240,79 @@ def plan_target(family: str, data: PlannerData, scenario: Scenario, q: Question,
                          + ("; e.g. 0.8 for 80 %" if hooks.percent else ""), "target")
     noise = hooks.noise(scenario, data.settings)["cape"]
     profile = np.asarray(noise, dtype=float) / float(noise[0]) if noise[0] > 0 else np.ones(len(noise))
-    curve = measure_curve(family, data, profile, runs=runs, seed=seed, workers=workers, tick=tick)
+    limit = data.available if data.available is not None else data.drawable
+    # the scenario's own N, or (beyond what a study may hold: no forward answer) the data's own size, no more
+    size = scenario.total_n if limit is None or scenario.total_n <= limit else min(limit, max(data.size, 2))
+    curves: list[UtilityCurve] = []
+
+    def curve_at(n: int, around: float | None) -> UtilityCurve:
+        grid = None if around is None else around * np.logspace(*NARROW_DECADES, NARROW_POINTS)
+        curve = measure_curve(family, data, profile, size=n, runs=runs, seed=seed, workers=workers, tick=tick,
+                              scales=grid, progress=progress)
+        if grid is not None and _outside(curve, q.target, p):
+            curve = measure_curve(family, data, profile, size=n, runs=runs, seed=seed, workers=workers, tick=tick,
+                                  progress=progress)
+        curves.append(curve)
+        return curve
+
+    first = curve_at(size, None)
+    records_at = _records_at(family, data)
     answers = {}
     for scheme in SCHEMES:
-        if _beyond_reference(metric.higher_is_better, q.target, curve.reference):
-            answers[scheme] = Answer(scheme=scheme, answer=None, reason=(
+        if _beyond_reference(metric.higher_is_better, q.target, first.reference):
+            answers[scheme] = Answer(scheme=scheme, answer=None, probability=p, reason=(
                 f"the target is {'above' if metric.higher_is_better else 'below'} the non-private result "
-                f"({curve.reference:.4g}) on these data: no private run is expected to do better than the data "
+                f"({first.reference:.4g}) on these data: no private run is expected to do better than the data "
                 "without noise"))
         else:
-            answers[scheme] = solve_scheme(curve, scenario, data, q, scheme)
-    curve_n = _curve_samples(data)
-    return PlanResult(family=family, question=q, scenario=scenario, data=data, curve=curve, answers=answers,
-                      limits=premise_limits(family, answers, data, curve_n),
-                      sentence=headline(family, q, scenario, answers), seed=seed,
-                      seconds=time.perf_counter() - start, settings=dict(settings or {}))
+            answers[scheme] = solve_scheme(curve_at, first, SolveProblem(
+                family=family, data=data, scenario=scenario, q=q, scheme=scheme, p=p, design=design,
+                records_at=records_at))
+    fwd, why = _forward(family, data, scenario, first, q.target, p, design, records_at)
+    return PlanResult(family=family, question=q, scenario=scenario, data=data, curve=first, answers=answers,
+                      limits=premise_limits(family, answers, data, p),
+                      sentence=headline(family, q, scenario, answers, p), seed=seed,
+                      seconds=time.perf_counter() - start, settings=dict(settings or {}), probability=p, design=design,
+                      forward=fwd, forward_sentence=forward_sentence(family, fwd, why, p, q.target),
+                      curves=tuple(curves))
+
+
+NARROW_DECADES = (-0.6, 0.6)
+"""The narrow grid of a curve at the answer's N: the previous answer's noise times 10^a .. 10^b."""
+NARROW_POINTS = 10
+"""Noise levels of the narrow grid."""
+
+
+def _outside(curve: UtilityCurve, target: float, p: float) -> bool:
+    """The target's crossing is not inside the narrow grid (measure the family's whole grid instead)."""
+    sigma, why = largest_noise(curve, target, p)
+    return why is not None or math.isinf(sigma)
+
+
+def _records_at(family: str, data: PlannerData) -> Callable[[Scenario, str], list[dict]]:
+    hooks = FAMILIES[family].planner
+
+    def records(run: Scenario, scheme: str) -> list[dict]:
+        return [r for r in hooks.guarantees(data, run) if r["algorithm"] == scheme]
+    return records
+
+
+def _forward(family: str, data: PlannerData, scenario: Scenario, curve: UtilityCurve, target: float, p: float,
+             design: str, records_at: Callable[[Scenario, str], list[dict]]) -> tuple[dict[str, Forward] | None, str]:
+    """The forward answer at the scenario as it stands (None with the reason when its N is not what the curve's
+    studies hold)."""
+    if curve.size != scenario.total_n:
+        return None, (f"its sites hold N = {scenario.total_n:,} {data.unit}, more than "
+                      f"{'the data have' if data.available is not None else 'one simulated study may hold'} "
+                      f"({curve.size:,})")
+    out = {}
+    for scheme in SCHEMES:
+        factor = 1.0
+        if design == "aggregator":
+            factor = aggregator_factor(scenario, lambda run, s=scheme: records_at(run, s)) or math.inf
+        scale = noise_scale(family, scenario, data.settings, scheme, curve.profile) * factor
+        out[scheme] = forward(curve, scale, scheme, p, target)
+    return out, ""
 
 
 def _beyond_reference(higher: bool, target: float, reference: float) -> bool:
@@ -184,23 +321,11 @@ def _beyond_reference(higher: bool, target: float, reference: float) -> bool:
     return target > reference + 1e-12 if higher else target < reference - 1e-12
 
 
-def _curve_samples(data: PlannerData) -> int | None:
-    payload = data.payload
-    sizes = getattr(payload, "sizes", None)
-    if sizes is None and isinstance(payload, tuple):
-        sizes = getattr(payload[1], "sizes", None)
-    return None if sizes is None else int(np.sum(sizes))
-
-
-def scheme_noise(result: PlanResult) -> dict[str, float]:
-    """The common noise scale of each scheme at the scenario as given."""
-    return {s: noise_scale(result.family, result.scenario, result.data.settings, s, result.curve.profile)
-            for s in SCHEMES}
-
-
-def question_sentence(family: str, scenario: Scenario, q: Question, data_description: str) -> str:
+def question_sentence(family: str, scenario: Scenario, q: Question, data_description: str,
+                      probability: float = PROBABILITY) -> str:
     """What the planner will answer, from the inputs it will run: 'For capePCA on <data>, with the 5 sites of the
-    scenario (N_s = 1,000; eps = 1, delta = 1e-05): the samples per site at which it reaches 80% of ...'."""
+    scenario (N_s = 1,000; eps = 1, delta = 1e-05): the samples per site at which 90 % of fresh studies of capePCA
+    and of the conventional scheme reach 80% of ...'."""
     sizes, eps, delta = scenario.sizes, scenario.eps, scenario.delta
 
     def same(values, fmt: str) -> str:
@@ -210,5 +335,6 @@ def question_sentence(family: str, scenario: Scenario, q: Question, data_descrip
     fam = FAMILIES[family]
     return (f"For {fam.cape} on {data_description}, with the {scenario.n_sites} sites of the scenario (N_s "
             f"{same(sizes, ',')}; eps {same(eps, 'g')}, delta {same(delta, 'g')}; {scenario.calibration} "
-            f"calibration): the {q.words(scenario)} at which {fam.cape} and the conventional scheme reach "
-            f"{_target_text(family, q.target)}, everything else held as the scenario has it.")
+            f"calibration): the {q.words(scenario)} at which {probability:.0%} of fresh studies of {fam.cape} and of "
+            f"the conventional scheme reach {_target_text(family, q.target)}, everything else held as the scenario "
+            "has it.")

@@ -5,13 +5,15 @@ read it again."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ..experiments.families import FAMILIES
 from ..family import DataLoader, PlannerSource
 from ..validation import InputError, check_choice
 
-__all__ = ["SYNTHETIC", "planner_sources", "read_bundled", "read_upload", "source_settings"]
+__all__ = ["SYNTHETIC", "planner_sources", "proxy_data", "read_bundled", "read_upload", "source_settings",
+           "upload_shape"]
 
 SYNTHETIC = "synthetic"
 """The source of a family whose table offers none: the settings' synthetic model."""
@@ -67,3 +69,33 @@ def read_bundled(family: str, source: str) -> tuple[Any, DataLoader | None]:
     kept = getattr(dataset, "options", None)
     return dataset, DataLoader(module=src.bundled.__module__, function=src.bundled.__name__,
                                options=dict(kept) if isinstance(kept, dict) else {})
+
+
+def upload_shape(dataset: Any) -> tuple[int, int]:
+    """(N, D) of an uploaded data set: samples (documents) and features (vocabulary words), all a proxy reads."""
+    corpus = getattr(dataset, "corpus", None)
+    if corpus is not None:
+        return int(corpus.n), int(corpus.dim)
+    values = getattr(dataset, "values", None)
+    if values is not None:
+        return int(values.shape[0]), int(values.shape[1])
+    return int(dataset.n_samples), int(dataset.dim)
+
+
+def proxy_data(family: str, source: str, dataset: Any, k: int | None, seed: int) -> Any:
+    """The public proxy of an upload (docs/planner.md, "Data"): the family's synthetic source with the upload's
+    dimension D (and the source's fixed fields, e.g. capeAGN's model), K as asked; nothing of the file is read but
+    its N and D, and the description says so."""
+    from .plan import prepare_data  # the plan module imports the family table; sources stays below it
+
+    sources = planner_sources(family)
+    synthetic = next(name for name, src in sources.items() if not src.upload and src.bundled is None
+                     and src.fields.get("dataset", "synthetic") == "synthetic")
+    n, dim = upload_shape(dataset)
+    fields = {**sources[source].fields, "dim": dim, **({} if k is None else {"k": k})}
+    fields.pop("features", None)
+    settings = FAMILIES[family].sweep.data(**{**sources[synthetic].fields, **fields})
+    data = prepare_data(family, settings, None, seed)
+    name = getattr(dataset, "name", "your file")
+    return replace(data, description=f"public proxy of {name}: {data.description}; of {name} only its size (N = "
+                   f"{n:,}) and dimension (D = {dim:,}) were read", key=f"proxy|{data.key}")

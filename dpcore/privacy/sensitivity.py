@@ -45,7 +45,8 @@ from typing import Literal, get_args
 from ..validation import InputError, check_choice, check_positive, check_positive_int
 
 __all__ = ["LDA_STATISTICS", "NEIGHBOURING", "STATISTICS", "LdaStatistic", "Neighbouring", "Statistic",
-           "lda_sensitivity", "lda_sensitivity_unchecked", "sensitivity", "sensitivity_unchecked"]
+           "lda_sensitivity", "lda_sensitivity_unchecked", "sensitivity", "sensitivity_unchecked", "statistic_bound",
+           "statistic_entries"]
 
 Neighbouring = Literal["replace-one", "as-published"]
 NEIGHBOURING: tuple[Neighbouring, ...] = get_args(Neighbouring)
@@ -93,6 +94,25 @@ def sensitivity_unchecked(statistic: Statistic, n: int, neighbouring: Neighbouri
     if statistic == "mog-m3":
         return (2.0 + 6.0 * dim * sigma2) / n
     raise ValueError(f"unknown statistic {statistic!r}")
+
+
+def statistic_entries(statistic: Statistic, dim: int) -> int:
+    """Unique entries of one release of ``statistic`` (its noise is drawn per unique entry): 1 for the mean,
+    D (D + 1) / 2 for a second moment, C(D + 2, 3) for a third."""
+    if statistic == "mean":
+        return 1
+    order = 3 if statistic.endswith("m3") else 2
+    return math.comb(int(dim) + order - 1, order)
+
+
+def statistic_bound(statistic: Statistic, sigma2: float | None = None) -> float:
+    """A bound on |entry| of ``statistic`` under the sensitivities' premise (||x|| <= 1, one-hot words): 1, except
+    MOG's moments, whose sigma^2 corrections add sigma^2 (M2) and 3 sigma^2 (M3: m_i [j = k] + ... per entry)."""
+    if statistic == "mog-m2":
+        return 1.0 + float(sigma2 or 0.0)
+    if statistic == "mog-m3":
+        return 1.0 + 3.0 * float(sigma2 or 0.0)
+    return 1.0
 
 
 def lda_sensitivity(statistic: str, n: int, alpha0: float) -> float:

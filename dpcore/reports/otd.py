@@ -1,13 +1,15 @@
 """A capeAGN comparison as a :class:`~dpcore.reports.Report` (the capeAGN page's and ``python -m dpcore otd``'s
-result): settings, every view's guarantee (:func:`dpcore.otd.guarantees.comparison_guarantees`), a bar chart, and a
-script that repeats :func:`dpcore.otd.compare_algorithms` on the same synthetic model, scenario and seed (uploaded
-data: the script says which file and settings it needs, and stops)."""
+result): settings, every view's guarantee (:func:`dpcore.otd.guarantees.comparison_guarantees`), the bits per value
+of each algorithm (``bits_per_value`` of the results, None: float64 or no finished run; a summary sentence when one
+used a ring), a bar chart, and a script that repeats :func:`dpcore.otd.compare_algorithms` on the same synthetic
+model, scenario and seed (uploaded data: the script says which file and settings it needs, and stops)."""
 
 from __future__ import annotations
 
 from dataclasses import asdict
 from typing import Any
 
+from ..family import ring_sentence
 from ..otd import ALGORITHMS, METRICS, OtdComparison, SyntheticSpec
 from ..otd.guarantees import comparison_guarantees
 from .common import Report, plotly_objects, script_text
@@ -41,8 +43,10 @@ def otd_report(result: OtdComparison, *, spec: SyntheticSpec | None, source: str
     settings = {"algorithm_family": "otd", "data": source, "model": None if spec is None else asdict(spec),
                 "settings": asdict(result.settings), "algorithms": list(result.algorithms), "runs": result.runs,
                 "path": result.path.path}
+    bits = result.bits_per_value()
     rows = [{"algorithm": ALGORITHMS[s.algorithm].title, "metric": METRICS[s.metric].label, "mean": s.mean,
-             "std": s.std, "runs": s.runs, "failed": s.failed} for s in result.summaries]
+             "std": s.std, "runs": s.runs, "failed": s.failed, "bits_per_value": bits.get(s.algorithm)}
+            for s in result.summaries]
     best = result.summary("cape") if "cape" in result.algorithms else None
     summary = [x for x in (sentence,) if x]
     if best is not None and best.mean is not None:
@@ -51,6 +55,9 @@ def otd_report(result: OtdComparison, *, spec: SyntheticSpec | None, source: str
                           if "conv" in result.algorithms and result.summary("conv").mean is not None else "") + ".")
     summary.append(f"{scenario.n_sites} sites, N = {scenario.total_n:,}; {result.runs} runs, seed {result.seed}; "
                    f"data: {source}.")
+    ring = ring_sentence(bits, {name: entry.title for name, entry in ALGORITHMS.items()})
+    if ring:
+        summary.append(ring)
     if spec is not None:
         body = (f"scenario = scenario_from_dict(json.loads({scenario.to_json(None)!r}))\n"
                 f"spec = SyntheticSpec(**{asdict(spec)!r})\n"

@@ -1,11 +1,13 @@
 """A capePCA comparison as a :class:`~dpcore.reports.Report` (the capePCA page's and ``python -m dpcore pca``'s
-result): the settings that reproduce it, the guarantee of every view of every algorithm, a bar chart, and a script
+result): the settings that reproduce it, the guarantee of every view of every algorithm, the bits per value of each
+(``bits_per_value`` of the results, None: float64; a summary sentence when one used a ring), a bar chart, and a script
 that repeats :func:`dpcore.pca.prepare_pca` and :func:`dpcore.pca.compare_pca` with the same data, scenario and seed."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..family import ring_sentence
 from ..pca import ALGORITHMS, METRICS, PcaComparison, PcaSetup
 from ..pca.guarantees import privacy_guarantees
 from ..pca.story import story_sentence
@@ -66,9 +68,11 @@ def pca_report(setup: PcaSetup, comparison: PcaComparison, *, source: dict[str, 
                 "preprocessing": preprocessing, "scale": scale, "by_label": by_label,
                 "allow_replacement": allow_replacement, "algorithms": list(algorithms), "runs": runs, "rank": rank,
                 "solver_dtype": setup.problem.solver_dtype}
+    bits = comparison.bits_per_value()
     results = [{"algorithm": ALGORITHMS[m.algorithm].title, "metric": METRICS[m.metric].label, "mean": m.mean,
-                "std": m.std, "runs": m.runs} for m in comparison.summary]
-    summary = [s for s in (story_sentence(comparison),) if s]
+                "std": m.std, "runs": m.runs, "bits_per_value": bits[m.algorithm]} for m in comparison.summary]
+    titles = {name: entry.title for name, entry in ALGORITHMS.items()}
+    summary = [s for s in (story_sentence(comparison), ring_sentence(bits, titles)) if s]
     summary.append(f"Data: {setup.dataset.name}, D = {setup.problem.dim}, K = {setup.problem.k}; "
                    f"{scenario.n_sites} sites, N = {scenario.total_n:,}; {runs} runs, seed {seed}.")
     imports, data_code, argument = _dataset_code(source, seed)

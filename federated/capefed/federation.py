@@ -43,7 +43,7 @@ from .deployment import (
     worker_command,
     write_secret,
 )
-from .dp import MAX_JSON_BYTES, NOISE_VARIANTS, load_json, read_file
+from .dp import MAX_JSON_BYTES, InputError, federated_variant, federated_variants, load_json, read_file
 from .messages import message_log_round, write_log
 from .processes import (
     TAG_VARIABLE,
@@ -540,9 +540,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--secure", action="store_true",
                         help="TLS (a throw-away CA) and SuperNode authentication (registered keys) instead of insecure "
                              "mode")
-    parser.add_argument("--noise", choices=tuple(NOISE_VARIANTS), default="helper",
-                        help="who makes the zero-sum noise: a helper node, or the sites by a secure sum "
-                             "(default: %(default)s)")
+    parser.add_argument("--noise", default="helper", metavar="{" + ",".join(federated_variants()) + "}",
+                        help="who makes the zero-sum noise: a helper node, or the sites by a secure sum; the variants "
+                             "of dpcore's noise-variant table that the Flower round runs (default: %(default)s)")
     parser.add_argument("--drop", choices=[s["name"] for s in DEMO_SITES], default=None,
                         help="kill this site's process after the noise was set up and before it releases; the round "
                              "completes with the survivors")
@@ -552,6 +552,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="capeAGN's third-moment path: dense (D x D x D noise) or projected (K x K x K noise, W "
                              "sent to the helper; one exchange more) (default: %(default)s)")
     args = parser.parse_args(argv)
+    try:
+        federated_variant(args.noise, "--noise")
+    except InputError as exc:  # one line, before any process starts
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     # Ctrl-C, kill and a closed terminal all end in the same clean-up (SIGINT explicitly: a shell may have started
     # this process with it ignored).
     signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -50,6 +50,7 @@ __all__ = [
     "show_link_error",
     "widget_options",
     "widget_range",
+    "wrap_chips",
 ]
 
 STATISTIC_HELP = (
@@ -97,6 +98,15 @@ def show_chart(fig, title: str, *, key: str, height: int = 360, top: int = CHART
     fig.update_layout(height=height, margin={**CHART_MARGIN, "t": top},
                       legend={"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0, "xanchor": "left"})
     st.plotly_chart(fig, width="stretch", key=key, config=CHART_CONFIG)
+
+
+def wrap_chips(key: str) -> None:
+    """Let the chosen values of the multiselect ``key`` wrap onto as many lines as they need. Streamlit 1.67 keeps them
+    on one line that scrolls sideways, so in a narrow column the last ones are cut off or out of sight (capePCA's
+    Algorithms at 1,400 px hid "non-dp pool"); tests/test_browser.py checks that every chosen value is in view."""
+    st.html(f"<style>.st-key-{key} [data-testid='stMultiSelectTagsContainer'] {{flex-wrap: wrap; overflow: visible; "
+            f"height: auto}} .st-key-{key} div:has(> [data-testid='stMultiSelectTagsContainer']) {{height: auto; "
+            "max-height: none}}</style>")
 
 
 def headline(scenario: Scenario) -> None:
