@@ -27,9 +27,9 @@ import pytest
 from capefed.demo import prepare_demo, simulate
 from capefed.federation import Federation, tagged_processes
 from capefed.rounds import settings_from_run_config
-from federated_views import held_from_exchanges, knowledge, ledger_problems, worst
+from federated_views import held_from_exchanges, knowledge, ledger_problems, site_ledger, worst
 
-from dpcore.federation import SiteBudget, plan_round, read_ledger
+from dpcore.federation import RoundAccount, SiteBudget, plan_round, round_accounts
 
 pytestmark = pytest.mark.federated
 
@@ -102,7 +102,7 @@ def _within_promise(result: dict[str, Any]) -> list[tuple[str, str, float, float
     rows = worst(result["plan"], know)
     for stage, site, eps, promise in rows:
         assert eps <= promise * (1 + 1e-9), (stage, site, eps, promise, know[stage])
-    ledgers = {n["name"]: read_ledger(n["ledger"], n["name"], n["budget-eps"], n["budget-delta"])
+    ledgers = {n["name"]: site_ledger(n)
                for n in result["nodes"] if n.get("role") == "site"}
     assert ledger_problems(result["plan"], rows, result["round"], ledgers) == []  # the ledgers tell the truth
     return rows
@@ -128,9 +128,9 @@ def _replies(result: dict[str, Any], action: str, site: str) -> list[dict[str, A
             if i["action"] == action and i["site"] == site and i["reply"] is not None]
 
 
-def _ledger_rounds(lab: Lab, site: str) -> list[str]:
-    node = next(n for n in lab.demo.nodes if n.get("name") == site)
-    return [e.round for e in read_ledger(node["ledger"], site, node["budget-eps"], node["budget-delta"]).entries]
+def _account(lab: Lab, site: str, round_id: str) -> RoundAccount:
+    """The round as the site's ledger holds it (reserved at set-up, spent stages, settled)."""
+    return round_accounts(site_ledger(next(n for n in lab.demo.nodes if n.get("name") == site)))[round_id]
 
 
 def test_a_false_claim_after_a_release_never_unmasks_it(lab):
@@ -140,7 +140,9 @@ def test_a_false_claim_after_a_release_never_unmasks_it(lab):
     assert held and held[0]["reply"]["arrays"]["masked"].dtype == np.uint64  # the aggregator holds it, masked
     rows = _within_promise(result)
     assert _eps(rows, "east") == 0.0  # its self-mask seed never rebuilt: nothing of east's statistic is known
-    assert result["round"] in _ledger_rounds(lab, "east")  # east released (masked) and counted it
+    # east reserved the round, released it masked and never signed a survivor set holding itself: its stage is void
+    account = _account(lab, "east", result["round"])
+    assert account.settled and account.spent == () and account.void == ("A",)
 
 
 def test_a_false_claim_after_a_release_with_a_helper(lab):
@@ -155,7 +157,8 @@ def test_a_false_claim_before_a_release(lab):
     result = lab.run({"attack": "false-claim-before", "victim": "east"})
     _released_without(lab, result, "east")
     assert _eps(_within_promise(result), "east") == 0.0
-    assert result["round"] not in _ledger_rounds(lab, "east")  # never asked, never released
+    account = _account(lab, "east", result["round"])  # never asked, never released: reserved, then void
+    assert account.settled and account.spent == () and account.void == ("A",)
 
 
 def test_a_held_back_request_answered_after_the_recovery_stays_masked(lab):
@@ -217,7 +220,7 @@ def test_an_honest_aggregator_and_a_slow_site(lab):
     late = [i for i in result["record"]["items"] if i["late"]]
     assert [(i["site"], i["action"], i["reply"]["config"]["status"]) for i in late] == [("east", "release", "ok")]
     assert _eps(_within_promise(result), "east") == 0.0
-    assert result["round"] in _ledger_rounds(lab, "east")
+    assert _account(lab, "east", result["round"]).spent == ()  # reserved; never signed for: void once settled
 
 
 def test_a_worker_killed_mid_reply_recovers_by_itself(lab):

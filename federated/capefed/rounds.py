@@ -12,6 +12,11 @@
 5. **output**: capePCA publishes the top-K eigenvectors, capeAGN whitens M2 and decomposes M3; nothing non-finite is
    ever published. The outcome lists the sites that took part, those dropped and why, and the audit of what was
    released (``dpcore.federation.dropout_audit``).
+6. **the end** (:mod:`capefed.agg_result`): every site gets the round's status and published result; each computes
+   the audit of its own views, settles the round in its ledger and keeps the result.
+
+Every request carries the approved study (``study=`` in the run configuration): a round without one is refused
+before anything is sent.
 
 Several rounds run side by side (:func:`run_rounds`): the requests all rounds have for a node at the same step
 travel as one bundle. Every message is logged (:class:`dpcore.federation.LogEntry`) with the names
@@ -29,6 +34,7 @@ import numpy as np
 from . import dp
 from .agg_hello import hello
 from .agg_noise import helper_shares, noise_setup
+from .agg_result import deliver
 from .agg_stage import stage
 from .messages import BUNDLE, Payload, bundle, site_label, unbundle
 from .outcome import RoundOutcome, RoundStopped
@@ -104,10 +110,23 @@ def _finite(aggregates: Mapping[str, np.ndarray], outputs: Mapping[str, np.ndarr
 
 
 def _run(r: RoundState) -> Generator[Any, Any, RoundOutcome]:
+    """The round, then its end sent to every site (:func:`capefed.agg_result.deliver`)."""
+    start = time.perf_counter()
+    outcome = yield from _round(r)
+    yield from deliver(r, outcome)
+    outcome.seconds = time.perf_counter() - start
+    return outcome
+
+
+def _round(r: RoundState) -> Generator[Any, Any, RoundOutcome]:
     s = r.settings
     secret = _secret(s.seed)
     start = time.perf_counter()
     outcome = RoundOutcome(algorithm=r.algorithm, status="stopped", log=r.log, exchanges=r.exchanges)
+    if not s.study:
+        outcome.status, outcome.reason = "refused", ("the run configuration names no approved study (study=...): "
+                                                     "every site answers only rounds of a study it signed")
+        return outcome
     try:
         helper = yield from hello(r)
         helper = helper if dp.NOISE_VARIANTS[s.round.noise].helper else None

@@ -1,6 +1,7 @@
 """The aggregator's settings of one round, read from the run configuration (``federated/pyproject.toml``,
 ``[tool.flwr.app.config]``) with every key checked: its type, finite numbers, time limits in (0, MAX_TIMEOUT], counts
-bounded."""
+bounded; ``study`` names the approved study (``capefed-signed-study-v1``) every request carries, ``mode`` "real" or
+"dry-run"."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import dp
+from .studyfile import read_signed_study
+from .trust import MODES
 
 __all__ = ["DEFAULT_GRACE", "MAX_TIMEOUT", "AggregatorSettings", "check_run_config", "settings_from_run_config"]
 
@@ -34,12 +37,20 @@ class AggregatorSettings:
     round_id: str = "round"
     roster: str | None = None
     grace: float = DEFAULT_GRACE
+    study: str | None = None
+    approvals: tuple[bytes, ...] = ()
+    mode: str = "real"
+
+    def study_fields(self) -> dict[str, Any]:
+        """What every request carries about the study: its text, every site's approval (sites sorted by name) and
+        the round's mode ("real" or "dry-run")."""
+        return {"study": self.study or "", "approvals": list(self.approvals), "mode": self.mode}
 
     def public(self) -> dict[str, Any]:
         """What every site needs to read its data for this round: the algorithm, the round id and capeAGN's model
-        (with D for the single topic model, sigma^2 and the norm bound for the Gaussian mixture)."""
+        (with D for the single topic model, sigma^2 and the norm bound for the Gaussian mixture), and the study."""
         r = self.round
-        out: dict[str, Any] = {"algorithm": r.algorithm, "round": self.round_id}
+        out: dict[str, Any] = {"algorithm": r.algorithm, "round": self.round_id, **self.study_fields()}
         if r.algorithm == "capeAGN":
             out["model"] = r.model
             if r.model == "stm":
@@ -66,7 +77,7 @@ _RUN_TYPES: dict[str, tuple[type, ...]] = {
     "connect-timeout": (int, float), "agn-sigma2": (int, float), "agn-norm-bound": (int, float),
     "neighbouring": (str,), "calibration": (str,), "solver": (str,), "agn-model": (str,), "agn-path": (str,),
     "m3-noise": (str,), "noise": (str,), "roster": (str,), "algorithms": (str,), "out": (str,), "poll": (int, float),
-    "checkpoint": (str,), "grace": (int, float)}
+    "checkpoint": (str,), "grace": (int, float), "study": (str,), "mode": (str,)}
 MAX_TIMEOUT = 86_400.0
 
 
@@ -113,11 +124,19 @@ def settings_from_run_config(run_config: Mapping[str, Any], algorithm: str, roun
                                 **_law(run_config))
     seed = run_config.get("seed", -1)
     roster = str(run_config.get("roster", "")) or None
+    study, approvals = None, ()
+    if run_config.get("study"):
+        signed = read_signed_study(str(run_config["study"]))
+        study, approvals = signed.study.text, tuple(signed.signatures)
+    mode = str(run_config.get("mode", "real"))
+    if mode not in MODES:
+        raise ValueError(f"run configuration mode must be one of {', '.join(MODES)} (got {mode[:40]!r})")
     return AggregatorSettings(round=settings, sites=int(run_config["sites"]),
                               seed=None if isinstance(seed, int) and seed < 0 else seed,
                               dim=int(run_config["agn-dim"]) if algorithm == "capeAGN" and model == "stm" else None,
                               timeout=float(run_config["timeout"]),
                               connect_timeout=float(run_config["connect-timeout"]), round_id=round_id, roster=roster,
-                              grace=float(run_config.get("grace", DEFAULT_GRACE)))
+                              grace=float(run_config.get("grace", DEFAULT_GRACE)), study=study, approvals=approvals,
+                              mode=mode)
 
 
