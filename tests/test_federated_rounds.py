@@ -6,6 +6,7 @@ naming the site with nothing released."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import itertools
 from collections.abc import Callable
 
@@ -97,11 +98,18 @@ class Intercepting(InMemoryTransport):
         return replies
 
 
-def _round(demo, algorithm, *, nodes=None, transport_cls=InMemoryTransport, config=None, **hooks):
+def _round(demo, algorithm, *, nodes=None, transport_cls=InMemoryTransport, config=None, changes=None, sites=None,
+           **hooks):
+    """One round; ``changes``: round settings the aggregator uses in place of the study's, ``sites``: the sites it
+    expects in place of the study's (an aggregator that deviates from the study)."""
     run_config = dict(demo.run_config) | (config or {})
     nodes = nodes if nodes is not None else demo.nodes
     transport = transport_cls([party_node(n) for n in nodes], **hooks)
     settings = settings_from_run_config(run_config, algorithm, _rid(algorithm))
+    if changes:
+        settings = dataclasses.replace(settings, round=dataclasses.replace(settings.round, **changes))
+    if sites is not None:
+        settings = dataclasses.replace(settings, sites=sites)
     return run_round(transport, settings), transport, settings
 
 
@@ -352,7 +360,7 @@ def test_a_site_answering_for_other_values_is_caught_by_the_aggregator(demo):
 
 
 def test_a_design_failing_the_audit_is_refused_before_any_noise(demo):
-    outcome, transport, _ = _round(demo, "capePCA", transport_cls=Intercepting, config={"solver": "general"})
+    outcome, transport, _ = _round(demo, "capePCA", transport_cls=Intercepting, changes={"solver": "general"})
     assert outcome.status == "refused"
     assert "audit fails" in outcome.reason and "aggregator view" in outcome.reason
     assert [a for a, _, _ in transport.seen] == ["hello"] * 4  # the helper was never asked for noise
@@ -395,7 +403,7 @@ def _as_fourth_site(nodes):
 def test_the_round_needs_one_helper_and_the_expected_sites(demo, change, sites, words):
     nodes = copy.deepcopy(list(demo.nodes))
     change(nodes)
-    outcome, _, _ = _round(demo, "capePCA", nodes=nodes, config={"sites": sites})
+    outcome, _, _ = _round(demo, "capePCA", nodes=nodes, sites=sites)
     assert outcome.status == "stopped" and words in outcome.reason, outcome.reason
 
 

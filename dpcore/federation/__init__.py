@@ -83,6 +83,7 @@ from .outputs import pca_output, tensor_output, whitening_output
 from .plan import (
     AGN_PATHS,
     DEFAULT_M3_NOISE,
+    ROUND_OUTPUTS,
     ROUND_STAGES,
     RoundPlan,
     RoundSettings,
@@ -104,8 +105,12 @@ from .site import (
     stm_site,
 )
 from .study import STUDY_FORMAT, Exposure, Study, StudyAlgorithm, parse_study, round_problem, site_exposure, study_text
+from .studytext import describe_exposure, describe_study
 
 __all__ = [
+    "describe_exposure",
+    "describe_study",
+    "ROUND_OUTPUTS",
     "AGN_PATHS",
     "DEFAULT_M3_NOISE",
     "GENERATORS",

@@ -35,11 +35,19 @@ from ..validation import (
 )
 from .site import noise_shape, noise_size, noise_unique
 
-__all__ = ["AGN_PATHS", "DEFAULT_M3_NOISE", "ROUND_STAGES", "RoundPlan", "RoundSettings", "RoundStage", "SiteBudget",
+__all__ = ["AGN_PATHS", "DEFAULT_M3_NOISE", "ROUND_OUTPUTS", "ROUND_STAGES", "RoundPlan", "RoundSettings", "RoundStage", "SiteBudget",
            "budget_digest", "plan_round"]
 
 ROUND_STAGES: dict[str, tuple[str, ...]] = {"capePCA": ("A",), "capeAGN": ("M2", "M3")}
 """The algorithms a federated round runs and their stages, in order."""
+ROUND_OUTPUTS: dict[str, str] = {
+    "capePCA": "the top K principal components (eigenvectors) of the sites' pooled second moment A, from one noisy "
+               "release of A per site",
+    "capeAGN": "the K components and weights of a latent-variable model (a single topic model or a Gaussian "
+               "mixture), from two noisy releases per site: the second moment M2, then the third moment projected on "
+               "the whitening W",
+}
+"""What a federated round of each algorithm publishes, in words (a study's review prints it)."""
 DEFAULT_M3_NOISE: str = OtdSettings.__dataclass_fields__["m3_noise"].default
 """The third-moment noise law a federated round draws unless told otherwise: the in-process capeAGN's default."""
 AGN_PATHS = ("dense", "projected")

@@ -39,6 +39,8 @@ from dpcore.federation import (
     composed_mu,
     create_ledger,
     decode_release,
+    describe_exposure,
+    describe_study,
     design_matches,
     dropout_audit,
     encode_release,
@@ -107,10 +109,13 @@ from dpcore.otd import WhiteningError, evaluate, make_model, mog_norm_bound, sam
 from dpcore.pca import captured_energy
 from dpcore.scenario import Site
 from dpcore.seeding import fresh_secret, party_key, party_rng, secret_bytes, secure_rng
-from dpcore.textio import MissingFile, load_json, read_file
+from dpcore.textio import MissingFile, decode_text, load_json, read_file
 from dpcore.validation import InputError
 
 __all__ = [
+    "describe_exposure",
+    "describe_study",
+    "decode_text",
     "ROUND_STATUSES",
     "composed_eps",
     "composed_mu",

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,9 +63,12 @@ def make_identity(path: str | Path) -> str:
     key as hex (what goes into the roster)."""
     key = Ed25519PrivateKey.generate()
     raw = key.private_bytes(_RAW, serialization.PrivateFormat.Raw, serialization.NoEncryption())
-    path = Path(path)
-    path.write_text(raw.hex() + "\n")
-    path.chmod(0o600)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # never readable by others, not for a moment
+    try:
+        os.fchmod(fd, 0o600)
+        os.write(fd, (raw.hex() + "\n").encode())
+    finally:
+        os.close(fd)
     return key.public_key().public_bytes(_RAW, serialization.PublicFormat.Raw).hex()
 
 
