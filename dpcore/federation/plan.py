@@ -35,8 +35,8 @@ from ..validation import (
 )
 from .site import noise_shape, noise_size, noise_unique
 
-__all__ = ["AGN_PATHS", "DEFAULT_M3_NOISE", "ROUND_OUTPUTS", "ROUND_STAGES", "RoundPlan", "RoundSettings", "RoundStage", "SiteBudget",
-           "budget_digest", "plan_round"]
+__all__ = ["AGN_PATHS", "DEFAULT_M3_NOISE", "ROUND_OUTPUTS", "ROUND_STAGES", "RoundPlan", "RoundSettings", "RoundStage",
+           "SiteBudget", "budget_digest", "plan_round"]
 
 ROUND_STAGES: dict[str, tuple[str, ...]] = {"capePCA": ("A",), "capeAGN": ("M2", "M3")}
 """The algorithms a federated round runs and their stages, in order."""

@@ -44,7 +44,7 @@ def _ids(owner: str) -> tuple[int, int]:
     try:
         user = pwd.getpwnam(owner)
     except KeyError:
-        raise CommandError(f"there is no user {owner!r} on this host (federated/deploy/install.sh creates it)") from None
+        raise CommandError(f"there is no user {owner!r} on this host (federated/deploy/install.sh makes it)") from None
     return user.pw_uid, grp.getgrgid(user.pw_gid).gr_gid
 
 
