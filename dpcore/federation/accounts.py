@@ -14,7 +14,13 @@ So a void stage revealed nothing of the site's data, whatever the aggregator say
 signed for counts as spent even if the aggregator says it published nothing (it held every share it needed to unmask
 it). A round is settled when the site receives the round's end (its result) or, failing that, once its own
 ``deadline`` between steps has certainly passed for every step a round can have (:func:`stale_rounds`): after that
-it refuses every request of the round, so a void stage can never be signed for later.
+it refuses every request of the round, so a void stage can never be signed for later. A round settled that way
+(its end never received) is **counted in full**: the last events of a ledger, written after the site last reported
+its head to the other sites, can be cut off without the chain or the other sites noticing (a valid prefix they have
+not seen yet); if a ``spend`` event were among them, the round would otherwise look void and its budget come back.
+The only events that can be lost that way are a round's ``spend`` and ``settle``; its reservation was reported in the
+signed reservation every other site holds (a ledger shorter than that is refused by them,
+:func:`peer_problem`), and an open reservation counts in full until a settlement, which then counts it in full.
 
 **Composition.** Gaussian mechanisms compose exactly: k releases with mu_i are one with mu = sqrt(sum mu_i^2)
 (mu-GDP, Dong, Roth and Su); eps at the ledger's delta_total is :func:`composed_eps`. So k rounds of the same design
@@ -120,7 +126,9 @@ def round_accounts(ledger: Ledger) -> dict[str, RoundAccount]:
             a = out[d["round"]]
             out[d["round"]] = RoundAccount(**{**vars(a), "spent": (*a.spent, d["stage"])})
         elif event.kind == "settle" and d["round"] in out:
-            out[d["round"]] = RoundAccount(**{**vars(out[d["round"]]), "settled": True, "reason": d["reason"]})
+            a = out[d["round"]]  # a stage the settlement counts as spent is spent, whatever spend events say
+            spent = (*a.spent, *(s for s in d["spent"] if s not in a.spent))
+            out[d["round"]] = RoundAccount(**{**vars(a), "spent": spent, "settled": True, "reason": d["reason"]})
     return out
 
 
@@ -232,18 +240,22 @@ def spend_event(ledger: Ledger, round_id: str, stage: str, peers: Mapping[str, L
     return "spend", {"round": round_id, "stage": stage, "peers": {n: h.to_list() for n, h in peers.items()}}
 
 
-def settle_event(ledger: Ledger, round_id: str, reason: str) -> Event:
-    """The end of a round at this site: its spent stages stay counted, the others are void."""
+def settle_event(ledger: Ledger, round_id: str, reason: str, in_full: bool = False) -> Event:
+    """The end of a round at this site: its spent stages stay counted, the others are void (``in_full``: every
+    reserved stage counts as spent, none is void)."""
     account = open_round(ledger, round_id)
-    spent = [s.stage for s in account.stages if s.stage in account.spent]
-    void = [s.stage for s in account.stages if s.stage not in account.spent]
+    spent = [s.stage for s in account.stages if in_full or s.stage in account.spent]
+    void = [s.stage for s in account.stages if s.stage not in spent]
     return "settle", {"round": round_id, "spent": spent, "void": void, "reason": reason[:300]}
 
 
 def stale_rounds(ledger: Ledger, now: float, horizon: float) -> list[Event]:
     """Settlements of the rounds reserved more than ``horizon`` seconds ago and still open: the site's own deadline
-    between two steps times the steps a round can have, after which it refuses every request of the round."""
-    return [settle_event(ledger, a.round, f"no step within {horizon:g} s: the round is over at this site")
+    between two steps times the steps a round can have, after which it refuses every request of the round. Such a
+    round is counted in full (module docstring: a site that never received a round's end cannot tell a void stage from
+    a spend event cut off the end of its ledger)."""
+    return [settle_event(ledger, a.round, f"no step within {horizon:g} s and no end received: the round is over at "
+                                          "this site, counted in full", in_full=True)
             for a in round_accounts(ledger).values() if not a.settled and now - a.reserved_at > horizon]
 
 
