@@ -153,7 +153,7 @@ class SiteParty:
         refuses when its values changed since its statement, the plan breaks its promise or its limits, the round is
         outside the study it signed or its ledger cannot back it, or the plan is not the one it set up with."""
         ctx = round_context(c, self.roster)
-        sr = study_round(c, self.roster)
+        sr = study_round(c, self.roster, self.name)
         self._bind(ctx, step)
         private = self.state.get(self.key(ctx.round_id, "key"))
         if private is None:
@@ -180,7 +180,7 @@ class SiteParty:
     def hello(self, c: Mapping[str, Any]) -> Payload:
         round_id = text(c, "round")
         algorithm = text(c, "algorithm", choices=tuple(dp.ROUND_STAGES))
-        sr = study_round(c, self.roster)
+        sr = study_round(c, self.roster, self.name)
         ledger = self.ledger()
         signed_by_site(ledger, sr.study)
         agn = AgnModel.from_request(c) if algorithm == "capeAGN" else None

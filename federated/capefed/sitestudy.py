@@ -55,16 +55,24 @@ class StudyRefusal(ValueError):
     """A round outside the study the site signed, or a ledger that cannot back it; the text names the check."""
 
 
-def study_round(c: Mapping[str, Any], roster: Roster) -> StudyRound:
-    """The request's study, every site's approval of it checked against the roster, and the round's mode."""
+def study_round(c: Mapping[str, Any], roster: Roster, name: str | None = None) -> StudyRound:
+    """The request's study, every site's approval of it checked against the roster (``name``'s own first: a study
+    whose digest is not the one this site signed is refused as such), and the round's mode."""
     raw = text(c, "study", limit=dp.MAX_STUDY_BYTES)
     mode = text(c, "mode", choices=MODES)
     try:
         study = dp.parse_study(raw)
     except dp.InputError as exc:
         raise StudyRefusal(f"{exc}") from exc
+    approvals = c.get("approvals")
+    names = sorted(study.names)
+    if name in names and isinstance(approvals, list) and len(approvals) == len(names):
+        try:
+            verify_approvals(roster, study.digest, [name], [approvals[names.index(name)]])
+        except TrustError:
+            raise StudyRefusal(_not_signed(study)) from None
     try:
-        verify_approvals(roster, study.digest, sorted(study.names), c.get("approvals"))
+        verify_approvals(roster, study.digest, names, approvals)
     except TrustError as exc:
         raise StudyRefusal(f"the study's approvals: {exc}") from exc
     return StudyRound(study=study, dry=mode == "dry-run")
@@ -73,8 +81,12 @@ def study_round(c: Mapping[str, Any], roster: Roster) -> StudyRound:
 def signed_by_site(ledger: dp.Ledger, study: dp.Study) -> None:
     """The study is one this site approved: its ledger holds the approval of exactly this digest."""
     if not dp.approved(ledger, study.digest):
-        raise StudyRefusal(f"it did not sign study {study.digest[:16]}... ({study.title[:80]!r}): a site answers only "
-                           "rounds of a study it signed, and a study with any field changed has another digest")
+        raise StudyRefusal(_not_signed(study))
+
+
+def _not_signed(study: dp.Study) -> str:
+    return (f"it did not sign study {study.digest[:16]}... ({study.title[:80]!r}): a site answers only rounds of a "
+            "study it signed, and a study with any field changed has another digest")
 
 
 def check_round(ledger: dp.Ledger, sr: StudyRound, ctx: RoundContext, name: str) -> None:
