@@ -330,6 +330,7 @@ def _write(path: Path, events: Sequence[LedgerEvent]) -> None:
         raise _refusal(path, "write", exc) from None
     try:
         with handle:
+            _same_owner(handle.fileno(), path)
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
@@ -341,6 +342,20 @@ def _write(path: Path, events: Sequence[LedgerEvent]) -> None:
         Path(handle.name).unlink(missing_ok=True)
         raise
     _sync_folder(path.parent)
+
+
+def _same_owner(fd: int, path: Path) -> None:
+    """Give the new file the old ledger's owner and mode (an operator's command run as root must not leave the service
+    a ledger it cannot read); best effort where this process may not change the owner."""
+    try:
+        old = os.stat(path)
+    except OSError:
+        return
+    os.fchmod(fd, stat.S_IMODE(old.st_mode))
+    try:
+        os.fchown(fd, old.st_uid, old.st_gid)
+    except PermissionError:
+        pass
 
 
 def _sync_folder(folder: Path) -> None:

@@ -3,8 +3,9 @@
     python -m capefed.keys --name north --role site --out /etc/capefed
 
 makes its **identity key** (Ed25519, ``identity.key``: what it signs statements, studies and reservations with; the
-public half goes into the consortium's roster) and its **node key** (ECDSA P-384 in OpenSSH format, ``node.key`` and
-``node.key.pub``: Flower's SuperNode authentication; the aggregator's operator registers the public half), each
+public half, ``identity.pub``, goes into the consortium's roster) and its **node key** (ECDSA P-384 in OpenSSH format,
+``node.key`` and ``node.key.pub``: Flower's SuperNode authentication; the aggregator's operator registers the public
+half), each
 readable by the service user alone (run as root: owned by ``capefed``, mode 0600). It never writes over a key, and
 prints the line the roster command takes and where the node's public key is.
 """
@@ -23,6 +24,7 @@ from .trust import make_identity
 __all__ = ["main", "make_keys"]
 
 IDENTITY_FILE = "identity.key"
+IDENTITY_PUBLIC = "identity.pub"
 NODE_FILE = "node.key"
 
 
@@ -33,7 +35,7 @@ def make_keys(folder: str | Path, name: str, owner: str | None = None) -> tuple[
     if not folder.is_dir():
         raise CommandError(f"{folder} is not a folder")
     identity, node = folder / IDENTITY_FILE, folder / NODE_FILE
-    for path in (identity, node, node.with_suffix(".key.pub")):
+    for path in (identity, folder / IDENTITY_PUBLIC, node, node.with_suffix(".key.pub")):
         if path.exists():
             raise CommandError(f"{path} exists already; keys are never written over (move it away first)")
     key = ec.generate_private_key(ec.SECP384R1())
@@ -45,6 +47,8 @@ def make_keys(folder: str | Path, name: str, owner: str | None = None) -> tuple[
     give(public, owner, 0o644)
     hex_key = make_identity(identity)
     give(identity, owner, 0o600)
+    (folder / IDENTITY_PUBLIC).write_text(f"{hex_key}\n")
+    give(folder / IDENTITY_PUBLIC, owner, 0o644)
     return hex_key, public
 
 
@@ -60,8 +64,8 @@ def main(argv: list[str] | None = None) -> int:
         if not 0 < len(args.name) <= 64 or not args.name.replace("-", "").replace("_", "").isalnum():
             raise CommandError(f"--name {args.name[:64]!r}: 1 to 64 letters, digits, '-' or '_'")
         public, node = make_keys(args.out, args.name, owner_for(args.owner))
-        print(f"identity: {args.name} {args.role} {public}")
-        print(f"node key: {node} (send it to the aggregator's operator: flwr supernode register {node.name} ...)")
+        print(f"identity: {args.name} {args.role} {public} (in {Path(args.out) / IDENTITY_PUBLIC}: the roster's)")
+        print(f"node key: {node} (the aggregator's operator registers it: python -m capefed.nodes register)")
         return 0
 
     return run_command("capefed.keys", run)

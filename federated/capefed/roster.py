@@ -17,6 +17,7 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from . import dp
 from .opsfiles import CommandError, run_command
 from .trust import TrustError, read_roster, write_roster
 
@@ -61,14 +62,17 @@ def main(argv: list[str] | None = None) -> int:
     add.add_argument("roster")
     add.add_argument("name")
     add.add_argument("role", choices=("site", "helper"))
-    add.add_argument("key", help="its Ed25519 public key (hex)")
+    add.add_argument("key", help="its Ed25519 public key: hex, or the identity.pub file capefed.keys wrote")
     show = commands.add_parser("show", help="every party with its key's fingerprint")
     show.add_argument("roster")
     args = parser.parse_args(argv)
 
     def run() -> int:
         if args.command == "add":
-            add_party(args.roster, args.name, args.role, args.key)
+            key = args.key
+            if Path(key).is_file():
+                key = dp.decode_text(dp.read_file(key, 1024, "the public key"), key).strip()
+            add_party(args.roster, args.name, args.role, key)
         parties = _parties(Path(args.roster))
         if not parties:
             raise CommandError(f"{args.roster} holds no party")
