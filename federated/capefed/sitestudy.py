@@ -12,7 +12,8 @@
   reservation (round, plan digest, its ledger's head after it); a release request must carry every site's reservation,
   each signed and newer than that site's statement. Before it signs a survivor set holding itself, the site records the
   stage as spent. A round ends at the site with its result, or once its own deadline has passed for every step a
-  round can have (:data:`ROUND_STEPS`); then the unsigned stages are void.
+  round can have (:data:`ROUND_STEPS`): with its result the unsigned stages are void, without it every stage counts
+  (:func:`dpcore.federation.stale_rounds`).
 * **Dry runs.** In a dry run the site checks everything above and its ledger (read, verified, locked) but writes
   nothing to it, and it releases statistics of synthetic data of the study's shape, never its own.
 """
