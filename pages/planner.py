@@ -20,11 +20,13 @@ from dpcore.planner.report import answer_rows, guarantee_lines, site_rows
 from dpcore.planner.solve import PROBABILITY_RANGE
 from dpcore.planner.sources import planner_sources, proxy_data, read_bundled, read_upload, source_settings
 from dpcore.validation import InputError
+from dpcore.workers import warm_up
 from pages.shared.navigation import start_page
 from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error
 
 scenario = start_page()
 scenario_sidebar(scenario)
+warm_up()  # the worker processes of the curve's studies start now, not at the first Plan
 
 DEFAULTS = {"plan_family": "pca", "plan_source": "synthetic", "plan_solve": "n", "plan_site": "every site",
             "plan_target": 80.0, "plan_error": 0.5, "plan_seed": 0, "plan_probability": PROBABILITY * 100,

@@ -147,21 +147,76 @@ def test_capeagn_synthetic_answer_holds_for_a_share_p_of_fresh_studies():
     _calibrated(check, P, schemes=("cape",))
 
 
+def _whole_draw(n: int, seed: int) -> np.ndarray:
+    """The first ``n`` samples of study ``seed`` (SMALL's covariance), drawn whole and rotated to the data's basis."""
+    from dpcore.pca.studies import STUDY_BLOCK, covariance, study_block
+    root, basis = covariance(SMALL.dim, SMALL.spectrum, SMALL.decay)
+    blocks = [study_block(root, seed, b, min(STUDY_BLOCK, n - b * STUDY_BLOCK)) for b in range(-(-n // STUDY_BLOCK))]
+    return basis @ np.concatenate(blocks, axis=1)
+
+
 def test_a_synthetic_study_is_the_exact_law_of_the_runs_data():
-    """A synthetic study (drawn a block at a time in the eigenbasis, rotated, max-norm over the largest raw norms of
-    every block) equals the same samples drawn whole and preprocessed as a run's (rotation, centring, the exact
-    largest centred norm), within the float32 scatter's rounding."""
-    from dpcore.data import preprocess, synthetic_covariance
-    from dpcore.pca.planning import _eigenbasis_study, _study_blocks
-    for n in (300, 9000):
-        x = np.concatenate(list(_study_blocks(SMALL, n, 7)), axis=1)
-        _, basis = synthetic_covariance(SMALL.dim, SMALL.spectrum, SMALL.decay)
-        prepared = preprocess(basis @ x, "max-norm", features="centre")
-        problem, scale = _eigenbasis_study(SMALL, n, 7)
+    """A synthetic study (drawn a block at a time in the eigenbasis, rotated, max-norm over the samples of largest raw
+    norm with the triangle-inequality certificate) equals the same samples drawn whole and preprocessed as a run's
+    (rotation, centring, the exact largest centred norm), within the float32 scatter's rounding; nested in N."""
+    from dpcore.data import preprocess
+    from dpcore.pca.studies import synthetic_study
+    for n in (300, 9000, 20000):
+        prepared = preprocess(_whole_draw(n, 7), "max-norm", features="centre")
+        pooled, scale, _ = synthetic_study(SMALL.dim, SMALL.spectrum, SMALL.decay, True, n, 7)
         assert scale == pytest.approx(prepared.scale, rel=1e-12)
         whole = prepared.x @ prepared.x.T / n  # the study's scatter is summed in float32: 1e-6 of the largest entry
-        assert np.abs(problem.pooled - whole).max() <= 1e-6 * np.abs(whole).max()
-        assert np.array_equal(x[:, :100], np.concatenate(list(_study_blocks(SMALL, 100, 7)), axis=1))  # nested
+        assert np.abs(pooled - whole).max() <= 1e-6 * np.abs(whole).max()
+    assert np.array_equal(_whole_draw(100, 7), _whole_draw(9000, 7)[:, :100])  # nested
+
+
+def test_a_study_resumed_from_a_smaller_one_is_the_same_bit_for_bit():
+    """The planner's rounds at the answer's N continue each study from the draw of a smaller one of its seed
+    (docs/planner.md, "Speed"): the result must be exactly the study drawn from its first sample, whatever the start
+    (so the curve does not depend on what was measured before), and a draw of another study is not used."""
+    from dpcore.pca.studies import synthetic_study
+    for small, large in ((5000, 30000), (9000, 17000), (16384, 40000), (8192, 8192)):
+        fresh = synthetic_study(SMALL.dim, SMALL.spectrum, SMALL.decay, True, large, 7)
+        start = synthetic_study(SMALL.dim, SMALL.spectrum, SMALL.decay, True, small, 7)[2]
+        resumed = synthetic_study(SMALL.dim, SMALL.spectrum, SMALL.decay, True, large, 7, start)
+        assert np.array_equal(fresh[0], resumed[0]) and fresh[1] == resumed[1]
+        assert np.array_equal(fresh[2].scatter, resumed[2].scatter)
+    other = synthetic_study(SMALL.dim, SMALL.spectrum, SMALL.decay, True, 20000, 8)[2]
+    assert np.array_equal(synthetic_study(SMALL.dim, SMALL.spectrum, SMALL.decay, True, 30000, 7, other)[0],
+                          synthetic_study(SMALL.dim, SMALL.spectrum, SMALL.decay, True, 30000, 7)[0])
+
+
+def test_the_largest_norm_falls_back_to_every_sample_when_its_certificate_fails(monkeypatch):
+    """With one candidate the triangle-inequality certificate cannot hold (the mean moves the one kept norm), so every
+    sample is drawn again and measured: still the exact largest centred norm."""
+    from dpcore.data import preprocess
+    from dpcore.pca import studies
+    calls = []
+    exact = studies._exact_largest
+    monkeypatch.setattr(studies, "CANDIDATES", 1)
+    monkeypatch.setattr(studies, "_exact_largest", lambda *a: calls.append(a) or exact(*a))
+    n = 20000
+    _, scale, _ = studies.synthetic_study(SMALL.dim, SMALL.spectrum, SMALL.decay, True, n, 7)
+    assert calls and scale == pytest.approx(preprocess(_whole_draw(n, 7), "max-norm", features="centre").scale,
+                                            rel=1e-12)
+
+
+def test_a_curve_measured_after_others_is_the_same_as_measured_first(synthetic, monkeypatch):
+    """The curve's studies continue from the kept draws of smaller studies of their seeds: a curve at N measured after
+    one at a smaller N equals the same curve measured with nothing kept, value for value, with one worker or two."""
+    from collections import OrderedDict
+
+    from dpcore.planner import curve
+    grid = np.logspace(-4, -2, 3)
+    monkeypatch.setattr(curve, "_CACHE", OrderedDict())
+    monkeypatch.setattr(curve, "_STATES", OrderedDict())
+    alone = curve.measure_curve("pca", synthetic, np.ones(1), size=12000, runs=3, workers=1, scales=grid)
+    monkeypatch.setattr(curve, "_CACHE", OrderedDict())
+    monkeypatch.setattr(curve, "_STATES", OrderedDict())
+    curve.measure_curve("pca", synthetic, np.ones(1), size=9000, runs=3, workers=2, scales=grid)
+    assert {size for states in curve._STATES.values() for size in states} == {8192}  # one full block kept per study
+    after = curve.measure_curve("pca", synthetic, np.ones(1), size=12000, runs=3, workers=2, scales=grid)
+    assert np.array_equal(alone.values, after.values)
 
 
 def test_forward_answer_is_the_scenario_as_it_stands(synthetic, plan_n):

@@ -49,7 +49,9 @@ class PlannerData:
     on these data, in words from the numbers (every answer's limits carry them), ``loader``: how the exported
     script reads the data again (None: the settings' own data), ``unit``: what the data hold ("samples",
     "documents"; the reasons' words), ``drawable``: the most samples one simulated study of synthetic data may hold
-    (None: a fixed set, bounded by ``available``), ``size``: the samples these data hold (a study's: its N)."""
+    (None: a fixed set, bounded by ``available``), ``size``: the samples these data hold (a study's: its N),
+    ``state``: a simulated study's resumable draw (the family's; None: nothing to resume): a larger study of the same
+    seed continues from it (``FamilyPlanner.study``'s ``start``), the same bit for bit as drawn from its start."""
 
     payload: Any
     available: int | None
@@ -65,6 +67,7 @@ class PlannerData:
     unit: str = "samples"
     drawable: int | None = None
     size: int = 0
+    state: Any = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -98,9 +101,11 @@ class FamilyPlanner:
     ``noise(scenario, settings)``: the aggregate noise stds by scheme ("cape", "conv"), one per stage, in closed
     form; ``scales(data, profile)``: the grid of common noise scales the curve is measured on; ``run_at(data,
     stds, rng)``: the metric of one run whose aggregate noise has these per-stage stds (None: the run failed,
-    e.g. whitening); ``study(data, n, seed)``: the data of one simulated study of ``n`` samples drawn with ``seed``
-    (synthetic: a fresh ground truth and samples, preprocessed on their own; a fixed set: a subsample of n, or the
-    set itself at n = all of it), prepared as ``run_at`` reads them; ``check(data, scenario, scheme, seed)``: the
+    e.g. whitening); ``study(data, n, seed, start)``: the data of one simulated study of ``n`` samples drawn with
+    ``seed`` (synthetic: fresh samples, preprocessed on their own; a fixed set: a subsample of n, or the set itself at
+    n = all of it), prepared as ``run_at`` reads them, continuing ``start`` (None, or the ``state`` of a smaller study
+    of the same seed; the result is the same either way); ``for_studies(data)``: what the curve's worker processes
+    need of ``data`` (default: all of it); ``check(data, scenario, scheme, seed)``: the
     metric of one fresh study of the family's algorithm for ``scheme`` ("cape" or "conv", the names of both schemes
     in every family's table) at ``scenario``, its data and noise drawn from ``seed`` (None for a failed run);
     ``guarantees(data, scenario)``: the guarantee records (every view, :mod:`dpcore.cape.guarantee`) of both schemes
@@ -116,7 +121,7 @@ class FamilyPlanner:
     noise: Callable[[Scenario, Any], dict[str, np.ndarray]]
     scales: Callable[[PlannerData, np.ndarray], np.ndarray]
     run_at: Callable[[PlannerData, np.ndarray, np.random.Generator], float | None]
-    study: Callable[[PlannerData, int, int], PlannerData]
+    study: Callable[[PlannerData, int, int, Any], PlannerData]
     check: Callable[[PlannerData, Scenario, str, int], float | None]
     guarantees: Callable[[PlannerData, Scenario], list[dict]]
     script: Callable[[PlannerData], tuple[str, dict[str, Any]]]
@@ -124,6 +129,7 @@ class FamilyPlanner:
     stage_names: tuple[str, ...] = ("aggregate",)
     percent: bool = False
     sources: dict[str, PlannerSource] = field(default_factory=dict)
+    for_studies: Callable[[PlannerData], PlannerData] = field(default=lambda data: data)
 
 
 def nested_subsample(available: int, n: int, seed: int, *, unit: str, source: str) -> np.ndarray:

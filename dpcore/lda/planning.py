@@ -179,11 +179,11 @@ def prepare(settings: LdaData, dataset: LdaCorpus | None, seed: int) -> PlannerD
     return replace(data, reference=np.nan if value is None else value)
 
 
-def study(data: PlannerData, n: int, seed: int) -> PlannerData:
+def study(data: PlannerData, n: int, seed: int, start: Any = None) -> PlannerData:
     """One simulated study of ``n`` documents drawn with ``seed``: fresh documents of the synthetic model's topics
     (the plan's, drawn from its seed as a comparison with that seed draws them); a real corpus subsampled to n
     documents (:func:`~dpcore.family.nested_subsample`; all of them: the corpus itself), the topic error against that
-    subsample's non-private topics."""
+    subsample's non-private topics. ``start`` is not read (nothing to resume)."""
     settings: LdaData = data.settings
     if data.available is None:
         model = data.payload[0]

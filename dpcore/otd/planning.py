@@ -253,11 +253,11 @@ def _drawable(settings: OtdData) -> int:
     return max(1, MAX_PLANNER_STUDY_NUMBERS // max(int(width), 1))
 
 
-def study(data: PlannerData, n: int, seed: int) -> PlannerData:
+def study(data: PlannerData, n: int, seed: int, start: Any = None) -> PlannerData:
     """One simulated study of ``n`` samples drawn with ``seed``: fresh samples of the synthetic model's ground truth
     (the plan's: the source is the model drawn from the plan's seed, as a comparison with that seed draws it); the
     user's data subsampled to n (:func:`~dpcore.family.nested_subsample` with ``seed``; all of them: the data
-    themselves), q_comp against that subsample's non-private result."""
+    themselves), q_comp against that subsample's non-private result. ``start`` is not read (nothing to resume)."""
     settings: OtdData = data.settings
     if data.available is None:
         model = data.payload[0]
