@@ -18,7 +18,7 @@ from dpcore.planner.export import curve_figure, plan_csv, plan_html, plan_json, 
 from dpcore.planner.plan import question_sentence
 from dpcore.planner.report import answer_rows, guarantee_lines, site_rows
 from dpcore.planner.solve import PROBABILITY_RANGE
-from dpcore.planner.sources import planner_sources, proxy_data, read_bundled, read_upload, source_settings
+from dpcore.planner.sources import READS, planner_sources, proxy_data, read_bundled, read_upload, source_settings
 from dpcore.validation import InputError
 from dpcore.workers import warm_up
 from pages.shared.navigation import start_page
@@ -43,8 +43,6 @@ restore_widgets(DEFAULTS, {"plan_family": tuple(FAMILIES), "plan_solve": tuple(K
 STORE = "plan_uploads"
 # The uploaded files by source: kept in the session so that a visit to another page (Sites and budgets, to change
 # N_s as the answers suggest) does not lose them (Streamlit forgets a file uploader's file when its page is left).
-READS = {"proxy": "a public proxy of the same shape (synthetic; reads only N and D of your file)",
-         "mine": "my data (reads its values: their norms and their curve; not private)"}
 
 
 def _vocabulary(col) -> list[str] | None:

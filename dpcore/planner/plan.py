@@ -17,6 +17,7 @@ import numpy as np
 from ..experiments.families import FAMILIES
 from ..family import DataLoader, PlannerData
 from ..scenario import Scenario, scenario_from_dict
+from ..textio import printable
 from ..validation import InputError, check_choice
 from .curve import CURVE_RUNS, UtilityCurve, measure_curve
 from .design import aggregator_factor, check_design, promised_records
@@ -34,7 +35,7 @@ from .solve import (
     solve_scheme,
 )
 
-__all__ = ["NARROW_DECADES", "NARROW_POINTS", "PlanResult", "forward_sentence", "headline", "plan_target",
+__all__ = ["NARROW_DECADES", "NARROW_POINTS", "OWN_DATA", "PlanResult", "forward_sentence", "headline", "plan_target",
            "prepare_data", "premise_limits", "version"]
 
 
@@ -114,13 +115,21 @@ class PlanResult:
         return out
 
 
+OWN_DATA = ("planned on the values of {file} (their norms and their curve), not a public proxy of its shape: reading "
+            "them is not differentially private, so the answer itself tells something about the data")
+"""The limit of every answer planned on a file's own values (the page's 'my data', ``plan --use-my-data``)."""
+
+
 def prepare_data(family: str, settings: Any, dataset: Any = None, seed: int = 0,
                  loader: DataLoader | None = None) -> PlannerData:
     """The family's data prepared for the planner (``dataset``: an uploaded data set, or None for the settings'
     own; ``loader``: how the exported script reads it again, :func:`dpcore.planner.sources.read_upload`)."""
     family = check_choice(family, "algorithm family", tuple(FAMILIES))
     data = FAMILIES[family].planner.prepare(settings, dataset, seed)
-    return data if loader is None else dataclasses.replace(data, loader=loader)
+    if loader is None:
+        return data
+    read = () if loader.file is None else (OWN_DATA.format(file=printable(loader.file)),)
+    return dataclasses.replace(data, loader=loader, premise=(*data.premise, *read))
 
 
 def premise_limits(family: str, answers: dict[str, Answer], data: PlannerData, p: float) -> tuple[str, ...]:
