@@ -26,8 +26,8 @@ Issue 20's targets: an answer (any knob) under 1 s once the curve exists; a curv
 algorithm under 20 s on 2 cores, cached per data set (the second question costs no curve); a 5,000 x 100 CSV's curve
 under 30 s (parsing and preprocessing included). The floor of each case is measured in the same run: for a curve,
 the runs it needs (points x runs) at the time of one run at one noise level, divided by the workers; for an answer,
-one closed-form noise of the scenario times the evaluations a bisection makes (about 30 per edge, 4 edges, 2
-schemes).
+the closed-form noise of every scheme at the scenario times the evaluations a bisection makes (about 30 per edge, 4
+edges).
 
 BLAS threads: one unless OPENBLAS_NUM_THREADS is set.
 """
@@ -54,6 +54,7 @@ from dpcore.planner import CURVE_RUNS, clear_cache, plan_target, prepare_data, q
 from dpcore.planner.curve import measure_curve  # noqa: E402
 from dpcore.planner.export import upload_dataset  # noqa: E402
 from dpcore.planner.knobs import KNOBS  # noqa: E402
+from dpcore.planner.schemes import planner_schemes, scheme_noise  # noqa: E402
 from dpcore.planner.sources import read_bundled, read_upload, source_settings  # noqa: E402
 from dpcore.scenario import default_scenario, equal_sites_scenario  # noqa: E402
 from dpcore.seeding import PLANNER_STUDY_STREAM, planner_rng, study_seed  # noqa: E402
@@ -65,7 +66,7 @@ MNIST_CACHED_TARGET = 5.0
 CURVE_TARGET = 20.0
 UPLOAD_TARGET = 30.0
 TARGETS = {"pca": 0.8, "otd": 0.5, "lda": 0.5}
-BISECTION_EVALUATIONS = 30 * 4 * 2
+BISECTION_EVALUATIONS = 30 * 4
 
 
 def _csv(rows: int, cols: int) -> bytes:
@@ -107,10 +108,10 @@ def _curve_case(family: str, data, scenario, workers: int, label: str, target: f
 
 
 def _answer_cases(family: str, data, scenario, workers: int) -> list[list]:
-    hooks = FAMILIES[family].planner
     start = time.perf_counter()
     for _ in range(20):
-        hooks.noise(scenario, data.settings)
+        for scheme in planner_schemes(family):
+            scheme_noise(family, scheme, scenario, data.settings)
     floor = (time.perf_counter() - start) / 20 * BISECTION_EVALUATIONS
     rows = []
     plan_target(family, data, scenario, question("n", TARGETS[family], scenario), workers=workers)  # the curve

@@ -62,7 +62,7 @@ def test_exports_and_the_check(capsys, tmp_path):
     assert code == 0 and "fresh studies reached the target" in out
     record = json.loads(paths["--out-json"].read_text())
     assert record["check"]["runs"] == 2 and record["settings"]["data"]["dataset"] == "digits"
-    assert record["cape"]["answer"] is not None and len(record["check"]["points"]) == 4
+    assert record["cape"]["answer"] is not None and len(record["check"]["points"]) == 2 * len(record["schemes"]) == 6
     text = paths["--out-csv"].read_text()
     assert text.startswith("section,name,field,value")
     for field in ("site", "view", "colluders", "eps", "delta", "certified"):  # named fields, no JSON blobs

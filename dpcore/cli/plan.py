@@ -13,8 +13,10 @@ Examples::
     python -m dpcore plan --algorithm lda --solve sites --ns 20000 --eps 5 --target 0.3
     python -m dpcore plan --algorithm lda --corpus python-docs --k 5 --sites 3 --eps 10000 --solve n --target 0.8
 
-``--json`` prints ``{"cape": {"answer", "probability", "interval": [lo, hi], "reach", ...}, "conv": {...},
-"sentence", "forward", ...}``; an unreachable target is ``"answer": null`` with a ``"reason"``. The answer is where a
+``--json`` prints ``{"cape": {"answer", "probability", "interval": [lo, hi], "reach", "bits_per_value", ...},
+"cape-discrete": {...}, "conv": {...}, "schemes", "sentence", "forward", ...}`` (one entry per scheme the planner
+answers for: the family's algorithms with a ``planner``); an unreachable target is ``"answer": null`` with a
+``"reason"``. The answer is where a
 share ``--probability`` (default 0.9) of fresh studies (new data of the answer's size, new noise) meets the target.
 
 A file of yours (``--csv``, ``--data``, ``--text``) is planned on a public proxy of its shape by default, as the Planner
@@ -36,7 +38,7 @@ from ..limits import MAX_RUNS, MAX_TEXT_BYTES, MAX_UPLOAD_BYTES, MAX_VOCABULARY_
 from ..optional import plotly_objects
 from ..outfiles import check_outputs, write_atomic
 from ..pca.sweep import registered_upload
-from ..planner import CURVE_RUNS, KNOBS, SCHEMES, check_plan, plan_target, prepare_data, question
+from ..planner import CURVE_RUNS, KNOBS, check_plan, plan_target, prepare_data, question, scheme_words
 from ..planner.check import CHECK_RUNS
 from ..planner.design import DESIGNS
 from ..planner.export import plan_csv, plan_html, plan_json, plan_script
@@ -59,9 +61,11 @@ TARGET = real(0.0, 1e6, low_open=True)
 
 def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument per option, in help order
     p = sub.add_parser(
-        "plan", help="what do we need? N_s, eps or sites for a target, CAPE and conventional side by side",
-        description="Answers, for CAPE and the conventional scheme side by side, how many samples per site (all sites "
-        "or --site), what eps (all sites or --site) or how many equal sites a target on the family's headline metric "
+        "plan", help="what do we need? N_s, eps or sites for a target, CAPE, discrete CAPE and conventional side by "
+        "side",
+        description="Answers, for CAPE, discrete CAPE on the integers (where the family has it) and the conventional "
+        "scheme side by side, how many samples per site (all sites or --site), what eps (all sites or --site) or how "
+        "many equal sites a target on the family's headline metric "
         "needs (pca: the share of the non-private captured energy, e.g. 0.8; otd: the component error q_comp; lda: "
         "the topic error) so that a share --probability of fresh studies (new data of that size, new noise) meets "
         "it, and what the scenario as it stands gets, by a curve of simulated studies (docs/planner.md).",
@@ -258,14 +262,14 @@ def _print(result, check) -> None:
     print(result.forward_sentence)
     print(result.sentence)
     for scheme, a in result.answers.items():
-        label = SCHEMES[scheme]
+        label = scheme_words(result.family, scheme)
         if a.answer is None:
             print(f"  {label}: unreachable: {a.reason}")
             continue
         interval = ", ".join("none" if v is None else f"{v:g}" for v in a.interval)
         print(f"  {label}: {a.answer:g} ({a.probability:.0%} of fresh studies meet the target; half of them at "
               f"{interval.split(', ')[0]}, {(1 + a.probability) / 2:.1%} at {interval.split(', ')[1]}); there they "
-              f"average {a.predicted:.4g}")
+              f"average {a.predicted:.4g}" + ("" if a.bits is None else f"; integers, {a.bits} bits per value"))
         for note in a.notes:
             print(f"    note: {note}")
     for line in guarantee_lines(result):

@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 
 from .. import linalg
-from ..cape import conventional_std, dp_floor
 from ..cape.guarantee import run_guarantee_records
 from ..data import (
     Dataset,
@@ -42,6 +41,7 @@ from .result import top_subspace
 from .setup import prepare_pca
 from .studies import synthetic_study
 from .sweep import PCA_DATASETS, PcaData
+from .table import ALGORITHMS
 
 __all__ = ["LANCZOS_ABOVE", "PLANNER", "REFERENCE_SAMPLES", "SCALE_DECADES", "SCALE_POINTS", "SOURCES", "drawable",
            "pca_noise", "planner_dataset", "source_label", "study", "upload_dataset"]
@@ -170,13 +170,12 @@ def for_studies(data: PlannerData) -> PlannerData:
 
 
 def pca_noise(scenario: Scenario, settings: PcaData | None = None) -> dict[str, np.ndarray]:
-    """The aggregate noise std per unique entry of capePCA (tau_c: the scenario's, or the DP floor max_s mu_s tau_s,
-    whichever is larger) and of the conventional scheme (sqrt(sum_s mu_s^2 tau_s^2)), tau_s = Delta(N_s) c(eps_s,
-    delta_s) (docs/math/capepca.md). Closed form: no solver runs."""
-    tau = scenario.taus("pca")
-    mu = scenario.weights()
-    cape = max(dp_floor(mu, tau), float(scenario.tau_c or 0.0))
-    return {"cape": np.array([cape]), "conv": np.array([conventional_std(mu, tau)])}
+    """The aggregate noise std per unique entry of every scheme the planner answers for (the entries of capePCA's
+    table with a ``planner``: capePCA's tau_c, the DP floor max_s mu_s tau_s or the scenario's larger tau_c; discrete
+    capePCA's bound; the conventional sqrt(sum_s mu_s^2 tau_s^2); docs/math/capepca.md), by name. Closed form."""
+    own = PcaData() if settings is None else settings
+    return {name: np.asarray(entry.planner.noise(scenario, own), dtype=float) for name, entry in ALGORITHMS.items()
+            if entry.planner is not None}
 
 
 def scales(data: PlannerData, profile: np.ndarray) -> np.ndarray:
@@ -223,9 +222,10 @@ def check(data: PlannerData, scenario: Scenario, scheme: str, seed: int) -> floa
     return float(comparison.results[scheme][0].metrics[METRIC])
 
 
-def guarantees(data: PlannerData, scenario: Scenario) -> list[dict]:
-    """The guarantee records (every view) of capePCA and the conventional scheme at ``scenario``."""
-    return run_guarantee_records(privacy_guarantees(pca_privacy(scenario), ("cape", "conv")))
+def guarantees(data: PlannerData, scenario: Scenario, names: tuple[str, ...]) -> list[dict]:
+    """The guarantee records (every view) of the algorithms ``names`` at ``scenario`` (with the data's D, which the
+    discrete design's guarantee needs)."""
+    return run_guarantee_records(privacy_guarantees(pca_privacy(scenario, dim=data.settings.dim), names))
 
 
 def script(data: PlannerData) -> tuple[str, dict[str, Any]]:
@@ -262,7 +262,7 @@ SOURCES: dict[str, PlannerSource] = {
 standardised, as the sweeps of uploads do)."""
 
 PLANNER = FamilyPlanner(metric=METRIC, target_words="share of the non-private captured energy", prepare=prepare,
-                        noise=pca_noise, scales=scales, run_at=run_at, study=study, check=check,
+                        scales=scales, run_at=run_at, study=study, check=check,
                         guarantees=guarantees, script=script,
                         imports="from dpcore.pca import compare_pca, prepare_pca\n"
                         "from dpcore.pca.planning import planner_dataset\nfrom dpcore.pca.sweep import PcaData\n",
