@@ -3,7 +3,11 @@ processes on loopback (Flower 1.41, insecure mode), one capePCA round by default
 the nodes answer (``--executor``), so that one run of the benchmark compares them at the same load.
 
 Run: ``.venv/bin/python benchmarks/bench_federated.py [--executor per-message worker worker+waits]
-[--algorithms capePCA,capeAGN] [--path dense projected] [--task-poll 0.5] [--runs 1]``.
+[--algorithms capePCA,capeAGN] [--path dense projected] [--task-poll 0.5] [--runs 1]``, or
+``.venv/bin/python benchmarks/bench_federated.py --dropout [--runs 2]``: a full helper-free capePCA round against the
+same round with site east killed after the set-up (issue 30's target: the drop-out round at most 1.5 times the full
+one; the aggregator keeps its own deadline and grace instead of waiting for Flower to notice the dead node), runs
+interleaved, with the load before and after each.
 
 Each case runs in its own subprocess (which adopts and reaps every process the federation starts), so its
 ``RUSAGE_CHILDREN`` is the CPU of every party. Phases: the federation's start-up (SuperLink port open, SuperNodes
@@ -46,7 +50,7 @@ load = os.getloadavg()[0]
 start = time.perf_counter()
 result = run_loopback({workdir!r}, reap_all=True, task_poll={task_poll!r}, agn_path={path!r},
                       run_config={{"poll": {poll!r}, "algorithms": {algorithms!r}}}, workers={workers!r},
-                      short_waits={short_waits!r})
+                      short_waits={short_waits!r}, noise={noise!r}, drop={drop!r})
 total = time.perf_counter() - start
 summary = json.loads((result.log_path.parent / "summary.json").read_text())
 mine, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -71,10 +75,11 @@ def _exchanges(rounds: list[dict]) -> list[tuple[str, float, int]]:
 
 
 def run_case(task_poll: float, path: str, poll: float, algorithms: str = "capePCA,capeAGN",
-             workers: bool = True, short_waits: bool = True) -> dict:
+             workers: bool = True, short_waits: bool = True, noise: str = "helper", drop: str | None = None) -> dict:
     with tempfile.TemporaryDirectory(prefix="bench-federated-") as workdir:
         code = CASE.format(root=str(ROOT), app=str(ROOT / "federated"), workdir=workdir, task_poll=task_poll,
-                           path=path, poll=poll, algorithms=algorithms, workers=workers, short_waits=short_waits)
+                           path=path, poll=poll, algorithms=algorithms, workers=workers, short_waits=short_waits,
+                           noise=noise, drop=drop)
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900)
     if done.returncode != 0:
         raise SystemExit(f"case failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
@@ -116,6 +121,32 @@ EXECUTORS = {"per-message": (False, False), "worker": (True, False), "worker+wai
 capefed.supernode (0.5 s idle wait instead of 3 s, 10 s heartbeat; the default of every run now)."""
 
 
+DROPOUT_TARGET = 1.5
+"""Issue 30: a round with a drop-out takes at most this many times a full round."""
+
+
+def dropout_comparison(runs: int, task_poll: float, poll: float) -> int:
+    """Full helper-free capePCA rounds against rounds with east killed after the set-up, interleaved."""
+    rows = []
+    for run in range(runs):
+        for drop in (None, "east"):
+            case = run_case(task_poll, "dense", poll, "capePCA", noise="helper-free", drop=drop)
+            (outcome,) = case["rounds"]
+            rows.append((drop, outcome["seconds"], case["seconds"].get("to_output", float("nan")), case["load_before"],
+                         case["load_after"], outcome["status"], outcome.get("dropped", [])))
+            print(f"run {run + 1}, {'east dropped' if drop else 'full round  '}: round {outcome['seconds']:5.1f} s, "
+                  f"flwr run to output {rows[-1][2]:5.1f} s, {outcome['status']}, dropped {outcome.get('dropped')}, "
+                  f"load {case['load_before']:.1f} -> {case['load_after']:.1f}", flush=True)
+    full = [r for r in rows if r[0] is None]
+    dropped = [r for r in rows if r[0] is not None]
+    for column, what in ((1, "the aggregator's round (hello to output)"), (2, "flwr run to the output")):
+        a = sum(r[column] for r in full) / len(full)
+        b = sum(r[column] for r in dropped) / len(dropped)
+        print(f"{what}: full {a:.1f} s, with a drop-out {b:.1f} s: ratio {b / a:.2f} (target at most "
+              f"{DROPOUT_TARGET:g})")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--executor", nargs="+", default=list(EXECUTORS), choices=list(EXECUTORS),
@@ -127,7 +158,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="capeAGN third-moment paths")
     parser.add_argument("--poll", type=float, default=0.2, help="the aggregator's poll interval (seconds)")
     parser.add_argument("--runs", type=int, default=1, help="runs per case")
+    parser.add_argument("--dropout", action="store_true",
+                        help="compare a full helper-free capePCA round with one where a site drops out")
     args = parser.parse_args(argv)
+    if args.dropout:
+        return dropout_comparison(args.runs, args.task_poll[0], args.poll)
     print(f"cores: {os.cpu_count()}; targets: a run from its start to the output within {ROUND_TARGET_SECONDS:g} s "
           f"(capePCA, 3 sites), the whole run within {TARGET_SECONDS:g} s")
     totals = []

@@ -191,6 +191,27 @@ MAX_LEDGER_RELEASES = 20_000
 MAX_MESSAGE_LOG_DEPTH = 8
 """Nesting depth of the JSON of a message log (the format itself needs 6)."""
 
+# --- federated messages (federated/capefed/wire.py: every Flower record a party receives) --------------------------
+MAX_WIRE_VALUES = 4096
+"""Configuration values in one message (a bundle of 16 rounds' requests with a few dozen fields each fits)."""
+MAX_WIRE_LIST = 10_000
+"""Items of one list value (a set-up answer carries one sealed message per other site and stage: at most 99 x 2)."""
+MAX_WIRE_TEXT = 1_000_000
+"""Characters of one text value (a site statement has at most 4,096; the settings at most 4,096)."""
+MAX_WIRE_BYTES = 64 * MB
+"""Bytes of one byte-string value (a sealed share of the largest matrix stage: 2,001,000 x 8 bytes plus 114)."""
+MAX_WIRE_ARRAYS = 256
+"""Arrays in one message (a bundle of rounds, a few arrays each)."""
+MAX_WIRE_ARRAY_NUMBERS = 4_100_000
+"""Numbers in one array, checked from its declared shape before anything is allocated: the largest a round sends is
+a matrix stage's D(D+1)/2 = 2,001,000 unique entries at D = MAX_FEDERATED_MATRIX_DIM."""
+MAX_WIRE_NUMBERS = 16_000_000
+"""Numbers in all arrays of one message together (128 MB of float64)."""
+MAX_WIRE_ARRAY_DIMS = 3
+"""Dimensions of one array (a K x K x K tensor at most)."""
+MAX_NPY_HEADER_BYTES = 4096
+"""Bytes of the .npy header of one array (numpy writes about 128)."""
+
 # --- audit -----------------------------------------------------------------------------------------------------
 MAX_DROPOUT_SETS = 3000
 """Drop-out sets of size k the what-if examines exactly (:func:`dpcore.cape.helper_free.dropout_whatif`); beyond,

@@ -268,8 +268,9 @@ if audit is not None:
         st.caption("With these weights W is independent of every site's noise: helper-free costs nothing in any view.")
 
     st.markdown("**If sites drop out** after the noise was set up, the survivors (or the helper) hand the aggregator "
-                "the vanished sites' terms so that the rest still cancels; the audit then counts those sites as "
-                "colluders. What the round would release:")
+                "the vanished sites' terms so that the rest still cancels - only for sites a survivor set signed by "
+                "every survivor excludes, whose masked releases are then never unmasked - and the audit counts those "
+                "sites as colluders. What the round would release:")
     k = st.slider("Sites that drop out", 0, max(n_sites - 2, 0), 1 if n_sites > 2 else 0, key="pr_dropouts",
                   help="The worst choice of sites is shown (every choice is examined).")
     sens = plan.sensitivities
@@ -282,9 +283,13 @@ if audit is not None:
                             "full round": f"{c.tau_c / float(plan.design.weights.sum()):.4g}",
                             "worst σ_eff / τ_s": f"{c.worst_ratio:.4f}",
                             "promises broken": ", ".join(c.failing) or "none"} for c in cases]).set_index("variant"))
+    needed = audit.collusion + 2 * int(k) + 1
     st.caption(symbolic("A round planned for k drop-outs designs for c + k colluders, so its promises survive; "
                         "the command line and the Flower app take dropouts=k (make federated NOISE=helper-free "
-                        "DROP=east)."))
+                        f"DROP=east). The Flower app also needs S >= c + 2k + 1 = {needed} sites, so that no c "
+                        "colluders plus k dropped sites can rebuild a shared seed: "
+                        + (f"these {n_sites} are enough." if n_sites >= needed else
+                           f"with {n_sites} it would refuse this round.")))
 
 # --- symmetric noise ------------------------------------------------------------------------------------------------
 st.subheader("Why every noise term must be symmetric")

@@ -52,17 +52,43 @@ def _fab(files: dict[str, bytes]) -> bytes:
 
 
 def test_a_site_answers_only_for_its_reviewed_code():
+    """The code package must be exactly the reviewed release: every capefed source and the app's pyproject.toml,
+    Flower's manifest aside; a changed, extra (anywhere in the package) or missing file is refused, naming it."""
     mine = installed_files()
-    assert "capefed/siteflow.py" in mine and "capefed/worker.py" in mine
-    same = dict(mine, **{"pyproject.toml": b"[project]\n", "README.md": b"x"})
+    assert "capefed/siteflow.py" in mine and "capefed/worker.py" in mine and "pyproject.toml" in mine
+    same = dict(mine, **{".info/CONTENT": b"manifest"})
     assert code_problem(_fab(same)) is None
     changed = dict(same, **{"capefed/siteflow.py": mine["capefed/siteflow.py"] + b"\n# one more line\n"})
-    assert "differs from this site's reviewed capefed in capefed/siteflow.py" in code_problem(_fab(changed))
-    extra = dict(same, **{"capefed/backdoor.py": b"print(1)\n"})
-    assert "carries capefed/backdoor.py" in code_problem(_fab(extra))
+    assert "differs from this site's reviewed release in capefed/siteflow.py" in code_problem(_fab(changed))
+    for extra in ("capefed/backdoor.py", "backdoor.py", "README.md", "capefed/data.bin", "tests/attack.py"):
+        assert f"carries {extra}, which" in code_problem(_fab(dict(same, **{extra: b"print(1)\n"}))), extra
+    pyproject = dict(same, **{"pyproject.toml": mine["pyproject.toml"].replace(b"capefed.server_app:app",
+                                                                              b"backdoor:app")})
+    assert "differs from this site's reviewed release in pyproject.toml" in code_problem(_fab(pyproject))
     missing = {k: v for k, v in same.items() if k != "capefed/checks.py"}
     assert "lacks capefed/checks.py" in code_problem(_fab(missing))
     assert "cannot be read" in code_problem(b"not a zip archive")
+
+
+def _zip_variants(content: bytes) -> list[bytes]:
+    """A valid archive cut, with a flipped byte, an unknown compression method and an encryption flag."""
+    out = [content[: len(content) // 2], content[:-1]]
+    flipped = bytearray(content)
+    flipped[len(content) // 3] ^= 0xFF
+    out.append(bytes(flipped))
+    local = bytearray(content)
+    local[8:10] = (99).to_bytes(2, "little")  # compression method of the first local header
+    out.append(bytes(local))
+    central = bytearray(content)
+    at = central.find(b"PK\x01\x02")
+    central[at + 8:at + 10] = (1).to_bytes(2, "little")  # the "encrypted" flag in the central directory
+    out.append(bytes(central))
+    return out
+
+
+def test_unusual_archives_give_a_reason_not_an_error():
+    for content in _zip_variants(_fab({"capefed/worker.py": b"x" * 3000, "pyproject.toml": b"[project]"})):
+        assert isinstance(code_problem(content), str)
 
 
 @given(st.binary(max_size=4096))
@@ -70,13 +96,12 @@ def test_any_bytes_as_a_code_package_give_a_reason_not_an_error(content):
     assert isinstance(code_problem(content), str)
 
 
-@given(st.dictionaries(st.from_regex(r"(capefed/)?[a-z_]{1,12}(\.py)?", fullmatch=True), st.binary(max_size=64),
-                       max_size=6))
-def test_a_code_package_is_accepted_only_with_the_installed_sources(files):
+@given(st.dictionaries(st.from_regex(r"([a-z]{1,8}/)?[a-z_]{1,12}(\.py|\.toml|\.md)?", fullmatch=True),
+                       st.binary(max_size=64), max_size=6))
+def test_a_code_package_is_accepted_only_with_the_reviewed_files(files):
     mine = installed_files()
     problem = code_problem(_fab({**mine, **files}))
-    changed = any(name.startswith("capefed/") and name.endswith(".py") and mine.get(name) != data
-                  for name, data in files.items())
+    changed = any(mine.get(name) != data for name, data in files.items())
     assert (problem is None) == (not changed), problem
 
 
@@ -194,7 +219,7 @@ def test_a_stranger_with_the_ca_certificate_is_refused_and_state_survives_a_rest
                            RUN_TIMEOUT, app_dir=_tampered_app(tmp_path))
         (outcome,) = json.loads(out.read_text())["rounds"]
         assert outcome["status"] != "released" and outcome["aggregates"] == {}
-        assert "differs from this site's reviewed capefed in capefed/siteflow.py" in json.dumps(outcome)
+        assert "differs from this site's reviewed release in capefed/siteflow.py" in json.dumps(outcome)
         assert federation.run_status == "finished:failed"
         worker_log = (tmp_path / "logs" / "north-worker.log").read_text()
         assert "refused run" in worker_log and "capefed/siteflow.py" in worker_log

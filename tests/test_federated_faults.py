@@ -1,8 +1,9 @@
 """Faults and attacks with every party a real process on loopback (Flower), capePCA rounds only, few runs:
 
 * one federation (a SuperLink, the helper, three sites and a stranger's node that calls itself "north") and three
-  runs: a dishonest aggregator (a ServerApp of this test) that forges the helper's share in the capePCA round and
-  weakens the design (tau_g,s^2 = 0) in the capeAGN round: both refused, naming the check, nothing released; an
+  runs: a dishonest aggregator (test-only fault injection, tests/attacks) that forges the helper's share in the
+  capePCA round and weakens the design (tau_g,s^2 = 0) in the capeAGN round: both refused, naming the check, nothing
+  released; an
   honest helper-free round: released with the three genuine sites, the stranger ignored, identical to the
   in-process run; the same round again: refused by site south's ledger;
 * the launcher's drop-out demonstration (``--noise helper-free --drop east``): east is killed after the noise was
@@ -16,11 +17,10 @@ import contextlib
 import json
 import os
 import secrets
-import shutil
 import signal
 import subprocess
 import sys
-import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -33,60 +33,21 @@ pytestmark = pytest.mark.federated
 
 RUN_TIMEOUT = 420.0
 
-ATTACK_APP = '''
-"""A dishonest aggregator: the honest round, with its release requests altered on the way out."""
-import json
-from pathlib import Path
-
-from capefed.messages import bundle, unbundle
-from capefed.rounds import run_rounds, settings_from_run_config
-from capefed.server_app import OUTCOME_FORMAT, FlowerTransport
-from capefed.trust import sign
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from flwr.serverapp import ServerApp
-
-KEY = Ed25519PrivateKey.generate()
+ATTACKS = Path(__file__).resolve().parent / "attacks"
 
 
-class Attacking(FlowerTransport):
-    def exchange(self, action, requests, timeout):
-        changed = {}
-        for node, payload in requests.items():
-            items = []
-            for key, inner, item in unbundle(payload):
-                if inner == "release" and item.config.get("algorithm") == "capePCA":
-                    item.config["helper_signature"] = sign(KEY, "share", b"forged", item.config["sealed_e"])
-                if inner == "release" and item.config.get("algorithm") == "capeAGN":
-                    item.config["var_g"] = 0.0
-                items.append((key, inner, item))
-            changed[node] = bundle(items)
-        return super().exchange(action, changed, timeout)
+def _with_attacks(federation: Federation, control: Path) -> None:
+    """The aggregator of these processes made dishonest by the test-only fault injection of tests/attacks (the
+    sites' code package is the reviewed one: their workers would refuse any other)."""
+    base = federation.env
 
+    def env(home: Path) -> dict[str, str]:
+        out = base(home)
+        out["PYTHONPATH"] = os.pathsep.join([str(ATTACKS), out["PYTHONPATH"]])
+        out["CAPEFED_ATTACK_FILE"] = str(control)
+        return out
 
-app = ServerApp()
-
-
-@app.main()
-def main(grid, context):
-    config = dict(context.run_config)
-    settings = [settings_from_run_config(config, a, f"{context.run_id}/{a}") for a in config["algorithms"].split(",")]
-    rounds = [o.to_dict() for o in run_rounds(Attacking(grid, 0.2), settings)]
-    Path(config["out"]).write_text(json.dumps({"format": OUTCOME_FORMAT, "rounds": rounds}))
-'''
-
-
-def _attack_app(tmp_path):
-    folder = tmp_path / "attack-app"
-    folder.mkdir()
-    (folder / "attack_app.py").write_text(textwrap.dedent(ATTACK_APP))
-    # the honest capefed sources ride along, so the sites' check of the code package (capefed.worker) passes: the
-    # aggregator's operator controls the ServerApp it runs whatever package it uploads; the protocol's checks are
-    # what this test is about
-    shutil.copytree(APP_DIR / "capefed", folder / "capefed", ignore=shutil.ignore_patterns("__pycache__"))
-    pyproject = (APP_DIR / "pyproject.toml").read_text().replace('serverapp = "capefed.server_app:app"',
-                                                                 'serverapp = "attack_app:app"')
-    (folder / "pyproject.toml").write_text(pyproject.replace('name = "capefed"', 'name = "capefedattack"'))
-    return folder
+    federation.env = env
 
 
 def _rounds(path):
@@ -106,12 +67,15 @@ def test_attacks_strangers_and_ledgers_with_real_processes(tmp_path):
     out = tmp_path / "outcome.json"
     base = dict(demo.run_config, out=str(out), timeout=180.0)
     federation = Federation(tmp_path, [*nodes, stranger])
+    control = tmp_path / "control.json"
+    control.write_text(json.dumps({"aggregator": {"attack": "forge", "dump": str(tmp_path / "dump.pkl")}}))
+    _with_attacks(federation, control)
     with contextlib.ExitStack() as stack:
         stack.callback(federation.stop)
         # the stranger's process needs a log and home of its own; its node configuration says "north"
         _start_with_names(federation, [str(n["name"]) for n in nodes] + ["stranger"])
-        federation.run_app(dict(base, noise="helper", algorithms="capePCA,capeAGN"), RUN_TIMEOUT,
-                           app_dir=_attack_app(tmp_path))
+        federation.run_app(dict(base, noise="helper", algorithms="capePCA,capeAGN"), RUN_TIMEOUT)
+        control.write_text("{}")
         pca, agn = _rounds(out)
         assert pca["status"] == agn["status"] == "stopped"
         assert "forged share" in pca["reason"] and agn["aggregates"] == {} and pca["aggregates"] == {}

@@ -24,11 +24,15 @@ def test_every_party_says_what_it_received_checked_and_released(tmp_path, caplog
     lines = _lines(caplog)
     for site in ("north", "east", "south"):
         mine = [line for line in lines if line.startswith(f"site {site}: ")]
+        # hello, set-up, release, confirm (the survivor set), reveal: three lines each
         assert [line.split(": ", 1)[1].split(" ")[0] for line in mine] == [
-            "received", "checked", "answered", "received", "checked", "released"]
-        assert f"site {site}: received a release request (capePCA, round memory/capePCA, stage A)" in mine[3]
-        assert "signed by the helper the roster pins" in mine[4] and "ledger can pay" in mine[4]
-        assert mine[5].startswith(f"site {site}: released its stage A statistic with its noise: 2,080 numbers")
+            "received", "checked", "answered", "received", "checked", "sent", "received", "checked", "released",
+            "received", "checked", "signed", "received", "checked", "revealed"]
+        assert f"site {site}: received a release request (capePCA, round memory/capePCA, stage A)" in mine[6]
+        assert "signed by the helper the roster pins" in mine[7] and "ledger can pay" in mine[7]
+        assert mine[8].startswith(f"site {site}: released its stage A statistic with its noise: 2,080 numbers, masked")
+        assert mine[11] == f"site {site}: signed the survivor set of stage A: east, north, south"
+        assert mine[14].startswith(f"site {site}: revealed 3 self-mask share(s) (sites in the set) and 0 noise")
     helper = [line for line in lines if line.startswith("helper: ")]
     assert any("sent 3 sealed, signed shares e_s" in line for line in helper)
     assert not any("REFUSED" in line for line in lines)

@@ -62,7 +62,7 @@ class Intercepting(InMemoryTransport):
         self.request_hook, self.reply_hook = request, reply
         self.seen: list[tuple[str, int, Payload]] = []
 
-    def exchange(self, action, requests, timeout):
+    def exchange(self, action, requests, timeout, until=None):
         assert action == BUNDLE
         sent, actions = {}, {}
         for node, payload in requests.items():
@@ -75,7 +75,7 @@ class Intercepting(InMemoryTransport):
                 items.append((key, inner, item))
             sent[node] = bundle(items)
         replies = {}
-        for node, payload in super().exchange(action, sent, timeout).items():
+        for node, payload in super().exchange(action, sent, timeout, until).items():
             items = []
             for key, inner, item in unbundle(payload):
                 if self.reply_hook:
@@ -96,7 +96,8 @@ def _round(demo, algorithm, *, nodes=None, transport_cls=InMemoryTransport, conf
 
 def _name(transport, node):
     """The name a node answers a hello with."""
-    return transport.nodes[node]("hello", Payload({"algorithm": "capePCA", "round": "probe"})).config["name"]
+    return transport.nodes[node]("hello", Payload({"algorithm": "capePCA", "round": f"probe/{next(_ROUNDS)}"})
+                                 ).config["name"]
 
 
 @pytest.mark.parametrize("algorithm, variant", [("capePCA", "demo"), ("capeAGN", "demo"), ("capeAGN", "projected"),
@@ -123,7 +124,7 @@ def test_round_equals_the_in_process_run_and_the_protocol(request, algorithm, va
     assert outcome.to_dict()["status"] == "released"
 
 
-def test_rounds_side_by_side_equal_rounds_alone_in_four_exchanges(demo):
+def test_rounds_side_by_side_equal_rounds_alone_in_eight_exchanges(demo):
     transport = Intercepting([party_node(n) for n in demo.nodes])
     settings = [settings_from_run_config(demo.run_config, a, _rid(a)) for a in ("capePCA", "capeAGN")]
     together = run_rounds(transport, settings)
@@ -135,10 +136,12 @@ def test_rounds_side_by_side_equal_rounds_alone_in_four_exchanges(demo):
         for stage in one.aggregates:
             assert np.array_equal(both.aggregates[stage], one.aggregates[stage])
         assert [e.content for e in both.log] == [e.content for e in one.log]
-    # hello (4 nodes x 2 rounds), shares (helper x 2), releases: A and M2 together, then M3
+    # hello (4 nodes x 2 rounds); the helper's shares and the sites' set-up (one exchange); per stage the masked
+    # releases, the survivor set signed, the shares revealed: A and M2 together, then M3
     actions = [a for a, _, _ in transport.seen]
-    assert actions.count("hello") == 8 and actions.count("shares") == 2 and actions.count("release") == 9
-    assert len({e["seconds"] for e in together[1].exchanges}) == 4
+    assert actions.count("hello") == 8 and actions.count("shares") == 2 and actions.count("setup") == 6
+    assert actions.count("release") == actions.count("confirm") == actions.count("reveal") == 9
+    assert len({e["seconds"] for e in together[1].exchanges}) == 8
 
 
 def test_the_projected_path_asks_the_helper_again_with_w(projected):
@@ -153,7 +156,7 @@ def test_the_projected_path_asks_the_helper_again_with_w(projected):
     assert [p.config["stages"] for p in shares] == [["A"], ["M2"], ["M3"]]
     assert "w" not in shares[1].arrays and shares[2].arrays["w"].shape == (10, 3)
     assert np.array_equal(shares[2].arrays["w"], agn.outputs["whitening"])
-    assert len({e["seconds"] for e in agn.exchanges}) == 5
+    assert len({e["seconds"] for e in agn.exchanges}) == 9
     to_helper = [e for e in agn.log if e.protocol and e.receiver == dp.HELPER]
     assert [(e.content, e.shape, e.step) for e in to_helper] == [("W (whitening)", (10, 3), 4)]
     e3 = [e for e in agn.log if e.content.startswith("E3_")]
@@ -185,7 +188,7 @@ def test_the_helper_refuses_a_mixing_that_does_not_cancel(demo):
 
 def test_one_round_failing_does_not_stop_the_other(demo):
     def drop(action, node, payload):  # node 2 never answers a capeAGN M3 release request
-        return None if action == "release" and node == 2 and payload.arrays["release"].size == 10 else payload
+        return None if action == "release" and node == 2 and payload.arrays["masked"].size == 10 else payload
 
     transport = Intercepting([party_node(n) for n in demo.nodes], reply=drop)
     config = demo.run_config | {"dropouts": 0}  # a round that survives no drop-out
@@ -224,10 +227,12 @@ def test_the_aggregator_only_forwards_ciphertext(demo):
     releases = [p for a, _, p in transport.seen if a == "release"]
     assert len(releases) == 3
     for payload in releases:
-        # the aggregator's request holds the sealed share as bytes, its own f and nothing of e in the clear
+        # the aggregator's request holds the sealed share as bytes, its own f and nothing of e in the clear, and
+        # the other sites' sealed set-up messages (shares of their self-mask seeds)
         assert set(payload.arrays) == {"f"}
         assert isinstance(payload.config["sealed_e"], bytes)
         assert len(payload.config["sealed_e"]) == 8 * 2080 + OVERHEAD_BYTES
+        assert [len(b) for b in payload.config["blobs"]] == [33 + OVERHEAD_BYTES] * 2
 
 
 def test_a_share_opens_only_for_its_site_round_and_stage():
@@ -285,21 +290,22 @@ def test_a_silent_site_stops_the_round(demo, algorithm, stage):
     outcome, transport, _ = _round(demo, algorithm, transport_cls=Intercepting, request=note, reply=drop,
                                    config={"dropouts": 0})
     _stopped_without_release(outcome, _name(transport, 2))
-    assert "did not answer within" in outcome.reason
+    assert f"did not answer its stage {stage} release request within" in outcome.reason
+    assert "more than the 0 the plan survives" in outcome.reason
     if stage == "M3":  # W had gone out, the final output has not
         assert any(e.content == "W (whitening)" for e in outcome.log)
 
 
 @pytest.mark.parametrize("bad, words", [
     (lambda r: r[:-1], "shape"),
-    (lambda r: np.where(np.arange(r.size) == 3, np.nan, r), "non-finite"),
-    (lambda r: np.where(np.arange(r.size) == 0, np.inf, r), "non-finite"),
-    (lambda r: r.astype(np.int64), "type"),
+    (lambda r: np.full(r.size, np.nan), "type float64"),
+    (lambda r: np.full(r.size, 1e300), "type float64"),
+    (lambda r: r.astype(np.int64), "type int64"),
 ])
 def test_a_malformed_release_stops_the_round(demo, bad, words):
     def corrupt(action, node, payload):
         if action == "release" and node == 3:
-            payload.arrays["release"] = bad(payload.arrays["release"])
+            payload.arrays["masked"] = bad(payload.arrays["masked"])
         return payload
 
     outcome, transport, _ = _round(demo, "capePCA", transport_cls=Intercepting, reply=corrupt)
@@ -385,8 +391,8 @@ def test_the_round_needs_one_helper_and_the_expected_sites(demo, change, sites, 
 
 def test_a_node_level_failure_answers_every_round(demo):
     class Failing(InMemoryTransport):
-        def exchange(self, action, requests, timeout):
-            replies = super().exchange(action, requests, timeout)
+        def exchange(self, action, requests, timeout, until=None):
+            replies = super().exchange(action, requests, timeout, until)
             if any(inner == "release" for _, inner, _ in unbundle(requests.get(3, bundle([])))):
                 replies[3] = Payload({"status": "refused", "reason": "node 3 failed: ClientApp raised"})
             return replies
@@ -444,15 +450,18 @@ def test_loopback_security_files(tmp_path):
         assert load_ssh_public_key(public.read_bytes()).public_numbers() == key.public_key().public_numbers()
 
 
-def test_a_failed_whitening_stops_the_round_after_stage_one(demo):
-    """Every M2 release replaced by minus the identity (right shape, finite, digest kept): the aggregate has no
-    positive eigenvalue, W does not exist, and the round stops with the explanation before W or any output leaves."""
-    def negative(action, node, payload):
-        if action == "release" and payload.arrays["release"].size == 55:  # capeAGN's M2 stage, D = 10
-            payload.arrays["release"] = -unique_entries_matrix(np.eye(10))
-        return payload
+def test_a_failed_whitening_stops_the_round_after_stage_one(demo, monkeypatch):
+    """Every site's M2 statistic replaced by minus the identity (inside the accepted range, released masked, digest
+    kept): the aggregate has no positive eigenvalue, W does not exist, and the round stops with the explanation
+    before W or any output leaves."""
+    release = dp.site_stage_release
 
-    outcome, _, _ = _round(demo, "capeAGN", transport_cls=Intercepting, reply=negative)
+    def negative(stage, path, data, e, f, g, w=None):
+        out = release(stage, path, data, e, f, g, w)
+        return -unique_entries_matrix(np.eye(10)) if stage == "M2" else out
+
+    monkeypatch.setattr(dp, "site_stage_release", negative)
+    outcome, _, _ = _round(demo, "capeAGN", transport_cls=Intercepting)
     assert outcome.status == "stopped" and outcome.reason.startswith("stage M2: whitening failed")
     assert "Nothing was released" in outcome.reason
     assert outcome.aggregates == {} and outcome.outputs == {}

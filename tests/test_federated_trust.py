@@ -156,10 +156,10 @@ def test_a_site_that_vanishes_after_the_noise_set_up_is_survived(demo, tmp_path,
         def checkpoint(self, label):
             self.gone = True
 
-        def exchange(self, action, requests, timeout):
+        def exchange(self, action, requests, timeout, until=None):
             if self.gone:
                 requests = {n: p for n, p in requests.items() if n != self.victim}
-            return super().exchange(action, requests, timeout)
+            return super().exchange(action, requests, timeout, until)
 
     nodes = _fresh(demo, tmp_path)
     victim = 1 + next(i for i, n in enumerate(nodes) if n.get("name") == "east")

@@ -7,6 +7,7 @@ from conftest import app_test
 
 from dpcore.cape import agn_stage_designs, plan_scenario
 from dpcore.cape.protocol import capeagn_round, symmetry_leak
+from dpcore.federation import RoundSettings, SiteBudget, plan_round
 from dpcore.scenario import default_scenario
 
 PAGE = "pages/protocol.py"
@@ -105,3 +106,13 @@ def test_helper_and_helper_free_side_by_side_and_the_dropout_what_if(at):
             case = dropout_whatif(plan.design, plan.sensitivities, s.eps, s.delta, plan.collusion, k, variant)
             assert whatif.loc[variant, "worst σ_eff / τ_s"] == f"{case.worst_ratio:.4f}"
             assert whatif.loc[variant, "promises broken"] == (", ".join(case.failing) or "none")
+        # the Flower app's rule for the seeds' threshold, with the page's numbers (dpcore.federation.plan_round)
+        needed = plan.collusion + 2 * k + 1
+        caption = next(c.value for c in at.caption if "c + 2k + 1" in c.value)
+        enough = s.n_sites >= needed
+        assert f"= {needed} sites" in caption
+        assert ("are enough" in caption) == enough and ("would refuse" in caption) == (not enough)
+        budgets = [SiteBudget(site=site, dim=4) for site in s.sites]
+        refusal = plan_round(budgets, RoundSettings(algorithm="capePCA", k=2, dropouts=k, noise="helper-free",
+                                                    collusion=plan.collusion)).refusal
+        assert ("Shamir threshold" in (refusal or "")) == (not enough and plan.collusion + k <= s.n_sites - 2)

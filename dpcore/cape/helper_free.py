@@ -26,7 +26,9 @@ helper-free variant from v's noise seed, which v secret-shared t-of-S among the 
 a coalition holding v knows, so the audit of what was released puts every dropped site into every coalition of the
 aggregator (and, helper-free, counts W as known); the output carries the survivors' g only. A design for c
 colluders and k drop-outs is made for c + k colluders, so that after k drop-outs every promise for c colluders
-still holds.
+still holds. That u_v is revealed only for a site whose release is never unmasked - releases travel masked and one
+survivor set signed by every survivor decides which are - is the federated run's protocol (docs/federated.md,
+"Drop-outs: masked releases and one agreed survivor set").
 """
 
 from __future__ import annotations

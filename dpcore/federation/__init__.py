@@ -28,6 +28,15 @@ from .log import (
     protocol_round,
     round_protocol,
 )
+from .masking import (
+    RELEASE_TAIL,
+    decode_release,
+    encode_release,
+    quantised_release,
+    release_bound,
+    release_encoding,
+    release_range_problem,
+)
 from .noise import (
     GENERATORS,
     noise_seed,
@@ -64,6 +73,13 @@ from .site import (
 )
 
 __all__ = [
+    "RELEASE_TAIL",
+    "decode_release",
+    "encode_release",
+    "quantised_release",
+    "release_bound",
+    "release_encoding",
+    "release_range_problem",
     "GENERATORS",
     "LEDGER_FORMAT",
     "Ledger",

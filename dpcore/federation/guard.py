@@ -40,8 +40,11 @@ def _own_tau(plan: RoundPlan, stage: RoundStage, budget: SiteBudget) -> float:
     return float(stage.sensitivities[index] * single.multipliers()[0])
 
 
-def site_plan_problem(plan: RoundPlan, budget: SiteBudget, *, min_collusion: int = 0) -> str | None:
-    """Why site ``budget.name`` refuses ``plan`` (the plan it computed itself), naming the failed check, or None."""
+def site_plan_problem(plan: RoundPlan, budget: SiteBudget, *, min_collusion: int = 0,
+                      max_dropouts: int | None = None) -> str | None:
+    """Why site ``budget.name`` refuses ``plan`` (the plan it computed itself), naming the failed check, or None.
+    ``min_collusion`` and ``max_dropouts`` are the site's own limits: the colluders it requires protection against
+    and the drop-outs it tolerates (None: any the plan survives)."""
     name = budget.name
     if plan.refusal:
         return f"the plan is refused: {plan.refusal}"
@@ -53,6 +56,9 @@ def site_plan_problem(plan: RoundPlan, budget: SiteBudget, *, min_collusion: int
     if plan.collusion < min_collusion:
         return (f"the plan protects against up to {plan.collusion} colluder(s); this site requires at least "
                 f"{min_collusion}")
+    if max_dropouts is not None and plan.settings.dropouts > max_dropouts:
+        return (f"the plan survives {plan.settings.dropouts} drop-out(s); this site tolerates at most {max_dropouts} "
+                "(each drop-out reveals that site's noise term to the aggregator)")
     for stage in plan.stages:
         design = stage.design
         own = _own_tau(plan, stage, budget)
@@ -75,8 +81,12 @@ def site_plan_problem(plan: RoundPlan, budget: SiteBudget, *, min_collusion: int
 
 
 def release_entry(plan: RoundPlan, stage: RoundStage, name: str, round_id: str) -> LedgerEntry:
-    """What site ``name``'s ledger records for its release of ``stage``: the stage's promised (eps, delta) and the
-    worst audited view, mu = Delta_s / sigma_eff there (the promise when every view keeps at least tau_s)."""
+    """What site ``name``'s ledger records for its release of ``stage`` (before the masked release is sent): the
+    stage's promised (eps, delta) and the worst view its release and its seeds' shares can expose, mu = Delta_s /
+    sigma_eff there. Its release is unmasked only if it is in the signed survivor set, and then its own noise seed is
+    never rebuilt; the other sites' terms revealed (the dropped sites, at most ``dropouts``) are what colluders would
+    know. So the worst view is the design's audit with c + dropouts colluders (plan.design_collusion) in the round's
+    noise variant, which holds every drop-out set the site accepts besides c colluders (docs/federated.md, "Ledger")."""
     index = plan.names.index(name)
     report = variant_audit(stage.design, stage.sensitivities, stage.eps, stage.delta, plan.design_collusion,
                            variant=plan.settings.noise)

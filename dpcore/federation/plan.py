@@ -189,8 +189,9 @@ class RoundPlan:
 
     @property
     def threshold(self) -> int:
-        """t of the t-of-S sharing of a site's noise seed (helper-free): S - dropouts survivors recover a vanished
-        site's term, while c colluders (c < t) cannot."""
+        """t of the t-of-S sharing of every site's seeds (self-mask, and helper-free noise): the S - dropouts sites of
+        any survivor set the sites accept can rebuild them, while no coalition of c colluders plus the dropouts dropped
+        sites reaches t (plan_round refuses a round where S - dropouts <= c + dropouts)."""
         return len(self.budgets) - self.settings.dropouts
 
     @property
@@ -275,6 +276,11 @@ def _collusion_problem(n_sites: int, settings: RoundSettings) -> str | None:
                 "and the secret-shared noise seeds stay out of the colluders' reach")
     if c > n_sites - 1:
         return f"collusion must be at most S - 1 = {n_sites - 1} (got {c})"
+    k = settings.dropouts
+    if n_sites - k <= c + k:
+        return (f"the Shamir threshold of the seeds' shares, t = S - dropouts = {n_sites - k}, would be reached by "
+                f"{c} colluder(s) plus {k} dropped site(s): a round of {n_sites} sites needs S >= c + 2 dropouts + 1 = "
+                f"{c + 2 * k + 1}, so that the survivors can always rebuild a seed and no such coalition can")
     return None
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from ..cape.noise_variants import NOISE_VARIANTS
 from ..cape.parties import AGGREGATOR, HELPER, SITE, aggregator_noise, combine, helper_noise, site_noise
 from ..validation import InputError
+from .masking import quantised_release, release_encoding
 from .noise import noise_seed, party_generator, recovered_aggregate, secure_sum, site_draw, site_term
 from .outputs import pca_output, tensor_output, whitening_output
 from .plan import RoundPlan, RoundSettings, RoundStage, SiteBudget, plan_round
@@ -62,8 +63,9 @@ class _Streams:
 
 def _stage(streams: _Streams, p: RoundStage, site_data: Mapping[str, Any], w: np.ndarray | None,
            dropped: Sequence[str]) -> np.ndarray:
-    """One stage: every e_s, each site's f_s (aggregator) and g_s (site), the survivors' releases and the
-    aggregate, with the dropped sites' terms added back."""
+    """One stage: every e_s, each site's f_s (aggregator) and g_s (site), the survivors' releases (quantised as
+    they travel in the ring: :mod:`~dpcore.federation.masking`) and the aggregate, with the dropped sites' terms
+    added back."""
     path = streams.plan.settings.path
     e = streams.entries(p, streams.helper_rows(p), w)
     releases, subtract, survivors, missing = [], [], [], []
@@ -74,7 +76,8 @@ def _stage(streams: _Streams, p: RoundStage, site_data: Mapping[str, Any], w: np
             missing.append(float(p.design.weights[i]) * aggregator_subtract(p.stage, path, e[i], w))
             continue
         g = streams.entries(p, site_noise(p.design.var_g[i], p.size, streams.rng(p.stage, SITE, name, name)), w)
-        releases.append(site_stage_release(p.stage, path, site_data[name], e[i], f, g, w))
+        release = site_stage_release(p.stage, path, site_data[name], e[i], f, g, w)
+        releases.append(quantised_release(release, release_encoding(streams.plan, p, i, w)))
         subtract.append(aggregator_subtract(p.stage, path, f, w))
         survivors.append(i)
     partial = combine(releases, subtract, p.design.weights[survivors])

@@ -1,5 +1,5 @@
-"""What the aggregator checks in the answers it gets: a site's hello (its reported budget, public key and digest)
-and a site's release (answered in time, status, digest, shape, finite numbers)."""
+"""What the aggregator checks in the answers it gets: a site's hello (its reported budget, public key and digest),
+its masked release (status, digest, shape, ring elements) and its reveal (the shares the signed set calls for)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from . import dp
+from . import dp, shares
 from .messages import Payload
 from .sealing import KEY_BYTES
 
-__all__ = ["budget_from_hello", "release_problem"]
+__all__ = ["budget_from_hello", "release_problem", "reveal_problem"]
 
 
 def budget_from_hello(reply: Mapping[str, Any]) -> tuple[dp.SiteBudget, bytes]:
@@ -41,23 +41,47 @@ def budget_from_hello(reply: Mapping[str, Any]) -> tuple[dp.SiteBudget, bytes]:
     return budget, key
 
 
-def release_problem(name: str, reply: Payload | None, digest: str, count: int, timeout: float) -> str | None:
-    """Why a site's answer to a release request cannot be used, or None."""
-    if reply is None:
-        return f"site {name} did not answer within {timeout:g} s"
+def release_problem(name: str, reply: Payload, digest: str, count: int) -> str | None:
+    """Why a site's answer to a release request cannot be used, or None: it must be "ok", for the design's digest,
+    with its masked release: ``count`` ring elements (uint64)."""
     if reply.config.get("status") != "ok":
         reason = str(reply.config.get("reason", "refused without a reason"))
         return reason if reason.startswith(f"site {name}") else f"site {name}: {reason}"
     if reply.config.get("digest") != digest:
         return f"site {name} answered for other values than the design was made for (digest changed)"
-    release = reply.arrays.get("release")
+    release = reply.arrays.get("masked")
     if release is None:
         return f"site {name} sent no release"
     release = np.asarray(release)
     if release.shape != (count,):
         return f"site {name} sent a release of shape {release.shape}; this stage needs ({count},) unique entries"
-    if not np.issubdtype(release.dtype, np.floating):
-        return f"site {name} sent a release of type {release.dtype}; floating-point numbers are needed"
-    if not np.all(np.isfinite(release)):
-        return f"site {name} sent non-finite numbers (NaN or infinity) in its release"
+    if release.dtype != np.uint64:
+        return (f"site {name} sent a release of type {release.dtype}; a release travels masked, as {count} ring "
+                "elements (uint64)")
+    return None
+
+
+def reveal_problem(name: str, reply: Payload, plan: dp.RoundPlan, stage: dp.RoundStage, survivors: list[str]
+                   ) -> str | None:
+    """Why a survivor's reveal cannot be used, or None: one share per site of the plan, of the kind the signed set
+    says (self-mask for a member, noise for an excluded site helper-free, none with a helper), each held by this
+    site's position; helper-free with a site excluded, W of the stage's size."""
+    c = reply.config
+    helper_free = not dp.NOISE_VARIANTS[plan.settings.noise].helper
+    kinds = ["mask" if n in survivors else ("noise" if helper_free else "none") for n in plan.names]
+    pieces = c.get("shares")
+    if c.get("kinds") != kinds or not isinstance(pieces, list) or len(pieces) != len(plan.names):
+        return f"site {name} revealed other shares than the signed survivor set calls for"
+    me = plan.names.index(name)
+    for kind, piece in zip(kinds, pieces, strict=True):
+        if kind == "none":
+            if piece != b"":
+                return f"site {name} revealed a share it should not have"
+            continue
+        if not isinstance(piece, bytes) or len(piece) != shares.SHARE_BYTES or piece[0] != me + 1:
+            return f"site {name} revealed a malformed share (or one held by another site)"
+    if helper_free and len(survivors) < len(plan.names):
+        total = np.asarray(reply.arrays.get("total", np.empty(0)))
+        if total.shape != (stage.size,) or total.dtype != np.float64 or not np.all(np.isfinite(total)):
+            return f"site {name} sent no usable secure sum W ({stage.size} finite numbers needed)"
     return None

@@ -11,9 +11,9 @@ from collections.abc import Iterator, MutableMapping
 from flwr.app import ConfigRecord, Context, Message
 from flwr.clientapp import ClientApp
 
-from .messages import BUNDLE
+from .messages import BUNDLE, Payload
 from .node import answer
-from .wire import from_records, to_records
+from .wire import WireError, from_records, to_records
 
 __all__ = ["app"]
 
@@ -55,5 +55,12 @@ app = ClientApp()
 @app.query(BUNDLE)
 def handle(message: Message, context: Context) -> Message:
     """Every request of the aggregator arrives as a bundle (one item per round of the run)."""
-    reply = answer(BUNDLE, dict(context.node_config), from_records(message.content), _NodeState(context))
+    config = dict(context.node_config)
+    try:
+        request = from_records(message.content)
+    except Exception as exc:  # noqa: BLE001 - the guarded decoder refuses; a hostile record never crashes the node
+        reason = str(exc) if isinstance(exc, WireError) else f"an unreadable message ({type(exc).__name__})"
+        reply = Payload({"status": "refused", "reason": f"node {str(config.get('name', '?'))[:64]}: {reason}"})
+    else:
+        reply = answer(BUNDLE, config, request, _NodeState(context))
     return Message(to_records(reply), reply_to=message)

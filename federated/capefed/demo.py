@@ -116,7 +116,7 @@ def prepare_demo(workdir: str | Path, *, sites: Sequence[Mapping[str, Any]] = DE
                 "seed": DEMO_SEEDS.get(name, 0), "pca-data": str(pca_path), "pca-n": site["pca-n"],
                 "agn-data": str(agn_path_file), "agn-n": site["agn-n"], "identity": str(identities[name]),
                 "roster": str(roster), "ledger": str(ledgers / f"{name}.json"),
-                "budget-eps": ledger_rounds * site["eps"], "budget-delta": LEDGER_DELTA}
+                "budget-eps": ledger_rounds * site["eps"], "budget-delta": LEDGER_DELTA, "dropouts": dropouts}
         if "weight" in site:
             node["weight"] = site["weight"]
         nodes.append(node)
@@ -256,6 +256,8 @@ def print_report(outcome: Mapping[str, Any], simulated: dp.SimulatedRound | None
           file=out)
     for line in outcome.get("ignored", []):
         print(f"ignored node: {line}", file=out)
+    for line in outcome.get("notes", []):
+        print(f"note: {line}", file=out)
     if plan:
         for stage in plan["stages"]:
             d = stage["design"]

@@ -16,6 +16,7 @@ from dpcore.cape.protocol import SITES
 from dpcore.data import load_bundled, parse_numeric_csv, preprocess, split_sites
 from dpcore.federation import (
     LOG_FORMAT,
+    RELEASE_TAIL,
     ROUND_STAGES,
     LedgerEntry,
     LogEntry,
@@ -26,8 +27,10 @@ from dpcore.federation import (
     SiteBudget,
     aggregator_subtract,
     budget_digest,
+    decode_release,
     design_matches,
     dropout_audit,
+    encode_release,
     mog_site,
     noise_entries,
     noise_seed,
@@ -38,9 +41,12 @@ from dpcore.federation import (
     pca_output,
     plan_round,
     protocol_differences,
+    quantised_release,
     read_ledger,
     recovered_aggregate,
+    release_encoding,
     release_entry,
+    release_range_problem,
     secure_sum,
     simulate_round,
     site_draw,
@@ -54,14 +60,42 @@ from dpcore.federation import (
     whitening_output,
     write_ledger,
 )
-from dpcore.limits import MAX_FEDERATED_MATRIX_DIM, MAX_SITES
+from dpcore.limits import (
+    MAX_FEDERATED_MATRIX_DIM,
+    MAX_NPY_HEADER_BYTES,
+    MAX_SITES,
+    MAX_WIRE_ARRAY_DIMS,
+    MAX_WIRE_ARRAY_NUMBERS,
+    MAX_WIRE_ARRAYS,
+    MAX_WIRE_BYTES,
+    MAX_WIRE_LIST,
+    MAX_WIRE_NUMBERS,
+    MAX_WIRE_TEXT,
+    MAX_WIRE_VALUES,
+)
 from dpcore.otd import WhiteningError, evaluate, make_model, mog_norm_bound, sample_mog, sample_stm
 from dpcore.pca import captured_energy
 from dpcore.scenario import Site
-from dpcore.seeding import fresh_secret, party_rng, secret_bytes, secure_rng
+from dpcore.seeding import fresh_secret, party_key, party_rng, secret_bytes, secure_rng
 from dpcore.validation import InputError
 
 __all__ = [
+    "MAX_NPY_HEADER_BYTES",
+    "MAX_WIRE_ARRAY_DIMS",
+    "MAX_WIRE_ARRAY_NUMBERS",
+    "MAX_WIRE_ARRAYS",
+    "MAX_WIRE_BYTES",
+    "MAX_WIRE_LIST",
+    "MAX_WIRE_NUMBERS",
+    "MAX_WIRE_TEXT",
+    "MAX_WIRE_VALUES",
+    "RELEASE_TAIL",
+    "decode_release",
+    "encode_release",
+    "quantised_release",
+    "release_encoding",
+    "release_range_problem",
+    "party_key",
     "MAX_FEDERATED_MATRIX_DIM",
     "MAX_SITES",
     "NOISE_VARIANTS",

@@ -35,7 +35,8 @@ class InMemoryTransport:
     def wait_for_nodes(self, count: int, timeout: float) -> list[int]:
         return sorted(self.nodes)
 
-    def exchange(self, action: str, requests: Mapping[int, Payload], timeout: float) -> dict[int, Payload]:
+    def exchange(self, action: str, requests: Mapping[int, Payload], timeout: float, until=None) -> dict[int, Payload]:
+        """Every node answers at once (or never: None); ``until`` is not needed."""
         replies = {}
         for node, request in requests.items():
             reply = self.nodes[node](action, request.copy())

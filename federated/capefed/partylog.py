@@ -27,19 +27,27 @@ _PLAN = "recomputed the plan from those statements and the public settings"
 CHECKS: dict[tuple[str, str], str] = {
     ("site", "hello"): "its identity key is the one the roster pins for it; read its data and budget",
     ("site", "setup"): (f"{_STATEMENTS}; {_PLAN}; its own values are still those of its statement; the design keeps "
-                        "its promise (tau_s for its N_s, eps_s, delta_s, the colluders it requires, every audited view)"
-                        "; its ledger can pay for the whole round"),
-    ("site", "release"): (f"{_STATEMENTS}; {_PLAN}; its values match the design's digest; the design keeps its "
-                          "promise; the stage was not released before; the aggregator's tau_g,s^2 and f_s are the "
-                          "plan's (sample variance within the chi-square bounds); {noise}, with the design's "
-                          "variance; its ledger can pay for the round"),
-    ("site", "recover"): (f"{_STATEMENTS}; {_PLAN}; no more sites dropped out than the plan survives; it released the "
-                          "stage itself; with the dropped sites counted as colluders every audited view of its "
-                          "release keeps its promise"),
+                        "its promise (tau_s for its N_s, eps_s, delta_s, the colluders it requires, the drop-outs it "
+                        "tolerates, every audited view); its ledger can pay for the whole round; fixed the round's "
+                        "plan (its digest)"),
+    ("site", "release"): (f"{_STATEMENTS}; {_PLAN}; the plan is the one it set up with, within its own deadline; its "
+                          "values match the design's digest; the design keeps its promise; the stage was not "
+                          "released before; the aggregator's tau_g,s^2 and f_s are the plan's (sample variance within "
+                          "the chi-square bounds); every other site's set-up message is signed and sealed for this "
+                          "plan; {noise}, with the design's variance; the release lies in the accepted range; its "
+                          "ledger can pay for the round"),
+    ("site", "confirm"): (f"{_STATEMENTS}; {_PLAN}; the plan is the one it set up with, within its own deadline; it "
+                          "released the stage and is in the survivor set; the set misses no more sites than the plan "
+                          "survives and holds no site an earlier stage excluded; it signed no other set for the stage"),
+    ("site", "reveal"): (f"{_STATEMENTS}; {_PLAN}; the plan is the one it set up with, within its own deadline; the "
+                         "survivor set is the one it signed and every member signed the same set, plan and W; it had "
+                         "not revealed for the stage"),
     ("helper", "hello"): "its identity key is the one the roster pins for the helper",
     ("helper", "shares"): (f"{_STATEMENTS}; {_PLAN}; the requested stages, dimensions, mixing, weights and variances "
                            "are that plan's"),
-    ("helper", "recover"): (f"{_STATEMENTS}; {_PLAN}; no more sites dropped out than the plan survives; with them "
+    ("helper", "recover"): (f"{_STATEMENTS}; {_PLAN}; the plan is the one it drew the noise for, within its own "
+                            "deadline; every member of the survivor set signed the same set; the set misses no more "
+                            "sites than the plan survives; it had not recovered for the stage; with the excluded sites "
                             "counted as colluders every site's audited views keep their promises"),
 }
 _NOISE = {"helper": "its e_s came sealed to it and signed by the helper the roster pins",
@@ -75,17 +83,28 @@ def _released(role: str, action: str, request: Payload, reply: Payload) -> str:
     numbers = sum(int(a.size) for a in reply.arrays.values())
     if role == "site" and action == "release":
         return (f"released its stage {_clean(request.config.get('stage', '?'))} statistic with its noise: {numbers:,} "
-                "numbers, recorded in its ledger before it was sent")
+                "numbers, masked (unreadable until the survivors reveal its self-mask), recorded in its ledger before "
+                "it was sent")
+    if role == "site" and action == "confirm":
+        return (f"signed the survivor set of stage {_clean(request.config.get('stage', '?'))}: "
+                f"{_clean(', '.join(map(str, request.config.get('survivors', []))), 400)}")
+    if role == "site" and action == "reveal":
+        kinds = reply.config.get("kinds", [])
+        return (f"revealed {kinds.count('mask')} self-mask share(s) (sites in the set) and {kinds.count('noise')} "
+                "noise share(s) (sites the set excludes)" + (" and the secure sum W" if reply.arrays else ""))
     if action == "hello":
         return "answered with its signed statement" + (" (budget and a fresh round key)" if role == "site" else "")
     if action == "setup":
         count = sum(len(v) for k, v in reply.config.items() if k.startswith("blobs/") and isinstance(v, list))
-        return f"sent {count} sealed, signed set-up messages for the other sites (through the aggregator, unread)"
+        return (f"sent {count} sealed, signed set-up messages (shares of its seeds) for the other sites (through the "
+                "aggregator, unread) and its signed commitments to its seeds")
     if action == "shares":
         count = sum(1 for k in reply.config if k.startswith("sealed/"))
         return f"sent {count} sealed, signed shares e_s, one per site and stage (through the aggregator, unread)"
     if action == "recover":
-        return f"handed the aggregator what recovers the dropped sites' terms ({numbers:,} numbers)"
+        dropped = ", ".join(map(str, reply.config.get("dropped", [])))
+        return (f"revealed the terms of the sites the signed survivor set excludes ({_clean(dropped)}: {numbers:,} "
+                "numbers)")
     return f"answered ({numbers:,} numbers)"
 
 

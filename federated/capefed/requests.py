@@ -10,6 +10,8 @@ everything else against.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -21,8 +23,8 @@ import numpy as np
 from . import dp
 from .trust import Roster, Statement, TrustError, verify_statement
 
-__all__ = ["MAX_BLOB_BYTES", "RequestError", "RoundContext", "array", "blob", "integer", "number", "round_context",
-           "text", "texts"]
+__all__ = ["MAX_BLOB_BYTES", "RequestError", "RoundContext", "array", "blob", "integer", "number", "plan_digest",
+           "round_context", "text", "texts"]
 
 MAX_TEXT = 256
 MAX_SETTINGS_CHARS = 4096
@@ -129,16 +131,35 @@ def _budget(statement: Statement) -> dp.SiteBudget:
 
 @dataclass(frozen=True, kw_only=True)
 class RoundContext:
-    """The verified context of a request: the round, the settings, the sites' statements by name (sorted) and the
-    plan the node computed from them."""
+    """The verified context of a request: the round, the settings, the sites' statements by name (sorted), the
+    plan the node computed from them and ``digest``, the SHA-256 of the round id, the settings and the statements
+    (:func:`plan_digest`): every party binds what it seals, signs and releases in a round to it, so two parties shown
+    different settings or statements cannot be made to act on two plans."""
 
     round_id: str
     settings: dp.RoundSettings
     statements: dict[str, Statement]
     plan: dp.RoundPlan
+    digest: str = ""
 
     def index(self, name: str) -> int:
         return self.plan.names.index(name)
+
+
+def plan_digest(round_id: str, settings: dp.RoundSettings, statements: Mapping[str, str]) -> str:
+    """SHA-256 (hex) of the canonical JSON of the round id, the settings and the signed statements' texts, sorted by
+    site."""
+    text = json.dumps({"round": round_id, "settings": settings.to_dict(),
+                       "statements": [statements[name] for name in sorted(statements)]},
+                      sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@functools.lru_cache(maxsize=16)
+def _planned(budgets: tuple[dp.SiteBudget, ...], settings: dp.RoundSettings) -> dp.RoundPlan:
+    """``dp.plan_round``, kept for the few rounds a node is in: every request of a round recomputes the same plan from
+    the same values (deterministic), and a collusion-robust design takes a tenth of a second."""
+    return dp.plan_round(budgets, settings)
 
 
 def round_context(c: Mapping[str, Any], roster: Roster) -> RoundContext:
@@ -160,9 +181,10 @@ def round_context(c: Mapping[str, Any], roster: Roster) -> RoundContext:
         verified[checked.name] = checked
     budgets = sorted((_budget(s) for s in verified.values()), key=lambda b: b.name)
     try:
-        plan = dp.plan_round(budgets, settings)
+        plan = _planned(tuple(budgets), settings)
     except dp.InputError as exc:
         raise RequestError(f"the round's settings cannot be planned: {exc}") from exc
     if plan.refusal:
         raise RequestError(f"the plan computed from the sites' signed budgets is refused: {plan.refusal}")
-    return RoundContext(round_id=round_id, settings=settings, statements=dict(sorted(verified.items())), plan=plan)
+    return RoundContext(round_id=round_id, settings=settings, statements=dict(sorted(verified.items())), plan=plan,
+                        digest=plan_digest(round_id, plan.settings, {n: v.text for n, v in verified.items()}))

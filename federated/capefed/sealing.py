@@ -16,8 +16,8 @@ from cryptography.hazmat.primitives import hashes, hpke, serialization
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-__all__ = ["KEY_BYTES", "OVERHEAD_BYTES", "SealError", "new_key_pair", "open_array", "open_bytes", "pair_key",
-           "seal_array", "seal_bytes", "seal_context"]
+__all__ = ["KEY_BYTES", "OVERHEAD_BYTES", "SealError", "check_public_key", "new_key_pair", "open_array", "open_bytes",
+           "pair_key", "seal_array", "seal_bytes", "seal_context"]
 
 _SUITE = hpke.Suite(hpke.KEM.X25519, hpke.KDF.HKDF_SHA256, hpke.AEAD.CHACHA20_POLY1305)
 KEY_BYTES = 32
@@ -37,18 +37,32 @@ def new_key_pair() -> tuple[bytes, bytes]:
     return private_raw, private.public_key().public_bytes(_RAW, serialization.PublicFormat.Raw)
 
 
-def seal_context(round_id: str, stage: str, site: str) -> bytes:
-    """The HPKE ``info`` a share is bound to: the round (whose id the aggregator makes unique per run), the stage
-    and the site."""
-    return "\x1f".join(("capefed-share-v1", round_id, stage, site)).encode()
+def check_public_key(public_key: object) -> X25519PublicKey:
+    """A party's X25519 round key, checked at the boundary: 32 bytes and not a point of small order. A low-order
+    point (the all-zero key among them) makes every shared secret one of eight known values; X25519 with it gives the
+    all-zero secret for every private key, which the library refuses, so a trial exchange with a fresh key detects
+    it (RFC 7748, section 6.1). Raises SealError naming the check; a shared secret of such a key is never used."""
+    if not isinstance(public_key, bytes) or len(public_key) != KEY_BYTES:
+        got = len(public_key) if isinstance(public_key, bytes) else type(public_key).__name__
+        raise SealError(f"a round key has {KEY_BYTES} bytes (got {got})")
+    key = X25519PublicKey.from_public_bytes(public_key)
+    try:
+        X25519PrivateKey.generate().exchange(key)
+    except ValueError as exc:
+        raise SealError("the round key is a point of small order (its shared secrets would be known to anyone); a "
+                        "party never seals to it or derives a key from it") from exc
+    return key
+
+
+def seal_context(round_id: str, stage: str, site: str, plan: str = "") -> bytes:
+    """The HPKE ``info`` a share is bound to: the round (whose id the aggregator makes unique per run), the stage,
+    the site and the digest of the round's plan (its settings and the sites' signed statements)."""
+    return "\x1f".join(("capefed-share-v2", round_id, plan, stage, site)).encode()
 
 
 def seal_array(values: np.ndarray, public_key: bytes, context: bytes) -> bytes:
     """Encrypt a 1-d float64 array (little-endian bytes) to ``public_key``."""
-    if len(public_key) != KEY_BYTES:
-        raise SealError(f"a site public key has {KEY_BYTES} bytes (got {len(public_key)})")
-    plain = np.ascontiguousarray(values, dtype="<f8").tobytes()
-    return _SUITE.encrypt(plain, X25519PublicKey.from_public_bytes(public_key), info=context)
+    return seal_bytes(np.ascontiguousarray(values, dtype="<f8").tobytes(), public_key, context)
 
 
 def open_array(sealed: bytes, private_key: bytes, context: bytes, count: int) -> np.ndarray:
@@ -67,10 +81,13 @@ def open_array(sealed: bytes, private_key: bytes, context: bytes, count: int) ->
 
 
 def seal_bytes(plain: bytes, public_key: bytes, context: bytes) -> bytes:
-    """Encrypt bytes to ``public_key`` (HPKE base mode, bound to ``context``)."""
-    if len(public_key) != KEY_BYTES:
-        raise SealError(f"a public key has {KEY_BYTES} bytes (got {len(public_key)})")
-    return _SUITE.encrypt(plain, X25519PublicKey.from_public_bytes(public_key), info=context)
+    """Encrypt bytes to ``public_key`` (HPKE base mode, bound to ``context``), a key checked by
+    :func:`check_public_key`."""
+    key = check_public_key(public_key)
+    try:
+        return _SUITE.encrypt(plain, key, info=context)
+    except ValueError as exc:
+        raise SealError(f"cannot seal to this round key: {exc}") from exc
 
 
 def open_bytes(sealed: bytes, private_key: bytes, context: bytes) -> bytes:
@@ -84,7 +101,8 @@ def open_bytes(sealed: bytes, private_key: bytes, context: bytes) -> bytes:
 def pair_key(private_key: bytes, other_public: bytes, context: bytes) -> bytes:
     """The 32-byte key two sites share for their pairwise masks: X25519 between one's round key and the other's,
     through HKDF-SHA256 bound to ``context`` (the round, the stage and the pair, in a fixed order)."""
-    if len(other_public) != KEY_BYTES:
-        raise SealError(f"a public key has {KEY_BYTES} bytes (got {len(other_public)})")
-    shared = X25519PrivateKey.from_private_bytes(private_key).exchange(X25519PublicKey.from_public_bytes(other_public))
+    try:
+        shared = X25519PrivateKey.from_private_bytes(private_key).exchange(check_public_key(other_public))
+    except ValueError as exc:  # SealError included: no key is derived from a low-order point
+        raise SealError(f"no pairwise key with this round key: {exc}") from exc
     return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=context).derive(shared)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from flwr.app import Context, Message
@@ -14,7 +14,7 @@ from flwr.serverapp import Grid, ServerApp
 
 from .messages import Payload, message_log_round, write_log
 from .rounds import run_rounds, settings_from_run_config
-from .wire import from_records, to_records
+from .wire import WireError, from_records, to_records
 
 __all__ = ["OUTCOME_FORMAT", "FlowerTransport", "RoundsNotReleased", "app"]
 
@@ -59,27 +59,42 @@ class FlowerTransport:
                 return nodes
             time.sleep(self.poll)
 
-    def exchange(self, action: str, requests: Mapping[int, Payload], timeout: float) -> dict[int, Payload]:
+    def exchange(self, action: str, requests: Mapping[int, Payload], timeout: float,
+                 until: Callable[[set[int], float], bool] | None = None) -> dict[int, Payload]:
+        """Push one message per node and collect the replies until every node replied, ``until`` says the
+        aggregator may stop waiting (``rounds.run_rounds``: a round that can go on without the rest), or ``timeout``
+        (this step's deadline) passed; it never waits for Flower to notice a dead node. Every reply is read with the
+        guarded decoder (``wire.from_records``): a malformed one is that node's refusal, never an exception."""
         messages = [Message(to_records(p), node, f"query.{action}") for node, p in requests.items()]
+        start = time.monotonic()
         ids = list(self.grid.push_messages(messages))
         waiting = {message_id: node for message_id, node in zip(ids, requests, strict=True)}
         replies: dict[int, Payload] = {}
-        end = time.monotonic() + timeout
-        while waiting and time.monotonic() < end:
+        while waiting and time.monotonic() < start + timeout:
             for reply in self.grid.pull_messages(list(waiting)):
                 node = waiting.pop(reply.metadata.reply_to_message_id, None)
                 if node is None:
                     continue
                 if reply.has_error() and reply.error.code == ErrorCode.NODE_UNAVAILABLE:
-                    continue  # the node vanished (no heartbeat): no answer, as after the time limit
-                if reply.has_error():
-                    reason = f"node {node} failed: {reply.error.reason}"
-                    replies[node] = Payload({"status": "refused", "reason": reason})
-                else:
-                    replies[node] = from_records(reply.content)
-            if waiting:
-                time.sleep(self.poll)
+                    continue  # the node vanished (no heartbeat): no answer, as after the deadline
+                replies[node] = _decoded(node, reply)
+            if not waiting or (until is not None and until(set(replies), time.monotonic() - start)):
+                break
+            time.sleep(self.poll)
         return replies
+
+
+def _decoded(node: int, reply: Message) -> Payload:
+    """A node's reply as a Payload; a Flower error or a record the guarded decoder refuses is a refusal naming it."""
+    if reply.has_error():
+        return Payload({"status": "refused", "reason": f"node {node} failed: {str(reply.error.reason)[:2000]}"})
+    try:
+        return from_records(reply.content)
+    except WireError as exc:
+        return Payload({"status": "refused", "reason": f"node {node} sent a malformed message: {exc}"})
+    except Exception as exc:  # noqa: BLE001 - Flower's own accessors on a hostile record: still only a refusal
+        return Payload({"status": "refused", "reason": f"node {node} sent an unreadable message "
+                                                       f"({type(exc).__name__})"})
 
 
 class RoundsNotReleased(RuntimeError):

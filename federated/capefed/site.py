@@ -7,8 +7,13 @@ the total budget the ledger allows, the colluders it requires protection against
 file and sample count N_s::
 
     role="site" name="north" eps=1.0 delta=1e-5 identity="/keys/north.key" roster="/keys/roster.json"
-    ledger="/var/capefed/north-ledger.json" budget-eps=4.0 budget-delta=1e-4 collusion=0
+    ledger="/var/capefed/north-ledger.json" budget-eps=4.0 budget-delta=1e-4 collusion=1 dropouts=1 deadline=300
     pca-data="/data/north-digits.csv" pca-n=800 agn-data="/data/north-docs.csv" agn-n=20000
+
+``collusion`` and ``dropouts`` are the site's own limits: it refuses a plan that protects against fewer colluders,
+or survives more drop-outs (each drop-out reveals that site's noise term), than it says. ``deadline`` is the most
+seconds it accepts between two steps of one round (its answer to one request and the next request); a later
+request is refused.
 
 Data files are CSV without labels: capePCA one preprocessed sample per row (every norm <= 1); capeAGN with the
 single topic model one document per row as word indices 0..D-1 (at least 3 words), with the Gaussian mixture one
@@ -31,11 +36,14 @@ import numpy as np
 
 from . import dp
 
-__all__ = ["MAX_DATA_BYTES", "AgnModel", "SiteConfig", "SiteConfigError", "load_mog_data", "load_pca_data",
-           "load_site", "load_stm_data"]
+__all__ = ["DEFAULT_DEADLINE", "MAX_DATA_BYTES", "AgnModel", "SiteConfig", "SiteConfigError", "load_mog_data",
+           "load_pca_data", "load_site", "load_stm_data", "step_deadline"]
 
 MAX_DATA_BYTES = 512 * 1024 * 1024
 """Largest site data file read (bytes, before decompression)."""
+DEFAULT_DEADLINE = 600.0
+"""Seconds a party accepts between two steps of a round unless its configuration says ``deadline``."""
+MAX_DEADLINE = 86_400.0
 _DATA_KEYS = {"capePCA": ("pca-data", "pca-n"), "capeAGN": ("agn-data", "agn-n")}
 
 
@@ -59,6 +67,15 @@ def _path(config: Mapping[str, Any], key: str) -> Path:
     if not isinstance(value, str) or not value.strip() or len(value) > 4096:
         raise SiteConfigError(f"the site configuration needs {key}, a file path")
     return Path(value)
+
+
+def step_deadline(config: Mapping[str, Any]) -> float:
+    """The node configuration's ``deadline`` (seconds between two steps of a round), checked; DEFAULT_DEADLINE when
+    absent."""
+    value = config.get("deadline", DEFAULT_DEADLINE)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < float(value) <= MAX_DEADLINE:
+        raise SiteConfigError(f"deadline must be a number of seconds in (0, {MAX_DEADLINE:g}] (got {value!r:.40})")
+    return float(value)
 
 
 def _seed(value: Any) -> int | str | None:
@@ -88,6 +105,8 @@ class SiteConfig:
     budget_eps: float = 0.0
     budget_delta: float = 0.0
     collusion: int = 0
+    dropouts: int = 0
+    deadline: float = DEFAULT_DEADLINE
 
     @classmethod
     def from_mapping(cls, config: Mapping[str, Any]) -> SiteConfig:
@@ -107,6 +126,10 @@ class SiteConfig:
         collusion = config.get("collusion", 0)
         if isinstance(collusion, bool) or not isinstance(collusion, int) or not 0 <= collusion <= dp.MAX_SITES:
             raise SiteConfigError(f"collusion must be an integer in 0..{dp.MAX_SITES} (got {collusion!r})")
+        dropouts = config.get("dropouts", 0)
+        if isinstance(dropouts, bool) or not isinstance(dropouts, int) or not 0 <= dropouts <= dp.MAX_SITES:
+            raise SiteConfigError(f"dropouts must be an integer in 0..{dp.MAX_SITES} (got {dropouts!r})")
+        deadline = step_deadline(config)
         budget_eps, budget_delta = _number(config, "budget-eps"), _number(config, "budget-delta")
         if budget_eps <= 0 or not 0 < budget_delta < 1:
             raise SiteConfigError(f"the ledger's total budget needs budget-eps > 0 and budget-delta in (0, 1) (got "
@@ -124,7 +147,7 @@ class SiteConfig:
         return cls(name=name.strip(), eps=eps, delta=delta, weight=weight, seed=seed, data=data,
                    identity=_path(config, "identity"), roster=_path(config, "roster"),
                    ledger=_path(config, "ledger"), budget_eps=budget_eps, budget_delta=budget_delta,
-                   collusion=collusion)
+                   collusion=collusion, dropouts=dropouts, deadline=deadline)
 
     def source(self, algorithm: str) -> tuple[Path, int]:
         if algorithm not in self.data:

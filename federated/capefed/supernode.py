@@ -8,10 +8,13 @@ Flower 1.41's SuperNode has two waits written into its code, with no option to c
   store every 0.5 s; this module makes that 0.1 s);
 * it tells the SuperLink to expect a heartbeat every 30 s (``HEARTBEAT_DEFAULT_INTERVAL``), and the SuperLink takes
   a node for gone only after two missed ones: a site that vanished mid-round is noticed 60 s later, which is what a
-  round with a drop-out waited for.
+  round with a drop-out waited for (the aggregator no longer does: it keeps its own deadline);
+* a task its worker claimed lives as long as the worker's heartbeats extend it, by two of the same intervals (60 s):
+  a worker killed in the middle of a reply left the node waiting that long for it, answering nothing else.
 
-This module starts the same ``flower_supernode`` entry point after setting those two to ``IDLE_SECONDS`` and
-``HEARTBEAT_SECONDS`` (the shortest interval the SuperLink accepts, ``HEARTBEAT_MIN_INTERVAL``), and nothing else. It
+This module starts the same ``flower_supernode`` entry point after setting the idle wait to ``IDLE_SECONDS`` and the
+interval to ``HEARTBEAT_SECONDS`` (the shortest the SuperLink accepts, ``HEARTBEAT_MIN_INTERVAL``) in the three
+modules that read it, and nothing else: a dead node is noticed after 20 s, a dead worker's task after 20 s. It
 refuses to run with any other Flower version than the pinned one (the names it changes are internal), and
 ``tests/test_federated_worker.py`` checks that they are still there. Plain ``flower-supernode`` with the same
 options works the same way, only slower; the service unit and the launcher use this one.
@@ -57,6 +60,7 @@ class _ShortIdle(ModuleType):
 def shorten_waits() -> None:
     """Set the SuperNode's idle wait and heartbeat interval; raises RuntimeError for another Flower version or when a
     name it changes is missing."""
+    import flwr.supercore.corestate.in_memory_corestate as tasks  # noqa: PLC0415
     import flwr.supercore.heartbeat as heartbeat  # noqa: PLC0415
     import flwr.supernode.fleet_http_connection as connection  # noqa: PLC0415
     import flwr.supernode.start_client_internal as loop  # noqa: PLC0415
@@ -67,7 +71,7 @@ def shorten_waits() -> None:
         raise RuntimeError(f"capefed.supernode changes Flower {FLWR_VERSION}'s internals; this is Flower "
                            f"{package_version}: use flower-supernode")
     for module, name in ((loop, "time"), (connection, "HEARTBEAT_DEFAULT_INTERVAL"),
-                         (heartbeat, "HEARTBEAT_DEFAULT_INTERVAL")):
+                         (heartbeat, "HEARTBEAT_DEFAULT_INTERVAL"), (tasks, "HEARTBEAT_DEFAULT_INTERVAL")):
         if not hasattr(module, name):
             raise RuntimeError(f"{module.__name__} has no {name}: use flower-supernode")
     if HEARTBEAT_SECONDS < HEARTBEAT_MIN_INTERVAL:
@@ -75,6 +79,7 @@ def shorten_waits() -> None:
     loop.time = _ShortIdle()
     connection.HEARTBEAT_DEFAULT_INTERVAL = HEARTBEAT_SECONDS
     heartbeat.HEARTBEAT_DEFAULT_INTERVAL = HEARTBEAT_SECONDS
+    tasks.HEARTBEAT_DEFAULT_INTERVAL = HEARTBEAT_SECONDS
 
 
 def main() -> None:

@@ -24,6 +24,8 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from .sealing import SealError, check_public_key
+
 __all__ = ["ROSTER_FORMAT", "Roster", "Statement", "TrustError", "load_identity", "make_identity", "read_roster",
            "sign", "signed_statement", "verify", "verify_statement", "write_roster"]
 
@@ -184,7 +186,9 @@ def verify_statement(roster: Roster, text: Any, signature: Any, round_id: str) -
         key = bytes.fromhex(doc["key"])
     except ValueError as exc:
         raise TrustError(f"the statement of site {name} carries no valid key") from exc
-    if len(key) != 32:
-        raise TrustError(f"the statement of site {name} carries a key of {len(key)} bytes (32 needed)")
+    try:
+        check_public_key(key)
+    except SealError as exc:
+        raise TrustError(f"the statement of site {name}: {exc}") from exc
     return Statement(text=text, round=doc["round"], name=name, budget=doc["budget"], public_key=key,
                      signature=signature)

@@ -9,9 +9,17 @@ acquire a task, pull its message and context (``flwr.supernode.runtime.run_clien
 
 It runs the site's own code: the ``capefed`` installed beside it (the reviewed package the site installed), never
 the code package (FAB) the aggregator's operator uploaded with the run. Before it answers a run it checks that the
-FAB's ``capefed`` sources are the installed ones, file by file (:func:`code_problem`), and answers an Error naming
-the first file that differs otherwise. (Flower's own ``--trusted-entities`` needs FABs signed through the Flower
+FAB carries exactly the reviewed release, file by file (:func:`code_problem`): every file of the package (Flower's own
+manifest ``.info/CONTENT`` aside) must be one of the reviewed files with the same SHA-256 - the installed capefed
+sources and the app's ``pyproject.toml`` - and none may be missing; an extra module anywhere, a changed configuration
+or a data file is refused, naming the file. (Flower's own ``--trusted-entities`` needs FABs signed through the Flower
 platform, which a self-hosted SuperLink does not provide: a SuperNode with it refuses every run of ``flwr run``.)
+
+``python -m capefed.worker`` is a small supervisor: the worker itself runs in a child process (``--serve``), and a
+child that dies (killed in the middle of a reply, out of memory) is started again after a pause, so the node answers
+again without anyone restarting it by hand. The task the dead child had claimed is answered by the SuperNode with
+Flower's "ClientApp crashed" error once its heartbeat lapses (``capefed.supernode`` makes that 20 s); the aggregator
+has counted the site as silent by then (its own deadline).
 
 The Runtime API's ``AcquireTask`` can be protected by a shared secret (``--superexec-auth-secret-file`` on the
 SuperNode, ``--secret-file`` here): without it any local process could take the SuperNode's tasks.
@@ -23,45 +31,81 @@ import argparse
 import contextlib
 import hashlib
 import io
+import json
 import logging
+import os
 import signal
+import subprocess
 import sys
 import threading
+import time
+import tomllib
 import zipfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-__all__ = ["CODE_PACKAGE", "DASHBOARD_PACKAGES", "MAX_FAB_BYTES", "POLL_SECONDS", "check_install", "code_digests",
-           "code_problem", "installed_digest", "main", "serve"]
+__all__ = ["APP_PYPROJECT", "CODE_PACKAGE", "DASHBOARD_PACKAGES", "MAX_FAB_BYTES", "POLL_SECONDS", "check_install",
+           "code_digests", "code_problem", "installed_digest", "installed_files", "main", "serve", "supervise"]
 
 POLL_SECONDS = 0.25
 """Seconds between the worker's requests for a task when none is waiting (Flower's SuperExec default is 1 s)."""
-HEARTBEAT_SECONDS = 10.0
-"""Seconds between a running task's heartbeats (Flower expires a claimed task 30 s after its last one)."""
+HEARTBEAT_SECONDS = 3.0
+"""Seconds between a running task's heartbeats: well inside the 10 s a claimed task first lives and the 2 x 10 s each
+heartbeat extends it by under ``capefed.supernode`` (2 x 30 s under ``flower-supernode``)."""
+RESTART_SECONDS = 1.0
+"""Pause before the supervisor starts a worker that died; doubled (up to MAX_RESTART_SECONDS) while it keeps dying
+within STABLE_SECONDS of its start."""
+MAX_RESTART_SECONDS = 30.0
+STABLE_SECONDS = 30.0
+STOP_SECONDS = 10.0
+"""Seconds the supervisor gives its worker to stop after SIGTERM before it kills it."""
 MAX_FAB_BYTES = 8 * 1024 * 1024
 """A code package larger than this is refused before it is unpacked."""
 CODE_PACKAGE = "capefed"
 """The package whose sources a run's code package must carry unchanged."""
+APP_PYPROJECT = "app-pyproject.toml"
+"""The app's pyproject.toml as installed inside the package (federated/pyproject.toml's wheel force-include): the
+reviewed copy of the FAB's ``pyproject.toml``."""
+FLOWER_MANIFEST = ".info/CONTENT"
+"""The one file of a FAB that is Flower's, not the app's: its list of the app's files and their hashes."""
 
 log = logging.getLogger("capefed.worker")
 
 
+def _canonical(name: str, data: bytes) -> bytes:
+    """What a file's digest is taken of: its bytes, except for ``pyproject.toml``, which ``flwr run`` parses and writes
+    again into the code package (without its comments): there the canonical JSON of its parsed content, so a changed
+    value is a changed file and a comment is not."""
+    if name != "pyproject.toml":
+        return data
+    try:
+        return json.dumps(tomllib.loads(data.decode("utf-8")), sort_keys=True).encode()
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, TypeError, ValueError, RecursionError):
+        return data
+
+
 def code_digests(files: Mapping[str, bytes]) -> dict[str, str]:
-    """SHA-256 of every ``capefed/*.py`` file, by its path inside the package (``capefed/rounds.py``)."""
-    return {name: hashlib.sha256(data).hexdigest() for name, data in files.items()
-            if name.startswith(f"{CODE_PACKAGE}/") and name.endswith(".py")}
+    """SHA-256 of every file (:func:`_canonical`), by its path inside the code package."""
+    return {name: hashlib.sha256(_canonical(name, data)).hexdigest() for name, data in files.items()}
 
 
 def installed_files() -> dict[str, bytes]:
-    """The installed package's Python sources, by path relative to its parent directory."""
+    """The reviewed release, by the path each file has in a code package: every Python source of the installed
+    ``capefed`` (``capefed/<path>``) and the app's ``pyproject.toml`` (the copy installed in the package, or, run from
+    a checkout, ``federated/pyproject.toml``)."""
     package = Path(__file__).resolve().parent
-    return {f"{CODE_PACKAGE}/{p.relative_to(package).as_posix()}": p.read_bytes()
-            for p in sorted(package.rglob("*.py")) if "__pycache__" not in p.parts}
+    files = {f"{CODE_PACKAGE}/{p.relative_to(package).as_posix()}": p.read_bytes()
+             for p in sorted(package.rglob("*.py")) if "__pycache__" not in p.parts}
+    for pyproject in (package / APP_PYPROJECT, package.parent / "pyproject.toml"):
+        if pyproject.is_file():
+            files["pyproject.toml"] = pyproject.read_bytes()
+            break
+    return files
 
 
 def installed_digest() -> str:
-    """One SHA-256 over the installed package's sources (each file's path and digest, in order): what the parties of
-    a consortium compare after installing (``python -m capefed.worker --check-install``)."""
+    """One SHA-256 over the reviewed release (each file's path and digest, in order): what the parties of a consortium
+    compare after installing (``python -m capefed.worker --check-install``)."""
     lines = "".join(f"{name} {digest}\n" for name, digest in sorted(code_digests(installed_files()).items()))
     return hashlib.sha256(lines.encode()).hexdigest()
 
@@ -72,7 +116,7 @@ DASHBOARD_PACKAGES = ("streamlit", "plotly", "altair", "pydeck", "pyarrow")
 
 def check_install() -> str:
     """Import every party's entry point (worker, ClientApp, ServerApp, gateway, runner) and refuse an environment
-    with a dashboard package; returns the line ``install.sh`` prints."""
+    with a dashboard package or without the app's reviewed pyproject.toml; returns the line ``install.sh`` prints."""
     import importlib  # noqa: PLC0415
     import importlib.util  # noqa: PLC0415
 
@@ -81,42 +125,58 @@ def check_install() -> str:
         raise SystemExit(f"this environment holds dashboard packages a party does not need: {', '.join(present)}")
     for module in ("client_app", "server_app", "gateway", "runner"):
         importlib.import_module(f"{CODE_PACKAGE}.{module}")
-    count = len(code_digests(installed_files()))
-    return f"{installed_digest()}  {CODE_PACKAGE} ({count} files in {Path(__file__).resolve().parent})"
+    files = installed_files()
+    if "pyproject.toml" not in files:
+        raise SystemExit(f"the installed {CODE_PACKAGE} has no {APP_PYPROJECT} (the app's reviewed pyproject.toml)")
+    return f"{installed_digest()}  {CODE_PACKAGE} ({len(files)} files in {Path(__file__).resolve().parent})"
 
 
 def fab_files(content: bytes) -> dict[str, bytes]:
-    """The files of a FAB (a zip archive), bounded by MAX_FAB_BYTES (compressed and unpacked)."""
+    """The files of a FAB (a zip archive), bounded by MAX_FAB_BYTES (compressed and unpacked); raises ValueError for
+    anything that is not such an archive."""
     if len(content) > MAX_FAB_BYTES:
         raise ValueError(f"the code package has {len(content):,} bytes; at most {MAX_FAB_BYTES:,} are accepted")
     out: dict[str, bytes] = {}
     total = 0
-    with zipfile.ZipFile(io.BytesIO(content)) as archive:
-        for info in archive.infolist():
-            total += info.file_size
-            if total > MAX_FAB_BYTES:
-                raise ValueError(f"the code package unpacks to more than {MAX_FAB_BYTES:,} bytes")
-            if not info.is_dir():
-                out[info.filename] = archive.read(info)
+    try:
+        with zipfile.ZipFile(io.BytesIO(content)) as archive:
+            for info in archive.infolist():
+                total += info.file_size
+                if total > MAX_FAB_BYTES:
+                    raise ValueError(f"the code package unpacks to more than {MAX_FAB_BYTES:,} bytes")
+                if info.is_dir():
+                    continue
+                if info.filename in out:
+                    raise ValueError(f"the code package holds {info.filename[:200]!r} twice")
+                with archive.open(info) as handle:
+                    data = handle.read(MAX_FAB_BYTES + 1)
+                if len(data) != info.file_size:
+                    raise ValueError(f"{info.filename[:200]!r} does not unpack to the size the archive declares")
+                out[info.filename] = data
+    except ValueError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any archive the zipfile module cannot read is refused, never raised
+        raise ValueError(f"not a readable zip archive ({type(exc).__name__}: {str(exc)[:200]})") from exc
     return out
 
 
 def code_problem(fab_content: bytes, installed: Mapping[str, bytes] | None = None) -> str | None:
-    """Why this site refuses to answer for a run whose code package is ``fab_content``, or None: every
-    ``capefed/*.py`` of the package must be a file of the installed ``capefed`` with the same SHA-256, and none may
-    be missing."""
+    """Why this site refuses to answer for a run whose code package is ``fab_content``, or None: every file of the
+    package but Flower's manifest must be a file of the reviewed release with the same SHA-256, and no reviewed file
+    may be missing."""
     try:
-        shipped = code_digests(fab_files(fab_content))
-    except (ValueError, zipfile.BadZipFile) as exc:
+        shipped = code_digests({k: v for k, v in fab_files(fab_content).items() if k != FLOWER_MANIFEST})
+    except ValueError as exc:
         return f"the run's code package cannot be read: {exc}"
     mine = code_digests(dict(installed_files() if installed is None else installed))
     for name in sorted(set(shipped) | set(mine)):
+        shown = name if name.isprintable() else repr(name)
         if name not in mine:
-            return f"the run's code package carries {name}, which this site's reviewed {CODE_PACKAGE} does not have"
+            return f"the run's code package carries {shown[:200]}, which this site's reviewed release does not have"
         if name not in shipped:
-            return f"the run's code package lacks {name} of this site's reviewed {CODE_PACKAGE}"
+            return f"the run's code package lacks {shown} of this site's reviewed release"
         if shipped[name] != mine[name]:
-            return (f"the run's code package differs from this site's reviewed {CODE_PACKAGE} in {name} "
+            return (f"the run's code package differs from this site's reviewed release in {shown} "
                     f"(SHA-256 {shipped[name][:16]}... instead of {mine[name][:16]}...)")
     return None
 
@@ -165,8 +225,8 @@ def run_task(runtime: str, token: str, app: Callable, checked: dict[str, str | N
         if fab.hash_str not in checked:
             checked[fab.hash_str] = code_problem(fab.content)
             if checked[fab.hash_str] is None:
-                log.info("run %d: checked its code package (FAB %s...): its capefed sources are the reviewed ones "
-                         "installed here (digest %s...)", run.run_id, fab.hash_str[:12], installed_digest()[:16])
+                log.info("run %d: checked its code package (FAB %s...): every file is the reviewed release installed "
+                         "here (digest %s...)", run.run_id, fab.hash_str[:12], installed_digest()[:16])
         problem = checked[fab.hash_str]
         if problem is not None:
             reply = Message(Error(code=ErrorCode.INVALID_FAB, reason=problem), reply_to=message)
@@ -223,17 +283,45 @@ def serve(runtime: str, *, secret: bytes | None = None, poll: float = POLL_SECON
         client.close()
 
 
+def supervise(argv: list[str], stop: threading.Event) -> int:
+    """Run ``python -m capefed.worker --serve ARGV`` and start it again whenever it dies, until ``stop`` is set."""
+    pause = RESTART_SECONDS
+    while not stop.is_set():
+        started = time.monotonic()
+        child = subprocess.Popen([sys.executable, "-m", "capefed.worker", "--serve", *argv])
+        while child.poll() is None and not stop.wait(0.2):
+            pass
+        if stop.is_set():
+            child.terminate()
+            try:
+                child.wait(timeout=STOP_SECONDS)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+            return 0
+        pause = RESTART_SECONDS if time.monotonic() - started > STABLE_SECONDS else min(2 * pause,
+                                                                                         MAX_RESTART_SECONDS)
+        how = f"signal {-child.returncode}" if child.returncode < 0 else f"exit code {child.returncode}"
+        log.warning("the worker (pid %d) ended with %s; starting it again in %g s", child.pid, how, pause)
+        stop.wait(pause)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m capefed.worker", description=__doc__.split("\n\n")[0])
     parser.add_argument("--runtime",
                         help="the SuperNode's Runtime API, host:port (its --host and --port; keep it on 127.0.0.1)")
     parser.add_argument("--check-install", action="store_true",
                         help="check this environment (every party's imports, no dashboard package) and print the "
-                             "SHA-256 digest of the installed capefed sources")
+                             "SHA-256 digest of the reviewed release installed here")
     parser.add_argument("--secret-file", help="the SuperNode's --superexec-auth-secret-file")
     parser.add_argument("--poll", type=float, default=POLL_SECONDS,
                         help="seconds between requests for a task (default: %(default)s)")
-    args = parser.parse_args(argv)
+    parser.add_argument("--serve", action="store_true",
+                        help="answer tasks in this process (what the supervisor runs); without it this process "
+                             "supervises one that does and starts it again if it dies")
+    raw = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(raw)
     if args.check_install:
         print(check_install())
         return 0
@@ -252,10 +340,23 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(asctime)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per request for a task
     stop = threading.Event()
+    if not args.serve:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: stop.set())
+        return supervise([a for a in raw if a != "--serve"], stop)
     for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
+        signal.signal(sig, lambda *_: _stopping(stop))
     serve(args.runtime, secret=secret, poll=args.poll, stop=stop)
     return 0
+
+
+def _stopping(stop: threading.Event) -> None:
+    """Stop asking for tasks; if the worker is still inside Flower's retries (its SuperNode already gone) after
+    STOP_SECONDS / 3, end the process."""
+    stop.set()
+    timer = threading.Timer(STOP_SECONDS / 3, os._exit, args=(0,))
+    timer.daemon = True
+    timer.start()
 
 
 if __name__ == "__main__":
