@@ -230,7 +230,8 @@ def _lesson_case(workers: int) -> list[list]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--only", choices=("mnist", "lesson"), help="run only these cases")
+    parser.add_argument("--only", choices=("mnist", "lesson", "issue20"),
+                        help="run only these cases (issue20: the curves, answers and uploads of issue 20)")
     parser.add_argument("--busy", action="store_true", help="keep one core busy while the cases run")
     args = parser.parse_args()
     busy = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if args.busy else None
@@ -248,7 +249,7 @@ def _cases(args: argparse.Namespace) -> None:
     print(f"worker processes started in {_warm(args.workers):.2f} s (the page starts them when it opens)")
     rows = _lesson_case(args.workers) if args.only in (None, "lesson") else []
     rows += _mnist_cases(args.workers) if args.only in (None, "mnist") else []
-    if args.only is not None:
+    if args.only in ("lesson", "mnist"):
         print(table(["case", "seconds", "target", "floor", ""], rows))
         print(f"load average after: {os.getloadavg()[0]:.2f} (1 min)")
         return
@@ -260,6 +261,7 @@ def _cases(args: argparse.Namespace) -> None:
         rows += _curve_case(family, data, scenario, args.workers,
                             f"{family} curve, default data ({prep:.1f} s to prepare them, not counted)", CURVE_TARGET)
         rows += _answer_cases(family, data, scenario, args.workers)
+        print(table(["case", "seconds", "target", "floor", ""], rows[-7:]), flush=True)  # as they come
     content = _csv(5000, 100)
     clear_cache()
     start = time.perf_counter()
