@@ -43,12 +43,18 @@ __all__ = ["__version__", *_PUBLIC]
 
 
 def __getattr__(name: str) -> object:
-    """A public name, imported from its module on first use (then kept), or a subpackage or module of dpcore."""
+    """A public name, imported from its module on first use (then kept), or a subpackage or module of dpcore. A
+    public function is handed out through the front door's one entry (:func:`dpcore.arguments.front_door`): every
+    argument checked by type and range before it runs, a bad one an InputError naming it."""
     import importlib
     import importlib.util
 
     if name in _PUBLIC:
         value = getattr(importlib.import_module(_PUBLIC[name]), name)
+        if callable(value) and not isinstance(value, type):
+            from .arguments import front_door
+
+            value = front_door(value, name)
         globals()[name] = value
         return value
     if not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}") is not None:

@@ -55,6 +55,10 @@ MAX_JSON_DEPTH = 32
 """Deepest nesting of brackets in a JSON input (a scenario needs 3); checked before parsing, so no recursion."""
 MAX_NUMBER_CHARS = 100
 """Longest number literal in a JSON input (no integers of thousands of digits)."""
+MAX_JSON_BYTES = 8_000_000
+"""Largest JSON text any reader parses unless it names a smaller bound of its own (:func:`dpcore.textio.load_json`:
+a scenario file, a link, a ledger, a roster, a message log, a round's settings); checked before the text is
+scanned."""
 
 # --- uploads ---------------------------------------------------------------------------------------------------
 MB = 1_000_000
@@ -188,6 +192,13 @@ MAX_LEDGER_BYTES = 8 * MB
 """Largest privacy-ledger file a site reads (dpcore.federation.ledger)."""
 MAX_LEDGER_RELEASES = 20_000
 """Releases one site's privacy ledger may hold."""
+MAX_RELEASE_MU = 1_000.0
+"""Largest mu = Delta / sigma_eff of one release a ledger records or reads (mu-GDP): such a release alone has an eps
+above 500,000 at any delta < 1, beyond every total budget a ledger may hold (EPS_RANGE), so nothing allowed is refused;
+MAX_LEDGER_RELEASES releases at this bound compose to mu = 1.5e5, and the composition (math.hypot) never overflows."""
+LEDGER_LOCK_SECONDS = 60.0
+"""Longest wait for another writer's lock on a site's ledger (fcntl.flock on ``<ledger>.lock``; one update holds it
+for milliseconds): beyond, the release is refused, naming the lock, instead of waiting for ever."""
 MAX_MESSAGE_LOG_DEPTH = 8
 """Nesting depth of the JSON of a message log (the format itself needs 6)."""
 

@@ -23,20 +23,12 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
+from .textio import file_kind as _kind
 from .validation import InputError
 
 __all__ = ["check_output", "check_outputs", "write_atomic"]
 
-_KINDS = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 _TEMP_PREFIX = ".dpcore-"
-
-
-def _kind(mode: int) -> str:
-    for test, name in _KINDS:
-        if test(mode):
-            return name
-    return "not a regular file"  # pragma: no cover - doors, ports and other kinds Linux does not have
 
 
 def _resolved(option: str, path: str | os.PathLike[str]) -> tuple[Path, os.stat_result | None]:

@@ -1,16 +1,21 @@
 """Reading what a user hands over: files with bounded reads, bytes as text, JSON with bounded nesting.
 
-* :func:`read_file` reads at most ``max_bytes + 1`` bytes, whatever the file claims to be: ``st_size`` is 0 for
-  ``/dev/zero``, pipes and FIFOs, so the size check is on what was read, never on what ``stat`` says.
+* :func:`read_file` reads a regular file only, at most ``max_bytes + 1`` bytes of it: a directory, a FIFO, a device
+  or a socket (or a symbolic link to one) is refused by its status before it is opened, then opened without blocking
+  and checked again on the open descriptor (:func:`open_regular`), so a FIFO without a writer never blocks and
+  ``/dev/zero`` is never read. Every file input (command line, ledger, roster, keys, a site's data) reads through it.
 * :func:`decode_text` accepts UTF-8 with or without a byte-order mark (spreadsheet programs write one) and UTF-16
   with its byte-order mark ("Unicode text" exports); anything else (Latin-1, Windows-1252, UTF-16 without a mark)
   is refused with the position of the first byte that is not UTF-8 and what to do.
 * :func:`json_ready` is the other direction: a value written as JSON (numpy scalars and arrays as Python values,
   non-finite numbers as null, so any JSON reader accepts it).
 * :func:`long_csv` writes the downloads' one-value-per-row CSV (section, name, field, value).
-* :func:`load_json` refuses nesting deeper than :data:`~dpcore.limits.MAX_JSON_DEPTH` (a scan of the brackets
-  outside strings, before the parser's recursion) and number literals longer than
-  :data:`~dpcore.limits.MAX_NUMBER_CHARS` (before Python turns them into integers).
+* :func:`load_json` is the one JSON reader of the project (``tools/check_layout.py`` fails on a JSON parse
+  anywhere else): it refuses text longer than its bound (:data:`~dpcore.limits.MAX_JSON_BYTES` unless the caller
+  names a smaller one), bytes that are not UTF-8, nesting deeper than :data:`~dpcore.limits.MAX_JSON_DEPTH` (a
+  linear scan of the brackets outside strings, before the parser's recursion, so a RecursionError cannot happen),
+  number literals longer than :data:`~dpcore.limits.MAX_NUMBER_CHARS` (before Python turns them into integers) and
+  strings holding a lone surrogate (``"\\ud800"``: not text, and no page, terminal or file can show it).
 
 Every failure is an :class:`~dpcore.validation.InputError` whose message says what is wrong and what is allowed.
 """
@@ -19,12 +24,15 @@ from __future__ import annotations
 
 import codecs
 import csv
+import errno
 import gzip
 import hashlib
 import io
 import json
 import math
+import os
 import re
+import stat
 import zlib
 from collections.abc import Iterable
 from pathlib import Path
@@ -32,12 +40,12 @@ from typing import Any
 
 import numpy as np
 
-from .limits import MAX_JSON_DEPTH, MAX_NUMBER_CHARS, MB
+from .limits import MAX_JSON_BYTES, MAX_JSON_DEPTH, MAX_NUMBER_CHARS, MB
 from .validation import InputError
 
-__all__ = ["LFS_POINTER_PREFIX", "LONG_CSV_HEADER", "decode_text", "gunzip", "json_depth", "json_ready", "load_json",
-           "long_csv", "printable", "read_data_file", "read_file", "seconds_text", "site_label", "size_text",
-           "values_text"]
+__all__ = ["LFS_POINTER_PREFIX", "LONG_CSV_HEADER", "MissingFile", "decode_text", "file_kind", "gunzip", "json_depth",
+           "json_ready", "load_json", "long_csv", "open_regular", "printable", "read_data_file", "read_file",
+           "seconds_text", "site_label", "size_text", "values_text"]
 
 _CHUNK = 1 << 20
 # A string literal, its closing quote optional: an unterminated string then ends the scan in one match (linear
@@ -78,12 +86,72 @@ def values_text(values, number_format: str = ",") -> str:
     return f"from {format(min(values), number_format)} to {format(max(values), number_format)}"
 
 
-def read_file(path: str | Path, max_bytes: int, what: str = "file") -> bytes:
-    """The bytes of ``path``, at most ``max_bytes`` of them (an InputError beyond). Reads in chunks and stops one
-    byte past the limit, so a device or a pipe that never ends costs at most ``max_bytes + 1`` bytes."""
-    path = Path(path)
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def file_kind(mode: int) -> str:
+    """What a file of status ``mode`` is, for a message: 'a directory', 'a named pipe (FIFO)', 'a character device',
+    'a block device', 'a socket' (anything but a regular file)."""
+    for test, name in _KINDS:
+        if test(mode):
+            return name
+    return "not a regular file"  # pragma: no cover - doors, ports and other kinds Linux does not have
+
+
+class MissingFile(InputError):
+    """The file to read does not exist (a caller for which absence means something else catches this one)."""
+
+
+def _not_regular(path: Path, mode: int, what: str) -> InputError:
+    return InputError(f"{what} {path} is {file_kind(mode)}, not a regular file; give a regular file", "file")
+
+
+def open_regular(path: str | os.PathLike[str], what: str = "file", max_bytes: int | None = None) -> int:
+    """A read-only descriptor of the regular file ``path`` (the caller closes it). Anything else is refused before
+    it is opened for reading: its status (symbolic links followed) must be a regular file; it is then opened with
+    ``O_NONBLOCK`` (a FIFO swapped in meanwhile cannot block the open) and its descriptor's status checked again.
+    With ``max_bytes``, a file whose size is already beyond it is refused before anything is read."""
+    text = os.fspath(path)
+    if not str(text).strip():
+        raise InputError(f"{what}: needs a file name (got an empty one)", "file")
+    path = Path(text)
     try:
-        with open(path, "rb") as handle:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise MissingFile(f"cannot read {what} {path}: {os.strerror(errno.ENOENT)}", "file") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the name
+        raise InputError(f"cannot read {what} {path}: {getattr(exc, 'strerror', None) or exc}", "file") from None
+    if not stat.S_ISREG(mode):
+        raise _not_regular(path, mode, what)
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise MissingFile(f"cannot read {what} {path}: {os.strerror(errno.ENOENT)}", "file") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {what} {path}: {exc.strerror or exc}", "file") from None
+    try:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
+            raise _not_regular(path, status.st_mode, what)
+        if max_bytes is not None and status.st_size > max_bytes:
+            raise InputError(f"{what} {path} is larger than the limit of {size_text(max_bytes)} ({status.st_size:,} "
+                             "bytes)", "file")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_file(path: str | os.PathLike[str], max_bytes: int, what: str = "file") -> bytes:
+    """The bytes of the regular file ``path`` (:func:`open_regular`), at most ``max_bytes`` of them (an InputError
+    beyond, whatever ``stat`` said: a file growing while it is read stops at ``max_bytes + 1`` bytes). A missing file
+    is a :class:`MissingFile`; every other failure an InputError naming the file and the problem."""
+    fd = open_regular(path, what, max_bytes)
+    try:
+        with os.fdopen(fd, "rb") as handle:
             parts: list[bytes] = []
             total = 0
             while total <= max_bytes:
@@ -92,8 +160,6 @@ def read_file(path: str | Path, max_bytes: int, what: str = "file") -> bytes:
                     break
                 parts.append(chunk)
                 total += len(chunk)
-    except IsADirectoryError:
-        raise InputError(f"{what} {path} is a directory; give a file", "file") from None
     except OSError as exc:
         raise InputError(f"cannot read {what} {path}: {exc.strerror or exc}", "file") from None
     if total > max_bytes:
@@ -186,15 +252,50 @@ def _float_literal(literal: str) -> float:
     return float(literal)
 
 
-def load_json(text: str, what: str = "JSON") -> Any:
-    """Parsed JSON text, refusing nesting deeper than MAX_JSON_DEPTH and number literals longer than
-    MAX_NUMBER_CHARS before they cost anything. ``NaN`` and ``Infinity`` (which Python writes) parse to floats;
-    the validators refuse them where a finite number is needed. Errors are InputError with field "json"."""
+def _lone_surrogate(value: Any) -> str | None:
+    """The first string (key or value) of parsed JSON that holds a lone surrogate, shown escaped; None when there is
+    none. Iterative: the nesting is bounded already, and a walk needs no recursion anyway."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return item[:40].encode("utf-8", "backslashreplace").decode("ascii", "replace")
+    return None
+
+
+def load_json(text: str | bytes | bytearray, what: str = "JSON", *, max_bytes: int = MAX_JSON_BYTES,
+              max_depth: int = MAX_JSON_DEPTH, surrogates: bool = False) -> Any:
+    """Parsed JSON (text, or bytes as UTF-8 or UTF-16 with a byte-order mark), refusing, before they cost anything,
+    more than ``max_bytes`` (characters of text, bytes of bytes), nesting deeper than ``max_depth`` (at most
+    MAX_JSON_DEPTH) and number literals longer than MAX_NUMBER_CHARS; then strings with a lone surrogate.
+    ``NaN`` and ``Infinity`` (which Python writes) parse to floats; the validators refuse them where a finite number
+    is needed. Every refusal is an InputError with field "json" (never a RecursionError, UnicodeError or
+    OverflowError). ``surrogates=True`` returns strings with lone surrogates as they are, for a caller that refuses
+    them value by value and keeps the rest (a page's settings link)."""
+    max_depth = min(int(max_depth), MAX_JSON_DEPTH)
+    if not isinstance(text, (str, bytes, bytearray)):
+        raise InputError(f"the {what} must be JSON text (got {type(text).__name__})", "json")
+    if len(text) > max_bytes:
+        raise InputError(f"the {what} has {len(text):,} {'characters' if isinstance(text, str) else 'bytes'}, more "
+                         f"than the {max_bytes:,} allowed", "json")
+    if not isinstance(text, str):
+        try:
+            text = decode_text(bytes(text), what)
+        except InputError as exc:
+            raise InputError(str(exc), "json") from None
     depth = json_depth(text)
-    if depth > MAX_JSON_DEPTH:
-        raise InputError(f"the {what} is nested {depth:,} levels deep; at most {MAX_JSON_DEPTH} are allowed", "json")
+    if depth > max_depth:
+        raise InputError(f"the {what} is nested {depth:,} levels deep; at most {max_depth} are allowed", "json")
     try:
-        return json.loads(text, parse_int=_int_literal, parse_float=_float_literal)
+        value = json.loads(text, parse_int=_int_literal, parse_float=_float_literal)
     except _LongNumber as exc:
         raise InputError(f"the {what} holds a number written with {len(exc.literal):,} characters; at most "
                          f"{MAX_NUMBER_CHARS} are allowed", "json") from None
@@ -203,6 +304,11 @@ def load_json(text: str, what: str = "JSON") -> Any:
                          "json") from None
     except RecursionError:  # pragma: no cover - the depth scan refuses such text first
         raise InputError(f"the {what} is nested too deeply", "json") from None
+    lone = None if surrogates else _lone_surrogate(value)
+    if lone is not None:
+        raise InputError(f"the {what} holds a string with a lone surrogate ({lone}), which is not text; write "
+                         "characters as UTF-8", "json")
+    return value
 
 
 def json_ready(x: Any) -> Any:

@@ -11,7 +11,7 @@ from plotly.subplots import make_subplots
 
 from dpcore.cape import default_collusion
 from dpcore.data import parse_numeric_csv, parse_uploaded_documents, parse_vocabulary, top_words
-from dpcore.limits import DEFAULT_MEMORY_BUDGET, MAX_SEED
+from dpcore.limits import DEFAULT_MEMORY_BUDGET, MAX_SEED, MAX_SITES
 from dpcore.notation import symbolic
 from dpcore.otd import (
     ALGORITHMS,
@@ -29,6 +29,7 @@ from dpcore.otd.story import OPENING, data_words, opening_closure, run_breakdown
 from dpcore.privacy import CALIBRATIONS, NEIGHBOURING
 from dpcore.reports import otd_report
 from dpcore.scenario import Scenario, equal_sites_scenario
+from dpcore.scenario.settings_link import Setting
 from dpcore.tensor import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, ESTIMATORS, M3_NOISE, PATHS, choose_path
 from dpcore.textio import values_text
 from dpcore.validation import InputError, check_positive_int, check_rank
@@ -39,7 +40,14 @@ from pages.shared.navigation import start_page
 from pages.shared.reports import report_downloads
 from pages.shared.rings import add_bits_column, ring_caption
 from pages.shared.story import breakdown_section, computed_once, glossary_link, server_store, story_buttons
-from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error
+from pages.shared.widgets import (
+    restore_widgets,
+    scenario_sidebar,
+    show_chart,
+    show_error,
+    widget_options,
+    widget_range,
+)
 
 scenario = start_page()
 warm_up()  # the worker processes of this page's runs start now, not at the first click
@@ -56,13 +64,26 @@ ROBUST_HELP = ("The plain design keeps every site's promise for each release on 
                "(S - c instead of S for equal sites).")
 OPENING_PRESET = next((name for name, size in OTD_PRESETS.items() if size == (OPENING.spec.dim, OPENING.spec.k)),
                       "custom")
-OPENING_WIDGETS = {
-    "capeagn_source": "Synthetic model", "capeagn_model": OPENING.spec.kind, "capeagn_preset": OPENING_PRESET,
-    "capeagn_doclen": OPENING.spec.doc_length, "capeagn_override": True, "capeagn_sites": OPENING.sites,
-    "capeagn_ns": OPENING.site_size, "capeagn_eps": OPENING.eps, "capeagn_delta": OPENING.delta,
-    "capeagn_calibration": OPENING.calibration, "capeagn_relation": "replace-one",
-    "capeagn_algorithms": list(OPENING.algorithms), "capeagn_runs": OPENING.runs, "capeagn_robust": False,
+SOURCES = ("Synthetic model", "Upload")
+# The page's widgets, one table: each widget is drawn with its range and choices from here, and its link (?settings=)
+# is checked against the same; the defaults are the opening setting.
+AGN = {
+    "capeagn_source": Setting(default=SOURCES[0], label="Data source", choices=SOURCES),
+    "capeagn_model": Setting(default=OPENING.spec.kind, label="Model", choices=tuple(MODEL_NAMES)),
+    "capeagn_preset": Setting(default=OPENING_PRESET, label="Size", choices=(*OTD_PRESETS, "custom")),
+    "capeagn_doclen": Setting(default=OPENING.spec.doc_length, label="Words per document L", low=3, high=1000),
+    "capeagn_override": Setting(default=True, label="The lecture setting"),
+    "capeagn_sites": Setting(default=OPENING.sites, label="Sites S", low=1, high=MAX_SITES),
+    "capeagn_ns": Setting(default=OPENING.site_size, label="Samples per site N_s", low=1, high=1_000_000),
+    "capeagn_eps": Setting(default=float(OPENING.eps), label="ε (total)", low=0.0, high=1000.0),
+    "capeagn_delta": Setting(default=float(OPENING.delta), label="δ (total)", low=0.0, high=0.5),
+    "capeagn_calibration": Setting(default=OPENING.calibration, label="Calibration", choices=tuple(CALIBRATIONS)),
+    "capeagn_relation": Setting(default="replace-one", label="Neighbouring relation", choices=tuple(NEIGHBOURING)),
+    "capeagn_algorithms": Setting(default=list(OPENING.algorithms), label="Algorithms", choices=tuple(ALGORITHMS)),
+    "capeagn_runs": Setting(default=OPENING.runs, label="Runs", low=1, high=200),
+    "capeagn_robust": Setting(default=False, label="The collusion-robust design"),
 }
+OPENING_WIDGETS = {key: setting.default for key, setting in AGN.items()}
 
 
 def _opening() -> None:
@@ -83,8 +104,7 @@ def cached_breakdown(seed: int, progress) -> tuple:
 
 
 follow_scenario("capeagn", "capeagn_override", False, scenario)
-restore_widgets(OPENING_WIDGETS, {"capeagn_model": MODEL_NAMES, "capeagn_preset": (*OTD_PRESETS, "custom"),
-                                  "capeagn_calibration": CALIBRATIONS, "capeagn_relation": NEIGHBOURING})
+restore_widgets(AGN)
 st.session_state.setdefault(STORY_KEY, "opening")
 in_breakdown = st.session_state[STORY_KEY] == "breakdown"
 scenario_sidebar(scenario)
@@ -124,19 +144,18 @@ with st.expander("The algorithm (Algorithm 3 of the journal paper)"):
 # ----------------------------------------------------------------------------------------------
 
 st.subheader("Data")
-source = st.radio("Data source", ["Synthetic model", "Upload"], horizontal=True, key="capeagn_source",
+source = st.radio("Data source", widget_options(AGN, "capeagn_source"), horizontal=True, key="capeagn_source",
                   help="A synthetic mixture with known components (q_comp against the truth), or your own data "
                   "(q_comp against the non-private result).")
-model = st.selectbox("Model", list(MODEL_NAMES), format_func=MODEL_NAMES.get, key="capeagn_model",
+model = st.selectbox("Model", widget_options(AGN, "capeagn_model"), format_func=MODEL_NAMES.get, key="capeagn_model",
                      help="stm: documents whose words are drawn from one topic each; mog: samples a_h + noise.")
 input_problems: list[InputError] = []
 upload_spec: dict = {}
 spec: SyntheticSpec | None = None
 
 if source == "Synthetic model":
-    presets = list(OTD_PRESETS) + ["custom"]
     c1, c2, c3 = st.columns(3)
-    preset = c1.selectbox("Size", presets, key="capeagn_preset",
+    preset = c1.selectbox("Size", widget_options(AGN, "capeagn_preset"), key="capeagn_preset",
                           help="The paper's experiment sizes (D, K), or your own.")
     d_default, k_default = OTD_PRESETS.get(preset, (20, 4))
     dim = c2.number_input("Dimension D", 2, 20_000, d_default, key=f"capeagn_d_{preset}",
@@ -152,7 +171,8 @@ if source == "Synthetic model":
         doc_length, estimator = 3, "first"
     else:
         sigma2 = DEFAULT_SIGMA2
-        doc_length = c1.number_input("Words per document L", 3, 1000, key="capeagn_doclen",
+        doc_length = c1.number_input("Words per document L", **widget_range(AGN, "capeagn_doclen"),
+                                     key="capeagn_doclen",
                                      help="Each synthetic document has L >= 3 words from its topic.")
         estimator = c2.selectbox("Moment estimator", list(ESTIMATORS), key="capeagn_estimator",
                                  help="; ".join(f"{k_}: {v}" for k_, v in ESTIMATORS.items()))
@@ -200,17 +220,19 @@ override = st.toggle("The lecture setting: equal sites set on this page (instead
 run_scenario: Scenario | None = scenario
 if override:
     c1, c2, c3, c4 = st.columns(4)
-    n_sites = c1.number_input("Sites S", 1, 100, key="capeagn_sites", help="Number of sites (5 in the paper).")
-    n_per = c2.number_input("Samples per site N_s", 1, 1_000_000, key="capeagn_ns",
+    n_sites = c1.number_input("Sites S", **widget_range(AGN, "capeagn_sites"), key="capeagn_sites",
+                              help="Number of sites (5 in the paper).")
+    n_per = c2.number_input("Samples per site N_s", **widget_range(AGN, "capeagn_ns"), key="capeagn_ns",
                             help="Documents or samples per site (for uploads: only the proportions matter).")
-    eps = c3.number_input("ε (total)", 0.0, 1000.0, key="capeagn_eps",
+    eps = c3.number_input("ε (total)", **widget_range(AGN, "capeagn_eps"), key="capeagn_eps",
                           help="Total ε per site, split between the two stages.")
-    delta = c4.number_input("δ (total)", 0.0, 0.5, format="%.2e", key="capeagn_delta",
+    delta = c4.number_input("δ (total)", **widget_range(AGN, "capeagn_delta"), format="%.2e", key="capeagn_delta",
                             help="Total δ per site (0.01 in the paper; should be well below 1/N_s).")
     c1, c2 = st.columns(2)
-    calibration = c1.selectbox("Calibration", CALIBRATIONS, key="capeagn_calibration",
+    calibration = c1.selectbox("Calibration", widget_options(AGN, "capeagn_calibration"), key="capeagn_calibration",
                                help="classic: the paper's σ (a guarantee only for ε < 1); analytic: exact.")
-    neighbouring = c2.selectbox("Neighbouring relation", NEIGHBOURING, key="capeagn_relation",
+    neighbouring = c2.selectbox("Neighbouring relation", widget_options(AGN, "capeagn_relation"),
+                                key="capeagn_relation",
                                 help="replace-one (safe default) or the papers' constants.")
     try:
         run_scenario = equal_sites_scenario(int(n_sites), int(n_per), float(eps), float(delta),
@@ -239,11 +261,12 @@ lecture_sidebar("capeagn", "capeagn_override", True, False, run_scenario if over
 # ----------------------------------------------------------------------------------------------
 
 st.subheader("Algorithms")
-algorithms = st.multiselect("Algorithms", list(ALGORITHMS), format_func=TITLES.get,
+algorithms = st.multiselect("Algorithms", widget_options(AGN, "capeagn_algorithms"), format_func=TITLES.get,
                             key="capeagn_algorithms",
                             help=symbolic("; ".join(f"{e.title}: {e.description}" for e in ALGORITHMS.values())))
 c1, c2, c3, c4 = st.columns(4)
-runs = c1.number_input("Runs", 1, 200, key="capeagn_runs", help="Independent runs (10 in the paper).")
+runs = c1.number_input("Runs", **widget_range(AGN, "capeagn_runs"), key="capeagn_runs",
+                       help="Independent runs (10 in the paper).")
 seed = c2.number_input("Seed", 0, MAX_SEED, int(scenario.seed), key="capeagn_seed",
                        help="Reproduces the model, the data and every noise draw.")
 split = c3.slider("Share of the budget for whitening (a)", 0.05, 0.95, 0.5, 0.05, key="capeagn_split",

@@ -32,21 +32,30 @@ from dpcore.pca.story import OPENING, opening_closure, run_breakdown, setting_se
 from dpcore.privacy import CALIBRATIONS
 from dpcore.reports import pca_report
 from dpcore.scenario import Scenario, equal_sites_scenario
+from dpcore.scenario.settings_link import Setting
 from dpcore.seeding import PCA_SYNTHETIC_STREAM, stream_rng
 from dpcore.textio import seconds_text, size_text
 from dpcore.validation import InputError
 from dpcore.workers import warm_up
 from pages.shared.guarantees import show_guarantee_table, show_guarantees
 from pages.shared.lecture import follow_scenario, lecture_sidebar
-from pages.shared.navigation import start_page
+from pages.shared.navigation import page_run_started, start_page
 from pages.shared.pca_figures import component_images, scree_figure
 from pages.shared.reports import report_downloads
 from pages.shared.rings import add_bits_column, ring_caption
 from pages.shared.story import breakdown_section, computed_once, glossary_link, server_store, story_buttons
-from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error, wrap_chips
+from pages.shared.widgets import (
+    restore_widgets,
+    scenario_sidebar,
+    show_chart,
+    show_error,
+    widget_options,
+    widget_range,
+    wrap_chips,
+)
 
-started = time.perf_counter()  # a Run's time is measured from the start of the page run its click starts
 scenario = start_page()
+started = page_run_started()  # a Run's time is measured from the start of the page run its click starts
 warm_up()  # the worker processes of this page's runs start now, not at the first click
 
 RESULT_KEY, BREAKDOWN_KEY, STORY_KEY = "capepca_result", "capepca_breakdown", "pca_story"
@@ -61,13 +70,25 @@ NO_LABEL = -1
 DATA_FIELDS = {"file", "label_column", "data", "dataset", "header", "image_shape", "preprocessing", "features",
                "scale", "D", "spectrum", "decay", "split", "labels"}
 SITE_FIELDS = {"sites", "sizes", "design", "N", "S", "eps", "delta", "scenario"}
-OPENING_WIDGETS: dict[str, Any] = {
-    "pca_data": OPENING.dataset, "pca_site_mode": "equal", "pca_sites": OPENING.sites,
-    "pca_site_size": OPENING.site_size, "pca_eps": OPENING.eps, "pca_delta": OPENING.delta,
-    "pca_calibration": OPENING.calibration, "pca_k": OPENING.k, "pca_runs": OPENING.runs,
-    "pca_algorithms": list(OPENING.algorithms), "pca_preprocess": OPENING.preprocessing, "pca_features": "centre",
-    "pca_replace": False, "pca_by_label": False,
+# The page's widgets, one table: each widget is drawn with its range and choices from here, and its link (?settings=)
+# is checked against the same; the defaults are the opening setting.
+PCA = {
+    "pca_data": Setting(default=OPENING.dataset, label="Data", choices=tuple(DATA_CHOICES)),
+    "pca_site_mode": Setting(default="equal", label="Sites", choices=tuple(SITE_CHOICES)),
+    "pca_sites": Setting(default=OPENING.sites, label="Sites S", low=1, high=50),
+    "pca_site_size": Setting(default=OPENING.site_size, label="Samples per site N_s", low=1, high=100_000),
+    "pca_eps": Setting(default=float(OPENING.eps), label="ε per site", low=1e-4, high=100.0),
+    "pca_delta": Setting(default=float(OPENING.delta), label="δ per site", low=1e-12, high=0.5),
+    "pca_calibration": Setting(default=OPENING.calibration, label="Calibration", choices=tuple(CALIBRATIONS)),
+    "pca_k": Setting(default=OPENING.k, label="K (subspace dimension)", low=1, high=1000),
+    "pca_runs": Setting(default=OPENING.runs, label="Runs", low=1, high=100),
+    "pca_algorithms": Setting(default=list(OPENING.algorithms), label="Algorithms", choices=tuple(ALGORITHMS)),
+    "pca_preprocess": Setting(default=OPENING.preprocessing, label="Norm bound", choices=tuple(PREPROCESSING)),
+    "pca_features": Setting(default="centre", label="Features", choices=tuple(FEATURE_SCALINGS)),
+    "pca_replace": Setting(default=False, label="Sample with replacement"),
+    "pca_by_label": Setting(default=False, label="Split by label"),
 }
+OPENING_WIDGETS: dict[str, Any] = {key: setting.default for key, setting in PCA.items()}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -134,9 +155,7 @@ def _data_changed() -> None:
 # ----------------------------------------------------------------------------------------------
 
 follow_scenario("pca", "pca_site_mode", "scenario", scenario)
-restore_widgets(OPENING_WIDGETS, {"pca_data": DATA_CHOICES, "pca_site_mode": SITE_CHOICES,
-                                  "pca_features": FEATURE_SCALINGS, "pca_preprocess": PREPROCESSING,
-                                  "pca_calibration": CALIBRATIONS})
+restore_widgets(PCA)
 st.session_state.setdefault(STORY_KEY, "opening")
 in_breakdown = st.session_state[STORY_KEY] == "breakdown"
 scenario_sidebar(scenario)
@@ -172,7 +191,7 @@ upload_dim: int | None = None
 
 with data_col:
     st.subheader("Data")
-    choice = st.radio("Data", list(DATA_CHOICES), format_func=DATA_CHOICES.get, key="pca_data",
+    choice = st.radio("Data", widget_options(PCA, "pca_data"), format_func=DATA_CHOICES.get, key="pca_data",
                       on_change=_data_changed, help="Bundled files are in data/ (see data/README.md for origin and "
                       "licence).")
     data_key: tuple | None = None
@@ -235,9 +254,10 @@ with data_col:
                            + (f", label column {parsed.dropped_label!r} left out" if parsed.dropped_label else "")
                            + (f", identifier column(s) {', '.join(map(repr, parsed.dropped_columns))} left out"
                               if parsed.dropped_columns else ""))
-    features = st.radio("Features", list(FEATURE_SCALINGS), horizontal=True, key="pca_features",
+    features = st.radio("Features", widget_options(PCA, "pca_features"), horizontal=True, key="pca_features",
                         help=" ".join(f"{k}: {v}." for k, v in FEATURE_SCALINGS.items()))
-    preprocessing = st.radio("Norm bound", list(PREPROCESSING), horizontal=True, key="pca_preprocess",
+    preprocessing = st.radio("Norm bound", widget_options(PCA, "pca_preprocess"), horizontal=True,
+                             key="pca_preprocess",
                              help="The sensitivity assumes every sample has norm ≤ 1. " + " ".join(
                                  f"{k}: {v}." for k, v in PREPROCESSING.items()))
     scale = 1.0
@@ -258,7 +278,8 @@ with data_col:
 
 with sites_col:
     st.subheader("Sites and budgets")
-    site_mode = st.radio("Sites", list(SITE_CHOICES), format_func=SITE_CHOICES.get, key="pca_site_mode",
+    site_mode = st.radio("Sites", widget_options(PCA, "pca_site_mode"), format_func=SITE_CHOICES.get,
+                         key="pca_site_mode",
                          help="Equal sites with one budget, or the scenario shared by all pages.")
     page_scenario: Scenario | None = None
     sites_msg = st.empty()
@@ -270,14 +291,16 @@ with sites_col:
         st.caption(f"{scenario.calibration} calibration, {scenario.neighbouring} neighbours (from the shared "
                    "scenario).")
     else:
-        n_sites = st.number_input("Sites S", 1, 50, key="pca_sites", help="Number of equal sites.")
-        site_size = st.number_input("Samples per site N_s", 1, 100_000, key="pca_site_size",
+        n_sites = st.number_input("Sites S", **widget_range(PCA, "pca_sites"), key="pca_sites",
+                                  help="Number of equal sites.")
+        site_size = st.number_input("Samples per site N_s", **widget_range(PCA, "pca_site_size"),
+                                    key="pca_site_size",
                                     help="The paper uses 1,000 per site with S = 10.")
-        eps = st.number_input("ε per site", min_value=1e-4, max_value=100.0, format="%g", key="pca_eps",
+        eps = st.number_input("ε per site", **widget_range(PCA, "pca_eps"), format="%g", key="pca_eps",
                               help="Privacy parameter ε of every site.")
-        delta = st.number_input("δ per site", min_value=1e-12, max_value=0.5, format="%g", key="pca_delta",
+        delta = st.number_input("δ per site", **widget_range(PCA, "pca_delta"), format="%g", key="pca_delta",
                                 help="Privacy parameter δ of every site (well below 1/N_s).")
-        calibration = st.selectbox("Calibration", CALIBRATIONS, key="pca_calibration",
+        calibration = st.selectbox("Calibration", widget_options(PCA, "pca_calibration"), key="pca_calibration",
                                    help="analytic: exact at every ε; classic: the papers' formula, a guarantee only "
                                    "for ε < 1.")
         try:
@@ -297,14 +320,16 @@ with sites_col:
 
 with run_col:
     st.subheader("Run")
-    k = st.number_input("K (subspace dimension)", 1, 1000, key="pca_k",
+    k = st.number_input("K (subspace dimension)", **widget_range(PCA, "pca_k"), key="pca_k",
                         help="Number of principal components; at most D.")
-    algorithms = st.multiselect("Algorithms", list(ALGORITHMS), format_func=TITLES.get, key="pca_algorithms",
+    algorithms = st.multiselect("Algorithms", widget_options(PCA, "pca_algorithms"), format_func=TITLES.get,
+                                key="pca_algorithms",
                                 help=symbolic("; ".join(f"{e.title}: {e.description}" for e in ALGORITHMS.values())))
     wrap_chips("pca_algorithms")  # a third of 1,400 px cut off "local" and hid "non-dp pool" on one line
     rank = st.number_input("DPdisPCA rank R (0 = K)", 0, 1000, 0, key="pca_rank",
                            help="Each DPdisPCA site sends its top-R partial square root; R must be ≥ K.")
-    runs = st.number_input("Runs", 1, 100, key="pca_runs", help="Independent noise draws per algorithm.")
+    runs = st.number_input("Runs", **widget_range(PCA, "pca_runs"), key="pca_runs",
+                           help="Independent noise draws per algorithm.")
     seed = st.number_input("Seed", 0, MAX_SEED, int(scenario.seed), key="pca_seed",
                            help="Seeds the data generation, the split and every noise draw.")
     clicked = st.button("Run", type="primary", key="pca_run", width="stretch", disabled=supply_problem is not None,

@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dpcore.cape import attack_sentence, default_collusion, site_attack_views
+from dpcore.cape import ATTACK_VIEWS, attack_sentence, default_collusion, site_attack_views
 from dpcore.cape.lesson import class_scenario, widest_gap_fpr
 from dpcore.notation import symbolic
 from dpcore.privacy.tradeoff import (
@@ -21,11 +21,20 @@ from dpcore.privacy.tradeoff import (
     promise_separation,
     threshold,
 )
+from dpcore.scenario.settings_link import Setting
 from dpcore.textio import site_label
 from dpcore.validation import InputError
 from pages.shared.navigation import start_page
 from pages.shared.state import cached_plan
-from pages.shared.widgets import remember_widgets, restore_widgets, scenario_sidebar, show_chart, show_error
+from pages.shared.widgets import (
+    remember_widgets,
+    restore_widgets,
+    scenario_sidebar,
+    show_chart,
+    show_error,
+    widget_options,
+    widget_range,
+)
 
 scenario = start_page()
 
@@ -118,8 +127,10 @@ st.markdown(
     "the release."
 )
 
-restore_widgets({"eps_source": "class"}, {"eps_source": tuple(SOURCES)})
-source = st.radio("Sites", tuple(SOURCES), format_func=SOURCES.get, key="eps_source", horizontal=True,
+SOURCE = {"eps_source": Setting(default="class", label="Sites", choices=tuple(SOURCES))}
+restore_widgets(SOURCE)
+source = st.radio("Sites", widget_options(SOURCE, "eps_source"), format_func=SOURCES.get, key="eps_source",
+                  horizontal=True,
                   help="At the default scenario's small budgets the aggregator learns only slightly more than one "
                   "release promises: true, but too little to see on a chart. The class demonstration uses capePCA's "
                   "opening budgets (ε = 4), where the gap is wide.")
@@ -128,22 +139,29 @@ if source == "class":
 names = scenario.names
 CLASS_FPR = widest_gap_fpr(site_attack_views(cached_plan(class_scenario(), "mean"), class_scenario().names[0]))
 
-defaults = {"eps_site": names[int(np.argmax(scenario.weights() * scenario.taus("mean")))], "eps_fpr": CLASS_FPR,
-            "eps_collusion": min(default_collusion(scenario.n_sites), max(scenario.n_sites - 1, 0)),
-            "eps_view": "aggregator"}
+# The page's widgets for the sites shown, one table: each widget is drawn with its range and choices from here, and
+# its link (?settings=) is checked against the same.
+VIEW = {
+    "eps_site": Setting(default=names[int(np.argmax(scenario.weights() * scenario.taus("mean")))], label="Site",
+                        choices=tuple(names)),
+    "eps_fpr": Setting(default=float(CLASS_FPR), label="False-positive rate", low=0.01, high=0.5),
+    "eps_collusion": Setting(default=min(default_collusion(scenario.n_sites), max(scenario.n_sites - 1, 0)),
+                             label="Colluding sites c", low=0, high=max(scenario.n_sites - 1, 0)),
+    "eps_view": Setting(default="aggregator", label="Release seen through", choices=tuple(ATTACK_VIEWS)),
+}
+defaults = {key: setting.default for key, setting in VIEW.items()}
 for key, allowed in (("eps_site", names), ("eps_collusion", range(scenario.n_sites))):
     if key in st.session_state and st.session_state[key] not in allowed:  # the other set of sites was shown
         del st.session_state[key]
         st.session_state.pop(f"_remember_{key}", None)
-restore_widgets(defaults, {"eps_site": names, "eps_collusion": range(scenario.n_sites),
-                           "eps_fpr": lambda v: 0.01 <= v <= 0.5})
+restore_widgets(VIEW)
 c1, c2, c3 = st.columns(3, gap="medium")
-site = c1.selectbox("Site", names, key="eps_site",
+site = c1.selectbox("Site", widget_options(VIEW, "eps_site"), key="eps_site",
                     help="Whose records the attacker is after. It starts at the site that sets the DP floor.")
-fpr = c2.slider("False-positive rate", 0.01, 0.5, step=0.01, key="eps_fpr", format="%.2f",
+fpr = c2.slider("False-positive rate", **widget_range(VIEW, "eps_fpr"), step=0.01, key="eps_fpr", format="%.2f",
                 help="How often the attacker may wrongly call an absent person present; it sets the threshold.")
 if scenario.n_sites > 1:
-    collusion = c3.slider("Colluding sites c", 0, scenario.n_sites - 1, key="eps_collusion",
+    collusion = c3.slider("Colluding sites c", **widget_range(VIEW, "eps_collusion"), key="eps_collusion",
                           help="The audit's coalition bound: the aggregator with up to c other sites (as on the Noise "
                           "design page).")
 else:

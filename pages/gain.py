@@ -16,7 +16,8 @@ from dpcore.cape.gain import (
     imbalanced_sizes,
     scenario_gains,
 )
-from dpcore.limits import MAX_SEED
+from dpcore.limits import MAX_SEED, MAX_SITE_SIZE, MAX_SITES
+from dpcore.scenario.settings_link import Setting
 from dpcore.validation import InputError
 from pages.shared.navigation import start_page
 from pages.shared.state import set_scenario
@@ -28,6 +29,8 @@ from pages.shared.widgets import (
     scenario_sidebar,
     show_chart,
     show_error,
+    widget_options,
+    widget_range,
 )
 
 scenario = start_page()
@@ -105,18 +108,29 @@ st.info(
 
 # --- imbalance slider --------------------------------------------------------------------------------
 st.subheader("Sizes becoming unequal")
-defaults = {"gain_total": int(scenario.total_n), "gain_sites": int(scenario.n_sites), "gain_family": "one-large",
-            "gain_imbalance": 0.5, "gain_alpha": 1.0, "gain_seed": int(scenario.seed), "gain_draws": 400,
-            "gain_show_dirichlet": False}
-restore_widgets(defaults, {"gain_family": tuple(SIZE_PATHS), "gain_alpha": CONCENTRATIONS})
+# The page's widgets, one table: each widget is drawn with its range and choices from here, and its link (?settings=)
+# is checked against the same.
+GAIN = {
+    "gain_total": Setting(default=int(scenario.total_n), label="Total samples N", low=1,
+                          high=MAX_SITES * MAX_SITE_SIZE),
+    "gain_sites": Setting(default=int(scenario.n_sites), label="Sites S", low=1, high=200),
+    "gain_family": Setting(default="one-large", label="Family of sizes", choices=tuple(SIZE_PATHS)),
+    "gain_imbalance": Setting(default=0.5, label="Imbalance", low=0.0, high=1.0),
+    "gain_alpha": Setting(default=1.0, label="Concentration α", choices=CONCENTRATIONS),
+    "gain_seed": Setting(default=int(scenario.seed), label="Seed", low=0, high=MAX_SEED),
+    "gain_draws": Setting(default=400, label="Draws per α", low=10, high=2000),
+    "gain_show_dirichlet": Setting(default=False, label="Draw random sizes"),
+}
+defaults = {key: setting.default for key, setting in GAIN.items()}
+restore_widgets(GAIN)
 c1, c2, c3 = st.columns(3, gap="medium")
-total = c1.number_input("Total samples N", min_value=1, step=100, key="gain_total",
+total = c1.number_input("Total samples N", **widget_range(GAIN, "gain_total"), step=100, key="gain_total",
                         help="N = sum of the site sizes; starts at the scenario's N.")
-n_sites = c2.number_input("Sites S", min_value=1, max_value=200, step=1, key="gain_sites",
+n_sites = c2.number_input("Sites S", **widget_range(GAIN, "gain_sites"), step=1, key="gain_sites",
                           help="Number of sites; starts at the scenario's S. N must be at least S.")
-family = c3.radio("Family of sizes", list(SIZE_PATHS), key="gain_family", horizontal=True,
+family = c3.radio("Family of sizes", widget_options(GAIN, "gain_family"), key="gain_family", horizontal=True,
                   help=" · ".join(f"{k}: {v}" for k, v in SIZE_PATHS.items()))
-imbalance = st.slider("Imbalance", 0.0, 1.0, step=0.01, key="gain_imbalance",
+imbalance = st.slider("Imbalance", **widget_range(GAIN, "gain_imbalance"), step=0.01, key="gain_imbalance",
                       help="0: equal sizes. 1: the most unequal sizes of the chosen family.")
 
 try:
@@ -177,11 +191,11 @@ if not show_dirichlet:
     remember_widgets(defaults)
     st.stop()
 d1, d2, d3 = st.columns(3, gap="medium")
-alpha = d1.select_slider("Concentration α", CONCENTRATIONS, key="gain_alpha",
+alpha = d1.select_slider("Concentration α", widget_options(GAIN, "gain_alpha"), key="gain_alpha",
                          help="Dirichlet(α, ..., α) shares; α = 1 is uniform over all share vectors.")
-seed = d2.number_input("Seed", min_value=0, max_value=MAX_SEED, step=1, key="gain_seed",
+seed = d2.number_input("Seed", **widget_range(GAIN, "gain_seed"), step=1, key="gain_seed",
                        help="The same seed reproduces the draws (starts at the scenario's seed).")
-draws = d3.number_input("Draws per α", min_value=10, max_value=2000, step=50, key="gain_draws",
+draws = d3.number_input("Draws per α", **widget_range(GAIN, "gain_draws"), step=50, key="gain_draws",
                         help="Size vectors drawn per concentration (10 to 2000).")
 remember_widgets(defaults)
 

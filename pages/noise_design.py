@@ -13,10 +13,12 @@ from dpcore.cape import AUDIT_VIEWS, GAINS, OBJECTIVES, SOLVERS, VIEWS, default_
 from dpcore.cape.explain import explain_design, floor_site, robust_gain_curve
 from dpcore.cape.helper_note import helper_balance_note
 from dpcore.cape.noise_compare import compare_noise
+from dpcore.limits import E_SCALE_RANGE, MAX_OTD_DIM, MAX_SIGMA2
 from dpcore.notation import symbolic
 from dpcore.privacy import STATISTICS
 from dpcore.reports import design_report
 from dpcore.scenario import ScenarioError
+from dpcore.scenario.settings_link import Setting
 from dpcore.validation import InputError
 from pages.shared.navigation import start_page
 from pages.shared.reports import report_downloads
@@ -30,6 +32,8 @@ from pages.shared.widgets import (
     scenario_sidebar,
     show_chart,
     show_error,
+    widget_options,
+    widget_range,
 )
 
 scenario = start_page()
@@ -147,13 +151,26 @@ st.latex(r"\begin{gathered}\tau_{f,s}^2+\tau_{g,s}^2\ge\tau_s^2,\quad \tau_{e,s}
          r"\textstyle\sum_s\mu_s^2\tau_{g,s}^2=\tau_c^2,\quad \sum_s\mu_s e_s=0\end{gathered}")
 summary_slot = st.container()  # the headline and the before-and-after panel, once this run's τ_c edit is known
 
-defaults = {"nd_statistic": "mean", "nd_solver": "general", "nd_objective": "balanced", "nd_e_scale": 1.0,
-            "nd_dim": 10, "nd_sigma2": 0.05, "nd_relative": True, "nd_failing_only": False, "nd_chart": "sites",
-            "nd_audit_as_chart": False,
-            "nd_last": names[-1], "nd_collusion": min(default_collusion(n_sites), max(n_sites - 1, 0))}
-restore_widgets(defaults, {"nd_last": names, "nd_collusion": range(n_sites), "nd_statistic": STATISTICS,
-                           "nd_solver": tuple(SOLVERS), "nd_objective": tuple(OBJECTIVES),
-                           "nd_chart": ("sites", "aggregate")})
+# The page's widgets, one table: each widget is drawn with its range and choices from here, and its link (?settings=)
+# is checked against the same.
+CHARTS = {"sites": "noise per site: e, f and g", "aggregate": "τ_c against the DP floor and τ_conv"}
+ND = {
+    "nd_statistic": Setting(default="mean", label="Statistic", choices=tuple(STATISTICS)),
+    "nd_solver": Setting(default="general", label="Solver", choices=tuple(SOLVERS)),
+    "nd_objective": Setting(default="balanced", label="Objective", choices=tuple(OBJECTIVES)),
+    "nd_e_scale": Setting(default=1.0, label="Helper-noise scale", low=0.0, high=E_SCALE_RANGE[1]),
+    "nd_dim": Setting(default=10, label="Dimension D", low=1, high=MAX_OTD_DIM),
+    "nd_sigma2": Setting(default=0.05, label="Component variance σ²", low=0.0, high=MAX_SIGMA2),
+    "nd_relative": Setting(default=True, label="Show variances in units of τ_s²"),
+    "nd_failing_only": Setting(default=False, label="Only rows that break the promise"),
+    "nd_chart": Setting(default="sites", label="Chart", choices=tuple(CHARTS)),
+    "nd_audit_as_chart": Setting(default=False, label="Show the audit as a chart"),
+    "nd_last": Setting(default=names[-1], label="Site playing 'site S' (last)", choices=tuple(names)),
+    "nd_collusion": Setting(default=min(default_collusion(n_sites), max(n_sites - 1, 0)),
+                            label="Colluding sites c (audit)", low=0, high=max(n_sites - 1, 0)),
+}
+defaults = {key: setting.default for key, setting in ND.items()}
+restore_widgets(ND)
 
 # --- tau_c, two-way bound to the shared scenario --------------------------------------------------
 if st.session_state.get("nd_tau_c_source", "unset") != scenario.tau_c or "nd_at_floor" not in st.session_state:
@@ -163,28 +180,30 @@ if st.session_state.get("nd_tau_c_source", "unset") != scenario.tau_c or "nd_at_
 
 c1, c2, c3 = st.columns(3, gap="medium")
 with c1:
-    statistic = st.selectbox("Statistic", STATISTICS, key="nd_statistic", help=STATISTIC_HELP)
+    statistic = st.selectbox("Statistic", widget_options(ND, "nd_statistic"), key="nd_statistic", help=STATISTIC_HELP)
     dim = sigma2 = None
     if statistic == "mog-m3":
-        dim = st.number_input("Dimension D", min_value=1, step=1, key="nd_dim",
+        dim = st.number_input("Dimension D", **widget_range(ND, "nd_dim"), step=1, key="nd_dim",
                               help="Data dimension; the MOG third-moment sensitivity grows with D σ².")
-        sigma2 = st.number_input("Component variance σ²", min_value=0.0, format="%.4f", key="nd_sigma2",
+        sigma2 = st.number_input("Component variance σ²", **widget_range(ND, "nd_sigma2"), format="%.4f",
+                                 key="nd_sigma2",
                                  help="Scaled variance of each Gaussian component (samples scaled to norm <= 1).")
 with c2:
-    solver = st.radio("Solver", list(SOLVERS), key="nd_solver", format_func=lambda name: SOLVERS[name].title,
+    solver = st.radio("Solver", widget_options(ND, "nd_solver"), key="nd_solver",
+                      format_func=lambda name: SOLVERS[name].title,
                       help=SOLVER_HELP)
     options = SOLVERS[solver].options  # the settings this solver reads
     objective = last = None
     e_scale = 1.0
     if "objective" in options:
-        objective = st.selectbox("Objective", list(OBJECTIVES), key="nd_objective",
+        objective = st.selectbox("Objective", widget_options(ND, "nd_objective"), key="nd_objective",
                                  help=symbolic(" · ".join(f"{k}: {v}" for k, v in OBJECTIVES.items())))
     if "last" in options:
-        last = st.selectbox("Site playing 'site S' (last)", names, key="nd_last",
+        last = st.selectbox("Site playing 'site S' (last)", widget_options(ND, "nd_last"), key="nd_last",
                             help="The closed form treats one site specially; its feasibility depends on which.")
     if "e_scale" in options:
         e_scale = st.number_input(
-            "Helper-noise scale", min_value=0.0, step=0.5, format="%g", key="nd_e_scale",
+            "Helper-noise scale", **widget_range(ND, "nd_e_scale"), step=0.5, format="%g", key="nd_e_scale",
             help="Multiply the helper's variances by this factor (>= 1): more protection against the aggregator "
             "(see the audit), the same noise in the aggregate.")
 with c3:
@@ -204,7 +223,7 @@ with c3:
             help="Std of the noise left in the aggregate, in the units of the statistic; must be > 0. "
             "Below the DP floor the published aggregate breaks some site's budget.")
     if n_sites > 1:
-        collusion = st.slider("Colluding sites c (audit)", 0, n_sites - 1, key="nd_collusion",
+        collusion = st.slider("Colluding sites c (audit)", **widget_range(ND, "nd_collusion"), key="nd_collusion",
                               help="The audit considers the aggregator with up to c other sites, and coalitions of "
                               "up to c sites. Default ceil(S/3) - 1, the bound of the authors' later analysis.")
     else:
@@ -280,8 +299,7 @@ elif design.feasible and statistic != "mean" and scenario.tau_c is not None:
 
 # --- charts: one at a time, so that the page draws one plotly chart on arrival ---------------------------------
 st.subheader("Who adds how much noise")
-CHARTS = {"sites": "noise per site: e, f and g", "aggregate": "τ_c against the DP floor and τ_conv"}
-chart = st.radio("Chart", list(CHARTS), key="nd_chart", horizontal=True, format_func=CHARTS.get,
+chart = st.radio("Chart", widget_options(ND, "nd_chart"), key="nd_chart", horizontal=True, format_func=CHARTS.get,
                  label_visibility="collapsed")
 left, right = st.columns([3, 2], gap="medium")
 if chart == "sites":

@@ -30,30 +30,39 @@ from dpcore.planner.report import answer_rows, guarantee_lines, site_rows
 from dpcore.planner.schemes import sentence_start
 from dpcore.planner.solve import PROBABILITY_RANGE
 from dpcore.planner.sources import READS, planner_sources, proxy_data, read_bundled, read_upload, source_settings
+from dpcore.scenario.settings_link import Setting
+from dpcore.textio import load_json
 from dpcore.validation import InputError
 from dpcore.workers import warm_up
 from pages.shared.navigation import start_page
-from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error
+from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error, widget_options, widget_range
 
 scenario = start_page()
 scenario_sidebar(scenario)
 warm_up()  # the worker processes of the curve's studies start now, not at the first Plan
 
-DEFAULTS = {"plan_family": "pca", "plan_source": "synthetic", "plan_solve": "n", "plan_site": "every site",
-            "plan_target": 80.0, "plan_error": 0.5, "plan_seed": 0, "plan_probability": PROBABILITY * 100,
-            "plan_design": next(iter(DESIGNS)), "plan_read": "proxy"}
-def _within(low: float, high: float):
-    """A remembered or linked number is kept only inside the widget's own range (never clamped)."""
-    return lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and low <= v <= high
-
-
-restore_widgets(DEFAULTS, {"plan_family": tuple(FAMILIES), "plan_solve": tuple(KNOBS), "plan_design": tuple(DESIGNS),
-                           "plan_read": ("proxy", "mine"), "plan_target": _within(1.0, 100.0),
-                           "plan_error": _within(0.001, 10.0), "plan_seed": _within(0, MAX_SEED),
-                           "plan_probability": _within(PROBABILITY_RANGE[0] * 100, PROBABILITY_RANGE[1] * 100)})
 STORE = "plan_uploads"
 # The uploaded files by source: kept in the session so that a visit to another page (Sites and budgets, to change
 # N_s as the answers suggest) does not lose them (Streamlit forgets a file uploader's file when its page is left).
+
+# The page's own widgets, one table: drawn with these ranges and choices, and the link (?settings=) checked against
+# them, never clamped (the data sources of the chosen algorithm and the sites that may move are a part of these
+# choices, below).
+PLAN = {
+    "plan_family": Setting(default="pca", label="Algorithm", choices=tuple(FAMILIES)),
+    "plan_source": Setting(default="synthetic", label="Data",
+                           choices=tuple(dict.fromkeys(s for f in FAMILIES for s in planner_sources(f)))),
+    "plan_solve": Setting(default="n", label="Solve for", choices=tuple(KNOBS)),
+    "plan_site": Setting(default="every site", label="Which sites move", choices=("every site", *scenario.names)),
+    "plan_target": Setting(default=80.0, label="Target (% of the non-private result)", low=1.0, high=100.0),
+    "plan_error": Setting(default=0.5, label="Target (at most)", low=0.001, high=10.0),
+    "plan_seed": Setting(default=0, label="Seed", low=0, high=MAX_SEED),
+    "plan_probability": Setting(default=PROBABILITY * 100, label="Share of fresh studies that must meet the target (%)",
+                                low=PROBABILITY_RANGE[0] * 100, high=PROBABILITY_RANGE[1] * 100),
+    "plan_design": Setting(default=next(iter(DESIGNS)), label="Noise design", choices=tuple(DESIGNS)),
+    "plan_read": Setting(default="proxy", label="Plan on", choices=tuple(READS)),
+}
+restore_widgets(PLAN)
 
 
 def _vocabulary(col) -> list[str] | None:
@@ -91,8 +100,8 @@ OPTION_WIDGETS = {
 @st.cache_resource(max_entries=8, show_spinner="Preparing the data ...")
 def _data(family: str, source: str, upload_digest: str | None, options: str, k: int | None, seed: int,
           _upload: bytes | None, name: str, read: str):
-    dataset, loader = (read_upload(family, source, _upload, name, **json.loads(options)) if _upload is not None
-                       else read_bundled(family, source))
+    dataset, loader = (read_upload(family, source, _upload, name, **load_json(options, "loader options"))
+                       if _upload is not None else read_bundled(family, source))
     if _upload is not None and read == "proxy":
         return proxy_data(family, source, dataset, k, seed)
     settings = source_settings(family, source, **({} if k is None else {"k": k}))
@@ -143,7 +152,7 @@ if src.upload:
     elif source in store:
         up_left.caption(f"Using {store[source][0]}, uploaded earlier (upload another file to replace it).")
     upload_error = up_left.empty()  # a bad file's message, next to the file
-    read = up_left.radio("Plan on", tuple(READS), key="plan_read", format_func=READS.get,
+    read = up_left.radio("Plan on", widget_options(PLAN, "plan_read"), key="plan_read", format_func=READS.get,
                          help="The proxy reads nothing of your data but its size and dimension; your data give the "
                          "curve of data like yours, and reading them is not differentially private.")
     options = {name: OPTION_WIDGETS[name](up_right) for name in src.options if name in OPTION_WIDGETS}
@@ -159,15 +168,18 @@ if st.session_state.get("plan_site") not in site_choices:
 site = right.selectbox("Which sites move", site_choices, key="plan_site")
 metric = FAMILIES[family].metrics[hooks.metric]
 if hooks.percent:
-    target = left.number_input("Target (% of the non-private result)", 1.0, 100.0, step=1.0, key="plan_target") / 100
+    target = left.number_input("Target (% of the non-private result)", **widget_range(PLAN, "plan_target"), step=1.0,
+                               key="plan_target") / 100
 else:
-    target = left.number_input(f"Target {metric.words} (at most)", 0.001, 10.0, step=0.05, key="plan_error")
-seed = right.number_input("Seed", 0, MAX_SEED, key="plan_seed")
-probability = left.number_input("Share of fresh studies that must meet the target (%)", PROBABILITY_RANGE[0] * 100,
-                                PROBABILITY_RANGE[1] * 100, step=5.0, key="plan_probability",
+    target = left.number_input(f"Target {metric.words} (at most)", **widget_range(PLAN, "plan_error"), step=0.05,
+                               key="plan_error")
+seed = right.number_input("Seed", **widget_range(PLAN, "plan_seed"), key="plan_seed")
+probability = left.number_input("Share of fresh studies that must meet the target (%)",
+                                **widget_range(PLAN, "plan_probability"), step=5.0, key="plan_probability",
                                 help="A study: new data of the answer's size from the same source, new noise. The "
                                 "answer is where this share of them meets the target.") / 100
-design = right.selectbox("Noise design", tuple(DESIGNS), key="plan_design", format_func=DESIGNS.get,
+design = right.selectbox("Noise design", widget_options(PLAN, "plan_design"), key="plan_design",
+                         format_func=DESIGNS.get,
                          help="Certified against the aggregator: every site's noise raised until the audit's exact eps "
                          "of everything the aggregator sees keeps every site's promise.")
 stored_upload = st.session_state.get(STORE, {}).get(source) if src.upload else None

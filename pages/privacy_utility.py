@@ -44,16 +44,24 @@ from dpcore.experiments.figures import curve_figure, figure_html, gain_figure
 from dpcore.experiments.presets import quick_name
 from dpcore.experiments.reading import STOP_CASES, figure_sentence, gain_sentence, meeting_sentence
 from dpcore.experiments.stored import FIRST_FIGURE, estimate_seconds, stored_result, stored_status
-from dpcore.limits import MAX_SEED
+from dpcore.limits import MAX_LDA_ALPHA0, MAX_LDA_TOPICS, MAX_LDA_VOCABULARY, MAX_SEED, MAX_SWEEP_RUNS
 from dpcore.notation import symbolic
 from dpcore.pca.sweep import register_upload
 from dpcore.planner.export import upload_dataset
 from dpcore.reports import sweep_report
+from dpcore.scenario.settings_link import Setting
 from dpcore.validation import InputError
 from dpcore.workers import warm_up, worker_count
 from pages.shared.navigation import start_page
 from pages.shared.reports import report_downloads
-from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error
+from pages.shared.widgets import (
+    restore_widgets,
+    scenario_sidebar,
+    show_chart,
+    show_error,
+    widget_options,
+    widget_range,
+)
 
 scenario = start_page()
 warm_up()  # the worker processes of this page's runs start now, not at the first click
@@ -75,7 +83,7 @@ def _registered(digest: str, content: bytes, name: str) -> str:
 
 
 def _pca_form() -> PcaData:
-    dataset = st.selectbox("Data", list(PCA_SOURCES), format_func=PCA_SOURCES.get,
+    dataset = st.selectbox("Data", widget_options(PU, "pu_dataset"), format_func=PCA_SOURCES.get,
                            key="pu_dataset", help="Bundled data are in data/; synthetic draws as many "
                            "samples as the sites need; an upload is read as on the capePCA page.")
     upload = None
@@ -86,9 +94,9 @@ def _pca_form() -> PcaData:
             raise InputError("upload a CSV file to sweep your own data", "file")
         content = file.getvalue()
         upload = _registered(hashlib.sha256(content).hexdigest(), content, file.name)
-    k = st.number_input("K (subspace dimension)", 1, 784, key="pu_k",
+    k = st.number_input("K (subspace dimension)", **widget_range(PU, "pu_k"), key="pu_k",
                         help="Number of principal components; at most D.")
-    dim = st.number_input("D (synthetic features)", 2, 1000, key="pu_dim",
+    dim = st.number_input("D (synthetic features)", **widget_range(PU, "pu_dim"), key="pu_dim",
                           disabled=dataset != "synthetic", help="Dimension of the synthetic data.")
     if upload is not None:
         return PcaData(dataset="synthetic", upload=upload, k=int(k), features="standardise")
@@ -96,20 +104,19 @@ def _pca_form() -> PcaData:
 
 
 def _otd_form() -> OtdData:
-    model = st.selectbox("Model", ["mog", "stm"], key="pu_model",
-                         format_func={"mog": "mixture of Gaussians", "stm": "single topic model"}.get,
+    model = st.selectbox("Model", widget_options(PU, "pu_model"), key="pu_model", format_func=_OTD_MODELS.get,
                          help="Synthetic ground truth; q_comp is measured against it.")
-    d = st.number_input("D", 2, 200, key="pu_d", help="Features (MOG) or vocabulary size (STM).")
-    k_otd = st.number_input("K (components)", 1, 50, key="pu_otd_k", help="Components, K ≤ D.")
+    d = st.number_input("D", **widget_range(PU, "pu_d"), key="pu_d", help="Features (MOG) or vocabulary size (STM).")
+    k_otd = st.number_input("K (components)", **widget_range(PU, "pu_otd_k"), key="pu_otd_k", help="Components, K ≤ D.")
     chosen = st.session_state.get("pu_algorithms_otd", ())  # one without a projected sampler: dense where it fits
     dense = any(getattr(FAMILIES["otd"].algorithms.get(a), "dense_only", False) for a in chosen)
     return OtdData(model=model, dim=int(d), k=int(k_otd), path="auto" if dense else "projected")
 
 
 def _lda_form() -> LdaData:
-    d = st.number_input("D (vocabulary)", 3, 5000, key="pu_lda_d", help="Vocabulary size.")
-    k_lda = st.number_input("K (topics)", 1, 50, key="pu_lda_k", help="Topics, K ≤ D - 1.")
-    alpha0 = st.number_input("α₀", 0.01, 1000.0, key="pu_lda_alpha0",
+    d = st.number_input("D (vocabulary)", **widget_range(PU, "pu_lda_d"), key="pu_lda_d", help="Vocabulary size.")
+    k_lda = st.number_input("K (topics)", **widget_range(PU, "pu_lda_k"), key="pu_lda_k", help="Topics, K ≤ D - 1.")
+    alpha0 = st.number_input("α₀", **widget_range(PU, "pu_lda_alpha0"), key="pu_lda_alpha0",
                              help="Dirichlet concentration of the topic proportions.")
     return LdaData(dim=int(d), k=int(k_lda), alpha0=float(alpha0))
 
@@ -215,29 +222,33 @@ def show_stop_case(key: str) -> None:
 scenario_sidebar(scenario)
 
 
-def _between(low: float, high: float):
-    return lambda v: low <= v <= high
-
-
-# The page's own settings, carried by its link (?settings=) like every page's: what differs from these defaults,
-# each value checked against the widget's range or choices (a grid is parsed, and refused with a message, as typed).
-PU_DEFAULTS: dict[str, Any] = {
-    "pu_mode": "preset", "pu_preset": FIRST_FIGURE, "pu_variant": "full", "pu_case": next(iter(STOP_CASES)),
-    "pu_family": "pca", "pu_parameter": next(iter(PARAMETERS)), "pu_dataset": "digits", "pu_k": 10, "pu_dim": 50,
-    "pu_runs": 5, "pu_seed": int(scenario.seed), "pu_model": "mog", "pu_d": 10, "pu_otd_k": 5, "pu_lda_d": 100,
-    "pu_lda_k": 5, "pu_lda_alpha0": 1.0,
-    **{f"pu_grid_{p}": fmt_grid(default_grid(p, scenario)) for p in PARAMETERS},
-    **{f"pu_algorithms_{f}": list(default_algorithms(f)) for f in FAMILIES},
+# The page's widgets, one table: each widget is drawn with its range and choices from here, and its link (?settings=)
+# is checked against the same (a grid is parsed, and refused with a message, as typed).
+_OTD_MODELS = {"mog": "mixture of Gaussians", "stm": "single topic model"}
+PU = {
+    "pu_mode": Setting(default="preset", label="Sweep", choices=tuple(MODES)),
+    "pu_preset": Setting(default=FIRST_FIGURE, label="Preset", choices=tuple(preset_names(available_only=True))),
+    "pu_variant": Setting(default="full", label="Live run", choices=tuple(VARIANTS)),
+    "pu_case": Setting(default=next(iter(STOP_CASES)), label="Where CAPE stops helping", choices=tuple(STOP_CASES)),
+    "pu_family": Setting(default="pca", label="Algorithms", choices=tuple(FAMILIES)),
+    "pu_parameter": Setting(default=next(iter(PARAMETERS)), label="Vary", choices=tuple(PARAMETERS)),
+    "pu_dataset": Setting(default="digits", label="Data", choices=tuple(PCA_SOURCES)),
+    "pu_k": Setting(default=10, label="K (subspace dimension)", low=1, high=784),
+    "pu_dim": Setting(default=50, label="D (synthetic features)", low=2, high=1000),
+    "pu_runs": Setting(default=5, label="Runs R", low=1, high=MAX_SWEEP_RUNS),
+    "pu_seed": Setting(default=int(scenario.seed), label="Seed", low=0, high=MAX_SEED),
+    "pu_model": Setting(default="mog", label="Model", choices=tuple(_OTD_MODELS)),
+    "pu_d": Setting(default=10, label="D", low=2, high=200),
+    "pu_otd_k": Setting(default=5, label="K (components)", low=1, high=50),
+    "pu_lda_d": Setting(default=100, label="D (vocabulary)", low=3, high=MAX_LDA_VOCABULARY),
+    "pu_lda_k": Setting(default=5, label="K (topics)", low=1, high=MAX_LDA_TOPICS),
+    "pu_lda_alpha0": Setting(default=1.0, label="α₀", low=0.01, high=MAX_LDA_ALPHA0),
+    **{f"pu_grid_{p}": Setting(default=fmt_grid(default_grid(p, scenario)), label=f"Values of {PARAMETER_LABELS[p]}",
+                               max_chars=500) for p in PARAMETERS},
+    **{f"pu_algorithms_{f}": Setting(default=list(default_algorithms(f)), label="Algorithms to run",
+                                     choices=tuple(algorithm_titles(f))) for f in FAMILIES},
 }
-restore_widgets(PU_DEFAULTS, {
-    "pu_mode": tuple(MODES), "pu_preset": tuple(preset_names(available_only=True)), "pu_variant": tuple(VARIANTS),
-    "pu_case": tuple(STOP_CASES), "pu_family": tuple(FAMILIES), "pu_parameter": tuple(PARAMETERS),
-    "pu_dataset": tuple(PCA_SOURCES), "pu_k": _between(1, 784), "pu_dim": _between(2, 1000),
-    "pu_runs": _between(1, 200), "pu_seed": _between(0, MAX_SEED), "pu_model": ("mog", "stm"),
-    "pu_d": _between(2, 200), "pu_otd_k": _between(1, 50), "pu_lda_d": _between(3, 5000), "pu_lda_k": _between(1, 50),
-    "pu_lda_alpha0": _between(0.01, 1000.0),
-    **{f"pu_algorithms_{f}": tuple(algorithm_titles(f)) for f in FAMILIES},
-})
+restore_widgets(PU)
 
 st.title("Privacy-utility")
 st.markdown(symbolic(
@@ -246,14 +257,15 @@ st.markdown(symbolic(
     "algorithm several times at each value. The paper's Figures 2 to 5 are shown at full size from stored results; "
     "any of them can be run again live, and any other sweep starts from the scenario shared by all pages."))
 case_col, case_pick = st.columns([1, 2], vertical_alignment="bottom")
-case_key = case_pick.selectbox("Where CAPE stops helping", list(STOP_CASES), format_func=lambda k: STOP_CASES[k].label,
+case_key = case_pick.selectbox("Where CAPE stops helping", widget_options(PU, "pu_case"),
+                               format_func=lambda k: STOP_CASES[k].label,
                                key="pu_case", label_visibility="collapsed",
                                help="Cases where the CAPE and conventional curves meet; the sentence under the "
                                "figure says why, from its numbers.")
 case_col.button("Show where CAPE stops helping", key="pu_show_case", on_click=lambda: show_stop_case(
     st.session_state["pu_case"]), help="Switch to a figure where the curves meet (the case chosen beside).")
 
-mode = st.radio("Sweep", list(MODES), format_func=MODES.get, horizontal=True, key="pu_mode",
+mode = st.radio("Sweep", widget_options(PU, "pu_mode"), format_func=MODES.get, horizontal=True, key="pu_mode",
                 help="Reproduce one panel of the paper, or sweep a parameter of the scenario you built on the Sites "
                 "page.")
 spec: SweepSpec | None = None
@@ -262,9 +274,9 @@ results_box = None
 setup_msg = st.empty()
 
 if mode == "preset":
-    names = preset_names(available_only=True)
     table = presets()
-    name = st.selectbox("Preset", names, format_func=lambda n: symbolic(f"{table[n].figure}: {table[n].title}"),
+    name = st.selectbox("Preset", widget_options(PU, "pu_preset"),
+                        format_func=lambda n: symbolic(f"{table[n].figure}: {table[n].title}"),
                         key="pu_preset", help="The journal paper's panels we can reproduce with bundled data.")
     preset = get_preset(name)
     stored = stored_result(name)
@@ -274,7 +286,7 @@ if mode == "preset":
         st.session_state.update(pu_variant="quick", pu_autorun=True)
     results_box = st.container()
     st.markdown("**Run it again live**" if stored is not None else "**Run this preset**")
-    variant = st.radio("Live run", list(VARIANTS), horizontal=True, key="pu_variant",
+    variant = st.radio("Live run", widget_options(PU, "pu_variant"), horizontal=True, key="pu_variant",
                        format_func=lambda v: VARIANTS[v] if v == "full" else f"reduced: {quick_name(preset)}",
                        help="What 'Run it again live' computes: the preset at the paper's size, or a reduced "
                        "variant that draws the shape of the curves in seconds.")
@@ -296,7 +308,7 @@ else:
         f"{scenario.neighbouring} neighbours. Edit it on the Sites page."))
     left, middle, right = st.columns(3, gap="medium")
     with left:
-        family = st.radio("Algorithms", list(FAMILIES), format_func=lambda f: FAMILIES[f].label,
+        family = st.radio("Algorithms", widget_options(PU, "pu_family"), format_func=lambda f: FAMILIES[f].label,
                           key="pu_family", help="; ".join(f"{k}: {v.description}" for k, v in FAMILIES.items()))
         data: PcaData | OtdData | LdaData | None = None
         try:
@@ -304,26 +316,29 @@ else:
         except InputError as exc:
             show_error(exc)
     with middle:
-        parameter = st.selectbox("Vary", list(PARAMETERS), format_func=lambda p: symbolic(
+        parameter = st.selectbox("Vary", widget_options(PU, "pu_parameter"), format_func=lambda p: symbolic(
             f"{PARAMETER_LABELS[p]}: {PARAMETERS[p]}"), key="pu_parameter",
                                  help=symbolic("Every other setting stays at the scenario's value; eps, delta and N_s "
                                                "are set on every site."))
         st.session_state.setdefault(f"pu_grid_{parameter}", fmt_grid(default_grid(parameter, scenario)))
         grid_text = st.text_input(symbolic(f"Values of {PARAMETER_LABELS[parameter]}"), key=f"pu_grid_{parameter}",
+                                  max_chars=PU[f"pu_grid_{parameter}"].max_chars,
                                   help=symbolic("Numbers separated by commas (1e-3 allowed); sorted ascending. "
                                                 "eps > 0, 0 < delta < 1, N_s ≥ 1, S ≥ 2, 0 ≤ c ≤ S - 1."))
         grid_slot = st.empty()
     with right:
         titles = algorithm_titles(family)
         st.session_state.setdefault(f"pu_algorithms_{family}", list(default_algorithms(family)))
-        chosen = st.multiselect("Algorithms to run", list(titles), format_func=titles.get,
+        chosen = st.multiselect("Algorithms to run", widget_options(PU, f"pu_algorithms_{family}"),
+                                format_func=titles.get,
                                 key=f"pu_algorithms_{family}",
                                 help="The paper's figures use capePCA/capeAGN, DPdisPCA (PCA), conv, local and the "
                                 "non-private and random references.")
         alg_slot = st.empty()
-        runs = st.number_input("Runs R", 1, 200, key="pu_runs", help="Independent repetitions per value; the "
+        runs = st.number_input("Runs R", **widget_range(PU, "pu_runs"), key="pu_runs",
+                               help="Independent repetitions per value; the "
                                "interval narrows as 1/√R.")
-        seed = st.number_input("Seed", 0, MAX_SEED, key="pu_seed",
+        seed = st.number_input("Seed", **widget_range(PU, "pu_seed"), key="pu_seed",
                                help="Seeds data, split and every noise draw: the same seed gives the same table.")
     if data is not None:
         try:

@@ -20,13 +20,23 @@ from dpcore.cape.protocol import (
     party_views,
     symmetry_leak,
 )
+from dpcore.limits import MAX_SIGMA2
 from dpcore.notation import symbolic
 from dpcore.scenario import scenario_from_json
+from dpcore.scenario.settings_link import Setting
 from dpcore.validation import InputError
 from pages.shared.federated_log import show_run_log
 from pages.shared.navigation import start_page
 from pages.shared.state import cached_plan
-from pages.shared.widgets import remember_widgets, restore_widgets, scenario_sidebar, show_chart, show_error
+from pages.shared.widgets import (
+    remember_widgets,
+    restore_widgets,
+    scenario_sidebar,
+    show_chart,
+    show_error,
+    widget_options,
+    widget_range,
+)
 
 scenario = start_page()
 
@@ -113,17 +123,33 @@ with p3, st.container(border=True):
     st.markdown("**Aggregator** (untrusted)\n\nHands out f_s, receives every release, subtracts the f_s and "
                 "publishes the weighted sum, in which the e_s cancel.")
 
-defaults = {"pr_algorithm": "CAPE", "pr_dim_cape": 1, "pr_dim_pca": 50, "pr_rank_pca": 5, "pr_model": "mog",
-            "pr_dim_agn": 10, "pr_rank_agn": 3, "pr_split": 0.5, "pr_sigma2": 0.05, "pr_projected": False}
-restore_widgets(defaults, {"pr_algorithm": ROUNDS, "pr_model": tuple(AGN_MODELS)})
-algorithm = st.radio("Algorithm", ROUNDS, key="pr_algorithm", horizontal=True, help=ALGORITHM_HELP)
+# The page's widgets, one table: each widget is drawn with its range and choices from here, and its link (?settings=)
+# is checked against the same.
+MODEL_TITLES = {"mog": "Gaussian mixture", "stm": "single-topic model"}
+PR = {
+    "pr_algorithm": Setting(default="CAPE", label="Algorithm", choices=tuple(ROUNDS)),
+    "pr_dim_cape": Setting(default=1, label="Entries of the statistic D", low=1, high=100_000),
+    "pr_dim_pca": Setting(default=50, label="Dimension D", low=1, high=100_000),
+    "pr_rank_pca": Setting(default=5, label="Rank K", low=1, high=100_000),
+    "pr_model": Setting(default="mog", label="Model", choices=tuple(AGN_MODELS)),
+    "pr_dim_agn": Setting(default=10, label="Dimension D", low=2, high=5000),
+    "pr_rank_agn": Setting(default=3, label="Components K", low=1, high=5000),
+    "pr_split": Setting(default=0.5, label="Budget share of stage 1", low=0.05, high=0.95),
+    "pr_sigma2": Setting(default=0.05, label="Component variance σ²", low=0.0, high=MAX_SIGMA2),
+    "pr_projected": Setting(default=False, label="Noise sent already projected"),
+}
+defaults = {key: setting.default for key, setting in PR.items()}
+restore_widgets(PR)
+algorithm = st.radio("Algorithm", widget_options(PR, "pr_algorithm"), key="pr_algorithm", horizontal=True,
+                     help=ALGORITHM_HELP)
 
 round_ = None
 plan = None
 pca_plan = None
 try:
     if algorithm == "CAPE":
-        dim = st.number_input("Entries of the statistic D", min_value=1, max_value=100_000, step=1, key="pr_dim_cape",
+        dim = st.number_input("Entries of the statistic D", **widget_range(PR, "pr_dim_cape"), step=1,
+                              key="pr_dim_cape",
                               help="A mean of D features in [0, 1] (D = 1: one number per site). "
                               "The noise per entry is the same; only the counts grow.")
         plan = cached_plan(scenario, "mean")
@@ -131,29 +157,30 @@ try:
             round_ = cape_round(plan.design, int(dim))
     elif algorithm == "capePCA":
         a, b = st.columns(2)
-        dim = a.number_input("Dimension D", min_value=1, max_value=100_000, step=1, key="pr_dim_pca",
+        dim = a.number_input("Dimension D", **widget_range(PR, "pr_dim_pca"), step=1, key="pr_dim_pca",
                              help="Features per sample; each site sends a D x D symmetric matrix.")
-        rank = b.number_input("Rank K", min_value=1, step=1, key="pr_rank_pca",
+        rank = b.number_input("Rank K", **widget_range(PR, "pr_rank_pca"), step=1, key="pr_rank_pca",
                               help="Number of principal directions published (1 <= K <= D).")
         plan = cached_plan(scenario, "pca")
         if plan.design.feasible:
             round_ = capepca_round(plan.design, int(dim), int(rank))
     else:
         a, b, c = st.columns(3)
-        model = a.radio("Model", tuple(AGN_MODELS), key="pr_model", horizontal=True,
-                        format_func={"mog": "Gaussian mixture", "stm": "single-topic model"}.get,
+        model = a.radio("Model", widget_options(PR, "pr_model"), key="pr_model", horizontal=True,
+                        format_func=MODEL_TITLES.get,
                         help="The model sets the moment sensitivities: MOG M3 grows with D σ², STM does not.")
-        dim = b.number_input("Dimension D", min_value=2, max_value=5000, step=1, key="pr_dim_agn",
+        dim = b.number_input("Dimension D", **widget_range(PR, "pr_dim_agn"), step=1, key="pr_dim_agn",
                              help="Features (MOG) or vocabulary size (STM).")
-        rank = c.number_input("Components K", min_value=1, step=1, key="pr_rank_agn",
+        rank = c.number_input("Components K", **widget_range(PR, "pr_rank_agn"), step=1, key="pr_rank_agn",
                               help="Mixture components or topics (1 <= K <= D).")
         a, b, c = st.columns(3)
-        split = a.slider("Budget share of stage 1", 0.05, 0.95, step=0.05, key="pr_split",
+        split = a.slider("Budget share of stage 1", **widget_range(PR, "pr_split"), step=0.05, key="pr_split",
                          help="Stage 1 (M2, whitening) gets (share × ε_s, share × δ_s), stage 2 the rest. "
                          "The paper splits equally.")
         sigma2 = None
         if model == "mog":
-            sigma2 = b.number_input("Component variance σ²", min_value=0.0, format="%.4f", key="pr_sigma2",
+            sigma2 = b.number_input("Component variance σ²", **widget_range(PR, "pr_sigma2"), format="%.4f",
+                                    key="pr_sigma2",
                                     help="Scaled MOG component variance; M3 sensitivity 2/N + 6 D σ²/N.")
         projected = c.toggle("Noise sent already projected", key="pr_projected",
                              help="Send stage-2 noise as K × K × K tensors with the law of projected D × D × D noise "

@@ -31,10 +31,19 @@ from dpcore.lda.story import (
     setting_sentence,
     story_sentence,
 )
+from dpcore.limits import (
+    MAX_LDA_ALPHA0,
+    MAX_LDA_DOC_LENGTH,
+    MAX_LDA_TOPICS,
+    MAX_LDA_VOCABULARY,
+    MAX_SITES,
+    MAX_VOCABULARY,
+)
 from dpcore.notation import symbolic
 from dpcore.privacy import CALIBRATIONS
 from dpcore.reports import lda_report
 from dpcore.scenario import equal_sites_scenario
+from dpcore.scenario.settings_link import Setting
 from dpcore.seeding import UPLOAD_SPLIT_STREAM, stream_rng
 from dpcore.textio import values_text
 from dpcore.validation import InputError, check_delta
@@ -43,7 +52,14 @@ from pages.shared.guarantees import robust_controls, show_guarantee_table, show_
 from pages.shared.lecture import follow_scenario, lecture_sidebar
 from pages.shared.navigation import start_page
 from pages.shared.reports import report_downloads
-from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error
+from pages.shared.widgets import (
+    restore_widgets,
+    scenario_sidebar,
+    show_chart,
+    show_error,
+    widget_options,
+    widget_range,
+)
 
 scenario = start_page()
 warm_up()  # the worker processes of this page's runs start now, not at the first click
@@ -77,29 +93,34 @@ if "tm_story" not in st.session_state:
     st.session_state.update({"tm_autorun": False, "tm_grid_text": TEXT_GRID_TEXT})
 
 
-def _between(low: float, high: float):
-    return lambda v: low <= v <= high
-
-
-# The page's own settings, carried by its link (?settings=) like every page's: the opening setting's values are the
-# defaults; a link sets only what differs, each value checked against the widget's range or choices.
-TM_DEFAULTS = {
-    "tm_source": SOURCES[0], "tm_dim": OPENING.spec.dim, "tm_k": OPENING.spec.k,
-    "tm_alpha0": float(OPENING.spec.alpha0), "tm_shape": OPENING.spec.alpha_shape,
-    "tm_doclen": OPENING.spec.doc_length, "tm_docs": OPENING.docs_per_site,
-    "tm_sites": OPENING.sites, "tm_grid": ", ".join(f"{e:g}" for e in OPENING.grid), "tm_delta": OPENING.delta,
-    "tm_algorithms": list(OPENING.algorithms), "tm_runs": OPENING.runs, "tm_story": OPENING.name,
-    "tm_grid_text": TEXT_GRID_TEXT, "tm_k_text": 8, "tm_vocab_size": 500, "tm_calibration": "analytic", "tm_seed": 0,
-    "tm_rule": next(iter(VOCABULARY_RULES)), "tm_sites_mode": "lecture",
+# The page's widgets, one table: each widget is drawn with its range and choices from here, and its link (?settings=)
+# is checked against the same (the opening setting's values are the defaults; a link sets only what differs).
+TM = {
+    "tm_source": Setting(default=SOURCES[0], label="Documents", choices=SOURCES),
+    "tm_dim": Setting(default=OPENING.spec.dim, label="Vocabulary size D", low=3, high=MAX_LDA_VOCABULARY),
+    "tm_k": Setting(default=OPENING.spec.k, label="Topics K", low=1, high=MAX_LDA_TOPICS),
+    "tm_alpha0": Setting(default=float(OPENING.spec.alpha0), label="Dirichlet concentration α₀", low=0.01,
+                         high=MAX_LDA_ALPHA0),
+    "tm_shape": Setting(default=OPENING.spec.alpha_shape, label="Shape of α", choices=tuple(ALPHA_SHAPES)),
+    "tm_doclen": Setting(default=OPENING.spec.doc_length, label="Words per document", low=3,
+                         high=MAX_LDA_DOC_LENGTH),
+    "tm_docs": Setting(default=OPENING.docs_per_site, label="Documents per site", low=3, high=200_000),
+    "tm_sites": Setting(default=OPENING.sites, label="Sites S", low=1, high=MAX_SITES),
+    "tm_grid": Setting(default=", ".join(f"{e:g}" for e in OPENING.grid), label="ε values", max_chars=200),
+    "tm_delta": Setting(default=OPENING.delta, label="δ", low=0.0, high=0.5),
+    "tm_algorithms": Setting(default=list(OPENING.algorithms), label="Algorithms", choices=tuple(ALGORITHMS)),
+    "tm_runs": Setting(default=OPENING.runs, label="Runs", low=1, high=50),
+    "tm_story": Setting(default=OPENING.name, label="story", choices=(OPENING.name, BREAKDOWN.name)),
+    "tm_grid_text": Setting(default=TEXT_GRID_TEXT, label="ε values", max_chars=200),
+    "tm_k_text": Setting(default=8, label="Topics K", low=1, high=MAX_LDA_TOPICS),
+    "tm_vocab_size": Setting(default=500, label="Vocabulary size D", low=2, high=MAX_VOCABULARY),
+    "tm_calibration": Setting(default="analytic", label="Calibration", choices=tuple(CALIBRATIONS)),
+    "tm_seed": Setting(default=0, label="Seed", low=0, high=2**31 - 1),
+    "tm_rule": Setting(default=next(iter(VOCABULARY_RULES)), label="Vocabulary", choices=tuple(VOCABULARY_RULES)),
+    "tm_sites_mode": Setting(default="lecture", label="Sites", choices=tuple(SITE_MODES)),
 }
 follow_scenario("tm", "tm_sites_mode", "scenario", scenario)
-restore_widgets(TM_DEFAULTS, {
-    "tm_source": SOURCES, "tm_dim": _between(3, 5000), "tm_k": _between(1, 50), "tm_alpha0": _between(0.01, 1000.0),
-    "tm_shape": tuple(ALPHA_SHAPES), "tm_doclen": _between(3, 10_000), "tm_docs": _between(3, 200_000),
-    "tm_sites": _between(1, 100), "tm_delta": _between(0.0, 0.5), "tm_algorithms": tuple(ALGORITHMS),
-    "tm_runs": _between(1, 50), "tm_story": (OPENING.name, BREAKDOWN.name), "tm_k_text": _between(1, 50),
-    "tm_vocab_size": _between(2, 20_000), "tm_calibration": CALIBRATIONS, "tm_seed": _between(0, 2**31 - 1),
-    "tm_rule": tuple(VOCABULARY_RULES), "tm_sites_mode": tuple(SITE_MODES)})
+restore_widgets(TM)
 story = BREAKDOWN if st.session_state["tm_story"] == BREAKDOWN.name else OPENING
 
 scenario_sidebar(scenario)
@@ -127,25 +148,25 @@ with st.expander("The method of moments, the four configurations and capeLDA"):
 # --- data ------------------------------------------------------------------------------------------------------------
 st.subheader("Corpus")
 problems: list[InputError] = []
-source = st.radio("Documents", SOURCES, horizontal=True, key="tm_source",
+source = st.radio("Documents", widget_options(TM, "tm_source"), horizontal=True, key="tm_source",
                   help="A synthetic LDA corpus (error against the true topics), or real text (error against the "
                   "non-private topics).")
 spec = corpus = None
 c1, c2, c3 = st.columns(3)
-alpha0 = c2.number_input("Dirichlet concentration α₀", 0.01, 1000.0, step=0.5, key="tm_alpha0",
+alpha0 = c2.number_input("Dirichlet concentration α₀", **widget_range(TM, "tm_alpha0"), step=0.5, key="tm_alpha0",
                          help="alpha_0 = sum of the Dirichlet prior's parameters; small: documents with few topics.")
 try:
     if source == SOURCES[0]:
-        k = c1.number_input("Topics K", 1, 50, key="tm_k")
-        shape = c3.selectbox("Shape of α", list(ALPHA_SHAPES), key="tm_shape", help="; ".join(
+        k = c1.number_input("Topics K", **widget_range(TM, "tm_k"), key="tm_k")
+        shape = c3.selectbox("Shape of α", widget_options(TM, "tm_shape"), key="tm_shape", help="; ".join(
             f"{n}: {t}" for n, t in ALPHA_SHAPES.items()))
         c1, c2, c3 = st.columns(3)
-        dim = c1.number_input("Vocabulary size D", 3, 5000, key="tm_dim")
-        doc_length = c2.number_input("Words per document", 3, 10_000, key="tm_doclen")
-        docs = c3.number_input("Documents per site", 3, 200_000, step=500, key="tm_docs")
+        dim = c1.number_input("Vocabulary size D", **widget_range(TM, "tm_dim"), key="tm_dim")
+        doc_length = c2.number_input("Words per document", **widget_range(TM, "tm_doclen"), key="tm_doclen")
+        docs = c3.number_input("Documents per site", **widget_range(TM, "tm_docs"), step=500, key="tm_docs")
         spec = LdaSpec(dim=int(dim), k=int(k), alpha0=float(alpha0), alpha_shape=shape, doc_length=int(doc_length))
     else:
-        k = c1.number_input("Topics K", 1, 50, key="tm_k_text")
+        k = c1.number_input("Topics K", **widget_range(TM, "tm_k_text"), key="tm_k_text")
         if source == SOURCES[1]:
             corpus = load_bundled_corpus()
             st.caption("2,208 paragraphs and docstrings of the Python and SciPy documentation (PSF-2.0, BSD-3-Clause), "
@@ -153,12 +174,13 @@ try:
                        "large eps.")
         else:
             upload = st.file_uploader("Text file, one document per line", type=["txt"], key="tm_upload")
-            rule = st.radio("Vocabulary", list(VOCABULARY_RULES), key="tm_rule", format_func=VOCABULARY_RULES.get)
+            rule = st.radio("Vocabulary", widget_options(TM, "tm_rule"), key="tm_rule",
+                            format_func=VOCABULARY_RULES.get)
             if rule == "frequent":
                 st.warning("The most frequent words of your documents are **not private**: which words are frequent "
                            "is information about the documents. Use a public word list for an end-to-end guarantee.",
                            icon=":material/warning:")
-            size = st.number_input("Vocabulary size D", 2, 20_000, key="tm_vocab_size",
+            size = st.number_input("Vocabulary size D", **widget_range(TM, "tm_vocab_size"), key="tm_vocab_size",
                                    disabled=rule != "frequent")
             vocab_file = st.file_uploader("Vocabulary file (one word per line)", type=["txt"], key="tm_vocab_file",
                                           disabled=rule != "file")
@@ -171,7 +193,8 @@ except InputError as exc:
 
 # --- sites and budgets ---------------------------------------------------------------------------------------------
 st.subheader("Sites and privacy")
-sites_mode = st.radio("Sites", list(SITE_MODES), format_func=SITE_MODES.get, horizontal=True, key="tm_sites_mode",
+sites_mode = st.radio("Sites", widget_options(TM, "tm_sites_mode"), format_func=SITE_MODES.get, horizontal=True,
+                      key="tm_sites_mode",
                       help="Equal sites set here, or the scenario shared by all pages (its sites, sizes, weights, "
                       "δ, calibration and neighbouring relation; every site's ε takes the values of the curve).")
 own_sites = sites_mode == "scenario"
@@ -182,13 +205,15 @@ if own_sites:
     c1.caption(symbolic(f"{scenario.n_sites} sites, N_s = {values_text(scenario.sizes)}, δ = "
                         f"{values_text(scenario.delta, 'g')}, {scenario.calibration} calibration (your scenario)."))
 else:
-    n_sites = c1.number_input("Sites S", 1, 100, key="tm_sites", help="Equal sites; documents are shared out equally.")
+    n_sites = c1.number_input("Sites S", **widget_range(TM, "tm_sites"), key="tm_sites",
+                              help="Equal sites; documents are shared out equally.")
 grid_text = c2.text_input("ε values", key="tm_grid" if source == SOURCES[0] else "tm_grid_text",
+                          max_chars=TM["tm_grid"].max_chars,
                           help="The ε of every site, separated by commas: one point of the curves each.")
 if not own_sites:
-    delta = c3.number_input("δ", 0.0, 0.5, format="%.1e", key="tm_delta",
+    delta = c3.number_input("δ", **widget_range(TM, "tm_delta"), format="%.1e", key="tm_delta",
                             help="delta of every site (well below 1/N_s).")
-    calibration = c4.selectbox("Calibration", CALIBRATIONS, key="tm_calibration",
+    calibration = c4.selectbox("Calibration", widget_options(TM, "tm_calibration"), key="tm_calibration",
                                help="analytic: exact at every ε; classic: the papers' formula, a guarantee only for "
                                "ε < 1.")
 collusion = robust_controls("tm_robust", int(n_sites), default_collusion(int(n_sites)), ROBUST_HELP)
@@ -238,11 +263,14 @@ lecture_sidebar("tm", "tm_sites_mode", "lecture", "scenario", None if own_sites 
                 budgets=False)
 
 st.subheader("Algorithms")
-algorithms = st.multiselect("Algorithms", list(ALGORITHMS), key="tm_algorithms", format_func=TITLES.get,
+algorithms = st.multiselect("Algorithms", widget_options(TM, "tm_algorithms"), key="tm_algorithms",
+                            format_func=TITLES.get,
                             help="; ".join(f"{e.title}: {e.description}" for e in ALGORITHMS.values()))
 c1, c2 = st.columns(2)
-runs = c1.number_input("Runs", 1, 50, key="tm_runs", help="Independent runs (fresh documents for synthetic data).")
-seed = c2.number_input("Seed", 0, 2**31 - 1, key="tm_seed", help="Reproduces the corpus and every noise draw.")
+runs = c1.number_input("Runs", **widget_range(TM, "tm_runs"), key="tm_runs",
+                       help="Independent runs (fresh documents for synthetic data).")
+seed = c2.number_input("Seed", **widget_range(TM, "tm_seed"), key="tm_seed",
+                       help="Reproduces the corpus and every noise draw.")
 
 
 def _compute() -> LdaCurve:

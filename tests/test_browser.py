@@ -2,6 +2,12 @@
 
 Fails on any exception box, traceback text or error element on any page, and when chromium is missing
 (``make test`` installs Debian's chromium).
+
+Every wait is on a state of the page, never on a time (issue 29: a test that slept 800 ms after pressing Enter read the
+address before the edit's run on a loaded machine): :func:`_rerun` does an action and waits until a script run that
+started after it has finished (the runs a page's websocket reports, :class:`_Runs`); :func:`_wait_idle` waits until
+no run is going on; :func:`_settled` until charts or a grid stop moving; a test that reads a value (the address, a
+widget) waits for that value.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+import weakref
 from pathlib import Path
 
 import pytest
@@ -98,33 +105,110 @@ def _assert_clean(page, where: str) -> None:
         assert marker not in body, f"{where}: page shows {marker!r}"
 
 
+class _Runs:
+    """The script runs of a page's app session, as its websocket reports them (Streamlit's ForwardMsg): whole runs
+    finished so far, and whether one is going on. The exact state, whatever the machine's load: a run that starts
+    late or ends within one frame of the page is still seen."""
+
+    def __init__(self) -> None:
+        self.finished = 0
+        self.running = False
+
+    def frame(self, payload) -> None:
+        from google.protobuf.message import DecodeError
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        if not isinstance(payload, (bytes, bytearray)):
+            return
+        try:
+            message = ForwardMsg.FromString(bytes(payload))
+        except DecodeError:
+            return
+        kind = message.WhichOneof("type")
+        if kind == "new_session":
+            self.running = True
+        elif kind == "session_status_changed":
+            self.running = message.session_status_changed.script_is_running
+        elif kind == "script_finished" and message.script_finished in (
+                ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_WITH_COMPILE_ERROR):
+            self.finished += 1  # a whole run ended (not one stopped for a rerun, not a fragment's)
+
+
+_RUNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _page(owner, width: int, height: int = 900):
+    """A new page of ``owner`` (the browser, or a context made for downloads) whose script runs are followed
+    (:class:`_Runs`)."""
+    page = owner.new_page(viewport={"width": width, "height": height}) if hasattr(owner, "new_context") else (
+        owner.new_page())
+    runs = _Runs()
+    _RUNS[page] = runs
+    page.on("websocket", lambda socket: socket.on("framereceived", runs.frame))
+    return page
+
+
+def _until(page, condition, what: str, seconds: float = 180.0) -> None:
+    """Wait until ``condition()`` holds (the page's events keep arriving meanwhile); fail naming ``what`` after
+    ``seconds``, a bound for a loaded machine, not a time the test relies on."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waited {seconds:g} s for {what}")
+        page.wait_for_timeout(20)
+
+
 def _wait_idle(page) -> None:
-    """Wait until the script run has finished (no running indicator) and the page has content."""
-    page.wait_for_selector('[data-testid="stApp"]', timeout=60_000)
-    page.wait_for_timeout(500)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=120_000
-    )
-    page.wait_for_timeout(300)
+    """Wait until the page's first script run has finished and none is going on."""
+    runs = _RUNS[page]
+    _until(page, lambda: runs.finished > 0 and not runs.running, "the page's script run to finish")
+
+
+def _rerun(page, action) -> None:
+    """Do ``action`` (a click, a key press, an upload that reruns the script) and wait until a run that started
+    after it has finished: the state it causes, however long the machine takes to start the run."""
+    runs = _RUNS[page]
+    _wait_idle(page)  # no run of an earlier action still going on
+    before = runs.finished
+    action()
+    _until(page, lambda: runs.finished > before and not runs.running, "a script run after the action to finish")
+
+
+_STILL = """([selector, first]) => {
+    const found = [...document.querySelectorAll(selector)];
+    const boxes = (first ? found.slice(0, 1) : found).map((e) => {
+        const r = e.getBoundingClientRect();
+        return [r.x, r.y, r.width, r.height, e.querySelector('.main-svg, canvas') ? 1 : 0];
+    });
+    const now = JSON.stringify(boxes);
+    window.__settledFrames = window.__settledLast === now ? (window.__settledFrames || 0) + 1 : 0;
+    window.__settledLast = now;
+    return boxes.every((b) => b[4] === 1 && b[2] > 0) && window.__settledFrames >= 5;
+}"""
+
+
+def _settled(page, selector: str = '[data-testid="stPlotlyChart"]', *, first: bool = False) -> None:
+    """Wait until every element of ``selector`` (charts by default; with ``first``, the first only) is drawn (an SVG
+    or canvas inside) and has kept the same box for five animation frames running: laid out, not moving."""
+    page.wait_for_function(_STILL, arg=[selector, first], polling="raf", timeout=60_000)
 
 
 def test_every_page_renders_without_errors(server, browser):
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page = _page(browser, 1280)
     page.goto(server, wait_until="domcontentloaded")
     _wait_idle(page)
     page.get_by_role("heading", name="Private multi-site analysis with correlated noise").wait_for(timeout=60_000)
     _assert_clean(page, "home")
     nav = page.locator('[data-testid="stSidebarNav"]')
     for info in PAGES[1:]:
-        nav.get_by_role("link", name=info.title, exact=True).click()
-        _wait_idle(page)
+        _rerun(page, nav.get_by_role("link", name=info.title, exact=True).click)
         page.locator("h1").first.wait_for(timeout=60_000)
         _assert_clean(page, info.title)
     page.close()
 
 
 def test_narrow_window_has_no_horizontal_scroll(server, browser):
-    page = browser.new_page(viewport={"width": 420, "height": 900})
+    page = _page(browser, 420)
     page.goto(server, wait_until="domcontentloaded")
     _wait_idle(page)
     overflow = page.evaluate(
@@ -141,7 +225,7 @@ DASHBOARD_PAGES = ("pages/home.py", "pages/sites.py", "pages/noise_design.py", "
 
 
 def _open(browser, server, width: int, query: str = ""):
-    page = browser.new_page(viewport={"width": width, "height": 900})
+    page = _page(browser, width)
     page.goto(server + query, wait_until="domcontentloaded")
     _wait_idle(page)
     page.get_by_role("heading", name="Private multi-site analysis with correlated noise").wait_for(timeout=60_000)
@@ -155,13 +239,12 @@ def _goto(page, title: str) -> None:
         expand = '[data-testid="stExpandSidebarButton"], [data-testid="stSidebarCollapsedControl"] button'
         page.locator(expand).first.click()
         nav.wait_for(state="visible", timeout=10_000)
-    nav.get_by_role("link", name=title, exact=True).click()
-    _wait_idle(page)
+    _rerun(page, nav.get_by_role("link", name=title, exact=True).click)
     page.locator("h1").first.wait_for(timeout=60_000)
     collapse = page.locator('[data-testid="stSidebarCollapseButton"] button')
     if page.viewport_size["width"] < 640 and collapse.count() and collapse.first.is_visible():
         collapse.first.click()
-        page.wait_for_timeout(500)
+        nav.wait_for(state="hidden", timeout=10_000)
 
 
 def _title_of(path: str) -> str:
@@ -174,7 +257,7 @@ def test_dashboard_pages_fit_a_narrow_window(server, browser):
         if path != "pages/home.py":
             _goto(page, _title_of(path))
         _assert_clean(page, path)
-        page.wait_for_timeout(800)  # let plotly lay out
+        _settled(page)  # charts laid out
         overflow = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
         assert overflow <= 1, f"{path} scrolls horizontally by {overflow}px at 420px width"
         widest = page.evaluate(
@@ -190,7 +273,7 @@ def _sites_grid(page):
     _goto(page, "Sites and budgets")
     grid = page.locator('[data-testid="stDataFrame"]').first
     grid.wait_for(timeout=30_000)
-    page.wait_for_timeout(1000)  # the grid draws on a canvas after the element appears
+    _settled(page, '[data-testid="stDataFrame"]', first=True)  # the grid drawn on its canvas, at its place
     return grid, grid.bounding_box()
 
 
@@ -202,16 +285,14 @@ def _edit_grid_cell(page, x: float, y: float, text: str, attempts: int = 4) -> N
     editor = page.locator(".gdg-input").first
     for _ in range(attempts):
         page.mouse.click(x, y)
-        page.wait_for_timeout(300)
         page.mouse.dblclick(x, y)
         try:
             editor.wait_for(state="visible", timeout=5_000)
         except PlaywrightTimeout:
             continue
         editor.fill(text)
-        editor.press("Enter")
-        page.wait_for_timeout(800)
-        _wait_idle(page)
+        _rerun(page, lambda: editor.press("Enter"))  # the edit's run, then the page it drew
+        _settled(page, '[data-testid="stDataFrame"]', first=True)
         return
     raise AssertionError("the data editor's cell editor did not open")
 
@@ -258,7 +339,7 @@ def test_a_deep_link_on_a_fresh_server_uses_the_app_navigation(browser):
     """Streamlit's legacy pages/ mode runs a page file directly when a deep link is a fresh server's first
     request; pages.shared.navigation.start_page must put the app's navigation back."""
     with _streamlit_server() as url:
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page = _page(browser, 1280)
         page.goto(url + "/sites", wait_until="domcontentloaded")
         _wait_idle(page)
         page.get_by_role("heading", name="Sites and budgets").first.wait_for(timeout=60_000)
@@ -304,8 +385,7 @@ def test_one_headline_on_every_scenario_page_and_the_change_panel_with_undo(serv
         _assert_clean(page, title)
         assert _headline(page) == first, title
     _goto(page, "Home")
-    page.get_by_role("button", name="CAPE stops helping: a strict site").click()
-    _wait_idle(page)
+    _rerun(page, page.get_by_role("button", name="CAPE stops helping: a strict site").click)
     panel = page.locator(".st-key-change_panel")
     panel.wait_for(timeout=30_000)
     text = " ".join(panel.inner_text().split())
@@ -317,8 +397,7 @@ def test_one_headline_on_every_scenario_page_and_the_change_panel_with_undo(serv
     _goto(page, "Noise design")  # the panel and the headline follow the scenario to every page
     assert page.locator(".st-key-change_panel").count() == 1
     assert _headline(page).startswith("The aggregate carries 1.16 times")
-    page.locator(".st-key-change_panel").get_by_role("button", name="Undo").click()
-    _wait_idle(page)
+    _rerun(page, page.locator(".st-key-change_panel").get_by_role("button", name="Undo").click)
     page.locator(".st-key-change_panel").wait_for(state="detached", timeout=30_000)
     assert _headline(page) == first
     _goto(page, "Home")  # issue 29: the explanation follows the state (it said "falls to 1.16" under 2.22)
@@ -360,7 +439,7 @@ def test_tables_and_legends_fit(server, browser, width):
     page = _open(browser, server, width)
     for title in ("Noise design", "CAPE gain", "What ε means", "Protocol walk-through", "Privacy-utility"):
         _goto(page, title)
-        page.wait_for_timeout(800)  # let plotly lay out
+        _settled(page)  # charts laid out
         assert _legends_below_plots(page) == [], f"{title} at {width}px"
         cut = page.evaluate("""() => [...document.querySelectorAll('[data-testid="stTable"]')]
             .filter(t => t.scrollWidth > t.clientWidth + 1 || t.getBoundingClientRect().right >
@@ -375,14 +454,12 @@ def test_topic_models_page_runs_its_story_and_the_one_click_breakdown(server, br
     page = _open(browser, server, 1280)
     _goto(page, "Topic models")
     _assert_clean(page, "Topic models")
-    page.get_by_role("button", name="Run", exact=True).click()
-    _wait_idle(page)
+    _rerun(page, page.get_by_role("button", name="Run", exact=True).click)
     page.get_by_text("capeLDA's topic error is").first.wait_for(timeout=120_000)
     _assert_clean(page, "Topic models after Run")
     assert "closes" in page.locator("body").inner_text()
     page.locator('[data-testid="stPlotlyChart"]').first.wait_for(timeout=60_000)
-    page.get_by_role("button", name="Show where CAPE stops helping").click()
-    _wait_idle(page)
+    _rerun(page, page.get_by_role("button", name="Show where CAPE stops helping").click)
     page.get_by_text("never the noise pooled data need").first.wait_for(timeout=120_000)
     # the sentence read off the runs (dpcore.lda.story.breakdown_sentence), not a fixed claim
     page.get_by_text("better than random topics").first.wait_for(timeout=120_000)
@@ -412,8 +489,7 @@ def test_privacy_utility_opens_on_a_stored_figure_and_a_live_run_shows_moving_pr
     assert "The curves do not meet on this figure" in meeting.inner_text()
     assert "(paired difference -0.014 ± 0.00342, 95% interval, which excludes 0)" in meeting.inner_text()
     assert page.get_by_text("Estimated time: about").count() == 1
-    page.get_by_role("button", name="Show where CAPE stops helping").click()
-    _wait_idle(page)
+    _rerun(page, page.get_by_role("button", name="Show where CAPE stops helping").click)
     page.get_by_text("The curves meet at ε = 0.001").first.wait_for(timeout=60_000)
     _assert_clean(page, "Privacy-utility, where CAPE stops helping")
     page.close()
@@ -431,7 +507,7 @@ def test_privacy_utility_opens_on_a_stored_figure_and_a_live_run_shows_moving_pr
             break
         except PlaywrightTimeout:
             page.keyboard.press("Escape")
-    option.click()
+    _rerun(page, option.click)
     # Fig. 3 at D = 50 drawn: its box (the D = 10 figure's says the curves do not meet, this one that CAPE stays ahead)
     page.locator(".st-key-pu_meeting", has_text="stays clearly ahead").wait_for(timeout=60_000)
     page.get_by_text("Stored result, full paper size").first.wait_for(timeout=60_000)
@@ -477,7 +553,7 @@ def test_computing_page_runs_its_story_and_the_one_click_breakdown(server, brows
     page.get_by_text(sentence).first.wait_for(timeout=300_000)  # the run's sentence, then the rest of the script
     _wait_idle(page)
     page.locator('[data-testid="stPlotlyChart"]').first.wait_for(timeout=60_000)
-    page.wait_for_timeout(800)  # let plotly lay out
+    _settled(page)  # charts laid out
     _assert_clean(page, f"{title} after Run")
     assert _legends_below_plots(page) == [], title
     assert _tables_cut(page) == 0, f"{title}: a table is cut at 1400px"
@@ -487,8 +563,7 @@ def test_computing_page_runs_its_story_and_the_one_click_breakdown(server, brows
     _assert_clean(page, f"{title} breakdown")
     body = page.locator("body").inner_text()
     assert "Where CAPE stops helping" in body and "colluding sites" in body and "The largest site" in body
-    page.get_by_role("button", name="Back to the opening setting").click()
-    _wait_idle(page)
+    _rerun(page, page.get_by_role("button", name="Back to the opening setting").click)
     page.get_by_role("button", name="Show where CAPE stops helping").wait_for(timeout=60_000)
     _assert_clean(page, f"{title} back to the opening")
     page.close()

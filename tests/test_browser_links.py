@@ -4,7 +4,8 @@ types, or says why not."""
 
 from __future__ import annotations
 
-from urllib.parse import unquote
+import json
+from urllib.parse import parse_qs, unquote, urlparse
 
 import pytest
 from test_browser import (  # noqa: F401
@@ -13,6 +14,8 @@ from test_browser import (  # noqa: F401
     _goto,
     _headline,
     _open,
+    _page,
+    _rerun,
     _sites_grid,
     _wait_idle,
     browser,
@@ -25,7 +28,7 @@ pytestmark = pytest.mark.browser
 def _fresh(browser, url: str):  # noqa: F811 - the fixture of test_browser
     """The link opened in a new browser context (no cookies, no session): what a colleague sees."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
+    page = _page(context, 1280)
     page.goto(url, wait_until="domcontentloaded")
     _wait_idle(page)
     page.locator("h1").first.wait_for(timeout=60_000)
@@ -37,16 +40,14 @@ def test_a_link_copied_after_navigating_editing_and_undo_opens_the_same_state(se
     first = _headline(page)
     button = page.get_by_role("button", name="CAPE stops helping: a strict site")
     before = button.bounding_box()
-    button.click()
-    _wait_idle(page)
+    _rerun(page, button.click)
     assert abs(button.bounding_box()["y"] - before["y"]) < 2, "Home's buttons moved after the click"
     strict = _headline(page)
     assert strict.startswith("The aggregate carries 1.16 times")
     for title in ("Sites and budgets", "Noise design", "CAPE gain"):  # every navigation clears Streamlit's query
         _goto(page, title)
         assert "scenario=1." in page.url, title
-    page.get_by_text("geometric", exact=True).click()  # a page setting that matters: the family of sizes
-    _wait_idle(page)
+    _rerun(page, page.get_by_text("geometric", exact=True).click)  # a page setting that matters: the family of sizes
     assert "settings=" in page.url and "gain_family" in unquote(page.url)
     context, other = _fresh(browser, page.url)
     assert _headline(other) == strict
@@ -55,8 +56,7 @@ def test_a_link_copied_after_navigating_editing_and_undo_opens_the_same_state(se
     _assert_clean(other, "gain page from the link")
     context.close()
     _goto(page, "Home")
-    page.locator(".st-key-change_panel").get_by_role("button", name="Undo").click()
-    _wait_idle(page)
+    _rerun(page, page.locator(".st-key-change_panel").get_by_role("button", name="Undo").click)
     assert _headline(page) == first
     context, other = _fresh(browser, page.url)
     assert _headline(other) == first
@@ -102,7 +102,7 @@ def test_two_downloads_in_quick_succession_both_arrive(server, browser):  # noqa
     """The figure's HTML download was lost ("Deferred file not found") when clicked within about a second of another
     download: that click re-ran the page and dropped the deferred file. Downloads no longer re-run the page."""
     context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
-    page = context.new_page()
+    page = _page(context, 1280)
     page.goto(server, wait_until="domcontentloaded")
     _wait_idle(page)
     _goto(page, "Privacy-utility")
@@ -120,21 +120,42 @@ def test_two_downloads_in_quick_succession_both_arrive(server, browser):  # noqa
     context.close()
 
 
-@pytest.mark.parametrize("title, key, value", [("Topic models", "tm_sites", "7"), ("Privacy-utility", "pu_runs", "3")])
+def _linked(url: str) -> dict:
+    """The page's own settings in an address (``?settings=``)."""
+    value = parse_qs(urlparse(url).query).get("settings")
+    return json.loads(value[0]) if value else {}
+
+
+LINKED = """([key, value]) => {
+    const raw = new URLSearchParams(location.search).get('settings');
+    return raw !== null && JSON.parse(raw)[key] === value;
+}"""
+
+
+@pytest.mark.parametrize("title, key, value", [("Topic models", "tm_sites", 7), ("Privacy-utility", "pu_runs", 3)])
 def test_a_link_carries_the_computing_pages_own_settings(server, browser, title, key, value):  # noqa: F811
-    """Topic models' and Privacy-utility's own settings reach the address and come back in a fresh browser."""
+    """Topic models' and Privacy-utility's own settings reach the address and come back in a fresh browser.
+
+    Issue 29: this failed at load 6 with the fresh browser showing 1 (the widget's minimum): the edit was typed while
+    the run of the previous click had not yet started (the test slept 800 ms instead of waiting for that run), the run
+    then redrew the empty field and Enter committed it. The address itself never held an older value after the edit's
+    run; between Enter and that run it holds the value before the edit, which no wait can avoid (Streamlit writes the
+    address in the run). So every step waits for the state it reads: the previous click's run, the typed value in the
+    field, the edit's run, the value in the address, the value in the fresh page."""
+    from playwright.sync_api import expect
+
     page = _open(browser, server, 1280)
     _goto(page, title)
     if key == "pu_runs":
-        page.get_by_text("my shared scenario", exact=True).click()
-        _wait_idle(page)
+        _rerun(page, page.get_by_text("my shared scenario", exact=True).click)
     box = page.locator(f".st-key-{key} input")
-    box.fill(value)
-    box.press("Enter")
-    _wait_idle(page)
-    assert "settings=" in page.url and key in unquote(page.url)
+    box.fill(str(value))
+    expect(box).to_have_value(str(value))  # typed, and not redrawn by a run still going on
+    _rerun(page, lambda: box.press("Enter"))
+    page.wait_for_function(LINKED, arg=[key, value], timeout=60_000)  # the value the test reads next
+    assert _linked(page.url)[key] == value and key in unquote(page.url)
     context, other = _fresh(browser, page.url)
-    assert other.locator(f".st-key-{key} input").input_value() == value
+    expect(other.locator(f".st-key-{key} input")).to_have_value(str(value))
     _assert_clean(other, f"{title} from the link")
     context.close()
     page.close()

@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 import pytest
-from test_browser import _assert_clean, _goto, _wait_idle, browser, server  # noqa: F401
+from test_browser import _assert_clean, _goto, _page, _rerun, _wait_idle, browser, server  # noqa: F401
 
 from dpcore.notation import symbolic
 from dpcore.planner.export import SCRIPT_MARK
@@ -30,23 +30,18 @@ def test_planner_on_an_upload_with_check_exports_and_script(server, browser, tmp
     upload = tmp_path / "consortium.csv"
     _csv(upload)
     context = browser.new_context(viewport={"width": 1280, "height": 1000}, accept_downloads=True)
-    page = context.new_page()
+    page = _page(context, 1280)
     page.goto(server, wait_until="domcontentloaded")
     _wait_idle(page)
     _goto(page, "Planner")
     page.locator(".st-key-plan_source").click()
-    page.get_by_role("option", name="your own CSV (one sample per row)").click()
-    _wait_idle(page)
-    page.locator('.st-key-plan_upload_upload input[type="file"]').set_input_files(str(upload))
-    _wait_idle(page)
+    _rerun(page, page.get_by_role("option", name="your own CSV (one sample per row)").click)
+    _rerun(page, lambda: page.locator('.st-key-plan_upload_upload input[type="file"]').set_input_files(str(upload)))
     page.get_by_text("public proxy of consortium.csv", exact=False).first.wait_for(timeout=60_000)  # the default
-    page.get_by_text("my data (reads its values", exact=False).click()
+    _rerun(page, page.get_by_text("my data (reads its values", exact=False).click)
     page.get_by_text("For capePCA on consortium.csv", exact=False).first.wait_for(timeout=60_000)
-    _wait_idle(page)
-    page.get_by_text("ε", exact=True).click()
-    _wait_idle(page)
-    page.get_by_role("button", name="Plan", exact=True).click()
-    _wait_idle(page)
+    _rerun(page, page.get_by_text("ε", exact=True).click)
+    _rerun(page, page.get_by_role("button", name="Plan", exact=True).click)
     sentence = page.locator('[data-testid="stAlertContentSuccess"]').first.inner_text(timeout=120_000)
     sentence = sentence.strip().split("\n")[-1]  # after the icon's name
     assert sentence.startswith("capePCA: with ε of every site = ")
@@ -59,7 +54,6 @@ def test_planner_on_an_upload_with_check_exports_and_script(server, browser, tmp
     shown_discrete = discrete.inner_text()
     _assert_clean(page, "planner after Plan")
     page.get_by_role("button", name="Check: 20 fresh studies of capePCA").click()
-    _wait_idle(page)
     page.get_by_text("fresh studies reached the target", exact=False).first.wait_for(timeout=300_000)
     _assert_clean(page, "planner after the check")
     files = {}

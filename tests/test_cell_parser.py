@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dpcore.scenario import default_scenario, scenario_from_rows, scenario_to_rows
-from dpcore.scenario.settings_link import settings_from_query, settings_to_query
+from dpcore.scenario.settings_link import Setting, settings_from_query, settings_to_query
 from dpcore.validation import number_text_problem, parse_number_text
 
 finite = st.floats(min_value=-1e300, max_value=1e300, allow_nan=False, allow_infinity=False)
@@ -68,26 +68,32 @@ def test_typed_delta_reaches_the_scenario_as_typed(typed):
     assert errors == [] and scenario.delta[0] == 1e-5
 
 
-DEFAULTS = {"p_flag": False, "p_count": 3, "p_share": 0.5, "p_name": "one-large", "p_list": ["a", "b"]}
-ALLOWED = {"p_name": ("one-large", "geometric"), "p_count": range(0, 10), "p_list": ("a", "b", "c")}
+SETTINGS = {
+    "p_flag": Setting(default=False, label="flag"),
+    "p_count": Setting(default=3, label="count", low=0, high=9),
+    "p_share": Setting(default=0.5, label="share", low=0.0, high=1.0),
+    "p_name": Setting(default="one-large", label="name", choices=("one-large", "geometric")),
+    "p_list": Setting(default=["a", "b"], label="list", choices=("a", "b", "c")),
+}
+DEFAULTS = {key: setting.default for key, setting in SETTINGS.items()}
 
 
 @given(st.fixed_dictionaries({}, optional={
     "p_flag": st.booleans(), "p_count": st.integers(0, 9), "p_share": st.floats(0, 1),
-    "p_name": st.sampled_from(["one-large", "geometric"]), "p_list": st.lists(st.sampled_from("abc"), max_size=3)}))
+    "p_name": st.sampled_from(["one-large", "geometric"]),
+    "p_list": st.lists(st.sampled_from("abc"), max_size=3, unique=True)}))
 def test_page_settings_round_trip_through_the_link(values):
-    query = settings_to_query({**DEFAULTS, **values}, DEFAULTS)
-    back, problems = settings_from_query(query, DEFAULTS, ALLOWED)
+    query = settings_to_query({**DEFAULTS, **values}, SETTINGS)
+    back, problems = settings_from_query(query, SETTINGS)
     assert problems == [] and {**DEFAULTS, **back} == {**DEFAULTS, **values}
 
 
 @given(st.text(max_size=200))
 def test_any_settings_link_gives_allowed_values_or_messages(text):
-    back, problems = settings_from_query(text, DEFAULTS, ALLOWED)
+    back, problems = settings_from_query(text, SETTINGS)
     for key, value in back.items():
         assert type(value) is type(DEFAULTS[key]) or isinstance(DEFAULTS[key], float)
-        if key in ALLOWED:
-            assert all(v in ALLOWED[key] for v in (value if isinstance(value, list) else [value]))
+        assert SETTINGS[key].problem(value) is None
     assert isinstance(problems, list)
-    wrong, problems = settings_from_query('{"p_count": 12, "p_flag": 1, "other": 2}', DEFAULTS, ALLOWED)
+    wrong, problems = settings_from_query('{"p_count": 12, "p_flag": 1, "other": 2}', SETTINGS)
     assert wrong == {} and len(problems) == 3

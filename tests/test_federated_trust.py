@@ -192,7 +192,7 @@ def test_a_site_reads_only_regular_files_with_a_bound(tmp_path):
         read_bounded(fifo)  # opened without blocking, refused before reading
     big = tmp_path / "big.csv"
     big.write_bytes(b"1\n" * 600)
-    with pytest.raises(SiteConfigError, match="more than the 1,000 bytes"):
+    with pytest.raises(SiteConfigError, match="larger than the limit of 1,000 bytes"):
         read_bounded(big, 1000)
 
 

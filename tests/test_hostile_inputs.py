@@ -13,7 +13,6 @@ import logging
 import os
 import subprocess
 import sys
-import threading
 import time
 import tomllib
 import zlib
@@ -216,7 +215,8 @@ def test_class6_the_widest_allowed_table_is_read():
     assert table_.values.shape == (3, limits.MAX_UPLOAD_COLUMNS)
 
 
-# --- class 7: the CLI read /dev/zero and FIFOs until memory ran out (the size check trusted st_size) --------------
+# --- class 7: the CLI read /dev/zero and FIFOs until memory ran out (the size check trusted st_size); since issue 29
+# anything but a regular file is refused before it is opened for reading (tests/test_hostile_files.py: every input) --
 
 def _run_cli(*argv, timeout=60):
     return subprocess.run([sys.executable, "-m", "dpcore", *map(str, argv)], cwd=ROOT, capture_output=True,
@@ -229,31 +229,27 @@ def _run_cli(*argv, timeout=60):
     ("otd", "--model", "mog", "--data", "/dev/zero"),
     ("otd", "--model", "stm", "--data", "/dev/zero", "--d", "5"),
 ])
-def test_class7_devices_are_read_only_up_to_the_limit(argv):
+def test_class7_devices_are_refused_before_they_are_read(argv):
     proc = _run_cli(*argv)
     assert proc.returncode == 2 and proc.stdout == ""
-    assert proc.stderr.count("\n") == 1 and "/dev/zero is larger than the limit of" in proc.stderr
+    assert proc.stderr.count("\n") == 1 and "/dev/zero is a character device, not a regular file" in proc.stderr
 
 
-def test_class7_a_fifo_is_read_only_up_to_the_limit(tmp_path):
+def test_class7_a_fifo_with_a_writer_is_refused_without_reading(tmp_path):
+    """A FIFO is refused by its kind even when a writer waits: nothing of it is read (the writer, opened without
+    blocking, finds no reader)."""
     fifo = tmp_path / "scenario.fifo"
     os.mkfifo(fifo)
-
-    def feed():
-        try:
-            with open(fifo, "wb") as writer:
-                for _ in range(64):
-                    writer.write(b" " * 65536)
-        except BrokenPipeError:  # the reader stopped at the limit, as it should
-            pass
-
-    writer = threading.Thread(target=feed, daemon=True)
-    writer.start()
+    keep = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader of our own, so that a writer can open
+    writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    os.write(writer, b" " * 4096)
     from dpcore.textio import read_file
 
     message = _message(lambda: read_file(fifo, limits.MAX_SCENARIO_FILE_BYTES, "scenario file"))
-    assert "larger than the limit of" in message
-    writer.join(timeout=10)
+    assert "is a named pipe (FIFO), not a regular file" in message
+    assert len(os.read(keep, 8192)) == 4096  # every byte still in the pipe: read_file took none
+    os.close(writer)
+    os.close(keep)
 
 
 def test_class7_directories_and_missing_files_get_one_line(capsys, tmp_path):

@@ -126,3 +126,25 @@ def test_the_check_finds_a_table_defined_twice_and_reports_parallel_tables(tmp_p
     failures, report, _ = tool.check(tmp_path)
     assert sum("a table defined twice" in line for line in failures) == 2
     assert sum("parallel tables" in line for line in report) == 2
+
+
+def test_the_check_finds_every_json_parse_outside_the_one_reader(tmp_path):
+    """Issue 29: RecursionError escaped from JSON parsed without bounds in five modules. Every form of a call of the
+    json module's parser outside dpcore/textio.py fails; text that only mentions json.loads (generated code) and
+    json.dumps pass."""
+    tool = _tool()
+    _write(tmp_path, {
+        "dpcore/__init__.py": "",
+        "dpcore/textio.py": "import json\n\ndef load_json(t):\n    return json.loads(t)\n",  # the one reader
+        "dpcore/ledger.py": "import json\nx = json.loads('1')\ny = json.load(open('f'))\nz = json.dumps(1)\n",
+        "dpcore/report.py": "CODE = 'data = json.loads(text)'\n",
+        "pages/page.py": "from json import loads as parse\nvalue = parse('[]')\n",
+        "federated/capefed/trust.py": ("import json as j\nd = j.JSONDecoder().raw_decode('1')\n"
+                                       "e = j.loads('2')\n"),
+    })
+    problems = tool.json_parses(tmp_path)
+    where = sorted(line.split(": a JSON parse")[0] for line in problems)
+    assert where == ["dpcore/ledger.py:2", "dpcore/ledger.py:3", "federated/capefed/trust.py:2",
+                     "federated/capefed/trust.py:2", "federated/capefed/trust.py:3", "pages/page.py:2"], where
+    failures, _, _ = tool.check(tmp_path)
+    assert sum("a JSON parse outside" in line for line in failures) == 6

@@ -47,4 +47,5 @@ def test_a_change_reaches_the_address_and_a_bad_value_is_refused():
     assert _settings(at) == {"tm_docs": 400}
     bad = _fresh("pages/topic_models.py", {"tm_sites": 10**6, "tm_runs": 2})
     assert bad.session_state["tm_sites"] == 20 and bad.session_state["tm_runs"] == 2
-    assert any("tm_sites" in w.value and "not allowed" in w.value for w in bad.warning)
+    assert any("Sites S (tm_sites) is out of range: allowed is an integer from 1 to 100" in w.value
+               for w in bad.warning)

@@ -130,9 +130,10 @@ def test_capelda_is_run_zero_of_the_comparison_and_says_why_a_run_has_no_topics(
     ({"eps": 1.0, "delta": 1e-5}, "give sites"),
     ({"sites": 3, "eps": 1.0, "delta": 1e-5, "scenario": dpcore.default_scenario()}, "not both"),
     ({"sites": 0, "eps": 1.0, "delta": 1e-5}, "sites"),
-    ({"sites": 3, "eps": -1.0, "delta": 1e-5}, "eps: must be a number"),
+    ({"sites": 3, "eps": -1.0, "delta": 1e-5}, "capepca: eps must be a number from 1e-06 to 10000"),
     ({"sites": 3, "eps": 1.0, "delta": 1e-5, "algorithm": "magic"}, "magic"),
-    ({"sites": 2000, "eps": 1.0, "delta": 1e-5}, "cannot be dealt to 2000 sites"),
+    ({"sites": 3, "eps": 1.0, "delta": 1e-5, "seed": -1}, "capepca: seed must be an integer from 0 to 4,294,967,295"),
+    ({"sites": 2000, "eps": 1.0, "delta": 1e-5}, "capepca: sites must be an integer from 1 to 100 .got 2000."),
 ])
 def test_the_one_call_arguments_are_checked_with_a_message(kwargs, message, rng):
     with pytest.raises(InputError, match=message):

@@ -20,7 +20,11 @@ Fails (exit status 1) on
   of strings, of at least ``MIN_TABLE_KEYS`` names) with the same entries, or a dict whose entries are all entries
   of another (a partial copy, like a page's own labels of a family's metrics), in dpcore, the pages, app.py or the
   Flower app. A table is defined once; everything else reads or derives it. Parallel tables (dicts over the same
-  names with different values: several tables of one kind of thing) are reported, not failed.
+  names with different values: several tables of one kind of thing) are reported, not failed;
+* a JSON parse outside the one bounded reader (``JSON_READER``, :func:`dpcore.textio.load_json`) in dpcore, the pages,
+  app.py or the Flower app: a call of ``json.loads``, ``json.load``, ``json.JSONDecoder`` (or its ``decode`` and
+  ``raw_decode``), or of one of them imported by name. Text that only mentions ``json.loads`` (the code a report or
+  a planner export writes) is not a call and passes.
 
 Pages (``pages/``, ``app.py``) get the size report but do not fail it: they are scripts, read top to bottom.
 """
@@ -42,6 +46,9 @@ FAMILY_MODULE = "family.py"
 """A subpackage of dpcore with this module is an algorithm family."""
 REASON_MARK = "# long:"
 FORBIDDEN = ("streamlit", "flwr")
+JSON_READER = Path(PACKAGE) / "textio.py"
+"""The one module that may call the JSON parser (every other JSON input reads through its ``load_json``)."""
+JSON_PARSERS = ("loads", "load", "JSONDecoder")
 
 # Bottom to top. A module may import its own package and any package of a lower layer; nothing else of dpcore.
 # "bottom" holds the top-level modules (validation, limits, linalg, seeding, summary); "root" the package's
@@ -269,6 +276,42 @@ def family_branches(root: Path = ROOT, files: list[Path] | None = None) -> list[
     return problems
 
 
+def _json_parser_names(tree: ast.AST) -> set[str]:
+    """Names bound to a parser of the json module (``from json import loads``, ``import json as j``: ``j``)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "json":
+            names |= {a.asname or a.name for a in node.names if a.name in JSON_PARSERS}
+        elif isinstance(node, ast.Import):
+            names |= {f"{a.asname}." for a in node.names if a.name == "json" and a.asname}
+    return names
+
+
+def json_parses(root: Path = ROOT, files: list[Path] | None = None) -> list[str]:
+    """Every call of the JSON parser outside :data:`JSON_READER` (module docstring)."""
+    problems = []
+    for path in project_files(root) if files is None else files:
+        rel = path.relative_to(root)
+        if rel == JSON_READER:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        aliases = _json_parser_names(tree)
+        modules = {"json"} | {a[:-1] for a in aliases if a.endswith(".")}
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr in ("decode", "raw_decode"):
+                func = func.value.func if isinstance(func.value, ast.Call) else func.value
+            parses = (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                      and func.value.id in modules and func.attr in JSON_PARSERS) or (
+                isinstance(func, ast.Name) and func.id in aliases)
+            if parses:
+                problems.append(f"{rel}:{node.lineno}: a JSON parse outside the one bounded reader; read JSON with "
+                                "dpcore.textio.load_json (size, depth, numbers and strings bounded before parsing)")
+    return problems
+
+
 def _table_items(value: ast.AST) -> tuple[str, dict[str, str]] | None:
     """("dict" or "sequence", {name: the value's source form}) of a table-like literal, or None."""
     if isinstance(value, ast.Dict) and value.keys and all(isinstance(k, ast.Constant) and isinstance(k.value, str)
@@ -327,6 +370,7 @@ def check(root: Path = ROOT) -> tuple[list[str], list[str], dict[str, Module]]:
     failures += [f"import cycle: {' -> '.join(c)}" for c in cycles(modules)]
     failures += size_problems([m.path for m in modules.values()], root)
     failures += family_branches(root)
+    failures += json_parses(root)
     twice, parallel = duplicate_tables(root)
     failures += twice
     scripts = sorted((root / "pages").rglob("*.py")) + [p for p in [root / "app.py"] if p.exists()]
@@ -342,8 +386,9 @@ def main() -> int:
     n_edges = sum(len(imports_of(m, modules)) for m in modules.values())
     branches = sum("family-specific branch" in line for line in failures)
     tables = sum("a table defined twice" in line for line in failures)
+    parses = sum("a JSON parse outside" in line for line in failures)
     print(f"check_layout: families {', '.join(families())}: {branches} family-specific branch(es) outside their "
-          f"package, {tables} table(s) defined twice")
+          f"package, {tables} table(s) defined twice, {parses} JSON parse(s) outside {JSON_READER}")
     print(f"check_layout: {len(modules)} dpcore modules, {n_edges} imports, layers "
           f"{' < '.join('/'.join(names) for names in LAYERS)}: "
           + ("OK" if not failures else f"{len(failures)} problem(s)"))

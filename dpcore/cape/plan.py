@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..scenario import Scenario
-from ..validation import InputError
+from ..validation import InputError, shown
 from .audit import AuditReport, audit_design, default_collusion
 from .design import NoiseDesign, Objective, check_e_scale, check_objective, scenario_budgets
 from .noise_designs import solver as solver_entry
@@ -50,6 +50,18 @@ class Plan:
         return out
 
 
+def _sensitivities(values: object, n_sites: int) -> np.ndarray:
+    """Delta_s given by the caller: one finite number above 0 per site."""
+    try:
+        sens = np.asarray(values, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        sens = np.full(1, np.nan)
+    if sens.shape != (n_sites,) or not np.all(np.isfinite(sens)) or np.any(sens <= 0):
+        raise InputError(f"sensitivities must be {n_sites} finite numbers above 0, one per site (got "
+                         f"{shown(values)})", "sensitivities")
+    return sens
+
+
 def plan_scenario(
     scenario: Scenario,
     statistic: str = "mean",
@@ -74,11 +86,11 @@ def plan_scenario(
     the design kernels and the audit trust their inputs. ``sensitivities`` (Delta_s per site, computed by the
     caller for a statistic the scenario does not know, such as the LDA moments of :func:`stage_sensitivities`)
     replaces the scenario's."""
+    n = scenario.n_sites
     sens = (scenario.sensitivities(statistic, dim=dim, sigma2=sigma2) if sensitivities is None
-            else np.asarray(sensitivities, dtype=float))
+            else _sensitivities(sensitivities, n))
     entry = solver_entry(solver)
     objective = check_objective(objective)
-    n = scenario.n_sites
     collusion = default_collusion(n) if collusion is None else collusion
     valid = isinstance(collusion, (int, np.integer)) and not isinstance(collusion, bool)
     if not valid or not 0 <= collusion <= max(n - 1, 0):

@@ -28,7 +28,6 @@ is not differentially private, and the answer's limits say so). The JSON's ``dat
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from ..data import VOCABULARY_RULES, parse_vocabulary
@@ -47,7 +46,7 @@ from ..planner.solve import PROBABILITY, PROBABILITY_RANGE
 from ..planner.sources import READS, planner_sources, proxy_data, read_bundled, read_upload
 from ..privacy import CALIBRATIONS, NEIGHBOURING
 from ..scenario import Scenario, equal_sites_scenario, load_scenario
-from ..textio import read_file
+from ..textio import load_json, read_file
 from ..validation import InputError
 from . import print_json, say
 from .options import DELTA, EPS, NORM_BOUND, SEED, SITE_SIZE, SITES, WORKERS, integer, real
@@ -248,7 +247,7 @@ def run(args: argparse.Namespace) -> int:
     for flag, path in outputs.items():
         write_atomic(path, texts[flag]())
     if args.json:
-        print_json(json.loads(plan_json(result, check)))
+        print_json(load_json(plan_json(result, check), "plan"))
         return 0
     _print(result, check)
     return 0

@@ -34,6 +34,7 @@ from ..pca import SOLVER_DTYPES
 from ..pca.sweep import PCA_DATASETS, PcaData
 from ..registry import canonical_name
 from ..scenario import Scenario, scenario_from_dict
+from ..textio import load_json
 from ..validation import InputError, check_choice, check_delta, check_epsilon, check_positive_int
 from .families import FAMILIES, METRICS, algorithm_table, algorithm_titles
 
@@ -294,10 +295,11 @@ def spec_from_dict(data: Any) -> SweepSpec:
 
 
 def spec_from_json(text: str) -> SweepSpec:
+    """A sweep specification from its JSON (the one bounded reader, :func:`dpcore.textio.load_json`)."""
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"the sweep specification is not valid JSON ({exc.msg} at line {exc.lineno})", "spec") from exc
+        data = load_json(text, "sweep specification")
+    except InputError as exc:
+        raise InputError(str(exc), "spec") from None
     return spec_from_dict(data)
 
 

@@ -15,7 +15,17 @@ does not import.
 """
 
 from .guard import design_matches, dropout_audit, release_entry, site_plan_problem
-from .ledger import LEDGER_FORMAT, Ledger, LedgerEntry, composed_eps, read_ledger, spend, write_ledger
+from .ledger import (
+    LEDGER_FORMAT,
+    Ledger,
+    LedgerEntry,
+    composed_eps,
+    composed_mu,
+    read_ledger,
+    spend,
+    update_ledger,
+    write_ledger,
+)
 from .log import (
     LOG_FORMAT,
     ComparedMessage,
@@ -85,6 +95,7 @@ __all__ = [
     "Ledger",
     "LedgerEntry",
     "composed_eps",
+    "composed_mu",
     "design_matches",
     "dropout_audit",
     "noise_seed",
@@ -98,6 +109,7 @@ __all__ = [
     "site_term",
     "spend",
     "stage_encoding",
+    "update_ledger",
     "write_ledger",
     "AGN_PATHS",
     "DEFAULT_M3_NOISE",

@@ -11,7 +11,6 @@ timings) are ignored here.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -38,6 +37,7 @@ from ..limits import (
 from ..privacy import CALIBRATIONS, NEIGHBOURING
 from ..scenario import site_errors
 from ..tensor.release import M3_NOISE
+from ..textio import load_json
 from ..validation import InputError, check_choice, check_int_range, check_range
 from .plan import AGN_PATHS, ROUND_STAGES, RoundPlan, RoundSettings, SiteBudget, plan_round
 
@@ -105,21 +105,6 @@ class MessageLog:
 # ---------------------------------------------------------------------------------------------------------------
 # Reading
 # ---------------------------------------------------------------------------------------------------------------
-
-def _depth(value: Any) -> int:
-    """Nesting depth of parsed JSON (a scalar: 0), without recursion."""
-    deepest, todo = 0, [(value, 1)]
-    while todo:
-        item, level = todo.pop()
-        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
-        if children is None:
-            continue
-        deepest = max(deepest, level)
-        if level > MAX_MESSAGE_LOG_DEPTH:
-            return level
-        todo.extend((child, level + 1) for child in children)
-    return deepest
-
 
 def _field(data: Mapping[str, Any], key: str, kinds: tuple[type, ...], where: str, *, optional: bool = False) -> Any:
     if key not in data:
@@ -277,12 +262,7 @@ def parse_message_log(content: bytes | str) -> MessageLog:
     size = len(content.encode() if isinstance(content, str) else content)
     if size > MAX_MESSAGE_LOG_BYTES:
         raise InputError(f"the message log has {size:,} bytes, more than the {MAX_MESSAGE_LOG_BYTES:,} allowed")
-    try:
-        data = json.loads(content)
-    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
-        raise InputError(f"the message log is not valid JSON: {str(exc)[:200]}") from exc
-    if _depth(data) > MAX_MESSAGE_LOG_DEPTH:
-        raise InputError(f"the message log is nested deeper than {MAX_MESSAGE_LOG_DEPTH} levels")
+    data = load_json(content, "message log", max_bytes=MAX_MESSAGE_LOG_BYTES, max_depth=MAX_MESSAGE_LOG_DEPTH)
     if not isinstance(data, dict) or data.get("format") != LOG_FORMAT:
         raise InputError(f"not a message log of a federated run: the field 'format' must be {LOG_FORMAT!r}")
     rounds = data.get("rounds")

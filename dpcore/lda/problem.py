@@ -143,9 +143,7 @@ class LdaSpec:
         k = check_rank(self.k, dim - 1, name="topics K", dim_name="D - 1")
         if k > MAX_LDA_TOPICS:
             raise InputError(f"topics K must be at most {MAX_LDA_TOPICS} (got {k})", "K")
-        alpha0 = check_positive(self.alpha0, "alpha_0")
-        if alpha0 > MAX_LDA_ALPHA0:
-            raise InputError(f"alpha_0 must be at most {MAX_LDA_ALPHA0:g} (got {alpha0:g})", "alpha0")
+        check_alpha0(self.alpha0)
         check_choice(self.alpha_shape, "alpha shape", tuple(ALPHA_SHAPES))
         length = check_positive_int(self.doc_length, "words per document", minimum=3)
         if length > MAX_LDA_DOC_LENGTH:
@@ -201,6 +199,15 @@ def synthetic_lda_problem(model: LdaModel, sizes: Sequence[int], rng: np.random.
     return LdaProblem(sites=tuple(sites), k=model.k, alpha0=model.alpha0, truth=model)
 
 
+def check_alpha0(alpha0: object) -> float:
+    """The Dirichlet concentration alpha_0, checked: above 0 and at most MAX_LDA_ALPHA0, for a synthetic corpus and a
+    real one alike (beyond it the moments' coefficients overflow: (alpha_0 + 2)(alpha_0 + 1) at 1e200)."""
+    alpha0 = check_positive(alpha0, "alpha_0")
+    if alpha0 > MAX_LDA_ALPHA0:
+        raise InputError(f"alpha_0 must be at most {MAX_LDA_ALPHA0:g} (got {alpha0:g})", "alpha0")
+    return alpha0
+
+
 def corpus_lda_problem(corpus: Corpus, k: int, alpha0: float, fractions: np.ndarray,
                        rng: np.random.Generator) -> LdaProblem:
     """Shuffle the documents (``rng``) and split them over sites in proportion to ``fractions`` (each site >= 3
@@ -209,7 +216,7 @@ def corpus_lda_problem(corpus: Corpus, k: int, alpha0: float, fractions: np.ndar
         raise InputError(f"the vocabulary has {corpus.dim:,} words; topic models take at most {MAX_LDA_VOCABULARY:,} "
                          "(every site keeps a D x D second moment): give a shorter word list or a smaller D", "D")
     k = check_rank(k, corpus.dim - 1, name="topics K", dim_name="D - 1 (vocabulary size minus one)")
-    alpha0 = check_positive(alpha0, "alpha_0")
+    alpha0 = check_alpha0(alpha0)
     fractions = np.asarray(fractions, dtype=float)
     if corpus.n < 3 * fractions.size:
         raise InputError(f"{corpus.n} documents cannot be split over {fractions.size} sites with at least 3 each",

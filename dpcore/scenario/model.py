@@ -183,6 +183,17 @@ class Scenario:
         return notes
 
     # --- conversions --------------------------------------------------------------------------
+    def front_door_problem(self) -> str | None:
+        """What makes this Scenario invalid, in one line by :func:`scenario_from_dict`'s rules and messages, or None.
+        A Scenario built directly (``dpcore.Scenario(sites=...)``) is not validated; the front door
+        (:mod:`dpcore.arguments`) asks every Scenario it is handed."""
+        if not isinstance(self.sites, (tuple, list)) or not all(isinstance(s, Site) for s in self.sites):
+            return f"sites must be a tuple of dpcore.Site (got {shown(self.sites)})"
+        sites = [{k: v for k, v in vars(s).items() if not (k == "weight" and v is None)} for s in self.sites]
+        errors, _ = scenario_errors({"sites": sites, "neighbouring": self.neighbouring,
+                                     "calibration": self.calibration, "tau_c": self.tau_c, "seed": self.seed})
+        return "; ".join(str(e) for e in errors[:5]) + ("; ..." if len(errors) > 5 else "") if errors else None
+
     def to_dict(self) -> dict[str, Any]:
         sites = []
         for s in self.sites:

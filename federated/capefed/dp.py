@@ -57,11 +57,14 @@ from dpcore.federation import (
     stage_encoding,
     stm_site,
     tensor_output,
+    update_ledger,
     whitening_output,
     write_ledger,
 )
 from dpcore.limits import (
     MAX_FEDERATED_MATRIX_DIM,
+    MAX_JSON_BYTES,
+    MAX_MESSAGE_LOG_BYTES,
     MAX_NPY_HEADER_BYTES,
     MAX_SITES,
     MAX_WIRE_ARRAY_DIMS,
@@ -77,6 +80,7 @@ from dpcore.otd import WhiteningError, evaluate, make_model, mog_norm_bound, sam
 from dpcore.pca import captured_energy
 from dpcore.scenario import Site
 from dpcore.seeding import fresh_secret, party_key, party_rng, secret_bytes, secure_rng
+from dpcore.textio import MissingFile, load_json, read_file
 from dpcore.validation import InputError
 
 __all__ = [
@@ -97,6 +101,8 @@ __all__ = [
     "release_range_problem",
     "party_key",
     "MAX_FEDERATED_MATRIX_DIM",
+    "MAX_JSON_BYTES",
+    "MAX_MESSAGE_LOG_BYTES",
     "MAX_SITES",
     "NOISE_VARIANTS",
     "LedgerEntry",
@@ -119,7 +125,11 @@ __all__ = [
     "site_term",
     "spend",
     "stage_encoding",
+    "update_ledger",
     "write_ledger",
+    "MissingFile",
+    "load_json",
+    "read_file",
     "AGGREGATOR",
     "aggregator_noise",
     "aggregator_subtract",

@@ -43,7 +43,7 @@ from .deployment import (
     worker_command,
     write_secret,
 )
-from .dp import InputError, federated_variant, federated_variants
+from .dp import MAX_JSON_BYTES, InputError, federated_variant, federated_variants, load_json, read_file
 from .messages import message_log_round, write_log
 from .processes import (
     TAG_VARIABLE,
@@ -492,7 +492,7 @@ def run_loopback(workdir: str | Path, *, run_config: Mapping[str, Any] | None = 
              "cpu_seconds_alive_at_stop": cpu, "leftover": leftover, "tag": federation.tag}, indent=1))
     if not out.exists():
         raise FederationError(f"the aggregator wrote no outcome to {out}; see {workdir / 'logs'}")
-    rounds = json.loads(out.read_text())["rounds"]
+    rounds = load_json(read_file(out, MAX_JSON_BYTES, "the aggregator's outcome"), "aggregator's outcome")["rounds"]
     simulated = {}
     simulate_start = time.perf_counter()
     for outcome in rounds:

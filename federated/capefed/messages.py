@@ -116,4 +116,4 @@ def write_log(path: str | Path, rounds: list[dict[str, Any]]) -> None:
 
 def read_log(path: str | Path) -> dp.MessageLog:
     """A message log file, checked (``dpcore.federation.parse_message_log``)."""
-    return dp.parse_message_log(Path(path).read_bytes())
+    return dp.parse_message_log(dp.read_file(path, dp.MAX_MESSAGE_LOG_BYTES, "the message log"))

@@ -12,10 +12,10 @@ before it answered: it raises on the first that fails, and that failure is what 
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping
 
+from .dp import InputError, load_json
 from .messages import Payload
 
 __all__ = ["CHECKS", "describe", "record"]
@@ -59,10 +59,10 @@ _MAX_REASON = 2000
 def _noise(request: Payload) -> str:
     """The round's noise variant, from the request's settings (already checked by the handler that answered)."""
     try:
-        noise = json.loads(request.config.get("settings", "{}")).get("noise", "helper")
-    except (TypeError, ValueError, AttributeError):
+        noise = load_json(request.config.get("settings", "{}"), "round settings").get("noise", "helper")
+    except (InputError, AttributeError):
         return "helper"
-    return noise if noise in _NOISE else "helper"
+    return noise if isinstance(noise, str) and noise in _NOISE else "helper"
 
 
 def _clean(value: object, most: int = _MAX_TEXT) -> str:

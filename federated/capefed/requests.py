@@ -93,9 +93,9 @@ def array(arrays: Mapping[str, np.ndarray], key: str, shape: tuple[int, ...]) ->
 def _settings(c: Mapping[str, Any]) -> dp.RoundSettings:
     raw = text(c, "settings", limit=MAX_SETTINGS_CHARS)
     try:
-        data = json.loads(raw)
-    except ValueError as exc:
-        raise RequestError("the request field 'settings' is not valid JSON") from exc
+        data = dp.load_json(raw, "request field 'settings'", max_bytes=MAX_SETTINGS_CHARS)
+    except dp.InputError as exc:
+        raise RequestError(str(exc)) from None
     if not isinstance(data, dict):
         raise RequestError("the request field 'settings' must be a JSON object")
     fields = dp.RoundSettings.__dataclass_fields__

@@ -25,8 +25,6 @@ before anything is read).
 from __future__ import annotations
 
 import math
-import os
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -157,21 +155,12 @@ class SiteConfig:
 
 
 def read_bounded(path: Path, limit: int = MAX_DATA_BYTES) -> bytes:
-    """A regular file's bytes, at most ``limit`` of them: a device, FIFO or directory is refused before anything is
-    read (opened without blocking), a longer file after reading limit + 1 bytes."""
+    """A regular file's bytes, at most ``limit`` of them, read as every file input is (:func:`dpcore.textio.read_file`:
+    a device, FIFO, socket or directory is refused before anything is read, without blocking)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError as exc:
-        raise SiteConfigError(f"cannot read the data file {path}: {exc.strerror}") from exc
-    with os.fdopen(fd, "rb") as handle:
-        mode = os.fstat(handle.fileno()).st_mode
-        if not stat.S_ISREG(mode):
-            raise SiteConfigError(f"the data file {path} is not a regular file (a device, FIFO or directory); a site "
-                                  "reads only regular files")
-        content = handle.read(limit + 1)
-    if len(content) > limit:
-        raise SiteConfigError(f"{path} has more than the {limit:,} bytes a site reads")
-    return content
+        return dp.read_file(path, limit, "the data file")
+    except dp.InputError as exc:
+        raise SiteConfigError(f"{exc}; a site reads only regular files of at most {limit:,} bytes") from None
 
 
 def _read_table(path: Path, n: int) -> np.ndarray:

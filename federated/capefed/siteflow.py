@@ -139,10 +139,18 @@ class SiteParty:
 
     def commit_budget(self, ctx: RoundContext, stage: dp.RoundStage) -> None:
         """Record this stage's release in the ledger before it is sent (at its worst-case view,
-        ``dpcore.federation.release_entry``); a stage already recorded (a replayed request) is refused."""
-        self.check_ledger(ctx)
+        ``dpcore.federation.release_entry``), under the ledger's lock (``dpcore.federation.update_ledger``: concurrent
+        rounds lose no release): the whole round must fit the total budget, and a stage already recorded (a replayed
+        request) is refused."""
         entry = dp.release_entry(ctx.plan, stage, self.name, ctx.round_id)
-        dp.write_ledger(self.config.ledger, dp.spend(self.ledger(), [entry]))
+
+        def add(ledger):
+            if not any(e.round == ctx.round_id for e in ledger.entries):
+                dp.spend(ledger, [dp.release_entry(ctx.plan, s, self.name, ctx.round_id) for s in ctx.plan.stages])
+            return dp.spend(ledger, [entry])
+
+        c = self.config
+        dp.update_ledger(c.ledger, self.name, c.budget_eps, c.budget_delta, add)
 
     def hello(self, c: Mapping[str, Any]) -> Payload:
         round_id = text(c, "round")

@@ -53,7 +53,7 @@ def _survivors(c: Mapping[str, Any], ctx: RoundContext) -> list[str]:
 
 def _signed_set(site: SiteParty, ctx: RoundContext, stage: str) -> list[str] | None:
     saved = site.state.get(site.key(ctx.round_id, "set", stage))
-    return None if saved is None else json.loads(saved.decode())
+    return None if saved is None else dp.load_json(saved, "the site's signed survivor set")
 
 
 def confirm(site: SiteParty, c: Mapping[str, Any]) -> Payload:

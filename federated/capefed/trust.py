@@ -14,8 +14,6 @@
 from __future__ import annotations
 
 import json
-import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +22,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from .dp import InputError, load_json, read_file
 from .sealing import SealError, check_public_key
 
 __all__ = ["ROSTER_FORMAT", "Roster", "Statement", "TrustError", "load_identity", "make_identity", "read_roster",
@@ -41,17 +40,20 @@ class TrustError(ValueError):
 
 
 def _read_small(path: str | Path, limit: int, what: str) -> bytes:
-    path = Path(path)
+    """A key or roster file: a regular file of at most ``limit`` bytes, read as every file input is
+    (:func:`dpcore.textio.read_file`: a FIFO, device or directory refused before it is read)."""
     try:
-        with open(path, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                raise TrustError(f"the {what} {path} is not a regular file")
-            data = handle.read(limit + 1)
-    except OSError as exc:
-        raise TrustError(f"cannot read the {what} {path}: {exc.strerror}") from exc
-    if len(data) > limit:
-        raise TrustError(f"the {what} {path} has more than {limit:,} bytes")
-    return data
+        return read_file(path, limit, f"the {what}")
+    except InputError as exc:
+        raise TrustError(str(exc)) from None
+
+
+def _json(data: str | bytes, limit: int, what: str) -> Any:
+    """JSON by the one bounded reader (:func:`dpcore.textio.load_json`); its refusal as a TrustError."""
+    try:
+        return load_json(data, what, max_bytes=limit)
+    except InputError as exc:
+        raise TrustError(str(exc)) from None
 
 
 def make_identity(path: str | Path) -> str:
@@ -98,11 +100,7 @@ def write_roster(path: str | Path, parties: dict[str, tuple[str, str]]) -> None:
 
 
 def read_roster(path: str | Path) -> Roster:
-    data = _read_small(path, MAX_ROSTER_BYTES, "roster")
-    try:
-        doc = json.loads(data)
-    except ValueError as exc:
-        raise TrustError(f"the roster {path} is not valid JSON") from exc
+    doc = _json(_read_small(path, MAX_ROSTER_BYTES, "roster"), MAX_ROSTER_BYTES, f"roster {path}")
     if not isinstance(doc, dict) or doc.get("format") != ROSTER_FORMAT or not isinstance(doc.get("parties"), list):
         raise TrustError(f"{path} is not a roster (format {ROSTER_FORMAT!r} with a list of parties)")
     parties: dict[str, tuple[str, Ed25519PublicKey]] = {}
@@ -168,10 +166,7 @@ def verify_statement(roster: Roster, text: Any, signature: Any, round_id: str) -
     the name it carries. Raises TrustError naming the failed check."""
     if not isinstance(text, str) or len(text) > MAX_STATEMENT_CHARS:
         raise TrustError(f"a site statement must be text of at most {MAX_STATEMENT_CHARS} characters")
-    try:
-        doc = json.loads(text)
-    except ValueError as exc:
-        raise TrustError("a site statement is not valid JSON") from exc
+    doc = _json(text, MAX_STATEMENT_CHARS, "site statement")
     if (not isinstance(doc, dict) or not isinstance(doc.get("name"), str) or not isinstance(doc.get("budget"), dict)
             or not isinstance(doc.get("key"), str) or not isinstance(doc.get("round"), str)):
         raise TrustError("a site statement needs a round, a name, a budget and a key")

@@ -35,17 +35,20 @@ import json
 import logging
 import os
 import signal
+import struct
 import subprocess
 import sys
 import threading
 import time
 import tomllib
 import zipfile
+import zlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-__all__ = ["APP_PYPROJECT", "CODE_PACKAGE", "DASHBOARD_PACKAGES", "MAX_FAB_BYTES", "POLL_SECONDS", "check_install",
-           "code_digests", "code_problem", "installed_digest", "installed_files", "main", "serve", "supervise"]
+__all__ = ["APP_PYPROJECT", "CODE_PACKAGE", "DASHBOARD_PACKAGES", "FAB_METHODS", "MAX_FAB_BYTES", "MAX_FAB_MEMBERS",
+           "POLL_SECONDS", "FabError", "check_install", "code_digests", "code_problem", "fab_files", "installed_digest",
+           "installed_files", "main", "serve", "supervise"]
 
 POLL_SECONDS = 0.25
 """Seconds between the worker's requests for a task when none is waiting (Flower's SuperExec default is 1 s)."""
@@ -61,6 +64,14 @@ STOP_SECONDS = 10.0
 """Seconds the supervisor gives its worker to stop after SIGTERM before it kills it."""
 MAX_FAB_BYTES = 8 * 1024 * 1024
 """A code package larger than this is refused before it is unpacked."""
+MAX_FAB_MEMBERS = 2000
+"""Members of a code package (the app has about 40 files), counted from the archive's end record before its central
+directory is parsed."""
+FAB_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflated"}
+"""Compression methods a code package may use (``flwr build`` writes deflated members); bzip2, LZMA and unknown
+methods are refused before anything is decompressed."""
+MAX_SECRET_BYTES = 4096
+"""Largest ``--secret-file`` (the SuperNode's shared secret for AcquireTask)."""
 CODE_PACKAGE = "capefed"
 """The package whose sources a run's code package must carry unchanged."""
 APP_PYPROJECT = "app-pyproject.toml"
@@ -131,42 +142,96 @@ def check_install() -> str:
     return f"{installed_digest()}  {CODE_PACKAGE} ({len(files)} files in {Path(__file__).resolve().parent})"
 
 
-def fab_files(content: bytes) -> dict[str, bytes]:
-    """The files of a FAB (a zip archive), bounded by MAX_FAB_BYTES (compressed and unpacked); raises ValueError for
-    anything that is not such an archive."""
-    if len(content) > MAX_FAB_BYTES:
-        raise ValueError(f"the code package has {len(content):,} bytes; at most {MAX_FAB_BYTES:,} are accepted")
-    out: dict[str, bytes] = {}
+class FabError(ValueError):
+    """A code package that cannot be read; the message names the check that failed."""
+
+
+_END = b"PK\x05\x06"
+_END_SIZE = 22
+
+
+def _member_count(content: bytes) -> int:
+    """The number of members the archive's end-of-central-directory record declares (the last one; ZIP64 archives
+    declare 0xFFFF and are refused: no code package needs 65,535 members)."""
+    at = content.rfind(_END, max(0, len(content) - _END_SIZE - 0xFFFF))
+    if at < 0 or len(content) < at + _END_SIZE:
+        raise FabError("the code package is not a zip archive (no end-of-central-directory record: not a zip, or "
+                       "truncated)")
+    entries, directory = struct.unpack("<HI", content[at + 10:at + 16])
+    if entries == 0xFFFF or directory > len(content):
+        raise FabError("the code package's central directory is damaged or ZIP64 (it declares "
+                       f"{entries:,} members in {directory:,} bytes)")
+    return entries
+
+
+def _checked_members(archive: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
+    """The archive's members after the checks that need no decompression: count, names, encryption, method,
+    declared sizes."""
+    members = archive.infolist()
+    if len(members) > MAX_FAB_MEMBERS:
+        raise FabError(f"the code package has {len(members):,} members; at most {MAX_FAB_MEMBERS:,} are accepted")
+    seen: set[str] = set()
     total = 0
+    for info in members:
+        name = info.filename[:120]
+        if info.filename in seen:
+            raise FabError(f"the code package holds the member {name!r} twice")
+        seen.add(info.filename)
+        if info.flag_bits & 0x1:
+            raise FabError(f"the code package's member {name!r} is encrypted; a code package is not")
+        if info.compress_type not in FAB_METHODS:
+            raise FabError(f"the code package's member {name!r} uses compression method {info.compress_type}; "
+                           f"only {' and '.join(FAB_METHODS.values())} members are accepted")
+        total += info.file_size
+        if total > MAX_FAB_BYTES:
+            raise FabError(f"the code package unpacks to more than {MAX_FAB_BYTES:,} bytes (a zip bomb or not a "
+                           "code package)")
+    return members
+
+
+def fab_files(content: bytes) -> dict[str, bytes]:
+    """The files of a FAB (a zip archive), bounded by MAX_FAB_BYTES (compressed and unpacked) and MAX_FAB_MEMBERS;
+    raises FabError naming the check for anything a code package cannot be: not a zip, truncated or damaged (a CRC
+    that does not match), a zip bomb, too many members, a name that is not UTF-8 where the archive says it is, an
+    encrypted member, a compression method other than stored or deflated."""
+    if not isinstance(content, (bytes, bytearray)):
+        raise FabError(f"the code package must be bytes (got {type(content).__name__})")
+    if len(content) > MAX_FAB_BYTES:
+        raise FabError(f"the code package has {len(content):,} bytes; at most {MAX_FAB_BYTES:,} are accepted")
+    count = _member_count(bytes(content))
+    if count > MAX_FAB_MEMBERS:
+        raise FabError(f"the code package declares {count:,} members; at most {MAX_FAB_MEMBERS:,} are accepted")
+    out: dict[str, bytes] = {}
     try:
         with zipfile.ZipFile(io.BytesIO(content)) as archive:
-            for info in archive.infolist():
-                total += info.file_size
-                if total > MAX_FAB_BYTES:
-                    raise ValueError(f"the code package unpacks to more than {MAX_FAB_BYTES:,} bytes")
+            for info in _checked_members(archive):
                 if info.is_dir():
                     continue
-                if info.filename in out:
-                    raise ValueError(f"the code package holds {info.filename[:200]!r} twice")
                 with archive.open(info) as handle:
                     data = handle.read(MAX_FAB_BYTES + 1)
                 if len(data) != info.file_size:
-                    raise ValueError(f"{info.filename[:200]!r} does not unpack to the size the archive declares")
+                    raise FabError(f"the code package's member {info.filename[:120]!r} does not unpack to the size "
+                                   "the archive declares")
                 out[info.filename] = data
-    except ValueError:
+    except FabError:
         raise
-    except Exception as exc:  # noqa: BLE001 - any archive the zipfile module cannot read is refused, never raised
-        raise ValueError(f"not a readable zip archive ({type(exc).__name__}: {str(exc)[:200]})") from exc
+    except UnicodeDecodeError as exc:
+        raise FabError(f"the code package has a member name that is not UTF-8 although the archive says it is "
+                       f"({exc.reason} at byte {exc.start})") from None
+    except (zipfile.BadZipFile, EOFError, zlib.error) as exc:
+        raise FabError(f"the code package is damaged or truncated: {str(exc)[:200]}") from None
+    except Exception as exc:  # noqa: BLE001 - zipfile parses hostile bytes; any failure of it is a refusal
+        raise FabError(f"the code package cannot be unpacked ({type(exc).__name__}: {str(exc)[:200]})") from None
     return out
 
 
 def code_problem(fab_content: bytes, installed: Mapping[str, bytes] | None = None) -> str | None:
-    """Why this site refuses to answer for a run whose code package is ``fab_content``, or None: every file of the
-    package but Flower's manifest must be a file of the reviewed release with the same SHA-256, and no reviewed file
-    may be missing."""
+    """Why this site refuses to answer for a run whose code package is ``fab_content``, or None: the package must
+    unpack (:func:`fab_files`; every failure a refusal naming the check), every file of the package but Flower's
+    manifest must be a file of the reviewed release with the same SHA-256, and no reviewed file may be missing."""
     try:
         shipped = code_digests({k: v for k, v in fab_files(fab_content).items() if k != FLOWER_MANIFEST})
-    except ValueError as exc:
+    except FabError as exc:
         return f"the run's code package cannot be read: {exc}"
     mine = code_digests(dict(installed_files() if installed is None else installed))
     for name in sorted(set(shipped) | set(mine)):
@@ -331,9 +396,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--poll {args.poll}: between 0.01 and 60 seconds")
     secret = None
     if args.secret_file:
+        from .dp import InputError, read_file  # noqa: PLC0415
+
         try:
-            secret = Path(args.secret_file).read_bytes()
-        except OSError as exc:
+            secret = read_file(args.secret_file, MAX_SECRET_BYTES, "the secret file")
+        except InputError as exc:
             parser.error(f"--secret-file: {exc}")
         if not secret:
             parser.error("--secret-file: the secret is empty")

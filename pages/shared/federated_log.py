@@ -14,6 +14,7 @@ import streamlit as st
 
 from dpcore.federation import LoggedRound, MessageLog, compare_with_protocol, parse_message_log, round_protocol
 from dpcore.limits import MAX_MESSAGE_LOG_BYTES
+from dpcore.textio import MissingFile, read_file
 from dpcore.validation import InputError
 from pages.shared.widgets import show_error
 
@@ -35,16 +36,15 @@ def _sources() -> tuple[str, ...]:
 
 
 def _read(path: Path, missing: str) -> bytes | None:
-    """A message log file's bytes, or None (with a message) when it is missing or too large."""
-    if not path.is_file():
+    """A message log file's bytes (a regular file of at most MAX_MESSAGE_LOG_BYTES, read as every file input is:
+    :func:`dpcore.textio.read_file`), or None with a message when it is missing, not a regular file or too large."""
+    try:
+        return read_file(path, MAX_MESSAGE_LOG_BYTES, "the message log")
+    except MissingFile:
         st.info(missing, icon=":material/info:")
-        return None
-    size = path.stat().st_size
-    if size > MAX_MESSAGE_LOG_BYTES:
-        show_error(InputError(f"{path.name} has {size:,} bytes, more than the {MAX_MESSAGE_LOG_BYTES:,} "
-                              "a message log may have"))
-        return None
-    return path.read_bytes()
+    except InputError as exc:
+        show_error(exc)
+    return None
 
 
 def _shape(shape: tuple[int, ...] | None) -> str:

@@ -6,7 +6,8 @@ thin: widgets, calls into dpcore, plots. Every text that dpcore wrote passes thr
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import streamlit as st
 
@@ -14,7 +15,13 @@ from dpcore.cape import compare_plans, headline_of
 from dpcore.limits import MAX_SETTINGS_QUERY_CHARS
 from dpcore.notation import symbolic
 from dpcore.scenario import QUERY_KEY, Scenario
-from dpcore.scenario.settings_link import SETTINGS_KEY, encode_settings, settings_from_query
+from dpcore.scenario.settings_link import (
+    SETTINGS_KEY,
+    Setting,
+    encode_settings,
+    legacy_settings,
+    settings_from_query,
+)
 from dpcore.textio import load_json
 from dpcore.validation import InputError
 from pages.shared.state import (
@@ -41,6 +48,8 @@ __all__ = [
     "show_chart",
     "show_error",
     "show_link_error",
+    "widget_options",
+    "widget_range",
     "wrap_chips",
 ]
 
@@ -55,6 +64,8 @@ CHART_MARGIN = {"l": 10, "r": 10, "t": 10, "b": 10}
 CHART_CONFIG = {"displaylogo": False, "displayModeBar": "hover"}
 
 REMEMBERED_KEY = "_remembered_widget_keys"
+SETTINGS_TABLE_KEY = "_settings_table"
+"""Every widget a page restored, key -> its Setting (what the page's table says it allows), for the tests."""
 log = logging.getLogger("dpcore.dashboard")
 
 
@@ -153,21 +164,39 @@ def change_panel() -> None:
         st.markdown("| | before | after |\n|---|---|---|\n" + table)
 
 
-def restore_widgets(defaults: dict[str, object], valid: dict[str, object] | None = None) -> None:
-    """Give widgets keyed by ``defaults`` the value they had on this page's last visit (Streamlit drops the
-    state of widgets a page run did not draw), else the default. ``valid`` maps a key to a predicate or a
-    collection of allowed values; a remembered value that is no longer allowed falls back to the default."""
-    valid = valid or {}
+def widget_range(settings: Mapping[str, Setting], key: str) -> dict[str, Any]:
+    """``min_value`` and ``max_value`` of a number input or slider, from the page's table of its widgets: the range a
+    link is checked against (:class:`dpcore.scenario.settings_link.Setting`)."""
+    return {"min_value": settings[key].low, "max_value": settings[key].high}
+
+
+def widget_options(settings: Mapping[str, Setting], key: str) -> list[Any]:
+    """The options of a radio, select box or multiselect, from the page's table of its widgets."""
+    choices = settings[key].choices
+    if choices is None:
+        raise KeyError(f"the setting {key} has no choices")
+    return list(choices)
+
+
+def restore_widgets(settings: Mapping[str, Any], valid: Mapping[str, object] | None = None) -> None:
+    """Give the widgets of ``settings`` (the page's table of its widgets: key -> :class:`Setting`) the value they had
+    on this page's last visit (Streamlit drops the state of widgets a page run did not draw), else the link's value,
+    else the default. A remembered value the widget no longer allows falls back to the default. (A page that gives
+    only defaults, and ``valid``: a predicate or a collection of allowed values per key, is read with
+    :func:`~dpcore.scenario.settings_link.legacy_settings`.)"""
+    if not all(isinstance(s, Setting) for s in settings.values()):
+        settings = legacy_settings(settings, valid)  # type: ignore[arg-type]
+    defaults = {key: s.default for key, s in settings.items()}
     registered = st.session_state.setdefault(REMEMBERED_KEY, set())
     registered.update(defaults)
-    _apply_settings_link(defaults, valid)
-    for key, default in defaults.items():
+    st.session_state.setdefault(SETTINGS_TABLE_KEY, {}).update(settings)
+    _apply_settings_link(settings)
+    for key, setting in settings.items():
         if key in st.session_state:
             continue
-        value = st.session_state.get(f"_remember_{key}", default)
-        check = valid.get(key)
-        if check is not None and not (check(value) if callable(check) else value in check):
-            value = default
+        value = st.session_state.get(f"_remember_{key}", setting.default)
+        if setting.problem(value) is not None:
+            value = setting.default
         st.session_state[key] = value
     _publish_settings(defaults)
 
@@ -175,23 +204,24 @@ def restore_widgets(defaults: dict[str, object], valid: dict[str, object] | None
 SETTINGS_APPLIED_KEY = "_settings_link_applied"
 
 
-def _apply_settings_link(defaults: dict[str, object], valid: dict[str, object]) -> None:
+def _apply_settings_link(settings: Mapping[str, Setting]) -> None:
     """The page's own settings from the address's ``?settings=`` (once per distinct value and group of widgets: a
-    page may restore several groups), checked (:func:`dpcore.scenario.settings_from_query`); what a link could not
-    set is said on the page. Keys of other groups are left to them."""
+    page may restore several groups), each value checked against its widget
+    (:func:`dpcore.scenario.settings_link.settings_from_query`); what a link could not set is said on the page, naming
+    the setting, and the rest of the link applies. Keys of other groups are left to them."""
     value = st.query_params.get(SETTINGS_KEY)
     applied = st.session_state.setdefault(SETTINGS_APPLIED_KEY, set())
-    marker = f"{','.join(sorted(defaults))}|{value}"
+    marker = f"{','.join(sorted(settings))}|{value}"
     if not value or marker in applied:
         return
     applied.add(marker)
-    settings, problems = settings_from_query(value, defaults, valid)
-    if not settings and not problems:
+    values, problems = settings_from_query(value, settings)
+    if not values and not problems:
         return
-    for key in defaults:
+    for key in settings:
         st.session_state.pop(key, None)
         st.session_state.pop(f"_remember_{key}", None)
-    st.session_state.update(settings)
+    st.session_state.update(values)
     for problem in problems:
         if not problem.startswith("the link sets"):  # a key of another group of this page, or of none
             st.warning(problem, icon=":material/link_off:")
@@ -203,8 +233,8 @@ def _linked_settings() -> dict[str, object]:
     if not value or len(value) > MAX_SETTINGS_QUERY_CHARS:
         return {}
     try:
-        data = load_json(value, "page settings")
-    except InputError:
+        data = load_json(value, "page settings", max_bytes=MAX_SETTINGS_QUERY_CHARS, surrogates=True)
+    except InputError:  # (a lone surrogate is kept: the value's own group refuses it, naming it, and keeps the rest)
         return {}
     return data if isinstance(data, dict) else {}
 
