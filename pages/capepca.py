@@ -39,7 +39,7 @@ from dpcore.validation import InputError
 from dpcore.workers import warm_up
 from pages.shared.guarantees import show_guarantee_table, show_guarantees
 from pages.shared.lecture import follow_scenario, lecture_sidebar
-from pages.shared.navigation import start_page
+from pages.shared.navigation import page_run_started, start_page
 from pages.shared.pca_figures import component_images, scree_figure
 from pages.shared.reports import report_downloads
 from pages.shared.rings import add_bits_column, ring_caption
@@ -54,8 +54,8 @@ from pages.shared.widgets import (
     wrap_chips,
 )
 
-started = time.perf_counter()  # a Run's time is measured from the start of the page run its click starts
 scenario = start_page()
+started = page_run_started()  # a Run's time is measured from the start of the page run its click starts
 warm_up()  # the worker processes of this page's runs start now, not at the first click
 
 RESULT_KEY, BREAKDOWN_KEY, STORY_KEY = "capepca_result", "capepca_breakdown", "pca_story"

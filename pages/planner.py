@@ -12,27 +12,39 @@ from dpcore.data import VOCABULARY_RULES, parse_vocabulary
 from dpcore.experiments import FAMILIES
 from dpcore.limits import MAX_SEED, MAX_UPLOAD_BYTES
 from dpcore.notation import symbolic
-from dpcore.planner import DESIGNS, KNOBS, PROBABILITY, SCHEMES, check_plan, plan_target, prepare_data, question
-from dpcore.planner.check import CHECK_RUNS
+from dpcore.planner import (
+    DESIGNS,
+    KNOBS,
+    PROBABILITY,
+    check_plan,
+    lead_scheme,
+    plan_target,
+    prepare_data,
+    question,
+    scheme_words,
+)
+from dpcore.planner.check import CHECK_RUNS, check_points
 from dpcore.planner.export import curve_figure, plan_csv, plan_html, plan_json, plan_script
 from dpcore.planner.plan import question_sentence
 from dpcore.planner.report import answer_rows, guarantee_lines, site_rows
+from dpcore.planner.schemes import sentence_start
 from dpcore.planner.solve import PROBABILITY_RANGE
-from dpcore.planner.sources import planner_sources, proxy_data, read_bundled, read_upload, source_settings
+from dpcore.planner.sources import READS, planner_sources, proxy_data, read_bundled, read_upload, source_settings
 from dpcore.scenario.settings_link import Setting
 from dpcore.textio import load_json
 from dpcore.validation import InputError
+from dpcore.workers import warm_up
 from pages.shared.navigation import start_page
 from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error, widget_options, widget_range
 
 scenario = start_page()
 scenario_sidebar(scenario)
+warm_up()  # the worker processes of the curve's studies start now, not at the first Plan
 
 STORE = "plan_uploads"
 # The uploaded files by source: kept in the session so that a visit to another page (Sites and budgets, to change
 # N_s as the answers suggest) does not lose them (Streamlit forgets a file uploader's file when its page is left).
-READS = {"proxy": "a public proxy of the same shape (synthetic; reads only N and D of your file)",
-         "mine": "my data (reads its values: their norms and their curve; not private)"}
+
 # The page's own widgets, one table: drawn with these ranges and choices, and the link (?settings=) checked against
 # them, never clamped (the data sources of the chosen algorithm and the sites that may move are a part of these
 # choices, below).
@@ -213,15 +225,15 @@ if not stored or stored[0] != key:
     st.stop()
 result = stored[1]
 st.info(symbolic(result.forward_sentence), icon=":material/trending_flat:")
-reachable = result.answers["cape"].answer is not None
+reachable = result.answers[lead_scheme(family)].answer is not None
 (st.success if reachable else st.warning)(symbolic(result.sentence), icon=":material/flag:" if reachable else
                                           ":material/block:")
 st.dataframe(answer_rows(result), hide_index=True, width="stretch")
 for scheme, a in result.answers.items():
     if a.answer is None:
-        st.caption(symbolic(f"Why {SCHEMES[scheme]} cannot: {a.reason}"))
+        st.caption(symbolic(f"Why {scheme_words(family, scheme)} cannot: {a.reason}"))
     for note in a.notes:
-        st.caption(symbolic(f"{SCHEMES[scheme]}: {note}"))
+        st.caption(symbolic(f"{sentence_start(scheme_words(family, scheme))}: {note}"))
 sites_table = site_rows(result)
 if sites_table:
     st.markdown("**Each site at the answers**")
@@ -242,7 +254,7 @@ if st.button(f"Check: {CHECK_RUNS} fresh studies of {FAMILIES[family].cape} at t
              key="plan_check_go"):
     bar = st.progress(0.0, text="running fresh studies ...")
     try:
-        points = sum(2 for a in result.answers.values() if a.answer is not None)
+        points = len(check_points(result))
         st.session_state["plan_check"] = (key, check_plan(result, tick=_check_tick(bar, points * CHECK_RUNS)))
     except InputError as exc:
         show_error(exc)
@@ -251,7 +263,7 @@ stored_check = st.session_state.get("plan_check")
 check = stored_check[1] if stored_check and stored_check[0] == key else None
 if check is not None:
     st.markdown(symbolic(check.sentence))
-    st.dataframe([{"scheme": SCHEMES[p.scheme], "where": p.where, "value": p.value,
+    st.dataframe([{"scheme": scheme_words(family, p.scheme), "where": p.where, "value": p.value,
                    "studies that met the target": f"{p.met_count} of {len(p.values)}", "share": f"{p.share:.0%}",
                    "95 % CI": f"{p.lo:.0%} to {p.hi:.0%}", f"against p = {result.probability:.0%}":
                    "met" if p.met else "missed"} for p in check.points], hide_index=True, width="stretch")

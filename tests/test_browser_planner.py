@@ -46,9 +46,12 @@ def test_planner_on_an_upload_with_check_exports_and_script(server, browser, tmp
     sentence = sentence.strip().split("\n")[-1]  # after the icon's name
     assert sentence.startswith("capePCA: with ε of every site = ")
     assert "90% of fresh studies reach 80% of the non-private result" in sentence
-    guarantee = page.get_by_text("CAPE, aggregator", exact=False).first
+    guarantee = page.get_by_text("capePCA, aggregator", exact=False).first
     guarantee.wait_for(timeout=60_000)
     shown = guarantee.inner_text()
+    discrete = page.get_by_text("discrete capePCA, aggregator", exact=False).first
+    discrete.wait_for(timeout=60_000)
+    shown_discrete = discrete.inner_text()
     _assert_clean(page, "planner after Plan")
     page.get_by_role("button", name="Check: 20 fresh studies of capePCA").click()
     page.get_by_text("fresh studies reached the target", exact=False).first.wait_for(timeout=300_000)
@@ -65,6 +68,9 @@ def test_planner_on_an_upload_with_check_exports_and_script(server, browser, tmp
     aggregator = next(g for g in record["guarantees"]["cape"] if g["view"] == "aggregator")
     assert f"(worst: site {aggregator['site']})" in shown  # the guarantee on the page is the audit's record
     assert shown.endswith(": certified") == aggregator["certified"]
+    ring = next(g for g in record["guarantees"]["cape-discrete"] if g["view"] == "aggregator")  # the discrete audit's
+    assert f"(worst: site {ring['site']})" in shown_discrete and record["cape-discrete"]["bits_per_value"] >= 20
+    assert shown_discrete.endswith(": certified") == ring["certified"]
     assert files["CSV"].startswith("section,name,field,value")
     assert "guarantee,cape aggregator,certified," in files["CSV"]
     assert "<html" in files["HTML report"][:200].lower() and "Plotly" in files["HTML report"]

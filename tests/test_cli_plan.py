@@ -62,7 +62,7 @@ def test_exports_and_the_check(capsys, tmp_path):
     assert code == 0 and "fresh studies reached the target" in out
     record = json.loads(paths["--out-json"].read_text())
     assert record["check"]["runs"] == 2 and record["settings"]["data"]["dataset"] == "digits"
-    assert record["cape"]["answer"] is not None and len(record["check"]["points"]) == 4
+    assert record["cape"]["answer"] is not None and len(record["check"]["points"]) == 2 * len(record["schemes"]) == 6
     text = paths["--out-csv"].read_text()
     assert text.startswith("section,name,field,value")
     for field in ("site", "view", "colluders", "eps", "delta", "certified"):  # named fields, no JSON blobs
@@ -123,27 +123,75 @@ def test_pca_and_plan_read_a_csv_with_the_same_features(capsys, tmp_path):
     assert main(["pca", "--csv", str(path), "--sites", "2", "--k", "2", "--runs", "1", "--json"]) == 0
     pca = json.loads(capsys.readouterr().out)
     code, out, _ = run_cli(capsys, "--csv", str(path), "--k", "2", "--sites", "2", "--ns", "100", "--target", "0.5",
-                           "--solve", "eps", "--runs", "3", "--json", "--workers", "1")
+                           "--solve", "eps", "--runs", "3", "--json", "--workers", "1", "--use-my-data")
     assert code == 0
     plan = json.loads(out)
     assert pca["settings"]["dim"] == 6 and plan["settings"]["data"]["dim"] == 6
     assert "label column 'target' excluded" in plan["data"]
 
 
-def test_a_public_proxy_reads_only_the_files_shape(capsys, tmp_path):
-    """--proxy plans on the family's synthetic source with the file's D; the data's description says what was read."""
+def _table(path, seed: int, rows: int = 300, cols: int = 5) -> str:
     import numpy as np
-    rng = np.random.default_rng(4)
-    path = tmp_path / "mine.csv"
-    path.write_text("\n".join(",".join(f"{v:.4f}" for v in rng.normal(size=5)) for _ in range(300)) + "\n")
-    code, out, _ = run_cli(capsys, "--csv", str(path), "--k", "2", "--sites", "2", "--ns", "100", "--target", "0.5",
-                           "--solve", "eps", "--runs", "3", "--json", "--workers", "1", "--proxy")
+    rng = np.random.default_rng(seed)
+    path.write_text("\n".join(",".join(f"{v:.4f}" for v in rng.normal(size=cols) * (1 + seed)) for _ in range(rows))
+                    + "\n")
+    return str(path)
+
+
+PROXY_ARGS = ("--k", "2", "--sites", "2", "--ns", "100", "--target", "0.9", "--solve", "eps", "--runs", "3", "--json",
+              "--workers", "1")
+
+
+def test_a_file_is_planned_on_a_public_proxy_of_its_shape_by_default(capsys, tmp_path):
+    """As the Planner page: --csv plans on the family's synthetic source with the file's D, reading only its N and D,
+    and says so (data, settings.read); two files of the same shape but other values get the same answer, to the
+    digit. --use-my-data reads the values: the description is the file's, settings.read 'mine', and the answer's
+    limits say that reading them is not differentially private; without a file it is refused on one line."""
+    answers = []
+    for seed in (4, 5):
+        code, out, _ = run_cli(capsys, "--csv", _table(tmp_path / "mine.csv", seed), *PROXY_ARGS)
+        assert code == 0
+        record = json.loads(out)
+        assert record["data"].startswith("public proxy of mine.csv: synthetic zero-mean Gaussian")
+        assert "only its size (N = 300) and dimension (D = 5) were read" in record["data"]
+        assert record["settings"]["read"] == "proxy"
+        answers.append({s: record[s]["answer"] for s in ("cape", "conv")})
+    assert answers[0] == answers[1]
+    code, out, _ = run_cli(capsys, "--csv", str(tmp_path / "mine.csv"), *PROXY_ARGS, "--use-my-data")
     assert code == 0
     record = json.loads(out)
-    assert record["data"].startswith("public proxy of mine.csv: synthetic zero-mean Gaussian")
-    assert "only its size (N = 300) and dimension (D = 5) were read" in record["data"]
-    code, out, err = run_cli(capsys, "--target", "0.5", "--solve", "eps", "--proxy")
-    assert code == 2 and "--proxy applies to a file of yours" in err
+    assert record["settings"]["read"] == "mine" and record["data"].startswith("mine.csv; 300 samples x D = 5")
+    assert any("planned on the values of mine.csv" in x and "not differentially private" in x
+               for x in record["limits"])
+    code, out, err = run_cli(capsys, "--target", "0.5", "--solve", "eps", "--use-my-data")
+    assert code == 2 and out == "" and "--use-my-data applies to a file of yours" in err
+
+
+def test_a_capeagn_data_file_is_planned_on_a_proxy_unless_asked(capsys, tmp_path):
+    """otd --data: the proxy (capeAGN's synthetic model with the file's D) by default, the file's samples with
+    --use-my-data; the text output's first line says what was read."""
+    path = _table(tmp_path / "samples.csv", 6, rows=400, cols=4)
+    args = ("--algorithm", "otd", "--data", path, "--k", "2", "--sites", "2", "--ns", "150", "--target", "0.6",
+            "--solve", "eps", "--runs", "3", "--workers", "1")
+    code, out, _ = run_cli(capsys, *args)
+    assert code == 0
+    first = out.splitlines()[0]
+    assert first.startswith("Data: public proxy of samples.csv") and "(read: a public proxy of the same shape" in first
+    code, out, _ = run_cli(capsys, *args, "--use-my-data")
+    assert code == 0
+    first = out.splitlines()[0]
+    assert first.startswith("Data: samples.csv: 400 samples x D = 4") and "(read: my data (reads its values" in first
+
+
+def test_a_proxy_plans_script_reads_no_file(capsys, tmp_path):
+    """The exported script of a proxy plan repeats the check on the proxy (it needs no file); of a plan on the file's
+    values it reads the file."""
+    path = _table(tmp_path / "mine.csv", 4)
+    for extra, reads in (((), False), (("--use-my-data",), True)):
+        script = tmp_path / "check.py"
+        code, _, _ = run_cli(capsys, "--csv", path, *PROXY_ARGS, "--script", str(script), *extra)
+        assert code == 0
+        assert ("mine.csv" in script.read_text()) == reads and ("dataset = None" in script.read_text()) != reads
 
 
 def test_plan_help_says_how_a_csv_is_scaled(capsys):
@@ -153,3 +201,5 @@ def test_plan_help_says_how_a_csv_is_scaled(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "standardise (default for --csv, as the Planner page)" in text
     assert "--probability" in text and "certified against the aggregator" in text
+    assert "planned on a public proxy of its shape (only its N and D are used) unless --use-my-data" in text
+    assert "--use-my-data" in text and "not differentially private" in text

@@ -40,12 +40,19 @@ def test_plan_check_and_exports_on_digits():
     assert at.success[0].value == symbolic(expected.sentence)
     assert "90% of fresh studies reach 70% of the non-private result (a study reaches it when" in at.success[0].value
     from dpcore.planner.report import guarantee_lines
-    shown = next(m.value for m in at.markdown if "CAPE, aggregator" in m.value)
+    shown = next(m.value for m in at.markdown if "capePCA, aggregator" in m.value)
     assert shown == "\n".join(f"- {symbolic(line)}" for line in guarantee_lines(expected))
-    assert "CAPE, aggregator" in shown and "certified" in shown
+    assert "capePCA, aggregator" in shown and "certified" in shown
+    assert "discrete capePCA, aggregator" in shown  # discrete CAPE's guarantee at its answer, the discrete audit's
+    table = at.dataframe[0].value
+    assert list(table["scheme"]) == ["capePCA", "discrete capePCA", "the conventional scheme"]
+    bits = expected.answers["cape-discrete"].bits
+    assert list(table["bits per value"]) == ["float64", str(bits), "float64"] and 20 <= bits <= 64
     at.button(key="plan_check_go").click().run()
     _clean(at)
     assert any("fresh studies reached the target" in m.value and "95 % CI" in m.value for m in at.markdown)
+    check = at.dataframe[-1].value  # every scheme's own algorithm at its answer and at 0.8 x, discrete CAPE's too
+    assert sorted(set(check["scheme"])) == ["capePCA", "discrete capePCA", "the conventional scheme"]
     buttons = at.get("download_button")
     assert len(buttons) == 4
     assert not at.error
@@ -61,7 +68,7 @@ def test_target_outside_the_data_is_answered_plainly():
     assert "cannot" in at.warning[0].value and not at.success  # issue 36: never in a green success box
     for frame in at.dataframe:
         assert not frame.value.isna().any().any()  # no None cells; the reasons are shown in full under the table
-    assert any(c.value.startswith("Why CAPE cannot: ") for c in at.caption)
+    assert any(c.value.startswith("Why capePCA cannot: ") for c in at.caption)
     assert not at.error
 
 
@@ -209,7 +216,8 @@ def test_issue_36_corners_unequal_sites_labels_and_the_detected_label_column():
     sentence = at.success[0].value
     assert "on average (the sites hold " in sentence
     table = at.dataframe[1].value
-    assert list(table["site"]) == scenario.names and table["N_s, CAPE"].str.replace(",", "").astype(int).nunique() == 3
+    assert list(table["site"]) == scenario.names
+    assert table["N_s, capePCA"].str.replace(",", "").astype(int).nunique() == 3
     rows = ["f1,f2,f3,target"] + [f"{i % 7}.5,{i % 5}.25,{i % 3}.75,{i % 2}" for i in range(400)]
     at.selectbox(key="plan_source").set_value("upload").run()
     at.file_uploader(key="plan_upload_upload").set_value(("bc.csv", "\n".join(rows).encode(), "text/csv")).run()

@@ -186,7 +186,8 @@ def test_cli_plans_on_uploaded_documents(capsys, tmp_path):
     path = tmp_path / "docs.txt"
     path.write_bytes(documents())
     code, out, _ = run_cli(capsys, "--algorithm", "otd", "--model", "stm", "--data", str(path), "--d", "24", "--k",
-                           "3", "--sites", "4", "--target", "0.3", "--solve", "eps", "--json", "--workers", "1")
+                           "3", "--sites", "4", "--target", "0.3", "--solve", "eps", "--json", "--workers", "1",
+                           "--use-my-data")
     assert code == 0
     record = json.loads(out)
     assert record["cape"]["answer"] is not None and record["conv"]["answer"] > record["cape"]["answer"]
@@ -256,7 +257,7 @@ def test_cli_plans_capelda_on_your_text(capsys, tmp_path):
     path.write_bytes(documents())
     code, out, _ = run_cli(capsys, "--algorithm", "lda", "--text", str(path), "--vocab-rule", "frequent", "--d",
                            "24", "--k", "3", "--sites", "4", "--target", "0.3", "--solve", "eps", "--json",
-                           "--workers", "1")
+                           "--workers", "1", "--use-my-data")
     assert code == 0
     record = json.loads(out)
     for scheme in ("cape", "conv"):

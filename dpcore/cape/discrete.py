@@ -40,6 +40,7 @@ __all__ = [
     "IntegerLaws",
     "discrete_design",
     "float_error",
+    "output_std_bound",
 ]
 
 SMOOTHING = 3
@@ -119,6 +120,22 @@ class DiscreteDesign:
     def output_std(self) -> float:
         """The std of the decoded aggregate's noise per entry, sqrt(sum_s Var G~_s) / gamma (statistic units)."""
         return math.sqrt(sum(float(g.sigma2) for g in self.laws.g)) / self.scale
+
+
+def output_std_bound(output_std: float, sensitivities: np.ndarray, weights: np.ndarray, entries: int) -> float:
+    """A closed-form bound on the aggregate's error per entry of the discrete design of any continuous design whose
+    aggregate noise std is ``output_std`` (statistic units; the planner's noise of discrete CAPE, docs/planner.md):
+    its noise, :meth:`DiscreteDesign.output_std` = sqrt(kappa^2 output_std^2 + S s^2 / gamma^2), plus the sites'
+    rounding, at most S / (2 gamma) per entry, taken as noise of that size: sqrt(kappa_max^2 output_std^2 +
+    (S s^2 + S^2 / 4) / gamma_min^2), where kappa <= kappa_max = (1 + ROUNDING_SHARE) sqrt(1 + EXCESS_SHARE) and
+    1 / gamma <= ROUNDING_SHARE min_s mu_s Delta_s / sqrt(n) (the scale's first condition: the rounding's sqrt(n)
+    is at most that share of gamma mu_s Delta_s at every site). No search: a bisection can call it."""
+    mu = np.asarray(weights, dtype=float)
+    sens = np.broadcast_to(np.asarray(sensitivities, dtype=float), mu.shape)
+    sites = mu.size
+    kappa = (1.0 + ROUNDING_SHARE) * math.sqrt(1.0 + EXCESS_SHARE)
+    inverse_gamma = ROUNDING_SHARE * float(np.min(mu * sens)) / math.sqrt(int(entries))
+    return math.sqrt((kappa * float(output_std)) ** 2 + (sites * SMOOTHING**2 + sites**2 / 4.0) * inverse_gamma**2)
 
 
 def float_error(terms: int, value_bound: float) -> float:

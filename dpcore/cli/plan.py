@@ -6,15 +6,23 @@ Examples::
     python -m dpcore plan --algorithm pca --dataset synthetic --sites 5 --eps 1 --delta 1e-5 --target 0.8 \\
         --solve n --json
     python -m dpcore plan --algorithm pca --csv mydata.csv --sites 4 --target 0.9 --solve eps --check
+    python -m dpcore plan --algorithm pca --csv mydata.csv --use-my-data --sites 4 --target 0.9 --solve eps
     python -m dpcore plan --algorithm otd --scenario sites.json --solve n --site B --target 0.5
     python -m dpcore plan --algorithm otd --data samples.csv --k 3 --sites 4 --solve n --target 0.3 --json
     python -m dpcore plan --algorithm otd --model stm --data docs.txt --d 50 --k 3 --solve eps --target 0.5
     python -m dpcore plan --algorithm lda --solve sites --ns 20000 --eps 5 --target 0.3
     python -m dpcore plan --algorithm lda --corpus python-docs --k 5 --sites 3 --eps 10000 --solve n --target 0.8
 
-``--json`` prints ``{"cape": {"answer", "probability", "interval": [lo, hi], "reach", ...}, "conv": {...},
-"sentence", "forward", ...}``; an unreachable target is ``"answer": null`` with a ``"reason"``. The answer is where a
+``--json`` prints ``{"cape": {"answer", "probability", "interval": [lo, hi], "reach", "bits_per_value", ...},
+"cape-discrete": {...}, "conv": {...}, "schemes", "sentence", "forward", ...}`` (one entry per scheme the planner
+answers for: the family's algorithms with a ``planner``); an unreachable target is ``"answer": null`` with a
+``"reason"``. The answer is where a
 share ``--probability`` (default 0.9) of fresh studies (new data of the answer's size, new noise) meets the target.
+
+A file of yours (``--csv``, ``--data``, ``--text``) is planned on a public proxy of its shape by default, as the Planner
+page does: the family's synthetic source with the file's D, of which the file gives only its size N and dimension D
+(it is parsed to find them); ``--use-my-data`` plans on its values instead (their norms and their curve: reading them
+is not differentially private, and the answer's limits say so). The JSON's ``data`` and ``settings.read`` say which.
 """
 
 from __future__ import annotations
@@ -24,18 +32,18 @@ from pathlib import Path
 
 from ..data import VOCABULARY_RULES, parse_vocabulary
 from ..experiments import FAMILIES
-from ..family import DataLoader
+from ..family import DataLoader, PlannerData
 from ..limits import MAX_RUNS, MAX_TEXT_BYTES, MAX_UPLOAD_BYTES, MAX_VOCABULARY_BYTES
 from ..optional import plotly_objects
 from ..outfiles import check_outputs, write_atomic
 from ..pca.sweep import registered_upload
-from ..planner import CURVE_RUNS, KNOBS, SCHEMES, check_plan, plan_target, prepare_data, question
+from ..planner import CURVE_RUNS, KNOBS, check_plan, plan_target, prepare_data, question, scheme_words
 from ..planner.check import CHECK_RUNS
 from ..planner.design import DESIGNS
 from ..planner.export import plan_csv, plan_html, plan_json, plan_script
 from ..planner.report import guarantee_lines
 from ..planner.solve import PROBABILITY, PROBABILITY_RANGE
-from ..planner.sources import planner_sources, proxy_data, read_bundled, read_upload
+from ..planner.sources import READS, planner_sources, proxy_data, read_bundled, read_upload
 from ..privacy import CALIBRATIONS, NEIGHBOURING
 from ..scenario import Scenario, equal_sites_scenario, load_scenario
 from ..textio import load_json, read_file
@@ -52,9 +60,11 @@ TARGET = real(0.0, 1e6, low_open=True)
 
 def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument per option, in help order
     p = sub.add_parser(
-        "plan", help="what do we need? N_s, eps or sites for a target, CAPE and conventional side by side",
-        description="Answers, for CAPE and the conventional scheme side by side, how many samples per site (all sites "
-        "or --site), what eps (all sites or --site) or how many equal sites a target on the family's headline metric "
+        "plan", help="what do we need? N_s, eps or sites for a target, CAPE, discrete CAPE and conventional side by "
+        "side",
+        description="Answers, for CAPE, discrete CAPE on the integers (where the family has it) and the conventional "
+        "scheme side by side, how many samples per site (all sites or --site), what eps (all sites or --site) or how "
+        "many equal sites a target on the family's headline metric "
         "needs (pca: the share of the non-private captured energy, e.g. 0.8; otd: the component error q_comp; lda: "
         "the topic error) so that a share --probability of fresh studies (new data of that size, new noise) meets "
         "it, and what the scenario as it stands gets, by a curve of simulated studies (docs/planner.md).",
@@ -70,8 +80,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument
                    f"{PROBABILITY_RANGE[0]:g} to {PROBABILITY_RANGE[1]:g})")
     p.add_argument("--design", choices=tuple(DESIGNS), default=next(iter(DESIGNS)),
                    help="; ".join(f"{k}: {v}" for k, v in DESIGNS.items()) + " (default papers)")
-    p.add_argument("--proxy", action="store_true", help="with --csv or --data: plan on a public proxy of the file's "
-                   "shape (the family's synthetic source with its D), reading only its N and D, not its values")
+    p.add_argument("--use-my-data", action="store_true", help="with --csv, --data or --text: plan on the file's own "
+                   "values (their norms and their curve; reading them is not differentially private) instead of the "
+                   "default, a public proxy of the file's shape (the family's synthetic source with its D, of which "
+                   "the file gives only N and D)")
     p.add_argument("--site", metavar="NAME|POS", help="with --solve n or eps: move only this site (name or 1..S)")
     p.add_argument("--scenario", metavar="FILE", help="scenario JSON (unequal sites, weights, calibration, ...)")
     p.add_argument("--sites", type=SITES, help="number of equal sites without --scenario (default: the family's)")
@@ -90,12 +102,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument
         elif action.dest == "csv":
             action.help = ("pca: your own numeric CSV, one sample per row (gzip accepted; header and label column "
                            "detected as the Planner page and `dpcore pca --csv` detect them, unless --header / "
-                           "--label-column say; features standardised unless --features says)")
+                           "--label-column say; features standardised unless --features says); planned on a public "
+                           "proxy of its shape (only its N and D are used) unless --use-my-data")
     uploads = p.add_argument_group("otd and lda on your data, read as the otd and lda commands read them")
     uploads.add_argument("--data", "--text", dest="data", metavar="FILE", help="otd: your samples, a numeric CSV one "
                          "per row (--model mog, with --sigma2 / --norm-bound), or your documents, text one per line "
                          "or a .csv count table (--model stm, with --d or --vocabulary, --estimator); lda: your "
-                         "documents, text one per line (--vocab-rule, --d or --vocabulary)")
+                         "documents, text one per line (--vocab-rule, --d or --vocabulary); planned on a public "
+                         "proxy of its shape (only its N and D are used) unless --use-my-data")
     uploads.add_argument("--corpus", choices=("python-docs",), help="lda: the bundled Python-docs corpus")
     uploads.add_argument("--vocab-rule", choices=tuple(VOCABULARY_RULES),
                          help="lda --data vocabulary: " + "; ".join(f"{k}: {v}" for k, v in VOCABULARY_RULES.items()))
@@ -147,6 +161,8 @@ def _data_flags(args: argparse.Namespace, family: str) -> None:
                          f"--algorithm {family}")
 
 
+CSV_SOURCE = "upload"
+"""The planner source (``FamilyPlanner.sources``) of a ``--csv`` file."""
 LOADER_FLAGS = {"sigma2": "sigma2", "norm_bound": "norm_bound", "vocab_size": "d", "estimator": "estimator",
                 "rule": "vocab_rule"}
 """The command line flag of each loader option (PlannerSource.options; ``vocabulary``: --vocabulary FILE)."""
@@ -179,6 +195,27 @@ def _upload(args: argparse.Namespace, family: str, settings: object) -> tuple[st
     return source, dataset, loader
 
 
+def _plan_data(args: argparse.Namespace, family: str, settings: object) -> tuple[PlannerData, str | None]:
+    """The data the plan reads and what of a file of the user's it read (a key of READS, None without a file): a
+    public proxy of the file's shape unless --use-my-data, the bundled corpus, or the settings' own data."""
+    dataset = registered_upload(settings.upload) if getattr(settings, "upload", None) else None
+    loader, source_name = None, None
+    if args.data:
+        source_name, dataset, loader = _upload(args, family, settings)
+    elif args.corpus:
+        if args.corpus not in planner_sources(family) or planner_sources(family)[args.corpus].bundled is None:
+            raise InputError(f"--corpus does not apply to --algorithm {family}")
+        dataset, loader = read_bundled(family, args.corpus)
+    mine = bool(args.csv or args.data)
+    source = source_name if args.data else CSV_SOURCE
+    if mine and not args.use_my_data:
+        return proxy_data(family, source, dataset, getattr(settings, "k", None), args.seed), "proxy"
+    if args.csv:  # read by the sweep's --csv flags; the loader names the file (the answer's limits, the script)
+        load = planner_sources(family)[source].load
+        loader = DataLoader(module=load.__module__, function=load.__name__, file=Path(args.csv).name)
+    return prepare_data(family, settings, dataset, args.seed, loader), "mine" if mine else None
+
+
 def run(args: argparse.Namespace) -> int:
     family = args.algorithm
     _data_flags(args, family)
@@ -186,6 +223,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--vocabulary, --vocab-rule and --norm-bound apply to --data only")
     if args.data and args.corpus:
         raise InputError("give --data or --corpus, not both")
+    if args.use_my_data and not (args.csv or args.data):
+        raise InputError("--use-my-data applies to a file of yours (--csv, --data or --text)")
     outputs = {k: v for k, v in (("--out-json", args.out_json), ("--out-csv", args.out_csv), ("--html", args.html),
                                  ("--script", args.script)) if v is not None}  # an empty name is refused, not ignored
     check_outputs(outputs, inputs={k: v for k, v in (("--scenario", args.scenario), ("--csv", args.csv),
@@ -195,30 +234,16 @@ def run(args: argparse.Namespace) -> int:
     scenario = _scenario(args, family)
     q = question(args.solve, args.target, scenario, args.site)
     settings = family_data(args, family)
-    dataset = registered_upload(settings.upload) if getattr(settings, "upload", None) else None
-    loader, source_name = None, None
-    if args.data:
-        source_name, dataset, loader = _upload(args, family, settings)
-    elif args.corpus:
-        if args.corpus not in planner_sources(family) or planner_sources(family)[args.corpus].bundled is None:
-            raise InputError(f"--corpus does not apply to --algorithm {family}")
-        dataset, loader = read_bundled(family, args.corpus)
-    if args.proxy and not (args.csv or args.data):
-        raise InputError("--proxy applies to a file of yours (--csv or --data)")
-    if args.proxy:
-        source = source_name if args.data else "upload"
-        data = proxy_data(family, source, dataset, getattr(settings, "k", None), args.seed)
-    else:
-        data = prepare_data(family, settings, dataset, args.seed, loader)
+    data, read = _plan_data(args, family, settings)
     result = plan_target(family, data, scenario, q, seed=args.seed, runs=args.runs, workers=args.workers,
                          probability=args.probability, design=args.design,
                          settings={"algorithm": family, "data": vars(settings), "csv": args.csv, "data_file": args.data,
-                                   "curve_runs": args.runs, "solve": args.solve, "site": args.site,
+                                   "read": read, "curve_runs": args.runs, "solve": args.solve, "site": args.site,
                                    "probability": args.probability, "design": args.design})
     check = check_plan(result, runs=args.check_runs, workers=args.workers) if args.check else None
     texts = {"--out-json": lambda: plan_json(result, check), "--out-csv": lambda: plan_csv(result, check),
              "--html": lambda: plan_html(result, check),
-             "--script": lambda: plan_script(result, args.check_runs, Path(args.csv).name if args.csv else None)}
+             "--script": lambda: plan_script(result, args.check_runs)}
     for flag, path in outputs.items():
         write_atomic(path, texts[flag]())
     if args.json:
@@ -229,19 +254,21 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print(result, check) -> None:
-    """The answer in words: the forward answer, the sentence, each scheme's answer, the guarantees, the limits, the
-    check."""
+    """The answer in words: the data read, the forward answer, the sentence, each scheme's answer, the guarantees, the
+    limits, the check."""
+    read = result.settings.get("read")
+    print(f"Data: {result.data.description}" + (f" (read: {READS[read]})." if read else "."))
     print(result.forward_sentence)
     print(result.sentence)
     for scheme, a in result.answers.items():
-        label = SCHEMES[scheme]
+        label = scheme_words(result.family, scheme)
         if a.answer is None:
             print(f"  {label}: unreachable: {a.reason}")
             continue
         interval = ", ".join("none" if v is None else f"{v:g}" for v in a.interval)
         print(f"  {label}: {a.answer:g} ({a.probability:.0%} of fresh studies meet the target; half of them at "
               f"{interval.split(', ')[0]}, {(1 + a.probability) / 2:.1%} at {interval.split(', ')[1]}); there they "
-              f"average {a.predicted:.4g}")
+              f"average {a.predicted:.4g}" + ("" if a.bits is None else f"; integers, {a.bits} bits per value"))
         for note in a.notes:
             print(f"    note: {note}")
     for line in guarantee_lines(result):

@@ -21,7 +21,7 @@ designs of a sweep's grid points).
 
 from .compare import Progress, ShouldStop, check_runs, each_algorithm, progress_tick, run_comparison, stop_note
 from .descriptor import Family
-from .entry import GUARANTEES, Algorithm, GuaranteeContext, GuaranteeRule, RunContext, Runner, Sizes
+from .entry import GUARANTEES, Algorithm, GuaranteeContext, GuaranteeRule, PlannerScheme, RunContext, Runner, Sizes
 from .fit import Fit, front_scenario
 from .metrics import Metric, metric_table
 from .planner import DataLoader, FamilyPlanner, PlannerData, PlannerSource, nested_subsample
@@ -43,6 +43,7 @@ __all__ = [
     "GuaranteeRule",
     "Metric",
     "PlannerData",
+    "PlannerScheme",
     "PlannerSource",
     "Progress",
     "RunContext",

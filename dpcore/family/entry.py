@@ -22,7 +22,8 @@ import numpy as np
 from ..cape.guarantee import Guarantee, no_privacy
 from ..scenario import Scenario
 
-__all__ = ["GUARANTEES", "Algorithm", "GuaranteeContext", "GuaranteeRule", "RunContext", "Runner", "Sizes"]
+__all__ = ["GUARANTEES", "Algorithm", "GuaranteeContext", "GuaranteeRule", "PlannerScheme", "RunContext", "Runner",
+           "Sizes"]
 
 GUARANTEES: dict[str, str] = {
     "dp": "calibrated to (eps, delta)",
@@ -90,6 +91,22 @@ GuaranteeRule = Callable[[GuaranteeContext], tuple[Guarantee, ...]]
 
 
 @dataclass(frozen=True, kw_only=True)
+class PlannerScheme:
+    """What the planner reads of an algorithm whose run releases the pooled statistic plus noise of one aggregate std
+    per unique entry and stage (docs/planner.md, "The method"): the planner answers for every entry of a family's
+    table that gives one, in table order, the first the headline's. ``noise(scenario, settings)``: those stds, one per
+    stage of the family's planner (``settings``: its data settings), in closed form - an upper bound where the exact
+    one needs a search (discrete CAPE's, :func:`dpcore.cape.discrete.output_std_bound`), so that a bisection can call
+    it; ``ring(scenario, settings)``: the bits per value its values travel on at a scenario (None: float64), raising
+    InputError where its design cannot be carried out (a ring beyond 64 bits); ``words``: how a sentence names it
+    (default: the entry's title)."""
+
+    noise: Callable[[Scenario, Any], np.ndarray]
+    ring: Callable[[Scenario, Any], int | None] | None = None
+    words: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class Algorithm:
     """One row of an algorithm table (every family).
 
@@ -99,7 +116,8 @@ class Algorithm:
     what; None: not modelled, e.g. one curator). ``private`` (the result depends on eps and delta), ``uses_data`` and
     ``collusion_robust`` (it uses the collusion bound c) tell a sweep along which parameters the result cannot
     change; ``dense_only``: no projected third-moment sampler (tensor families); ``distributed``: the sites keep
-    their data (rather than handing them to one curator).
+    their data (rather than handing them to one curator); ``planner``: how the planner answers for it
+    (:class:`PlannerScheme`; None: it does not, as for baselines whose noise is not one term on the aggregate).
 
     ``guarantee`` is its kind of privacy (a key of :data:`GUARANTEES`); ``guarantees`` the rule that computes a run's
     guarantee per view (:meth:`guarantees_of`). An entry whose kind is not "none" must give its rule, so a private
@@ -123,6 +141,7 @@ class Algorithm:
     collusion_robust: bool = False
     dense_only: bool = False
     distributed: bool = False
+    planner: PlannerScheme | None = None
 
     def __post_init__(self) -> None:
         if self.guarantee not in GUARANTEES:

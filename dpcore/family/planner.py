@@ -1,10 +1,11 @@
 """What the planner needs from a family (docs/planner.md; :mod:`dpcore.planner` answers the questions): the family's
-headline metric, its data prepared once per data set, the closed-form aggregate noise of any scenario for CAPE and
-for the conventional scheme, one run at a given aggregate noise (the utility curve's points), and real runs of the
-family's own algorithms at a scenario (the check), and simulated studies: the data one study of a given size would
-hold (fresh synthetic draws, or subsamples of a fixed set), so that the curve's spread is that of whole studies.
+headline metric, its data prepared once per data set, one run at a given aggregate noise (the utility curve's
+points), real runs of the family's own algorithms at a scenario (the check), and simulated studies: the data one
+study of a given size would hold (fresh synthetic draws, or subsamples of a fixed set), so that the curve's spread is
+that of whole studies.
 Each family gives these as one :class:`FamilyPlanner` (``Family.planner``), so the planner, its command and its page
-never branch on a family's name.
+never branch on a family's name; the schemes it answers for, and their closed-form noise, are the entries of the
+family's algorithm table that give a ``planner`` (:class:`~dpcore.family.PlannerScheme`).
 
 The noise of a scheme is a vector of per-stage aggregate standard deviations (PCA: one stage, the second-moment
 matrix; capeAGN and capeLDA: the M2 and the projected M3 stage). The curve is measured along a common scale s of a
@@ -49,7 +50,9 @@ class PlannerData:
     on these data, in words from the numbers (every answer's limits carry them), ``loader``: how the exported
     script reads the data again (None: the settings' own data), ``unit``: what the data hold ("samples",
     "documents"; the reasons' words), ``drawable``: the most samples one simulated study of synthetic data may hold
-    (None: a fixed set, bounded by ``available``), ``size``: the samples these data hold (a study's: its N)."""
+    (None: a fixed set, bounded by ``available``), ``size``: the samples these data hold (a study's: its N),
+    ``state``: a simulated study's resumable draw (the family's; None: nothing to resume): a larger study of the same
+    seed continues from it (``FamilyPlanner.study``'s ``start``), the same bit for bit as drawn from its start."""
 
     payload: Any
     available: int | None
@@ -65,6 +68,7 @@ class PlannerData:
     unit: str = "samples"
     drawable: int | None = None
     size: int = 0
+    state: Any = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -94,36 +98,41 @@ class FamilyPlanner:
 
     ``metric``: the headline metric (a name of the family's metric table); ``target_words``: how a target on it
     reads ("share of the non-private captured energy"); ``prepare(settings, dataset, seed)``: a
-    :class:`PlannerData` (``dataset`` an uploaded data set or None for the settings' own data);
-    ``noise(scenario, settings)``: the aggregate noise stds by scheme ("cape", "conv"), one per stage, in closed
-    form; ``scales(data, profile)``: the grid of common noise scales the curve is measured on; ``run_at(data,
+    :class:`PlannerData` (``dataset`` an uploaded data set or None for the settings' own data); ``scales(data,
+    profile)``: the grid of common noise scales the curve is measured on; ``run_at(data,
     stds, rng)``: the metric of one run whose aggregate noise has these per-stage stds (None: the run failed,
-    e.g. whitening); ``study(data, n, seed)``: the data of one simulated study of ``n`` samples drawn with ``seed``
-    (synthetic: a fresh ground truth and samples, preprocessed on their own; a fixed set: a subsample of n, or the
-    set itself at n = all of it), prepared as ``run_at`` reads them; ``check(data, scenario, scheme, seed)``: the
-    metric of one fresh study of the family's algorithm for ``scheme`` ("cape" or "conv", the names of both schemes
-    in every family's table) at ``scenario``, its data and noise drawn from ``seed`` (None for a failed run);
-    ``guarantees(data, scenario)``: the guarantee records (every view, :mod:`dpcore.cape.guarantee`) of both schemes
-    at ``scenario``; ``script(data)``: (Python source that repeats ``check`` with dpcore, given ``scenario``,
+    e.g. whitening); ``study(data, n, seed, start)``: the data of one simulated study of ``n`` samples drawn with
+    ``seed`` (synthetic: fresh samples, preprocessed on their own; a fixed set: a subsample of n, or the set itself at
+    n = all of it), prepared as ``run_at`` reads them, continuing ``start`` (None, or the ``state`` of a smaller study
+    of the same seed; the result is the same either way); ``for_studies(data)``: what the curve's worker processes
+    need of ``data`` (default: all of it); ``check(data, scenario, scheme, seed)``: the
+    metric of one fresh study of the family's algorithm ``scheme`` (a name of its table whose entry has a
+    ``planner``: :mod:`dpcore.planner.schemes`) at ``scenario``, its data and noise drawn from ``seed`` (None for a
+    failed run); ``guarantees(data, scenario, names)``: the guarantee records (every view,
+    :mod:`dpcore.cape.guarantee`) of those algorithms at ``scenario``; ``refuses(data, entry)``: why an algorithm's
+    entry cannot run on these data at all (None: it can; e.g. a dense-only entry on data that take the projected
+    path); ``script(data)``: (Python source that repeats ``check`` with dpcore, given ``scenario``,
     ``scheme``, ``seed``, ``dataset`` and ``SETTINGS`` defined before it, leaving the metric in ``value``; the JSON
     settings the exporter embeds as ``SETTINGS``), ``imports`` the imports it needs; ``stage_names``: the stages
     of the noise vector; ``percent``: the target is a share of the non-private result (shown in %); ``sources``:
-    the data sources it offers (:class:`PlannerSource`), by name, the first the default."""
+    the data sources it offers (:class:`PlannerSource`), by name, the first the default. The aggregate noise of each
+    scheme is its table entry's (``Algorithm.planner``), not a hook here."""
 
     metric: str
     target_words: str
     prepare: Callable[[Any, Any, int], PlannerData]
-    noise: Callable[[Scenario, Any], dict[str, np.ndarray]]
     scales: Callable[[PlannerData, np.ndarray], np.ndarray]
     run_at: Callable[[PlannerData, np.ndarray, np.random.Generator], float | None]
-    study: Callable[[PlannerData, int, int], PlannerData]
+    study: Callable[[PlannerData, int, int, Any], PlannerData]
     check: Callable[[PlannerData, Scenario, str, int], float | None]
-    guarantees: Callable[[PlannerData, Scenario], list[dict]]
+    guarantees: Callable[[PlannerData, Scenario, tuple[str, ...]], list[dict]]
     script: Callable[[PlannerData], tuple[str, dict[str, Any]]]
     imports: str
     stage_names: tuple[str, ...] = ("aggregate",)
     percent: bool = False
     sources: dict[str, PlannerSource] = field(default_factory=dict)
+    for_studies: Callable[[PlannerData], PlannerData] = field(default=lambda data: data)
+    refuses: Callable[[PlannerData, Any], str | None] = field(default=lambda data, entry: None)
 
 
 def nested_subsample(available: int, n: int, seed: int, *, unit: str, source: str) -> np.ndarray:

@@ -21,8 +21,6 @@ from typing import Any
 
 import numpy as np
 
-from ..cape import conventional_std, dp_floor
-from ..cape import stage_taus as cape_stage_taus
 from ..cape.guarantee import run_guarantee_records
 from ..data import NOT_PRIVATE_VOCABULARY, Corpus, load_bundled_corpus, parse_text_corpus
 from ..family import FamilyPlanner, PlannerData, PlannerSource, RunContext, nested_subsample
@@ -50,7 +48,7 @@ from .sweep import LdaData
 from .table import run_algorithm
 
 __all__ = ["PLANNER", "REFERENCE_DOCUMENTS", "SCALE_DECADES", "SCALE_POINTS", "SOURCES", "LdaCorpus", "fresh_study",
-           "lda_noise", "load_bundled", "load_text", "planner_problem"]
+           "load_bundled", "load_text", "planner_problem"]
 
 REFERENCE_DOCUMENTS = 5_000
 """Documents of the reference corpus the curve is measured on."""
@@ -179,11 +177,11 @@ def prepare(settings: LdaData, dataset: LdaCorpus | None, seed: int) -> PlannerD
     return replace(data, reference=np.nan if value is None else value)
 
 
-def study(data: PlannerData, n: int, seed: int) -> PlannerData:
+def study(data: PlannerData, n: int, seed: int, start: Any = None) -> PlannerData:
     """One simulated study of ``n`` documents drawn with ``seed``: fresh documents of the synthetic model's topics
     (the plan's, drawn from its seed as a comparison with that seed draws them); a real corpus subsampled to n
     documents (:func:`~dpcore.family.nested_subsample`; all of them: the corpus itself), the topic error against that
-    subsample's non-private topics."""
+    subsample's non-private topics. ``start`` is not read (nothing to resume)."""
     settings: LdaData = data.settings
     if data.available is None:
         model = data.payload[0]
@@ -199,14 +197,6 @@ def study(data: PlannerData, n: int, seed: int) -> PlannerData:
     ref = run_algorithm("nonpriv", pooled, equal_sites_scenario(1, int(n), 1.0, 1e-5), settings.settings(),
                         stream_rng(seed, LDA_REFERENCE_STREAM))
     return replace(data, payload=(_Topics(ref.topics), pooled, data.payload[2]), size=int(n), seed=seed)
-
-
-def lda_noise(scenario: Scenario, settings: LdaData) -> dict[str, np.ndarray]:
-    """(sigma_2, sigma_3) of capeLDA (the DP floor of each stage) and of the conventional scheme. Closed form."""
-    tau2, tau3 = cape_stage_taus(scenario, "lda", settings.eps_split, dim=settings.dim, alpha0=settings.alpha0)
-    mu = scenario.weights()
-    return {"cape": np.array([dp_floor(mu, tau2), dp_floor(mu, tau3)]),
-            "conv": np.array([conventional_std(mu, tau2), conventional_std(mu, tau3)])}
 
 
 def scales(data: PlannerData, profile: np.ndarray) -> np.ndarray:
@@ -260,13 +250,13 @@ def check(data: PlannerData, scenario: Scenario, scheme: str, seed: int) -> floa
     return next(r.metric(METRIC) for r in result.records if r.algorithm == scheme)
 
 
-def guarantees(data: PlannerData, scenario: Scenario) -> list[dict]:
-    """The guarantee records (every view) of capeLDA and the conventional scheme at ``scenario``."""
+def guarantees(data: PlannerData, scenario: Scenario, names: tuple[str, ...]) -> list[dict]:
+    """The guarantee records (every view) of the algorithms ``names`` at ``scenario``."""
     _, problem, _ = data.payload
     settings: LdaData = data.settings
     proxy = _SizesOnly(problem, scenario.sizes)
     return run_guarantee_records({name: lda_guarantees(name, scenario, proxy, settings.settings())
-                                  for name in ("cape", "conv")})
+                                  for name in names})
 
 
 class _SizesOnly:
@@ -305,7 +295,7 @@ SOURCES: dict[str, PlannerSource] = {
 }
 """capeLDA's data sources: its synthetic model, the bundled corpus and your text, as the Topic models page offers."""
 
-PLANNER = FamilyPlanner(metric=METRIC, target_words="topic error", prepare=prepare, noise=lda_noise, scales=scales,
+PLANNER = FamilyPlanner(metric=METRIC, target_words="topic error", prepare=prepare, scales=scales,
                         run_at=run_at, study=study, check=check, guarantees=guarantees, script=script,
                         imports="from dpcore.lda import compare_lda\nfrom dpcore.lda.planning import fresh_study, "
                         "planner_problem\n"

@@ -25,8 +25,6 @@ from typing import Any
 
 import numpy as np
 
-from ..cape import conventional_std, dp_floor
-from ..cape import stage_taus as cape_stage_taus
 from ..cape.guarantee import run_guarantee_records
 from ..data import Corpus, parse_numeric_csv, parse_uploaded_documents
 from ..family import FamilyPlanner, PlannerData, PlannerSource, RunContext, nested_subsample
@@ -53,7 +51,7 @@ from .sweep import OtdData
 from .table import run_algorithm
 
 __all__ = ["PLANNER", "REFERENCE_SAMPLES", "SCALE_DECADES", "SCALE_POINTS", "SOURCES", "OtdUpload", "OtdUploadData",
-           "fresh_study", "load_documents", "load_samples", "otd_noise", "planner_problem"]
+           "fresh_study", "load_documents", "load_samples", "planner_problem", "refuses"]
 
 REFERENCE_SAMPLES = 20_000
 """Samples of the reference sample the curve is measured on."""
@@ -253,11 +251,11 @@ def _drawable(settings: OtdData) -> int:
     return max(1, MAX_PLANNER_STUDY_NUMBERS // max(int(width), 1))
 
 
-def study(data: PlannerData, n: int, seed: int) -> PlannerData:
+def study(data: PlannerData, n: int, seed: int, start: Any = None) -> PlannerData:
     """One simulated study of ``n`` samples drawn with ``seed``: fresh samples of the synthetic model's ground truth
     (the plan's: the source is the model drawn from the plan's seed, as a comparison with that seed draws it); the
     user's data subsampled to n (:func:`~dpcore.family.nested_subsample` with ``seed``; all of them: the data
-    themselves), q_comp against that subsample's non-private result."""
+    themselves), q_comp against that subsample's non-private result. ``start`` is not read (nothing to resume)."""
     settings: OtdData = data.settings
     if data.available is None:
         model = data.payload[0]
@@ -277,16 +275,6 @@ def study(data: PlannerData, n: int, seed: int) -> PlannerData:
     path = data.payload[2]
     ref = run_algorithm("nonpriv", pooled, one, settings.settings(), stream_rng(seed, OTD_REFERENCE_STREAM), path=path)
     return replace(data, payload=(_Reference(ref.components, ref.weights), pooled, path), size=int(n), seed=seed)
-
-
-def otd_noise(scenario: Scenario, settings: OtdData) -> dict[str, np.ndarray]:
-    """(sigma_2, sigma_3), the aggregate std of the M2 and the M3 stage, of capeAGN (the DP floor of each stage) and of
-    the conventional scheme (sqrt(sum_s mu_s^2 tau_s^2)). Closed form: no solver runs."""
-    sigma2 = settings.scaled_sigma2 if settings.model == "mog" else None
-    tau2, tau3 = cape_stage_taus(scenario, settings.model, settings.eps_split, dim=settings.dim, sigma2=sigma2)
-    mu = scenario.weights()
-    return {"cape": np.array([dp_floor(mu, tau2), dp_floor(mu, tau3)]),
-            "conv": np.array([conventional_std(mu, tau2), conventional_std(mu, tau3)])}
 
 
 def scales(data: PlannerData, profile: np.ndarray) -> np.ndarray:
@@ -340,12 +328,21 @@ def check(data: PlannerData, scenario: Scenario, scheme: str, seed: int) -> floa
     return next(r.metric(METRIC) for r in result.records if r.algorithm == scheme)
 
 
-def guarantees(data: PlannerData, scenario: Scenario) -> list[dict]:
-    """The guarantee records (every view) of capeAGN and the conventional scheme at ``scenario``."""
+def guarantees(data: PlannerData, scenario: Scenario, names: tuple[str, ...]) -> list[dict]:
+    """The guarantee records (every view) of the algorithms ``names`` at ``scenario``."""
     _, problem, _ = data.payload
     settings: OtdData = data.settings
     return run_guarantee_records({name: otd_guarantees(name, scenario, problem, settings.settings())
-                                  for name in ("cape", "conv")})
+                                  for name in names})
+
+
+def refuses(data: PlannerData, entry: Any) -> str | None:
+    """A dense-only entry (no projected third-moment sampler: discrete capeAGN) on data whose third moment takes the
+    projected path (docs/math/discrete.md, "Where it runs")."""
+    if entry.dense_only and data.payload[2] != "dense":
+        return (f"{entry.title} runs on the dense path only (its sites send every unique entry of the dense M3), and "
+                f"these data (D = {data.settings.dim}, K = {data.settings.k}) take the projected path")
+    return None
 
 
 def script(data: PlannerData) -> tuple[str, dict[str, Any]]:
@@ -374,7 +371,7 @@ SOURCES: dict[str, PlannerSource] = {
 }
 """capeAGN's data sources: its synthetic model, and the uploads the capeAGN page and the otd command accept."""
 
-PLANNER = FamilyPlanner(metric=METRIC, target_words="component error q_comp", prepare=prepare, noise=otd_noise,
+PLANNER = FamilyPlanner(metric=METRIC, target_words="component error q_comp", prepare=prepare, refuses=refuses,
                         scales=scales, run_at=run_at, study=study, check=check, guarantees=guarantees, script=script,
                         imports="from dpcore.otd import compare_algorithms\nfrom dpcore.otd.planning import "
                         "fresh_study, planner_problem\nfrom dpcore.otd.sweep import OtdData\n",

@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 
 from .. import linalg
-from ..cape import conventional_std, dp_floor
 from ..cape.guarantee import run_guarantee_records
 from ..data import (
     Dataset,
@@ -25,7 +24,6 @@ from ..data import (
     parse_numeric_csv,
     preprocess,
     sniff_columns,
-    synthetic_covariance,
     synthetic_dataset,
     table_to_dataset,
 )
@@ -39,9 +37,11 @@ from .compare import compare_pca
 from .guarantees import privacy_guarantees
 from .metrics import METRICS
 from .problem import pca_privacy, pca_problem, scatter_problem
-from .result import decompose
+from .result import top_subspace
 from .setup import prepare_pca
+from .studies import synthetic_study
 from .sweep import PCA_DATASETS, PcaData
+from .table import ALGORITHMS
 
 __all__ = ["LANCZOS_ABOVE", "PLANNER", "REFERENCE_SAMPLES", "SCALE_DECADES", "SCALE_POINTS", "SOURCES", "drawable",
            "pca_noise", "planner_dataset", "source_label", "study", "upload_dataset"]
@@ -57,12 +57,6 @@ norm, about 2 sqrt(D) sigma, equals the i-th eigenvalue: where direction i start
 METRIC = "captured_energy_ratio"
 SYNTHETIC_BLOCK = 4096
 """Synthetic samples per block of the planner's nested draws."""
-CANDIDATES = 64
-"""Samples of largest raw norm per block among which a synthetic study's largest centred norm is taken."""
-STUDY_BLOCK = 8192
-"""Samples per block of a synthetic study (memory: one block at a time)."""
-STUDY_WORD = 0x57D
-"""Fourth word of a synthetic study's stream drawn in the eigenbasis (apart from :func:`planner_dataset`'s blocks)."""
 LANCZOS_ABOVE = 300
 """The curve's runs take the top-K eigenpairs by Lanczos above this D (MNIST's 784: 18 ms against 190 ms)."""
 
@@ -131,7 +125,7 @@ def prepare(settings: PcaData, dataset: Dataset | None, seed: int) -> PlannerDat
         prepared = preprocess(raw.x, settings.preprocessing, features=settings.features)
         problem = pca_problem([prepared.x], settings.k, solver_dtype=settings.solver_dtype)
         scale, note = prepared.scale, prepared.note
-        payload = (problem, prepared.x)
+        payload = (problem, prepared.x.astype(np.float32))  # a study reads its subsample in float32
     available = None if synthetic else raw.n_samples
     key = f"pca|{settings.describe()}|{raw.name}|{_digest(raw) if uploaded else seed}"
     what = raw.name if uploaded else source_label(settings).split(" (")[0]
@@ -143,76 +137,45 @@ def prepare(settings: PcaData, dataset: Dataset | None, seed: int) -> PlannerDat
                        f"preprocessing: {note}{excluded}")
 
 
-def study(data: PlannerData, n: int, seed: int) -> PlannerData:
+def study(data: PlannerData, n: int, seed: int, start: Any = None) -> PlannerData:
     """One simulated study of ``n`` samples drawn with ``seed`` (docs/planner.md, "The method"): the synthetic
     Gaussian drawn afresh at that size and preprocessed on its own (max-norm divides by its own largest norm, as a
-    run's does); a fixed set (bundled or uploaded, preprocessed whole) subsampled to ``n`` of its samples (all of
-    them: the set itself)."""
+    run's does; :func:`dpcore.pca.studies.synthetic_study`, continuing ``start``, the ``state`` of a smaller study of
+    this seed, when given); a fixed set (bundled or uploaded, preprocessed whole) subsampled to ``n`` of its samples
+    (all of them: the set itself)."""
     settings: PcaData = data.settings
     problem, whole = data.payload
     if whole is None:
         if settings.features in ("none", "centre") and settings.preprocessing == "max-norm":
-            pooled, scale = _eigenbasis_study(settings, n, seed)
-        else:
-            pooled, scale, _ = _pooled(settings, planner_dataset(settings, None, seed, n).x)
+            scatter, scale, state = synthetic_study(settings.dim, settings.spectrum, settings.decay,
+                                                    settings.features == "centre", n, seed, start)
+            pooled = scatter_problem(scatter, int(n), settings.k, settings.solver_dtype, top_only=True,
+                                     lanczos_above=LANCZOS_ABOVE)
+            return replace(data, payload=(pooled, None), scale=scale, size=n, seed=seed, state=state)
+        pooled, scale, _ = _pooled(settings, planner_dataset(settings, None, seed, n).x)
         return replace(data, payload=(pooled, None), scale=scale, size=n, seed=seed)
     if n >= whole.shape[1]:
         return data
     rows = np.sort(stream_rng(seed, PCA_SPLIT_STREAM).permutation(whole.shape[1])[:n])
     single = whole[:, rows].astype(np.float32)
     pooled = scatter_problem((single @ single.T).astype(np.float64) / n, n, settings.k, settings.solver_dtype,
-                             top_only=True)
+                             top_only=True, lanczos_above=LANCZOS_ABOVE)
     return replace(data, payload=(pooled, whole), size=n, seed=seed)
 
 
-def _study_blocks(settings: PcaData, n: int, seed: int):
-    """The blocks (samples as columns, sqrt(lambda) z in the eigenbasis) of a synthetic study of ``n`` samples: block
-    b of :data:`STUDY_BLOCK` drawn from [seed, PCA_SYNTHETIC_STREAM, STUDY_WORD, b] sample by sample, so a study at a
-    smaller N holds the first samples of the one at a larger N (the curve moves smoothly with N)."""
-    root = np.sqrt(synthetic_covariance(settings.dim, settings.spectrum, settings.decay)[0])
-    for b in range(-(-int(n) // STUDY_BLOCK)):
-        rng = np.random.default_rng([int(seed), PCA_SYNTHETIC_STREAM, STUDY_WORD, b])
-        rows = min(STUDY_BLOCK, int(n) - b * STUDY_BLOCK)
-        yield rng.standard_normal((STUDY_BLOCK, settings.dim))[:rows].T * root[:, None]
-
-
-def _eigenbasis_study(settings: PcaData, n: int, seed: int) -> tuple[Any, float]:
-    """A synthetic study of ``n`` samples (:func:`_study_blocks`, memory one block at a time), centred (or not) and
-    divided by its own largest norm, and its pooled problem from the float32 scatter turned into the covariance's
-    basis B (B S B^T: a rotation keeps the norms and commutes with the centring): the same law as
-    :func:`planner_dataset`'s draw. The rotation matters: the noise (i.i.d. per unique entry) is not rotation
-    invariant, and along a coordinate axis it is half as strong as along a generic direction. The largest centred
-    norm is taken over the :data:`CANDIDATES` samples of largest raw norm of every block (the mean, about
-    1 / sqrt(N) of a norm, moves a norm far less than the gaps between the largest ones; a test checks it against
-    every sample)."""
-    _, basis = synthetic_covariance(settings.dim, settings.spectrum, settings.decay)
-    total = np.zeros(settings.dim)
-    scatter = np.zeros((settings.dim, settings.dim))
-    candidates = []
-    for x in _study_blocks(settings, n, seed):
-        total += x.sum(axis=1)
-        norms = np.einsum("ij,ij->j", x, x)
-        candidates.append(x[:, np.argsort(norms)[-CANDIDATES:]])
-        single = x.astype(np.float32)
-        scatter += (single @ single.T).astype(np.float64)
-    mean = total / n if settings.features == "centre" else np.zeros(settings.dim)
-    tops = np.concatenate(candidates, axis=1) - mean[:, None]
-    largest = float(np.einsum("ij,ij->j", tops, tops).max())
-    scatter -= n * np.outer(mean, mean)
-    scale = float(np.sqrt(largest))
-    pooled = scatter_problem(basis @ (scatter / (scale * scale * n)) @ basis.T, int(n), settings.k,
-                             settings.solver_dtype, top_only=True)
-    return pooled, scale
+def for_studies(data: PlannerData) -> PlannerData:
+    """What the curve's worker processes read of ``data`` (:func:`study`, :func:`run_at`): not the raw data set
+    (the check's and the exports'), so a curve does not send MNIST's 31 MB to every worker."""
+    return replace(data, dataset=None)
 
 
 def pca_noise(scenario: Scenario, settings: PcaData | None = None) -> dict[str, np.ndarray]:
-    """The aggregate noise std per unique entry of capePCA (tau_c: the scenario's, or the DP floor max_s mu_s tau_s,
-    whichever is larger) and of the conventional scheme (sqrt(sum_s mu_s^2 tau_s^2)), tau_s = Delta(N_s) c(eps_s,
-    delta_s) (docs/math/capepca.md). Closed form: no solver runs."""
-    tau = scenario.taus("pca")
-    mu = scenario.weights()
-    cape = max(dp_floor(mu, tau), float(scenario.tau_c or 0.0))
-    return {"cape": np.array([cape]), "conv": np.array([conventional_std(mu, tau)])}
+    """The aggregate noise std per unique entry of every scheme the planner answers for (the entries of capePCA's
+    table with a ``planner``: capePCA's tau_c, the DP floor max_s mu_s tau_s or the scenario's larger tau_c; discrete
+    capePCA's bound; the conventional sqrt(sum_s mu_s^2 tau_s^2); docs/math/capepca.md), by name. Closed form."""
+    own = PcaData() if settings is None else settings
+    return {name: np.asarray(entry.planner.noise(scenario, own), dtype=float) for name, entry in ALGORITHMS.items()
+            if entry.planner is not None}
 
 
 def scales(data: PlannerData, profile: np.ndarray) -> np.ndarray:
@@ -228,17 +191,21 @@ def scales(data: PlannerData, profile: np.ndarray) -> np.ndarray:
 
 def run_at(data: PlannerData, stds: np.ndarray, rng: np.random.Generator) -> float:
     """The captured energy ratio of the top-K subspace of A + sigma Z (Z symmetric standard normal per unique
-    entry): one run of any scheme whose aggregate carries noise sigma. Above D = :data:`LANCZOS_ABOVE` the top-K
-    eigenpairs come from Lanczos (:func:`dpcore.linalg.top_eigenpairs`; the vectors agree with the exact
-    solver's to about 1e-6, far below the noise)."""
+    entry, drawn by SFC64 keyed by two words of ``rng``, as :mod:`dpcore.normals` keys its chunks: faster than
+    PCG64): one run of any scheme whose aggregate carries noise sigma. Above D = :data:`LANCZOS_ABOVE` the top-K
+    eigenpairs come from Lanczos (:func:`dpcore.linalg.top_eigenpairs`; the vectors agree with the exact solver's to
+    about 1e-6, far below the noise)."""
     problem = data.payload[0]
-    z = rng.standard_normal(problem.pooled_unique.size)
+    key = rng.integers(0, 1 << 63, size=2, dtype=np.int64)
+    z = np.random.Generator(np.random.SFC64(np.random.SeedSequence([int(key[0]), int(key[1])]))).standard_normal(
+        problem.pooled_unique.size)
     z *= float(stds[0])
     z += problem.pooled_unique
     if problem.dim <= LANCZOS_ABOVE:
-        return float(decompose("planner", problem, z, 0, float(stds[0]), False).metrics[METRIC])
-    matrix = symmetric_matrix(z, problem.dim).astype(np.float32)
-    _, vectors = linalg.top_eigenpairs(matrix, problem.k, lanczos_above=LANCZOS_ABOVE)
+        _, vectors = top_subspace(z, problem.dim, problem.k, problem.solver_dtype)
+    else:
+        matrix = symmetric_matrix(z, problem.dim).astype(np.float32)
+        _, vectors = linalg.top_eigenpairs(matrix, problem.k, lanczos_above=LANCZOS_ABOVE)
     return float(METRICS[METRIC].compute(problem, vectors))
 
 
@@ -255,9 +222,10 @@ def check(data: PlannerData, scenario: Scenario, scheme: str, seed: int) -> floa
     return float(comparison.results[scheme][0].metrics[METRIC])
 
 
-def guarantees(data: PlannerData, scenario: Scenario) -> list[dict]:
-    """The guarantee records (every view) of capePCA and the conventional scheme at ``scenario``."""
-    return run_guarantee_records(privacy_guarantees(pca_privacy(scenario), ("cape", "conv")))
+def guarantees(data: PlannerData, scenario: Scenario, names: tuple[str, ...]) -> list[dict]:
+    """The guarantee records (every view) of the algorithms ``names`` at ``scenario`` (with the data's D, which the
+    discrete design's guarantee needs)."""
+    return run_guarantee_records(privacy_guarantees(pca_privacy(scenario, dim=data.settings.dim), names))
 
 
 def script(data: PlannerData) -> tuple[str, dict[str, Any]]:
@@ -294,9 +262,9 @@ SOURCES: dict[str, PlannerSource] = {
 standardised, as the sweeps of uploads do)."""
 
 PLANNER = FamilyPlanner(metric=METRIC, target_words="share of the non-private captured energy", prepare=prepare,
-                        noise=pca_noise, scales=scales, run_at=run_at, study=study, check=check,
+                        scales=scales, run_at=run_at, study=study, check=check,
                         guarantees=guarantees, script=script,
                         imports="from dpcore.pca import compare_pca, prepare_pca\n"
                         "from dpcore.pca.planning import planner_dataset\nfrom dpcore.pca.sweep import PcaData\n",
-                        percent=True, sources=SOURCES)
+                        percent=True, sources=SOURCES, for_studies=for_studies)
 """capePCA's planner hooks (``dpcore.pca.FAMILY.planner``)."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.linalg
 
+from .. import linalg
 from ..cape import NoiseDesign, conventional_std, scenario_budgets, solve_general
 from ..limits import MAX_PCA_ENTRIES
 from ..privacy.sensitivity import sensitivity_unchecked
@@ -128,17 +129,21 @@ def pca_problem(sites: Sequence[np.ndarray], k: int, *, solver_dtype: str = "flo
 
 
 def scatter_problem(pooled: np.ndarray, n: int, k: int, solver_dtype: str = "float32", *,
-                    top_only: bool = False) -> PcaProblem:
+                    top_only: bool = False, lanczos_above: int | None = None) -> PcaProblem:
     """The one-site problem of a pooled A = X X^T / N given directly (D x D, samples of norm <= 1; the planner's
     simulated studies, whose scatter is formed in float32): as :func:`pca_problem` makes it from the samples. With
     ``top_only`` its ``eigenvalues`` are the K largest only (what the captured energy and the planner's grid read;
-    the subset eigensolver is several times faster at D = 784)."""
+    the subset eigensolver is several times faster at D = 784), by Lanczos above D = ``lanczos_above``
+    (:func:`dpcore.linalg.top_eigenpairs`: eigenvalues accurate to second order, 6 ms against 28 ms at D = 784)."""
     solver_dtype = check_choice(solver_dtype, "solver precision", SOLVER_DTYPES)
     pooled = (np.asarray(pooled, dtype=float) + np.asarray(pooled, dtype=float).T) / 2
     dim = pooled.shape[0]
     k = check_rank(k, dim)
     subset = [dim - k, dim - 1] if top_only else None
-    eigenvalues, vectors = scipy.linalg.eigh(pooled, subset_by_index=subset)
+    if top_only and lanczos_above is not None and dim > lanczos_above:
+        eigenvalues, vectors = linalg.top_eigenpairs(pooled, k, lanczos_above=lanczos_above)
+    else:
+        eigenvalues, vectors = scipy.linalg.eigh(pooled, subset_by_index=subset)
     order = np.argsort(eigenvalues)[::-1]
     eigenvalues = eigenvalues[order]
     top = np.ascontiguousarray(vectors[:, order[:k]])

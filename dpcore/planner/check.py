@@ -1,6 +1,7 @@
-"""The check of a planner answer (docs/planner.md, "The check"): fresh studies of the family's own algorithm -
-capePCA's message flow, capeAGN, capeLDA, and the conventional scheme - at the answer and at a point just short of
-it (:data:`~dpcore.planner.knobs.SHORT_FACTOR` of it). Study r draws its data (a fresh synthetic ground truth and
+"""The check of a planner answer (docs/planner.md, "The check"): fresh studies of the family's own algorithms - each
+scheme the planner answered for (:mod:`.schemes`: capePCA's message flow, discrete capePCA on its ring, capeAGN,
+capeLDA, the conventional scheme) - at the answer and at a point just short of it
+(:data:`~dpcore.planner.knobs.SHORT_FACTOR` of it). Study r draws its data (a fresh synthetic ground truth and
 samples, or a fresh deal of a fixed set) and its noise from :func:`dpcore.seeding.study_seed` (seed,
 PLANNER_CHECK_STREAM, r): streams the answer was not built from. Each point reports the share of studies that met
 the target with its 95 % Clopper-Pearson interval, and says whether that is consistent with the answer's p
@@ -26,7 +27,7 @@ from ..workers import run_tasks
 from .design import aggregator_factor, noise_scenario
 from .knobs import SHORT_FACTOR, at_value, short_of
 from .plan import PlanResult
-from .solve import SCHEMES
+from .schemes import scheme_words, sentence_start
 
 __all__ = ["CHECK_RUNS", "CONFIDENCE", "CheckPoint", "CheckResult", "check_plan", "check_points", "share_interval"]
 
@@ -88,18 +89,21 @@ class CheckResult:
 
 def check_points(result: PlanResult) -> dict[str, tuple[str, str, float, Scenario, Scenario]]:
     """'scheme@where' -> (scheme, where, knob value, the promised scenario, the scenario whose budgets the runs
-    calibrate their noise to) of every reachable answer and the point just short of it."""
+    calibrate their noise to) of every reachable answer and the point just short of it (not of an answer met at any
+    value: nothing is short of it)."""
     out = {}
     records = FAMILIES[result.family].planner.guarantees
     for scheme, answer in result.answers.items():
         if answer.answer is None:
             continue
-        for where, value in (("answer", answer.answer), ("short", short_of(result.question, answer.answer))):
+        points = (("answer", answer.answer),) if answer.any_value else (
+            ("answer", answer.answer), ("short", short_of(result.question, answer.answer)))
+        for where, value in points:
             promised = at_value(result.question, result.scenario, value, checked=True)
             factor = answer.factor
             if result.design == "aggregator" and where == "short":
                 factor = aggregator_factor(promised, lambda run, s=scheme: [
-                    r for r in records(result.data, run) if r["algorithm"] == s]) or answer.factor
+                    r for r in records(result.data, run, (s,)) if r["algorithm"] == s]) or answer.factor
             out[f"{scheme}@{where}"] = (scheme, where, float(value), promised, noise_scenario(promised, factor))
     return out
 
@@ -157,11 +161,11 @@ def check_sentence(result: PlanResult, points: list[CheckPoint]) -> str:
     integer = result.question.integer
     p = result.probability
     parts = []
-    for scheme in SCHEMES:
+    for scheme in result.answers:
         mine = {pt.where: pt for pt in points if pt.scheme == scheme}
         if not mine:
             continue
-        name = FAMILIES[result.family].cape if scheme == "cape" else "The conventional scheme"
+        name = sentence_start(scheme_words(result.family, scheme))
 
         def val(x: float) -> str:
             return f"{int(x):,}" if integer else f"{x:.3g}"
@@ -171,8 +175,10 @@ def check_sentence(result: PlanResult, points: list[CheckPoint]) -> str:
                     f"{pt.lo:.0%} to {pt.hi:.0%}): " + (f"met (the interval reaches p = {p:.0%})" if pt.met else
                                                          f"missed (the whole interval is below p = {p:.0%})"))
 
-        a, s = mine["answer"], mine["short"]
-        parts.append(f"{name} at {val(a.value)}: {verdict(a)}; at {val(s.value)}: {verdict(s)}.")
+        text = f"{name} at {val(mine['answer'].value)}: {verdict(mine['answer'])}"
+        if "short" in mine:
+            text += f"; at {val(mine['short'].value)}: {verdict(mine['short'])}"
+        parts.append(text + ".")
     return " ".join(parts)
 
 

@@ -38,7 +38,11 @@ FAILED_SHARE = 0.05
 of the figure)."""
 CURVE_CACHE_SIZE = 16
 """Curves kept in memory (per data set, profile, runs and seed), oldest dropped first."""
+STUDY_STATE_BYTES = 256 * 2**20
+"""Bytes of simulated studies' resumable draws kept in memory (``PlannerData.state``: a study at a larger N continues
+from the largest smaller one of its seed), least recently used dropped first; a draw larger than this is not kept."""
 _CACHE: OrderedDict[tuple, UtilityCurve] = OrderedDict()
+_STATES: OrderedDict[tuple, Any] = OrderedDict()
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -157,18 +161,49 @@ class _Shared:
     size: int
 
 
-def _curve_run(shared: _Shared, run: int, tick: Callable[[str], bool]) -> list[float] | None:
-    """Study ``run``: its data drawn once, then a run at every grid point (a task of
-    :func:`dpcore.workers.run_tasks`)."""
+def _curve_run(shared: _Shared, task: tuple[int, Any], tick: Callable[[str], bool]
+               ) -> tuple[list[float], Any] | None:
+    """Study ``run`` (``task``: the run and the resumable draw of a smaller study of its seed, or None): its data
+    drawn once, then a run at every grid point (a task of :func:`dpcore.workers.run_tasks`); the values and the
+    study's own resumable draw."""
+    run, start = task
     hooks = FAMILIES[shared.family].planner
-    data = hooks.study(shared.data, shared.size, study_seed(shared.seed, PLANNER_STUDY_STREAM, run))
+    data = hooks.study(shared.data, shared.size, study_seed(shared.seed, PLANNER_STUDY_STREAM, run), start)
     out = []
     for j, s in enumerate(shared.scales):
         value = hooks.run_at(data, s * shared.profile, planner_rng(shared.seed, j, run))
         out.append(np.nan if value is None else float(value))
         if tick(f"study {run + 1} of N = {shared.size:,}: noise {j + 1}/{len(shared.scales)}"):
             return None
-    return out
+    return out, data.state
+
+
+def _state_key(family: str, data: PlannerData, seed: int, run: int) -> tuple:
+    return (family, data.key, int(seed), int(run))
+
+
+def _start(family: str, data: PlannerData, seed: int, run: int, size: int) -> Any:
+    """The kept resumable draw of study ``run`` holding the most samples, at most ``size`` (None: none)."""
+    states = _STATES.get(_state_key(family, data, seed, run))
+    if not states:
+        return None
+    fits = [n for n in states if n <= size]
+    return states[max(fits)] if fits else None
+
+
+def _keep_state(family: str, data: PlannerData, seed: int, run: int, state: Any) -> None:
+    """Keep study ``run``'s resumable draw (by the samples it holds), within :data:`STUDY_STATE_BYTES`."""
+    if state is None or state.nbytes > STUDY_STATE_BYTES:
+        return
+    key = _state_key(family, data, seed, run)
+    _STATES.setdefault(key, {})[int(state.size)] = state
+    _STATES.move_to_end(key)
+    while sum(x.nbytes for states in _STATES.values() for x in states.values()) > STUDY_STATE_BYTES:
+        oldest = next(iter(_STATES))
+        states = _STATES[oldest]
+        states.pop(min(states))
+        if not states:
+            del _STATES[oldest]
 
 
 def curve_cache_size() -> int:
@@ -177,8 +212,9 @@ def curve_cache_size() -> int:
 
 
 def clear_cache() -> None:
-    """Forget every cached curve."""
+    """Forget every cached curve and every kept study draw."""
     _CACHE.clear()
+    _STATES.clear()
 
 
 def cached_curve(family: str, data: PlannerData, profile: np.ndarray, *, size: int, runs: int = CURVE_RUNS,
@@ -214,7 +250,8 @@ def measure_curve(family: str, data: PlannerData, profile: np.ndarray, *, size: 
     hooks = FAMILIES[family].planner
     scales = np.asarray(hooks.scales(data, profile) if scales is None else scales, dtype=float)
     start = time.perf_counter()
-    shared = _Shared(family=family, data=data, scales=scales, profile=profile, seed=int(seed), size=size)
+    shared = _Shared(family=family, data=hooks.for_studies(data), scales=scales, profile=profile, seed=int(seed),
+                     size=size)
     total, done = runs * len(scales), [0]
     if progress is not None:
         progress(0.0, f"simulated studies of N = {size:,}: starting {total} runs in worker processes")
@@ -225,10 +262,13 @@ def measure_curve(family: str, data: PlannerData, profile: np.ndarray, *, size: 
             progress(done[0] / total, f"simulated studies of N = {size:,}: {done[0]} of {total} runs")
         return bool(tick(label)) if tick is not None else False
 
-    finished, stopped = run_tasks(_curve_run, shared, list(range(runs)), workers=workers, tick=counted)
+    tasks = [(r, _start(family, data, seed, r, size)) for r in range(runs)]
+    finished, stopped = run_tasks(_curve_run, shared, tasks, workers=workers, tick=counted)
     if stopped or len(finished) < runs:
         raise InputError("the curve was stopped before every run finished; measure it again", "curve")
-    values = np.array([finished[r] for r in range(runs)], dtype=float).T
+    for r in range(runs):
+        _keep_state(family, data, seed, r, finished[r][1])
+    values = np.array([finished[r][0] for r in range(runs)], dtype=float).T
     metric = FAMILIES[family].metrics[hooks.metric]
     curve = UtilityCurve(family=family, metric=hooks.metric, higher_is_better=metric.higher_is_better, scales=scales,
                          profile=profile, values=values, reference=float(data.reference),

@@ -21,7 +21,7 @@ from ..textio import json_ready, long_csv, printable
 from .check import CheckResult, check_points
 from .design import DESIGNS
 from .plan import PlanResult
-from .solve import SCHEMES
+from .schemes import scheme_words, sentence_start
 
 if TYPE_CHECKING:  # plotly is dpcore's figures extra: imported where a figure is drawn
     import plotly.graph_objects as go
@@ -76,7 +76,7 @@ def plan_csv(result: PlanResult, check: CheckResult | None = None) -> str:
     rows += _scenario_rows("scenario", rec["scenario"])
     for scheme, f in (rec["forward"] or {}).items():
         rows += [("forward", scheme, k, _cell(v)) for k, v in f.items()]
-    for scheme in SCHEMES:
+    for scheme in result.answers:
         for k, v in rec[scheme].items():
             if k in ("scenario", "noise_scenario"):
                 rows += _scenario_rows(f"{scheme} {k}", v) if v else []
@@ -125,10 +125,10 @@ def answer_lines(result: PlanResult) -> list[tuple[float, str, str]]:
             continue
         for scale, names, _ in lines:
             if math.isclose(scale, answer.scale, rel_tol=ANSWER_LINE_TOLERANCE):
-                names.append(SCHEMES[scheme])
+                names.append(scheme_words(result.family, scheme))
                 break
         else:
-            lines.append((answer.scale, [SCHEMES[scheme]], fam.algorithms[scheme].colour))
+            lines.append((answer.scale, [scheme_words(result.family, scheme)], fam.algorithms[scheme].colour))
     return [(s, "noise at the answer: " + " and ".join(names), colour if len(names) == 1 else "#555555")
             for s, names, colour in lines]
 
@@ -176,12 +176,15 @@ def curve_figure(result: PlanResult, check: CheckResult | None = None) -> go.Fig
 def _summary_lines(result: PlanResult, check: CheckResult | None) -> list[str]:
     lines = [result.forward_sentence, result.sentence]
     for scheme, a in result.answers.items():
+        name = sentence_start(scheme_words(result.family, scheme))
         if a.answer is not None and a.predicted is not None:
-            lines.append(f"{SCHEMES[scheme].capitalize()}: at the answer the studies average {a.predicted:.3g}, a "
-                         f"share {a.probability:.0%} of them reach {a.reach:.3g} (95 % of them between "
-                         f"{a.predicted_range[0]:.3g} and {a.predicted_range[1]:.3g}).")
+            lines.append(f"{name}: at the answer the studies average {a.predicted:.3g}, a share {a.probability:.0%} "
+                         f"of them reach {a.reach:.3g} (95 % of them between {a.predicted_range[0]:.3g} and "
+                         f"{a.predicted_range[1]:.3g})" + ("" if a.bits is None else
+                                                           f"; its values travel as integers, {a.bits} bits each")
+                         + ".")
         for note in a.notes:
-            lines.append(f"{SCHEMES[scheme].capitalize()}: {note}.")
+            lines.append(f"{name}: {note}.")
     if check is not None:
         lines.append(f"Check ({check.runs} runs per point, seed {check.seed}): {check.sentence}")
     return lines
@@ -211,7 +214,8 @@ def plan_html(result: PlanResult, check: CheckResult | None = None) -> str:
         parts.append("<h2>Check</h2><table border='1' cellpadding='4'><tr><th>scheme</th><th>where</th>"
                      "<th>value</th><th>studies that met the target</th><th>95 % CI</th><th>against p</th></tr>")
         for p in check.points:
-            parts.append(f"<tr><td>{esc(SCHEMES[p.scheme])}</td><td>{p.where}</td><td>{p.value:g}</td>"
+            parts.append(f"<tr><td>{esc(scheme_words(result.family, p.scheme))}</td><td>{p.where}</td>"
+                         f"<td>{p.value:g}</td>"
                          f"<td>{p.met_count} of {len(p.values)} ({p.share:.0%})</td><td>{p.lo:.0%} to {p.hi:.0%}</td>"
                          f"<td>{'met' if p.met else 'missed'}</td></tr>")
         parts.append("</table>")
@@ -230,7 +234,8 @@ def guarantee_rows(result: PlanResult) -> list[dict[str, Any]]:
     rows = []
     for scheme, views in json_ready(result.guarantees()).items():
         for g in views:
-            rows.append({"scheme": SCHEMES[scheme], "site": g.get("site") or "", "view": g["view"],
+            rows.append({"scheme": scheme_words(result.family, scheme), "site": g.get("site") or "",
+                         "view": g["view"],
                          "colluders": g["colluders"], "eps": _short(g.get("eps")), "delta": _short(g.get("delta")),
                          "promised": f"({_short(g.get('promised_eps'))}, {_short(g.get('promised_delta'))})",
                          "certified": "certified" if g["certified"] else "NOT certified"})

@@ -17,13 +17,16 @@ import numpy as np
 from ..experiments.families import FAMILIES
 from ..family import DataLoader, PlannerData
 from ..scenario import Scenario, scenario_from_dict
+from ..textio import printable
 from ..validation import InputError, check_choice
 from .curve import CURVE_RUNS, UtilityCurve, measure_curve
 from .design import aggregator_factor, check_design, promised_records
 from .knobs import Question, knob_value
+from .schemes import lead_scheme, planner_schemes, scheme_noise, scheme_refusal, scheme_words
+from .sentences import CURVE_RUNS_WORDS, forward_sentence, headline, premise_limits, question_sentence
 from .solve import (
     PROBABILITY,
-    SCHEMES,
+    SIZE_TOLERANCE,
     Answer,
     Forward,
     SolveProblem,
@@ -34,8 +37,8 @@ from .solve import (
     solve_scheme,
 )
 
-__all__ = ["NARROW_DECADES", "NARROW_POINTS", "PlanResult", "forward_sentence", "headline", "plan_target",
-           "prepare_data", "premise_limits", "version"]
+__all__ = ["CURVE_RUNS_WORDS", "NARROW_DECADES", "NARROW_POINTS", "OWN_DATA", "PlanResult", "forward_sentence",
+           "headline", "plan_target", "premise_limits", "prepare_data", "question_sentence", "version"]
 
 
 def version() -> str:
@@ -68,7 +71,7 @@ class PlanResult:
     curves: tuple[UtilityCurve, ...] = ()
 
     def guarantees(self) -> dict[str, list[dict]]:
-        """The guarantee records of every view of both schemes at each reachable answer: computed by the audit at the
+        """The guarantee records of every view of every scheme at its reachable answer: computed by the audit at the
         noise the runs use (the design's) and measured against the promised budgets (:mod:`.design`)."""
         out: dict[str, list[dict]] = {}
         hooks = FAMILIES[self.family].planner
@@ -76,7 +79,7 @@ class PlanResult:
             if a.scenario is not None:
                 promised = scenario_from_dict(a.scenario)
                 run = scenario_from_dict(a.noise_scenario) if a.factor > 1.0 else promised
-                records = [r for r in hooks.guarantees(self.data, run) if r["algorithm"] == scheme]
+                records = [r for r in hooks.guarantees(self.data, run, (scheme,)) if r["algorithm"] == scheme]
                 out[scheme] = promised_records(records, run, promised, a.factor)
         return out
 
@@ -89,14 +92,16 @@ class PlanResult:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        """Everything: the answers (``cape``, ``conv``: answer, probability, interval, predicted, ... or answer None
-        with a reason), the forward answers, the question, settings, seed, version, the curve and the guarantees."""
+        """Everything: the answers by scheme (the algorithm names of :mod:`.schemes`, e.g. ``cape``, ``cape-discrete``,
+        ``conv``: answer, probability, interval, predicted, bits_per_value, ... or answer None with a reason), how
+        each scheme is named (``schemes``), the forward answers, the question, settings, seed, version, the curve and
+        the guarantees."""
         fam = FAMILIES[self.family]
         metric = fam.metrics[self.curve.metric]
         out: dict[str, Any] = {scheme: a.to_dict() for scheme, a in self.answers.items()}
         out.update({
             "sentence": self.sentence, "forward_sentence": self.forward_sentence, "family": self.family,
-            "algorithm": fam.cape,
+            "algorithm": fam.cape, "schemes": {s: scheme_words(self.family, s) for s in self.answers},
             "question": {"solve": self.question.knob, "site": None if self.question.site is None else
                          self.scenario.names[self.question.site], "target": self.question.target,
                          "probability": self.probability, "design": self.design,
@@ -114,112 +119,21 @@ class PlanResult:
         return out
 
 
+OWN_DATA = ("planned on the values of {file} (their norms and their curve), not a public proxy of its shape: reading "
+            "them is not differentially private, so the answer itself tells something about the data")
+"""The limit of every answer planned on a file's own values (the page's 'my data', ``plan --use-my-data``)."""
+
+
 def prepare_data(family: str, settings: Any, dataset: Any = None, seed: int = 0,
                  loader: DataLoader | None = None) -> PlannerData:
     """The family's data prepared for the planner (``dataset``: an uploaded data set, or None for the settings'
     own; ``loader``: how the exported script reads it again, :func:`dpcore.planner.sources.read_upload`)."""
     family = check_choice(family, "algorithm family", tuple(FAMILIES))
     data = FAMILIES[family].planner.prepare(settings, dataset, seed)
-    return data if loader is None else dataclasses.replace(data, loader=loader)
-
-
-def premise_limits(family: str, answers: dict[str, Answer], data: PlannerData, p: float) -> tuple[str, ...]:
-    """Where the method may be wrong for this answer (docs/planner.md, "Checking the premise"), in words from the
-    numbers."""
-    out = ["the curve is for CAPE and the conventional scheme, whose noise is one Gaussian term on the aggregate; "
-           "it does not answer for baselines whose noise is not (DPdisPCA, local, the LDA configurations)",
-           f"the share {p:.0%} comes from {CURVE_RUNS_WORDS}: a normal prediction bound over them; the check measures "
-           "it again on fresh studies with a confidence interval"]
-    out.extend(data.premise)
-    return tuple(out)
-
-
-CURVE_RUNS_WORDS = "the simulated studies of the curve (each its own data and noise)"
-
-
-def _format(value: float | int | None, integer: bool) -> str:
-    if value is None:
-        return "unreachable"
-    return f"{int(value):,}" if integer else f"{value:.3g}"
-
-
-def _target_text(family: str, target: float) -> str:
-    hooks = FAMILIES[family].planner
-    metric = FAMILIES[family].metrics[hooks.metric]
-    if hooks.percent:
-        return f"{target:.0%} of the non-private result"
-    return f"a {metric.words} of {target:.3g}" if not metric.higher_is_better else f"{metric.words} {target:.3g}"
-
-
-def _reach_words(family: str, target: float) -> str:
-    """The one definition of "reaches" the user reads: a study's one run, on its own data and noise."""
-    higher = FAMILIES[family].metrics[FAMILIES[family].planner.metric].higher_is_better
-    return (f"a study reaches it when its one run, on its own data and with its own noise, gives "
-            f"{'at least' if higher else 'at most'} {target:g}")
-
-
-def _sizes_words(scenario_dict: dict | None) -> str:
-    """' (sites hold A 8,907, B 17,814, C 26,721)' when the sites' sizes differ."""
-    if scenario_dict is None:
-        return ""
-    sites = scenario_dict["sites"]
-    if len({s["n"] for s in sites}) == 1:
-        return ""
-    shown = ", ".join(f"{s['name']} {s['n']:,}" for s in sites[:6])
-    return f" on average (the sites hold {shown}{', ...' if len(sites) > 6 else ''})"
-
-
-def headline(family: str, q: Question, scenario: Scenario, answers: dict[str, Answer], p: float) -> str:
-    """'capePCA: with samples per site = 1,200, 90 % of fresh studies reach 80% of the non-private result (a study
-    reaches it when ...; half of them already at 950). The conventional scheme needs 2,700, 2.3 times as many.' or
-    the reason either cannot, from the numbers."""
-    title = FAMILIES[family].cape
-    words = q.words(scenario)
-    target = _target_text(family, q.target)
-    cape, conv = answers["cape"], answers["conv"]
-    if cape.answer is None:
-        first = f"{title} cannot reach {target} in {p:.0%} of fresh studies: {cape.reason}."
-    elif cape.any_value:
-        first = (f"{title} reaches {target} in {p:.0%} of fresh studies with any {words} "
-                 f"({_reach_words(family, q.target)}; the target is met at every noise measured).")
-    else:
-        first = (f"{title}: with {words} = {_format(cape.answer, q.integer)}{_sizes_words(cape.scenario)}, "
-                 f"{p:.0%} of fresh studies reach {target} ({_reach_words(family, q.target)}")
-        if cape.median is not None and cape.median != cape.answer:
-            first += f"; half of them already at {_format(cape.median, q.integer)}"
-        first += ")."
-    if conv.answer is None:
-        second = f" The conventional scheme cannot: {conv.reason}."
-    elif conv.any_value:
-        second = f" The conventional scheme too, with any {words}."
-    else:
-        second = f" The conventional scheme needs {_format(conv.answer, q.integer)}"
-        if cape.answer and not cape.any_value:
-            ratio = float(conv.answer) / float(cape.answer)
-            second += f", {ratio:.2g} times as many" if q.knob != "eps" else f", {ratio:.2g} times the eps"
-        second += "."
-    return first + second
-
-
-def forward_sentence(family: str, result_forward: dict[str, Forward] | None, reason: str, p: float,
-                     target: float | None) -> str:
-    """The forward answer in words: 'With the scenario as it stands, capePCA gets 0.83 on average and at least 0.79 in
-    90 % of fresh studies (conventional: 0.52, at least 0.45).'"""
-    if result_forward is None:
-        return f"The scenario as it stands cannot be simulated: {reason}."
-    title = FAMILIES[family].cape
-    higher = FAMILIES[family].metrics[FAMILIES[family].planner.metric].higher_is_better
-    side = "at least" if higher else "at most"
-    words = FAMILIES[family].metrics[FAMILIES[family].planner.metric].words
-    parts = []
-    for scheme, name in (("cape", title), ("conv", "the conventional scheme")):
-        f = result_forward[scheme]
-        text = f"{name} gets a {words} of {f.mean:.3g} on average and {side} {f.reach:.3g} in {p:.0%} of fresh studies"
-        if f.share is not None:
-            text += f"; {f.share:.0%} of the curve's studies there reach {target:g}"
-        parts.append(text)
-    return "With the scenario as it stands, " + ". ".join(part[0].upper() + part[1:] if i else part
-                                                          for i, part in enumerate(parts)) + "."
+    if loader is None:
+        return data
+    read = () if loader.file is None else (OWN_DATA.format(file=printable(loader.file)),)
+    return dataclasses.replace(data, loader=loader, premise=(*data.premise, *read))
 
 
 def plan_target(family: str, data: PlannerData, scenario: Scenario, q: Question, *, seed: int = 0,
@@ -238,7 +152,7 @@ def plan_target(family: str, data: PlannerData, scenario: Scenario, q: Question,
     if not q.target > 0:
         raise InputError(f"the target ({hooks.target_words}) must be > 0 (got {q.target:g})"
                          + ("; e.g. 0.8 for 80 %" if hooks.percent else ""), "target")
-    noise = hooks.noise(scenario, data.settings)["cape"]
+    noise = scheme_noise(family, lead_scheme(family), scenario, data.settings)
     profile = np.asarray(noise, dtype=float) / float(noise[0]) if noise[0] > 0 else np.ones(len(noise))
     limit = data.available if data.available is not None else data.drawable
     # the scenario's own N, or (beyond what a study may hold: no forward answer) the data's own size, no more
@@ -246,6 +160,9 @@ def plan_target(family: str, data: PlannerData, scenario: Scenario, q: Question,
     curves: list[UtilityCurve] = []
 
     def curve_at(n: int, around: float | None) -> UtilityCurve:
+        near = [c for c in curves if abs(n - c.size) <= SIZE_TOLERANCE * c.size and not _outside(c, q.target, p)]
+        if near:  # measured for another scheme within the rounds' tolerance (discrete CAPE's N is CAPE's to 0.2 %)
+            return min(near, key=lambda c: abs(n - c.size))
         grid = None if around is None else around * np.logspace(*NARROW_DECADES, NARROW_POINTS)
         curve = measure_curve(family, data, profile, size=n, runs=runs, seed=seed, workers=workers, tick=tick,
                               scales=grid, progress=progress)
@@ -258,7 +175,7 @@ def plan_target(family: str, data: PlannerData, scenario: Scenario, q: Question,
     first = curve_at(size, None)
     records_at = _records_at(family, data)
     answers = {}
-    for scheme in SCHEMES:
+    for scheme in planner_schemes(family):
         if _beyond_reference(metric.higher_is_better, q.target, first.reference):
             answers[scheme] = Answer(scheme=scheme, answer=None, probability=p, reason=(
                 f"the target is {'above' if metric.higher_is_better else 'below'} the non-private result "
@@ -270,7 +187,7 @@ def plan_target(family: str, data: PlannerData, scenario: Scenario, q: Question,
                 records_at=records_at))
     fwd, why = _forward(family, data, scenario, first, q.target, p, design, records_at)
     return PlanResult(family=family, question=q, scenario=scenario, data=data, curve=first, answers=answers,
-                      limits=premise_limits(family, answers, data, p),
+                      limits=premise_limits(family, answers, data, p, scenario),
                       sentence=headline(family, q, scenario, answers, p), seed=seed,
                       seconds=time.perf_counter() - start, settings=dict(settings or {}), probability=p, design=design,
                       forward=fwd, forward_sentence=forward_sentence(family, fwd, why, p, q.target),
@@ -293,7 +210,7 @@ def _records_at(family: str, data: PlannerData) -> Callable[[Scenario, str], lis
     hooks = FAMILIES[family].planner
 
     def records(run: Scenario, scheme: str) -> list[dict]:
-        return [r for r in hooks.guarantees(data, run) if r["algorithm"] == scheme]
+        return [r for r in hooks.guarantees(data, run, (scheme,)) if r["algorithm"] == scheme]
     return records
 
 
@@ -306,7 +223,9 @@ def _forward(family: str, data: PlannerData, scenario: Scenario, curve: UtilityC
                       f"{'the data have' if data.available is not None else 'one simulated study may hold'} "
                       f"({curve.size:,})")
     out = {}
-    for scheme in SCHEMES:
+    for scheme in planner_schemes(family):
+        if scheme_refusal(family, scheme, data) is not None:
+            continue
         factor = 1.0
         if design == "aggregator":
             factor = aggregator_factor(scenario, lambda run, s=scheme: records_at(run, s)) or math.inf
@@ -319,22 +238,3 @@ def _beyond_reference(higher: bool, target: float, reference: float) -> bool:
     if not np.isfinite(reference):
         return False
     return target > reference + 1e-12 if higher else target < reference - 1e-12
-
-
-def question_sentence(family: str, scenario: Scenario, q: Question, data_description: str,
-                      probability: float = PROBABILITY) -> str:
-    """What the planner will answer, from the inputs it will run: 'For capePCA on <data>, with the 5 sites of the
-    scenario (N_s = 1,000; eps = 1, delta = 1e-05): the samples per site at which 90 % of fresh studies of capePCA
-    and of the conventional scheme reach 80% of ...'."""
-    sizes, eps, delta = scenario.sizes, scenario.eps, scenario.delta
-
-    def same(values, fmt: str) -> str:
-        return format(values[0], fmt) if np.all(values == values[0]) else "from " + format(values.min(), fmt) + \
-            " to " + format(values.max(), fmt)
-
-    fam = FAMILIES[family]
-    return (f"For {fam.cape} on {data_description}, with the {scenario.n_sites} sites of the scenario (N_s "
-            f"{same(sizes, ',')}; eps {same(eps, 'g')}, delta {same(delta, 'g')}; {scenario.calibration} "
-            f"calibration): the {q.words(scenario)} at which {probability:.0%} of fresh studies of {fam.cape} and of "
-            f"the conventional scheme reach {_target_text(family, q.target)}, everything else held as the scenario "
-            "has it.")

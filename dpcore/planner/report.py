@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..family import bits_label
 from ..notation import symbolic
 from .export import guarantee_rows
 from .knobs import KNOBS
 from .plan import PlanResult
-from .solve import SCHEMES
+from .schemes import scheme_words
 
 __all__ = ["answer_rows", "guarantee_lines", "site_rows"]
 
@@ -26,8 +27,8 @@ def _value(value: float | int | None, integer: bool) -> str:
 
 def answer_rows(result: PlanResult) -> list[dict[str, Any]]:
     """One row per scheme: the answer (or 'unreachable'; the reason is shown in full under the table), where half of
-    the fresh studies meet the target, where (1 + p) / 2 do, and what the studies average and what a share p of them
-    reaches at the answer."""
+    the fresh studies meet the target, where (1 + p) / 2 do, what the studies average and what a share p of them
+    reaches at the answer, and the bits per value its values travel on there (float64, or a ring's bits)."""
     q, p = result.question, result.probability
     knob = symbolic(KNOBS[q.knob])
     rows = []
@@ -35,11 +36,13 @@ def answer_rows(result: PlanResult) -> list[dict[str, Any]]:
         reachable = a.answer is not None
         answer = ("any" if a.any_value else _value(a.answer, q.integer)) if reachable else "unreachable"
         lo, hi = a.interval if a.interval is not None else (None, None)
-        rows.append({"scheme": SCHEMES[scheme], f"{knob} ({p:.0%} of studies meet the target)": answer,
+        rows.append({"scheme": scheme_words(result.family, scheme),
+                     f"{knob} ({p:.0%} of studies meet the target)": answer,
                      "half of them at": _value(lo, q.integer) if reachable else MISSING,
                      f"{(1 + p) / 2:.1%} at": _value(hi, q.integer) if reachable else MISSING,
                      "studies average there": MISSING if a.predicted is None else f"{a.predicted:.3g}",
-                     f"{p:.0%} of them reach": MISSING if a.reach is None else f"{a.reach:.3g}"})
+                     f"{p:.0%} of them reach": MISSING if a.reach is None else f"{a.reach:.3g}",
+                     "bits per value": bits_label(a.bits) if reachable else MISSING})
     return rows
 
 
@@ -55,8 +58,8 @@ def site_rows(result: PlanResult) -> list[dict[str, Any]]:
     for i, site in enumerate(result.scenario.sites):
         row: dict[str, Any] = {"site": site.name, "N_s as given": f"{site.n:,}", "ε as given": f"{site.eps:g}"}
         for scheme, v in sites.items():
-            row[f"N_s, {SCHEMES[scheme]}"] = f"{v[i]['n']:,}"
-            row[f"ε, {SCHEMES[scheme]}"] = f"{v[i]['eps']:.3g}"
+            row[f"N_s, {scheme_words(result.family, scheme)}"] = f"{v[i]['n']:,}"
+            row[f"ε, {scheme_words(result.family, scheme)}"] = f"{v[i]['eps']:.3g}"
         rows.append(row)
     return rows
 

@@ -20,23 +20,21 @@ from typing import Any
 
 import numpy as np
 
-from ..experiments.families import FAMILIES
 from ..family import PlannerData
 from ..scenario import Scenario
-from ..validation import check_range
+from ..validation import InputError, check_range
 from .curve import UtilityCurve
 from .design import aggregator_factor, noise_scenario
 from .knobs import Question, at_value, bounds, data_limit, knob_value
+from .schemes import scheme_bits, scheme_noise, scheme_refusal, scheme_words
 
-__all__ = ["PROBABILITY", "ROUNDS", "SCHEMES", "SIZE_TOLERANCE", "Answer", "Forward", "SolveProblem",
+__all__ = ["PROBABILITY", "ROUNDS", "SIZE_TOLERANCE", "Answer", "Forward", "SolveProblem",
            "check_probability", "forward", "largest_noise", "noise_scale", "solve_scheme"]
 
 PROBABILITY = 0.9
 """The default share of fresh studies that meet the target at the answer."""
 PROBABILITY_RANGE = (0.5, 0.99)
 """The probabilities a user may ask for (the curve's 20 studies do not support a tighter tail)."""
-SCHEMES: dict[str, str] = {"cape": "CAPE", "conv": "the conventional scheme"}
-"""The two schemes the planner compares (their algorithm names are the same in every family's table)."""
 EPS_DIGITS = 3
 """Significant digits of an eps answer (rounded up, so the stated eps still meets the target)."""
 _EPS_TOLERANCE = 1e-5
@@ -66,7 +64,8 @@ class Answer:
     ``noise`` (per-stage aggregate std at the answer), ``scale`` (the common noise scale), ``scenario`` (at the
     answer, as a dict: the promise), ``noise_scenario`` (the budgets the runs calibrate their noise to: the design's),
     ``factor`` (the design's noise factor), ``any_value`` (the target is met at every noise measured), ``size`` (the
-    N of the studies the answer's curve was measured on)."""
+    N of the studies the answer's curve was measured on), ``bits`` (the bits per value its values travel on at the
+    answer: a ring's width for discrete CAPE; None: float64)."""
 
     scheme: str
     answer: float | int | None
@@ -85,6 +84,7 @@ class Answer:
     factor: float = 1.0
     any_value: bool = False
     size: int | None = None
+    bits: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"answer": self.answer, "probability": self.probability,
@@ -93,14 +93,14 @@ class Answer:
                 "predicted_range": None if self.predicted_range is None else list(self.predicted_range),
                 "noise": list(self.noise), "noise_scale": self.scale, "reason": self.reason,
                 "notes": list(self.notes), "scenario": self.scenario, "noise_scenario": self.noise_scenario,
-                "noise_factor": self.factor, "any_value": self.any_value, "study_size": self.size}
+                "noise_factor": self.factor, "any_value": self.any_value, "study_size": self.size,
+                "bits_per_value": self.bits}
 
 
 def noise_scale(family: str, scenario: Scenario, settings: Any, scheme: str, profile: np.ndarray) -> float:
     """The common noise scale of ``scheme`` at ``scenario``: max over stages of std / profile (a stage noisier than
     the curve's profile counts in full: conservative)."""
-    stds = FAMILIES[family].planner.noise(scenario, settings)[scheme]
-    return float(np.max(np.asarray(stds, dtype=float) / profile))
+    return float(np.max(scheme_noise(family, scheme, scenario, settings) / profile))
 
 
 def largest_noise(curve: UtilityCurve, target: float, p: float) -> tuple[float, str | None]:
@@ -189,9 +189,11 @@ def solve_scheme(curve_at: CurveAt, first: UtilityCurve, problem: SolveProblem) 
     with its interval and the prediction there, or the reason it cannot."""
     fam, data, scenario, q, scheme, p = (problem.family, problem.data, problem.scenario, problem.q, problem.scheme,
                                          problem.p)
-    hooks = FAMILIES[fam].planner
     settings = data.settings
-    title = SCHEMES[scheme]
+    title = scheme_words(fam, scheme)
+    refused = scheme_refusal(fam, scheme, data)
+    if refused is not None:
+        return Answer(scheme=scheme, answer=None, probability=p, reason=refused)
     lo, hi, why_hi = bounds(q, scenario, data.available, data.unit, data.drawable)
     factor = [1.0]
     limit = data_limit(data.available, data.drawable, data.unit)
@@ -246,7 +248,12 @@ def solve_scheme(curve_at: CurveAt, first: UtilityCurve, problem: SolveProblem) 
     at = at_value(q, scenario, answer, checked=True)
     scale = sigma_at(answer)
     run = noise_scenario(at, factor[0])
-    stds = hooks.noise(run, settings)[scheme]
+    stds = scheme_noise(fam, scheme, run, settings)
+    try:
+        bits = scheme_bits(fam, scheme, run, settings)
+    except InputError as exc:
+        return Answer(scheme=scheme, answer=None, probability=p, size=curve.size, reason=(
+            f"{title} cannot be carried out at {q.words(scenario)} = {_fmt(answer, q.integer)}: {exc}"))
     spread = (_interp(curve, curve.band(1.96), scale), _interp(curve, curve.band(-1.96), scale))
     if scale < curve.scales[0]:
         notes.append(f"the answer's noise {scale:.3g} is below the smallest measured ({curve.scales[0]:.3g}): the "
@@ -255,7 +262,7 @@ def solve_scheme(curve_at: CurveAt, first: UtilityCurve, problem: SolveProblem) 
                   predicted=_interp(curve, curve.band(0.0), scale), reach=_interp(curve, curve.reach(p), scale),
                   predicted_range=(min(spread), max(spread)), noise=tuple(float(x) for x in stds), scale=scale,
                   notes=tuple(notes), scenario=at.to_dict(), noise_scenario=run.to_dict(), factor=factor[0],
-                  any_value=any_value, size=curve.size)
+                  any_value=any_value, size=curve.size, bits=bits)
 
 
 def _edge(curve: UtilityCurve, q: Question, sigma_at: Callable[[float], float], share: float, lo: float, hi: float

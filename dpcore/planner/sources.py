@@ -12,11 +12,15 @@ from ..experiments.families import FAMILIES
 from ..family import DataLoader, PlannerSource
 from ..validation import InputError, check_choice
 
-__all__ = ["SYNTHETIC", "planner_sources", "proxy_data", "read_bundled", "read_upload", "source_settings",
+__all__ = ["READS", "SYNTHETIC", "planner_sources", "proxy_data", "read_bundled", "read_upload", "source_settings",
            "upload_shape"]
 
 SYNTHETIC = "synthetic"
 """The source of a family whose table offers none: the settings' synthetic model."""
+READS = {"proxy": "a public proxy of the same shape (synthetic; reads only N and D of your file)",
+         "mine": "my data (reads its values: their norms and their curve; not private)"}
+"""What a plan on a file of the user's reads (the page's choice, the command line's ``--use-my-data``; the answer's
+``settings.read``): a public proxy, the default, or the file's values."""
 
 
 def planner_sources(family: str) -> dict[str, PlannerSource]:

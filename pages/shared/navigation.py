@@ -17,6 +17,7 @@ from __future__ import annotations
 import gc
 import sys
 import threading
+import time
 
 import streamlit as st
 
@@ -25,7 +26,7 @@ from pages.shared.catalog import PAGES
 from pages.shared.state import current_scenario
 from pages.shared.widgets import remember_widgets, show_error
 
-__all__ = ["run_app", "start_page"]
+__all__ = ["page_run_started", "run_app", "start_page"]
 
 _ROUTING = threading.local()
 _FREEZE_LOCK = threading.Lock()
@@ -34,6 +35,7 @@ _frozen_modules = 0  # len(sys.modules) at the last gc.freeze()
 
 def run_app() -> None:
     """Page configuration and the navigation over :data:`~pages.shared.catalog.PAGES`, then the chosen page: app.py."""
+    _ROUTING.started = time.perf_counter()
     st.set_page_config(page_title="CAPE: private multi-site analysis", page_icon=":material/hub:", layout="wide")
     navigation = st.navigation(
         [st.Page(p.path, title=p.title, icon=p.icon, default=(i == 0)) for i, p in enumerate(PAGES)]
@@ -85,3 +87,9 @@ def start_page() -> Scenario:
         run_app()
         st.stop()
     return current_scenario()
+
+
+def page_run_started() -> float:
+    """``time.perf_counter()`` at the start of this script run (set by :func:`run_app`, before the navigation and the
+    page's imports): what a page's "you waited" figure is measured from."""
+    return _ROUTING.started

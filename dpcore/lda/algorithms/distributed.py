@@ -5,9 +5,12 @@ aggregator combines sum_s mu_s (release_s - f_s), whitens, decomposes and recove
 
 from __future__ import annotations
 
-from ...cape import stage_sensitivities, stage_taus
+import numpy as np
+
+from ...cape import conventional_std, dp_floor, stage_sensitivities, stage_taus
 from ...cape.guarantee import Guarantee, cape_guarantees, coalition_size, conventional_guarantees, promises
-from ...family import Algorithm, GuaranteeContext, RunContext
+from ...family import Algorithm, GuaranteeContext, PlannerScheme, RunContext
+from ...scenario import Scenario
 from ...tensor.release import STAGES, StageNoise, cape_stage_noise
 from ..algorithm import relation, two_stage
 from ..problem import LdaResult
@@ -43,6 +46,14 @@ def _distributed_guarantees(ctx: GuaranteeContext, correlated: bool) -> tuple[Gu
                            **promises(scenario, (a, 1.0 - a)))
 
 
+def _planner_noise(scenario: Scenario, settings, correlated: bool) -> np.ndarray:
+    """(sigma_2, sigma_3) of capeLDA (the DP floor of each stage) or of the conventional scheme, in closed form, for
+    the planner's data settings (D, alpha_0, the budget split)."""
+    tau2, tau3 = stage_taus(scenario, "lda", settings.eps_split, dim=settings.dim, alpha0=settings.alpha0)
+    law = dp_floor if correlated else conventional_std
+    return np.array([law(scenario.weights(), tau2), law(scenario.weights(), tau3)])
+
+
 ENTRIES = (
     Algorithm(
         name="cape", title="capeLDA", position=10, default=True, colour="#d62728", guarantee="dp",
@@ -51,6 +62,7 @@ ENTRIES = (
         "the aggregate carries only the noise pooled data would need",
         run=lambda ctx: _distributed(ctx, correlated=True),
         guarantees=lambda ctx: _distributed_guarantees(ctx, correlated=True),
+        planner=PlannerScheme(noise=lambda scenario, settings: _planner_noise(scenario, settings, True)),
     ),
     Algorithm(
         name="conv", title="conventional", position=20, default=True, colour="#1f77b4", guarantee="dp",
@@ -59,5 +71,7 @@ ENTRIES = (
         "averages (no correlated noise)",
         run=lambda ctx: _distributed(ctx, correlated=False),
         guarantees=lambda ctx: _distributed_guarantees(ctx, correlated=False),
+        planner=PlannerScheme(noise=lambda scenario, settings: _planner_noise(scenario, settings, False),
+                              words="the conventional scheme"),
     ),
 )

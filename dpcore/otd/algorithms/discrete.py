@@ -6,16 +6,16 @@ entries of M3 rather than its K^3 projection: a projection by a real W would lea
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ...cape import AGN_MODELS, stage_sensitivities, stage_taus
-from ...cape.discrete import DiscreteDesign, discrete_design
+from ...cape import AGN_MODELS, dp_floor, stage_sensitivities, stage_taus
+from ...cape.discrete import DiscreteDesign, discrete_design, output_std_bound
 from ...cape.discrete_audit import discrete_guarantees
 from ...cape.discrete_flow import keyed_streams, release_sum
 from ...cape.guarantee import Guarantee, coalition_size, promises
-from ...family import Algorithm, GuaranteeContext, RunContext, Sizes
+from ...family import Algorithm, GuaranteeContext, PlannerScheme, RunContext, Sizes
 from ...privacy.sensitivity import statistic_bound, statistic_entries
 from ...privacy.symmetric import (
     symmetric_matrix,
@@ -25,13 +25,15 @@ from ...privacy.symmetric import (
     unique_entries_matrix,
     unique_entries_tensor,
 )
+from ...scenario import Scenario
 from ...tensor.multilinear import multilinear
 from ...tensor.release import STAGES, cape_stage_noise
 from ...tensor.whitening import whiten
 from ..algorithm import decomposition, relation, tpm
 from ..problem import Decomposition
+from .distributed import planner_taus
 
-__all__ = ["ENTRIES", "agn_discrete_designs"]
+__all__ = ["ENTRIES", "agn_discrete_designs", "planner_noise", "planner_ring"]
 
 
 def agn_discrete_designs(ctx: RunContext | GuaranteeContext) -> tuple[DiscreteDesign, DiscreteDesign]:
@@ -72,6 +74,39 @@ def _guarantees(ctx: GuaranteeContext) -> tuple[Guarantee, ...]:
                                **promises(ctx.scenario, (a, 1.0 - a)))
 
 
+@dataclass(frozen=True)
+class _Shape:
+    """What the discrete designs read of a problem: the model's kind, its (scaled) sigma^2 and D."""
+
+    kind: str
+    sigma2: float | None
+    dim: int
+
+
+def _shape(settings) -> _Shape:
+    return _Shape(kind=settings.model, sigma2=settings.scaled_sigma2 if settings.model == "mog" else None,
+                  dim=settings.dim)
+
+
+def planner_noise(scenario: Scenario, settings) -> np.ndarray:
+    """(sigma_2, sigma_3): a closed-form bound on the error per unique entry of each stage's decoded aggregate (noise
+    and rounding, :func:`dpcore.cape.discrete.output_std_bound`) from capeAGN's DP floor of the stage (the planner's
+    noise of discrete capeAGN; ``settings``: the planner's data settings)."""
+    shape, mu = _shape(settings), scenario.weights()
+    sens = stage_sensitivities(scenario, shape.kind, dim=shape.dim, sigma2=shape.sigma2)
+    return np.array([output_std_bound(dp_floor(mu, tau), stage_sens, mu, statistic_entries(statistic, shape.dim))
+                     for tau, stage_sens, statistic in zip(planner_taus(scenario, settings), sens,
+                                                           AGN_MODELS[shape.kind], strict=True)])
+
+
+def planner_ring(scenario: Scenario, settings) -> int:
+    """Bits per value of the wider of the two stages' rings at ``scenario`` (InputError where no ring of 64 bits
+    holds a stage)."""
+    ctx = GuaranteeContext(name="cape-discrete", scenario=scenario, problem=_shape(settings),
+                           settings=settings.settings())
+    return max(d.ring_bits for d in agn_discrete_designs(ctx))
+
+
 def communication(sizes: Sizes) -> int:
     """3 S (D(D+1)/2 + C(D+2, 3)) ring values (masked w~ shares, F~ and the releases of both stages) and W (S D K)."""
     n2, n3 = unique_count_matrix(sizes.dim), unique_count_tensor(sizes.dim)
@@ -87,4 +122,5 @@ ENTRIES = (Algorithm(
     communication=communication,
     run=_run,
     guarantees=_guarantees,
+    planner=PlannerScheme(noise=planner_noise, ring=planner_ring, words="discrete capeAGN"),
 ),)

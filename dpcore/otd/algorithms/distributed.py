@@ -4,15 +4,18 @@ whitens with the top-K eigenpairs of sum_s mu_s M2_hat_s and runs the tensor pow
 
 from __future__ import annotations
 
-from ...cape import stage_sensitivities, stage_taus
+import numpy as np
+
+from ...cape import conventional_std, dp_floor, stage_sensitivities, stage_taus
 from ...cape.guarantee import Guarantee, cape_guarantees, coalition_size, conventional_guarantees, promises
-from ...family import Algorithm, GuaranteeContext, RunContext, Sizes
+from ...family import Algorithm, GuaranteeContext, PlannerScheme, RunContext, Sizes
+from ...scenario import Scenario
 from ...tensor.release import STAGES, StageNoise, cape_stage_noise, release_m2, release_m3
 from ...tensor.whitening import whiten
 from ..algorithm import decomposition, m3_law, relation, tpm
 from ..problem import Decomposition
 
-__all__ = ["ENTRIES"]
+__all__ = ["ENTRIES", "planner_taus"]
 
 
 def _distributed(ctx: RunContext, correlated: bool) -> Decomposition:
@@ -48,6 +51,21 @@ def _distributed_guarantees(ctx: GuaranteeContext, correlated: bool) -> tuple[Gu
                            **promises(scenario, (a, 1.0 - a)))
 
 
+def planner_taus(scenario: Scenario, settings) -> tuple[np.ndarray, np.ndarray]:
+    """(tau_2, tau_3) per site of the M2 and the M3 stage at ``scenario`` for the planner's data settings (model,
+    D, the (scaled) sigma^2 of MOG, the budget split)."""
+    sigma2 = settings.scaled_sigma2 if settings.model == "mog" else None
+    return stage_taus(scenario, settings.model, settings.eps_split, dim=settings.dim, sigma2=sigma2)
+
+
+def _planner_noise(scenario: Scenario, settings, correlated: bool) -> np.ndarray:
+    """(sigma_2, sigma_3), the aggregate std of the M2 and the M3 stage in closed form: capeAGN's DP floor
+    max_s mu_s tau_s of each stage, or the conventional sqrt(sum_s mu_s^2 tau_s^2) (the planner's noise)."""
+    mu = scenario.weights()
+    law = dp_floor if correlated else conventional_std
+    return np.array([law(mu, tau) for tau in planner_taus(scenario, settings)])
+
+
 def _third_moment_numbers(dim: int, k: int, path: str) -> int:
     return k**3 if path == "projected" else dim**3
 
@@ -77,6 +95,7 @@ ENTRIES = (
         communication=cape_communication,
         run=lambda ctx: _distributed(ctx, correlated=True),
         guarantees=lambda ctx: _distributed_guarantees(ctx, correlated=True),
+        planner=PlannerScheme(noise=lambda scenario, settings: _planner_noise(scenario, settings, True)),
     ),
     Algorithm(
         name="conv", title="conv", position=40, default=True, paper_order=2, colour="#1f77b4",
@@ -85,5 +104,7 @@ ENTRIES = (
         communication=conv_communication,
         run=lambda ctx: _distributed(ctx, correlated=False),
         guarantees=lambda ctx: _distributed_guarantees(ctx, correlated=False),
+        planner=PlannerScheme(noise=lambda scenario, settings: _planner_noise(scenario, settings, False),
+                              words="the conventional scheme"),
     ),
 )

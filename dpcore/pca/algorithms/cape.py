@@ -14,18 +14,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...cape import CapeNoise, NoiseDesign, default_collusion, sample_noise
+from ...cape import CapeNoise, NoiseDesign, default_collusion, dp_floor, sample_noise
 from ...cape.guarantee import Guarantee, cape_guarantees, promises
 from ...cape.parties import combine, site_release
-from ...family import Algorithm, GuaranteeContext, Sizes
+from ...family import Algorithm, GuaranteeContext, PlannerScheme, Sizes
 from ...privacy.symmetric import symmetric_matrix
+from ...scenario import Scenario
 from ...validation import InputError, check_choice
 from ..algorithm import STAGE
 from ..problem import PcaPrivacy, PcaProblem, check_pair
 from ..result import PcaResult, decompose
 
 __all__ = ["ENTRIES", "BLOCK_NUMBERS", "CapeMessages", "cape_aggregate", "cape_aggregate_streamed", "cape_messages",
-           "cape_pca", "noise_blocks"]
+           "cape_pca", "noise_blocks", "planner_noise"]
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,12 @@ def cape_pca_guarantees(ctx: GuaranteeContext) -> tuple[Guarantee, ...]:
                            **promises(ctx.scenario, (1.0,)))
 
 
+def planner_noise(scenario: Scenario, settings: object = None) -> np.ndarray:
+    """The std of capePCA's aggregate noise per unique entry, in closed form: tau_c, the scenario's or the DP floor
+    max_s mu_s tau_s, whichever is larger (docs/math/capepca.md; the planner's noise of capePCA)."""
+    return np.array([max(dp_floor(scenario.weights(), scenario.taus("pca")), float(scenario.tau_c or 0.0))])
+
+
 ENTRIES = (Algorithm(
     name="cape", default=True, title="capePCA", position=10, paper_order=1, colour="#d62728", collusion_robust=True,
     description="capePCA: sites release A_s + E_s + F_s + G_s, the aggregator removes F_s and averages, E cancels",
@@ -128,4 +135,5 @@ ENTRIES = (Algorithm(
     communication=communication,
     run=lambda ctx: cape_pca(ctx.problem, ctx.privacy, ctx.rng, keep_matrix=ctx.settings.keep_matrix),
     guarantees=cape_pca_guarantees,
+    planner=PlannerScheme(noise=planner_noise),
 ),)

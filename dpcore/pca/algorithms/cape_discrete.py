@@ -11,19 +11,21 @@ from dataclasses import replace
 import numpy as np
 
 from ...cape import default_collusion
-from ...cape.discrete import DiscreteDesign, discrete_design
+from ...cape.discrete import DiscreteDesign, discrete_design, output_std_bound
 from ...cape.discrete_audit import discrete_guarantees
 from ...cape.discrete_flow import keyed_streams, release_sum
 from ...cape.guarantee import Guarantee, promises
-from ...family import Algorithm, GuaranteeContext, Sizes
+from ...family import Algorithm, GuaranteeContext, PlannerScheme, Sizes
 from ...privacy.sensitivity import statistic_bound, statistic_entries
+from ...scenario import Scenario
 from ...validation import InputError
 from ..algorithm import STAGE
-from ..problem import PcaPrivacy, PcaProblem, check_pair
+from ..problem import PcaPrivacy, PcaProblem, check_pair, pca_privacy
 from ..result import PcaResult, decompose
 from .cape import communication
+from .cape import planner_noise as cape_noise
 
-__all__ = ["ENTRIES", "discrete_pca", "pca_discrete_design"]
+__all__ = ["ENTRIES", "discrete_pca", "pca_discrete_design", "planner_noise", "planner_ring"]
 
 def pca_discrete_design(privacy: PcaPrivacy, dim: int) -> DiscreteDesign:
     """The discrete design of the scenario's capePCA design for D x D second moments (D(D+1)/2 entries)."""
@@ -59,6 +61,20 @@ def discrete_pca_guarantees(ctx: GuaranteeContext) -> tuple[Guarantee, ...]:
     return discrete_guarantees([dd], STAGE, collusion=min(int(c), n - 1), **promises(scenario, (1.0,)))
 
 
+def planner_noise(scenario: Scenario, settings) -> np.ndarray:
+    """A closed-form bound on the error per unique entry of the discrete design's aggregate (noise and rounding,
+    :func:`dpcore.cape.discrete.output_std_bound`) from capePCA's continuous noise, for D x D second moments
+    (``settings.dim``): at most 0.15 % above it (the planner's noise of discrete capePCA)."""
+    return np.array([output_std_bound(float(cape_noise(scenario)[0]), scenario.sensitivities("pca"),
+                                      scenario.weights(), statistic_entries("pca", settings.dim))])
+
+
+def planner_ring(scenario: Scenario, settings) -> int:
+    """Bits per value of the discrete design at ``scenario`` for D = ``settings.dim`` (InputError where no ring of
+    64 bits holds it)."""
+    return pca_discrete_design(pca_privacy(scenario, dim=settings.dim), settings.dim).ring_bits
+
+
 ENTRIES = (Algorithm(
     name="cape-discrete", title="capePCA (discrete)", position=15, colour="#ff9896", collusion_robust=True,
     description="capePCA on the integers: exact discrete Gaussian terms, releases summed exactly on a ring",
@@ -67,4 +83,5 @@ ENTRIES = (Algorithm(
     communication=communication,
     run=lambda ctx: discrete_pca(ctx.problem, ctx.privacy, ctx.rng, keep_matrix=ctx.settings.keep_matrix),
     guarantees=discrete_pca_guarantees,
+    planner=PlannerScheme(noise=planner_noise, ring=planner_ring, words="discrete capePCA"),
 ),)

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...cape import conventional_std
 from ...cape.guarantee import Guarantee, conventional_guarantees, promises
-from ...family import Algorithm, GuaranteeContext, Sizes
+from ...family import Algorithm, GuaranteeContext, PlannerScheme, Sizes
+from ...scenario import Scenario
 from ..algorithm import STAGE
 from ..problem import PcaPrivacy, PcaProblem, check_pair
 from ..result import PcaResult, decompose
 
-__all__ = ["ENTRIES", "conv_pca", "conventional_release", "own_noise_guarantees"]
+__all__ = ["ENTRIES", "conv_pca", "conventional_release", "own_noise_guarantees", "planner_noise"]
 
 
 def conventional_release(problem: PcaProblem, privacy: PcaPrivacy, rng: np.random.Generator, site: int) -> np.ndarray:
@@ -46,6 +48,12 @@ def own_noise_guarantees(ctx: GuaranteeContext) -> tuple[Guarantee, ...]:
                                    **promises(ctx.scenario, (1.0,)))
 
 
+def planner_noise(scenario: Scenario, settings: object = None) -> np.ndarray:
+    """The std of the conventional scheme's aggregate noise per unique entry, sqrt(sum_s mu_s^2 tau_s^2), in closed
+    form (docs/math/capepca.md; the planner's noise of the conventional scheme)."""
+    return np.array([conventional_std(scenario.weights(), scenario.taus("pca"))])
+
+
 ENTRIES = (Algorithm(
     name="conv", default=True, title="conv", position=50, paper_order=3, colour="#1f77b4",
     description="conventional: every site adds its full noise tau_s, the aggregator averages",
@@ -53,4 +61,5 @@ ENTRIES = (Algorithm(
     communication=communication,
     run=lambda ctx: conv_pca(ctx.problem, ctx.privacy, ctx.rng, keep_matrix=ctx.settings.keep_matrix),
     guarantees=own_noise_guarantees,
+    planner=PlannerScheme(noise=planner_noise, words="the conventional scheme"),
 ),)
