@@ -35,6 +35,8 @@ from .accounts import (
     stale_rounds,
     study_rounds_used,
 )
+from .algorithms import FEDERATED_ALGORITHMS, federated_algorithm
+from .entry import FederatedAlgorithm, Published
 from .guard import design_matches, dropout_audit, release_entry, site_plan_problem
 from .ledger import (
     LEDGER_FORMAT,
@@ -108,6 +110,10 @@ from .study import STUDY_FORMAT, Exposure, Study, StudyAlgorithm, parse_study, r
 from .studytext import describe_exposure, describe_study
 
 __all__ = [
+    "FEDERATED_ALGORITHMS",
+    "FederatedAlgorithm",
+    "Published",
+    "federated_algorithm",
     "describe_exposure",
     "describe_study",
     "ROUND_OUTPUTS",

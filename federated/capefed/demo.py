@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ from . import dp
 from .memory import InMemoryTransport, party_node
 from .messages import message_log_round
 from .rounds import AggregatorSettings, RoundOutcome, run_rounds, settings_from_run_config
-from .site import AgnModel, SiteConfig, load_site
+from .site import AgnModel, SiteConfig, data_keys, load_site
 from .studyfile import write_signed_study
 from .trust import approval_signature, load_identity, make_identity, write_roster
 
@@ -48,12 +48,6 @@ exact composition of that many rounds at LEDGER_DELTA (``dpcore.federation.round
 refused by the study and by the ledger. (Its total was once 5 eps_s: Gaussian rounds compose like sqrt(k), and at a
 delta 10 times the per-round one that allowed 22 rounds.)"""
 LEDGER_DELTA = 1e-4
-DATA_DESCRIPTIONS = {
-    "capePCA": "the bundled digits: 64 pixel values per image, centred and divided by the largest norm of the whole "
-               "set (every sample has norm <= 1)",
-    "capeAGN": "synthetic: a single topic model's 3-word documents over D = 10 words (or Gaussian-mixture samples in "
-               "D = 10 dimensions, divided by the public norm bound)",
-}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -103,11 +97,10 @@ def _study(workdir: Path, nodes: Sequence[Mapping[str, Any]], run_config: Mappin
     algorithms = {}
     for algorithm in dp.ROUND_STAGES:
         settings = settings_from_run_config(run_config, algorithm, "study")
-        dim = 64 if algorithm == "capePCA" else AGN_DIM
-        algorithms[algorithm] = (settings.round, dim, DATA_DESCRIPTIONS[algorithm])
+        algorithms[algorithm] = (settings.round, DEMO_DATA[algorithm].dim, DEMO_DATA[algorithm].description)
     sites = [dp.Site(name=n["name"], n=1, eps=n["eps"], delta=n["delta"], weight=n.get("weight"))
              for n in nodes if n["role"] == "site"]
-    counts = {n["name"]: {"capePCA": n["pca-n"], "capeAGN": n["agn-n"]} for n in nodes if n["role"] == "site"}
+    counts = {n["name"]: {a: n[data_keys(a)[1]] for a in dp.ROUND_STAGES} for n in nodes if n["role"] == "site"}
     text = dp.study_text(title="capefed demonstration: digits (capePCA) and a topic model (capeAGN)",
                          proposer="the demonstration's aggregator", rounds=rounds, total_delta=LEDGER_DELTA,
                          algorithms=algorithms, sites=sites, counts=counts)
@@ -213,7 +206,7 @@ def simulate(demo_nodes: Sequence[Mapping[str, Any]], settings: AggregatorSettin
     """The in-process run of the same round (``dpcore.federation.simulate_round``) from the same files and seeds,
     with the generator of a real run (ChaCha20) and the sites that dropped out."""
     algorithm = settings.round.algorithm
-    agn = AgnModel.from_request(settings.public()) if algorithm == "capeAGN" else None
+    agn = AgnModel.from_request(settings.public()) if dp.federated_algorithm(algorithm).public_model else None
     budgets, data, seeds = [], {}, {dp.AGGREGATOR: settings.seed}
     for node in demo_nodes:
         if node["role"] == "helper":
@@ -354,19 +347,49 @@ def print_report(outcome: Mapping[str, Any], simulated: dp.SimulatedRound | None
     print("\nresult:", file=out)
     for line in comparison(outcome, simulated):
         print("  " + line, file=out)
-    if outcome["status"] == "released" and algorithm == "capePCA":
-        print("  top eigenvalues of the private aggregate: "
-              + ", ".join(f"{v:.4f}" for v in outcome["outputs"]["eigenvalues"]), file=out)
-        if pooled_data is not None:
-            v = np.asarray(outcome["outputs"]["components"])
-            pooled = pooled_data @ pooled_data.T / pooled_data.shape[1]
-            best = np.sort(np.linalg.eigvalsh(pooled))[::-1][: v.shape[1]].sum()
-            print(f"  captured energy tr(V^T A V) / optimum = {dp.captured_energy(pooled, v) / best:.3f}", file=out)
-    if outcome["status"] == "released" and algorithm == "capeAGN" and truth is not None:
-        q, werr = dp.evaluate(np.asarray(outcome["outputs"]["components"]), np.asarray(outcome["outputs"]["weights"]),
+    if outcome["status"] == "released":
+        DEMO_DATA[algorithm].report(outcome["outputs"], truth, pooled_data, out)
+
+
+def _pca_report(outputs: Mapping[str, Any], truth: Mapping[str, Any] | None, pooled_data: Any, out) -> None:
+    """capePCA's result against the pooled data: the top eigenvalues and the captured energy."""
+    print("  top eigenvalues of the private aggregate: "
+          + ", ".join(f"{v:.4f}" for v in outputs["eigenvalues"]), file=out)
+    if pooled_data is not None:
+        v = np.asarray(outputs["components"])
+        pooled = pooled_data @ pooled_data.T / pooled_data.shape[1]
+        best = np.sort(np.linalg.eigvalsh(pooled))[::-1][: v.shape[1]].sum()
+        print(f"  captured energy tr(V^T A V) / optimum = {dp.captured_energy(pooled, v) / best:.3f}", file=out)
+
+
+def _agn_report(outputs: Mapping[str, Any], truth: Mapping[str, Any] | None, pooled_data: Any, out) -> None:
+    """capeAGN's result against the true model: q_comp and the weight error."""
+    if truth is not None:
+        q, werr = dp.evaluate(np.asarray(outputs["components"]), np.asarray(outputs["weights"]),
                               np.asarray(truth["agn_components"]), np.asarray(truth["agn_weights"]))
         what = "topics" if truth.get("agn_model", "stm") == "stm" else "mixture components"
         print(f"  recovered {what} vs the true ones: q_comp = {q:.4f}, weight error = {werr:.4f}", file=out)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DemoData:
+    """The demonstration's data for one algorithm: D, the study's description and how its result is reported."""
+
+    dim: int
+    description: str
+    report: Callable[[Mapping[str, Any], Mapping[str, Any] | None, Any, Any], None]
+
+
+DEMO_DATA = {
+    "capePCA": DemoData(dim=64, report=_pca_report,
+                        description="the bundled digits: 64 pixel values per image, centred and divided by the largest "
+                                    "norm of the whole set (every sample has norm <= 1)"),
+    "capeAGN": DemoData(dim=AGN_DIM, report=_agn_report,
+                        description="synthetic: a single topic model's 3-word documents over D = 10 words (or "
+                                    "Gaussian-mixture samples in D = 10 dimensions, divided by the public norm bound)"),
+}
+"""The demonstration's data set of each algorithm of the federated table (a demonstration's choice, not the
+algorithm's)."""
 
 
 def _main(argv: list[str] | None = None) -> int:

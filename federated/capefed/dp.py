@@ -2,7 +2,7 @@
 
 from dpcore.cape.audit import default_collusion
 from dpcore.cape.helper_free import NOISE_VARIANTS, mask_share
-from dpcore.cape.noise_variants import federated_variant, federated_variants
+from dpcore.cape.noise_variants import federated_variant, federated_variants, noise_variant
 from dpcore.cape.parties import (
     AGGREGATOR,
     HELPER,
@@ -16,6 +16,7 @@ from dpcore.cape.parties import (
 from dpcore.cape.protocol import SITES
 from dpcore.data import load_bundled, parse_numeric_csv, preprocess, split_sites
 from dpcore.federation import (
+    FEDERATED_ALGORITHMS,
     LOG_FORMAT,
     RELEASE_TAIL,
     ROUND_STAGES,
@@ -44,6 +45,7 @@ from dpcore.federation import (
     design_matches,
     dropout_audit,
     encode_release,
+    federated_algorithm,
     mog_site,
     mu_for_eps,
     new_ledger_key,
@@ -138,7 +140,10 @@ __all__ = [
     "MAX_WIRE_VALUES",
     "NOISE_VARIANTS",
     "RELEASE_TAIL",
+    "FEDERATED_ALGORITHMS",
     "ROUND_STAGES",
+    "federated_algorithm",
+    "noise_variant",
     "SITE",
     "SITES",
     "aggregator_noise",

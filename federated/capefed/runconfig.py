@@ -52,9 +52,10 @@ class AggregatorSettings:
         (with D for the single topic model, sigma^2 and the norm bound for the Gaussian mixture), and the study."""
         r = self.round
         out: dict[str, Any] = {"algorithm": r.algorithm, "round": self.round_id, **self.study_fields()}
-        if r.algorithm == "capeAGN":
+        entry = dp.federated_algorithm(r.algorithm)
+        if entry.public_model:
             out["model"] = r.model
-            if r.model == "stm":
+            if entry.fixed_dim(r):
                 out["dim"] = int(self.dim)
             else:
                 out.update(sigma2=float(r.sigma2), norm_bound=float(r.norm_bound))
@@ -108,7 +109,8 @@ def check_run_config(run_config: Mapping[str, Any]) -> None:
 
 def _round_settings(run_config: Mapping[str, Any], algorithm: str) -> tuple[dp.RoundSettings, int, int | None]:
     """A round's settings, the number of sites and capeAGN's vocabulary D from the run configuration's own keys."""
-    k = int(run_config["pca-k"] if algorithm == "capePCA" else run_config["agn-k"])
+    entry = dp.federated_algorithm(algorithm)
+    k = int(run_config[f"{entry.key}-k"])
     collusion = run_config.get("collusion", -1)
     model = str(run_config.get("agn-model", "stm"))
     settings = dp.RoundSettings(algorithm=algorithm, k=k, neighbouring=str(run_config["neighbouring"]),
@@ -121,7 +123,7 @@ def _round_settings(run_config: Mapping[str, Any], algorithm: str) -> tuple[dp.R
                                 noise=str(run_config.get("noise", "helper")),
                                 dropouts=max(int(run_config.get("dropouts", 0)), 0),
                                 **_law(run_config))
-    dim = int(run_config["agn-dim"]) if algorithm == "capeAGN" and model == "stm" else None
+    dim = int(run_config["agn-dim"]) if entry.fixed_dim(settings) else None
     return settings, int(run_config["sites"]), dim
 
 
@@ -154,7 +156,7 @@ def settings_from_run_config(run_config: Mapping[str, Any], algorithm: str, roun
             raise ValueError(f"the study runs {', '.join(signed.study.algorithms)}, not {algorithm}")
         settings = replace(entry.settings, run=int(run_config.get("run", 0)))
         sites = len(signed.study.sites)
-        dim = entry.dim if algorithm == "capeAGN" and settings.model == "stm" else None
+        dim = entry.dim if dp.federated_algorithm(algorithm).fixed_dim(settings) else None
         study, approvals = signed.study.text, tuple(signed.signatures)
     else:
         settings, sites, dim = _round_settings(run_config, algorithm)

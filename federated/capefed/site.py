@@ -27,7 +27,7 @@ before anything is read).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,7 +44,6 @@ MAX_DATA_BYTES = 512 * 1024 * 1024
 DEFAULT_DEADLINE = 600.0
 """Seconds a party accepts between two steps of a round unless its configuration says ``deadline``."""
 MAX_DEADLINE = 86_400.0
-_DATA_KEYS = {"capePCA": ("pca-data", "pca-n"), "capeAGN": ("agn-data", "agn-n")}
 
 
 class SiteConfigError(ValueError):
@@ -67,6 +66,12 @@ def _path(config: Mapping[str, Any], key: str) -> Path:
     if not isinstance(value, str) or not value.strip() or len(value) > 4096:
         raise SiteConfigError(f"the site configuration needs {key}, a file path")
     return Path(value)
+
+
+def data_keys(algorithm: str) -> tuple[str, str]:
+    """The node configuration's keys of a site's data file and sample count for ``algorithm`` (its entry's key)."""
+    key = dp.federated_algorithm(algorithm).key
+    return f"{key}-data", f"{key}-n"
 
 
 def step_deadline(config: Mapping[str, Any]) -> float:
@@ -141,7 +146,8 @@ class SiteConfig:
                                   f"with) need budget-eps > 0 and budget-delta in (0, 1), both or neither (got "
                                   f"{budget_eps}, {budget_delta})")
         data = {}
-        for algorithm, (path_key, n_key) in _DATA_KEYS.items():
+        for algorithm in dp.FEDERATED_ALGORITHMS:
+            path_key, n_key = data_keys(algorithm)
             path = config.get(path_key)
             if path is None:
                 continue
@@ -159,7 +165,7 @@ class SiteConfig:
 
     def source(self, algorithm: str) -> tuple[Path, int]:
         if algorithm not in self.data:
-            keys = _DATA_KEYS[algorithm]
+            keys = data_keys(algorithm)
             raise SiteConfigError(f"site {self.name} has no data for {algorithm}: set {keys[0]} and {keys[1]}")
         return self.data[algorithm]
 
@@ -242,17 +248,40 @@ class AgnModel:
         return AgnModel(model=model, dim=dim if model == "stm" else None, sigma2=sigma2, norm_bound=bound)
 
 
+def _samples(path: Path, n: int, agn: AgnModel | None) -> tuple[Any, int]:
+    data = load_pca_data(path, n)
+    return data, data.shape[0]
+
+
+def _documents(path: Path, n: int, agn: AgnModel) -> tuple[Any, int]:
+    return load_stm_data(path, n, agn.dim), agn.dim
+
+
+def _mixture(path: Path, n: int, agn: AgnModel) -> tuple[Any, int]:
+    data = load_mog_data(path, n, agn.sigma2, agn.norm_bound)
+    return data, data.dim
+
+
+DATA_FORMS: dict[str, Callable[[Path, int, Any], tuple[Any, int]]] = {
+    "samples": _samples, "stm": _documents, "mog": _mixture}
+"""How a site reads each form of data (:attr:`dpcore.federation.FederatedAlgorithm.data_form`): the data and D."""
+
+
+def agn_model(algorithm: str, settings: dp.RoundSettings, dim: int | None) -> AgnModel | None:
+    """The public model settings a site reads its data with, for an algorithm whose entry reads them
+    (``public_model``), else None."""
+    entry = dp.federated_algorithm(algorithm)
+    if not entry.public_model:
+        return None
+    return AgnModel(model=settings.model, dim=dim if entry.fixed_dim(settings) else None, sigma2=settings.sigma2,
+                    norm_bound=settings.norm_bound)
+
+
 def load_site(config: SiteConfig, algorithm: str, agn: AgnModel | None) -> tuple[Any, dp.SiteBudget]:
-    """A site's data for ``algorithm`` (capeAGN: with the public model settings) and the budget it reports."""
+    """A site's data for ``algorithm`` (with the public model settings when its entry reads them) and the budget it
+    reports."""
     path, n = config.source(algorithm)
-    if algorithm == "capePCA":
-        data = load_pca_data(path, n)
-        data_dim = data.shape[0]
-    elif agn.model == "stm":
-        data = load_stm_data(path, n, agn.dim)
-        data_dim = agn.dim
-    else:
-        data = load_mog_data(path, n, agn.sigma2, agn.norm_bound)
-        data_dim = data.dim
+    form = dp.federated_algorithm(algorithm).data_form(agn.model if agn is not None else "")
+    data, data_dim = DATA_FORMS[form](Path(path), n, agn)
     site = dp.Site(name=config.name, n=n, eps=config.eps, delta=config.delta, weight=config.weight)
     return data, dp.SiteBudget(site=site, dim=data_dim)

@@ -29,7 +29,7 @@ from .messages import Payload
 from .requests import RequestError, RoundContext, round_context, text
 from .sealing import SealError, new_key_pair
 from .shares import ShareError
-from .site import AgnModel, SiteConfig, SiteConfigError, load_site
+from .site import AgnModel, SiteConfig, SiteConfigError, agn_model, load_site
 from .sitestudy import (
     StudyRefusal,
     StudyRound,
@@ -100,10 +100,7 @@ class SiteParty:
              ) -> tuple[Any, dp.SiteBudget]:
         """Its data for the round and the budget it reports; in a dry run the data are synthetic of the same shape
         (drawn from a seed kept for the round, so every stage reads the same), its own file only checked."""
-        agn = None
-        if settings.algorithm == "capeAGN":
-            agn = AgnModel(model=settings.model, dim=dim if settings.model == "stm" else None,
-                           sigma2=settings.sigma2, norm_bound=settings.norm_bound)
+        agn = agn_model(settings.algorithm, settings, dim)
         data, budget = load_site(self.config, settings.algorithm, agn)
         if sr is not None and sr.dry:
             seed = self.state.get(self.key(round_id, "synthetic"))
@@ -183,7 +180,7 @@ class SiteParty:
         sr = study_round(c, self.roster, self.name)
         ledger = self.ledger()
         signed_by_site(ledger, sr.study)
-        agn = AgnModel.from_request(c) if algorithm == "capeAGN" else None
+        agn = AgnModel.from_request(c) if dp.federated_algorithm(algorithm).public_model else None
         _, budget = load_site(self.config, algorithm, agn)
         if self.key(round_id, "key") in self.state:
             raise Refusal(f"it already answered the hello of round {round_id} (one round key per round)")

@@ -97,16 +97,11 @@ def _noise(site: SiteParty, c: Mapping[str, Any], ctx: RoundContext, stage: dp.R
     return dp.noise_entries(row, stage.stage, s.m3_noise, s.path, plan.dim, w)
 
 
-def _iid(stage: str, settings: dp.RoundSettings) -> bool:
-    """Whether a noise term's unique entries are i.i.d. N(0, var): every matrix stage, and the third moment on the
-    dense path under the published law. (Projected third-moment noise is correlated through W and the symmetrized
-    law scales entries by index pattern; there the check is not made. f_s never protects a release against the
-    aggregator, which knows it; e_s comes from the helper or the site's own secure sum.)"""
-    return stage != "M3" or (settings.path == "dense" and settings.m3_noise == "published")
-
-
 def _variance_problem(what: str, values: np.ndarray, var: float, iid: bool) -> str | None:
-    """The sample variance of i.i.d. N(0, var) entries outside the two-sided chi-square bounds at CHI2_TAIL."""
+    """The sample variance of i.i.d. N(0, var) entries outside the two-sided chi-square bounds at CHI2_TAIL. Only
+    when ``iid`` (:attr:`dpcore.federation.RoundStage.iid`): projected third-moment noise is correlated through W and
+    the symmetrized law scales entries by index pattern; there the check is not made. (f_s never protects a release
+    against the aggregator, which knows it; e_s comes from the helper or the site's own secure sum.)"""
     n = values.size
     if not iid or n < 32:
         return None
@@ -148,7 +143,7 @@ def release(site: SiteParty, c: Mapping[str, Any]) -> Payload:
     e = _noise(site, c, ctx, stage, private, w)
     for what, values, var in (("the aggregator's noise f_s", f, design.var_f[me]),
                               ("its helper term e_s", e, design.var_e[me])):
-        problem = _variance_problem(what, values, float(var), _iid(stage.stage, s))
+        problem = _variance_problem(what, values, float(var), stage.iid)
         if problem:
             raise Refusal(f"stage {stage.stage}: {problem}")
     rng = dp.party_generator("secure", site.secret(ctx.round_id), s.run, s.algorithm, stage.stage, dp.SITE,

@@ -171,14 +171,7 @@ def synthetic_data(algorithm: str, budget: dp.SiteBudget, settings: dp.RoundSett
     """Data of the study's shape for a dry run (N_s samples of D), drawn fresh and never the site's own: capePCA
     samples of norm at most 1, capeAGN documents of a random topic model or samples of a random Gaussian mixture;
     drawn from ``rng`` (a dry run's: seeded from a fresh secret kept for its round)."""
-    n, dim = budget.site.n, budget.dim
-    if algorithm == "capePCA":
-        x = rng.standard_normal((dim, n))
-        return x / np.maximum(np.linalg.norm(x, axis=0), 1.0) * rng.uniform(0.0, 1.0, n)
-    model = dp.make_model(settings.model, dim, settings.k, rng, doc_length=3, sigma2=settings.sigma2 or 0.05)
-    if settings.model == "stm":
-        return dp.stm_site(dp.sample_stm(model, n, rng), dim)
-    return dp.mog_site(dp.sample_mog(model, n, rng), settings.sigma2, settings.norm_bound)
+    return dp.federated_algorithm(algorithm).synthetic(budget, settings, rng)
 
 
 def horizon(deadline: float) -> float:

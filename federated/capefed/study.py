@@ -25,7 +25,7 @@ from typing import Any
 
 from . import dp
 from .opsfiles import CommandError, node_config, run_command
-from .site import AgnModel, SiteConfig, SiteConfigError, load_site
+from .site import SiteConfig, SiteConfigError, agn_model, load_site
 from .studyfile import read_approval, read_study, write_approval, write_signed_study
 from .trust import TrustError, approval_signature, load_identity, read_roster, verify_approvals
 
@@ -88,8 +88,7 @@ def check_site(study: dp.Study, config: SiteConfig) -> None:
                                f"{mine}")
     for algorithm, entry in study.algorithms.items():
         s = entry.settings
-        agn = AgnModel(model=s.model, dim=entry.dim if s.model == "stm" else None, sigma2=s.sigma2,
-                       norm_bound=s.norm_bound) if algorithm == "capeAGN" else None
+        agn = agn_model(algorithm, s, entry.dim)
         try:
             _, budget = load_site(config, algorithm, agn)
         except SiteConfigError as exc:
