@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from capefed.demo import prepare_demo, simulate
+from capefed.demo import another_study, prepare_demo, simulate
 from capefed.federation import Federation, tagged_processes
 from capefed.rounds import settings_from_run_config
 from federated_views import held_from_exchanges, knowledge, ledger_problems, site_ledger, worst
@@ -146,7 +146,10 @@ def test_a_false_claim_after_a_release_never_unmasks_it(lab):
 
 
 def test_a_false_claim_after_a_release_with_a_helper(lab):
-    result = lab.run({"attack": "false-claim-after", "victim": "east"}, noise="helper")
+    # a study fixes every round setting (a run configuration's noise is not read): a helper study the sites approved
+    helper = another_study(lab.demo, "helper-study", 10, noise="helper")
+    result = lab.run({"attack": "false-claim-after", "victim": "east"}, noise="helper", study=helper["study"])
+    assert result["plan"].settings.noise == "helper"
     _released_without(lab, result, "east")
     recovered = _replies(result, "recover", "helper")
     assert recovered and recovered[0]["dropped"] == ["east"]  # the helper revealed e_east: east is excluded

@@ -29,8 +29,8 @@ from .site import AgnModel, SiteConfig, data_keys, load_site
 from .studyfile import write_signed_study
 from .trust import approval_signature, load_identity, make_identity, write_roster
 
-__all__ = ["DEMO_SITES", "Demo", "enrol_ledger", "fresh_ledgers", "identical", "message_log_round", "prepare_demo",
-           "print_report", "run_in_memory", "simulate"]
+__all__ = ["DEMO_SITES", "Demo", "another_study", "enrol_ledger", "fresh_ledgers", "identical", "message_log_round",
+           "prepare_demo", "print_report", "run_in_memory", "simulate"]
 
 DEMO_SITES = (
     {"name": "north", "eps": 1.0, "delta": 1e-5, "pca-n": 800, "agn-n": 20_000},
@@ -91,9 +91,10 @@ def _keys(workdir: Path, names: Sequence[str]) -> tuple[Path, dict[str, Path]]:
     return roster, paths
 
 
-def _study(workdir: Path, nodes: Sequence[Mapping[str, Any]], run_config: Mapping[str, Any], rounds: int) -> dp.Study:
+def _study(workdir: Path, nodes: Sequence[Mapping[str, Any]], run_config: Mapping[str, Any], rounds: int,
+           name: str = "study") -> dp.Study:
     """The demonstration's study: both algorithms with the run configuration's settings, every site's budget and
-    N_s, ``rounds`` rounds."""
+    N_s, ``rounds`` rounds (written to ``<name>.json``)."""
     algorithms = {}
     for algorithm in dp.ROUND_STAGES:
         settings = settings_from_run_config(run_config, algorithm, "study")
@@ -104,7 +105,7 @@ def _study(workdir: Path, nodes: Sequence[Mapping[str, Any]], run_config: Mappin
     text = dp.study_text(title="capefed demonstration: digits (capePCA) and a topic model (capeAGN)",
                          proposer="the demonstration's aggregator", rounds=rounds, total_delta=LEDGER_DELTA,
                          algorithms=algorithms, sites=sites, counts=counts)
-    (workdir / "study.json").write_text(text + "\n")
+    (workdir / f"{name}.json").write_text(text + "\n")
     return dp.parse_study(text)
 
 
@@ -124,6 +125,26 @@ def enrol_ledger(node: dict[str, Any], study: dp.Study) -> None:
     dp.create_ledger(node["ledger"], key, name, total, LEDGER_DELTA)
     dp.update_ledger(node["ledger"], key, name, lambda ledger: [
         dp.approve_event(ledger, study.digest, study.title, study.rounds, study.total_mu(name))])
+
+
+def another_study(demo: Demo, name: str, rounds: int, **changes: Any) -> dict[str, Any]:
+    """A further study of the demonstration's sites whose round settings are the run configuration's with
+    ``changes`` (run-configuration keys, e.g. ``noise="helper"``), approved by every site in the ledger it was enrolled
+    with (``dpcore.federation.approve_event``: refused unless the whole study fits what remains) and signed; returns
+    the run configuration that runs it (a study fixes every round setting: a run configuration's own are not read)."""
+    run_config = {k: v for k, v in demo.run_config.items() if k != "study"} | changes  # settings of its own keys
+    study = _study(demo.workdir, demo.nodes, run_config, rounds, name)
+    approvals = {}
+    for node in demo.nodes:
+        if node["role"] != "site":
+            continue
+        site = node["name"]
+        dp.update_ledger(node["ledger"], dp.read_ledger_key(node["ledger-key"]), site, lambda ledger, site=site: [
+            dp.approve_event(ledger, study.digest, study.title, study.rounds, study.total_mu(site))])
+        approvals[site] = approval_signature(load_identity(node["identity"]), study.digest, site)
+    path = demo.workdir / f"{name}-approved.json"
+    write_signed_study(path, study, approvals)
+    return dict(run_config, study=str(path))
 
 
 def fresh_ledgers(demo: Demo, folder: str | Path) -> list[dict[str, Any]]:
