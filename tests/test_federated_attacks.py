@@ -196,11 +196,15 @@ def test_two_survivor_sets_shown_to_two_halves_of_the_sites(lab):
     assert _eps(rows, "south") == 0.0  # the set east and north signed excludes south: never unmasked
 
 
-def test_capeagn_equivocation_is_refused(lab):
-    result = lab.run({"attack": "equivocate", "victim": "south", "changes": {"split": 0.9}}, algorithms="capeAGN")
+@pytest.mark.parametrize(("changes", "words"), [
+    ({"split": 0.9}, "outside the study it signed"),  # a setting the study fixes: the victim's study check
+    ({"run": 7}, "another plan"),  # within the study (the run number): the plan bound at set-up
+])
+def test_capeagn_equivocation_is_refused(lab, changes, words):
+    result = lab.run({"attack": "equivocate", "victim": "south", "changes": changes}, algorithms="capeAGN")
     outcome = result["outcome"]
     assert outcome["status"] == "stopped" and outcome["aggregates"] == {} and outcome["outputs"] == {}
-    assert "another plan" in outcome["reason"], outcome["reason"]
+    assert words in outcome["reason"], outcome["reason"]
     assert all(eps == 0.0 for _, _, eps, _ in _within_promise(result))  # nothing was unmasked
 
 
@@ -220,8 +224,10 @@ def test_an_honest_aggregator_and_a_slow_site(lab):
     _released_without(lab, result, "east")
     outcome = result["outcome"]
     assert outcome["sites"] == [] and len(outcome["notes"]) == 1 and "site east did not answer" in outcome["notes"][0]
-    late = [i for i in result["record"]["items"] if i["late"]]
-    assert [(i["site"], i["action"], i["reply"]["config"]["status"]) for i in late] == [("east", "release", "ok")]
+    late = [(i["site"], i["action"], i["reply"]["config"]["status"]) for i in result["record"]["items"] if i["late"]]
+    # east's release came late; besides it at most east's answer to the round's end, which every site is sent and
+    # east reads only after its slow release (nothing late of a confirm, reveal or recover)
+    assert late[0] == ("east", "release", "ok") and late[1:] in ([], [("east", "result", "ok")]), late
     assert _eps(_within_promise(result), "east") == 0.0
     assert _account(lab, "east", result["round"]).spent == ()  # reserved; never signed for: void once settled
 
