@@ -93,7 +93,7 @@ OPTION_WIDGETS = {
     "estimator": lambda col: col.selectbox("Moment estimator", (None, "first", "all"), key="plan_opt_estimator",
                                            format_func=lambda e: "auto (text: first, counts: all)" if e is None else e),
 }
-# The widget of each loader option a data source asks for (PlannerSource.options). A comment, not a string: Streamlit's
+# The widget of each loader option a data source asks for (DataSource.options). A comment, not a string: Streamlit's
 # "magic" writes a bare string of a page onto the page.
 
 

@@ -165,7 +165,7 @@ CSV_SOURCE = "upload"
 """The planner source (``FamilyPlanner.sources``) of a ``--csv`` file."""
 LOADER_FLAGS = {"sigma2": "sigma2", "norm_bound": "norm_bound", "vocab_size": "d", "estimator": "estimator",
                 "rule": "vocab_rule"}
-"""The command line flag of each loader option (PlannerSource.options; ``vocabulary``: --vocabulary FILE)."""
+"""The command line flag of each loader option (DataSource.options; ``vocabulary``: --vocabulary FILE)."""
 
 
 def _upload(args: argparse.Namespace, family: str, settings: object) -> tuple[str, object, DataLoader]:

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..family import GUARANTEES, Algorithm, ShouldStop, check_runs, each_algorithm, run_comparison, stop_note
+from ..family import GUARANTEES, Algorithm, Progress, ShouldStop, check_runs, each_algorithm, run_comparison, stop_note
 from ..scenario import Scenario
 from ..seeding import LDA_MODEL_STREAM, LDA_REFERENCE_STREAM, data_rng, run_rng, stream_rng
 from ..summary import MetricSummary, summarise_values
@@ -62,6 +62,7 @@ class LdaComparison:
     runs: int
     seed: int
     notes: tuple[str, ...] = field(default=())
+    stopped: bool = False
 
     def summary(self, algorithm: str, metric: str | None = None) -> MetricSummary:
         """The summary of ``algorithm``'s ``metric`` (default: the table's first)."""
@@ -189,7 +190,7 @@ def reference_topics(model: LdaModel | None, problem: LdaProblem | None, scenari
 def compare_lda(  # long: the checks, the run loop and the result, each a few lines, read top to bottom
     scenario: Scenario, algorithms: Sequence[str], *, spec: LdaSpec | None = None, problem: LdaProblem | None = None,
     runs: int = 10, seed: int = 0, settings: LdaSettings | None = None,
-    progress: Callable[[float, str], None] | None = None, should_stop: ShouldStop | None = None,
+    progress: Progress | None = None, should_stop: ShouldStop | None = None,
     workers: int | None = None,
 ) -> LdaComparison:
     """Run ``algorithms`` ``runs`` times and summarise every metric of :data:`~dpcore.lda.METRICS` (the topic error:
@@ -199,8 +200,9 @@ def compare_lda(  # long: the checks, the run loop and the result, each a few li
     (:func:`dpcore.seeding.data_rng`), the truth is the reference. Text (``problem``): the same documents every run
     (runs differ in the noise), the reference is the non-private result. Every algorithm draws from its own stream
     :func:`dpcore.seeding.run_rng` (seed, run, name, "lda"). Runs go to ``workers`` processes
-    (:func:`dpcore.workers.worker_count`), with the same results for any number; ``progress(fraction, label)`` after
-    each algorithm of each run; ``should_stop()`` as often: a stopped comparison keeps the runs that finished."""
+    (:func:`dpcore.workers.worker_count`), with the same results for any number; ``progress(done, total, label)``
+    after each algorithm of each run (:data:`dpcore.family.Progress`); ``should_stop()`` as often: a stopped
+    comparison keeps the runs that finished."""
     if (spec is None) == (problem is None):
         raise InputError("give either a synthetic model or a corpus, not both")
     entries = check_algorithms(algorithms)
@@ -218,11 +220,8 @@ def compare_lda(  # long: the checks, the run loop and the result, each a few li
     shared = Shared(names=tuple(e.name for e in entries), scenario=scenario_run, settings=settings, seed=seed,
                     runs=runs, reference=reference, model=model, sizes=tuple(int(n) for n in scenario.sizes),
                     doc_length=None if spec is None else spec.doc_length, problem=problem)
-    finished, stopped = run_comparison(
-        _compare_run, shared, runs, len(entries), should_stop=should_stop, workers=workers,
-        progress=None if progress is None else (lambda done, total, step: progress(done / total, step)))
-    if progress is not None and not stopped:
-        progress(1.0, "done")
+    finished, stopped = run_comparison(_compare_run, shared, runs, len(entries), should_stop=should_stop,
+                                       workers=workers, progress=progress)
     records = [r for outcome in finished for r in outcome.records]
     collected = {what: first_of(finished, what) for what in ("examples", "guarantees", "reasons")}
     if stopped:
@@ -234,7 +233,7 @@ def compare_lda(  # long: the checks, the run loop and the result, each a few li
                          guarantees=collected["guarantees"], reasons=collected["reasons"],
                          problem=first if first is not None else run_problem(shared, records[0].run),
                          scenario=scenario_run, settings=settings, runs=len(finished), seed=seed,
-                         notes=tuple(dict.fromkeys(notes)))
+                         notes=tuple(dict.fromkeys(notes)), stopped=stopped)
 
 
 def first_of(outcomes: Sequence[Any], what: str) -> dict:

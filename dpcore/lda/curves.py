@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..family import GUARANTEES, Algorithm, ShouldStop, check_runs, each_algorithm, run_comparison, stop_note
+from ..family import GUARANTEES, Algorithm, Progress, ShouldStop, check_runs, each_algorithm, run_comparison, stop_note
 from ..limits import MAX_GRID_POINTS
 from ..scenario import Scenario
 from ..seeding import LDA_MODEL_STREAM, run_rng, stream_rng
@@ -152,13 +152,13 @@ def _curve_run(shared: _CurveShared, run: int, tick: Callable[[str], bool]) -> _
 def eps_curve(  # long: checks, the runs (workers, progress, Stop) and the result, read top to bottom
     scenario: Scenario, algorithms: Sequence[str], grid: Sequence[float], *, spec: LdaSpec | None = None,
     problem: LdaProblem | None = None, runs: int = 5, seed: int = 0, settings: LdaSettings | None = None,
-    progress: Callable[[float, str], None] | None = None, should_stop: ShouldStop | None = None,
+    progress: Progress | None = None, should_stop: ShouldStop | None = None,
     workers: int | None = None,
 ) -> LdaCurve:
     """Every metric of ``algorithms`` at every eps of ``grid`` (every site's eps set to the value; delta, sizes and
     weights from ``scenario``), ``runs`` times, on a synthetic corpus (``spec``: truth as reference) or on the
     documents of ``problem`` (the non-private result as reference). Runs go to ``workers`` processes (the same
-    numbers for any number); ``progress(fraction, label)`` after each algorithm of each run, ``should_stop()`` as
+    numbers for any number); ``progress(done, total, label)`` after each algorithm of each run, ``should_stop()`` as
     often: a stopped curve keeps the runs that finished."""
     if (spec is None) == (problem is None):
         raise InputError("give either a synthetic model or a corpus, not both")
@@ -180,9 +180,7 @@ def eps_curve(  # long: checks, the runs (workers, progress, Stop) and the resul
         doc_length=None if spec is None else spec.doc_length, problem=problem))
     finished, stopped = run_comparison(
         _curve_run, shared, runs, len(entries), should_stop=should_stop, workers=workers,
-        progress=None if progress is None else (lambda done, total, step: progress(done / total, step)))
-    if progress is not None and not stopped:
-        progress(1.0, "done")
+        progress=progress)
     if stopped:
         notes.append(stop_note(len(finished), runs))
     records = pd.DataFrame([row for outcome in finished for row in outcome.rows], columns=list(RECORD_COLUMNS))

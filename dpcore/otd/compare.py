@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..family import Algorithm, ShouldStop, check_runs, each_algorithm, run_comparison, stop_note, widest_ring
+from ..family import Algorithm, Progress, ShouldStop, check_runs, each_algorithm, run_comparison, stop_note, widest_ring
 from ..scenario import Scenario
 from ..seeding import OTD_MODEL_STREAM, OTD_REFERENCE_STREAM, data_rng, run_rng, stream_rng
 from ..summary import MetricSummary, summarise_values
@@ -72,6 +72,7 @@ class OtdComparison:
     runs: int
     seed: int
     notes: tuple[str, ...] = field(default=())
+    stopped: bool = False
 
     def summary(self, algorithm: str, metric: str = "q_comp") -> MetricSummary:
         """The summary of one algorithm and metric."""
@@ -172,7 +173,7 @@ def compare_algorithms(  # long: the checks, the run loop and the result, each a
     runs: int = 10,
     seed: int = 0,
     settings: OtdSettings | None = None,
-    progress: Callable[[float, str], None] | None = None,
+    progress: Progress | None = None,
     should_stop: ShouldStop | None = None,
     workers: int | None = None,
 ) -> OtdComparison:
@@ -184,9 +185,10 @@ def compare_algorithms(  # long: the checks, the run loop and the result, each a
     A whitening failure is recorded for that run and algorithm (``failed``), not averaged in. ``settings`` defaults
     to ``OtdSettings()``. Every algorithm draws from its own stream :func:`dpcore.seeding.run_rng` (seed, run,
     name); synthetic data from :func:`dpcore.seeding.data_rng` (seed, run). Runs go to ``workers`` processes
-    (:func:`dpcore.workers.worker_count`), with the same results for any number; ``progress(fraction, label)``
-    after each algorithm of each run; ``should_stop()`` as often: a stopped comparison keeps the runs that
-    finished (at least one is needed; the notes say so)."""
+    (:func:`dpcore.workers.worker_count`), with the same results for any number; ``progress(done, total, label)``
+    after each algorithm of each run (the family contract's one form, :data:`dpcore.family.Progress`);
+    ``should_stop()`` as often: a stopped comparison keeps the runs that finished (at least one is needed; the notes
+    say so)."""
     if (spec is None) == (problem is None):
         raise InputError("give either a synthetic model or data, not both")
     entries = check_algorithms(algorithms)
@@ -205,11 +207,8 @@ def compare_algorithms(  # long: the checks, the run loop and the result, each a
                      path=choice.path, seed=seed, runs=runs, reference=reference, model=model,
                      estimator=None if spec is None else spec.estimator, sizes=tuple(int(n) for n in scenario.sizes),
                      problem=problem)
-    finished, stopped = run_comparison(
-        _compare_run, shared, runs, len(entries), should_stop=should_stop, workers=workers,
-        progress=None if progress is None else (lambda done, total, label: progress(done / total, label)))
-    if progress is not None and not stopped:
-        progress(1.0, "done")
+    finished, stopped = run_comparison(_compare_run, shared, runs, len(entries), should_stop=should_stop,
+                                       workers=workers, progress=progress)
     collected = _collect(finished)
     if model is not None:
         notes.extend(collected.first_notes)
@@ -224,7 +223,7 @@ def compare_algorithms(  # long: the checks, the run loop and the result, each a
         reference_weights=np.asarray(reference.weights), examples=collected.examples, privacy=collected.privacy,
         failures=collected.failures, problem=collected.problem if problem is None else problem,
         scenario=scenario_run, settings=settings, runs=len(finished), seed=seed,
-        notes=tuple(dict.fromkeys(notes)),
+        notes=tuple(dict.fromkeys(notes)), stopped=stopped,
     )
 
 
