@@ -376,8 +376,8 @@ else:
         usable = result.usable(name)
         kind = "; ".join(dict.fromkeys(g.short for g in per_eps[eps0][name] if g.short)) or _privacy_cell(per_eps,
                                                                                                             name)
-        line = (f"- **{TITLES[name]}** - {'usable' if usable else 'unusable'}, *{kind}*: "
-                f"{symbolic(result.guarantees[name])}")
+        why = "; ".join(dict.fromkeys(g.why for g in per_eps[eps0][name]))  # the audit's words, view by view
+        line = f"- **{TITLES[name]}** - {'usable' if usable else 'unusable'}, *{kind}*: {symbolic(why)}"
         if name in result.reasons:
             line += f"  \n  *Why {'some runs had no result' if usable else 'not'}:* {symbolic(result.reasons[name])}"
         st.markdown(line)

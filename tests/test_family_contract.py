@@ -87,3 +87,34 @@ def test_the_front_door_refuses_an_unknown_family_or_a_bad_argument():
         dpcore.compare("cca", SCENARIO)
     with pytest.raises(InputError, match="runs"):
         dpcore.compare("pca", SCENARIO, runs=0)
+
+
+def test_one_report_builder_serves_every_family_and_its_script_repeats_the_numbers(tmp_path):
+    """dpcore.reports.comparison_report: written once, read from the family's tables; its sentence comes from the
+    numbers, its guarantees are the computed views, and its script (run in a subprocess) prints the same numbers."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    from dpcore.reports import NUMBERS_MARK, comparison_report, report_csv, report_html, report_json
+
+    for name in ("pca", "lda"):
+        result = dpcore.compare(name, SCENARIO, SMALL[name], ALGORITHMS, runs=2, seed=3, workers=1)
+        report = comparison_report(result, SMALL[name])
+        record = json.loads(report_json(report))
+        family = families()[name]
+        metric = family.planner.metric
+        cape = result.summary("cape", metric).mean
+        assert report.summary[0].startswith(f"{family.cape}: {family.metrics[metric].label} {cape:.4g}")
+        assert {g["algorithm"] for g in record["guarantees"]} == set(ALGORITHMS)
+        assert "\nguarantee," in report_csv(report) and report_html(report).startswith("<!DOCTYPE html>")
+        path = tmp_path / f"again_{name}.py"
+        path.write_text(report.script)
+        out = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=600, cwd=tmp_path,
+                             env=dict(os.environ, PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS="1"))
+        assert out.returncode == 0, out.stderr[-3000:]
+        line = next(x for x in out.stdout.splitlines() if x.startswith(NUMBERS_MARK))
+        assert json.loads(line[len(NUMBERS_MARK):]) == record["numbers"]

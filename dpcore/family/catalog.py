@@ -9,7 +9,6 @@ import importlib
 import pkgutil
 from functools import lru_cache
 from pathlib import Path
-
 from typing import Any
 
 from ..scenario import Scenario

@@ -64,7 +64,6 @@ class OtdComparison:
     reference_components: np.ndarray
     reference_weights: np.ndarray
     examples: dict[str, Decomposition]
-    privacy: dict[str, str]
     failures: dict[str, str]
     problem: OtdProblem
     scenario: Scenario
@@ -105,7 +104,6 @@ class OtdComparison:
             "m3_noise": self.settings.m3_noise,
             "neighbouring": self.scenario.neighbouring,
             "calibration": self.scenario.calibration,
-            "privacy": dict(self.privacy),
             "failures": dict(self.failures),
             "bits_per_value": self.bits_per_value(),
             "notes": list(self.notes),
@@ -220,7 +218,7 @@ def compare_algorithms(  # long: the checks, the run loop and the result, each a
     return OtdComparison(
         algorithms=names, summaries=_summaries(names, collected.records), records=tuple(collected.records),
         path=choice, reference=reference.kind, reference_components=np.asarray(reference.components),
-        reference_weights=np.asarray(reference.weights), examples=collected.examples, privacy=collected.privacy,
+        reference_weights=np.asarray(reference.weights), examples=collected.examples,
         failures=collected.failures, problem=collected.problem if problem is None else problem,
         scenario=scenario_run, settings=settings, runs=len(finished), seed=seed,
         notes=tuple(dict.fromkeys(notes)), stopped=stopped,
@@ -286,25 +284,23 @@ def _compare_run(shared: _Shared, run: int, tick: Callable[[str], bool]) -> _Run
 class _Collected:
     records: list[AlgorithmRun]
     examples: dict[str, Decomposition]
-    privacy: dict[str, str]
     failures: dict[str, str]
     problem: OtdProblem | None
     first_notes: tuple[str, ...]
 
 
 def _collect(outcomes: list[_RunOutcome]) -> _Collected:
-    """Records in run order, the first example, privacy statement and failure of every algorithm."""
+    """Records in run order, the first example and failure of every algorithm (its privacy is the audit's:
+    :func:`dpcore.otd.guarantees.comparison_guarantees`)."""
     records: list[AlgorithmRun] = []
     examples: dict[str, Decomposition] = {}
-    privacy: dict[str, str] = {}
     failures: dict[str, str] = {}
     for outcome in outcomes:
         records.extend(outcome.records)
         for name, dec in outcome.decompositions.items():
             examples.setdefault(name, dec)
-            privacy.setdefault(name, dec.privacy)
         for name, message in outcome.failures.items():
             failures.setdefault(name, message)
     first = next((o.problem for o in outcomes if o.problem is not None), None)
-    return _Collected(records=records, examples=examples, privacy=privacy, failures=failures, problem=first,
+    return _Collected(records=records, examples=examples, failures=failures, problem=first,
                       first_notes=tuple(first.notes) if first is not None else ())
