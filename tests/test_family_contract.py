@@ -118,3 +118,24 @@ def test_one_report_builder_serves_every_family_and_its_script_repeats_the_numbe
         assert out.returncode == 0, out.stderr[-3000:]
         line = next(x for x in out.stdout.splitlines() if x.startswith(NUMBERS_MARK))
         assert json.loads(line[len(NUMBERS_MARK):]) == record["numbers"]
+
+
+def test_the_compare_command_runs_any_family_from_its_data_type(capsys):
+    """python -m dpcore compare: the flags of the family's data settings are its dataclass fields (--set), the
+    columns its metric table; JSON is the contract's Comparison; a bad field is one line and exit status 2."""
+    import json
+
+    from dpcore.cli import main
+
+    assert main(["compare", "--family", "lda", "--set", "dim=20", "--set", "k=3", "--set", "doc_length=20",
+                 "--sites", "3", "--ns", "300", "--eps", "10", "--runs", "2", "--seed", "3", "--workers", "1",
+                 "--algorithms", "cape", "conv", "nonpriv", "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["family"] == "lda" and record["data"]["dim"] == 20 and record["runs"] == 2
+    assert {r["metric"] for r in record["results"]} == set(families()["lda"].metrics)
+    assert {g["algorithm"] for g in record["guarantees"]} == set(ALGORITHMS)
+    assert main(["compare", "--family", "pca", "--set", "dimension=3"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "FIELD one of" in err and "dim" in err
+    assert main(["compare", "--family", "pca", "--set", "k=three"]) == 2
+    assert "--set k: 'three' is not a int" in capsys.readouterr().err
