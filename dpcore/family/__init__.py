@@ -28,6 +28,7 @@ from .compare import Progress, ShouldStop, check_runs, each_algorithm, progress_
 from .descriptor import Family
 from .entry import GUARANTEES, Algorithm, GuaranteeContext, GuaranteeRule, PlannerScheme, RunContext, Runner, Sizes
 from .fit import Fit, front_scenario
+from .form import data_form
 from .metrics import Metric, metric_table
 from .planner import DataLoader, FamilyPlanner, PlannerData, nested_subsample
 from .rings import FLOAT_VALUES, bits_label, ring_sentence, widest_ring
@@ -63,6 +64,7 @@ __all__ = [
     "Sizes",
     "bits_label",
     "check_runs",
+    "data_form",
     "each_algorithm",
     "families",
     "front_scenario",
