@@ -102,6 +102,9 @@ LAYERS: list[tuple[str, ...]] = [
     ("root",),
 ]
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
+FAMILY_LAYER = "pca"
+"""A package with a ``family.py`` (a family) sits at this package's layer, listed in LAYERS or not: a new family is
+its package and nothing else (docs/adding-a-family.md)."""
 
 
 @dataclass(frozen=True)
@@ -163,9 +166,15 @@ def imports_of(module: Module, modules: dict[str, Module]) -> list[tuple[str, in
     return found
 
 
+def layer_ranks(root: Path = ROOT) -> dict[str, int]:
+    """Every package's layer: :data:`RANK`, and every family's package at the families' layer."""
+    return {**RANK, **{name: RANK[FAMILY_LAYER] for name in families(root)}}
+
+
 def layering_problems(modules: dict[str, Module], root: Path = ROOT) -> list[str]:
     """Upward or sideways imports between layers, and imports of UI frameworks."""
     problems = []
+    ranks = layer_ranks(root)
     for module in modules.values():
         where = module.path.relative_to(root)
         for target, line in imports_of(module, modules):
@@ -177,10 +186,10 @@ def layering_problems(modules: dict[str, Module], root: Path = ROOT) -> list[str
             source, dest = module.package, modules[target].package
             if source == dest:
                 continue
-            if dest not in RANK or source not in RANK:
+            if dest not in ranks or source not in ranks:
                 problems.append(f"{where}:{line}: package {dest or source} has no layer")
-            elif RANK[dest] >= RANK[source]:
-                kind = "sideways" if RANK[dest] == RANK[source] else "upward"
+            elif ranks[dest] >= ranks[source]:
+                kind = "sideways" if ranks[dest] == ranks[source] else "upward"
                 problems.append(f"{where}:{line}: {kind} import of {target} "
                                 f"({source} may import only layers below it)")
     return problems

@@ -14,7 +14,7 @@ Imports every package below it (privacy, data, scenario, cape, pca, otd, lda).
 from .cache import cache_info, clear_cache
 from .designs import GAIN_COLUMNS, check_designs, sweep_gains
 from .engine import run_sweep, sweep_runs
-from .families import FAMILIES, METRICS, algorithm_titles, default_algorithms, family, metric
+from .families import FAMILIES, METRICS, PLANNED, algorithm_titles, default_algorithms, family, headline_metric, metric
 from .presets import (
     LDA_CALIBRATION,
     PRESET_CALIBRATION,
@@ -47,6 +47,7 @@ from .spec import (
 __all__ = [
     "DEFAULT_GRIDS",
     "FAMILIES",
+    "PLANNED",
     "GAIN_COLUMNS",
     "LDA_CALIBRATION",
     "LOG_PARAMETERS",
@@ -74,6 +75,7 @@ __all__ = [
     "default_grid",
     "family",
     "get_preset",
+    "headline_metric",
     "metric",
     "parse_grid",
     "preset_names",

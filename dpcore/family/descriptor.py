@@ -28,7 +28,8 @@ class Family:
     ceiling of every curve), ``no_information`` (the algorithm that uses no data, or None: the floor is then the worst
     result shown), ``sweep_algorithms`` (a sweep's default curves), ``sweep_sites`` (the number of equal sites of a
     sweep given no scenario), ``sweep`` (what a sweep of this family needs: its data settings and the plan and run
-    of its grid points, :class:`~dpcore.family.sweep.FamilySweep`), ``planner`` (what the planner needs: its headline
+    of its grid points, :class:`~dpcore.family.sweep.FamilySweep`), ``planner`` (None: the planner does not answer
+    for it; else what the planner needs: its headline
 metric, the closed-form aggregate noise, one run at a given noise, the check; :class:`~dpcore.family.FamilyPlanner`),
     ``compare`` (the one comparison signature, :class:`dpcore.family.run.Compare`: R runs of the chosen algorithms on
     the data the family's data settings describe, a :class:`~dpcore.family.run.Comparison`), ``sources`` (the data
@@ -46,7 +47,7 @@ metric, the closed-form aggregate noise, one run at a given noise, the check; :c
     sweep_algorithms: tuple[str, ...]
     sweep_sites: int
     sweep: FamilySweep
-    planner: FamilyPlanner
     compare: Callable[..., Comparison]
     position: int
+    planner: FamilyPlanner | None = None
     sources: dict[str, DataSource] = field(default_factory=dict)

@@ -3,13 +3,15 @@ family contract") as a :class:`~dpcore.reports.Report`, written once for every f
 data settings, the algorithms, runs and seed), the summary of every metric, the guarantee of every view (computed by
 the audit), the bits per value, a bar chart of the family's headline metric, sentences computed from the numbers and
 a script that repeats the comparison with ``dpcore.compare``. Nothing here branches on a family: it reads the
-family's tables (``Family.algorithms``, ``Family.metrics``) and its headline metric (``Family.planner.metric``)."""
+family's tables (``Family.algorithms``, ``Family.metrics``) and its headline metric
+(:func:`dpcore.experiments.headline_metric`)."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Any
 
+from ..experiments import headline_metric
 from ..family import Comparison, Family, families, guarantee_records, ring_sentence
 from .common import Report, plotly_objects, script_text
 
@@ -23,7 +25,7 @@ def _data_fields(data: Any) -> dict[str, Any]:
 def headline_sentence(family: Family, comparison: Comparison) -> str | None:
     """The family's CAPE algorithm against its non-private reference on the headline metric, from the numbers
     ("capePCA: captured energy 0.81 (non-private 0.83), mean of 4 runs."); None when either did not run."""
-    metric = family.planner.metric
+    metric = headline_metric(family)
     cape = next((name for name, entry in family.algorithms.items() if entry.title == family.cape), None)
     names = (cape, family.reference)
     if any(name not in comparison.algorithms for name in names):
@@ -38,7 +40,7 @@ def headline_sentence(family: Family, comparison: Comparison) -> str | None:
 
 def _figure(family: Family, comparison: Comparison) -> Any:
     go = plotly_objects()
-    metric = family.planner.metric
+    metric = headline_metric(family)
     rows = [comparison.summary(name, metric) for name in comparison.algorithms]
     fig = go.Figure(go.Bar(x=[family.algorithms[s.algorithm].title for s in rows], y=[s.mean for s in rows],
                            error_y={"type": "data", "array": [s.std or 0 for s in rows]},
