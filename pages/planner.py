@@ -23,9 +23,9 @@ from dpcore.planner import (
     question,
     scheme_words,
 )
+from dpcore.planner.answer import question_sentence
 from dpcore.planner.check import CHECK_RUNS, check_points
 from dpcore.planner.export import curve_figure, plan_csv, plan_html, plan_json, plan_script
-from dpcore.planner.plan import question_sentence
 from dpcore.planner.report import answer_rows, guarantee_lines, site_rows
 from dpcore.planner.schemes import sentence_start
 from dpcore.planner.solve import PROBABILITY_RANGE

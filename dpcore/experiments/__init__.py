@@ -4,7 +4,7 @@ presets.
 
 Modules, bottom to top: :mod:`~dpcore.experiments.families` (the algorithm tables as a sweep sees them),
 :mod:`~dpcore.experiments.spec` (what a sweep is), :mod:`~dpcore.experiments.designs` (designs and gains per grid
-point), :mod:`~dpcore.experiments.cache`, :mod:`~dpcore.experiments.plan` (data and problems per grid point),
+point), :mod:`~dpcore.experiments.cache`, :mod:`~dpcore.experiments.prepare` (data and problems per grid point),
 :mod:`~dpcore.experiments.results` (table, summary), :mod:`~dpcore.experiments.engine` (the runs),
 :mod:`~dpcore.experiments.presets`, :mod:`~dpcore.experiments.figures` (plotly).
 

@@ -30,7 +30,7 @@ from .entry import GUARANTEES, Algorithm, GuaranteeContext, GuaranteeRule, Plann
 from .fit import Fit, front_scenario
 from .form import data_form
 from .metrics import Metric, metric_table
-from .planner import DataLoader, FamilyPlanner, PlannerData, nested_subsample
+from .planner_hooks import DataLoader, FamilyPlanner, PlannerData, nested_subsample
 from .rings import FLOAT_VALUES, bits_label, ring_sentence, widest_ring
 from .run import STATUSES, Compare, Comparison, RunRecord, guarantee_records
 from .sources import DataSource

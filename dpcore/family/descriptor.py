@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from .entry import Algorithm
 from .metrics import Metric
-from .planner import FamilyPlanner
+from .planner_hooks import FamilyPlanner
 from .run import Comparison
 from .sources import DataSource
 from .sweep import FamilySweep

@@ -90,7 +90,7 @@ def proxy_data(family: str, source: str, dataset: Any, k: int | None, seed: int)
     """The public proxy of an upload (docs/planner.md, "Data"): the family's synthetic source with the upload's
     dimension D (and the source's fixed fields, e.g. capeAGN's model), K as asked; nothing of the file is read but
     its N and D, and the description says so."""
-    from .plan import prepare_data  # the plan module imports the family table; sources stays below it
+    from .answer import prepare_data  # the answer module imports the family table; sources stays below it
 
     sources = planner_sources(family)
     synthetic = next(name for name, src in sources.items() if not src.upload and src.bundled is None
