@@ -13,6 +13,7 @@ from dpcore.limits import MAX_RUNS, MAX_SEED
 from dpcore.reports import comparison_report
 from dpcore.scenario.settings_link import Setting
 from dpcore.validation import InputError
+from pages.shared.family_form import data_widgets
 from pages.shared.guarantees import show_guarantee_table
 from pages.shared.navigation import start_page
 from pages.shared.reports import report_downloads
@@ -51,18 +52,11 @@ name = st.selectbox("Family", widget_options(FAM, "fam_family"), key="fam_family
                     format_func=lambda n: FAMILIES[n].label)
 family = FAMILIES[name]
 st.caption(family.description)
-form = data_form(family, f"fam_{name}_")
-columns = st.columns(3)
-values = {}
-for i, (key, setting) in enumerate(form.items()):
-    where = columns[i % 3]
-    field = key.removeprefix(f"fam_{name}_")
-    if setting.kind == "bool":
-        values[field] = where.toggle(setting.label, key=key)
-    elif setting.kind == "text":
-        values[field] = where.text_input(setting.label, key=key, max_chars=setting.max_chars)
-    else:
-        values[field] = where.number_input(setting.label, **widget_range(FAM, key), key=key)
+try:
+    data = data_widgets(family, f"fam_{name}_", FAM, columns=3)
+except InputError as exc:
+    show_error(exc)
+    data = None
 algorithms = st.multiselect("Algorithms", widget_options(FAM, f"fam_{name}_algorithms"),
                             key=f"fam_{name}_algorithms", format_func=lambda a: family.algorithms[a].title)
 left, right = st.columns(2)
@@ -74,7 +68,8 @@ if st.button("Run", type="primary", key="fam_run"):
     st.session_state.pop(RESULT_KEY, None)
     bar = st.progress(0.0, text="starting")
     try:
-        data = family.sweep.data(**values)
+        if data is None:
+            raise InputError("correct the data settings above first", "data")
         result = family.compare(scenario, data, tuple(algorithms), runs=int(runs), seed=int(seed),
                                 progress=bar_progress(bar))
     except InputError as exc:

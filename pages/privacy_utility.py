@@ -41,6 +41,7 @@ from dpcore.experiments.figures import curve_figure, figure_html, gain_figure
 from dpcore.experiments.presets import quick_name
 from dpcore.experiments.reading import STOP_CASES, figure_sentence, gain_sentence, meeting_sentence
 from dpcore.experiments.stored import FIRST_FIGURE, estimate_seconds, stored_result, stored_status
+from dpcore.family import data_form
 from dpcore.limits import MAX_LDA_ALPHA0, MAX_LDA_TOPICS, MAX_LDA_VOCABULARY, MAX_SEED, MAX_SWEEP_RUNS
 from dpcore.notation import symbolic
 from dpcore.pca.sweep import register_upload
@@ -49,6 +50,7 @@ from dpcore.reports import sweep_report
 from dpcore.scenario.settings_link import Setting
 from dpcore.validation import InputError
 from dpcore.workers import warm_up, worker_count
+from pages.shared.family_form import data_widgets
 from pages.shared.navigation import start_page
 from pages.shared.reports import report_downloads
 from pages.shared.sweep_job import JOB_KEY, POLL_SECONDS, duration, request_stop, start_job
@@ -118,7 +120,8 @@ def _lda_form() -> LdaData:
 
 
 DATA_FORMS = {"pca": _pca_form, "otd": _otd_form, "lda": _lda_form}
-# The data widgets of each family's sweep (one form per family; the settings types are the families' own).
+# The data widgets of the three families' sweeps (their uploads and linked choices); any other family's are its data
+# type's fields (pages.shared.family_form.data_widgets, keys pu_<family>_<field>).
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -195,6 +198,8 @@ PU = {
     "pu_lda_alpha0": Setting(default=1.0, label="α₀", low=0.01, high=MAX_LDA_ALPHA0),
     **{f"pu_grid_{p}": Setting(default=fmt_grid(default_grid(p, scenario)), label=f"Values of {PARAMETER_LABELS[p]}",
                                max_chars=500) for p in PARAMETERS},
+    **{key: setting for f in FAMILIES if f not in DATA_FORMS for key, setting in
+       data_form(FAMILIES[f], f"pu_{f}_").items()},
     **{f"pu_algorithms_{f}": Setting(default=list(default_algorithms(f)), label="Algorithms to run",
                                      choices=tuple(algorithm_titles(f))) for f in FAMILIES},
 }
@@ -262,7 +267,7 @@ else:
                           key="pu_family", help="; ".join(f"{k}: {v.description}" for k, v in FAMILIES.items()))
         data: PcaData | OtdData | LdaData | None = None
         try:
-            data = DATA_FORMS[family]()
+            data = DATA_FORMS[family]() if family in DATA_FORMS else data_widgets(FAMILIES[family], f"pu_{family}_", PU)
         except InputError as exc:
             show_error(exc)
     with middle:
