@@ -485,8 +485,8 @@ else:
     report_downloads(lambda: otd_report(result, spec=report_spec, source=report_source), "capeagn_result",
                      "capeagn_report")
     with st.expander("How each algorithm makes its noise"):
-        for alg, text in result.privacy.items():
-            st.markdown(f"- **{TITLES[alg]}**: {symbolic(text)}")
+        for alg, example in result.examples.items():  # how its noise is made; its privacy is the table above
+            st.markdown(f"- **{TITLES[alg]}**: {symbolic(example.privacy)}")
     if result.notes:
         with st.expander(f"Notes ({len(result.notes)})"):
             for note in result.notes:

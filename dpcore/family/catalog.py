@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..scenario import Scenario
-from ..validation import check_choice
+from ..validation import InputError, check_choice
 from .descriptor import Family
 from .run import Comparison
 
@@ -53,6 +53,10 @@ def compare(family: str, scenario: Scenario, data: Any = None, algorithms: tuple
     view's guarantee (:class:`~dpcore.family.Comparison`)."""
     table = families()
     chosen = table[check_choice(family, "family", tuple(table))]
+    kind = chosen.sweep.data
+    if data is not None and not isinstance(data, kind):
+        raise InputError(f"data must be the {family} family's data settings, a {kind.__name__} (from "
+                         f"{kind.__module__}), or None for its defaults (got {type(data).__name__})", "data")
     if algorithms is not None:
         algorithms = tuple(algorithms)
     return chosen.compare(scenario, data, algorithms, runs=runs, seed=seed, collusion=collusion, workers=workers)
