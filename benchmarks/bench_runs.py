@@ -58,9 +58,10 @@ from pathlib import Path  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.bench_pages import CHROMIUM, CHROMIUM_ARGS, Sample, _measure, start_server, stop_server  # noqa: E402
+from benchmarks.bench_pages import CHROMIUM, CHROMIUM_ARGS, Sample, _children, start_server, stop_server  # noqa: E402
 from benchmarks.bench_scale import run_case  # noqa: E402
 from benchmarks.floors import Floors, measure_floors, ratio  # noqa: E402
+from pages.shared.chart_code import FLAG as RESULTS_CODE_FLAG  # noqa: E402
 
 TIMEOUT_MS = 300_000
 DONE_JS = """(selector) => {
@@ -230,24 +231,72 @@ def _process_case(name: str, floors: Floors, condition: str) -> tuple[str, bool]
     return "\n".join(lines), met_all
 
 
-def _one(browser, url: str, case: Case, server: int) -> Sample:
-    """One click in a new session; a case that does not finish within TIMEOUT_MS counts as infinitely slow."""
+def _cpu_by_pid(root: int, exclude: int | None = None) -> dict[int, float]:
+    """CPU seconds (user + system) of each live process of ``root``'s tree, without the tree of ``exclude``."""
+    tree, out, todo = _children(), {}, [root]
+    tick = os.sysconf("SC_CLK_TCK")
+    while todo:
+        pid = todo.pop()
+        if pid == exclude:
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            out[pid] = (int(fields[11]) + int(fields[12])) / tick
+        except OSError:
+            pass
+        todo.extend(tree.get(pid, []))
+    return out
+
+
+def _spent(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU spent between two snapshots by the processes alive at the end (a process that started meanwhile from 0):
+    a tab's renderer that exits meanwhile (the last case's) takes its whole CPU out of a plain sum of the tree."""
+    return sum(cpu - before.get(pid, 0.0) for pid, cpu in after.items())
+
+
+def _measure(server: int, act, wait) -> Sample:
+    """Wall seconds of ``act`` then ``wait``, and the CPU the server's tree and the browser (this process's other
+    descendants) spent meanwhile, process by process."""
+    import time
+
+    server0, browser0 = _cpu_by_pid(server), _cpu_by_pid(os.getpid(), exclude=server)
+    start = time.perf_counter()
+    act()
+    wait()
+    wall = time.perf_counter() - start
+    return Sample(wall=wall, server_cpu=_spent(server0, _cpu_by_pid(server)),
+                  browser_cpu=_spent(browser0, _cpu_by_pid(os.getpid(), exclude=server)))
+
+
+def _one(browser, url: str, case: Case, server: int) -> tuple[Sample, Sample]:
+    """One click in a new session, pressed once the page is idle (drawn, its script run over, the results' chart
+    code loaded (pages.shared.chart_code), no request in flight for 500 ms), as a person who reads the page first;
+    returns the opening (from the address to idle, the preparation included) and the click. A case that does not
+    finish within TIMEOUT_MS counts as infinitely slow."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     page = browser.new_page(viewport={"width": 1280, "height": 900})
-    try:
-        page.goto(f"{url}/{case.page}", wait_until="commit")
+
+    def opened() -> None:
         _wait(page)
         if case.prepare is not None:
             case.prepare(page)
-        return _measure(server, lambda: _click(page, case.button), lambda: _wait(page, case.done))
+        page.wait_for_function(f"() => window.{RESULTS_CODE_FLAG} !== 'pending'", timeout=TIMEOUT_MS, polling=20)
+        page.wait_for_load_state("networkidle", timeout=TIMEOUT_MS)
+
+    try:
+        opening = _measure(server, lambda: page.goto(f"{url}/{case.page}", wait_until="commit"), opened)
+        return opening, _measure(server, lambda: _click(page, case.button), lambda: _wait(page, case.done))
     except PlaywrightTimeout:
-        return Sample(wall=math.inf, server_cpu=math.nan, browser_cpu=math.nan)
+        failed = Sample(wall=math.inf, server_cpu=math.nan, browser_cpu=math.nan)
+        return failed, failed
     finally:
         page.close()
 
 
-def _browser_line(case: Case, samples: list[Sample], floors: Floors, condition: str) -> tuple[str, bool]:
+def _browser_line(case: Case, pairs: list[tuple[Sample, Sample]], floors: Floors, condition: str) -> tuple[str, bool]:
+    openings, samples = [o for o, _ in pairs], [s for _, s in pairs]
     median = statistics.median(s.wall for s in samples)
     browser_cpu = statistics.median(s.browser_cpu for s in samples)
     target = case.target if condition == "quiet" or case.busy_target is None else case.busy_target
@@ -259,7 +308,10 @@ def _browser_line(case: Case, samples: list[Sample], floors: Floors, condition: 
     return (f"{condition:<5} {case.name:<18} {samples[0].wall:6.2f} {median:7.2f} {max(s.wall for s in samples):6.2f} "
             f"{statistics.median(s.server_cpu for s in samples):8.2f} {browser_cpu:8.2f} "
             f"{ratio(median, floors.eigensolve):>6} {ratio(median, floors.normals):>7} "
-            f"{os.getloadavg()[0]:5.1f}  {wanted}{'' if met else '  MISSED'}"), met
+            f"{os.getloadavg()[0]:5.1f}  {wanted}{'' if met else '  MISSED'}; opening the page "
+            f"{statistics.median(o.wall for o in openings):.2f} s, srv cpu "
+            f"{statistics.median(o.server_cpu for o in openings):.2f}, brw cpu "
+            f"{statistics.median(o.browser_cpu for o in openings):.2f}"), met
 
 
 def _browser_cases(chosen: list[Case], repeat: int, floors: Floors, condition: str) -> bool:
@@ -341,10 +393,12 @@ def main() -> int:
         missed |= not _condition(condition, processes, chosen, args.repeat)
     print("cond: quiet (nothing added) or busy (one core kept busy by a background process); first: the first click "
           "of the case on the condition's fresh server (a process case: its one run); median/max over the "
-          "repeats (seconds, wall clock); srv cpu: the server's and its workers' CPU seconds (a process case: the "
+          "repeats (seconds, wall clock; the click once the page is idle); srv cpu: the server's and its workers' CPU "
+          "seconds (a process case: the "
           "run's own process: for fig2b the parent alone, its workers' CPU is not counted); brw cpu: chromium's; "
           "/eig and /1e6 N: the median (or the one run) as a multiple of each of the condition's floors; load: the "
-          "1-minute load average after the case.")
+          "1-minute load average after the case; opening the page: medians from the address to the page idle (the "
+          "preparation included), the CPU the visit spent before the click.")
     return 1 if missed else 0
 
 
