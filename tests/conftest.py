@@ -62,6 +62,11 @@ BROWSER_GROUP = "browser"
 HEAVY_MARKERS = ("federated", "slow", "install")
 
 
+def pytest_configure(config):
+    # registered here too, so that --strict-markers accepts it when pytest-xdist is not loaded (`-p no:xdist`)
+    config.addinivalue_line("markers", "xdist_group(name): tests of one group run in one pytest-xdist worker")
+
+
 def pytest_collection_modifyitems(config, items):
     def group(item) -> str:
         return BROWSER_GROUP if item.get_closest_marker("browser") else item.nodeid.split("::", 1)[0]
