@@ -34,6 +34,7 @@ from dpcore.tensor import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, ESTIMATORS, M3_N
 from dpcore.textio import values_text
 from dpcore.validation import InputError, check_positive_int, check_rank
 from dpcore.workers import warm_up
+from pages.shared.chart_code import preload_results_code
 from pages.shared.guarantees import robust_controls, show_guarantee_table, show_guarantees
 from pages.shared.lecture import follow_scenario, lecture_sidebar
 from pages.shared.navigation import start_page
@@ -52,6 +53,7 @@ from pages.shared.widgets import (
 
 scenario = start_page()
 warm_up()  # the worker processes of this page's runs start now, not at the first click
+preload_results_code()  # the browser loads the results' chart code while the page is idle
 
 RESULT_KEY, BREAKDOWN_KEY, STORY_KEY = "capeagn_result", "capeagn_cases", "capeagn_story"
 BREAKDOWN_RUNS = 4

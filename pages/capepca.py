@@ -30,6 +30,7 @@ from dpcore.scenario.settings_link import Setting
 from dpcore.textio import seconds_text, size_text
 from dpcore.validation import InputError
 from dpcore.workers import warm_up
+from pages.shared.chart_code import preload_results_code
 from pages.shared.guarantees import show_guarantee_table, show_guarantees
 from pages.shared.lecture import follow_scenario, lecture_sidebar
 from pages.shared.navigation import page_run_started, start_page
@@ -51,6 +52,7 @@ from pages.shared.widgets import (
 scenario = start_page()
 started = page_run_started()  # a Run's time is measured from the start of the page run its click starts
 warm_up()  # the worker processes of this page's runs start now, not at the first click
+preload_results_code()  # the browser loads the results' chart code while the page is idle
 
 RESULT_KEY, BREAKDOWN_KEY, STORY_KEY = "capepca_result", "capepca_breakdown", "pca_story"
 BREAKDOWN_RUNS = 3

@@ -48,6 +48,7 @@ from dpcore.seeding import UPLOAD_SPLIT_STREAM, stream_rng
 from dpcore.textio import values_text
 from dpcore.validation import InputError, check_delta
 from dpcore.workers import warm_up
+from pages.shared.chart_code import preload_results_code
 from pages.shared.guarantees import robust_controls, show_guarantee_table, show_guarantees
 from pages.shared.lecture import follow_scenario, lecture_sidebar
 from pages.shared.navigation import start_page
@@ -64,6 +65,7 @@ from pages.shared.widgets import (
 
 scenario = start_page()
 warm_up()  # the worker processes of this page's runs start now, not at the first click
+preload_results_code()  # the browser loads the results' chart code while the page is idle
 
 RESULT_KEY, REGIME_KEY = "tm_result", "tm_regimes"
 TITLES = {name: entry.title for name, entry in ALGORITHMS.items()}
