@@ -143,56 +143,75 @@ restore_widgets(PR)
 algorithm = st.radio("Algorithm", widget_options(PR, "pr_algorithm"), key="pr_algorithm", horizontal=True,
                      help=ALGORITHM_HELP)
 
+def _cape_inputs():
+    """CAPE: one private weighted average of D entries; (plan, round or None)."""
+    dim = st.number_input("Entries of the statistic D", **widget_range(PR, "pr_dim_cape"), step=1, key="pr_dim_cape",
+                          help="A mean of D features in [0, 1] (D = 1: one number per site). "
+                          "The noise per entry is the same; only the counts grow.")
+    plan = cached_plan(scenario, "mean")
+    return plan, cape_round(plan.design, int(dim)) if plan.design.feasible else None
+
+
+def _pca_inputs():
+    """capePCA: the D x D second-moment matrix, then the top-K eigenvectors; (plan, round or None)."""
+    a, b = st.columns(2)
+    dim = a.number_input("Dimension D", **widget_range(PR, "pr_dim_pca"), step=1, key="pr_dim_pca",
+                         help="Features per sample; each site sends a D x D symmetric matrix.")
+    rank = b.number_input("Rank K", **widget_range(PR, "pr_rank_pca"), step=1, key="pr_rank_pca",
+                          help="Number of principal directions published (1 <= K <= D).")
+    plan = cached_plan(scenario, "pca")
+    return plan, capepca_round(plan.design, int(dim), int(rank)) if plan.design.feasible else None
+
+
+def _agn_inputs():
+    """capeAGN: two CAPE stages (M2, then the whitened M3); (stage 1's plan, round or None)."""
+    a, b, c = st.columns(3)
+    model = a.radio("Model", widget_options(PR, "pr_model"), key="pr_model", horizontal=True,
+                    format_func=MODEL_TITLES.get,
+                    help="The model sets the moment sensitivities: MOG M3 grows with D σ², STM does not.")
+    dim = b.number_input("Dimension D", **widget_range(PR, "pr_dim_agn"), step=1, key="pr_dim_agn",
+                         help="Features (MOG) or vocabulary size (STM).")
+    rank = c.number_input("Components K", **widget_range(PR, "pr_rank_agn"), step=1, key="pr_rank_agn",
+                          help="Mixture components or topics (1 <= K <= D).")
+    a, b, c = st.columns(3)
+    split = a.slider("Budget share of stage 1", **widget_range(PR, "pr_split"), step=0.05, key="pr_split",
+                     help="Stage 1 (M2, whitening) gets (share × ε_s, share × δ_s), stage 2 the rest. "
+                     "The paper splits equally.")
+    sigma2 = None
+    if model == "mog":
+        sigma2 = b.number_input("Component variance σ²", **widget_range(PR, "pr_sigma2"), format="%.4f",
+                                key="pr_sigma2",
+                                help="Scaled MOG component variance; M3 sensitivity 2/N + 6 D σ²/N.")
+    projected = c.toggle("Noise sent already projected", key="pr_projected",
+                         help="Send stage-2 noise as K × K × K tensors with the law of projected D × D × D noise "
+                         "(docs/math/capeagn.md, \"Large D: the projected path\"): far less traffic for large D, "
+                         "same privacy.")
+    stage1, stage2 = _agn_plans(scenario.to_json(indent=None), model, float(split), int(dim),
+                                None if sigma2 is None else float(sigma2))
+    round_ = None
+    if stage1.design.feasible and stage2.design.feasible:
+        round_ = capeagn_round(stage1.design, stage2.design, int(dim), int(rank), projected=bool(projected))
+    if scenario.tau_c is not None:
+        st.caption("capeAGN stages use τ_c at their DP floors (the scenario's τ_c is for one statistic).")
+    return stage1, round_
+
+
+ONE_STAGE = (r"\begin{aligned}\hat a&=\textstyle\sum_s\mu_s(\hat a_s-f_s)\\ &=\textstyle\sum_s\mu_s a_s"
+             r"+\underbrace{\textstyle\sum_s\mu_s e_s}_{=0}+\sum_s\mu_s g_s\end{aligned}")
+ROUND_VIEWS = {
+    # The page's view of each kind of round of dpcore.cape.protocol.ROUNDS (one table: the widgets that set it up,
+    # the aggregator's combination, which statistic the audit below is for).
+    ROUNDS[0]: {"inputs": _cape_inputs, "formula": ONE_STAGE, "audited": "this statistic", "symmetric": False},
+    ROUNDS[1]: {"inputs": _pca_inputs, "formula": ONE_STAGE, "audited": "this statistic", "symmetric": True},
+    ROUNDS[2]: {"inputs": _agn_inputs, "audited": "stage 1 (M2)", "symmetric": True,
+                "formula": r"\begin{gathered}W=UD^{-1/2}\\ \widetilde M_3=\textstyle\sum_s\mu_s"
+                           r"\big(\widetilde M_{3,s}-F_{3,s}(W,W,W)\big)\end{gathered}"},
+}
 round_ = None
 plan = None
 pca_plan = None
 try:
-    if algorithm == "CAPE":
-        dim = st.number_input("Entries of the statistic D", **widget_range(PR, "pr_dim_cape"), step=1,
-                              key="pr_dim_cape",
-                              help="A mean of D features in [0, 1] (D = 1: one number per site). "
-                              "The noise per entry is the same; only the counts grow.")
-        plan = cached_plan(scenario, "mean")
-        if plan.design.feasible:
-            round_ = cape_round(plan.design, int(dim))
-    elif algorithm == "capePCA":
-        a, b = st.columns(2)
-        dim = a.number_input("Dimension D", **widget_range(PR, "pr_dim_pca"), step=1, key="pr_dim_pca",
-                             help="Features per sample; each site sends a D x D symmetric matrix.")
-        rank = b.number_input("Rank K", **widget_range(PR, "pr_rank_pca"), step=1, key="pr_rank_pca",
-                              help="Number of principal directions published (1 <= K <= D).")
-        plan = cached_plan(scenario, "pca")
-        if plan.design.feasible:
-            round_ = capepca_round(plan.design, int(dim), int(rank))
-    else:
-        a, b, c = st.columns(3)
-        model = a.radio("Model", widget_options(PR, "pr_model"), key="pr_model", horizontal=True,
-                        format_func=MODEL_TITLES.get,
-                        help="The model sets the moment sensitivities: MOG M3 grows with D σ², STM does not.")
-        dim = b.number_input("Dimension D", **widget_range(PR, "pr_dim_agn"), step=1, key="pr_dim_agn",
-                             help="Features (MOG) or vocabulary size (STM).")
-        rank = c.number_input("Components K", **widget_range(PR, "pr_rank_agn"), step=1, key="pr_rank_agn",
-                              help="Mixture components or topics (1 <= K <= D).")
-        a, b, c = st.columns(3)
-        split = a.slider("Budget share of stage 1", **widget_range(PR, "pr_split"), step=0.05, key="pr_split",
-                         help="Stage 1 (M2, whitening) gets (share × ε_s, share × δ_s), stage 2 the rest. "
-                         "The paper splits equally.")
-        sigma2 = None
-        if model == "mog":
-            sigma2 = b.number_input("Component variance σ²", **widget_range(PR, "pr_sigma2"), format="%.4f",
-                                    key="pr_sigma2",
-                                    help="Scaled MOG component variance; M3 sensitivity 2/N + 6 D σ²/N.")
-        projected = c.toggle("Noise sent already projected", key="pr_projected",
-                             help="Send stage-2 noise as K × K × K tensors with the law of projected D × D × D noise "
-                             "(docs/math/capeagn.md, \"Large D: the projected path\"): far less traffic for large D, "
-                             "same privacy.")
-        stage1, stage2 = _agn_plans(scenario.to_json(indent=None), model, float(split), int(dim),
-                                    None if sigma2 is None else float(sigma2))
-        plan = stage1
-        if stage1.design.feasible and stage2.design.feasible:
-            round_ = capeagn_round(stage1.design, stage2.design, int(dim), int(rank), projected=bool(projected))
-        if scenario.tau_c is not None:
-            st.caption("capeAGN stages use τ_c at their DP floors (the scenario's τ_c is for one statistic).")
+    plan, round_ = ROUND_VIEWS[algorithm]["inputs"]()
 except InputError as exc:
     show_error(exc)
 remember_widgets(defaults)
@@ -210,12 +229,7 @@ with left:
 with right:
     st.markdown(f"**{algorithm}** publishes {round_.output}. Solid arrows carry data-dependent releases or the "
                 "helper's noise; dashed arrows the aggregator's noise, which it subtracts again.")
-    if algorithm == "capeAGN":
-        st.latex(r"\begin{gathered}W=UD^{-1/2}\\ \widetilde M_3=\textstyle\sum_s\mu_s"
-                 r"\big(\widetilde M_{3,s}-F_{3,s}(W,W,W)\big)\end{gathered}")
-    else:
-        st.latex(r"\begin{aligned}\hat a&=\textstyle\sum_s\mu_s(\hat a_s-f_s)\\ &=\textstyle\sum_s\mu_s a_s"
-                 r"+\underbrace{\textstyle\sum_s\mu_s e_s}_{=0}+\sum_s\mu_s g_s\end{aligned}")
+    st.latex(ROUND_VIEWS[algorithm]["formula"])
     st.metric("Noise std left in the output", f"{round_.output_std:.4g}",
               help="τ_c of the (last) CAPE stage: √(Σ_s μ_s² τ_g,s²), per entry.")
 
@@ -261,7 +275,7 @@ else:
     } for v in views]).set_index("party"))
     st.caption("σ_eff / τ_s = 1: the view leaves the site exactly the noise of its own release. The helper is not "
                "audited by ε: it sees no release, and the design gives it f + g ≥ τ_s² by construction.")
-    which = "stage 1 (M2)" if algorithm == "capeAGN" else "this statistic"
+    which = ROUND_VIEWS[algorithm]["audited"]
     st.markdown(
         f"Worst site per party, for {which}, with up to c = {audit.collusion} colluders. The helper only ever "
         "sees noise. The aggregator sees every release and can combine them, so its σ_eff can fall below τ_s "
@@ -320,7 +334,7 @@ if audit is not None:
 
 # --- symmetric noise ------------------------------------------------------------------------------------------------
 st.subheader("Why every noise term must be symmetric")
-if algorithm == "CAPE":  # a mean has no (i, j) and (j, i) entries: the point concerns matrix and tensor releases
+if not ROUND_VIEWS[algorithm]["symmetric"]:  # a mean has no (i, j) and (j, i) entries: matrices and tensors do
     st.caption("A mean has no symmetric pairs of entries, so this concerns capePCA's matrices and capeAGN's "
                "tensors: choose one of them above to see why their noise must be symmetric.")
 else:

@@ -25,7 +25,7 @@ from ..outfiles import check_output
 from ..textio import json_ready, printable
 from ..validation import InputError
 
-COMMAND_MODULES = ("design", "otd", "pca", "lda", "sweep", "plan")
+COMMAND_MODULES = ("design", "otd", "pca", "lda", "sweep", "plan", "compare")
 LOG_ENV = "DPCORE_LOG"
 log = logging.getLogger("dpcore.cli")
 
