@@ -6,6 +6,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8501
 PYTEST_ARGS ?=
+# The suite runs on every core (pytest-xdist); tests/conftest.py groups the tests so that a module's expensive set-up
+# and the browser tests' server run once. `make test TEST_WORKERS=0` runs it in one process.
+TEST_WORKERS ?= auto
 
 .PHONY: run test lint bench chromium clean federated
 
@@ -36,7 +39,7 @@ chromium:
 # One BLAS thread per process: on a small shared machine, OpenBLAS threads waiting for a busy core
 # made a 784 x 784 eigensolve 100x slower (benchmarks/bench_pca.py).
 test: $(VENV)/.dev-installed chromium
-	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 # ruff, then the layout check: imports strictly downward between dpcore's layers, no import cycles, module and
 # function sizes (tools/check_layout.py; tests/test_layout.py runs the same check in `make test`).

@@ -30,7 +30,7 @@ from benchmarks.timing import EigenTimer  # noqa: E402
 from dpcore import experiments  # noqa: E402
 from dpcore.cli.table import table  # noqa: E402
 from dpcore.experiments import get_preset, quick_spec  # noqa: E402
-from dpcore.experiments.plan import sweep_plan  # noqa: E402
+from dpcore.experiments.prepare import sweep_plan  # noqa: E402
 
 TARGET_SECONDS = 30.0
 MAIN = "fig2b-mnist-eps"

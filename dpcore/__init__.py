@@ -18,7 +18,7 @@ capeAGN, capeLDA and their baselines), :mod:`~dpcore.experiments` (sweeps, prese
 Every function that draws noise takes a ``numpy.random.Generator`` (or a seed at the front door).
 """
 
-import os
+import os as _os
 
 __version__ = "0.1.0"
 
@@ -27,7 +27,7 @@ def _public_names() -> dict[str, str]:
     """Every public name and the module it comes from, read from the stub's ``from .module import name as name``
     lines (plain string handling: ``import dpcore`` imports no parser)."""
     names = {}
-    with open(os.path.join(os.path.dirname(__file__), "__init__.pyi"), encoding="utf-8") as stub:
+    with open(_os.path.join(_os.path.dirname(__file__), "__init__.pyi"), encoding="utf-8") as stub:
         for line in stub:
             if line.startswith("from ."):
                 words = line.split()
@@ -62,5 +62,14 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def _subpackages() -> list[str]:
+    """dpcore's subpackages (``dpcore.pca``, ...), attributes of the package too."""
+    here = _os.path.dirname(__file__)
+    return [entry.name for entry in _os.scandir(here)
+            if not entry.name.startswith("_") and _os.path.isfile(_os.path.join(entry.path, "__init__.py"))]
+
+
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_PUBLIC})
+    """The public API only (``__all__``: the stub's names and ``__version__``) and the subpackages; never a helper
+    or a module this file imports."""
+    return sorted({*__all__, *_subpackages()})

@@ -34,6 +34,9 @@ from .pca.front import capepca as capepca
 from .otd.front import capeagn as capeagn
 from .lda.front import capelda as capelda
 from .family import Fit as Fit
+# Any family through the one contract: one signature, one result (docs/architecture.md, "The family contract")
+from .family.catalog import compare as compare
+from .family import Comparison as Comparison
 
 # Loading data: bundled data sets and corpus, arrays and CSV text (docs/data.md)
 from .data import BUNDLED as BUNDLED

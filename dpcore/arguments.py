@@ -36,6 +36,7 @@ from .limits import (
     EPS_RANGE,
     MAX_LDA_ALPHA0,
     MAX_OTD_DIM,
+    MAX_RUNS,
     MAX_SEED,
     MAX_SIGMA2,
     MAX_SITE_SIZE,
@@ -44,6 +45,7 @@ from .limits import (
     MAX_UPLOAD_CELLS,
     MAX_UPLOAD_COLUMNS,
     MAX_VOCABULARY,
+    MAX_WORKERS,
     NORM_BOUND_RANGE,
 )
 from .validation import InputError, shown
@@ -98,6 +100,8 @@ ARGUMENT_RANGES: dict[str, Range] = {
     "n_sites": Range(low=1, high=MAX_SITES, integer=True),
     "site_size": Range(low=1, high=MAX_SITE_SIZE, integer=True),
     "collusion": Range(low=0, high=MAX_SITES - 1, integer=True),
+    "runs": Range(low=1, high=MAX_RUNS, integer=True),
+    "workers": Range(low=1, high=MAX_WORKERS, integer=True),
     "k": Range(low=1, high=MAX_OTD_DIM, integer=True),
     "dim": Range(low=1, high=MAX_OTD_DIM, integer=True),
     "alpha0": Range(low=0.0, high=MAX_LDA_ALPHA0, low_open=True),

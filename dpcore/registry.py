@@ -19,7 +19,7 @@ import numpy as np
 from .validation import InputError, check_choice
 
 __all__ = ["ALIASES", "canonical_name", "check_scenario_sizes", "checked_entries", "collect_table", "default_names",
-           "paper_names", "table_entry"]
+           "paper_names", "table_entry", "table_functions"]
 
 Entry = TypeVar("Entry")
 
@@ -75,6 +75,34 @@ def paper_names(table: dict[str, Any]) -> tuple[str, ...]:
     """The entries shown in the paper's figures, in its legend order (``paper_order``)."""
     shown = [e for e in table.values() if e.paper_order is not None]
     return tuple(e.name for e in sorted(shown, key=lambda e: e.paper_order))
+
+
+def table_functions(table: dict[str, Entry]) -> tuple[Any, Any, Any, Any]:
+    """The four lookups every algorithm table offers, written once for every family (``algorithm``,
+    ``check_algorithms``, ``default_algorithms``, ``paper_algorithms`` of ``dpcore.<family>``):
+
+    * ``algorithm(name)``: the entry of ``name`` (an old name accepted); an InputError lists the names when unknown;
+    * ``check_algorithms(names)``: the entries of ``names`` (duplicates dropped, order kept), each checked - the
+      boundary of every list of algorithms a user chooses;
+    * ``default_algorithms()``: the names that run unless told otherwise (flag ``default``), in table order;
+    * ``paper_algorithms()``: the curves of the paper's figures in its legend order (``paper_order``): the presets
+      and the sweep defaults."""
+
+    def algorithm(name: str) -> Entry:
+        return table_entry(table, name)
+
+    def check_algorithms(names: Iterable[str]) -> tuple[Entry, ...]:
+        return checked_entries(table, names)
+
+    def default_algorithms() -> tuple[str, ...]:
+        return default_names(table)
+
+    def paper_algorithms() -> tuple[str, ...]:
+        return paper_names(table)
+
+    for function in (algorithm, check_algorithms, default_algorithms, paper_algorithms):
+        function.__doc__ = f"See :func:`dpcore.registry.table_functions` ({function.__name__})."
+    return algorithm, check_algorithms, default_algorithms, paper_algorithms
 
 
 def check_scenario_sizes(scenario_sizes: Sequence[int] | np.ndarray, data_sizes: Sequence[int] | np.ndarray) -> None:

@@ -34,6 +34,7 @@ from dpcore.tensor import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, ESTIMATORS, M3_N
 from dpcore.textio import values_text
 from dpcore.validation import InputError, check_positive_int, check_rank
 from dpcore.workers import warm_up
+from pages.shared.chart_code import preload_results_code
 from pages.shared.guarantees import robust_controls, show_guarantee_table, show_guarantees
 from pages.shared.lecture import follow_scenario, lecture_sidebar
 from pages.shared.navigation import start_page
@@ -41,6 +42,7 @@ from pages.shared.reports import report_downloads
 from pages.shared.rings import add_bits_column, ring_caption
 from pages.shared.story import breakdown_section, computed_once, glossary_link, server_store, story_buttons
 from pages.shared.widgets import (
+    bar_progress,
     restore_widgets,
     scenario_sidebar,
     show_chart,
@@ -51,6 +53,7 @@ from pages.shared.widgets import (
 
 scenario = start_page()
 warm_up()  # the worker processes of this page's runs start now, not at the first click
+preload_results_code()  # the browser loads the results' chart code while the page is idle
 
 RESULT_KEY, BREAKDOWN_KEY, STORY_KEY = "capeagn_result", "capeagn_cases", "capeagn_story"
 BREAKDOWN_RUNS = 4
@@ -330,11 +333,11 @@ if st.button("Run", type="primary", key="capeagn_run", disabled=bool(input_probl
         check_positive_int(int(runs), "runs")
         if source == "Synthetic model":
             result = compare_algorithms(run_scenario, algorithms, spec=spec, runs=int(runs), seed=int(seed),
-                                        settings=settings, progress=lambda f, t: bar.progress(min(f, 1.0), text=t))
+                                        settings=settings, progress=bar_progress(bar))
         else:
             problem = _upload_problem(run_scenario)
             result = compare_algorithms(run_scenario, algorithms, problem=problem, runs=int(runs), seed=int(seed),
-                                        settings=settings, progress=lambda f, t: bar.progress(min(f, 1.0), text=t))
+                                        settings=settings, progress=bar_progress(bar))
         st.session_state[RESULT_KEY] = result
         st.session_state["capeagn_report_data"] = (
             spec if source == "Synthetic model" else None,
@@ -484,8 +487,8 @@ else:
     report_downloads(lambda: otd_report(result, spec=report_spec, source=report_source), "capeagn_result",
                      "capeagn_report")
     with st.expander("How each algorithm makes its noise"):
-        for alg, text in result.privacy.items():
-            st.markdown(f"- **{TITLES[alg]}**: {symbolic(text)}")
+        for alg, example in result.examples.items():  # how its noise is made; its privacy is the table above
+            st.markdown(f"- **{TITLES[alg]}**: {symbolic(example.privacy)}")
     if result.notes:
         with st.expander(f"Notes ({len(result.notes)})"):
             for note in result.notes:

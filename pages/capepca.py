@@ -15,31 +15,26 @@ from dpcore.data import (
     FEATURE_SCALINGS,
     PREPROCESSING,
     SPECTRA,
-    CsvColumns,
-    NumericTable,
     load_bundled,
-    parse_numeric_csv,
-    sniff_columns,
-    synthetic_dataset,
-    table_to_dataset,
 )
 from dpcore.data.split import REPLACEMENT_CONSEQUENCE, check_supply
 from dpcore.limits import MAX_SEED, MAX_UPLOAD_BYTES, MAX_UPLOAD_CELLS
 from dpcore.notation import symbolic
-from dpcore.pca import ALGORITHMS, METRICS, PcaSetup, compare_pca, prepare_pca
+from dpcore.pca import ALGORITHMS, METRICS, PcaSetup, compare_pca
 from dpcore.pca.guarantees import privacy_guarantees
 from dpcore.pca.story import OPENING, opening_closure, run_breakdown, setting_sentence, story_sentence
 from dpcore.privacy import CALIBRATIONS
 from dpcore.reports import pca_report
 from dpcore.scenario import Scenario, equal_sites_scenario
 from dpcore.scenario.settings_link import Setting
-from dpcore.seeding import PCA_SYNTHETIC_STREAM, stream_rng
 from dpcore.textio import seconds_text, size_text
 from dpcore.validation import InputError
 from dpcore.workers import warm_up
+from pages.shared.chart_code import preload_results_code
 from pages.shared.guarantees import show_guarantee_table, show_guarantees
 from pages.shared.lecture import follow_scenario, lecture_sidebar
 from pages.shared.navigation import page_run_started, start_page
+from pages.shared.pca_data import NO_LABEL, cached_setup, data_source, parse_upload, sniff_upload
 from pages.shared.pca_figures import component_images, scree_figure
 from pages.shared.reports import report_downloads
 from pages.shared.rings import add_bits_column, ring_caption
@@ -57,6 +52,7 @@ from pages.shared.widgets import (
 scenario = start_page()
 started = page_run_started()  # a Run's time is measured from the start of the page run its click starts
 warm_up()  # the worker processes of this page's runs start now, not at the first click
+preload_results_code()  # the browser loads the results' chart code while the page is idle
 
 RESULT_KEY, BREAKDOWN_KEY, STORY_KEY = "capepca_result", "capepca_breakdown", "pca_story"
 BREAKDOWN_RUNS = 3
@@ -66,7 +62,6 @@ DATA_CHOICES = {**{name: info.label for name, info in BUNDLED.items()}, "synthet
                 "upload": "upload a CSV file"}
 SITE_CHOICES = {"equal": "the lecture setting (equal sites set here)", "scenario": "your scenario (Sites and budgets)"}
 METRIC_LABELS = {name: m.label for name, m in METRICS.items()}
-NO_LABEL = -1
 DATA_FIELDS = {"file", "label_column", "data", "dataset", "header", "image_shape", "preprocessing", "features",
                "scale", "D", "spectrum", "decay", "split", "labels"}
 SITE_FIELDS = {"sites", "sizes", "design", "N", "S", "eps", "delta", "scenario"}
@@ -94,38 +89,6 @@ OPENING_WIDGETS: dict[str, Any] = {key: setting.default for key, setting in PCA.
 # ----------------------------------------------------------------------------------------------
 # Cached computations (keyed on plain inputs)
 # ----------------------------------------------------------------------------------------------
-
-@st.cache_data(max_entries=4, show_spinner=False)
-def sniff_upload(content: bytes, header: str) -> CsvColumns:
-    return sniff_columns(content, header={"auto": None, "yes": True, "no": False}[header])
-
-
-@st.cache_data(max_entries=4, show_spinner=False)
-def parse_upload(content: bytes, header: str, label: int, ids: tuple[int, ...] = ()) -> NumericTable:
-    flag = {"auto": None, "yes": True, "no": False}[header]
-    return parse_numeric_csv(content, header=flag, label_column=None if label == NO_LABEL else label,
-                             drop_columns=ids)
-
-
-@st.cache_resource(max_entries=3, show_spinner="Preparing the data and the site matrices ...")
-def cached_setup(data: tuple, upload: bytes | None, scenario_json: str, k: int, features: str, preprocessing: str,
-                 scale: float, by_label: bool, allow_replacement: bool, seed: int) -> PcaSetup:
-    from dpcore.scenario import scenario_from_json
-
-    scenario = scenario_from_json(scenario_json)
-    kind = data[0]
-    if kind == "bundled":
-        dataset = load_bundled(data[1])
-    elif kind == "synthetic":
-        _, dim, spectrum, decay = data
-        dataset = synthetic_dataset(scenario.total_n, stream_rng(seed, PCA_SYNTHETIC_STREAM), dim=dim,
-                                    spectrum=spectrum, decay=decay)
-    else:
-        _, header, label, name, ids = data
-        dataset = table_to_dataset(parse_upload(upload, header, label, ids), name)
-    return prepare_pca(dataset, scenario, k, features=features, preprocessing=preprocessing, scale=scale,
-                       by_label=by_label, allow_replacement=allow_replacement, seed=seed)
-
 
 def cached_breakdown(seed: int, progress) -> tuple:
     """The breakdown of ``seed``, computed once per server (the same for every visitor), the two latest kept."""
@@ -363,17 +326,6 @@ def slot_for(exc: InputError) -> Any:
     return run_msg
 
 
-def _source(key: tuple) -> dict:
-    """Where the data came from, as the report's script rebuilds them (dpcore.reports.pca.DATA_KINDS)."""
-    if key[0] == "bundled":
-        return {"kind": "bundled", "name": key[1]}
-    if key[0] == "synthetic":
-        return {"kind": "synthetic", "dim": key[1], "spectrum": key[2], "decay": key[3]}
-    _, header, label, name, ids = key
-    return {"kind": "upload", "file": name, "header": {"auto": None, "yes": True, "no": False}[header],
-            "label": None if label == NO_LABEL else label, "drop": list(ids)}
-
-
 if clicked:
     st.session_state.pop(RESULT_KEY, None)
     problems = False
@@ -402,7 +354,8 @@ if clicked:
         else:
             st.session_state[RESULT_KEY] = {"setup": setup, "comparison": comparison, "rank": int(rank) or None,
                                             "waited": time.perf_counter() - started, "prepared": prepared,
-                                            "report": {"source": _source(data_key), "k": int(k), "features": features,
+                                            "report": {"source": data_source(data_key), "k": int(k),
+                                                       "features": features,
                                                        "preprocessing": preprocessing, "scale": float(scale),
                                                        "by_label": bool(by_label),
                                                        "allow_replacement": bool(allow_replacement),

@@ -9,7 +9,7 @@ import json
 import streamlit as st
 
 from dpcore.data import VOCABULARY_RULES, parse_vocabulary
-from dpcore.experiments import FAMILIES
+from dpcore.experiments import FAMILIES, PLANNED
 from dpcore.limits import MAX_SEED, MAX_UPLOAD_BYTES
 from dpcore.notation import symbolic
 from dpcore.planner import (
@@ -23,9 +23,9 @@ from dpcore.planner import (
     question,
     scheme_words,
 )
+from dpcore.planner.answer import question_sentence
 from dpcore.planner.check import CHECK_RUNS, check_points
 from dpcore.planner.export import curve_figure, plan_csv, plan_html, plan_json, plan_script
-from dpcore.planner.plan import question_sentence
 from dpcore.planner.report import answer_rows, guarantee_lines, site_rows
 from dpcore.planner.schemes import sentence_start
 from dpcore.planner.solve import PROBABILITY_RANGE
@@ -49,9 +49,9 @@ STORE = "plan_uploads"
 # them, never clamped (the data sources of the chosen algorithm and the sites that may move are a part of these
 # choices, below).
 PLAN = {
-    "plan_family": Setting(default="pca", label="Algorithm", choices=tuple(FAMILIES)),
+    "plan_family": Setting(default="pca", label="Algorithm", choices=tuple(PLANNED)),
     "plan_source": Setting(default="synthetic", label="Data",
-                           choices=tuple(dict.fromkeys(s for f in FAMILIES for s in planner_sources(f)))),
+                           choices=tuple(dict.fromkeys(s for f in PLANNED for s in planner_sources(f)))),
     "plan_solve": Setting(default="n", label="Solve for", choices=tuple(KNOBS)),
     "plan_site": Setting(default="every site", label="Which sites move", choices=("every site", *scenario.names)),
     "plan_target": Setting(default=80.0, label="Target (% of the non-private result)", low=1.0, high=100.0),
@@ -93,7 +93,7 @@ OPTION_WIDGETS = {
     "estimator": lambda col: col.selectbox("Moment estimator", (None, "first", "all"), key="plan_opt_estimator",
                                            format_func=lambda e: "auto (text: first, counts: all)" if e is None else e),
 }
-# The widget of each loader option a data source asks for (PlannerSource.options). A comment, not a string: Streamlit's
+# The widget of each loader option a data source asks for (DataSource.options). A comment, not a string: Streamlit's
 # "magic" writes a bare string of a page onto the page.
 
 
@@ -133,7 +133,7 @@ st.markdown("Pick a target, the share of fresh studies that must reach it and th
             "the answer's size, new noise) reaches the target (docs/planner.md has the method and its limits).")
 
 left, right = st.columns(2)
-family = left.selectbox("Algorithm", tuple(FAMILIES), key="plan_family", format_func=lambda f: FAMILIES[f].label)
+family = left.selectbox("Algorithm", tuple(PLANNED), key="plan_family", format_func=lambda f: FAMILIES[f].label)
 hooks = FAMILIES[family].planner
 sources = planner_sources(family)
 if st.session_state.get("plan_source") not in sources:

@@ -2,16 +2,15 @@
 
 A preset with a stored full-size result (dpcore.experiments.stored, dpcore/data/files/presets/) is shown at once,
 computed by nothing but its summary; "Run it again live" recomputes it (or its reduced variant). A live sweep runs in a
-background thread of this session (dpcore's run_sweep with its worker processes); a fragment polls it every
-POLL_SECONDS and shows the progress per (run, algorithm, grid point) step, the time so far and the time left,
-and a Stop button (the sweep stops after the current step and keeps the runs that finished).
+background thread of this session (pages/shared/sweep_job.py: dpcore's run_sweep with its worker processes); a
+fragment polls it every POLL_SECONDS and shows the progress per (run, algorithm, grid point) step, the time so far and
+the time left, and a Stop button (the sweep stops after the current step and keeps the runs that finished).
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-import threading
 import time
 from typing import Any
 
@@ -29,7 +28,6 @@ from dpcore.experiments import (
     SweepResult,
     SweepSpec,
     algorithm_titles,
-    cached_result,
     check_designs,
     default_algorithms,
     default_grid,
@@ -38,12 +36,12 @@ from dpcore.experiments import (
     preset_names,
     presets,
     quick_spec,
-    run_sweep,
 )
 from dpcore.experiments.figures import curve_figure, figure_html, gain_figure
 from dpcore.experiments.presets import quick_name
 from dpcore.experiments.reading import STOP_CASES, figure_sentence, gain_sentence, meeting_sentence
 from dpcore.experiments.stored import FIRST_FIGURE, estimate_seconds, stored_result, stored_status
+from dpcore.family import data_form
 from dpcore.limits import MAX_LDA_ALPHA0, MAX_LDA_TOPICS, MAX_LDA_VOCABULARY, MAX_SEED, MAX_SWEEP_RUNS
 from dpcore.notation import symbolic
 from dpcore.pca.sweep import register_upload
@@ -52,8 +50,10 @@ from dpcore.reports import sweep_report
 from dpcore.scenario.settings_link import Setting
 from dpcore.validation import InputError
 from dpcore.workers import warm_up, worker_count
+from pages.shared.family_form import data_widgets
 from pages.shared.navigation import start_page
 from pages.shared.reports import report_downloads
+from pages.shared.sweep_job import JOB_KEY, POLL_SECONDS, duration, request_stop, start_job
 from pages.shared.widgets import (
     restore_widgets,
     scenario_sidebar,
@@ -66,8 +66,6 @@ from pages.shared.widgets import (
 scenario = start_page()
 warm_up()  # the worker processes of this page's runs start now, not at the first click
 
-JOB_KEY = "pu_job"
-POLL_SECONDS = 1.0
 MODES = {"preset": "a figure of the paper (preset)", "scenario": "my shared scenario"}
 VARIANTS = {"full": "full size (as stored)", "quick": "reduced"}
 UPLOAD = "upload"
@@ -122,7 +120,8 @@ def _lda_form() -> LdaData:
 
 
 DATA_FORMS = {"pca": _pca_form, "otd": _otd_form, "lda": _lda_form}
-# The data widgets of each family's sweep (one form per family; the settings types are the families' own).
+# The data widgets of the three families' sweeps (their uploads and linked choices); any other family's are its data
+# type's fields (pages.shared.family_form.data_widgets, keys pu_<family>_<field>).
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -149,52 +148,6 @@ def reading(result: SweepResult, source: str | None, metric: str, shown: list[st
         return stored_reading(st.session_state["pu_preset"], metric, tuple(shown))
     return (figure_sentence(result, metric), gain_sentence(result), meeting_sentence(result, metric),
             curve_figure(result, metric, shown), gain_figure(result))
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 1:
-        return "under a second"
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    return f"{seconds / 60:.1f} min"
-
-
-def _sweep_thread(job: dict[str, Any], spec: SweepSpec, workers: int) -> None:
-    """Runs in a background thread: the sweep, reporting every step into ``job`` (no Streamlit calls here)."""
-
-    def progress(done: int, total: int, label: str) -> None:
-        job.update(done=done, total=total, label=label, last=time.perf_counter())
-
-    try:
-        job["result"] = run_sweep(spec, progress=progress, should_stop=lambda: job["stopped"], workers=workers)
-    except InputError as exc:
-        job["error"] = exc
-    except Exception as exc:  # noqa: BLE001 - shown as an internal error by show_error, never a traceback
-        job["error"] = exc
-    finally:
-        job["seconds"] = time.perf_counter() - job["start"]
-        job["finished"] = True
-
-
-def start_job(spec: SweepSpec, estimate: float | None) -> None:
-    """Start ``spec`` in a background thread (a complete cached result is taken at once)."""
-    workers = worker_count(spec.runs)
-    job: dict[str, Any] = {"spec": spec.to_json(), "done": 0, "total": 0, "label": "starting", "stopped": False,
-                           "finished": False, "result": None, "error": None, "start": time.perf_counter(),
-                           "seconds": 0.0, "estimate": estimate, "workers": workers}
-    hit = cached_result(spec)
-    if hit is not None:
-        job.update(result=hit, finished=True, seconds=hit.seconds, done=1, total=1)
-    else:
-        threading.Thread(target=_sweep_thread, args=(job, spec, workers), daemon=True,
-                         name="privacy-utility sweep").start()
-    st.session_state[JOB_KEY] = job
-
-
-def request_stop() -> None:
-    job = st.session_state.get(JOB_KEY)
-    if job is not None:
-        job["stopped"] = True
 
 
 def fmt_grid(values) -> str:
@@ -245,6 +198,8 @@ PU = {
     "pu_lda_alpha0": Setting(default=1.0, label="α₀", low=0.01, high=MAX_LDA_ALPHA0),
     **{f"pu_grid_{p}": Setting(default=fmt_grid(default_grid(p, scenario)), label=f"Values of {PARAMETER_LABELS[p]}",
                                max_chars=500) for p in PARAMETERS},
+    **{key: setting for f in FAMILIES if f not in DATA_FORMS for key, setting in
+       data_form(FAMILIES[f], f"pu_{f}_").items()},
     **{f"pu_algorithms_{f}": Setting(default=list(default_algorithms(f)), label="Algorithms to run",
                                      choices=tuple(algorithm_titles(f))) for f in FAMILIES},
 }
@@ -312,7 +267,7 @@ else:
                           key="pu_family", help="; ".join(f"{k}: {v.description}" for k, v in FAMILIES.items()))
         data: PcaData | OtdData | LdaData | None = None
         try:
-            data = DATA_FORMS[family]()
+            data = DATA_FORMS[family]() if family in DATA_FORMS else data_widgets(FAMILIES[family], f"pu_{family}_", PU)
         except InputError as exc:
             show_error(exc)
     with middle:
@@ -371,7 +326,7 @@ clicked = run_col.button(label, type="primary", key="pu_run", disabled=spec is N
 if spec is not None:
     steps = spec.runs * len(spec.grid) * len(spec.algorithms)
     if estimate is not None:
-        when = f"Estimated time: about {_duration(estimate[0])} ({estimate[1]})."
+        when = f"Estimated time: about {duration(estimate[0])} ({estimate[1]})."
     else:
         when = "Estimated time: shown after the first steps (no stored run of this sweep to scale from)."
     info_col.caption(symbolic(f"{len(spec.grid)} values × {len(spec.algorithms)} algorithms × {spec.runs} runs = "
@@ -399,7 +354,7 @@ def progress_text(current: dict[str, Any]) -> tuple[float, str]:
     else:
         left = math.nan
         basis = ""
-    remaining = "" if math.isnan(left) else f", about {_duration(left)} left ({basis})"
+    remaining = "" if math.isnan(left) else f", about {duration(left)} left ({basis})"
     step = f"step {done} of {total}: {current['label']}" if total else "preparing the data and the designs"
     return (done / total if total else 0.0), symbolic(f"{step}; {elapsed:.0f} s so far{remaining}")
 

@@ -48,11 +48,13 @@ from dpcore.seeding import UPLOAD_SPLIT_STREAM, stream_rng
 from dpcore.textio import values_text
 from dpcore.validation import InputError, check_delta
 from dpcore.workers import warm_up
+from pages.shared.chart_code import preload_results_code
 from pages.shared.guarantees import robust_controls, show_guarantee_table, show_guarantees
 from pages.shared.lecture import follow_scenario, lecture_sidebar
 from pages.shared.navigation import start_page
 from pages.shared.reports import report_downloads
 from pages.shared.widgets import (
+    bar_progress,
     restore_widgets,
     scenario_sidebar,
     show_chart,
@@ -63,6 +65,7 @@ from pages.shared.widgets import (
 
 scenario = start_page()
 warm_up()  # the worker processes of this page's runs start now, not at the first click
+preload_results_code()  # the browser loads the results' chart code while the page is idle
 
 RESULT_KEY, REGIME_KEY = "tm_result", "tm_regimes"
 TITLES = {name: entry.title for name, entry in ALGORITHMS.items()}
@@ -279,14 +282,14 @@ def _compute() -> LdaCurve:
     try:
         if spec is not None:
             return eps_curve(sites, algorithms, grid, spec=spec, runs=int(runs), seed=int(seed),
-                             settings=lda_settings, progress=lambda f, t: bar.progress(min(f, 1.0), text=t))
+                             settings=lda_settings, progress=bar_progress(bar))
         if corpus is None:
             raise InputError("upload a text file first", "file")
         problem = corpus_lda_problem(corpus, int(k), float(alpha0), _fractions(sites),
                                      stream_rng(seed, UPLOAD_SPLIT_STREAM))
         sites = sites.with_sizes(problem.sizes)
         return eps_curve(sites, algorithms, grid, problem=problem, runs=int(runs), seed=int(seed),
-                         settings=lda_settings, progress=lambda f, t: bar.progress(min(f, 1.0), text=t))
+                         settings=lda_settings, progress=bar_progress(bar))
     finally:
         bar.empty()
 
@@ -375,8 +378,8 @@ else:
         usable = result.usable(name)
         kind = "; ".join(dict.fromkeys(g.short for g in per_eps[eps0][name] if g.short)) or _privacy_cell(per_eps,
                                                                                                             name)
-        line = (f"- **{TITLES[name]}** - {'usable' if usable else 'unusable'}, *{kind}*: "
-                f"{symbolic(result.guarantees[name])}")
+        why = "; ".join(dict.fromkeys(g.why for g in per_eps[eps0][name]))  # the audit's words, view by view
+        line = f"- **{TITLES[name]}** - {'usable' if usable else 'unusable'}, *{kind}*: {symbolic(why)}"
         if name in result.reasons:
             line += f"  \n  *Why {'some runs had no result' if usable else 'not'}:* {symbolic(result.reasons[name])}"
         st.markdown(line)
@@ -433,15 +436,14 @@ else:
                 here = eps_curve(equal_sites_scenario(int(n_sites), int(st.session_state["tm_docs"]), grid[0],
                                                       float(delta), calibration=calibration),
                                  CONFIGURATION_CURVES, grid, spec=spec, runs=int(runs), seed=int(seed),
-                                 progress=lambda f, t: bar.progress(min(f, 1.0) / 2, text=f"this corpus: {t}"))
+                                 progress=bar_progress(bar, 0.0, 0.5, "this corpus: "))
             else:
                 here = eps_curve(equal_sites_scenario(p.n_sites, 3, grid[0], float(delta), calibration=calibration),
                                  CONFIGURATION_CURVES, grid, problem=result.problem, runs=int(runs), seed=int(seed),
-                                 progress=lambda f, t: bar.progress(min(f, 1.0) / 2, text=f"this corpus: {t}"))
+                                 progress=bar_progress(bar, 0.0, 0.5, "this corpus: "))
             regime = eps_curve(equal_sites_scenario(1, REGIME_DOCS, REGIME_GRID[0], 1e-6, calibration="analytic"),
                                CONFIGURATION_CURVES, REGIME_GRID, spec=REGIME_SPEC, runs=int(runs), seed=int(seed),
-                               progress=lambda f, t: bar.progress(0.5 + min(f, 1.0) / 2,
-                                                                  text=f"the regime corpus: {t}"))
+                               progress=bar_progress(bar, 0.5, 0.5, "the regime corpus: "))
             st.session_state[REGIME_KEY] = (here, regime)
         except InputError as exc:
             show_error(exc)

@@ -49,3 +49,46 @@ def app_test(page_path: str | None = None, timeout: float = 60):
         at.switch_page(page_path)
         at.run()
     return at
+
+
+# --- the suite on every core (pytest-xdist), browser tests on one server ---------------------------------------------
+# `make test` runs `pytest -n auto --dist loadgroup`. Every test gets an xdist group here, so that what a module sets
+# up once (its module-scoped fixtures: Flower rounds, planners, fitted models) is set up by one worker, not once per
+# worker: a test's group is its module, and every browser test (tests/test_browser*.py, marker `browser`) is in one
+# group, so that they share one Streamlit server and one chromium (the session fixtures below). The groups are handed
+# out longest first (browser, then modules with `federated`, `slow` or `install` tests, then the rest, each in file
+# order), so that no long group starts last while the other worker idles. Without xdist the marks do nothing.
+BROWSER_GROUP = "browser"
+HEAVY_MARKERS = ("federated", "slow", "install")
+
+
+def pytest_configure(config):
+    # registered here too, so that --strict-markers accepts it when pytest-xdist is not loaded (`-p no:xdist`)
+    config.addinivalue_line("markers", "xdist_group(name): tests of one group run in one pytest-xdist worker")
+
+
+def pytest_collection_modifyitems(config, items):
+    def group(item) -> str:
+        return BROWSER_GROUP if item.get_closest_marker("browser") else item.nodeid.split("::", 1)[0]
+
+    heavy = {group(item) for item in items if any(item.get_closest_marker(m) for m in HEAVY_MARKERS)}
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(group(item)))
+    rank = {BROWSER_GROUP: 0, **{name: 1 for name in heavy if name != BROWSER_GROUP}}
+    items.sort(key=lambda item: rank.get(group(item), 2))  # stable: file order within each rank
+
+
+@pytest.fixture(scope="session")
+def server():
+    from browser_support import streamlit_server
+
+    with streamlit_server() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from browser_support import chromium
+
+    with chromium() as b:
+        yield b

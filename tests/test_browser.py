@@ -8,92 +8,23 @@ address before the edit's run on a loaded machine): :func:`_rerun` does an actio
 started after it has finished (the runs a page's websocket reports, :class:`_Runs`); :func:`_wait_idle` waits until
 no run is going on; :func:`_settled` until charts or a grid stop moving; a test that reads a value (the address, a
 widget) waits for that value.
+
+The ``server`` (one ``streamlit run app.py``) and ``browser`` (one headless chromium) fixtures are the session's
+(tests/conftest.py): every browser test of a pytest process shares them; each test opens its own pages, so each has
+its own Streamlit session.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import shutil
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 import weakref
-from pathlib import Path
 
 import pytest
+from browser_support import streamlit_server as _streamlit_server
 
 from pages.shared.catalog import PAGES
 
-ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--disable-dev-shm-usage",
-]
-
 pytestmark = pytest.mark.browser
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextlib.contextmanager
-def _streamlit_server():
-    """A fresh `streamlit run app.py` on a free port; yields its URL."""
-    port = _free_port()
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 90
-    try:
-        while time.time() < deadline:
-            try:
-                with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                time.sleep(0.5)
-            if proc.poll() is not None:
-                raise RuntimeError("streamlit exited early:\n" + (proc.stdout.read() if proc.stdout else ""))
-        else:
-            raise RuntimeError("streamlit did not become healthy within 90 s")
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-
-
-@pytest.fixture(scope="module")
-def server():
-    with _streamlit_server() as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not os.path.exists(CHROMIUM):
-        pytest.fail("Debian's chromium is missing: run `make test`, which installs it")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield b
-        b.close()
 
 
 def _assert_clean(page, where: str) -> None:

@@ -8,7 +8,7 @@ import json
 from urllib.parse import parse_qs, unquote, urlparse
 
 import pytest
-from test_browser import (  # noqa: F401
+from test_browser import (
     _assert_clean,
     _edit_grid_cell,
     _goto,
@@ -18,14 +18,12 @@ from test_browser import (  # noqa: F401
     _rerun,
     _sites_grid,
     _wait_idle,
-    browser,
-    server,
 )
 
 pytestmark = pytest.mark.browser
 
 
-def _fresh(browser, url: str):  # noqa: F811 - the fixture of test_browser
+def _fresh(browser, url: str):
     """The link opened in a new browser context (no cookies, no session): what a colleague sees."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = _page(context, 1280)
@@ -35,7 +33,7 @@ def _fresh(browser, url: str):  # noqa: F811 - the fixture of test_browser
     return context, page
 
 
-def test_a_link_copied_after_navigating_editing_and_undo_opens_the_same_state(server, browser):  # noqa: F811
+def test_a_link_copied_after_navigating_editing_and_undo_opens_the_same_state(server, browser):
     page = _open(browser, server, 1280)
     first = _headline(page)
     button = page.get_by_role("button", name="CAPE stops helping: a strict site")
@@ -72,7 +70,7 @@ def _scenario_in(url: str):
     return scenario_from_query(parse_qs(urlparse(url).query)["scenario"][0])
 
 
-def test_typing_every_number_format_into_the_sites_table(server, browser):  # noqa: F811
+def test_typing_every_number_format_into_the_sites_table(server, browser):
     """δ typed as 1e-5 (the format its own column shows) was stored as -15; now every format is stored as typed, and a
     decimal comma gets a message next to the table."""
     page = _open(browser, server, 1280)
@@ -98,7 +96,7 @@ def test_typing_every_number_format_into_the_sites_table(server, browser):  # no
     page.close()
 
 
-def test_two_downloads_in_quick_succession_both_arrive(server, browser):  # noqa: F811
+def test_two_downloads_in_quick_succession_both_arrive(server, browser):
     """The figure's HTML download was lost ("Deferred file not found") when clicked within about a second of another
     download: that click re-ran the page and dropped the deferred file. Downloads no longer re-run the page."""
     context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
@@ -133,7 +131,7 @@ LINKED = """([key, value]) => {
 
 
 @pytest.mark.parametrize("title, key, value", [("Topic models", "tm_sites", 7), ("Privacy-utility", "pu_runs", 3)])
-def test_a_link_carries_the_computing_pages_own_settings(server, browser, title, key, value):  # noqa: F811
+def test_a_link_carries_the_computing_pages_own_settings(server, browser, title, key, value):
     """Topic models' and Privacy-utility's own settings reach the address and come back in a fresh browser.
 
     Issue 29: this failed at load 6 with the fresh browser showing 1 (the widget's minimum): the edit was typed while

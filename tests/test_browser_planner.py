@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 import pytest
-from test_browser import _assert_clean, _goto, _page, _rerun, _wait_idle, browser, server  # noqa: F401
+from test_browser import _assert_clean, _goto, _page, _rerun, _wait_idle
 
 from dpcore.notation import symbolic
 from dpcore.planner.export import SCRIPT_MARK
@@ -26,7 +26,7 @@ def _csv(path, rows: int = 6000, cols: int = 20) -> None:
                               [",".join(f"{v:.4f}" for v in row) for row in x]) + "\n")
 
 
-def test_planner_on_an_upload_with_check_exports_and_script(server, browser, tmp_path):  # noqa: F811
+def test_planner_on_an_upload_with_check_exports_and_script(server, browser, tmp_path):
     upload = tmp_path / "consortium.csv"
     _csv(upload)
     context = browser.new_context(viewport={"width": 1280, "height": 1000}, accept_downloads=True)

@@ -49,6 +49,7 @@ def _valid_calls() -> dict[str, dict]:
         "table_to_dataset": {"table": dpcore.parse_numeric_csv(b"1,2\n3,4\n5,6\n")},
         "parse_text_corpus": {"content": b"alpha beta gamma\nbeta gamma delta\n", "rule": "frequent",
                               "vocab_size": 3},
+        "compare": {"family": "otd", "scenario": scenario, "algorithms": ("nonpriv",), "runs": 1, "workers": 1},
     }
 
 

@@ -79,7 +79,8 @@ def _text_files(tmp_path: Path) -> tuple[Path, Path]:
 # What each command needs besides the file under test, so that the file is the first thing it reads: a command
 # without a row fails the test (add its minimal settings here).
 BASE = {"design": [], "pca": ["--k", "2", "--runs", "1"], "otd": ["--model", "stm"], "lda": ["--vocab", "5"],
-        "sweep": ["--vary", "eps", "--grid", "1"], "plan": ["--solve", "n", "--target", "0.5"]}
+        "sweep": ["--vary", "eps", "--grid", "1"], "plan": ["--solve", "n", "--target", "0.5"],
+        "compare": ["--family", "otd", "--runs", "1", "--algorithms", "nonpriv"]}
 COMPANIONS = {("otd", "--vocabulary"): ["--data", "DOCUMENTS"], ("lda", "--vocabulary"): ["--text", "DOCUMENTS"],
               ("plan", "--data"): ["--algorithm", "otd"],
               ("plan", "--vocabulary"): ["--algorithm", "otd", "--model", "stm", "--data", "DOCUMENTS"]}

@@ -148,3 +148,52 @@ def test_the_check_finds_every_json_parse_outside_the_one_reader(tmp_path):
                      "federated/capefed/trust.py:2", "federated/capefed/trust.py:3", "pages/page.py:2"], where
     failures, _, _ = tool.check(tmp_path)
     assert sum("a JSON parse outside" in line for line in failures) == 6
+
+
+def test_the_check_finds_title_and_variant_branches_and_long_modules_and_classes_everywhere(tmp_path, monkeypatch):
+    """Issue 33: a branch on a family's CAPE title outside its package, or on a noise variant's name (compared with a
+    noise expression) outside the module that defines it, fails in dpcore, the pages and the Flower app; so does a
+    module over MAX_MODULE_LINES lines or a class over MAX_CLASS_LINES lines in any of them. A party role compared
+    with "helper" is not a variant branch; the family's own package and the variant's own module pass; an ALLOWED
+    entry turns its offender into a report line, and an entry nothing matches is reported as stale."""
+    tool = _tool()
+    class_body = "".join(f"    x{i} = {i}\n" for i in range(tool.MAX_CLASS_LINES))
+    _write(tmp_path, {
+        "dpcore/__init__.py": "",
+        "dpcore/pca/__init__.py": "",
+        "dpcore/pca/family.py": "FAMILY = Family(name='pca', cape='capePCA')\n",
+        "dpcore/pca/own.py": "def f(a):\n    return a == 'capePCA'\n",  # its own package
+        "dpcore/cape/__init__.py": "",
+        "dpcore/cape/variants/__init__.py": "",
+        "dpcore/cape/variants/helper.py": ("ENTRIES = (NoiseVariant(name='helper'),)\n"
+                                           "def g(noise):\n    return noise == 'helper'\n"),  # its own module
+        "dpcore/experiments/__init__.py": "",
+        "dpcore/experiments/figures.py": "def h(design):\n    return design in ('capePCA', 'M2 stage')\n",  # line 2
+        "pages/protocol.py": ("match algorithm:\n    case 'capePCA':\n        pass\n"  # line 1
+                              "role = 'helper'\nif role == 'helper':\n    pass\n"),  # a role, not a variant
+        "federated/capefed/agg.py": "def k(s):\n    return s.round.noise != 'helper'\n",  # line 2
+        "federated/capefed/big.py": "class Big:\n" + class_body,
+        "pages/long.py": "x = 1\n" * (tool.MAX_MODULE_LINES + 1),
+    })
+    where = sorted(line.split(": ")[0] for line in tool.title_variant_branches(tmp_path))
+    assert where == ["dpcore/experiments/figures.py:2", "federated/capefed/agg.py:2", "pages/protocol.py:1"]
+    failures, report, _ = tool.check(tmp_path)
+    assert sum(": title branch" in line for line in failures) == 2
+    assert sum(": variant branch" in line for line in failures) == 1
+    assert any(line.startswith("federated/capefed/big.py:1: class Big has") for line in failures)
+    assert any(line.startswith("pages/long.py: 501 lines") for line in failures)
+
+    monkeypatch.setattr(tool, "ALLOWED", {"federated/capefed/agg.py: variant branch": "another task",
+                                          "federated/capefed/gone.py: title branch": "another task"})
+    failures, report, _ = tool.check(tmp_path)
+    assert not any(": variant branch" in line for line in failures)
+    assert any(line.startswith("allowed (another task): federated/capefed/agg.py:2") for line in report)
+    assert any("stale entry of ALLOWED" in line and "gone.py" in line for line in report)
+
+
+def test_only_the_federated_task_s_offenders_are_allowed():
+    """The allow-list names files the federated task owns (federated/, dpcore/federation) and nothing else, each with
+    the reason that task removes it."""
+    tool = _tool()
+    assert all(key.startswith(("federated/", "dpcore/federation/")) for key in tool.ALLOWED)
+    assert set(tool.ALLOWED.values()) == {tool.FEDERATED_TASK}

@@ -72,6 +72,19 @@ def test_the_public_api_is_small_documented_and_importable():
     assert {"capepca", "pca", "Scenario"} <= set(dir(dpcore))
 
 
+def test_dir_of_dpcore_is_the_public_api_and_the_subpackages_only():
+    """Issue 33: ``dir(dpcore)`` lists the stub's names, ``__version__`` and the subpackages - no module the package
+    file imports (``os``), no helper of it, and nothing that importing a subpackage added to its namespace."""
+    import dpcore.cape.audit  # noqa: F401 - puts dpcore.cape into the package's namespace
+    import dpcore.pca  # noqa: F401
+
+    shown = set(dir(dpcore))
+    packages = {p.name for p in (ROOT / "dpcore").iterdir() if (p / "__init__.py").is_file()}
+    assert shown == set(dpcore.__all__) | packages
+    assert not {"os", "_os", "_public_names", "_PUBLIC", "__getattr__"} & shown
+    assert {"cape", "pca", "capepca", "InputError", "__version__"} <= shown
+
+
 def test_import_dpcore_imports_nothing_else_of_dpcore_and_ships_its_type_hints():
     done = subprocess.run([sys.executable, "-c", "import sys, dpcore; "
                            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dpcore', 'numpy')))"],

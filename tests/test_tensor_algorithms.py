@@ -19,6 +19,7 @@ from dpcore.otd import (
     run_algorithm,
     synthetic_problem,
 )
+from dpcore.otd.guarantees import comparison_guarantees
 from dpcore.privacy import noise_multiplier, sensitivity, symmetric_matrix
 from dpcore.scenario import scenario_from_dict
 from dpcore.seeding import run_rng
@@ -246,11 +247,15 @@ def test_every_algorithm_runs_and_states_its_privacy():
     for dec in result.examples.values():
         assert dec.components.shape == (3, 8) and np.all(np.isfinite(dec.components))
         assert dec.privacy
-    assert "sample-level" in result.privacy["noisy_tpm"]
-    assert "composed exactly as Gaussian mechanisms" in result.privacy["noisy_tpm"]
-    assert "pure" in result.privacy["avn"]
-    assert result.privacy["nonpriv"] == "no privacy"
+    assert "sample-level" in result.examples["noisy_tpm"].privacy
+    assert "composed exactly as Gaussian mechanisms" in result.examples["noisy_tpm"].privacy
+    assert "pure" in result.examples["avn"].privacy
+    assert result.examples["nonpriv"].privacy == "no privacy"
     assert result.to_dict()["path"] == "dense"
+    # issue 33: the comparison carries no privacy sentences; its guarantee is the audit's, computed per view
+    assert "privacy" not in result.to_dict() and not hasattr(result, "privacy")
+    guarantees = comparison_guarantees(result)
+    assert set(guarantees) == set(ALGORITHMS) and all(guarantees[name] for name in ALGORITHMS if name != "nonpriv")
 
 
 def test_whitening_failures_are_recorded_not_averaged():

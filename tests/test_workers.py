@@ -263,7 +263,8 @@ def test_comparisons_stop_and_keep_the_finished_runs():
         pca.compare_pca(setup.problem, setup.privacy, ("cape", "conv"), runs=3, workers=1, should_stop=lambda: True)
     labels = []
     result = otd.compare_algorithms(_equal(3, 500, 2.0), ("cape", "nonpriv"), spec=otd.SyntheticSpec(kind="mog", dim=6,
-                                    k=2), runs=4, seed=1, workers=2, progress=lambda f, label: labels.append(f),
+                                    k=2), runs=4, seed=1, workers=2,
+                                    progress=lambda done, total, label: labels.append(done),
                                     should_stop=lambda: len(labels) >= 5)
     # by the fifth label one worker has sent three, so its first run (two labels) is in
     assert 1 <= result.runs < 4 and any("stopped after" in n for n in result.notes)

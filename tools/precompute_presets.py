@@ -146,7 +146,7 @@ def file_digests(packed: bytes, text: bytes) -> dict:
 
 def sweep_notes(name: str) -> list[str]:
     """The notes a sweep of preset ``name`` carries (its plan's and its algorithms'; what ``--json`` prints)."""
-    from dpcore.experiments.plan import algorithm_notes, sweep_plan
+    from dpcore.experiments.prepare import algorithm_notes, sweep_plan
 
     spec = get_preset(name).spec
     return list(dict.fromkeys(sweep_plan(spec).notes + algorithm_notes(spec)))

@@ -25,7 +25,7 @@ from ..outfiles import check_output
 from ..textio import json_ready, printable
 from ..validation import InputError
 
-COMMAND_MODULES = ("design", "otd", "pca", "lda", "sweep", "plan")
+COMMAND_MODULES = ("design", "otd", "pca", "lda", "sweep", "plan", "compare")
 LOG_ENV = "DPCORE_LOG"
 log = logging.getLogger("dpcore.cli")
 
@@ -37,15 +37,23 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"error: {printable(message)} (see {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of ``command`` alone (a name of COMMAND_MODULES): a fresh ``dpcore otd``
+    process then imports the otd command's module only, not the sweeps', the planner's and the others'."""
     parser = _Parser(
         prog="dpcore" if os.path.basename(sys.argv[0]) == "dpcore" else "python -m dpcore",
         description="Distributed differentially private PCA and tensor decomposition with correlated noise (CAPE).",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    for name in COMMAND_MODULES if command not in COMMAND_MODULES else (command,):
         importlib.import_module(f"{__name__}.{name}").register(sub)
     return parser
+
+
+def _command_of(argv: list[str]) -> str | None:
+    """The command ``argv`` names (its first argument, when it is a command's name), else None (``--help``, a typo:
+    the parser of every command answers)."""
+    return argv[0] if argv and argv[0] in COMMAND_MODULES else None
 
 
 def print_json(data: Any) -> None:
@@ -115,7 +123,7 @@ def _short(exc: BaseException) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    parser = build_parser(_command_of(sys.argv[1:] if argv is None else argv))
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, or a bad flag (reported on one line by _Parser.error)

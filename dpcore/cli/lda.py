@@ -210,7 +210,7 @@ def _rows(curve: LdaCurve, eps: float) -> list[dict]:
                         "standard_error": r["se"] if r["runs"] > 1 else None, "runs": int(r["runs"]),
                         "unusable": int(r["unusable"]), "whitening_failed": int(r["whitening_failed"]),
                         "usable": usable, "reason": None if usable else curve.reasons.get(name),
-                        "guarantee": curve.guarantees[name], "privacy": guarantee_summary(guarantees[name]),
+                        "privacy": guarantee_summary(guarantees[name]),
                         "guarantees": guarantee_records(guarantees[name])})
     return out
 

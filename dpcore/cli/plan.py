@@ -31,7 +31,7 @@ import argparse
 from pathlib import Path
 
 from ..data import VOCABULARY_RULES, parse_vocabulary
-from ..experiments import FAMILIES
+from ..experiments import FAMILIES, PLANNED
 from ..family import DataLoader, PlannerData
 from ..limits import MAX_RUNS, MAX_TEXT_BYTES, MAX_UPLOAD_BYTES, MAX_VOCABULARY_BYTES
 from ..optional import plotly_objects
@@ -69,7 +69,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument
         "the topic error) so that a share --probability of fresh studies (new data of that size, new noise) meets "
         "it, and what the scenario as it stands gets, by a curve of simulated studies (docs/planner.md).",
     )
-    p.add_argument("--algorithm", choices=tuple(FAMILIES), default="pca",
+    p.add_argument("--algorithm", choices=tuple(PLANNED), default="pca",
                    help="pca (capePCA, default), otd (capeAGN) or lda (capeLDA)")
     p.add_argument("--solve", choices=tuple(KNOBS), required=True,
                    help="what to solve for: " + "; ".join(f"{k}: {v}" for k, v in KNOBS.items()))
@@ -151,7 +151,7 @@ def _scenario(args: argparse.Namespace, family: str) -> Scenario:
 
 
 def _data_flags(args: argparse.Namespace, family: str) -> None:
-    options = {name: set(f.sweep.data.OPTIONS) for name, f in FAMILIES.items()}
+    options = {name: set(f.sweep.data.OPTIONS) for name, f in PLANNED.items()}
     given = {n for names in options.values() for n in names if getattr(args, n, None) is not None}
     wrong = sorted(given - options[family])
     if args.csv and "upload" not in FAMILIES[family].sweep.data.__dataclass_fields__:
@@ -165,7 +165,7 @@ CSV_SOURCE = "upload"
 """The planner source (``FamilyPlanner.sources``) of a ``--csv`` file."""
 LOADER_FLAGS = {"sigma2": "sigma2", "norm_bound": "norm_bound", "vocab_size": "d", "estimator": "estimator",
                 "rule": "vocab_rule"}
-"""The command line flag of each loader option (PlannerSource.options; ``vocabulary``: --vocabulary FILE)."""
+"""The command line flag of each loader option (DataSource.options; ``vocabulary``: --vocabulary FILE)."""
 
 
 def _upload(args: argparse.Namespace, family: str, settings: object) -> tuple[str, object, DataLoader]:

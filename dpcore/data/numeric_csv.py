@@ -16,13 +16,16 @@ import io
 import math
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from ..limits import MAX_DATA_MAGNITUDE, MAX_UPLOAD_BYTES, MAX_UPLOAD_CELLS, MAX_UPLOAD_COLUMNS
 from ..textio import decode_text, gunzip, size_text
 from ..validation import InputError, check_positive_int
+
+if TYPE_CHECKING:  # pandas is imported where a file is read: a command that reads none does not pay for it
+    import pandas as pd
 
 __all__ = ["LABEL_MAX_CLASSES", "CsvColumns", "NumericTable", "parse_label_column", "parse_numeric_csv",
            "sniff_columns"]
@@ -176,6 +179,7 @@ def _short(cell: str) -> str:
 
 def _read_frame(text: str, layout: _Layout, header: bool, max_cells: int) -> pd.DataFrame:
     """The data rows as text or numbers (pandas' C parser, no NaN words, blank lines kept as rows)."""
+    import pandas as pd
     try:
         frame = pd.read_csv(
             io.StringIO(text), sep=layout.delimiter, header=None, skiprows=1 if header else 0, na_filter=False,
@@ -243,6 +247,7 @@ def _check_size(n_rows: int, n_features: int, has_label: bool) -> None:
 
 def _column_numbers(column: pd.Series) -> tuple[np.ndarray, pd.Series | None]:
     """A column as floats (NaN where a cell is not a number) and, for text columns, the cells as text."""
+    import pandas as pd
     if pd.api.types.is_numeric_dtype(column.dtype) and not pd.api.types.is_bool_dtype(column.dtype):
         return column.to_numpy(dtype=float), None
     cells = column.astype(str)
@@ -262,6 +267,7 @@ class _BadCell:
 def _feature_values(frame: pd.DataFrame, feature_index: list[int]) -> tuple[np.ndarray, _BadCell | None]:
     """The features as an n_rows x len(feature_index) float array, and the first non-finite cell if any.
     Columns pandas already read as numbers are converted in one step; only text columns are read cell by cell."""
+    import pandas as pd
     values = np.empty((frame.shape[0], len(feature_index)), dtype=float)
     dtypes = frame.dtypes.to_numpy()
     numeric = [out for out, j in enumerate(feature_index)
@@ -306,6 +312,7 @@ def _bad_cell_error(bad: _BadCell, offset: int, columns: list[str], header: bool
 
 def _labels(column: pd.Series) -> np.ndarray:
     """Label cells as integers when they all are whole numbers, as floats when they are numbers, else as text."""
+    import pandas as pd
     as_numbers = pd.to_numeric(column.astype(str).str.strip(), errors="coerce").to_numpy(dtype=float)
     if np.all(np.isfinite(as_numbers)):
         return as_numbers.astype(int) if np.all(as_numbers == np.round(as_numbers)) else as_numbers
@@ -403,6 +410,7 @@ def _decide_header(first_row: list[str], text_columns: set[int]) -> bool:
 
 def _whole_number_classes(column: pd.Series, n_rows: int) -> int | None:
     """The number of distinct values of a column of whole numbers that looks like labels, else None."""
+    import pandas as pd
     numbers = pd.to_numeric(column.astype(str).str.strip(), errors="coerce").to_numpy(dtype=float)
     if not np.all(np.isfinite(numbers)) or not np.all(numbers == np.round(numbers)):
         return None
@@ -421,6 +429,7 @@ def _id_reason(name: str, column: pd.Series, header: bool) -> str | None:
     """Why a column looks like record identifiers (its header name, or distinct whole numbers counting up by one:
     a row number), else None. An identifier carries no information about the data but would become a PCA
     feature, and one with the largest spread."""
+    import pandas as pd
     if header and ID_NAMES.match(name.strip()):
         return f"its header {name.strip()!r} names an identifier"
     numbers = pd.to_numeric(column.astype(str).str.strip(), errors="coerce").to_numpy(dtype=float)
@@ -439,6 +448,7 @@ def sniff_columns(content: bytes | str, *, header: bool | None = None, max_cells
     :data:`LABEL_MAX_CLASSES` distinct values and fewer than half as many as rows. ``header`` None decides from the
     first row outside the text columns. Reads the file like :func:`parse_numeric_csv` (same limits and messages for an
     unreadable file) but does not check the feature cells."""
+    import pandas as pd
     max_cells = check_positive_int(max_cells, "max_cells")
     max_bytes = check_positive_int(max_bytes, "max_bytes")
     max_columns = check_positive_int(max_columns, "max_columns")

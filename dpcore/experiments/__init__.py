@@ -4,7 +4,7 @@ presets.
 
 Modules, bottom to top: :mod:`~dpcore.experiments.families` (the algorithm tables as a sweep sees them),
 :mod:`~dpcore.experiments.spec` (what a sweep is), :mod:`~dpcore.experiments.designs` (designs and gains per grid
-point), :mod:`~dpcore.experiments.cache`, :mod:`~dpcore.experiments.plan` (data and problems per grid point),
+point), :mod:`~dpcore.experiments.cache`, :mod:`~dpcore.experiments.prepare` (data and problems per grid point),
 :mod:`~dpcore.experiments.results` (table, summary), :mod:`~dpcore.experiments.engine` (the runs),
 :mod:`~dpcore.experiments.presets`, :mod:`~dpcore.experiments.figures` (plotly).
 
@@ -14,7 +14,7 @@ Imports every package below it (privacy, data, scenario, cape, pca, otd, lda).
 from .cache import cache_info, clear_cache
 from .designs import GAIN_COLUMNS, check_designs, sweep_gains
 from .engine import run_sweep, sweep_runs
-from .families import FAMILIES, METRICS, algorithm_titles, default_algorithms, family, metric
+from .families import FAMILIES, METRICS, PLANNED, algorithm_titles, default_algorithms, family, headline_metric, metric
 from .presets import (
     LDA_CALIBRATION,
     PRESET_CALIBRATION,
@@ -47,6 +47,7 @@ from .spec import (
 __all__ = [
     "DEFAULT_GRIDS",
     "FAMILIES",
+    "PLANNED",
     "GAIN_COLUMNS",
     "LDA_CALIBRATION",
     "LOG_PARAMETERS",
@@ -74,6 +75,7 @@ __all__ = [
     "default_grid",
     "family",
     "get_preset",
+    "headline_metric",
     "metric",
     "parse_grid",
     "preset_names",

@@ -45,7 +45,7 @@ from ..validation import InputError
 from ..workers import run_tasks
 from .designs import check_designs
 from .families import FAMILIES, algorithm_table
-from .plan import SweepPlan, sweep_plan
+from .prepare import SweepPlan, sweep_plan
 from .results import SweepResult, cached_result, sweep_result, to_table
 from .spec import SweepSpec
 

@@ -1,20 +1,20 @@
 """The algorithm families a sweep can run, listed once (:data:`FAMILIES`, each the :class:`dpcore.family.Family` its
 package defines): names, titles, colours, the default curves, metrics, and which results cannot change along a swept
-parameter, all read from the families' own tables. A new family is a package that defines ``FAMILY`` and one line
-here."""
+parameter, all read from the families' own tables. The list itself is the family layer's
+(:func:`dpcore.family.families`: every subpackage with a ``family.py``); a new family is its package and nothing
+else."""
 
 from __future__ import annotations
 
-from ..family import Algorithm, Family, Metric
-from ..lda import FAMILY as LDA
-from ..otd import FAMILY as OTD
-from ..pca import FAMILY as PCA
+from ..family import Algorithm, Family, Metric, families
 
-__all__ = ["FAMILIES", "METRICS", "algorithm_colours", "algorithm_table", "algorithm_titles", "default_algorithms",
-           "family", "invariant_algorithms", "metric"]
+__all__ = ["FAMILIES", "METRICS", "PLANNED", "algorithm_colours", "algorithm_table", "algorithm_titles",
+           "default_algorithms", "family", "headline_metric", "invariant_algorithms", "metric"]
 
-FAMILIES: dict[str, Family] = {f.name: f for f in (PCA, OTD, LDA)}
+FAMILIES: dict[str, Family] = families()
 """Every family by name (its ``description`` says what it is)."""
+PLANNED: dict[str, Family] = {name: f for name, f in FAMILIES.items() if f.planner is not None}
+"""The families the planner answers for (those with planner hooks), in the same order."""
 METRICS: dict[str, dict[str, Metric]] = {name: f.metrics for name, f in FAMILIES.items()}
 """Every family's metric table (:class:`dpcore.family.Metric` by name)."""
 
@@ -62,3 +62,8 @@ def invariant_algorithms(name: str, parameter: str) -> frozenset[str]:
     if parameter in ("ns", "sites"):
         return frozenset(key for key, e in table.items() if not e.uses_data)
     return frozenset(key for key, e in table.items() if not e.collusion_robust)
+
+
+def headline_metric(family: Family) -> str:
+    """The family's headline metric: its planner's, else the first of its metric table."""
+    return family.planner.metric if family.planner is not None else next(iter(family.metrics))

@@ -21,7 +21,9 @@ from .spec import LOG_PARAMETERS, PARAMETER_LABELS, SWEPT
 
 __all__ = ["combined_figure", "curve_figure", "figure_html", "gain_figure"]
 
-DESIGN_COLOURS = {"capePCA": "#333333", "M2 stage": "#333333", "M3 stage": "#999999"}
+DESIGN_STYLES = (("#333333", "solid"), ("#999999", "dot"))
+"""Colour and dash of a sweep's CAPE designs in the family's order (its stage taus: one design, or the M2 then the M3
+stage); a later design takes the last style."""
 
 
 def _rgba(hex_colour: str, alpha: float) -> str:
@@ -86,15 +88,14 @@ def curve_figure(result: SweepResult, metric: str | None = None, algorithms: lis
 def _gain_traces(result: SweepResult) -> list[go.Scatter]:
     gains = result.gains
     traces = []
-    for design in dict.fromkeys(gains["design"]):
+    for i, design in enumerate(dict.fromkeys(gains["design"])):
         rows = gains[gains["design"] == design]
-        colour = DESIGN_COLOURS.get(design, "#333333")
+        colour, dash = DESIGN_STYLES[min(i, len(DESIGN_STYLES) - 1)]
         hover = [symbolic(f"{design}<br>{result.spec.label} = {v:g}<br>G = {g:.4g}<br>tau_c = {t:.3g}, conventional "
                           f"{c:.3g}")
                  for v, g, t, c in zip(rows["value"], rows["gain"], rows["tau_c"], rows["tau_conv"], strict=True)]
         traces.append(go.Scatter(x=list(rows["value"]), y=list(rows["gain"]), mode="lines+markers",
-                                 name=f"gain G ({design})", line={"color": colour, "dash": "solid" if design in
-                                                                   ("capePCA", "M2 stage") else "dot"},
+                                 name=f"gain G ({design})", line={"color": colour, "dash": dash},
                                  hovertext=hover, hoverinfo="text"))
     return traces
 

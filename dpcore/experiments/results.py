@@ -29,7 +29,7 @@ from ..textio import json_ready
 from ..validation import InputError
 from .cache import lookup_result, store_result
 from .designs import sweep_guarantees
-from .plan import algorithm_notes, sweep_plan
+from .prepare import algorithm_notes, sweep_plan
 from .spec import SweepSpec
 
 __all__ = ["SUMMARY_COLUMNS", "TABLE_COLUMNS", "SweepResult", "cached_result", "summarise_table", "sweep_result",

@@ -191,7 +191,7 @@ class SweepSpec:
     grid: tuple[float | int, ...]
     algorithms: tuple[str, ...]
     scenario: Scenario
-    data: PcaData | OtdData | LdaData
+    data: Any  # the family's data settings: an instance of its Family.sweep.data (checked below)
     runs: int = 10
     seed: int = 0
 

@@ -11,6 +11,10 @@
 * :mod:`.planner` - :class:`FamilyPlanner`, what the planner needs from a family (its metric, the closed-form
   aggregate noise, one run at a given noise, the check);
 * :mod:`.descriptor` - :class:`Family`, everything the layers above need to know about a family;
+* :mod:`.run` - the single-run contract: the one comparison signature (``Family.compare``), its result
+  :class:`Comparison`, the per-run :class:`RunRecord` and the guarantee records;
+* :mod:`.sources` - :class:`DataSource`, where a family's data come from (``Family.sources``);
+* :mod:`.catalog` - :func:`families`, the list of families (every subpackage with a ``family.py``);
 * :mod:`.fit` - :class:`Fit`, what the front door's one-call functions (``dpcore.capepca``, ...) return;
 * :mod:`.rings` - the bits per value of a comparison's algorithms (integer releases on a ring, or float64), as the
   pages, the command line and the reports show them.
@@ -19,20 +23,28 @@ The tables themselves are collected by :mod:`dpcore.registry`. Imports the botto
 designs of a sweep's grid points).
 """
 
+from .catalog import families
 from .compare import Progress, ShouldStop, check_runs, each_algorithm, progress_tick, run_comparison, stop_note
 from .descriptor import Family
 from .entry import GUARANTEES, Algorithm, GuaranteeContext, GuaranteeRule, PlannerScheme, RunContext, Runner, Sizes
 from .fit import Fit, front_scenario
+from .form import data_form
 from .metrics import Metric, metric_table
-from .planner import DataLoader, FamilyPlanner, PlannerData, PlannerSource, nested_subsample
+from .planner_hooks import DataLoader, FamilyPlanner, PlannerData, nested_subsample
 from .rings import FLOAT_VALUES, bits_label, ring_sentence, widest_ring
+from .run import STATUSES, Compare, Comparison, RunRecord, guarantee_records
+from .sources import DataSource
 from .sweep import FamilyPlan, FamilySweep, GridPoint, grid_design, result_rows, sweep_points
 
 __all__ = [
     "FLOAT_VALUES",
     "GUARANTEES",
+    "STATUSES",
     "Algorithm",
+    "Compare",
+    "Comparison",
     "DataLoader",
+    "DataSource",
     "Family",
     "Fit",
     "FamilyPlan",
@@ -44,17 +56,20 @@ __all__ = [
     "Metric",
     "PlannerData",
     "PlannerScheme",
-    "PlannerSource",
     "Progress",
     "RunContext",
+    "RunRecord",
     "Runner",
     "ShouldStop",
     "Sizes",
     "bits_label",
     "check_runs",
+    "data_form",
     "each_algorithm",
+    "families",
     "front_scenario",
     "grid_design",
+    "guarantee_records",
     "metric_table",
     "nested_subsample",
     "progress_tick",

@@ -1,15 +1,18 @@
 """What a family is, as the layers above it (sweeps, command line, pages) see it: one :class:`Family` per family,
-defined in the family's own package (``dpcore.pca.FAMILY``, ``dpcore.otd.FAMILY``, ``dpcore.lda.FAMILY``) and listed
-once in :data:`dpcore.experiments.families.FAMILIES`. Everything that differs between families is a field here, so
-nothing above the families branches on a family's name."""
+defined in the family's own package (``dpcore.pca.FAMILY``, ``dpcore.otd.FAMILY``, ``dpcore.lda.FAMILY``) and found
+by :func:`dpcore.family.catalog.families` (every subpackage with a ``family.py``). Everything that differs between
+families is a field here, so nothing above the families branches on a family's name."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from .entry import Algorithm
 from .metrics import Metric
-from .planner import FamilyPlanner
+from .planner_hooks import FamilyPlanner
+from .run import Comparison
+from .sources import DataSource
 from .sweep import FamilySweep
 
 __all__ = ["Family"]
@@ -25,8 +28,13 @@ class Family:
     ceiling of every curve), ``no_information`` (the algorithm that uses no data, or None: the floor is then the worst
     result shown), ``sweep_algorithms`` (a sweep's default curves), ``sweep_sites`` (the number of equal sites of a
     sweep given no scenario), ``sweep`` (what a sweep of this family needs: its data settings and the plan and run
-    of its grid points, :class:`~dpcore.family.sweep.FamilySweep`), ``planner`` (what the planner needs: its headline
-metric, the closed-form aggregate noise, one run at a given noise, the check; :class:`~dpcore.family.FamilyPlanner`)."""
+    of its grid points, :class:`~dpcore.family.sweep.FamilySweep`), ``planner`` (None: the planner does not answer
+    for it; else what the planner needs: its headline
+metric, the closed-form aggregate noise, one run at a given noise, the check; :class:`~dpcore.family.FamilyPlanner`),
+    ``compare`` (the one comparison signature, :class:`dpcore.family.run.Compare`: R runs of the chosen algorithms on
+    the data the family's data settings describe, a :class:`~dpcore.family.run.Comparison`), ``sources`` (the data
+    sources it offers, :class:`~dpcore.family.DataSource`, by name, the first the default) and ``position`` (its place
+    in every list of families)."""
 
     name: str
     label: str
@@ -39,4 +47,7 @@ metric, the closed-form aggregate noise, one run at a given noise, the check; :c
     sweep_algorithms: tuple[str, ...]
     sweep_sites: int
     sweep: FamilySweep
-    planner: FamilyPlanner
+    compare: Callable[..., Comparison]
+    position: int
+    planner: FamilyPlanner | None = None
+    sources: dict[str, DataSource] = field(default_factory=dict)

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..family import GUARANTEES, Algorithm, ShouldStop, check_runs, each_algorithm, run_comparison, stop_note
+from ..family import Algorithm, Progress, ShouldStop, check_runs, each_algorithm, run_comparison, stop_note
 from ..scenario import Scenario
 from ..seeding import LDA_MODEL_STREAM, LDA_REFERENCE_STREAM, data_rng, run_rng, stream_rng
 from ..summary import MetricSummary, summarise_values
@@ -46,7 +46,8 @@ class LdaRun:
 class LdaComparison:
     """Everything the command line and the page show: per algorithm and metric (``summaries``, one per algorithm and
     metric of :data:`~dpcore.lda.METRICS`) the mean with its standard error, the runs, how many were unusable or
-    failed and why, its privacy; one example result per algorithm."""
+    failed and why; one example result per algorithm
+    (their guarantees: :func:`dpcore.lda.guarantees.lda_guarantees`)."""
 
     algorithms: tuple[str, ...]
     summaries: tuple[MetricSummary, ...]
@@ -54,7 +55,6 @@ class LdaComparison:
     reference: str
     reference_topics: np.ndarray
     examples: dict[str, LdaResult]
-    guarantees: dict[str, str]
     reasons: dict[str, str]
     problem: LdaProblem
     scenario: Scenario
@@ -62,6 +62,7 @@ class LdaComparison:
     runs: int
     seed: int
     notes: tuple[str, ...] = field(default=())
+    stopped: bool = False
 
     def summary(self, algorithm: str, metric: str | None = None) -> MetricSummary:
         """The summary of ``algorithm``'s ``metric`` (default: the table's first)."""
@@ -89,7 +90,7 @@ class LdaComparison:
                              "standard_error": self.standard_error(alg, metric), "runs": s.runs,
                              "unusable": self.count(alg, "unusable"),
                              "whitening_failed": self.count(alg, "whitening failed"), "usable": self.usable(alg),
-                             "reason": self.reasons.get(alg), "guarantee": self.guarantees[alg]})
+                             "reason": self.reasons.get(alg)})
         p = self.problem
         return {"results": rows, "reference": self.reference, "dim": p.dim, "k": p.k, "alpha0": p.alpha0,
                 "sites": p.n_sites, "sizes": p.sizes.tolist(), "runs": self.runs, "seed": self.seed,
@@ -117,12 +118,11 @@ class Shared:
 
 @dataclass(frozen=True, eq=False, kw_only=True)
 class _RunOutcome:
-    """One run of every algorithm: its records, the first example, privacy statement and reason of each algorithm,
+    """One run of every algorithm: its records, the first example and reason of each algorithm,
     and the run's documents (synthetic corpora, kept for run 0 only)."""
 
     records: list[LdaRun]
     examples: dict[str, LdaResult]
-    guarantees: dict[str, str]
     reasons: dict[str, str]
     problem: LdaProblem | None
 
@@ -138,7 +138,7 @@ def run_problem(shared: Shared, run: int) -> LdaProblem:
 def _compare_run(shared: Shared, run: int, tick: Callable[[str], bool]) -> _RunOutcome | None:
     """Every algorithm in one run (a task of :func:`dpcore.family.run_comparison`); None when stopped."""
     problem = run_problem(shared, run)
-    out = _RunOutcome(records=[], examples={}, guarantees={}, reasons={},
+    out = _RunOutcome(records=[], examples={}, reasons={},
                       problem=problem if run == 0 and shared.model is not None else None)
 
     def one(entry: Algorithm) -> None:
@@ -147,10 +147,8 @@ def _compare_run(shared: Shared, run: int, tick: Callable[[str], bool]) -> _RunO
             res = run_algorithm(entry, problem, shared.scenario, shared.settings, rng)
         except WhiteningError as exc:
             out.reasons.setdefault(entry.name, str(exc))
-            out.guarantees.setdefault(entry.name, GUARANTEES[entry.guarantee])
             out.records.append(LdaRun(run=run, algorithm=entry.name, status="whitening failed", reason=str(exc)))
             return
-        out.guarantees.setdefault(entry.name, res.guarantee)
         if not res.usable:
             out.reasons.setdefault(entry.name, res.reason)
             out.records.append(LdaRun(run=run, algorithm=entry.name, status="unusable", reason=res.reason))
@@ -189,7 +187,7 @@ def reference_topics(model: LdaModel | None, problem: LdaProblem | None, scenari
 def compare_lda(  # long: the checks, the run loop and the result, each a few lines, read top to bottom
     scenario: Scenario, algorithms: Sequence[str], *, spec: LdaSpec | None = None, problem: LdaProblem | None = None,
     runs: int = 10, seed: int = 0, settings: LdaSettings | None = None,
-    progress: Callable[[float, str], None] | None = None, should_stop: ShouldStop | None = None,
+    progress: Progress | None = None, should_stop: ShouldStop | None = None,
     workers: int | None = None,
 ) -> LdaComparison:
     """Run ``algorithms`` ``runs`` times and summarise every metric of :data:`~dpcore.lda.METRICS` (the topic error:
@@ -199,8 +197,9 @@ def compare_lda(  # long: the checks, the run loop and the result, each a few li
     (:func:`dpcore.seeding.data_rng`), the truth is the reference. Text (``problem``): the same documents every run
     (runs differ in the noise), the reference is the non-private result. Every algorithm draws from its own stream
     :func:`dpcore.seeding.run_rng` (seed, run, name, "lda"). Runs go to ``workers`` processes
-    (:func:`dpcore.workers.worker_count`), with the same results for any number; ``progress(fraction, label)`` after
-    each algorithm of each run; ``should_stop()`` as often: a stopped comparison keeps the runs that finished."""
+    (:func:`dpcore.workers.worker_count`), with the same results for any number; ``progress(done, total, label)``
+    after each algorithm of each run (:data:`dpcore.family.Progress`); ``should_stop()`` as often: a stopped
+    comparison keeps the runs that finished."""
     if (spec is None) == (problem is None):
         raise InputError("give either a synthetic model or a corpus, not both")
     entries = check_algorithms(algorithms)
@@ -218,27 +217,24 @@ def compare_lda(  # long: the checks, the run loop and the result, each a few li
     shared = Shared(names=tuple(e.name for e in entries), scenario=scenario_run, settings=settings, seed=seed,
                     runs=runs, reference=reference, model=model, sizes=tuple(int(n) for n in scenario.sizes),
                     doc_length=None if spec is None else spec.doc_length, problem=problem)
-    finished, stopped = run_comparison(
-        _compare_run, shared, runs, len(entries), should_stop=should_stop, workers=workers,
-        progress=None if progress is None else (lambda done, total, step: progress(done / total, step)))
-    if progress is not None and not stopped:
-        progress(1.0, "done")
+    finished, stopped = run_comparison(_compare_run, shared, runs, len(entries), should_stop=should_stop,
+                                       workers=workers, progress=progress)
     records = [r for outcome in finished for r in outcome.records]
-    collected = {what: first_of(finished, what) for what in ("examples", "guarantees", "reasons")}
+    collected = {what: first_of(finished, what) for what in ("examples", "reasons")}
     if stopped:
         notes.append(stop_note(len(finished), runs))
     first = next((o.problem for o in finished if o.problem is not None), None)
     names = tuple(e.name for e in entries)
     return LdaComparison(algorithms=names, summaries=_summaries(names, records), records=tuple(records),
                          reference=label, reference_topics=np.asarray(reference), examples=collected["examples"],
-                         guarantees=collected["guarantees"], reasons=collected["reasons"],
+                         reasons=collected["reasons"],
                          problem=first if first is not None else run_problem(shared, records[0].run),
                          scenario=scenario_run, settings=settings, runs=len(finished), seed=seed,
-                         notes=tuple(dict.fromkeys(notes)))
+                         notes=tuple(dict.fromkeys(notes)), stopped=stopped)
 
 
 def first_of(outcomes: Sequence[Any], what: str) -> dict:
-    """Per algorithm, the first value of ``what`` in run order (examples, privacy statements, reasons)."""
+    """Per algorithm, the first value of ``what`` in run order (examples, reasons)."""
     out: dict = {}
     for outcome in outcomes:
         for key, value in getattr(outcome, what).items():

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..family import GUARANTEES, Algorithm, ShouldStop, check_runs, each_algorithm, run_comparison, stop_note
+from ..family import Algorithm, Progress, ShouldStop, check_runs, each_algorithm, run_comparison, stop_note
 from ..limits import MAX_GRID_POINTS
 from ..scenario import Scenario
 from ..seeding import LDA_MODEL_STREAM, run_rng, stream_rng
@@ -39,7 +39,7 @@ RECORD_COLUMNS = ("eps", "algorithm", "run", *METRICS, "status")
 class LdaCurve:
     """Every metric per (eps, algorithm): the tidy ``records`` (:data:`RECORD_COLUMNS`) and their ``summary`` (one
     row per eps, algorithm and metric, :data:`CURVE_COLUMNS`; se = std / sqrt(runs)); the first reason each algorithm
-    had no topics and its privacy statement; one result per (algorithm, eps) of the first run that gave topics, for
+    had no topics; one result per (algorithm, eps) of the first run that gave topics, for
     top words; the scenario (sites, delta, calibration) and settings it ran with, for its guarantees
     (:func:`dpcore.lda.guarantees.curve_guarantees`)."""
 
@@ -48,7 +48,6 @@ class LdaCurve:
     records: pd.DataFrame
     summary: pd.DataFrame
     reasons: dict[str, str]
-    guarantees: dict[str, str]
     examples: dict[tuple[str, float], LdaResult]
     reference: str
     reference_topics: np.ndarray
@@ -110,7 +109,6 @@ class _CurveRun:
 
     rows: list[tuple]
     reasons: dict[str, str]
-    guarantees: dict[str, str]
     examples: dict[tuple[str, float], LdaResult]
     problem: LdaProblem | None
 
@@ -120,7 +118,7 @@ def _curve_run(shared: _CurveShared, run: int, tick: Callable[[str], bool]) -> _
     algorithm whose result cannot depend on eps runs once and its row is repeated. None when stopped."""
     base, grid = shared.run, shared.grid
     problem = run_problem(base, run)
-    out = _CurveRun(rows=[], reasons={}, guarantees={}, examples={},
+    out = _CurveRun(rows=[], reasons={}, examples={},
                     problem=problem if run == 0 and base.model is not None else None)
 
     def one(entry: Algorithm) -> None:
@@ -132,7 +130,6 @@ def _curve_run(shared: _CurveShared, run: int, tick: Callable[[str], bool]) -> _
                 out.reasons.setdefault(entry.name, str(exc))
                 status, values = "whitening failed", {}
             else:
-                out.guarantees.setdefault(entry.name, res.guarantee)
                 if res.usable:
                     status, values = "ok", evaluate_topics(res.topics, base.reference)
                     out.examples.setdefault((entry.name, eps), res)
@@ -152,13 +149,13 @@ def _curve_run(shared: _CurveShared, run: int, tick: Callable[[str], bool]) -> _
 def eps_curve(  # long: checks, the runs (workers, progress, Stop) and the result, read top to bottom
     scenario: Scenario, algorithms: Sequence[str], grid: Sequence[float], *, spec: LdaSpec | None = None,
     problem: LdaProblem | None = None, runs: int = 5, seed: int = 0, settings: LdaSettings | None = None,
-    progress: Callable[[float, str], None] | None = None, should_stop: ShouldStop | None = None,
+    progress: Progress | None = None, should_stop: ShouldStop | None = None,
     workers: int | None = None,
 ) -> LdaCurve:
     """Every metric of ``algorithms`` at every eps of ``grid`` (every site's eps set to the value; delta, sizes and
     weights from ``scenario``), ``runs`` times, on a synthetic corpus (``spec``: truth as reference) or on the
     documents of ``problem`` (the non-private result as reference). Runs go to ``workers`` processes (the same
-    numbers for any number); ``progress(fraction, label)`` after each algorithm of each run, ``should_stop()`` as
+    numbers for any number); ``progress(done, total, label)`` after each algorithm of each run, ``should_stop()`` as
     often: a stopped curve keeps the runs that finished."""
     if (spec is None) == (problem is None):
         raise InputError("give either a synthetic model or a corpus, not both")
@@ -180,19 +177,14 @@ def eps_curve(  # long: checks, the runs (workers, progress, Stop) and the resul
         doc_length=None if spec is None else spec.doc_length, problem=problem))
     finished, stopped = run_comparison(
         _curve_run, shared, runs, len(entries), should_stop=should_stop, workers=workers,
-        progress=None if progress is None else (lambda done, total, step: progress(done / total, step)))
-    if progress is not None and not stopped:
-        progress(1.0, "done")
+        progress=progress)
     if stopped:
         notes.append(stop_note(len(finished), runs))
     records = pd.DataFrame([row for outcome in finished for row in outcome.rows], columns=list(RECORD_COLUMNS))
     names = tuple(e.name for e in entries)
-    guarantees = first_of(finished, "guarantees")
-    for entry in entries:
-        guarantees.setdefault(entry.name, GUARANTEES[entry.guarantee])
     first = next((o.problem for o in finished if o.problem is not None), None)
     return LdaCurve(algorithms=names, grid=grid, records=records, summary=_summary(records, names, grid),
-                    reasons=first_of(finished, "reasons"), guarantees=guarantees,
+                    reasons=first_of(finished, "reasons"),
                     examples=first_of(finished, "examples"), reference=label, reference_topics=np.asarray(reference),
                     problem=first if first is not None else run_problem(shared.run, int(records["run"].iloc[0])),
                     runs=len(finished), seed=seed, notes=tuple(dict.fromkeys(notes)), scenario=base,

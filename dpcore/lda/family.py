@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from ..family import Family
-from .planning import PLANNER
+from .contract import compare
+from .planning import PLANNER, SOURCES
 from .recovery import METRICS
 from .sweep import SWEEP
 from .table import ALGORITHMS, default_algorithms
@@ -15,4 +16,5 @@ FAMILY = Family(
     description="capeLDA, paper 004's four LDA configurations and the topic-model baselines (docs/math/lda.md)",
     cape="capeLDA", algorithms=ALGORITHMS, metrics=METRICS, reference="nonpriv", no_information="random",
     sweep_algorithms=default_algorithms(), sweep_sites=5, sweep=SWEEP, planner=PLANNER,
+    compare=compare, position=30, sources=SOURCES,
 )

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..cape.guarantee import run_guarantee_records
 from ..data import NOT_PRIVATE_VOCABULARY, Corpus, load_bundled_corpus, parse_text_corpus
-from ..family import FamilyPlanner, PlannerData, PlannerSource, RunContext, nested_subsample
+from ..family import DataSource, FamilyPlanner, PlannerData, RunContext, nested_subsample
 from ..limits import MAX_PLANNER_STUDY_NUMBERS, MAX_TEXT_BYTES
 from ..scenario import Scenario, equal_sites_scenario
 from ..seeding import (
@@ -286,11 +286,11 @@ def script(data: PlannerData) -> tuple[str, dict[str, Any]]:
     return "value = fresh_study(LdaData(**SETTINGS), DATA_SEED, scenario, scheme, seed)\n", fields
 
 
-SOURCES: dict[str, PlannerSource] = {
-    "synthetic": PlannerSource(label="synthetic LDA model (ground truth known)"),
-    "python-docs": PlannerSource(label="bundled: Python documentation (2,208 documents, public 600-word vocabulary)",
+SOURCES: dict[str, DataSource] = {
+    "synthetic": DataSource(label="synthetic LDA model (ground truth known)"),
+    "python-docs": DataSource(label="bundled: Python documentation (2,208 documents, public 600-word vocabulary)",
                                  bundled=load_bundled),
-    "upload": PlannerSource(label="your documents: text, one per line", load=load_text, types=("txt",),
+    "upload": DataSource(label="your documents: text, one per line", load=load_text, types=("txt",),
                             options=("rule", "vocab_size", "vocabulary")),
 }
 """capeLDA's data sources: its synthetic model, the bundled corpus and your text, as the Topic models page offers."""
@@ -299,5 +299,5 @@ PLANNER = FamilyPlanner(metric=METRIC, target_words="topic error", prepare=prepa
                         run_at=run_at, study=study, check=check, guarantees=guarantees, script=script,
                         imports="from dpcore.lda import compare_lda\nfrom dpcore.lda.planning import fresh_study, "
                         "planner_problem\n"
-                        "from dpcore.lda.sweep import LdaData\n", stage_names=("M2", "M3"), sources=SOURCES)
+                        "from dpcore.lda.sweep import LdaData\n", stage_names=("M2", "M3"))
 """capeLDA's planner hooks (``dpcore.lda.FAMILY.planner``)."""

@@ -8,38 +8,24 @@ Random streams are keyed by name (:func:`dpcore.seeding.run_rng` with family "ld
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 import numpy as np
 
 from ..family import Algorithm, RunContext
-from ..registry import check_scenario_sizes, checked_entries, collect_table, default_names, table_entry
+from ..registry import check_scenario_sizes, collect_table, table_functions
 from ..scenario import Scenario
 from . import algorithms as _package
 from .problem import LdaProblem, LdaResult, LdaSettings
 
 __all__ = ["ALGORITHMS", "algorithm", "check_algorithms", "configuration_names", "default_algorithms",
-           "run_algorithm"]
+           "paper_algorithms", "run_algorithm"]
 
 
 ALGORITHMS: dict[str, Algorithm] = collect_table(_package, Algorithm, "LDA algorithm")
 """Every LDA algorithm by name, in table order."""
 
 
-def algorithm(name: str) -> Algorithm:
-    """The entry of ``name``; an InputError lists the names when it is unknown."""
-    return table_entry(ALGORITHMS, name)
-
-
-def check_algorithms(names: Iterable[str]) -> tuple[Algorithm, ...]:
-    """The entries of ``names`` (duplicates dropped, order kept), each checked: the boundary of every list of
-    algorithms a user chooses."""
-    return checked_entries(ALGORITHMS, names)
-
-
-def default_algorithms() -> tuple[str, ...]:
-    """The algorithms a comparison runs unless told otherwise (flag ``default``), in table order."""
-    return default_names(ALGORITHMS)
+algorithm, check_algorithms, default_algorithms, paper_algorithms = table_functions(ALGORITHMS)
+"""The table's lookups (:func:`dpcore.registry.table_functions`, written once for every family)."""
 
 
 def configuration_names() -> tuple[str, ...]:

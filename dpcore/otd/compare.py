@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..family import Algorithm, ShouldStop, check_runs, each_algorithm, run_comparison, stop_note, widest_ring
+from ..family import Algorithm, Progress, ShouldStop, check_runs, each_algorithm, run_comparison, stop_note, widest_ring
 from ..scenario import Scenario
 from ..seeding import OTD_MODEL_STREAM, OTD_REFERENCE_STREAM, data_rng, run_rng, stream_rng
 from ..summary import MetricSummary, summarise_values
@@ -64,7 +64,6 @@ class OtdComparison:
     reference_components: np.ndarray
     reference_weights: np.ndarray
     examples: dict[str, Decomposition]
-    privacy: dict[str, str]
     failures: dict[str, str]
     problem: OtdProblem
     scenario: Scenario
@@ -72,6 +71,7 @@ class OtdComparison:
     runs: int
     seed: int
     notes: tuple[str, ...] = field(default=())
+    stopped: bool = False
 
     def summary(self, algorithm: str, metric: str = "q_comp") -> MetricSummary:
         """The summary of one algorithm and metric."""
@@ -104,7 +104,6 @@ class OtdComparison:
             "m3_noise": self.settings.m3_noise,
             "neighbouring": self.scenario.neighbouring,
             "calibration": self.scenario.calibration,
-            "privacy": dict(self.privacy),
             "failures": dict(self.failures),
             "bits_per_value": self.bits_per_value(),
             "notes": list(self.notes),
@@ -172,7 +171,7 @@ def compare_algorithms(  # long: the checks, the run loop and the result, each a
     runs: int = 10,
     seed: int = 0,
     settings: OtdSettings | None = None,
-    progress: Callable[[float, str], None] | None = None,
+    progress: Progress | None = None,
     should_stop: ShouldStop | None = None,
     workers: int | None = None,
 ) -> OtdComparison:
@@ -184,9 +183,10 @@ def compare_algorithms(  # long: the checks, the run loop and the result, each a
     A whitening failure is recorded for that run and algorithm (``failed``), not averaged in. ``settings`` defaults
     to ``OtdSettings()``. Every algorithm draws from its own stream :func:`dpcore.seeding.run_rng` (seed, run,
     name); synthetic data from :func:`dpcore.seeding.data_rng` (seed, run). Runs go to ``workers`` processes
-    (:func:`dpcore.workers.worker_count`), with the same results for any number; ``progress(fraction, label)``
-    after each algorithm of each run; ``should_stop()`` as often: a stopped comparison keeps the runs that
-    finished (at least one is needed; the notes say so)."""
+    (:func:`dpcore.workers.worker_count`), with the same results for any number; ``progress(done, total, label)``
+    after each algorithm of each run (the family contract's one form, :data:`dpcore.family.Progress`);
+    ``should_stop()`` as often: a stopped comparison keeps the runs that finished (at least one is needed; the notes
+    say so)."""
     if (spec is None) == (problem is None):
         raise InputError("give either a synthetic model or data, not both")
     entries = check_algorithms(algorithms)
@@ -205,11 +205,8 @@ def compare_algorithms(  # long: the checks, the run loop and the result, each a
                      path=choice.path, seed=seed, runs=runs, reference=reference, model=model,
                      estimator=None if spec is None else spec.estimator, sizes=tuple(int(n) for n in scenario.sizes),
                      problem=problem)
-    finished, stopped = run_comparison(
-        _compare_run, shared, runs, len(entries), should_stop=should_stop, workers=workers,
-        progress=None if progress is None else (lambda done, total, label: progress(done / total, label)))
-    if progress is not None and not stopped:
-        progress(1.0, "done")
+    finished, stopped = run_comparison(_compare_run, shared, runs, len(entries), should_stop=should_stop,
+                                       workers=workers, progress=progress)
     collected = _collect(finished)
     if model is not None:
         notes.extend(collected.first_notes)
@@ -221,10 +218,10 @@ def compare_algorithms(  # long: the checks, the run loop and the result, each a
     return OtdComparison(
         algorithms=names, summaries=_summaries(names, collected.records), records=tuple(collected.records),
         path=choice, reference=reference.kind, reference_components=np.asarray(reference.components),
-        reference_weights=np.asarray(reference.weights), examples=collected.examples, privacy=collected.privacy,
+        reference_weights=np.asarray(reference.weights), examples=collected.examples,
         failures=collected.failures, problem=collected.problem if problem is None else problem,
         scenario=scenario_run, settings=settings, runs=len(finished), seed=seed,
-        notes=tuple(dict.fromkeys(notes)),
+        notes=tuple(dict.fromkeys(notes)), stopped=stopped,
     )
 
 
@@ -287,25 +284,23 @@ def _compare_run(shared: _Shared, run: int, tick: Callable[[str], bool]) -> _Run
 class _Collected:
     records: list[AlgorithmRun]
     examples: dict[str, Decomposition]
-    privacy: dict[str, str]
     failures: dict[str, str]
     problem: OtdProblem | None
     first_notes: tuple[str, ...]
 
 
 def _collect(outcomes: list[_RunOutcome]) -> _Collected:
-    """Records in run order, the first example, privacy statement and failure of every algorithm."""
+    """Records in run order, the first example and failure of every algorithm (its privacy is the audit's:
+    :func:`dpcore.otd.guarantees.comparison_guarantees`)."""
     records: list[AlgorithmRun] = []
     examples: dict[str, Decomposition] = {}
-    privacy: dict[str, str] = {}
     failures: dict[str, str] = {}
     for outcome in outcomes:
         records.extend(outcome.records)
         for name, dec in outcome.decompositions.items():
             examples.setdefault(name, dec)
-            privacy.setdefault(name, dec.privacy)
         for name, message in outcome.failures.items():
             failures.setdefault(name, message)
     first = next((o.problem for o in outcomes if o.problem is not None), None)
-    return _Collected(records=records, examples=examples, privacy=privacy, failures=failures, problem=first,
+    return _Collected(records=records, examples=examples, failures=failures, problem=first,
                       first_notes=tuple(first.notes) if first is not None else ())

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from ..family import Family
+from .contract import compare
 from .evaluation import METRICS
-from .planning import PLANNER
+from .planning import PLANNER, SOURCES
 from .sweep import SWEEP
 from .table import ALGORITHMS, paper_algorithms
 
@@ -15,4 +16,5 @@ FAMILY = Family(
     description="capeAGN and the tensor-decomposition baselines (docs/math/capeagn.md)",
     cape="capeAGN", algorithms=ALGORITHMS, metrics=METRICS, reference="nonpriv", no_information="random",
     sweep_algorithms=paper_algorithms(), sweep_sites=5, sweep=SWEEP, planner=PLANNER,
+    compare=compare, position=20, sources=SOURCES,
 )

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..cape.guarantee import run_guarantee_records
 from ..data import Corpus, parse_numeric_csv, parse_uploaded_documents
-from ..family import FamilyPlanner, PlannerData, PlannerSource, RunContext, nested_subsample
+from ..family import DataSource, FamilyPlanner, PlannerData, RunContext, nested_subsample
 from ..limits import MAX_PLANNER_STUDY_NUMBERS, MAX_TEXT_BYTES, MAX_UPLOAD_BYTES
 from ..scenario import Scenario, equal_sites_scenario
 from ..seeding import (
@@ -360,12 +360,12 @@ def script(data: PlannerData) -> tuple[str, dict[str, Any]]:
     return "value = fresh_study(OtdData(**SETTINGS), DATA_SEED, scenario, scheme, seed)\n", fields
 
 
-SOURCES: dict[str, PlannerSource] = {
-    "synthetic": PlannerSource(label="synthetic model (ground truth known)"),
-    "upload-mog": PlannerSource(label="your samples: numeric CSV, one per row (mixture of Gaussians)",
+SOURCES: dict[str, DataSource] = {
+    "synthetic": DataSource(label="synthetic model (ground truth known)"),
+    "upload-mog": DataSource(label="your samples: numeric CSV, one per row (mixture of Gaussians)",
                                 fields={"model": "mog"}, load=load_samples, types=("csv", "txt", "tsv"),
                                 options=("sigma2", "norm_bound")),
-    "upload-stm": PlannerSource(label="your documents: text, one per line, or a count CSV (single topic model)",
+    "upload-stm": DataSource(label="your documents: text, one per line, or a count CSV (single topic model)",
                                 fields={"model": "stm"}, load=load_documents, types=("txt", "csv"),
                                 options=("vocab_size", "vocabulary", "estimator")),
 }
@@ -375,5 +375,5 @@ PLANNER = FamilyPlanner(metric=METRIC, target_words="component error q_comp", pr
                         scales=scales, run_at=run_at, study=study, check=check, guarantees=guarantees, script=script,
                         imports="from dpcore.otd import compare_algorithms\nfrom dpcore.otd.planning import "
                         "fresh_study, planner_problem\nfrom dpcore.otd.sweep import OtdData\n",
-                        stage_names=("M2", "M3"), sources=SOURCES)
+                        stage_names=("M2", "M3"))
 """capeAGN's planner hooks (``dpcore.otd.FAMILY.planner``)."""

@@ -237,9 +237,9 @@ def run_breakdown(story: AgnStory = OPENING, *, seed: int = 0, runs: int = 4, se
     for i, case in enumerate(cases):
         case_settings = replace(settings, collusion=case.collusion)
 
-        def tick(fraction: float, label: str, i: int = i, title: str = case.title) -> None:
+        def tick(done: int, total: int, label: str, i: int = i, title: str = case.title) -> None:
             if progress is not None:
-                progress((i + fraction) / len(cases), f"{title}: {label}")
+                progress((i + done / total) / len(cases), f"{title}: {label}")
 
         comparison = compare_algorithms(case.scenario, story.algorithms, spec=story.spec, runs=runs, seed=seed,
                                         settings=case_settings, progress=tick)

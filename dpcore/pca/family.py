@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from ..family import Family
+from .contract import compare
 from .metrics import METRICS
-from .planning import PLANNER
+from .planning import PLANNER, SOURCES
 from .sweep import SWEEP
 from .table import ALGORITHMS, paper_algorithms
 
@@ -14,4 +15,5 @@ FAMILY = Family(
     name="pca", label="capePCA (PCA)", description="capePCA and the PCA baselines (docs/math/capepca.md)",
     cape="capePCA", algorithms=ALGORITHMS, metrics=METRICS, reference="nonpriv", no_information=None,
     sweep_algorithms=paper_algorithms(), sweep_sites=10, sweep=SWEEP, planner=PLANNER,
+    compare=compare, position=10, sources=SOURCES,
 )

@@ -27,7 +27,7 @@ from ..data import (
     synthetic_dataset,
     table_to_dataset,
 )
-from ..family import FamilyPlanner, PlannerData, PlannerSource
+from ..family import DataSource, FamilyPlanner, PlannerData
 from ..limits import MAX_PLANNER_STUDY_NUMBERS, MAX_SITE_NUMBERS
 from ..privacy.symmetric import symmetric_matrix
 from ..scenario import Scenario
@@ -252,10 +252,10 @@ def source_label(settings: PcaData | None = None) -> str:
     return f"synthetic zero-mean Gaussian (D = {s.dim}, K = {s.k}, {s.spectrum} spectrum)"
 
 
-SOURCES: dict[str, PlannerSource] = {
-    **{name: PlannerSource(label=source_label() if name == "synthetic" else label, fields={"dataset": name})
+SOURCES: dict[str, DataSource] = {
+    **{name: DataSource(label=source_label() if name == "synthetic" else label, fields={"dataset": name})
        for name, label in PCA_DATASETS.items()},
-    "upload": PlannerSource(label="your own CSV (one sample per row)", fields={"features": "standardise"},
+    "upload": DataSource(label="your own CSV (one sample per row)", fields={"features": "standardise"},
                             load=upload_dataset, types=("csv", "txt", "gz")),
 }
 """capePCA's data sources: the sweeps' data sets (synthetic and every bundled one) and an uploaded CSV (features
@@ -266,5 +266,5 @@ PLANNER = FamilyPlanner(metric=METRIC, target_words="share of the non-private ca
                         guarantees=guarantees, script=script,
                         imports="from dpcore.pca import compare_pca, prepare_pca\n"
                         "from dpcore.pca.planning import planner_dataset\nfrom dpcore.pca.sweep import PcaData\n",
-                        percent=True, sources=SOURCES, for_studies=for_studies)
+                        percent=True, for_studies=for_studies)
 """capePCA's planner hooks (``dpcore.pca.FAMILY.planner``)."""

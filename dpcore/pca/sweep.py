@@ -40,8 +40,8 @@ from .problem import SOLVER_DTYPES, pca_privacy, pca_problem
 from .setup import noise_dominance_note
 from .table import ALGORITHMS, run_algorithm
 
-__all__ = ["MAX_REGISTERED_UPLOADS", "PCA_DATASETS", "SWEEP", "PcaData", "ReplayNormals", "register_upload",
-           "registered_upload"]
+__all__ = ["MAX_REGISTERED_UPLOADS", "PCA_DATASETS", "SWEEP", "PcaData", "ReplayNormals", "data_set",
+           "register_upload", "registered_upload"]
 
 PCA_DATASETS: dict[str, str] = {
     "synthetic": "synthetic zero-mean Gaussian with a fixed covariance (the paper's D = 200, K = 50)",
@@ -174,6 +174,17 @@ class PcaData:
                              "sites or fewer features", "grid")
 
 
+def data_set(data: PcaData, total: int, seed: int) -> Dataset:
+    """The data set ``data`` names: a registered upload, ``total`` synthetic samples drawn from the stream (seed,
+    PCA_SYNTHETIC_STREAM), or a bundled data set."""
+    if data.upload is not None:
+        return registered_upload(data.upload)
+    if data.dataset == "synthetic":
+        return synthetic_dataset(total, stream_rng(seed, PCA_SYNTHETIC_STREAM), dim=data.dim, spectrum=data.spectrum,
+                                 decay=data.decay)
+    return load_bundled(data.dataset)
+
+
 def stage_taus(scenario: Scenario, data: PcaData) -> dict[str, np.ndarray]:
     """capePCA's one design: tau_s of the second-moment matrix."""
     return {"capePCA": scenario.taus("pca")}
@@ -184,14 +195,7 @@ def plan(spec: Any, scenarios: Sequence[Scenario], design: Callable[[Scenario, f
     problem (prefixes of it) and privacy set-up with its design."""
     data: PcaData = spec.data
     sizes_max = scenarios[-1].sizes if spec.parameter in ("ns", "sites") else spec.scenario.sizes
-    total = int(np.sum(sizes_max))
-    if data.upload is not None:
-        dataset = registered_upload(data.upload)
-    elif data.dataset == "synthetic":
-        dataset = synthetic_dataset(total, stream_rng(spec.seed, PCA_SYNTHETIC_STREAM), dim=data.dim,
-                                    spectrum=data.spectrum, decay=data.decay)
-    else:
-        dataset = load_bundled(data.dataset)
+    dataset = data_set(data, int(np.sum(sizes_max)), spec.seed)
     prepared = preprocess(dataset.x, data.preprocessing, features=data.features)
     split = split_sites(prepared.x, sizes_max, stream_rng(spec.seed, PCA_SPLIT_STREAM), labels=dataset.labels,
                         allow_replacement=True)

@@ -8,12 +8,10 @@ Random streams are keyed by name (:func:`dpcore.seeding.run_rng` with family "pc
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 import numpy as np
 
 from ..family import Algorithm, RunContext, Sizes
-from ..registry import checked_entries, collect_table, default_names, paper_names, table_entry
+from ..registry import collect_table, table_functions
 from . import algorithms as _package
 from .algorithm import PcaOptions
 from .problem import PcaPrivacy, PcaProblem
@@ -34,26 +32,8 @@ ALGORITHMS: dict[str, Algorithm] = collect_table(_package, Algorithm, "PCA algor
 """Every PCA algorithm by name, in table order."""
 
 
-def algorithm(name: str) -> Algorithm:
-    """The entry of ``name``; an InputError lists the names when it is unknown."""
-    return table_entry(ALGORITHMS, name)
-
-
-def check_algorithms(names: Iterable[str]) -> tuple[Algorithm, ...]:
-    """The entries of ``names`` (duplicates dropped, order kept), each name checked: the boundary of every list of
-    algorithms a user chooses."""
-    return checked_entries(ALGORITHMS, names)
-
-
-def default_algorithms() -> tuple[str, ...]:
-    """The algorithms a comparison runs unless told otherwise (flag ``default``), in table order."""
-    return default_names(ALGORITHMS)
-
-
-def paper_algorithms() -> tuple[str, ...]:
-    """The curves of the journal paper's Fig. 2, in its legend order (``paper_order``): the presets and the
-    sweep defaults."""
-    return paper_names(ALGORITHMS)
+algorithm, check_algorithms, default_algorithms, paper_algorithms = table_functions(ALGORITHMS)
+"""The table's lookups (:func:`dpcore.registry.table_functions`, written once for every family)."""
 
 
 def communication_volume(name: str, n_sites: int, dim: int, rank: int | None = None) -> int:

@@ -16,11 +16,11 @@ scheme side by side.
 Sits above :mod:`dpcore.experiments` (it reads the family table there) and below the command line.
 """
 
+from .answer import PlanResult, plan_target, prepare_data
 from .check import CheckResult, check_plan
 from .curve import CURVE_RUNS, UtilityCurve, clear_cache, measure_curve
 from .design import DESIGNS
 from .knobs import KNOBS, SHORT_FACTOR, Question, question
-from .plan import PlanResult, plan_target, prepare_data
 from .schemes import lead_scheme, planner_schemes, scheme_words
 from .solve import PROBABILITY, Answer
 

@@ -24,9 +24,9 @@ from ..scenario import Scenario, scenario_from_dict
 from ..seeding import PLANNER_CHECK_STREAM, study_seed
 from ..validation import check_int_range
 from ..workers import run_tasks
+from .answer import PlanResult
 from .design import aggregator_factor, noise_scenario
 from .knobs import SHORT_FACTOR, at_value, short_of
-from .plan import PlanResult
 from .schemes import scheme_words, sentence_start
 
 __all__ = ["CHECK_RUNS", "CONFIDENCE", "CheckPoint", "CheckResult", "check_plan", "check_points", "share_interval"]

@@ -18,9 +18,9 @@ from ..family import DataLoader
 from ..optional import plotly_objects
 from ..pca.planning import upload_dataset
 from ..textio import json_ready, long_csv, printable
+from .answer import PlanResult
 from .check import CheckResult, check_points
 from .design import DESIGNS
-from .plan import PlanResult
 from .schemes import scheme_words, sentence_start
 
 if TYPE_CHECKING:  # plotly is dpcore's figures extra: imported where a figure is drawn

@@ -8,9 +8,9 @@ from typing import Any
 
 from ..family import bits_label
 from ..notation import symbolic
+from .answer import PlanResult
 from .export import guarantee_rows
 from .knobs import KNOBS
-from .plan import PlanResult
 from .schemes import scheme_words
 
 __all__ = ["answer_rows", "guarantee_lines", "site_rows"]

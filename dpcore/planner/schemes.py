@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..experiments.families import FAMILIES
+from ..experiments.families import FAMILIES, PLANNED
 from ..family import Algorithm, PlannerData
 from ..scenario import Scenario
 from ..validation import check_choice
@@ -21,7 +21,7 @@ __all__ = ["lead_scheme", "planner_schemes", "scheme_bits", "scheme_noise", "sch
 
 def planner_schemes(family: str) -> dict[str, Algorithm]:
     """The table entries the planner answers for, by name, in table order."""
-    family = check_choice(family, "algorithm family", tuple(FAMILIES))
+    family = check_choice(family, "algorithm family", tuple(PLANNED))
     return {name: entry for name, entry in FAMILIES[family].algorithms.items() if entry.planner is not None}
 
 

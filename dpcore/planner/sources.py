@@ -1,5 +1,5 @@
 """The planner's data sources (docs/planner.md, "Data"): each family's table of sources
-(:attr:`dpcore.family.FamilyPlanner.sources`), the data settings a source fixes, and an uploaded file read once, at
+(:attr:`dpcore.family.Family.sources`), the data settings a source fixes, and an uploaded file read once, at
 the boundary, through the source's loader, with the :class:`~dpcore.family.DataLoader` that lets an exported script
 read it again."""
 
@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..experiments.families import FAMILIES
-from ..family import DataLoader, PlannerSource
+from ..family import DataLoader, DataSource
 from ..validation import InputError, check_choice
 
 __all__ = ["READS", "SYNTHETIC", "planner_sources", "proxy_data", "read_bundled", "read_upload", "source_settings",
@@ -23,11 +23,11 @@ READS = {"proxy": "a public proxy of the same shape (synthetic; reads only N and
 ``settings.read``): a public proxy, the default, or the file's values."""
 
 
-def planner_sources(family: str) -> dict[str, PlannerSource]:
+def planner_sources(family: str) -> dict[str, DataSource]:
     """The data sources the planner offers for ``family``, the first the default (a family without a table: its
     synthetic model only)."""
     family = check_choice(family, "algorithm family", tuple(FAMILIES))
-    return dict(FAMILIES[family].planner.sources) or {SYNTHETIC: PlannerSource(label="synthetic model")}
+    return dict(FAMILIES[family].sources) or {SYNTHETIC: DataSource(label="synthetic model")}
 
 
 def source_settings(family: str, source: str, **fields: Any) -> Any:
@@ -90,7 +90,7 @@ def proxy_data(family: str, source: str, dataset: Any, k: int | None, seed: int)
     """The public proxy of an upload (docs/planner.md, "Data"): the family's synthetic source with the upload's
     dimension D (and the source's fixed fields, e.g. capeAGN's model), K as asked; nothing of the file is read but
     its N and D, and the description says so."""
-    from .plan import prepare_data  # the plan module imports the family table; sources stays below it
+    from .answer import prepare_data  # the answer module imports the family table; sources stays below it
 
     sources = planner_sources(family)
     synthetic = next(name for name, src in sources.items() if not src.upload and src.bundled is None

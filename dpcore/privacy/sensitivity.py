@@ -40,13 +40,15 @@ lda-m3     M3_hat (D x D x D)              sqrt(2) (1 + 6 a3 + 3 b3) / N
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Literal, get_args
 
 from ..validation import InputError, check_choice, check_positive, check_positive_int
 
-__all__ = ["LDA_STATISTICS", "NEIGHBOURING", "STATISTICS", "LdaStatistic", "Neighbouring", "Statistic",
-           "lda_sensitivity", "lda_sensitivity_unchecked", "sensitivity", "sensitivity_unchecked", "statistic_bound",
-           "statistic_entries"]
+__all__ = ["LDA_STATISTICS", "NEIGHBOURING", "SENSITIVITIES", "STATISTICS", "LdaStatistic", "Neighbouring",
+           "Sensitivity", "Statistic", "lda_sensitivity", "lda_sensitivity_unchecked", "sensitivity",
+           "sensitivity_unchecked", "statistic_bound", "statistic_entries"]
 
 Neighbouring = Literal["replace-one", "as-published"]
 NEIGHBOURING: tuple[Neighbouring, ...] = get_args(Neighbouring)
@@ -54,6 +56,55 @@ Statistic = Literal["mean", "pca", "stm-m2", "stm-m3", "mog-m2", "mog-m3"]
 STATISTICS: tuple[Statistic, ...] = get_args(Statistic)
 LdaStatistic = Literal["lda-m2", "lda-m3"]
 LDA_STATISTICS: tuple[LdaStatistic, ...] = get_args(LdaStatistic)
+SQRT2 = math.sqrt(2.0)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Sensitivity:
+    """One row of the sensitivity table (the module docstring's tables): the released statistic's ``name``, its
+    tensor ``order`` (0: a scalar mean, 2: a matrix, 3: a third-order tensor; its unique entries follow), ``delta(n,
+    published, params)``: its L2 sensitivity from ``n`` samples (``published``: the papers' constants; ``params``:
+    the model's parameters named in ``needs``, e.g. ``dim`` and ``sigma2`` for mog-m3, ``alpha0`` for LDA), and
+    ``bound(sigma2)``: a bound on |entry| under the sensitivities' premise."""
+
+    name: str
+    order: int
+    delta: Callable[[int, bool, dict[str, float]], float]
+    needs: tuple[str, ...] = ()
+    bound: Callable[[float], float] = lambda sigma2: 1.0
+
+
+def _lda_m2(n: int, published: bool, p: dict[str, float]) -> float:
+    a0 = float(p["alpha0"])
+    return (SQRT2 + math.sqrt(6.0) * a0 / (a0 + 1.0)) / n
+
+
+def _lda_m3(n: int, published: bool, p: dict[str, float]) -> float:
+    a0 = float(p["alpha0"])
+    a3, b3 = a0 / (a0 + 2.0), 2.0 * a0 * a0 / ((a0 + 1.0) * (a0 + 2.0))
+    return SQRT2 * (1.0 + 6.0 * a3 + 3.0 * b3) / n
+
+
+SENSITIVITIES: dict[str, Sensitivity] = {row.name: row for row in (
+    Sensitivity(name="mean", order=0, delta=lambda n, published, p: 1.0 / n),
+    Sensitivity(name="pca", order=2, delta=lambda n, published, p: (1.0 if published else SQRT2) / n),
+    Sensitivity(name="stm-m2", order=2, delta=lambda n, published, p: SQRT2 / n),
+    Sensitivity(name="stm-m3", order=3, delta=lambda n, published, p: SQRT2 / n),
+    Sensitivity(name="mog-m2", order=2, delta=lambda n, published, p: (1.0 if published else SQRT2) / n,
+                bound=lambda sigma2: 1.0 + sigma2),
+    Sensitivity(name="mog-m3", order=3, delta=lambda n, published, p: (2.0 + 6.0 * p["dim"] * p["sigma2"]) / n,
+                needs=("dim", "sigma2"), bound=lambda sigma2: 1.0 + 3.0 * sigma2),
+    Sensitivity(name="lda-m2", order=2, delta=_lda_m2, needs=("alpha0",)),
+    Sensitivity(name="lda-m3", order=3, delta=_lda_m3, needs=("alpha0",)),
+)}
+"""Every released statistic's sensitivity, by name: the one table :func:`sensitivity`, :func:`lda_sensitivity`,
+:func:`statistic_entries` and :func:`statistic_bound` read (a new statistic is a new row, never a new branch)."""
+
+
+def _row(statistic: str) -> Sensitivity:
+    if statistic not in SENSITIVITIES:
+        raise ValueError(f"unknown statistic {statistic!r}")
+    return SENSITIVITIES[statistic]
 
 
 def sensitivity(
@@ -72,9 +123,9 @@ def sensitivity(
     statistic = check_choice(statistic, "statistic", STATISTICS)
     neighbouring = check_choice(neighbouring, "neighbouring", NEIGHBOURING)
     n = check_positive_int(n, "N")
-    if statistic == "mog-m3":
+    if SENSITIVITIES[statistic].needs:
         if dim is None or sigma2 is None:
-            raise InputError("the mog-m3 sensitivity needs the dimension D and the component variance sigma^2")
+            raise InputError(f"the {statistic} sensitivity needs the dimension D and the component variance sigma^2")
         dim = check_positive_int(dim, "D")
         sigma2 = check_positive(sigma2, "sigma^2", allow_zero=True)
     return sensitivity_unchecked(statistic, n, neighbouring, dim=dim, sigma2=sigma2)
@@ -84,35 +135,20 @@ def sensitivity_unchecked(statistic: Statistic, n: int, neighbouring: Neighbouri
                           sigma2: float | None = None) -> float:
     """The formula of :func:`sensitivity` for inputs validated at the boundary (a Scenario's sizes and relation,
     a statistic chosen from :data:`STATISTICS`; ``dim`` and ``sigma2`` given for mog-m3)."""
-    published = neighbouring == "as-published"
-    if statistic == "mean":
-        return 1.0 / n
-    if statistic in ("pca", "mog-m2"):
-        return (1.0 if published else math.sqrt(2.0)) / n
-    if statistic in ("stm-m2", "stm-m3"):
-        return math.sqrt(2.0) / n
-    if statistic == "mog-m3":
-        return (2.0 + 6.0 * dim * sigma2) / n
-    raise ValueError(f"unknown statistic {statistic!r}")
+    return _row(statistic).delta(n, neighbouring == "as-published", {"dim": dim, "sigma2": sigma2})
 
 
 def statistic_entries(statistic: Statistic, dim: int) -> int:
     """Unique entries of one release of ``statistic`` (its noise is drawn per unique entry): 1 for the mean,
     D (D + 1) / 2 for a second moment, C(D + 2, 3) for a third."""
-    if statistic == "mean":
-        return 1
-    order = 3 if statistic.endswith("m3") else 2
-    return math.comb(int(dim) + order - 1, order)
+    order = _row(statistic).order
+    return 1 if order == 0 else math.comb(int(dim) + order - 1, order)
 
 
 def statistic_bound(statistic: Statistic, sigma2: float | None = None) -> float:
     """A bound on |entry| of ``statistic`` under the sensitivities' premise (||x|| <= 1, one-hot words): 1, except
     MOG's moments, whose sigma^2 corrections add sigma^2 (M2) and 3 sigma^2 (M3: m_i [j = k] + ... per entry)."""
-    if statistic == "mog-m2":
-        return 1.0 + float(sigma2 or 0.0)
-    if statistic == "mog-m3":
-        return 1.0 + 3.0 * float(sigma2 or 0.0)
-    return 1.0
+    return float(_row(statistic).bound(float(sigma2 or 0.0)))
 
 
 def lda_sensitivity(statistic: str, n: int, alpha0: float) -> float:
@@ -127,10 +163,4 @@ def lda_sensitivity(statistic: str, n: int, alpha0: float) -> float:
 def lda_sensitivity_unchecked(statistic: LdaStatistic, n: int, alpha0: float) -> float:
     """The formula of :func:`lda_sensitivity` for validated inputs:
     Delta2 = (sqrt(2) + sqrt(6) a2) / N and Delta3 = sqrt(2) (1 + 6 a3 + 3 b3) / N."""
-    a0 = float(alpha0)
-    if statistic == "lda-m2":
-        return (math.sqrt(2.0) + math.sqrt(6.0) * a0 / (a0 + 1.0)) / n
-    if statistic == "lda-m3":
-        a3, b3 = a0 / (a0 + 2.0), 2.0 * a0 * a0 / ((a0 + 1.0) * (a0 + 2.0))
-        return math.sqrt(2.0) * (1.0 + 6.0 * a3 + 3.0 * b3) / n
-    raise ValueError(f"unknown statistic {statistic!r}")
+    return _row(statistic).delta(n, False, {"alpha0": alpha0})

@@ -8,11 +8,12 @@ Sits beside :mod:`dpcore.planner` (same layer, neither imports the other), above
 """
 
 from .common import NUMBERS_MARK, Report, report_csv, report_html, report_json
+from .comparison import comparison_report
 from .design import design_report
 from .lda import lda_report
 from .otd import otd_report
 from .pca import pca_report
 from .sweep import sweep_report
 
-__all__ = ["NUMBERS_MARK", "Report", "design_report", "lda_report", "otd_report", "pca_report", "report_csv",
-           "report_html", "report_json", "sweep_report"]
+__all__ = ["NUMBERS_MARK", "Report", "comparison_report", "design_report", "lda_report", "otd_report", "pca_report",
+           "report_csv", "report_html", "report_json", "sweep_report"]

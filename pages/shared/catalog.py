@@ -44,6 +44,9 @@ PAGES: list[PageInfo] = [
     PageInfo("pages/planner.py", "Planner", ":material/flag:",
              "what do we need? the samples per site, ε or sites that reach a target, CAPE and conventional side by "
              "side, on your scenario and data, with a check"),
+    PageInfo("pages/families.py", "Any family", ":material/category:",
+             "any algorithm family through one contract: its data, its algorithms, every metric and every view's "
+             "guarantee, with downloads"),
     PageInfo("pages/glossary.py", "Glossary", ":material/menu_book:",
              "every term the pages use (τ_c, DP floor, conventional scheme, helper, σ_eff, ...) and every gain"),
 ]

@@ -37,8 +37,8 @@ def run_app() -> None:
     """Page configuration and the navigation over :data:`~pages.shared.catalog.PAGES`, then the chosen page: app.py."""
     _ROUTING.started = time.perf_counter()
     st.set_page_config(page_title="CAPE: private multi-site analysis", page_icon=":material/hub:", layout="wide")
-    navigation = st.navigation(
-        [st.Page(p.path, title=p.title, icon=p.icon, default=(i == 0)) for i, p in enumerate(PAGES)]
+    navigation = st.navigation(  # expanded: every page's link shown (Streamlit folds them under "View more" at 13)
+        [st.Page(p.path, title=p.title, icon=p.icon, default=(i == 0)) for i, p in enumerate(PAGES)], expanded=True
     )
     _ROUTING.active = True
     remember_widgets()

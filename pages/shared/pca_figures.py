@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from dpcore.pca import align_signs, scree
 
@@ -14,21 +13,24 @@ __all__ = ["component_images", "scree_figure"]
 
 def component_images(problem, vectors: np.ndarray, shape: tuple[int, int]) -> go.Figure:
     """The first (at most 6) true top directions over the private ones (signs aligned), as ``shape`` images on one
-    colour scale centred at 0."""
+    colour scale centred at 0. One heatmap of all the images side by side (a blank pixel between them) on one pair
+    of axes: the browser draws one trace, not one subplot with its two axes per image."""
     count = min(problem.k, 6)
     true_v = problem.top_vectors[:, :count]
     private_v = align_signs(true_v, vectors[:, :count])
     h, w = shape
-    fig = make_subplots(rows=2, cols=count, horizontal_spacing=0.01, vertical_spacing=0.06,
-                        row_titles=["true", "private"], subplot_titles=[f"#{i + 1}" for i in range(count)])
-    limit = float(max(np.abs(true_v).max(), np.abs(private_v).max()))
+    mosaic = np.full((2 * h + 1, count * (w + 1) - 1), np.nan)
     for i in range(count):
-        for row_index, v in ((1, true_v), (2, private_v)):
-            fig.add_trace(go.Heatmap(z=v[:, i].reshape(h, w), coloraxis="coloraxis"), row=row_index, col=i + 1)
+        for row, v in ((0, true_v), (1, private_v)):
+            mosaic[row * (h + 1):row * (h + 1) + h, i * (w + 1):i * (w + 1) + w] = v[:, i].reshape(h, w)
+    limit = float(max(np.abs(true_v).max(), np.abs(private_v).max()))
+    fig = go.Figure(go.Heatmap(z=mosaic, coloraxis="coloraxis", hoverongaps=False))
     fig.update_layout(coloraxis={"colorscale": "RdBu", "cmid": 0.0, "cmin": -limit, "cmax": limit,
                                  "colorbar": {"title": {"text": "weight"}, "thickness": 12}})
-    fig.update_xaxes(visible=False)
-    fig.update_yaxes(visible=False, autorange="reversed", scaleanchor="x")
+    fig.update_xaxes(tickvals=[i * (w + 1) + (w - 1) / 2 for i in range(count)],
+                     ticktext=[f"#{i + 1}" for i in range(count)], side="top", showgrid=False, zeroline=False)
+    fig.update_yaxes(tickvals=[(h - 1) / 2, h + 1 + (h - 1) / 2], ticktext=["true", "private"], autorange="reversed",
+                     scaleanchor="x", showgrid=False, zeroline=False)
     return fig
 
 

@@ -297,3 +297,13 @@ def scenario_sidebar(scenario: Scenario, *, notices: bool = True) -> None:
         if problems:
             st.caption(f":orange[The Sites table has {problems} problem(s); every page uses the last valid "
                        "scenario.]")
+
+
+def bar_progress(bar: Any, start: float = 0.0, share: float = 1.0, prefix: str = ""):
+    """A comparison's progress callback (the family contract's one form, ``progress(done, total, label)``) that moves
+    ``bar`` (an ``st.progress``) over [``start``, ``start + share``], its text the step's label after ``prefix``."""
+
+    def progress(done: int, total: int, label: str) -> None:
+        bar.progress(start + share * min(done / max(total, 1), 1.0), text=f"{prefix}{label}")
+
+    return progress

@@ -24,7 +24,7 @@ from ..scenario import Scenario
 from ..seeding import PLANNER_SUBSAMPLE_STREAM, stream_rng
 from ..validation import InputError
 
-__all__ = ["DataLoader", "FamilyPlanner", "PlannerData", "PlannerSource", "nested_subsample"]
+__all__ = ["DataLoader", "FamilyPlanner", "PlannerData", "nested_subsample"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,27 +71,6 @@ class PlannerData:
     state: Any = None
 
 
-@dataclass(frozen=True, kw_only=True)
-class PlannerSource:
-    """One data source the planner offers for a family (``FamilyPlanner.sources``): its ``label``; the ``fields`` of
-    the family's data settings it fixes (PCA's ``dataset``, capeAGN's ``model``); and how its data set is read:
-    ``load(content, name, **options)`` for an upload (``types``: the file name endings offered; ``options``: the
-    names of the loader's keyword options the page and the command line ask for: ``sigma2``, ``norm_bound``,
-    ``vocab_size``, ``vocabulary``, ``rule``), or ``bundled()`` for a data set shipped with dpcore; neither: the
-    settings' own data (synthetic, or a bundled set the settings name)."""
-
-    label: str
-    fields: dict[str, Any] = field(default_factory=dict)
-    load: Callable[..., Any] | None = None
-    bundled: Callable[[], Any] | None = None
-    types: tuple[str, ...] = ()
-    options: tuple[str, ...] = ()
-
-    @property
-    def upload(self) -> bool:
-        return self.load is not None
-
-
 @dataclass(frozen=True, eq=False, kw_only=True)
 class FamilyPlanner:
     """The planner hooks of one family.
@@ -114,9 +93,9 @@ class FamilyPlanner:
     path); ``script(data)``: (Python source that repeats ``check`` with dpcore, given ``scenario``,
     ``scheme``, ``seed``, ``dataset`` and ``SETTINGS`` defined before it, leaving the metric in ``value``; the JSON
     settings the exporter embeds as ``SETTINGS``), ``imports`` the imports it needs; ``stage_names``: the stages
-    of the noise vector; ``percent``: the target is a share of the non-private result (shown in %); ``sources``:
-    the data sources it offers (:class:`PlannerSource`), by name, the first the default. The aggregate noise of each
-    scheme is its table entry's (``Algorithm.planner``), not a hook here."""
+    of the noise vector; ``percent``: the target is a share of the non-private result (shown in %). The data
+    sources it offers are the family's (``Family.sources``, :class:`~dpcore.family.DataSource`). The aggregate noise
+    of each scheme is its table entry's (``Algorithm.planner``), not a hook here."""
 
     metric: str
     target_words: str
@@ -130,7 +109,6 @@ class FamilyPlanner:
     imports: str
     stage_names: tuple[str, ...] = ("aggregate",)
     percent: bool = False
-    sources: dict[str, PlannerSource] = field(default_factory=dict)
     for_studies: Callable[[PlannerData], PlannerData] = field(default=lambda data: data)
     refuses: Callable[[PlannerData, Any], str | None] = field(default=lambda data, entry: None)
 
