@@ -188,14 +188,20 @@ MAX_MESSAGE_LOG_ROUNDS = 16
 """Rounds in one message log."""
 MAX_MESSAGE_LOG_ENTRIES = 20_000
 """Messages in one message log, all rounds together (a 3-site run of both rounds logs about 60)."""
-MAX_LEDGER_BYTES = 8 * MB
+MAX_LEDGER_BYTES = 16 * MB
 """Largest privacy-ledger file a site reads (dpcore.federation.ledger)."""
-MAX_LEDGER_RELEASES = 20_000
-"""Releases one site's privacy ledger may hold."""
+MAX_LEDGER_EVENTS = 20_000
+"""Events one site's privacy ledger may hold (its creation, approvals, reservations, spends and settlements; a round
+of one algorithm writes at most 4 on the dense path, about 2 KB)."""
 MAX_RELEASE_MU = 1_000.0
 """Largest mu = Delta / sigma_eff of one release a ledger records or reads (mu-GDP): such a release alone has an eps
 above 500,000 at any delta < 1, beyond every total budget a ledger may hold (EPS_RANGE), so nothing allowed is refused;
-MAX_LEDGER_RELEASES releases at this bound compose to mu = 1.5e5, and the composition (math.hypot) never overflows."""
+MAX_LEDGER_EVENTS releases at this bound compose to mu = 1.5e5, and the composition (math.hypot) never overflows."""
+MAX_STUDY_BYTES = 256 * 1024
+"""Largest study document (``capefed-study-v1``) a party reads: its settings, sites and descriptions (a study of 3
+sites and two algorithms is about 2 KB)."""
+MAX_STUDY_ROUNDS = 10_000
+"""Most rounds of each algorithm one study may allow."""
 LEDGER_LOCK_SECONDS = 60.0
 """Longest wait for another writer's lock on a site's ledger (fcntl.flock on ``<ledger>.lock``; one update holds it
 for milliseconds): beyond, the release is refused, naming the lock, instead of waiting for ever."""

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -9,6 +12,7 @@ import streamlit as st
 
 from dpcore.cape import AGN_MODELS, agn_stage_plans
 from dpcore.cape.helper_free import compare_variants, dropout_whatif
+from dpcore.cape.noise_variants import NOISE_VARIANTS
 from dpcore.cape.protocol import (
     AGGREGATOR,
     PUBLIC,
@@ -143,17 +147,18 @@ restore_widgets(PR)
 algorithm = st.radio("Algorithm", widget_options(PR, "pr_algorithm"), key="pr_algorithm", horizontal=True,
                      help=ALGORITHM_HELP)
 
-def _cape_inputs():
-    """CAPE: one private weighted average of D entries; (plan, round or None)."""
-    dim = st.number_input("Entries of the statistic D", **widget_range(PR, "pr_dim_cape"), step=1, key="pr_dim_cape",
+def _cape_form() -> tuple[object, ProtocolRound | None]:
+    """CAPE on a mean of D entries: the plan and its round (None when infeasible)."""
+    dim = st.number_input("Entries of the statistic D", **widget_range(PR, "pr_dim_cape"), step=1,
+                          key="pr_dim_cape",
                           help="A mean of D features in [0, 1] (D = 1: one number per site). "
                           "The noise per entry is the same; only the counts grow.")
     plan = cached_plan(scenario, "mean")
     return plan, cape_round(plan.design, int(dim)) if plan.design.feasible else None
 
 
-def _pca_inputs():
-    """capePCA: the D x D second-moment matrix, then the top-K eigenvectors; (plan, round or None)."""
+def _pca_form() -> tuple[object, ProtocolRound | None]:
+    """capePCA: D and K."""
     a, b = st.columns(2)
     dim = a.number_input("Dimension D", **widget_range(PR, "pr_dim_pca"), step=1, key="pr_dim_pca",
                          help="Features per sample; each site sends a D x D symmetric matrix.")
@@ -163,8 +168,8 @@ def _pca_inputs():
     return plan, capepca_round(plan.design, int(dim), int(rank)) if plan.design.feasible else None
 
 
-def _agn_inputs():
-    """capeAGN: two CAPE stages (M2, then the whitened M3); (stage 1's plan, round or None)."""
+def _agn_form() -> tuple[object, ProtocolRound | None]:
+    """capeAGN: model, D, K, the stage split, sigma^2 and the path; the plan shown is stage 1's."""
     a, b, c = st.columns(3)
     model = a.radio("Model", widget_options(PR, "pr_model"), key="pr_model", horizontal=True,
                     format_func=MODEL_TITLES.get,
@@ -196,22 +201,37 @@ def _agn_inputs():
     return stage1, round_
 
 
-ONE_STAGE = (r"\begin{aligned}\hat a&=\textstyle\sum_s\mu_s(\hat a_s-f_s)\\ &=\textstyle\sum_s\mu_s a_s"
-             r"+\underbrace{\textstyle\sum_s\mu_s e_s}_{=0}+\sum_s\mu_s g_s\end{aligned}")
-ROUND_VIEWS = {
-    # The page's view of each kind of round of dpcore.cape.protocol.ROUNDS (one table: the widgets that set it up,
-    # the aggregator's combination, which statistic the audit below is for).
-    ROUNDS[0]: {"inputs": _cape_inputs, "formula": ONE_STAGE, "audited": "this statistic", "symmetric": False},
-    ROUNDS[1]: {"inputs": _pca_inputs, "formula": ONE_STAGE, "audited": "this statistic", "symmetric": True},
-    ROUNDS[2]: {"inputs": _agn_inputs, "audited": "stage 1 (M2)", "symmetric": True,
-                "formula": r"\begin{gathered}W=UD^{-1/2}\\ \widetilde M_3=\textstyle\sum_s\mu_s"
-                           r"\big(\widetilde M_{3,s}-F_{3,s}(W,W,W)\big)\end{gathered}"},
+_ONE_STATISTIC = (r"\begin{aligned}\hat a&=\textstyle\sum_s\mu_s(\hat a_s-f_s)\\ &=\textstyle\sum_s\mu_s a_s"
+                  r"+\underbrace{\textstyle\sum_s\mu_s e_s}_{=0}+\sum_s\mu_s g_s\end{aligned}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Form:
+    """One kind of round of :data:`dpcore.cape.protocol.ROUNDS` on this page: its widgets (returning the plan whose
+    audit is shown and the round), its aggregate's formula, which statistic the audit is of, and whether its
+    releases are symmetric objects."""
+
+    widgets: Callable[[], tuple[object, ProtocolRound | None]]
+    formula: str = _ONE_STATISTIC
+    audited: str = "this statistic"
+    symmetric: bool = True
+
+
+FORMS = {
+    "CAPE": _Form(widgets=_cape_form, symmetric=False),
+    "capePCA": _Form(widgets=_pca_form),
+    "capeAGN": _Form(widgets=_agn_form, audited="stage 1 (M2)",
+                     formula=r"\begin{gathered}W=UD^{-1/2}\\ \widetilde M_3=\textstyle\sum_s\mu_s"
+                             r"\big(\widetilde M_{3,s}-F_{3,s}(W,W,W)\big)\end{gathered}"),
 }
+"""The page's form of every kind of round (keys: :data:`dpcore.cape.protocol.ROUNDS`)."""
+form = FORMS[algorithm]
+
 round_ = None
 plan = None
 pca_plan = None
 try:
-    plan, round_ = ROUND_VIEWS[algorithm]["inputs"]()
+    plan, round_ = form.widgets()
 except InputError as exc:
     show_error(exc)
 remember_widgets(defaults)
@@ -229,7 +249,7 @@ with left:
 with right:
     st.markdown(f"**{algorithm}** publishes {round_.output}. Solid arrows carry data-dependent releases or the "
                 "helper's noise; dashed arrows the aggregator's noise, which it subtracts again.")
-    st.latex(ROUND_VIEWS[algorithm]["formula"])
+    st.latex(form.formula)
     st.metric("Noise std left in the output", f"{round_.output_std:.4g}",
               help="τ_c of the (last) CAPE stage: √(Σ_s μ_s² τ_g,s²), per entry.")
 
@@ -275,7 +295,7 @@ else:
     } for v in views]).set_index("party"))
     st.caption("σ_eff / τ_s = 1: the view leaves the site exactly the noise of its own release. The helper is not "
                "audited by ε: it sees no release, and the design gives it f + g ≥ τ_s² by construction.")
-    which = ROUND_VIEWS[algorithm]["audited"]
+    which = form.audited
     st.markdown(
         f"Worst site per party, for {which}, with up to c = {audit.collusion} colluders. The helper only ever "
         "sees noise. The aggregator sees every release and can combine them, so its σ_eff can fall below τ_s "
@@ -318,7 +338,7 @@ if audit is not None:
     eps = getattr(plan, "eps", scenario.eps)
     delta = getattr(plan, "delta", scenario.delta)
     cases = [dropout_whatif(plan.design, sens, eps, delta, audit.collusion, int(k), v)
-             for v in ("helper", "helper-free")]
+             for v, entry in NOISE_VARIANTS.items() if not entry.integer]
     st.table(pd.DataFrame([{"variant": c.variant, "worst sites to lose": ", ".join(c.dropped) or "-",
                             "output noise (per unit weight)": f"{c.output_std:.4g}",
                             "full round": f"{c.tau_c / float(plan.design.weights.sum()):.4g}",
@@ -334,7 +354,7 @@ if audit is not None:
 
 # --- symmetric noise ------------------------------------------------------------------------------------------------
 st.subheader("Why every noise term must be symmetric")
-if not ROUND_VIEWS[algorithm]["symmetric"]:  # a mean has no (i, j) and (j, i) entries: matrices and tensors do
+if not form.symmetric:  # a mean has no (i, j) and (j, i) entries: the point concerns matrix and tensor releases
     st.caption("A mean has no symmetric pairs of entries, so this concerns capePCA's matrices and capeAGN's "
                "tensors: choose one of them above to see why their noise must be symmetric.")
 else:

@@ -23,10 +23,22 @@ from capefed import shares
 from dpcore.cape.audit import effective_sigma
 from dpcore.cape.helper_free import joint_covariance
 from dpcore.cape.noise_variants import NOISE_VARIANTS
-from dpcore.federation import RoundPlan, composed_eps
+from dpcore.federation import Ledger, RoundPlan, composed_eps, read_ledger, read_ledger_key, round_accounts
 from dpcore.privacy.calibration import exact_eps
 
-__all__ = ["Held", "Knowledge", "held_from_exchanges", "knowledge", "ledger_problems", "view_eps", "worst"]
+__all__ = ["Held", "Knowledge", "held_from_exchanges", "knowledge", "ledger_problems", "site_ledger", "spent_stages",
+           "view_eps", "worst"]
+
+
+def site_ledger(node: Mapping[str, Any]) -> Ledger:
+    """A site's ledger, read and verified with its key (the node configuration's ``ledger`` and ``ledger-key``)."""
+    return read_ledger(node["ledger"], read_ledger_key(node["ledger-key"]), node["name"])
+
+
+def spent_stages(ledger: Ledger, round_id: str) -> dict[str, float]:
+    """The stages of ``round_id`` the site recorded as spent (it signed a survivor set holding itself), by mu."""
+    account = round_accounts(ledger).get(round_id)
+    return {} if account is None else {s.stage: s.mu for s in account.stages if s.stage in account.spent}
 
 
 @dataclass
@@ -154,14 +166,15 @@ def worst(plan: RoundPlan, know: Mapping[str, Knowledge], victims: Sequence[str]
 def ledger_problems(plan: RoundPlan, rows: Sequence[tuple[str, str, float, float]], round_id: str,
                     ledgers: Mapping[str, Any]) -> list[str]:
     """Where a site's ledger records less than the aggregator could learn: every site whose release it can read
-    (eps > 0) must have recorded that stage of the round at a mu whose eps at the stage's delta is at least that."""
+    (eps > 0) must have recorded that stage of the round as spent (not merely reserved) at a mu whose eps at the
+    stage's delta is at least that."""
     problems = []
     for stage, site, eps, _ in rows:
         if eps == 0.0:
             continue
-        entries = [e for e in ledgers[site].entries if e.round == round_id and e.stage == stage]
+        spent = spent_stages(ledgers[site], round_id)
         delta = float(plan.stage(stage).delta[plan.names.index(site)])
-        recorded = composed_eps([e.mu for e in entries], delta) if entries else 0.0
+        recorded = composed_eps([spent[stage]], delta) if stage in spent else 0.0
         if recorded < eps * (1 - 1e-9):
             problems.append(f"{site} stage {stage}: the aggregator learnt eps {eps:.6g}; recorded {recorded:.6g}")
     return problems

@@ -24,12 +24,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-from capefed.demo import prepare_demo, simulate
+from capefed.demo import another_study, prepare_demo, simulate
 from capefed.federation import Federation, tagged_processes
 from capefed.rounds import settings_from_run_config
-from federated_views import held_from_exchanges, knowledge, ledger_problems, worst
+from federated_views import held_from_exchanges, knowledge, ledger_problems, site_ledger, worst
 
-from dpcore.federation import SiteBudget, plan_round, read_ledger
+from dpcore.federation import RoundAccount, SiteBudget, plan_round, round_accounts
 
 pytestmark = pytest.mark.federated
 
@@ -102,7 +102,7 @@ def _within_promise(result: dict[str, Any]) -> list[tuple[str, str, float, float
     rows = worst(result["plan"], know)
     for stage, site, eps, promise in rows:
         assert eps <= promise * (1 + 1e-9), (stage, site, eps, promise, know[stage])
-    ledgers = {n["name"]: read_ledger(n["ledger"], n["name"], n["budget-eps"], n["budget-delta"])
+    ledgers = {n["name"]: site_ledger(n)
                for n in result["nodes"] if n.get("role") == "site"}
     assert ledger_problems(result["plan"], rows, result["round"], ledgers) == []  # the ledgers tell the truth
     return rows
@@ -128,9 +128,9 @@ def _replies(result: dict[str, Any], action: str, site: str) -> list[dict[str, A
             if i["action"] == action and i["site"] == site and i["reply"] is not None]
 
 
-def _ledger_rounds(lab: Lab, site: str) -> list[str]:
-    node = next(n for n in lab.demo.nodes if n.get("name") == site)
-    return [e.round for e in read_ledger(node["ledger"], site, node["budget-eps"], node["budget-delta"]).entries]
+def _account(lab: Lab, site: str, round_id: str) -> RoundAccount:
+    """The round as the site's ledger holds it (reserved at set-up, spent stages, settled)."""
+    return round_accounts(site_ledger(next(n for n in lab.demo.nodes if n.get("name") == site)))[round_id]
 
 
 def test_a_false_claim_after_a_release_never_unmasks_it(lab):
@@ -140,11 +140,16 @@ def test_a_false_claim_after_a_release_never_unmasks_it(lab):
     assert held and held[0]["reply"]["arrays"]["masked"].dtype == np.uint64  # the aggregator holds it, masked
     rows = _within_promise(result)
     assert _eps(rows, "east") == 0.0  # its self-mask seed never rebuilt: nothing of east's statistic is known
-    assert result["round"] in _ledger_rounds(lab, "east")  # east released (masked) and counted it
+    # east reserved the round, released it masked and never signed a survivor set holding itself: its stage is void
+    account = _account(lab, "east", result["round"])
+    assert account.settled and account.spent == () and account.void == ("A",)
 
 
 def test_a_false_claim_after_a_release_with_a_helper(lab):
-    result = lab.run({"attack": "false-claim-after", "victim": "east"}, noise="helper")
+    # a study fixes every round setting (a run configuration's noise is not read): a helper study the sites approved
+    helper = another_study(lab.demo, "helper-study", 10, noise="helper")
+    result = lab.run({"attack": "false-claim-after", "victim": "east"}, noise="helper", study=helper["study"])
+    assert result["plan"].settings.noise == "helper"
     _released_without(lab, result, "east")
     recovered = _replies(result, "recover", "helper")
     assert recovered and recovered[0]["dropped"] == ["east"]  # the helper revealed e_east: east is excluded
@@ -155,7 +160,8 @@ def test_a_false_claim_before_a_release(lab):
     result = lab.run({"attack": "false-claim-before", "victim": "east"})
     _released_without(lab, result, "east")
     assert _eps(_within_promise(result), "east") == 0.0
-    assert result["round"] not in _ledger_rounds(lab, "east")  # never asked, never released
+    account = _account(lab, "east", result["round"])  # never asked, never released: reserved, then void
+    assert account.settled and account.spent == () and account.void == ("A",)
 
 
 def test_a_held_back_request_answered_after_the_recovery_stays_masked(lab):
@@ -190,11 +196,15 @@ def test_two_survivor_sets_shown_to_two_halves_of_the_sites(lab):
     assert _eps(rows, "south") == 0.0  # the set east and north signed excludes south: never unmasked
 
 
-def test_capeagn_equivocation_is_refused(lab):
-    result = lab.run({"attack": "equivocate", "victim": "south", "changes": {"split": 0.9}}, algorithms="capeAGN")
+@pytest.mark.parametrize(("changes", "words"), [
+    ({"split": 0.9}, "outside the study it signed"),  # a setting the study fixes: the victim's study check
+    ({"run": 7}, "another plan"),  # within the study (the run number): the plan bound at set-up
+])
+def test_capeagn_equivocation_is_refused(lab, changes, words):
+    result = lab.run({"attack": "equivocate", "victim": "south", "changes": changes}, algorithms="capeAGN")
     outcome = result["outcome"]
     assert outcome["status"] == "stopped" and outcome["aggregates"] == {} and outcome["outputs"] == {}
-    assert "another plan" in outcome["reason"], outcome["reason"]
+    assert words in outcome["reason"], outcome["reason"]
     assert all(eps == 0.0 for _, _, eps, _ in _within_promise(result))  # nothing was unmasked
 
 
@@ -214,10 +224,12 @@ def test_an_honest_aggregator_and_a_slow_site(lab):
     _released_without(lab, result, "east")
     outcome = result["outcome"]
     assert outcome["sites"] == [] and len(outcome["notes"]) == 1 and "site east did not answer" in outcome["notes"][0]
-    late = [i for i in result["record"]["items"] if i["late"]]
-    assert [(i["site"], i["action"], i["reply"]["config"]["status"]) for i in late] == [("east", "release", "ok")]
+    late = [(i["site"], i["action"], i["reply"]["config"]["status"]) for i in result["record"]["items"] if i["late"]]
+    # east's release came late; besides it at most east's answer to the round's end, which every site is sent and
+    # east reads only after its slow release (nothing late of a confirm, reveal or recover)
+    assert late[0] == ("east", "release", "ok") and late[1:] in ([], [("east", "result", "ok")]), late
     assert _eps(_within_promise(result), "east") == 0.0
-    assert result["round"] in _ledger_rounds(lab, "east")
+    assert _account(lab, "east", result["round"]).spent == ()  # reserved; never signed for: void once settled
 
 
 def test_a_worker_killed_mid_reply_recovers_by_itself(lab):

@@ -13,6 +13,7 @@ import contextlib
 import io
 import json
 import os
+import pwd
 import shutil
 import ssl
 import stat
@@ -125,7 +126,9 @@ def test_trial_certificates_name_the_public_address_and_loopback(tmp_path, capsy
     from capefed.certificates import main  # noqa: PLC0415
     from cryptography import x509  # noqa: PLC0415
 
-    assert main(["--host", "198.18.0.1", "--out", str(tmp_path), "north", "east"]) == 0
+    me = pwd.getpwuid(os.geteuid()).pw_name
+    assert main(["--host", "198.18.0.1", "--out", str(tmp_path), "--owner", me, "north", "east"]) == 0
+    assert all(stat.S_IMODE((tmp_path / f).stat().st_mode) == 0o600 for f in ("superlink.key", "node-north"))
     certificate = x509.load_pem_x509_certificate((tmp_path / "superlink.pem").read_bytes())
     names = certificate.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     assert {str(a) for a in names.get_values_for_type(x509.IPAddress)} == {"198.18.0.1", "127.0.0.1"}

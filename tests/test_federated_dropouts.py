@@ -24,11 +24,11 @@ from capefed.memory import InMemoryTransport, party_node
 from capefed.messages import BUNDLE, Payload, bundle, unbundle
 from capefed.node import answer
 from capefed.rounds import _Wait, run_round, settings_from_run_config
-from federated_views import held_from_exchanges, knowledge, ledger_problems, worst
+from federated_views import held_from_exchanges, knowledge, ledger_problems, site_ledger, worst
 from test_federated_rounds import Intercepting
 
 from dpcore.cape.helper_free import variant_audit
-from dpcore.federation import RoundSettings, SiteBudget, dropout_audit, plan_round, read_ledger, release_entry
+from dpcore.federation import RoundSettings, SiteBudget, dropout_audit, plan_round, release_entry
 from dpcore.scenario import Site
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "attacks"))
@@ -117,7 +117,7 @@ def attack_round(demo, settings, algorithm="capePCA", config=None, nodes=None, c
         rows = worst(outcome.plan, know, colluders=colluders)
         for stage, site, eps, promise in rows:
             assert eps <= promise * (1 + 1e-9), (settings, stage, site, eps, promise, know[stage])
-        ledgers = {n["name"]: read_ledger(n["ledger"], n["name"], n["budget-eps"], n["budget-delta"])
+        ledgers = {n["name"]: site_ledger(n)
                    for n in nodes if n.get("role") == "site"}
         assert ledger_problems(outcome.plan, rows, round_id, ledgers) == []  # the ledgers tell the truth
     return outcome, transport, rows
@@ -184,7 +184,8 @@ def test_capeagn_equivocation_other_settings_for_one_site(tmp_path, demo, change
         demo = prepare_demo(tmp_path / "data", noise=demo.run_config["noise"], agn_path=path)
     outcome, _, rows = attack_round(demo, settings, "capeAGN", config)
     assert outcome.status == "stopped" and outcome.aggregates == {} and outcome.outputs == {}
-    assert "another plan" in outcome.reason, outcome.reason
+    # a setting the study fixes is refused at set-up by the study check; one changed after it by the plan's digest
+    assert "another plan" in outcome.reason or "outside the study it signed" in outcome.reason, outcome.reason
     assert all(eps == 0.0 for _, _, eps, _ in rows)
 
 
@@ -259,8 +260,11 @@ def test_a_release_outside_its_range_is_refused(demo, value, released):
 # -- each party's own checks ---------------------------------------------------------------------------------------
 
 def _set_up(demo, name="north"):
-    """A capePCA round in memory up to the releases, and the requests the aggregator sent ``name``."""
-    transport = Intercepting([party_node(n) for n in demo.nodes])
+    """A capePCA round in memory up to the releases, and the requests the aggregator sent ``name`` (the round's end
+    never reaches ``name``: its round stays open, so every later request meets the stage's own checks)."""
+    node_of_name = 1 + next(i for i, n in enumerate(demo.nodes) if n["name"] == name)
+    transport = Intercepting([party_node(n) for n in demo.nodes],
+                             request=lambda action, node, p: None if (action, node) == ("result", node_of_name) else p)
     settings = settings_from_run_config(demo.run_config, "capePCA", f"checks/{next(_ROUNDS)}")
     outcome = run_round(transport, settings)
     assert outcome.status == "released", outcome.reason

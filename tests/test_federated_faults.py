@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import secrets
 import signal
@@ -24,10 +25,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from capefed.demo import prepare_demo, simulate
+from capefed.demo import LEDGER_DELTA, another_study, prepare_demo, simulate
 from capefed.federation import APP_DIR, REPO_DIR, Federation, tagged_processes
 from capefed.rounds import settings_from_run_config
+from capefed.studyfile import read_signed_study
 from capefed.trust import make_identity
+from federated_views import site_ledger
+
+from dpcore.federation import composed_eps, create_ledger, read_ledger_key, round_accounts, update_ledger
 
 pytestmark = pytest.mark.federated
 
@@ -57,9 +62,11 @@ def _rounds(path):
 @pytest.mark.timeout(4 * RUN_TIMEOUT)
 def test_attacks_strangers_and_ledgers_with_real_processes(tmp_path):
     demo = prepare_demo(tmp_path / "data", noise="helper-free")
+    # a study fixes every round setting: the forged rounds run under a helper study every site approved as well
+    helper = another_study(demo, "helper-study", 1, noise="helper")
     nodes = [dict(n) for n in demo.nodes]
     south = next(n for n in nodes if n["name"] == "south")
-    south["budget-eps"] = south["eps"]  # room for one round of capePCA
+    _small_ledger(demo, south, tmp_path / "south-small.json", [helper["study"], demo.run_config["study"]])
     stranger = dict(next(n for n in nodes if n["name"] == "north"), identity=str(tmp_path / "stranger.key"),
                     ledger=str(tmp_path / "stranger-ledger.json"))
     make_identity(stranger["identity"])
@@ -74,13 +81,17 @@ def test_attacks_strangers_and_ledgers_with_real_processes(tmp_path):
         stack.callback(federation.stop)
         # the stranger's process needs a log and home of its own; its node configuration says "north"
         _start_with_names(federation, [str(n["name"]) for n in nodes] + ["stranger"])
-        federation.run_app(dict(base, noise="helper", algorithms="capePCA,capeAGN"), RUN_TIMEOUT)
+        federation.run_app(dict(helper, out=str(out), timeout=180.0, algorithms="capePCA,capeAGN"), RUN_TIMEOUT)
         control.write_text("{}")
         pca, agn = _rounds(out)
+        assert pca["plan"]["settings"]["noise"] == agn["plan"]["settings"]["noise"] == "helper"
         assert pca["status"] == agn["status"] == "stopped"
         assert "forged share" in pca["reason"] and agn["aggregates"] == {} and pca["aggregates"] == {}
         assert "weakened design" in agn["reason"]
         assert any("north" in line for line in pca["ignored"])  # the stranger answered and was ignored
+        # both rounds reserved south's budget at set-up and were settled void (nothing signed, nothing revealed)
+        forged = list(round_accounts(site_ledger(south)).values())
+        assert [(a.algorithm, a.settled, a.spent) for a in forged] == [("capePCA", True, ()), ("capeAGN", True, ())]
         federation.run_app(dict(base, algorithms="capePCA", run=1), RUN_TIMEOUT)
         (honest,) = _rounds(out)
         assert honest["status"] == "released", honest["reason"]
@@ -94,6 +105,24 @@ def test_attacks_strangers_and_ledgers_with_real_processes(tmp_path):
         assert refused["status"] == "stopped" and refused["aggregates"] == {}
         assert "site south" in refused["reason"] and "ledger refuses" in refused["reason"]
     assert tagged_processes(federation.tag) == []
+
+
+def _small_ledger(demo, south, path, studies) -> None:
+    """South's ledger made for the forged run's reservations held at once (capePCA's and capeAGN's worst-case costs,
+    then void) and so for one honest capePCA round but not two (sqrt(2) mu_A exceeds it); its approvals of the
+    studies recorded as they are (neither study as a whole fits, which approving refuses: the ledger's own refusal is
+    under test)."""
+    forged, honest = (read_signed_study(s).study for s in studies)
+    costs = [c.mu for c in forged.costs("south")]
+    (pca,) = [c.mu for c in honest.costs("south") if c.algorithm == "capePCA"]
+    assert pca <= math.hypot(*costs) < math.sqrt(2) * pca
+    key, total = read_ledger_key(south["ledger-key"]), composed_eps(costs, LEDGER_DELTA) * (1 + 1e-9)
+    south.update({"ledger": str(path), "budget-eps": total, "budget-delta": LEDGER_DELTA})
+    create_ledger(path, key, "south", total, LEDGER_DELTA)
+    for signed in studies:
+        study = read_signed_study(signed).study
+        update_ledger(path, key, "south", lambda _, study=study: [("approve", {
+            "study": study.digest, "title": study.title, "rounds": study.rounds, "mu": study.total_mu("south")})])
 
 
 def _start_with_names(federation, names):

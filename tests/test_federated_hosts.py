@@ -48,11 +48,12 @@ def _ip(*args: str) -> None:
 
 
 @contextlib.contextmanager
-def three_hosts() -> Iterator[Hosts]:
-    """Hosts a, b, c on one bridge (namespaces), deleted on exit; loopback addresses where that fails."""
+def three_hosts(hosts: str = "abc") -> Iterator[Hosts]:
+    """Hosts a, b, c (or one per letter of ``hosts``) on one bridge (namespaces), deleted on exit; loopback addresses
+    where that fails."""
     tag = secrets.token_hex(3)
     switch = f"cf{tag}-sw"
-    names = {h: f"cf{tag}-{h}" for h in "abc"}
+    names = {h: f"cf{tag}-{h}" for h in hosts}
     made: list[str] = []
     try:
         try:
@@ -63,8 +64,8 @@ def three_hosts() -> Iterator[Hosts]:
             for ns in made:
                 subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=30)
             made.clear()
-            yield Hosts("loopback addresses", {h: f"127.0.0.{i}" for i, h in enumerate("abc", start=2)},
-                        dict.fromkeys("abc", ""))
+            yield Hosts("loopback addresses", {h: f"127.0.0.{i}" for i, h in enumerate(hosts, start=2)},
+                        dict.fromkeys(hosts, ""))
             return
         _ip("-n", switch, "link", "add", "br0", "type", "bridge")
         _ip("-n", switch, "link", "set", "br0", "up")

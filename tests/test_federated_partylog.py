@@ -24,15 +24,25 @@ def test_every_party_says_what_it_received_checked_and_released(tmp_path, caplog
     lines = _lines(caplog)
     for site in ("north", "east", "south"):
         mine = [line for line in lines if line.startswith(f"site {site}: ")]
-        # hello, set-up, release, confirm (the survivor set), reveal: three lines each
+        # hello, set-up, release, confirm (the survivor set), reveal: three lines each; the round's end: three and
+        # what it says of the result, of the stage it released, of this round's cost and of its ledger
         assert [line.split(": ", 1)[1].split(" ")[0] for line in mine] == [
             "received", "checked", "answered", "received", "checked", "sent", "received", "checked", "released",
-            "received", "checked", "signed", "received", "checked", "revealed"]
+            "received", "checked", "signed", "received", "checked", "revealed",
+            "received", "checked", "received", "round", "released", "this", "its"]
+        assert "reserved the round's worst-case cost in its ledger" in mine[4]
         assert f"site {site}: received a release request (capePCA, round memory/capePCA, stage A)" in mine[6]
-        assert "signed by the helper the roster pins" in mine[7] and "ledger can pay" in mine[7]
+        assert "signed by the helper the roster pins" in mine[7] and "every site of the plan reserved" in mine[7]
         assert mine[8].startswith(f"site {site}: released its stage A statistic with its noise: 2,080 numbers, masked")
+        assert "recorded the stage as spent in its ledger before signing" in mine[10]
         assert mine[11] == f"site {site}: signed the survivor set of stage A: east, north, south"
         assert mine[14].startswith(f"site {site}: revealed 3 self-mask share(s) (sites in the set) and 0 noise")
+        assert "ended: released; published: eigenvalues (5), components (64 x 5)" in mine[18]
+        assert mine[19].startswith(f"site {site}: released stage A (its release unmasked by the survivor set it "
+                                   "signed: east, north, south): mu = ")
+        assert mine[20].startswith(f"site {site}: this round spent eps = ")
+        assert mine[21].startswith(f"site {site}: its ledger: eps = ") and mine[21].endswith(
+            "what remains allows 6 more round(s) like this one; the study allows 4 more of capePCA")
     helper = [line for line in lines if line.startswith("helper: ")]
     assert any("sent 3 sealed, signed shares e_s" in line for line in helper)
     assert not any("REFUSED" in line for line in lines)

@@ -6,6 +6,7 @@ naming the site with nothing released."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import itertools
 from collections.abc import Callable
 
@@ -40,6 +41,13 @@ def demo(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def strict(tmp_path_factory):
+    """A study whose rounds survive no drop-out: one silent site stops the round."""
+    return prepare_demo(tmp_path_factory.mktemp("federated-strict") / "data", dropouts=0,
+                        ledger_rounds=TEST_LEDGER_ROUNDS)
+
+
+@pytest.fixture(scope="module")
 def projected(tmp_path_factory):
     """capeAGN on the projected path: the helper gets W and sends K x K x K noise."""
     return prepare_demo(tmp_path_factory.mktemp("federated-projected") / "data", agn_path="projected",
@@ -55,7 +63,8 @@ def mixture(tmp_path_factory):
 
 class Intercepting(InMemoryTransport):
     """The in-process transport with hooks on every request and reply inside the bundles, called with
-    (action, node, payload); a reply hook returning None drops that reply ("no answer in time")."""
+    (action, node, payload); a hook returning None drops that request (never delivered) or reply ("no answer in
+    time")."""
 
     def __init__(self, nodes, *, request: Callable | None = None, reply: Callable | None = None):
         super().__init__(nodes)
@@ -70,10 +79,13 @@ class Intercepting(InMemoryTransport):
             for key, inner, item in unbundle(payload):
                 if self.request_hook:
                     item = self.request_hook(inner, node, item)
+                if item is None:
+                    continue
                 self.seen.append((inner, node, item.copy()))
                 actions[(node, key)] = inner
                 items.append((key, inner, item))
-            sent[node] = bundle(items)
+            if items:
+                sent[node] = bundle(items)
         replies = {}
         for node, payload in super().exchange(action, sent, timeout, until).items():
             items = []
@@ -86,11 +98,18 @@ class Intercepting(InMemoryTransport):
         return replies
 
 
-def _round(demo, algorithm, *, nodes=None, transport_cls=InMemoryTransport, config=None, **hooks):
+def _round(demo, algorithm, *, nodes=None, transport_cls=InMemoryTransport, config=None, changes=None, sites=None,
+           **hooks):
+    """One round; ``changes``: round settings the aggregator uses in place of the study's, ``sites``: the sites it
+    expects in place of the study's (an aggregator that deviates from the study)."""
     run_config = dict(demo.run_config) | (config or {})
     nodes = nodes if nodes is not None else demo.nodes
     transport = transport_cls([party_node(n) for n in nodes], **hooks)
     settings = settings_from_run_config(run_config, algorithm, _rid(algorithm))
+    if changes:
+        settings = dataclasses.replace(settings, round=dataclasses.replace(settings.round, **changes))
+    if sites is not None:
+        settings = dataclasses.replace(settings, sites=sites)
     return run_round(transport, settings), transport, settings
 
 
@@ -124,7 +143,7 @@ def test_round_equals_the_in_process_run_and_the_protocol(request, algorithm, va
     assert outcome.to_dict()["status"] == "released"
 
 
-def test_rounds_side_by_side_equal_rounds_alone_in_eight_exchanges(demo):
+def test_rounds_side_by_side_equal_rounds_alone_in_nine_exchanges(demo):
     transport = Intercepting([party_node(n) for n in demo.nodes])
     settings = [settings_from_run_config(demo.run_config, a, _rid(a)) for a in ("capePCA", "capeAGN")]
     together = run_rounds(transport, settings)
@@ -137,11 +156,12 @@ def test_rounds_side_by_side_equal_rounds_alone_in_eight_exchanges(demo):
             assert np.array_equal(both.aggregates[stage], one.aggregates[stage])
         assert [e.content for e in both.log] == [e.content for e in one.log]
     # hello (4 nodes x 2 rounds); the helper's shares and the sites' set-up (one exchange); per stage the masked
-    # releases, the survivor set signed, the shares revealed: A and M2 together, then M3
+    # releases, the survivor set signed, the shares revealed: A and M2 together, then M3; the round's end to the sites
     actions = [a for a, _, _ in transport.seen]
     assert actions.count("hello") == 8 and actions.count("shares") == 2 and actions.count("setup") == 6
     assert actions.count("release") == actions.count("confirm") == actions.count("reveal") == 9
-    assert len({e["seconds"] for e in together[1].exchanges}) == 8
+    assert actions.count("result") == 6
+    assert len({e["seconds"] for e in together[1].exchanges}) == 9
 
 
 def test_the_projected_path_asks_the_helper_again_with_w(projected):
@@ -156,7 +176,7 @@ def test_the_projected_path_asks_the_helper_again_with_w(projected):
     assert [p.config["stages"] for p in shares] == [["A"], ["M2"], ["M3"]]
     assert "w" not in shares[1].arrays and shares[2].arrays["w"].shape == (10, 3)
     assert np.array_equal(shares[2].arrays["w"], agn.outputs["whitening"])
-    assert len({e["seconds"] for e in agn.exchanges}) == 9
+    assert len({e["seconds"] for e in agn.exchanges}) == 10
     to_helper = [e for e in agn.log if e.protocol and e.receiver == dp.HELPER]
     assert [(e.content, e.shape, e.step) for e in to_helper] == [("W (whitening)", (10, 3), 4)]
     e3 = [e for e in agn.log if e.content.startswith("E3_")]
@@ -186,13 +206,12 @@ def test_the_helper_refuses_a_mixing_that_does_not_cancel(demo):
     assert "requested mixing differs from the design of the plan the helper computed" in outcome.reason
 
 
-def test_one_round_failing_does_not_stop_the_other(demo):
+def test_one_round_failing_does_not_stop_the_other(strict):
     def drop(action, node, payload):  # node 2 never answers a capeAGN M3 release request
         return None if action == "release" and node == 2 and payload.arrays["masked"].size == 10 else payload
 
-    transport = Intercepting([party_node(n) for n in demo.nodes], reply=drop)
-    config = demo.run_config | {"dropouts": 0}  # a round that survives no drop-out
-    settings = [settings_from_run_config(config, a, _rid(a)) for a in ("capePCA", "capeAGN")]
+    transport = Intercepting([party_node(n) for n in strict.nodes], reply=drop)
+    settings = [settings_from_run_config(strict.run_config, a, _rid(a)) for a in ("capePCA", "capeAGN")]
     pca, agn = run_rounds(transport, settings)
     assert pca.status == "released"
     _stopped_without_release(agn, _name(transport, 2))
@@ -276,7 +295,7 @@ def _stopped_without_release(outcome, site):
 
 
 @pytest.mark.parametrize("algorithm, stage", [("capePCA", "A"), ("capeAGN", "M2"), ("capeAGN", "M3")])
-def test_a_silent_site_stops_the_round(demo, algorithm, stage):
+def test_a_silent_site_stops_the_round(strict, algorithm, stage):
     current = {"stage": None}
 
     def note(action, node, payload):  # the stage of the release request being answered
@@ -287,8 +306,7 @@ def test_a_silent_site_stops_the_round(demo, algorithm, stage):
     def drop(action, node, payload):  # node 2 does not answer that stage's request in time
         return None if action == "release" and node == 2 and current["stage"] == stage else payload
 
-    outcome, transport, _ = _round(demo, algorithm, transport_cls=Intercepting, request=note, reply=drop,
-                                   config={"dropouts": 0})
+    outcome, transport, _ = _round(strict, algorithm, transport_cls=Intercepting, request=note, reply=drop)
     _stopped_without_release(outcome, _name(transport, 2))
     assert f"did not answer its stage {stage} release request within" in outcome.reason
     assert "more than the 0 the plan survives" in outcome.reason
@@ -342,7 +360,7 @@ def test_a_site_answering_for_other_values_is_caught_by_the_aggregator(demo):
 
 
 def test_a_design_failing_the_audit_is_refused_before_any_noise(demo):
-    outcome, transport, _ = _round(demo, "capePCA", transport_cls=Intercepting, config={"solver": "general"})
+    outcome, transport, _ = _round(demo, "capePCA", transport_cls=Intercepting, changes={"solver": "general"})
     assert outcome.status == "refused"
     assert "audit fails" in outcome.reason and "aggregator view" in outcome.reason
     assert [a for a, _, _ in transport.seen] == ["hello"] * 4  # the helper was never asked for noise
@@ -385,7 +403,7 @@ def _as_fourth_site(nodes):
 def test_the_round_needs_one_helper_and_the_expected_sites(demo, change, sites, words):
     nodes = copy.deepcopy(list(demo.nodes))
     change(nodes)
-    outcome, _, _ = _round(demo, "capePCA", nodes=nodes, config={"sites": sites})
+    outcome, _, _ = _round(demo, "capePCA", nodes=nodes, sites=sites)
     assert outcome.status == "stopped" and words in outcome.reason, outcome.reason
 
 

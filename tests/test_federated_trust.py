@@ -5,13 +5,12 @@ released, and every request a node receives is read or refused with a reason (Hy
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 
 import numpy as np
 import pytest
-from capefed.demo import prepare_demo, simulate
+from capefed.demo import LEDGER_DELTA, fresh_ledgers, prepare_demo, simulate
 from capefed.memory import InMemoryTransport, party_node
 from capefed.messages import bundle, unbundle
 from capefed.node import answer
@@ -19,11 +18,12 @@ from capefed.rounds import run_round, run_rounds, settings_from_run_config
 from capefed.site import SiteConfigError, read_bounded
 from capefed.trust import make_identity, sign
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from federated_views import site_ledger
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_federated_rounds import Intercepting
 
-from dpcore.federation import read_ledger
+from dpcore.federation import composed_eps, create_ledger, read_ledger_key, round_accounts, update_ledger
 
 
 @pytest.fixture(scope="module", params=["helper", "helper-free"])
@@ -32,12 +32,9 @@ def demo(request, tmp_path_factory):
 
 
 def _fresh(demo, tmp_path):
-    """The demonstration's nodes with empty ledgers of their own (each test spends its own budget)."""
-    nodes = copy.deepcopy(list(demo.nodes))
-    for node in nodes:
-        if node["role"] == "site":
-            node["ledger"] = str(tmp_path / f"{node['name']}-ledger.json")
-    return nodes
+    """The demonstration's nodes with new ledgers of their own, enrolled in its study (each test spends its own
+    budget)."""
+    return fresh_ledgers(demo, tmp_path / "ledgers")
 
 
 def _run(demo, nodes, algorithm="capePCA", config=None, transport=None, round_id=None, **hooks):
@@ -130,20 +127,28 @@ def test_a_strangers_node_is_ignored_and_cannot_take_a_sites_place(demo, tmp_pat
 def test_each_site_keeps_its_ledger_and_refuses_beyond_its_budget(demo, tmp_path):
     nodes = _fresh(demo, tmp_path)
     south = next(n for n in nodes if n.get("name") == "south")
-    south["budget-eps"] = south["eps"]  # room for one round (its promise), not two
+    # south's ledger made for one capePCA round of the study (its approval recorded as it is: the study as a whole
+    # would not fit, which approving refuses; here the ledger's own refusal is under test)
+    (cost,) = [c.mu for c in demo.study.costs("south") if c.algorithm == "capePCA"]
+    key, total = read_ledger_key(south["ledger-key"]), composed_eps([cost], LEDGER_DELTA) * (1 + 1e-9)
+    south["ledger"] = str(tmp_path / "south-small.json")
+    south.update({"budget-eps": total, "budget-delta": LEDGER_DELTA})
+    create_ledger(south["ledger"], key, "south", total, LEDGER_DELTA)
+    update_ledger(south["ledger"], key, "south", lambda _: [("approve", {
+        "study": demo.study.digest, "title": "t", "rounds": demo.study.rounds, "mu": cost})])
     first, _ = _run(demo, nodes)
     assert first.status == "released", first.reason
-    ledger = read_ledger(south["ledger"], "south", south["budget-eps"], south["budget-delta"])
-    assert [(e.algorithm, e.stage) for e in ledger.entries] == [("capePCA", "A")]
-    assert 0 < ledger.spent <= south["eps"] * (1 + 1e-9)
+    ledger = site_ledger(south)
+    (account,) = round_accounts(ledger).values()
+    assert account.spent == ("A",) and account.settled and [s.mu for s in account.stages] == [cost]
     before = open(south["ledger"], "rb").read()
     again, _ = _run(demo, nodes, config={"run": 1}, round_id="trust/second")
     _nothing_released(again)
     assert "site south" in again.reason and "ledger refuses" in again.reason
     assert open(south["ledger"], "rb").read() == before  # nothing recorded for a refused round
-    replayed, _ = _run(demo, nodes)  # the first round's id again: no site releases a recorded stage twice
+    replayed, _ = _run(demo, nodes)  # the first round's id again: no site answers a round twice
     _nothing_released(replayed)
-    assert "already released capePCA stage A of round trust/capePCA" in replayed.reason
+    assert "round trust/capePCA is closed in its ledger" in replayed.reason
 
 
 @pytest.mark.parametrize("algorithm", ["capePCA", "capeAGN"])
@@ -173,11 +178,10 @@ def test_a_site_that_vanishes_after_the_noise_set_up_is_survived(demo, tmp_path,
     for rows in outcome.audit.values():
         assert {r["site"] for r in rows} == {"north", "south"} and all(r["ok"] for r in rows)
         assert all("east" in r["coalition"] for r in rows)
-    # a round made to survive no drop-out stops instead, naming the site, and releases nothing
-    nodes = _fresh(demo, tmp_path / "none")
-    (tmp_path / "none").mkdir()
-    outcome, _ = _run(demo, nodes, algorithm, config={"dropouts": 0},
-                      transport=Vanishing([party_node(n) for n in nodes], victim))
+    # a round made to survive no drop-out (a study of such rounds) stops instead, naming the site, and releases nothing
+    strict = prepare_demo(tmp_path / "strict", noise=demo.run_config["noise"], dropouts=0)
+    nodes = list(strict.nodes)
+    outcome, _ = _run(strict, nodes, algorithm, transport=Vanishing([party_node(n) for n in nodes], victim))
     _nothing_released(outcome)
     assert outcome.sites == ("east",) and "more than the 0 the plan survives" in outcome.reason
 

@@ -34,14 +34,19 @@ from dpcore.federation import (
     LedgerEntry,
     RoundSettings,
     SiteBudget,
+    approve_event,
+    budget,
     composed_eps,
+    create_ledger,
     dropout_audit,
     plan_round,
     read_ledger,
     release_entry,
+    reserve_event,
+    settle_event,
     site_plan_problem,
-    spend,
-    write_ledger,
+    spend_event,
+    update_ledger,
 )
 from dpcore.privacy.calibration import exact_eps, privacy_profile
 from dpcore.scenario import Site, scenario_from_dict
@@ -223,6 +228,9 @@ def test_a_site_checks_its_own_promise_and_the_audit_after_a_dropout(noise):
 
 
 def test_the_ledger_composes_exactly_refuses_and_writes_atomically(tmp_path):
+    """The two-phase ledger (dpcore.federation.ledger / accounts): a reserved round counts in full until it is
+    settled, then only its spent stages; a round is answered once; a round beyond the total is refused; every write
+    is atomic; a missing, edited or damaged ledger is refused."""
     delta = 1e-5
     for mus in ([0.3], [0.3, 0.4], [0.2] * 9):
         total = math.sqrt(sum(m * m for m in mus))
@@ -231,30 +239,52 @@ def test_the_ledger_composes_exactly_refuses_and_writes_atomically(tmp_path):
         # the composed privacy-loss variable of Gaussian mechanisms is N(mu^2/2, mu^2): delta(eps) by hand
         by_hand = norm.cdf(-eps / total + total / 2) - math.exp(eps) * norm.cdf(-eps / total - total / 2)
         assert by_hand == pytest.approx(delta, rel=1e-6) and privacy_profile(total, eps) <= delta * (1 + 1e-9)
-    path = tmp_path / "north.json"
-    ledger = read_ledger(path, "north", 1.0, delta)
-    assert ledger.entries == () and ledger.spent == 0.0
-    entry = LedgerEntry(round="r1", algorithm="capePCA", stage="A", eps=0.5, delta=1e-6, view="aggregator", mu=0.15)
-    after = spend(ledger, [entry])
-    write_ledger(path, after)
-    assert os.listdir(tmp_path) == ["north.json"]  # no temporary file left
-    again = read_ledger(path, "north", 1.0, delta)
+    path, key, study = tmp_path / "north.json", bytes(range(32)), "ab" * 32
+    with pytest.raises(InputError, match="does not exist"):  # never a fresh budget
+        read_ledger(path, key, "north")
+    created = create_ledger(path, key, "north", 1.0, delta)
+    assert read_ledger(path, key, "north") == created and budget(created).counted_eps == 0.0
+    update_ledger(path, key, "north", lambda led: [approve_event(led, study, "t", 100, 0.0)])
+
+    def reserve(round_id, mu=0.15):
+        entry = LedgerEntry(round=round_id, algorithm="capePCA", stage="A", eps=0.5, delta=1e-6, view="aggregator",
+                            mu=mu)
+        return lambda led: [reserve_event(led, round_id, study, "capePCA", [entry], {}, 100)]
+
+    reserved = update_ledger(path, key, "north", reserve("r1"))
+    assert budget(reserved).counted_mu == pytest.approx(0.15) and budget(reserved).spent_eps == 0.0
+    after = update_ledger(path, key, "north", lambda led: [spend_event(led, "r1", "A", {})])
+    after = update_ledger(path, key, "north", lambda led: [settle_event(led, "r1", "the round's end")])
+    assert sorted(os.listdir(tmp_path)) == ["north.json", "north.json.lock"]  # no temporary file left
+    again = read_ledger(path, key, "north")
     assert again == after
-    with pytest.raises(InputError, match="already released"):
-        spend(again, [entry])
-    many = [LedgerEntry(round=f"r{i}", algorithm="capePCA", stage="A", eps=0.5, delta=1e-6, view="aggregator",
-                        mu=0.15) for i in range(2, 12)]
-    with pytest.raises(InputError, match="ledger refuses") as refused:
-        spend(again, many)
+    spent = budget(again)  # the spend is recorded: the stage counts for good once the round is settled
+    assert spent.spent_eps == pytest.approx(composed_eps([0.15], delta), rel=1e-12) and spent.void_stages == 0
+    with pytest.raises(InputError, match="reserved round r1 before"):  # a round is answered once
+        update_ledger(path, key, "north", reserve("r1"))
+    with pytest.raises(InputError, match="closed"):  # a settled round is spent no more
+        update_ledger(path, key, "north", lambda led: [spend_event(led, "r1", "A", {})])
+    update_ledger(path, key, "north", reserve("r2"))
+    update_ledger(path, key, "north", lambda led: [spend_event(led, "r2", "A", {})])
+    with pytest.raises(InputError, match="spent stage A of round r2 already"):
+        update_ledger(path, key, "north", lambda led: [spend_event(led, "r2", "A", {})])
+    with pytest.raises(InputError, match="ledger refuses") as refused:  # beyond the total with r2 counted in full
+        update_ledger(path, key, "north", reserve("r3", mu=10.0))
     assert "more than the total eps = 1" in str(refused.value)
-    with pytest.raises(InputError, match="was kept for eps_total"):
-        read_ledger(path, "north", 2.0, delta)
-    path.write_text(json.dumps({"format": "capefed-ledger-v1", "site": "north", "eps_total": 1.0,
-                                "delta_total": delta, "entries": [{"round": "r", "mu": "x"}]}))
+    assert read_ledger(path, key, "north").events[-1].kind == "spend"  # nothing of a refused change written
+    doc = json.loads(path.read_text())
+    doc["events"][0]["eps_total"] = 2.0  # a budget is not reset by editing the file
+    path.write_text(json.dumps(doc))
+    with pytest.raises(InputError, match="fails its check at event 1"):
+        read_ledger(path, key, "north")
+    doc["events"][0]["eps_total"] = 1.0
+    assert doc["events"][2]["kind"] == "reserve"
+    doc["events"][2]["stages"][0]["mu"] = "x"
+    path.write_text(json.dumps(doc))
     with pytest.raises(InputError, match="must be"):
-        read_ledger(path, "north", 1.0, delta)
+        read_ledger(path, key, "north")
     with pytest.raises(InputError, match="not a regular file"):
-        read_ledger("/dev/zero", "north", 1.0, delta)
+        read_ledger("/dev/zero", key, "north")
 
 
 def test_a_release_entry_is_the_worst_audited_view():

@@ -70,7 +70,7 @@ READERS: dict[str, Callable] = {
     "scenario file": _file_reader(load_scenario, (InputError,), "scenario.json"),
     "sweep specification": lambda d, f: _refused_or_read(lambda: spec_from_json(_text(d)), (InputError,)),
     "message log": lambda d, f: _refused_or_read(lambda: parse_message_log(d), (InputError,)),
-    "ledger": _file_reader(lambda p: read_ledger(p, "north", 1.0, 1e-5), (InputError,), "north-ledger.json"),
+    "ledger": _file_reader(lambda p: read_ledger(p, bytes(32), "north"), (InputError,), "north-ledger.json"),
     "roster": _file_reader(read_roster, (TrustError,), "roster.json"),
     "site statement": lambda d, f: _refused_or_read(
         lambda: verify_statement(read_roster(f.parent / "roster.json"), _text(d), b"\0" * 64, "r"), (TrustError,)),
@@ -179,18 +179,13 @@ def test_size_is_bounded_before_the_text_is_scanned():
 def test_a_strangers_nested_hello_is_ignored_by_the_aggregator_and_the_round_goes_on(tmp_path):
     """In a real round (in memory): a fourth node, unknown to the roster, answers the hello with a 4 KB nested
     statement; the aggregator lists it as ignored, naming the check, and the three sites' round is released."""
-    import copy
-
-    from capefed.demo import prepare_demo
+    from capefed.demo import fresh_ledgers, prepare_demo
     from capefed.memory import party_node
     from capefed.rounds import run_round, settings_from_run_config
     from test_federated_rounds import Intercepting
 
     demo = prepare_demo(tmp_path / "data", noise="helper")
-    nodes = copy.deepcopy(list(demo.nodes))
-    for node in nodes:
-        if node["role"] == "site":
-            node["ledger"] = str(tmp_path / f"{node['name']}-ledger.json")
+    nodes = fresh_ledgers(demo, tmp_path / "ledgers")
     stranger = dict(next(n for n in nodes if n.get("name") == "east"), name="stranger")
     nodes.append(stranger)
     stranger_node = len(nodes)
@@ -213,18 +208,13 @@ def test_a_strangers_nested_hello_is_ignored_by_the_aggregator_and_the_round_goe
 def test_nested_round_settings_are_refused_by_the_parties_not_raised(tmp_path):
     """The aggregator sends every party round settings nested 2,048 deep: each refuses, naming the field; nothing is
     released and no exception leaves a handler."""
-    import copy
-
-    from capefed.demo import prepare_demo
+    from capefed.demo import fresh_ledgers, prepare_demo
     from capefed.memory import party_node
     from capefed.rounds import run_round, settings_from_run_config
     from test_federated_rounds import Intercepting
 
     demo = prepare_demo(tmp_path / "data", noise="helper")
-    nodes = copy.deepcopy(list(demo.nodes))
-    for node in nodes:
-        if node["role"] == "site":
-            node["ledger"] = str(tmp_path / f"{node['name']}-ledger.json")
+    nodes = fresh_ledgers(demo, tmp_path / "ledgers")
 
     def nested_settings(action, node, payload):
         if "settings" in payload.config:

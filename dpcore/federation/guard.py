@@ -21,7 +21,7 @@ from ..cape.audit import AuditReport
 from ..cape.helper_free import variant_audit
 from ..scenario import scenario_from_dict
 from ..validation import InputError
-from .ledger import LedgerEntry
+from .accounts import LedgerEntry
 from .plan import RoundPlan, RoundStage, SiteBudget, budget_digest
 
 __all__ = ["design_matches", "dropout_audit", "release_entry", "site_plan_problem"]

@@ -1,226 +1,328 @@
-"""A site's privacy ledger: a persistent record of every release it made (round, algorithm, stage, the stage's
-promised eps and delta, the worst audited view and its sigma_eff against the release's sensitivity), the exact
-composition of all of them, and the refusal of a release that would exceed the site's configured total budget
-(docs/federated.md, "Each site keeps its own budget").
+"""A site's privacy ledger as a file: an append-only chain of events, each bound to the one before it by a keyed hash,
+created once at enrolment and never replaced by a default (docs/federated.md, "The ledger").
 
-**Exact composition.** Every release is a Gaussian mechanism in each audited view: sensitivity Delta, noise
-sigma_eff, so it is mu-GDP with mu = Delta / sigma_eff (Dong, Roth and Su, "Gaussian differential privacy"). Gaussian
-mechanisms compose exactly: k of them are the Gaussian mechanism with mu = sqrt(sum_i mu_i^2). The ledger records each
-release's worst view (the smallest sigma_eff / Delta of every audited view, so it bounds any single adversary) and
-reports the composed (eps, delta_total) from the Gaussian privacy profile
-(:func:`dpcore.privacy.calibration.exact_eps`).
+**Events.** ``create`` (the site's name and total budget, eps_total at delta_total, and a random nonce: the first
+event, and only there), ``approve`` (a study the site signed), ``reserve`` (a round's worst-case cost, written before
+the site draws or shares anything for it), ``spend`` (a stage whose release may now be unmasked: written before the
+site signs a survivor set holding itself) and ``settle`` (a round is over at this site: its stages are spent or void).
+What each event means for the budget is :mod:`dpcore.federation.accounts`; this module keeps the file.
 
-**Bounded arithmetic.** Every number is checked where it enters (a ledger read back, a release to record, the
-configured totals): mu of one release at most :data:`~dpcore.limits.MAX_RELEASE_MU` (a release beyond it exceeds
-every total budget a ledger may hold), eps and delta of a release and the totals in their ranges. The composition is
-``math.hypot`` of the mu_i, which never overflows (squaring 1e200 did), and at most
-:data:`~dpcore.limits.MAX_LEDGER_RELEASES` releases are composed.
+**The chain.** Every event carries ``prev``, the MAC of the event before it ("" for the first), and its own ``mac`` =
+HMAC-SHA256(key, format, prev, the canonical JSON of the event), keyed with the site's ledger key (32 random bytes
+made at enrolment, :func:`new_ledger_key`; a deployment keeps it in ``/etc/capefed``, read-only to the service). The
+ledger's **id** is the MAC of its create event (a fresh nonce makes every ledger's id different); its **head** is the
+number of events and the MAC of the last one (:class:`LedgerHead`). Reading a ledger checks every MAC and link: an
+edited, inserted, removed or reordered event, a file damaged in any byte or kept with another key is refused, naming
+the event. What the chain alone cannot see is a file cut after an event or rolled back to an earlier copy (a valid
+prefix): the site reports its head in every statement it signs, and every other site keeps the heads it saw and
+refuses a later round in which a site's ledger is shorter, another one, or forked at a length it saw
+(:func:`dpcore.federation.accounts.peer_problem`).
 
-**Files.** The ledger is JSON (``capefed-ledger-v1``) read as every file input is (:func:`dpcore.textio.read_file`:
-a regular file only, never blocking on a FIFO, bounded by :data:`~dpcore.limits.MAX_LEDGER_BYTES`) and parsed by the
-one bounded reader (:func:`dpcore.textio.load_json`), every field checked. It is written atomically (a temporary file
-in the same directory, flushed and synced, renamed over the old one, the directory synced), so a crash never leaves
-half a ledger. :func:`update_ledger` is the one way to record releases: it holds an exclusive lock
-(``fcntl.flock`` on ``<ledger>.lock`` beside the ledger) across read, check and write, so concurrent writers (two
-rounds answered at once) never lose a release, and waits at most :data:`~dpcore.limits.LEDGER_LOCK_SECONDS`. A
-failure (an unwritable path, a read-only disk, a missing folder, a damaged file, a lock held too long) is an
-InputError naming the ledger and the problem: the release is refused and nothing is recorded or sent. A release is
-recorded before it is sent.
+**Fail closed.** A missing file is an error (a wrong path, a deleted ledger), never a fresh budget: a ledger exists only
+once :func:`create_ledger` made it, and :func:`create_ledger` refuses to write over anything. The file is read as every
+file input is (:func:`dpcore.textio.read_file`: a regular file, at most :data:`~dpcore.limits.MAX_LEDGER_BYTES`) and
+parsed by the one bounded reader; every field of every event is checked where it is read (numbers within their
+ranges before any arithmetic, at most :data:`~dpcore.limits.MAX_LEDGER_EVENTS` events). It is written atomically (a
+temporary file beside it, synced, renamed over the old one, the folder synced) under an exclusive lock
+(``fcntl.flock`` on ``<ledger>.lock``, waited for at most :data:`~dpcore.limits.LEDGER_LOCK_SECONDS`), so concurrent
+writers never lose an event and a crash never leaves half a ledger. Every failure is an InputError naming the ledger and
+the problem: the site records and releases nothing.
 """
 
 from __future__ import annotations
 
 import errno
 import fcntl
+import hashlib
+import hmac
 import json
 import math
 import os
+import secrets
 import stat
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..limits import (
-    DELTA_RANGE,
-    EPS_RANGE,
-    LEDGER_LOCK_SECONDS,
-    MAX_LEDGER_BYTES,
-    MAX_LEDGER_RELEASES,
-    MAX_RELEASE_MU,
-)
-from ..privacy.calibration import exact_eps
+from ..limits import DELTA_RANGE, EPS_RANGE, LEDGER_LOCK_SECONDS, MAX_LEDGER_BYTES, MAX_LEDGER_EVENTS, MAX_RELEASE_MU
 from ..textio import MissingFile, file_kind, load_json, read_file
 from ..validation import InputError
 
-__all__ = ["LEDGER_FORMAT", "MAX_LEDGER_BYTES", "MAX_LEDGER_RELEASES", "Ledger", "LedgerEntry", "composed_eps",
-           "composed_mu", "read_ledger", "spend", "update_ledger", "write_ledger"]
+__all__ = ["KEY_BYTES", "LEDGER_FORMAT", "LOCK_SUFFIX", "Ledger", "LedgerEvent", "LedgerHead", "check_costs",
+           "create_ledger",
+           "new_ledger_key", "parse_ledger_key", "read_ledger", "read_ledger_key", "update_ledger"]
 
-LEDGER_FORMAT = "capefed-ledger-v1"
+LEDGER_FORMAT = "capefed-ledger-v2"
+KEY_BYTES = 32
 LOCK_SUFFIX = ".lock"
 """The lock file of ledger ``x.json`` is ``x.json.lock`` beside it."""
-_TEXT = 300
+MAX_TEXT = 300
+MAX_ROUNDS = 1_000_000
+_HEX64 = frozenset("0123456789abcdef")
 _LOCK_POLL_SECONDS = 0.01
+_REFUSED = "the site records and releases nothing"
+
+
+def _number(value: Any, where: str, low: float, high: float) -> float:
+    """A finite number in [low, high] (an integer of many digits is compared before any conversion)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(f"{where} must be a number (got {type(value).__name__})")
+    if not (isinstance(value, int) or math.isfinite(value)) or not low <= value <= high:
+        raise InputError(f"{where} must be a finite number from {low:g} to {high:g} (got {value!r:.40})")
+    return float(value)
+
+
+def _count(value: Any, where: str, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= high:
+        raise InputError(f"{where} must be an integer from 0 to {high:,} (got {value!r:.40})")
+    return value
+
+
+def _text(value: Any, where: str) -> str:
+    if not isinstance(value, str) or len(value) > MAX_TEXT:
+        raise InputError(f"{where} must be text of at most {MAX_TEXT} characters")
+    return value
+
+
+def _hex(value: Any, where: str, size: int = 64, empty: bool = False) -> str:
+    if empty and value == "":
+        return value
+    if not isinstance(value, str) or len(value) != size or not set(value) <= _HEX64:
+        raise InputError(f"{where} must be {size} lower-case hexadecimal characters")
+    return value
+
+
+def _texts(value: Any, where: str) -> list[str]:
+    if not isinstance(value, list) or len(value) > 16:
+        raise InputError(f"{where} must be a list of at most 16 stage names")
+    return [_text(v, where) for v in value]
+
+
+def _cost(value: Any, where: str) -> dict[str, Any]:
+    """One stage's worst-case cost: its name, the promised (eps, delta), the worst view and mu there."""
+    if not isinstance(value, dict) or set(value) != {"stage", "eps", "delta", "view", "mu"}:
+        raise InputError(f"{where} must hold stage, eps, delta, view and mu")
+    return {"stage": _text(value["stage"], f"{where}: stage"), "eps": _number(value["eps"], f"{where}: eps", 0.0,
+                                                                              EPS_RANGE[1]),
+            "delta": _number(value["delta"], f"{where}: delta", 0.0, 1.0), "view": _text(value["view"],
+                                                                                         f"{where}: view"),
+            "mu": _number(value["mu"], f"{where}: mu", 0.0, MAX_RELEASE_MU)}
+
+
+def check_costs(value: Any, where: str) -> list[dict[str, Any]]:
+    """Stages' costs, each field checked (what a reservation records): 1 to 16 stages, mu within MAX_RELEASE_MU."""
+    if not isinstance(value, list) or not 1 <= len(value) <= 16:
+        raise InputError(f"{where} must be a list of 1 to 16 stages")
+    return [_cost(v, f"{where}, stage {i + 1}") for i, v in enumerate(value)]
+
+
+def _head(value: Any, where: str) -> list[Any]:
+    if not isinstance(value, list) or len(value) != 3:
+        raise InputError(f"{where} must be [ledger id, events, head]")
+    return [_hex(value[0], f"{where}: the ledger id"), _count(value[1], f"{where}: the events", MAX_LEDGER_EVENTS),
+            _hex(value[2], f"{where}: the head")]
+
+
+def _peers(value: Any, where: str) -> dict[str, list[Any]]:
+    if not isinstance(value, dict) or len(value) > 256:
+        raise InputError(f"{where} must map at most 256 site names to ledger heads")
+    return {_text(k, where): _head(v, f"{where} ({str(k)[:64]})") for k, v in value.items()}
+
+
+def _site(value: Any, where: str) -> str:
+    text = _text(value, where)
+    if not 0 < len(text) <= 64:
+        raise InputError(f"{where} must be a name of 1 to 64 characters")
+    return text
+
+
+def _round(value: Any, where: str) -> str:
+    return _text(value, where)
+
+
+FIELDS: dict[str, dict[str, Callable[[Any, str], Any]]] = {
+    "create": {"site": _site, "eps_total": lambda v, w: _number(v, w, *EPS_RANGE),
+               "delta_total": lambda v, w: _number(v, w, DELTA_RANGE[0], 1.0 - 1e-12), "nonce": _hex},
+    "approve": {"study": _hex, "title": _text, "rounds": lambda v, w: _count(v, w, MAX_ROUNDS),
+                "mu": lambda v, w: _number(v, w, 0.0, MAX_RELEASE_MU)},
+    "reserve": {"round": _round, "study": _hex, "algorithm": _text, "stages": check_costs, "peers": _peers},
+    "spend": {"round": _round, "stage": _text, "peers": _peers},
+    "settle": {"round": _round, "spent": _texts, "void": _texts, "reason": _text},
+}
+"""Every kind of event and its fields, each with its check (the one table the reader and the writer use)."""
 
 
 @dataclass(frozen=True, kw_only=True)
-class LedgerEntry:
-    """One release: which round, algorithm and stage, the stage's promised (eps, delta), the worst audited view and
-    mu = Delta / sigma_eff in it."""
+class LedgerEvent:
+    """One event of the chain: its kind, when it was written (seconds since the epoch), its fields (checked by
+    :data:`FIELDS`), the MAC of the event before it and its own."""
 
-    round: str
-    algorithm: str
-    stage: str
-    eps: float
-    delta: float
-    view: str
-    mu: float
+    kind: str
+    time: float
+    data: dict[str, Any]
+    prev: str
+    mac: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "time": self.time, **self.data, "prev": self.prev, "mac": self.mac}
+
+
+@dataclass(frozen=True, kw_only=True)
+class LedgerHead:
+    """What a site reports of its ledger in every statement it signs: the ledger's id (the MAC of its create event),
+    its number of events and the MAC of the last one."""
+
+    ledger: str
+    count: int
+    head: str
+
+    def to_list(self) -> list[Any]:
+        return [self.ledger, self.count, self.head]
+
+    @staticmethod
+    def from_list(value: Any, where: str = "a ledger head") -> LedgerHead:
+        ledger, count, head = _head(value, where)
+        return LedgerHead(ledger=ledger, count=count, head=head)
 
 
 @dataclass(frozen=True, kw_only=True)
 class Ledger:
-    """A site's ledger: its configured total budget (eps_total at delta_total) and every release so far."""
+    """A verified ledger: where it is and its events, the first of them its create event."""
 
-    site: str
-    eps_total: float
-    delta_total: float
-    entries: tuple[LedgerEntry, ...] = ()
+    path: Path
+    events: tuple[LedgerEvent, ...]
 
     @property
-    def mu(self) -> float:
-        """sqrt(sum_i mu_i^2): the composition of every release, exactly (mu-GDP)."""
-        return composed_mu([e.mu for e in self.entries])
+    def site(self) -> str:
+        return str(self.events[0].data["site"])
 
     @property
-    def spent(self) -> float:
-        """The composed eps at delta_total."""
-        return composed_eps([e.mu for e in self.entries], self.delta_total)
+    def eps_total(self) -> float:
+        return float(self.events[0].data["eps_total"])
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"format": LEDGER_FORMAT, "site": self.site, "eps_total": self.eps_total,
-                "delta_total": self.delta_total, "entries": [asdict(e) for e in self.entries]}
+    @property
+    def delta_total(self) -> float:
+        return float(self.events[0].data["delta_total"])
 
+    @property
+    def head(self) -> LedgerHead:
+        return LedgerHead(ledger=self.events[0].mac, count=len(self.events), head=self.events[-1].mac)
 
-def composed_mu(mus: Sequence[float]) -> float:
-    """sqrt(sum_i mu_i^2) by ``math.hypot``, which scales and never overflows (it is inf only when the true value
-    exceeds the largest float)."""
-    return math.hypot(*(float(m) for m in mus))
-
-
-def composed_eps(mus: Sequence[float], delta: float) -> float:
-    """eps at ``delta`` of the composition of Gaussian mechanisms with mu_i = Delta_i / sigma_i (exact)."""
-    mu = composed_mu(mus)
-    if mu == 0.0:
-        return 0.0
-    if not math.isfinite(mu):
-        return math.inf
-    return exact_eps(1.0, mu, float(delta))
+    def of_kind(self, kind: str) -> list[LedgerEvent]:
+        return [e for e in self.events if e.kind == kind]
 
 
-def _number(data: dict[str, Any], key: str, where: str, low: float, high: float) -> float:
-    """A finite number in [low, high] (no OverflowError for an integer of many digits: the range is compared
-    before any conversion)."""
-    value = data.get(key)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InputError(f"{where}: {key} must be a number (got {type(value).__name__})")
-    if not (isinstance(value, int) or math.isfinite(value)) or not low <= value <= high:
-        raise InputError(f"{where}: {key} must be a finite number from {low:g} to {high:g} (got {value!r:.40})")
-    return float(value)
+def new_ledger_key() -> bytes:
+    """A fresh ledger key (32 bytes from the operating system)."""
+    return secrets.token_bytes(KEY_BYTES)
 
 
-def _text(data: dict[str, Any], key: str, where: str) -> str:
-    value = data.get(key)
-    if not isinstance(value, str) or len(value) > _TEXT:
-        raise InputError(f"{where}: {key} must be text of at most {_TEXT} characters")
-    return value
+def parse_ledger_key(text: str | bytes, where: str = "the ledger key") -> bytes:
+    """A ledger key from its file's text: 64 hexadecimal characters (a final newline allowed)."""
+    if isinstance(text, bytes):
+        text = text.decode("ascii", "replace")
+    text = text.strip()
+    if len(text) != 2 * KEY_BYTES or not set(text.lower()) <= _HEX64:
+        raise InputError(f"{where} must be {2 * KEY_BYTES} hexadecimal characters (a key made at enrolment)")
+    return bytes.fromhex(text)
 
 
-def _entry(data: Any, where: str) -> LedgerEntry:
-    """One release, every field checked (a release to record and a release read back alike)."""
-    if not isinstance(data, dict):
-        raise InputError(f"{where}: must be an object")
-    return LedgerEntry(round=_text(data, "round", where), algorithm=_text(data, "algorithm", where),
-                       stage=_text(data, "stage", where), eps=_number(data, "eps", where, 0.0, EPS_RANGE[1]),
-                       delta=_number(data, "delta", where, 0.0, 1.0), view=_text(data, "view", where),
-                       mu=_number(data, "mu", where, 0.0, MAX_RELEASE_MU))
+def read_ledger_key(path: str | Path) -> bytes:
+    """The ledger key in ``path`` (a missing or damaged key file is an error, never a new key)."""
+    return parse_ledger_key(read_file(path, 256, "the ledger key"), f"the ledger key {path}")
 
 
-def _totals(site: str, eps_total: float, delta_total: float) -> tuple[float, float]:
-    """The configured total budget, checked: eps_total in EPS_RANGE, delta_total in DELTA_RANGE (1 excluded)."""
-    where = f"site {site}: the ledger's total budget"
-    eps = _number({"eps_total": eps_total}, "eps_total", where, *EPS_RANGE)
-    delta = _number({"delta_total": delta_total}, "delta_total", where, *DELTA_RANGE)
-    if delta >= DELTA_RANGE[1]:
-        raise InputError(f"{where}: delta_total must be below 1 (got {delta!r})")
-    return eps, delta
+def _canonical(kind: str, when: float, data: Mapping[str, Any]) -> bytes:
+    return json.dumps({"kind": kind, "time": when, **data}, sort_keys=True, separators=(",", ":"),
+                      allow_nan=False).encode()
 
 
-def read_ledger(path: str | Path, site: str, eps_total: float, delta_total: float) -> Ledger:
-    """The ledger at ``path`` (an empty one if the file does not exist yet), checked: its kind and size, JSON, format,
-    site and every entry. The configured totals are the site's (a file written under other totals is refused)."""
+def _mac(key: bytes, prev: str, kind: str, when: float, data: Mapping[str, Any]) -> str:
+    message = b"\x1f".join((LEDGER_FORMAT.encode(), prev.encode(), _canonical(kind, when, data)))
+    return hmac.new(key, message, hashlib.sha256).hexdigest()
+
+
+def _checked(kind: Any, data: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """An event's fields, each checked by its kind's table; refuses an unknown kind or a missing or extra field."""
+    if kind not in FIELDS:
+        raise InputError(f"{where}: unknown kind {str(kind)[:40]!r} (one of {', '.join(FIELDS)})")
+    fields = FIELDS[kind]
+    if set(data) != set(fields):
+        raise InputError(f"{where}: a {kind} event holds exactly {', '.join(fields)}")
+    return {name: check(data[name], f"{where}: {name}") for name, check in fields.items()}
+
+
+def _event(raw: Any, index: int, path: Path) -> tuple[str, float, dict[str, Any], str, str]:
+    where = f"the ledger {path}, event {index + 1}"
+    if not isinstance(raw, dict) or not {"kind", "time", "prev", "mac"} <= set(raw):
+        raise InputError(f"{where} must be an object with kind, time, prev and mac")
+    data = {k: v for k, v in raw.items() if k not in ("kind", "time", "prev", "mac")}
+    when = _number(raw["time"], f"{where}: time", 0.0, 1e11)
+    return (raw["kind"], when, _checked(raw["kind"], data, where), _hex(raw["prev"], f"{where}: prev", empty=True),
+            _hex(raw["mac"], f"{where}: mac"))
+
+
+def _tampered(path: Path, index: int, kind: str, what: str) -> InputError:
+    return InputError(f"the ledger {path} fails its check at event {index + 1} ({kind}): {what}. It was edited, "
+                      f"reordered or damaged, or is read with another key than its own; {_REFUSED}")
+
+
+def _missing(path: Path) -> InputError:
+    where = f"the folder {path.parent} does not exist" if not path.parent.is_dir() else "no such file"
+    return InputError(f"the ledger {path} does not exist ({where}): a site's ledger is made once, at enrolment "
+                      f"(python -m capefed.ledger create), and a missing one is never a fresh budget (a wrong path or "
+                      f"a deleted ledger); {_REFUSED}")
+
+
+def read_ledger(path: str | Path, key: bytes, site: str | None = None) -> Ledger:
+    """The ledger at ``path``, every event and link checked against ``key``; ``site``: the name its create event must
+    hold. A missing file, another site's ledger, a damaged or tampered file: InputError naming it."""
     path = Path(path)
-    eps_total, delta_total = _totals(site, eps_total, delta_total)
-    empty = Ledger(site=site, eps_total=eps_total, delta_total=delta_total)
     try:
         content = read_file(path, MAX_LEDGER_BYTES, "the ledger")
     except MissingFile:
-        return empty
-    data = load_json(content, f"ledger {path}", max_bytes=MAX_LEDGER_BYTES)
-    if not isinstance(data, dict) or data.get("format") != LEDGER_FORMAT:
-        raise InputError(f"{path} is not a privacy ledger (format {LEDGER_FORMAT!r})")
-    if data.get("site") != site:
-        raise InputError(f"the ledger {path} belongs to site {str(data.get('site'))[:64]!r}, not {site!r}")
-    for key, value in (("eps_total", eps_total), ("delta_total", delta_total)):
-        if data.get(key) != value:
-            raise InputError(f"the ledger {path} was kept for {key} = {data.get(key)!r:.40}; the site is configured "
-                             f"with {value!r} (a budget is not reset by changing the configuration)")
-    entries = data.get("entries")
-    if not isinstance(entries, list) or len(entries) > MAX_LEDGER_RELEASES:
-        raise InputError(f"the ledger {path} must hold a list of at most {MAX_LEDGER_RELEASES:,} releases")
-    parsed = tuple(_entry(e, f"the ledger {path}, release {i + 1}") for i, e in enumerate(entries))
-    return Ledger(site=site, eps_total=eps_total, delta_total=delta_total, entries=parsed)
-
-
-def spend(ledger: Ledger, releases: Sequence[LedgerEntry]) -> Ledger:
-    """The ledger with ``releases`` added; raises InputError (nothing recorded) when a release is outside the
-    ledger's bounds (mu above MAX_RELEASE_MU: no noise left in its worst view), the composition would exceed eps_total
-    at delta_total, or a release of the same round and stage is already recorded (a replayed request)."""
-    releases = [_entry(asdict(r), f"site {ledger.site}: the release of {r.algorithm} stage {r.stage}"[:200])
-                for r in releases]
-    done = {(e.round, e.algorithm, e.stage) for e in ledger.entries}
-    for r in releases:
-        if (r.round, r.algorithm, r.stage) in done:
-            raise InputError(f"site {ledger.site} already released {r.algorithm} stage {r.stage} of round {r.round}; "
-                             "it does not release the same stage twice")
-    if len(ledger.entries) + len(releases) > MAX_LEDGER_RELEASES:
-        raise InputError(f"site {ledger.site}: the ledger holds at most {MAX_LEDGER_RELEASES:,} releases")
-    after = Ledger(site=ledger.site, eps_total=ledger.eps_total, delta_total=ledger.delta_total,
-                   entries=ledger.entries + tuple(releases))
-    if after.spent > ledger.eps_total * (1 + 1e-12):
-        raise InputError(
-            f"site {ledger.site}: its privacy ledger refuses: {len(ledger.entries)} release(s) so far compose to "
-            f"eps = {ledger.spent:.4g} at delta = {ledger.delta_total:g}; this round's {len(releases)} release(s) "
-            f"would bring it to eps = {after.spent:.4g}, more than the total eps = {ledger.eps_total:g} it was "
-            "configured with")
-    return after
+        raise _missing(path) from None
+    doc = load_json(content, f"ledger {path}", max_bytes=MAX_LEDGER_BYTES)
+    if not isinstance(doc, dict) or doc.get("format") != LEDGER_FORMAT or not isinstance(doc.get("events"), list):
+        raise InputError(f"{path} is not a privacy ledger (format {LEDGER_FORMAT!r} with a list of events); "
+                         f"{_REFUSED}")
+    raw = doc["events"]
+    if not 1 <= len(raw) <= MAX_LEDGER_EVENTS:
+        raise InputError(f"the ledger {path} must hold 1 to {MAX_LEDGER_EVENTS:,} events; {_REFUSED}")
+    events, prev = [], ""
+    for index, item in enumerate(raw):
+        kind, when, data, linked, mac = _event(item, index, path)
+        if (kind == "create") != (index == 0):
+            raise _tampered(path, index, kind, "a ledger begins with its one create event")
+        if linked != prev:
+            raise _tampered(path, index, kind, "it does not follow the event before it (an event removed, inserted "
+                                               "or moved)")
+        if not hmac.compare_digest(mac, _mac(key, prev, kind, when, data)):
+            raise _tampered(path, index, kind, "its MAC does not match its content")
+        events.append(LedgerEvent(kind=kind, time=when, data=data, prev=prev, mac=mac))
+        prev = mac
+    ledger = Ledger(path=path, events=tuple(events))
+    if site is not None and ledger.site != site:
+        raise InputError(f"the ledger {path} belongs to site {ledger.site!r}, not {site!r}; {_REFUSED}")
+    return ledger
 
 
 def _refusal(path: Path, doing: str, exc: OSError) -> InputError:
     reason = exc.strerror or str(exc)
     if exc.errno == errno.ENOENT and not path.parent.is_dir():
         reason = f"the folder {path.parent} does not exist"
-    return InputError(f"cannot {doing} the ledger {path}: {reason}; the site records and releases nothing")
+    return InputError(f"cannot {doing} the ledger {path}: {reason}; {_REFUSED}")
 
 
-def write_ledger(path: str | Path, ledger: Ledger) -> None:
+def _write(path: Path, events: Sequence[LedgerEvent]) -> None:
     """Write the ledger atomically: a temporary file beside it, flushed and synced, renamed over the old one, the
-    folder synced. Any failure is an InputError naming the ledger and the problem; the old ledger is left as it was
-    and no temporary file remains."""
-    path = Path(path)
-    text = json.dumps(ledger.to_dict(), indent=1) + "\n"
+    folder synced. A failure leaves the old ledger as it was and no temporary file."""
+    text = json.dumps({"format": LEDGER_FORMAT, "events": [e.to_dict() for e in events]}, indent=1,
+                      allow_nan=False) + "\n"
     try:
         handle = tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.name}.", suffix=".tmp",
                                              delete=False, encoding="utf-8")
@@ -228,6 +330,7 @@ def write_ledger(path: str | Path, ledger: Ledger) -> None:
         raise _refusal(path, "write", exc) from None
     try:
         with handle:
+            _same_owner(handle.fileno(), path)
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
@@ -239,6 +342,20 @@ def write_ledger(path: str | Path, ledger: Ledger) -> None:
         Path(handle.name).unlink(missing_ok=True)
         raise
     _sync_folder(path.parent)
+
+
+def _same_owner(fd: int, path: Path) -> None:
+    """Give the new file the old ledger's owner and mode (an operator's command run as root must not leave the service
+    a ledger it cannot read); best effort where this process may not change the owner."""
+    try:
+        old = os.stat(path)
+    except OSError:
+        return
+    os.fchmod(fd, stat.S_IMODE(old.st_mode))
+    try:
+        os.fchown(fd, old.st_uid, old.st_gid)
+    except PermissionError:
+        pass
 
 
 def _sync_folder(folder: Path) -> None:
@@ -259,6 +376,12 @@ def _sync_folder(folder: Path) -> None:
 def _locked(path: Path) -> Iterator[None]:
     """An exclusive lock on ``<path>.lock`` (created when missing, a regular file only: a FIFO or device put there is
     refused without blocking), waited for at most LEDGER_LOCK_SECONDS."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = None  # missing, or a problem the reader names
+    if mode is not None and not stat.S_ISREG(mode):  # no lock file beside a device, a FIFO or a folder
+        raise InputError(f"the ledger {path} is {file_kind(mode)}, not a regular file; {_REFUSED}")
     lock = path.with_name(path.name + LOCK_SUFFIX)
     flags = os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
@@ -266,10 +389,9 @@ def _locked(path: Path) -> Iterator[None]:
     except OSError as exc:
         raise _refusal(path, "lock", exc) from None
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise InputError(f"cannot lock the ledger {path}: its lock {lock} is {file_kind(mode)}, not a regular "
-                             "file; the site records and releases nothing")
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise InputError(f"cannot lock the ledger {path}: its lock {lock} is {file_kind(os.fstat(fd).st_mode)}, "
+                             f"not a regular file; {_REFUSED}")
         deadline = time.monotonic() + LEDGER_LOCK_SECONDS
         while True:
             try:
@@ -278,7 +400,7 @@ def _locked(path: Path) -> Iterator[None]:
             except BlockingIOError:
                 if time.monotonic() > deadline:
                     raise InputError(f"the ledger {path} stayed locked by another writer ({lock}) for more than "
-                                     f"{LEDGER_LOCK_SECONDS:g} s; the site records and releases nothing") from None
+                                     f"{LEDGER_LOCK_SECONDS:g} s; {_REFUSED}") from None
                 time.sleep(_LOCK_POLL_SECONDS)
             except OSError as exc:
                 raise _refusal(path, "lock", exc) from None
@@ -287,25 +409,50 @@ def _locked(path: Path) -> Iterator[None]:
         os.close(fd)  # closing the descriptor releases the lock
 
 
-def update_ledger(path: str | Path, site: str, eps_total: float, delta_total: float,
-                  change: Callable[[Ledger], Ledger]) -> Ledger:
-    """Record releases: under the ledger's lock, read it (:func:`read_ledger`), apply ``change`` (which returns the
-    ledger with releases added by :func:`spend`, or raises InputError to refuse) and write the result
-    (:func:`write_ledger`). Returns the ledger written. Nothing is written when anything fails; a change that drops
-    or alters a recorded release is refused."""
+def _chain(key: bytes, events: list[LedgerEvent], new: Sequence[tuple[str, Mapping[str, Any]]],
+           now: Callable[[], float]) -> list[LedgerEvent]:
+    prev = events[-1].mac if events else ""
+    for kind, data in new:
+        where = f"a new {kind} event"
+        checked = _checked(kind, dict(data), where)
+        if kind == "create" and events:
+            raise InputError("a ledger has one create event, its first")
+        when = round(float(now()), 3)
+        mac = _mac(key, prev, kind, when, checked)
+        events.append(LedgerEvent(kind=kind, time=when, data=checked, prev=prev, mac=mac))
+        prev = mac
+    if len(events) > MAX_LEDGER_EVENTS:
+        raise InputError(f"a ledger holds at most {MAX_LEDGER_EVENTS:,} events; {_REFUSED}")
+    return events
+
+
+def create_ledger(path: str | Path, key: bytes, site: str, eps_total: float, delta_total: float,
+                  now: Callable[[], float] = time.time) -> Ledger:
+    """Make a site's ledger at enrolment: its create event (site, total budget, a fresh nonce). Refuses when anything
+    exists at ``path`` already: a ledger is made once and never written over."""
     path = Path(path)
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        mode = None  # missing (a new ledger), or a problem read_ledger names
-    if mode is not None and not stat.S_ISREG(mode):  # no lock file beside a device, a FIFO or a folder
-        raise InputError(f"the ledger {path} is {file_kind(mode)}, not a regular file; the site records and releases "
-                         "nothing")
     with _locked(path):
-        ledger = read_ledger(path, site, eps_total, delta_total)
-        after = change(ledger)
-        if (after.site, after.eps_total, after.delta_total) != (ledger.site, ledger.eps_total, ledger.delta_total) or (
-                after.entries[:len(ledger.entries)] != ledger.entries):
-            raise InputError(f"site {site}: a ledger update may only add releases (the ledger {path} is kept)")
-        write_ledger(path, after)
-    return after
+        if os.path.lexists(path):
+            raise InputError(f"something exists at {path} already; a site's ledger is made once, at enrolment, and "
+                             "never written over")
+        data = {"site": site, "eps_total": eps_total, "delta_total": delta_total, "nonce": secrets.token_hex(32)}
+        events = _chain(key, [], [("create", data)], now)
+        _write(path, events)
+    return Ledger(path=path, events=tuple(events))
+
+
+def update_ledger(path: str | Path, key: bytes, site: str,
+                  change: Callable[[Ledger], Sequence[tuple[str, Mapping[str, Any]]]],
+                  now: Callable[[], float] = time.time) -> Ledger:
+    """Append events: under the ledger's lock, read and verify it (:func:`read_ledger`), ask ``change`` for the events
+    to add (it raises InputError to refuse) and write the ledger with them chained on. Returns the ledger written;
+    nothing is written when anything fails. Nothing recorded can be changed or dropped: events are only added."""
+    path = Path(path)
+    with _locked(path):
+        ledger = read_ledger(path, key, site)
+        new = change(ledger)
+        if not new:
+            return ledger
+        events = _chain(key, list(ledger.events), new, now)
+        _write(path, events)
+    return Ledger(path=path, events=tuple(events))

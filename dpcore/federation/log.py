@@ -18,7 +18,7 @@ from typing import Any
 
 from ..cape import SOLVERS
 from ..cape.noise_variants import NOISE_VARIANTS
-from ..cape.protocol import Message, ProtocolRound, capeagn_round, capepca_round
+from ..cape.protocol import Message, ProtocolRound
 from ..cape.stages import AGN_MODELS
 from ..limits import (
     MAX_FEDERATED_MATRIX_DIM,
@@ -39,6 +39,7 @@ from ..scenario import site_errors
 from ..tensor.release import M3_NOISE
 from ..textio import load_json
 from ..validation import InputError, check_choice, check_int_range, check_range
+from .algorithms import federated_algorithm
 from .plan import AGN_PATHS, ROUND_STAGES, RoundPlan, RoundSettings, SiteBudget, plan_round
 
 __all__ = ["CHANNELS", "LOG_FORMAT", "ROUND_STATUSES", "ComparedMessage", "LogEntry", "LoggedRound", "MessageLog",
@@ -280,11 +281,7 @@ def parse_message_log(content: bytes | str) -> MessageLog:
 
 def protocol_round(plan: RoundPlan) -> ProtocolRound:
     """:mod:`dpcore.cape.protocol`'s round for a planned federated round (capeAGN on the plan's path)."""
-    dim, k, noise = plan.dim, plan.settings.k, plan.settings.noise
-    if plan.settings.algorithm == "capePCA":
-        return capepca_round(plan.stage("A").design, dim, k, noise=noise)
-    return capeagn_round(plan.stage("M2").design, plan.stage("M3").design, dim, k,
-                         projected=plan.settings.path == "projected", noise=noise)
+    return federated_algorithm(plan.settings.algorithm).protocol(plan)
 
 
 def round_protocol(logged: LoggedRound) -> ProtocolRound:

@@ -17,9 +17,7 @@ from ..cape.audit import AuditReport, default_collusion
 from ..cape.design import NoiseDesign
 from ..cape.helper_free import fixed_point, scaled_for_variant, variant_audit
 from ..cape.noise_variants import federated_variant, noise_variant
-from ..cape.plan import plan_scenario
-from ..cape.stages import AGN_MODELS, agn_stage_plans
-from ..limits import MAX_FEDERATED_MATRIX_DIM, MAX_FEDERATED_TENSOR_DIM, NORM_BOUND_RANGE
+from ..cape.stages import AGN_MODELS
 from ..otd.problem import OtdSettings
 from ..scenario import ScenarioError, Site, scenario_from_dict
 from ..tensor.power import DEFAULT_ITERATIONS, DEFAULT_RESTARTS
@@ -27,19 +25,20 @@ from ..tensor.release import M3_NOISE
 from ..validation import (
     InputError,
     check_choice,
-    check_positive,
     check_positive_int,
-    check_range,
     check_rank,
     check_split,
 )
+from .algorithms import FEDERATED_ALGORITHMS, federated_algorithm
 from .site import noise_shape, noise_size, noise_unique
 
-__all__ = ["AGN_PATHS", "DEFAULT_M3_NOISE", "ROUND_STAGES", "RoundPlan", "RoundSettings", "RoundStage", "SiteBudget",
-           "budget_digest", "plan_round"]
+__all__ = ["AGN_PATHS", "DEFAULT_M3_NOISE", "ROUND_OUTPUTS", "ROUND_STAGES", "RoundPlan", "RoundSettings", "RoundStage",
+           "SiteBudget", "budget_digest", "plan_round"]
 
-ROUND_STAGES: dict[str, tuple[str, ...]] = {"capePCA": ("A",), "capeAGN": ("M2", "M3")}
-"""The algorithms a federated round runs and their stages, in order."""
+ROUND_STAGES: dict[str, tuple[str, ...]] = {name: entry.stages for name, entry in FEDERATED_ALGORITHMS.items()}
+"""The algorithms a federated round runs and their stages, in order (read from :data:`FEDERATED_ALGORITHMS`)."""
+ROUND_OUTPUTS: dict[str, str] = {name: entry.output for name, entry in FEDERATED_ALGORITHMS.items()}
+"""What a federated round of each algorithm publishes, in words (a study's review prints it)."""
 DEFAULT_M3_NOISE: str = OtdSettings.__dataclass_fields__["m3_noise"].default
 """The third-moment noise law a federated round draws unless told otherwise: the in-process capeAGN's default."""
 AGN_PATHS = ("dense", "projected")
@@ -116,12 +115,7 @@ class RoundSettings:
         check_choice(self.model, "model", tuple(AGN_MODELS))
         check_choice(self.path, "path", AGN_PATHS)
         check_choice(self.m3_noise, "m3_noise", tuple(M3_NOISE))
-        if self.algorithm == "capeAGN" and self.model == "mog":
-            if self.sigma2 is None or self.norm_bound is None:
-                raise InputError("the MOG model needs the component variance sigma^2 and the public norm bound",
-                                 "sigma2")
-            check_positive(self.sigma2, "sigma^2", allow_zero=True)
-            check_range(self.norm_bound, "norm bound", *NORM_BOUND_RANGE)
+        federated_algorithm(self.algorithm).check(self)
         check_positive_int(self.n_restarts, "restarts L")
         check_positive_int(self.n_iter, "iterations N")
         check_positive_int(self.run, "run", minimum=0)
@@ -163,6 +157,12 @@ class RoundStage:
     sensitivities: np.ndarray | None = None
     eps: np.ndarray | None = None
     delta: np.ndarray | None = None
+
+    @property
+    def iid(self) -> bool:
+        """Whether the noise object's unique entries are i.i.d. N(0, var): one standard normal per unique entry,
+        not projected on W (every matrix stage; the dense third moment under the published law)."""
+        return not self.needs_w and self.size == self.unique
 
     @property
     def kind(self) -> str:
@@ -230,12 +230,6 @@ def _audit_failures(stage: str, audit: AuditReport, shown: int = 4) -> str:
             "solver")
 
 
-def _dim_limit(settings: RoundSettings) -> int:
-    if settings.algorithm == "capeAGN" and settings.path == "dense":
-        return MAX_FEDERATED_TENSOR_DIM
-    return MAX_FEDERATED_MATRIX_DIM
-
-
 def _shape_problem(budgets: tuple[SiteBudget, ...], settings: RoundSettings) -> str | None:
     """Why these budgets cannot make a round (too few sites, a name twice, D disagrees or is out of range, K),
     or None."""
@@ -248,9 +242,10 @@ def _shape_problem(budgets: tuple[SiteBudget, ...], settings: RoundSettings) -> 
     if len(dims) != 1:
         return "the sites disagree on D: " + ", ".join(f"site {b.name} has D = {b.dim}" for b in budgets)
     dim = dims.pop()
-    limit = _dim_limit(settings)
+    entry = federated_algorithm(settings.algorithm)
+    limit = entry.dim_limit(settings)
     if not 2 <= dim <= limit:
-        path = f" on the {settings.path} path" if settings.algorithm == "capeAGN" else ""
+        path = entry.dim_words(settings)
         return f"D = {dim} is outside 2..{limit}, the range a federated {settings.algorithm} round allows{path}"
     try:
         check_rank(settings.k, dim)
@@ -317,15 +312,7 @@ def plan_round(budgets: Sequence[SiteBudget], settings: RoundSettings) -> RoundP
     collusion = c + settings.dropouts
     try:
         scenario = scenario_from_dict(_scenario_dict(budgets, settings))
-        if settings.algorithm == "capePCA":
-            plan = plan_scenario(scenario, "pca", solver=settings.solver, collusion=collusion, dim=dim)
-            plans = [("A", plan.statistic, plan.design, plan.audit, plan.warnings,
-                      (plan.sensitivities, scenario.eps, scenario.delta))]
-        else:
-            stage_plans = agn_stage_plans(scenario, settings.model, settings.split, dim=dim,
-                                          sigma2=settings.scaled_sigma2, solver=settings.solver, collusion=collusion)
-            plans = [(name, p.statistic, p.design, p.audit, p.warnings, (p.sensitivities, p.eps, p.delta))
-                     for name, p in zip(ROUND_STAGES["capeAGN"], stage_plans, strict=True)]
+        plans = federated_algorithm(settings.algorithm).plan_stages(scenario, settings, dim, collusion)
         plans = [(name, stat, *_variant(name, settings, len(budgets), collusion, stat, design, audit, budget),
                   warnings, budget) for name, stat, design, audit, warnings, budget in plans]
     except (ScenarioError, InputError) as exc:

@@ -15,9 +15,9 @@ import numpy as np
 from ..cape.noise_variants import NOISE_VARIANTS
 from ..cape.parties import AGGREGATOR, HELPER, SITE, aggregator_noise, combine, helper_noise, site_noise
 from ..validation import InputError
+from .algorithms import federated_algorithm
 from .masking import quantised_release, release_encoding
 from .noise import noise_seed, party_generator, recovered_aggregate, secure_sum, site_draw, site_term
-from .outputs import pca_output, tensor_output, whitening_output
 from .plan import RoundPlan, RoundSettings, RoundStage, SiteBudget, plan_round
 from .site import aggregator_subtract, noise_entries, site_stage_release
 
@@ -95,17 +95,14 @@ def simulate_round(settings: RoundSettings, budgets: Sequence[SiteBudget], site_
     plan = plan_round(budgets, settings)
     if plan.refusal:
         raise InputError(plan.refusal)
-    s = plan.settings
     streams = _Streams(plan=plan, seeds=seeds, generator=generator)
-    if s.algorithm == "capePCA":
-        aggregate = _stage(streams, plan.stage("A"), site_data, None, dropped)
-        values, vectors = pca_output(aggregate, plan.dim, s.k)
-        return SimulatedRound(plan=plan, aggregates={"A": aggregate},
-                              outputs={"eigenvalues": values, "components": vectors})
-    m2 = _stage(streams, plan.stage("M2"), site_data, None, dropped)
-    wh = whitening_output(m2, plan.dim, s.k)
-    m3 = _stage(streams, plan.stage("M3"), site_data, wh.w, dropped)
-    comps, weights, values = tensor_output(m3, wh, streams.rng("M3", AGGREGATOR, AGGREGATOR), model=s.model,
-                                           scale=s.norm_bound or 1.0, n_restarts=s.n_restarts, n_iter=s.n_iter)
-    return SimulatedRound(plan=plan, aggregates={"M2": m2, "M3": m3},
-                          outputs={"whitening": wh.w, "components": comps, "weights": weights, "eigenvalues": values})
+    entry = federated_algorithm(plan.settings.algorithm)
+    aggregates: dict[str, np.ndarray] = {}
+    carried, w = None, None
+    for i, p in enumerate(plan.stages):
+        aggregates[p.stage] = _stage(streams, p, site_data, w, dropped)
+        if i + 1 < len(plan.stages):
+            carried, w = entry.between(p.stage, aggregates[p.stage], plan)
+    last = plan.stages[-1].stage
+    outputs = entry.outputs(plan, aggregates, carried, lambda: streams.rng(last, AGGREGATOR, AGGREGATOR))
+    return SimulatedRound(plan=plan, aggregates=aggregates, outputs=outputs)

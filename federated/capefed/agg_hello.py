@@ -50,7 +50,7 @@ def hello(r: RoundState) -> Generator[Any, Any, int | None]:
     """Step 1: every connected node's hello; returns the helper's node (None helper-free). Only parties the roster
     pins count: a node whose hello does not verify is ignored and listed."""
     s = r.settings
-    helper_needed = s.round.noise == "helper"
+    helper_needed = dp.noise_variant(s.round.noise).helper
     needed = s.sites + (1 if helper_needed else 0)
     roster = r.roster()
     nodes = yield ("nodes", needed, s.connect_timeout)

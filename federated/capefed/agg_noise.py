@@ -2,9 +2,10 @@
 "Masked releases and one agreed survivor set").
 
 * Every site answers a ``setup`` request with one sealed, signed set-up message per other site and stage (its
-  self-mask seed's share and, helper-free, its noise seed's share and masked secure-sum share: ``capefed.shares``)
-  and its signed commitments to those seeds. The aggregator forwards the messages unread and keeps the commitments
-  (it checks every seed it later rebuilds against them).
+  self-mask seed's share and, helper-free, its noise seed's share and masked secure-sum share: ``capefed.shares``),
+  its signed commitments to those seeds and its signed reservation of the round's cost in its ledger (every release
+  request carries every site's: no site releases before all reserved). The aggregator forwards the messages unread
+  and keeps the commitments (it checks every seed it later rebuilds against them).
 * Helper variant: the helper, asked in the same exchange, answers with one sealed, signed e_s per site and stage (on
   capeAGN's projected path the M3 shares are asked for after stage 1, with W: :func:`helper_shares`).
 """
@@ -85,6 +86,11 @@ def _site_setup(r: RoundState, name: str, c: dict[str, Any], blobs: Blobs) -> st
     others = [n for n in plan.names if n != name]
     if c.get("recipients") != others:
         return f"site {name} addressed its set-up to other sites than the plan's"
+    body, signature = c.get("reservation"), c.get("reservation_signature")
+    if not isinstance(body, str) or len(body) > 1024 or not verify(r.roster().key(name, "site"), signature,
+                                                                   "reservation", body):
+        return f"site {name} sent no reservation signed by the key the roster pins for it"
+    r.reservations[name] = (body, signature)
     key = r.roster().key(name, "site")
     for p in plan.stages:
         sealed, sigs = c.get(f"blobs/{p.stage}"), c.get(f"blob_signatures/{p.stage}")

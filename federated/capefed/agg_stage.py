@@ -71,7 +71,9 @@ def _release_requests(r: RoundState, p: dp.RoundStage, helper: HelperShares, blo
         i, name = plan.names.index(x.name), x.name
         fields, nbytes = _noise_fields(r, p, name, helper, blobs)
         config = dict(s.public(), **r.context(), stage=p.stage, digest=plan.digests[i],
-                      var_g=float(p.design.var_g[i]), **fields)
+                      var_g=float(p.design.var_g[i]), **fields,
+                      reservations=[r.reservations[n][0] for n in plan.names],
+                      reservation_signatures=[r.reservations[n][1] for n in plan.names])
         requests[x.node] = Payload(config, {"f": f[i]} | ({"w": w} if w is not None else {}))
         label = site_label(name)
         sender = dp.HELPER if helper else dp.SITES  # helper-free: e_s from the other sites' set-up (the secure sum)

@@ -20,6 +20,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from .opsfiles import CommandError, give, owner_for
+
 __all__ = ["SecurityFiles", "main", "make_security_files"]
 
 VALID_DAYS = 2
@@ -97,11 +99,16 @@ def main(argv: list[str] | None = None) -> int:
                     f"{VALID_DAYS} days): for a trial, not a consortium's lasting PKI.")
     parser.add_argument("--host", required=True, help="the SuperLink's public IP address (gateway's --listen host)")
     parser.add_argument("--out", required=True, help="directory for the files")
-    parser.add_argument("nodes", nargs="+", help="node names (one OpenSSH ECDSA P-384 key pair each)")
+    parser.add_argument("nodes", nargs="*", help="node names (one OpenSSH ECDSA P-384 key pair each; a site makes its "
+                                                  "own with python -m capefed.keys)")
+    parser.add_argument("--owner", help="the user the private keys belong to (default, run as root: capefed)")
     args = parser.parse_args(argv)
     try:
         files = make_security_files(args.out, args.nodes, host=args.host)
-    except ValueError as exc:
+        owner = owner_for(args.owner)
+        for private in (files.server_key, *(pair[0] for pair in files.node_keys.values())):
+            give(private, owner, 0o600)
+    except (ValueError, CommandError) as exc:
         parser.error(str(exc))
     print(f"CA certificate {files.ca_certificate}; SuperLink certificate {files.server_certificate} (for "
           f"{args.host} and 127.0.0.1) and key {files.server_key}; node keys "

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,11 +25,12 @@ from . import dp
 from .memory import InMemoryTransport, party_node
 from .messages import message_log_round
 from .rounds import AggregatorSettings, RoundOutcome, run_rounds, settings_from_run_config
-from .site import AgnModel, SiteConfig, load_site
-from .trust import make_identity, write_roster
+from .site import AgnModel, SiteConfig, data_keys, load_site
+from .studyfile import write_signed_study
+from .trust import approval_signature, load_identity, make_identity, write_roster
 
-__all__ = ["DEMO_SITES", "Demo", "identical", "message_log_round", "prepare_demo", "print_report", "run_in_memory",
-           "simulate"]
+__all__ = ["DEMO_SITES", "Demo", "another_study", "enrol_ledger", "fresh_ledgers", "identical", "message_log_round",
+           "prepare_demo", "print_report", "run_in_memory", "simulate"]
 
 DEMO_SITES = (
     {"name": "north", "eps": 1.0, "delta": 1e-5, "pca-n": 800, "agn-n": 20_000},
@@ -42,7 +43,10 @@ AGN_DIM, AGN_K, AGN_DOC_LENGTH = 10, 3, 3
 MOG_SIGMA2 = 0.05
 DATA_SEED = 2024
 LEDGER_ROUNDS = 5
-"""A demonstration site's ledger allows about this many rounds of its per-round budget (budget-eps = 5 eps_s)."""
+"""The demonstration's study allows this many rounds of each algorithm, and every site's ledger exactly their cost: the
+exact composition of that many rounds at LEDGER_DELTA (``dpcore.federation.rounds_budget``), so the next round is
+refused by the study and by the ledger. (Its total was once 5 eps_s: Gaussian rounds compose like sqrt(k), and at a
+delta 10 times the per-round one that allowed 22 rounds.)"""
 LEDGER_DELTA = 1e-4
 
 
@@ -54,6 +58,7 @@ class Demo:
     nodes: tuple[dict[str, Any], ...]  # helper first, then the sites
     run_config: dict[str, Any]
     truth: dict[str, Any]
+    study: dp.Study | None = None
 
 
 def _agn_files(workdir: Path, sites: Sequence[Mapping[str, Any]], model_kind: str, rng: np.random.Generator
@@ -86,20 +91,104 @@ def _keys(workdir: Path, names: Sequence[str]) -> tuple[Path, dict[str, Path]]:
     return roster, paths
 
 
+def _study(workdir: Path, nodes: Sequence[Mapping[str, Any]], run_config: Mapping[str, Any], rounds: int,
+           name: str = "study") -> dp.Study:
+    """The demonstration's study: both algorithms with the run configuration's settings, every site's budget and
+    N_s, ``rounds`` rounds (written to ``<name>.json``)."""
+    algorithms = {}
+    for algorithm in dp.ROUND_STAGES:
+        settings = settings_from_run_config(run_config, algorithm, "study")
+        algorithms[algorithm] = (settings.round, DEMO_DATA[algorithm].dim, DEMO_DATA[algorithm].description)
+    sites = [dp.Site(name=n["name"], n=1, eps=n["eps"], delta=n["delta"], weight=n.get("weight"))
+             for n in nodes if n["role"] == "site"]
+    counts = {n["name"]: {a: n[data_keys(a)[1]] for a in dp.ROUND_STAGES} for n in nodes if n["role"] == "site"}
+    text = dp.study_text(title="capefed demonstration: digits (capePCA) and a topic model (capeAGN)",
+                         proposer="the demonstration's aggregator", rounds=rounds, total_delta=LEDGER_DELTA,
+                         algorithms=algorithms, sites=sites, counts=counts)
+    (workdir / f"{name}.json").write_text(text + "\n")
+    return dp.parse_study(text)
+
+
+def enrol_ledger(node: dict[str, Any], study: dp.Study) -> None:
+    """A site's enrolment in the demonstration: its ledger (at ``node["ledger"]``, which must not exist, with the
+    key at ``node["ledger-key"]``, made when missing) for exactly the study's rounds, and its approval of the study
+    recorded in it."""
+    name, key_path = node["name"], Path(node["ledger-key"])
+    if key_path.exists():
+        key = dp.read_ledger_key(key_path)
+    else:
+        key = dp.new_ledger_key()
+        key_path.write_text(key.hex() + "\n")
+        key_path.chmod(0o600)
+    total = study.totals[name] * (1 + 1e-9)
+    node.update({"budget-eps": total, "budget-delta": LEDGER_DELTA})
+    dp.create_ledger(node["ledger"], key, name, total, LEDGER_DELTA)
+    dp.update_ledger(node["ledger"], key, name, lambda ledger: [
+        dp.approve_event(ledger, study.digest, study.title, study.rounds, study.total_mu(name))])
+
+
+def another_study(demo: Demo, name: str, rounds: int, **changes: Any) -> dict[str, Any]:
+    """A further study of the demonstration's sites whose round settings are the run configuration's with
+    ``changes`` (run-configuration keys, e.g. ``noise="helper"``), approved by every site in the ledger it was enrolled
+    with (``dpcore.federation.approve_event``: refused unless the whole study fits what remains) and signed; returns
+    the run configuration that runs it (a study fixes every round setting: a run configuration's own are not read)."""
+    run_config = {k: v for k, v in demo.run_config.items() if k != "study"} | changes  # settings of its own keys
+    study = _study(demo.workdir, demo.nodes, run_config, rounds, name)
+    approvals = {}
+    for node in demo.nodes:
+        if node["role"] != "site":
+            continue
+        site = node["name"]
+        dp.update_ledger(node["ledger"], dp.read_ledger_key(node["ledger-key"]), site, lambda ledger, site=site: [
+            dp.approve_event(ledger, study.digest, study.title, study.rounds, study.total_mu(site))])
+        approvals[site] = approval_signature(load_identity(node["identity"]), study.digest, site)
+    path = demo.workdir / f"{name}-approved.json"
+    write_signed_study(path, study, approvals)
+    return dict(run_config, study=str(path))
+
+
+def fresh_ledgers(demo: Demo, folder: str | Path) -> list[dict[str, Any]]:
+    """The demonstration's nodes with new ledgers of their own in ``folder`` (enrolled in the demonstration's study):
+    a test that spends its own budget."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    nodes = [dict(n) for n in demo.nodes]
+    for node in nodes:
+        if node["role"] == "site":
+            node["ledger"] = str(folder / f"{node['name']}-ledger.json")
+            enrol_ledger(node, demo.study)
+    return nodes
+
+
+def _enrol(workdir: Path, study: dp.Study, nodes: list[dict[str, Any]]) -> Path:
+    """Every site's ledger key and ledger, made for exactly the study's rounds, its approval of the study (signed and
+    recorded in its ledger), and the approved study the aggregator runs."""
+    approvals = {}
+    for node in nodes:
+        if node["role"] != "site":
+            continue
+        enrol_ledger(node, study)
+        approvals[node["name"]] = approval_signature(load_identity(node["identity"]), study.digest, node["name"])
+    path = workdir / "study-approved.json"
+    write_signed_study(path, study, approvals)
+    return path
+
+
 def prepare_demo(workdir: str | Path, *, sites: Sequence[Mapping[str, Any]] = DEMO_SITES, agn_model: str = "stm",
                  agn_path: str = "dense", noise: str = "helper", dropouts: int = 1,
                  ledger_rounds: int = LEDGER_ROUNDS) -> Demo:
     """Write every site's data files, the parties' identity keys and roster into ``workdir`` (fresh ledgers in
     ``workdir/ledgers``) and return the node and run configurations. ``agn_model``: "stm" (documents) or "mog"
     (Gaussian-mixture samples); ``agn_path``: capeAGN's third-moment path; ``noise``: "helper" or "helper-free";
-    ``dropouts``: sites the round survives losing after the noise was set up; ``ledger_rounds``: each site's ledger
-    allows this many times its per-round eps."""
+    ``dropouts``: sites the round survives losing after the noise was set up; ``ledger_rounds``: the study's rounds of
+    each algorithm, and every site's ledger made for exactly their cost (the demonstration's enrolment: ledgers,
+    ledger keys, the study and every site's approval of it, ``study.json`` and ``study-approved.json``)."""
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     roster, identities = _keys(workdir, [s["name"] for s in sites])
     ledgers = workdir / "ledgers"
     ledgers.mkdir(exist_ok=True)
-    for old in ledgers.glob("*.json"):
+    for old in [*ledgers.glob("*.json"), *ledgers.glob("*.key"), *ledgers.glob("*.lock")]:
         old.unlink()
     rng = np.random.default_rng(DATA_SEED)
     digits = dp.load_bundled("digits")
@@ -116,7 +205,7 @@ def prepare_demo(workdir: str | Path, *, sites: Sequence[Mapping[str, Any]] = DE
                 "seed": DEMO_SEEDS.get(name, 0), "pca-data": str(pca_path), "pca-n": site["pca-n"],
                 "agn-data": str(agn_path_file), "agn-n": site["agn-n"], "identity": str(identities[name]),
                 "roster": str(roster), "ledger": str(ledgers / f"{name}.json"),
-                "budget-eps": ledger_rounds * site["eps"], "budget-delta": LEDGER_DELTA, "dropouts": dropouts}
+                "ledger-key": str(ledgers / f"{name}.key"), "dropouts": dropouts}
         if "weight" in site:
             node["weight"] = site["weight"]
         nodes.append(node)
@@ -125,10 +214,12 @@ def prepare_demo(workdir: str | Path, *, sites: Sequence[Mapping[str, Any]] = DE
                   "calibration": "analytic", "neighbouring": "replace-one", "split": 0.5, "timeout": 120.0,
                   "connect-timeout": 120.0, "agn-path": agn_path, "noise": noise, "dropouts": dropouts,
                   "roster": str(roster), **agn_config}
+    study = _study(workdir, nodes, run_config, ledger_rounds)
+    run_config["study"] = str(_enrol(workdir, study, nodes))
     truth = {"pca_preprocessing": prepared.note, "agn_model": agn_model,
              "agn_components": model.components.tolist(), "agn_weights": model.weights.tolist()}
     (workdir / "truth.json").write_text(json.dumps(truth))
-    return Demo(workdir=workdir, nodes=tuple(nodes), run_config=run_config, truth=truth)
+    return Demo(workdir=workdir, nodes=tuple(nodes), run_config=run_config, truth=truth, study=study)
 
 
 def simulate(demo_nodes: Sequence[Mapping[str, Any]], settings: AggregatorSettings, dropped: Sequence[str] = ()
@@ -136,7 +227,7 @@ def simulate(demo_nodes: Sequence[Mapping[str, Any]], settings: AggregatorSettin
     """The in-process run of the same round (``dpcore.federation.simulate_round``) from the same files and seeds,
     with the generator of a real run (ChaCha20) and the sites that dropped out."""
     algorithm = settings.round.algorithm
-    agn = AgnModel.from_request(settings.public()) if algorithm == "capeAGN" else None
+    agn = AgnModel.from_request(settings.public()) if dp.federated_algorithm(algorithm).public_model else None
     budgets, data, seeds = [], {}, {dp.AGGREGATOR: settings.seed}
     for node in demo_nodes:
         if node["role"] == "helper":
@@ -277,19 +368,49 @@ def print_report(outcome: Mapping[str, Any], simulated: dp.SimulatedRound | None
     print("\nresult:", file=out)
     for line in comparison(outcome, simulated):
         print("  " + line, file=out)
-    if outcome["status"] == "released" and algorithm == "capePCA":
-        print("  top eigenvalues of the private aggregate: "
-              + ", ".join(f"{v:.4f}" for v in outcome["outputs"]["eigenvalues"]), file=out)
-        if pooled_data is not None:
-            v = np.asarray(outcome["outputs"]["components"])
-            pooled = pooled_data @ pooled_data.T / pooled_data.shape[1]
-            best = np.sort(np.linalg.eigvalsh(pooled))[::-1][: v.shape[1]].sum()
-            print(f"  captured energy tr(V^T A V) / optimum = {dp.captured_energy(pooled, v) / best:.3f}", file=out)
-    if outcome["status"] == "released" and algorithm == "capeAGN" and truth is not None:
-        q, werr = dp.evaluate(np.asarray(outcome["outputs"]["components"]), np.asarray(outcome["outputs"]["weights"]),
+    if outcome["status"] == "released":
+        DEMO_DATA[algorithm].report(outcome["outputs"], truth, pooled_data, out)
+
+
+def _pca_report(outputs: Mapping[str, Any], truth: Mapping[str, Any] | None, pooled_data: Any, out) -> None:
+    """capePCA's result against the pooled data: the top eigenvalues and the captured energy."""
+    print("  top eigenvalues of the private aggregate: "
+          + ", ".join(f"{v:.4f}" for v in outputs["eigenvalues"]), file=out)
+    if pooled_data is not None:
+        v = np.asarray(outputs["components"])
+        pooled = pooled_data @ pooled_data.T / pooled_data.shape[1]
+        best = np.sort(np.linalg.eigvalsh(pooled))[::-1][: v.shape[1]].sum()
+        print(f"  captured energy tr(V^T A V) / optimum = {dp.captured_energy(pooled, v) / best:.3f}", file=out)
+
+
+def _agn_report(outputs: Mapping[str, Any], truth: Mapping[str, Any] | None, pooled_data: Any, out) -> None:
+    """capeAGN's result against the true model: q_comp and the weight error."""
+    if truth is not None:
+        q, werr = dp.evaluate(np.asarray(outputs["components"]), np.asarray(outputs["weights"]),
                               np.asarray(truth["agn_components"]), np.asarray(truth["agn_weights"]))
         what = "topics" if truth.get("agn_model", "stm") == "stm" else "mixture components"
         print(f"  recovered {what} vs the true ones: q_comp = {q:.4f}, weight error = {werr:.4f}", file=out)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DemoData:
+    """The demonstration's data for one algorithm: D, the study's description and how its result is reported."""
+
+    dim: int
+    description: str
+    report: Callable[[Mapping[str, Any], Mapping[str, Any] | None, Any, Any], None]
+
+
+DEMO_DATA = {
+    "capePCA": DemoData(dim=64, report=_pca_report,
+                        description="the bundled digits: 64 pixel values per image, centred and divided by the largest "
+                                    "norm of the whole set (every sample has norm <= 1)"),
+    "capeAGN": DemoData(dim=AGN_DIM, report=_agn_report,
+                        description="synthetic: a single topic model's 3-word documents over D = 10 words (or "
+                                    "Gaussian-mixture samples in D = 10 dimensions, divided by the public norm bound)"),
+}
+"""The demonstration's data set of each algorithm of the federated table (a demonstration's choice, not the
+algorithm's)."""
 
 
 def _main(argv: list[str] | None = None) -> int:

@@ -115,7 +115,7 @@ def _bind(config: Mapping[str, Any], state: MutableMapping[str, bytes], ctx: Rou
 def helper_shares(config: Mapping[str, Any], c: Any, state: MutableMapping[str, bytes], identity, roster) -> Payload:
     ctx = round_context(c, roster)
     _bind(config, state, ctx, first=True)
-    if ctx.settings.noise != "helper":
+    if not dp.noise_variant(ctx.settings.noise).helper:
         raise _Refusal(f"the round's noise variant is {ctx.settings.noise}: it needs no helper")
     stages = texts(c, "stages", most=len(ctx.plan.stages))
     if not stages or len(set(stages)) != len(stages) or not set(stages) <= {p.stage for p in ctx.plan.stages}:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from . import dp
 from .messages import Payload
 from .node import answer
 
@@ -20,8 +21,8 @@ Node = Callable[[str, Payload], Payload | None]
 
 def party_node(config: Mapping[str, Any]) -> Node:
     """A helper or site (by ``config["role"]``) with its own state, as a node of :class:`InMemoryTransport`."""
-    if config.get("role") not in ("helper", "site"):
-        raise ValueError(f"node role must be 'helper' or 'site' (got {config.get('role')!r})")
+    if config.get("role") not in (dp.HELPER, dp.SITE):
+        raise ValueError(f"node role must be '{dp.HELPER}' or '{dp.SITE}' (got {config.get('role')!r})")
     state: dict[str, bytes] = {}
     return lambda action, request: answer(action, config, request, state)
 

@@ -40,10 +40,12 @@ def site_label(name: str) -> str:
 
 @dataclass
 class Payload:
-    """Configuration values and float64 arrays of one message."""
+    """Configuration values and float64 arrays of one message; ``notes``: lines a party writes into its own log about
+    it (never sent)."""
 
     config: dict[str, Any] = field(default_factory=dict)
     arrays: dict[str, np.ndarray] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
     def copy(self) -> Payload:
         config = {k: (list(v) if isinstance(v, list) else v) for k, v in self.config.items()}

@@ -31,7 +31,8 @@ class RoundOutcome:
     sites whose releases are in the output; ``dropped``: sites that vanished after the noise was set up (their terms
     recovered: the sites a signed survivor set excluded, whose releases are never unmasked); ``ignored``: nodes whose
     hello could not be verified; ``audit``: per stage, the audit of what was released (rows of ``AuditRow.to_dict``);
-    ``notes``: why each dropped site was dropped (the step it did not answer in time)."""
+    ``notes``: why each dropped site was dropped (the step it did not answer in time); ``delivered``: the sites that
+    acknowledged the round's end (its result)."""
 
     algorithm: str
     status: str
@@ -48,6 +49,7 @@ class RoundOutcome:
     ignored: tuple[str, ...] = ()
     audit: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    delivered: tuple[str, ...] = ()
 
     def plan_dict(self) -> dict[str, Any] | None:
         """The settings and the sites' budgets (what rebuilds the design), with the designs for reading."""
@@ -65,4 +67,4 @@ class RoundOutcome:
                 "outputs": {k: np.asarray(v).tolist() for k, v in self.outputs.items()},
                 "log": [e.to_dict() for e in self.log], "exchanges": self.exchanges, "seconds": self.seconds,
                 "took_part": list(self.took_part), "dropped": list(self.dropped), "ignored": list(self.ignored),
-                "audit": self.audit, "notes": list(self.notes)}
+                "audit": self.audit, "notes": list(self.notes), "delivered": list(self.delivered)}

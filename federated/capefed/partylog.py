@@ -4,7 +4,7 @@ to its standard output: the node's log file, or ``journalctl -u capefed-worker``
 
     site north: received a release request (capePCA round 1234/capePCA/0, stage A) from the aggregator
     site north: checked every site's signed statement against the roster, ...
-    site north: released stage A: 2,080 numbers (Ahat_s), recorded in its ledger first
+    site north: released its stage A statistic with its noise: 2,080 numbers, masked
 
 The checks named for an answered request are the ones the handler (``capefed.siteflow``, ``capefed.helper``) ran
 before it answered: it raises on the first that fails, and that failure is what the "refused" line quotes.
@@ -23,25 +23,33 @@ __all__ = ["CHECKS", "describe", "record"]
 log = logging.getLogger("capefed.party")
 
 _STATEMENTS = "every site's signed statement (budget and round key) against the roster"
-_PLAN = "recomputed the plan from those statements and the public settings"
+_PLAN = ("recomputed the plan from those statements and the public settings; the round is within the study it signed "
+         "(its digest, algorithm, settings and every site's values) and every site approved it; every other site's "
+         "ledger continues the one it saw")
 CHECKS: dict[tuple[str, str], str] = {
-    ("site", "hello"): "its identity key is the one the roster pins for it; read its data and budget",
+    ("site", "hello"): ("its identity key is the one the roster pins for it; the study is one it signed (its verified "
+                        "ledger holds its approval) and every site approved it; read its data and budget"),
     ("site", "setup"): (f"{_STATEMENTS}; {_PLAN}; its own values are still those of its statement; the design keeps "
                         "its promise (tau_s for its N_s, eps_s, delta_s, the colluders it requires, the drop-outs it "
-                        "tolerates, every audited view); its ledger can pay for the whole round; fixed the round's "
-                        "plan (its digest)"),
+                        "tolerates, every audited view); reserved the round's worst-case cost in its ledger (the "
+                        "study's rounds and its total budget allow it) before sharing anything; fixed the round's plan "
+                        "(its digest)"),
     ("site", "release"): (f"{_STATEMENTS}; {_PLAN}; the plan is the one it set up with, within its own deadline; its "
                           "values match the design's digest; the design keeps its promise; the stage was not "
                           "released before; the aggregator's tau_g,s^2 and f_s are the plan's (sample variance within "
                           "the chi-square bounds); every other site's set-up message is signed and sealed for this "
-                          "plan; {noise}, with the design's variance; the release lies in the accepted range; its "
-                          "ledger can pay for the round"),
+                          "plan; every site of the plan reserved the round (signed reservations, each ledger grown); "
+                          "{noise}, with the design's variance; the release lies in the accepted range"),
     ("site", "confirm"): (f"{_STATEMENTS}; {_PLAN}; the plan is the one it set up with, within its own deadline; it "
                           "released the stage and is in the survivor set; the set misses no more sites than the plan "
-                          "survives and holds no site an earlier stage excluded; it signed no other set for the stage"),
+                          "survives and holds no site an earlier stage excluded; it signed no other set for the stage; "
+                          "recorded the stage as spent in its ledger before signing"),
     ("site", "reveal"): (f"{_STATEMENTS}; {_PLAN}; the plan is the one it set up with, within its own deadline; the "
                          "survivor set is the one it signed and every member signed the same set, plan and W; it had "
                          "not revealed for the stage"),
+    ("site", "result"): (f"{_STATEMENTS}; {_PLAN}; the plan is the one it set up with, within its own deadline; "
+                         "computed the audit of its own views from the plan and the survivor sets it signed; settled "
+                         "the round in its ledger"),
     ("helper", "hello"): "its identity key is the one the roster pins for the helper",
     ("helper", "shares"): (f"{_STATEMENTS}; {_PLAN}; the requested stages, dimensions, mixing, weights and variances "
                            "are that plan's"),
@@ -83,8 +91,8 @@ def _released(role: str, action: str, request: Payload, reply: Payload) -> str:
     numbers = sum(int(a.size) for a in reply.arrays.values())
     if role == "site" and action == "release":
         return (f"released its stage {_clean(request.config.get('stage', '?'))} statistic with its noise: {numbers:,} "
-                "numbers, masked (unreadable until the survivors reveal its self-mask), recorded in its ledger before "
-                "it was sent")
+                "numbers, masked (unreadable until the survivors reveal its self-mask; the round's cost reserved in "
+                "its ledger at set-up)")
     if role == "site" and action == "confirm":
         return (f"signed the survivor set of stage {_clean(request.config.get('stage', '?'))}: "
                 f"{_clean(', '.join(map(str, request.config.get('survivors', []))), 400)}")
@@ -92,6 +100,8 @@ def _released(role: str, action: str, request: Payload, reply: Payload) -> str:
         kinds = reply.config.get("kinds", [])
         return (f"revealed {kinds.count('mask')} self-mask share(s) (sites in the set) and {kinds.count('noise')} "
                 "noise share(s) (sites the set excludes)" + (" and the secure sum W" if reply.arrays else ""))
+    if role == "site" and action == "result":
+        return "received the round's end and its published result"
     if action == "hello":
         return "answered with its signed statement" + (" (budget and a fresh round key)" if role == "site" else "")
     if action == "setup":
@@ -119,6 +129,7 @@ def describe(role: str, name: str, action: str, request: Payload, reply: Payload
         if checks:
             lines.append(f"{who}: checked {checks}")
         lines.append(f"{who}: {_released(role, action, request, reply)}")
+        lines.extend(f"{who}: {_clean(note, _MAX_REASON)}" for note in reply.notes)
     else:
         lines.append(f"{who}: REFUSED: {_clean(reply.config.get('reason', 'no reason given'), _MAX_REASON)}")
     return lines

@@ -12,6 +12,11 @@
 5. **output**: capePCA publishes the top-K eigenvectors, capeAGN whitens M2 and decomposes M3; nothing non-finite is
    ever published. The outcome lists the sites that took part, those dropped and why, and the audit of what was
    released (``dpcore.federation.dropout_audit``).
+6. **the end** (:mod:`capefed.agg_result`): every site gets the round's status and published result; each computes
+   the audit of its own views, settles the round in its ledger and keeps the result.
+
+Every request carries the approved study (``study=`` in the run configuration): a round without one is refused
+before anything is sent.
 
 Several rounds run side by side (:func:`run_rounds`): the requests all rounds have for a node at the same step
 travel as one bundle. Every message is logged (:class:`dpcore.federation.LogEntry`) with the names
@@ -29,6 +34,7 @@ import numpy as np
 from . import dp
 from .agg_hello import hello
 from .agg_noise import helper_shares, noise_setup
+from .agg_result import deliver
 from .agg_stage import stage
 from .messages import BUNDLE, Payload, bundle, site_label, unbundle
 from .outcome import RoundOutcome, RoundStopped
@@ -61,39 +67,38 @@ def _secret(seed: int | str | None) -> bytes | int | str:
     return seed if seed is not None else dp.fresh_secret()
 
 
-def _pca(r: RoundState, secret: Any, helper: int | None, noise: Any, blobs: Any
-         ) -> Generator[Any, Any, tuple[dict[str, np.ndarray], dict[str, np.ndarray]]]:
-    aggregate = yield from stage(r, r.plan.stage("A"), secret, helper, noise, blobs, None)
-    values, vectors = dp.pca_output(aggregate, r.plan.dim, r.settings.round.k)
-    r.entry("A", 5, dp.AGGREGATOR, "everyone", "V_K (top-K eigenvectors)", vectors.shape, vectors.size,
-            vectors.nbytes, "public")
-    return {"A": aggregate}, {"eigenvalues": values, "components": vectors}
-
-
-def _agn(r: RoundState, secret: Any, helper: int | None, noise: Any, blobs: Any
-         ) -> Generator[Any, Any, tuple[dict[str, np.ndarray], dict[str, np.ndarray]]]:
+def _stages(r: RoundState, secret: Any, helper: int | None, noise: Any, blobs: Any
+            ) -> Generator[Any, Any, tuple[dict[str, np.ndarray], dict[str, np.ndarray]]]:
+    """Every stage of the plan in order, with what the algorithm's table entry carries between them (capeAGN: W
+    after M2, sent to the sites and, on the projected path, to the helper), then its outputs."""
     s, plan = r.settings.round, r.plan
-    m2 = yield from stage(r, plan.stage("M2"), secret, helper, noise, blobs, None)
-    if not np.all(np.isfinite(m2)):
-        raise RoundStopped("stage M2: the aggregate is not finite. Nothing was released.")
-    try:
-        whitening = dp.whitening_output(m2, plan.dim, s.k)
-    except dp.WhiteningError as exc:
-        raise RoundStopped(f"stage M2: {exc} Nothing was released.") from exc
-    w = r.w = whitening.w
-    for x in r.live:
-        r.entry("M3", 4, dp.AGGREGATOR, site_label(x.name), "W (whitening)", w.shape, w.size, w.nbytes, "broadcast",
-                site=x.name)
-    p3 = plan.stage("M3")
-    if p3.needs_w and helper is not None:
-        noise = noise | (yield from helper_shares(r, helper, [p3], w))
-    m3 = yield from stage(r, p3, secret, helper, noise, blobs, w)
-    comps, weights, values = dp.tensor_output(
-        m3, whitening, dp.party_generator("secure", secret, s.run, r.algorithm, "M3", dp.AGGREGATOR),
-        model=s.model, scale=s.norm_bound or 1.0, n_restarts=s.n_restarts, n_iter=s.n_iter)
-    r.entry("M3", 8, dp.AGGREGATOR, "everyone", "components a_k and weights w_k", (plan.dim, s.k),
-            plan.dim * s.k + s.k, comps.nbytes + weights.nbytes, "public", numbers=plan.dim * s.k + s.k)
-    return {"M2": m2, "M3": m3}, {"whitening": w, "components": comps, "weights": weights, "eigenvalues": values}
+    entry = dp.federated_algorithm(r.algorithm)
+    aggregates: dict[str, np.ndarray] = {}
+    carried, w = None, None
+    for i, p in enumerate(plan.stages):
+        if p.needs_w and helper is not None:
+            noise = noise | (yield from helper_shares(r, helper, [p], w))
+        aggregates[p.stage] = yield from stage(r, p, secret, helper, noise, blobs, w)
+        if i + 1 == len(plan.stages):
+            break
+        if not np.all(np.isfinite(aggregates[p.stage])):
+            raise RoundStopped(f"stage {p.stage}: the aggregate is not finite. Nothing was released.")
+        try:
+            carried, w = entry.between(p.stage, aggregates[p.stage], plan)
+        except dp.InputError as exc:
+            raise RoundStopped(f"stage {p.stage}: {exc} Nothing was released.") from exc
+        r.w = w
+        nxt = plan.stages[i + 1].stage
+        for x in r.live:
+            r.entry(nxt, entry.carried_step, dp.AGGREGATOR, site_label(x.name), entry.carried_label, w.shape, w.size,
+                    w.nbytes, "broadcast", site=x.name)
+    last = plan.stages[-1].stage
+    outputs = entry.outputs(plan, aggregates, carried, lambda: dp.party_generator(
+        "secure", secret, s.run, r.algorithm, last, dp.AGGREGATOR))
+    m = entry.published(plan, outputs)
+    r.entry(m.stage, m.step, dp.AGGREGATOR, "everyone", m.content, m.shape, m.unique, m.nbytes, "public",
+            numbers=m.numbers)
+    return aggregates, outputs
 
 
 def _finite(aggregates: Mapping[str, np.ndarray], outputs: Mapping[str, np.ndarray]) -> None:
@@ -104,10 +109,23 @@ def _finite(aggregates: Mapping[str, np.ndarray], outputs: Mapping[str, np.ndarr
 
 
 def _run(r: RoundState) -> Generator[Any, Any, RoundOutcome]:
+    """The round, then its end sent to every site (:func:`capefed.agg_result.deliver`)."""
+    start = time.perf_counter()
+    outcome = yield from _round(r)
+    yield from deliver(r, outcome)
+    outcome.seconds = time.perf_counter() - start
+    return outcome
+
+
+def _round(r: RoundState) -> Generator[Any, Any, RoundOutcome]:
     s = r.settings
     secret = _secret(s.seed)
     start = time.perf_counter()
     outcome = RoundOutcome(algorithm=r.algorithm, status="stopped", log=r.log, exchanges=r.exchanges)
+    if not s.study:
+        outcome.status, outcome.reason = "refused", ("the run configuration names no approved study (study=...): "
+                                                     "every site answers only rounds of a study it signed")
+        return outcome
     try:
         helper = yield from hello(r)
         helper = helper if dp.NOISE_VARIANTS[s.round.noise].helper else None
@@ -123,8 +141,7 @@ def _run(r: RoundState) -> Generator[Any, Any, RoundOutcome]:
         r.digest = plan_digest(s.round_id, plan.settings, {x.name: x.statement for x in r.sites})
         noise, blobs = yield from noise_setup(r, helper)
         yield ("checkpoint", NOISE_READY)
-        run = _pca if r.algorithm == "capePCA" else _agn
-        aggregates, outputs = yield from run(r, secret, helper, noise, blobs)
+        aggregates, outputs = yield from _stages(r, secret, helper, noise, blobs)
         _finite(aggregates, outputs)
         outcome.status, outcome.aggregates, outcome.outputs = "released", aggregates, outputs
         outcome.took_part = tuple(x.name for x in r.live)

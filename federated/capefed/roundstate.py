@@ -55,6 +55,7 @@ class RoundState:
         self.commitments: dict[tuple[str, str], list[bytes]] = {}
         self.digest = ""
         self.w = None
+        self.reservations: dict[str, tuple[str, bytes]] = {}
 
     def entry(self, stage: str, step: int, sender: str, receiver: str, content: str, shape: tuple[int, ...],
               unique: int, nbytes: int, channel: str, *, route: tuple[str, ...] | None = None, protocol: bool = True,
@@ -86,7 +87,8 @@ class RoundState:
         """What every request after the hello carries: the round, the public settings and the signed statements,
         from which each party recomputes the plan."""
         return {"round": self.settings.round_id, "settings": json.dumps(self.plan.settings.to_dict()),
-                "statements": [s.statement for s in self.sites], "signatures": [s.signature for s in self.sites]}
+                "statements": [s.statement for s in self.sites], "signatures": [s.signature for s in self.sites],
+                **self.settings.study_fields()}
 
     @property
     def live(self) -> list[SiteNode]:

@@ -1,17 +1,21 @@
 """The aggregator's settings of one round, read from the run configuration (``federated/pyproject.toml``,
 ``[tool.flwr.app.config]``) with every key checked: its type, finite numbers, time limits in (0, MAX_TIMEOUT], counts
-bounded."""
+bounded; ``study`` names the approved study (``capefed-signed-study-v1``) every request carries, ``mode`` "real" or
+"dry-run"."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from . import dp
+from .studyfile import read_signed_study
+from .trust import MODES
 
-__all__ = ["DEFAULT_GRACE", "MAX_TIMEOUT", "AggregatorSettings", "check_run_config", "settings_from_run_config"]
+__all__ = ["DEFAULT_GRACE", "MAX_TIMEOUT", "AggregatorSettings", "check_run_config", "settings_from_run_config",
+           "study_algorithms"]
 
 DEFAULT_GRACE = 3.0
 """Seconds the aggregator waits for the last releases of a stage once enough sites for the round to survive have
@@ -34,15 +38,24 @@ class AggregatorSettings:
     round_id: str = "round"
     roster: str | None = None
     grace: float = DEFAULT_GRACE
+    study: str | None = None
+    approvals: tuple[bytes, ...] = ()
+    mode: str = "real"
+
+    def study_fields(self) -> dict[str, Any]:
+        """What every request carries about the study: its text, every site's approval (sites sorted by name) and
+        the round's mode ("real" or "dry-run")."""
+        return {"study": self.study or "", "approvals": list(self.approvals), "mode": self.mode}
 
     def public(self) -> dict[str, Any]:
         """What every site needs to read its data for this round: the algorithm, the round id and capeAGN's model
-        (with D for the single topic model, sigma^2 and the norm bound for the Gaussian mixture)."""
+        (with D for the single topic model, sigma^2 and the norm bound for the Gaussian mixture), and the study."""
         r = self.round
-        out: dict[str, Any] = {"algorithm": r.algorithm, "round": self.round_id}
-        if r.algorithm == "capeAGN":
+        out: dict[str, Any] = {"algorithm": r.algorithm, "round": self.round_id, **self.study_fields()}
+        entry = dp.federated_algorithm(r.algorithm)
+        if entry.public_model:
             out["model"] = r.model
-            if r.model == "stm":
+            if entry.fixed_dim(r):
                 out["dim"] = int(self.dim)
             else:
                 out.update(sigma2=float(r.sigma2), norm_bound=float(r.norm_bound))
@@ -66,7 +79,7 @@ _RUN_TYPES: dict[str, tuple[type, ...]] = {
     "connect-timeout": (int, float), "agn-sigma2": (int, float), "agn-norm-bound": (int, float),
     "neighbouring": (str,), "calibration": (str,), "solver": (str,), "agn-model": (str,), "agn-path": (str,),
     "m3-noise": (str,), "noise": (str,), "roster": (str,), "algorithms": (str,), "out": (str,), "poll": (int, float),
-    "checkpoint": (str,), "grace": (int, float)}
+    "checkpoint": (str,), "grace": (int, float), "study": (str,), "mode": (str,)}
 MAX_TIMEOUT = 86_400.0
 
 
@@ -94,11 +107,10 @@ def check_run_config(run_config: Mapping[str, Any]) -> None:
             raise ValueError(f"run configuration {key} must be at most {top}")
 
 
-def settings_from_run_config(run_config: Mapping[str, Any], algorithm: str, round_id: str) -> AggregatorSettings:
-    """The aggregator's settings for one algorithm from the run configuration (keys as in the app's pyproject),
-    every value checked (:func:`check_run_config`)."""
-    check_run_config(run_config)
-    k = int(run_config["pca-k"] if algorithm == "capePCA" else run_config["agn-k"])
+def _round_settings(run_config: Mapping[str, Any], algorithm: str) -> tuple[dp.RoundSettings, int, int | None]:
+    """A round's settings, the number of sites and capeAGN's vocabulary D from the run configuration's own keys."""
+    entry = dp.federated_algorithm(algorithm)
+    k = int(run_config[f"{entry.key}-k"])
     collusion = run_config.get("collusion", -1)
     model = str(run_config.get("agn-model", "stm"))
     settings = dp.RoundSettings(algorithm=algorithm, k=k, neighbouring=str(run_config["neighbouring"]),
@@ -111,13 +123,48 @@ def settings_from_run_config(run_config: Mapping[str, Any], algorithm: str, roun
                                 noise=str(run_config.get("noise", "helper")),
                                 dropouts=max(int(run_config.get("dropouts", 0)), 0),
                                 **_law(run_config))
+    dim = int(run_config["agn-dim"]) if entry.fixed_dim(settings) else None
+    return settings, int(run_config["sites"]), dim
+
+
+def study_algorithms(run_config: Mapping[str, Any]) -> list[str]:
+    """The rounds a run configuration asks for (``algorithms``); with a study, those of them the study runs."""
+    asked = [a.strip() for a in str(run_config.get("algorithms", "")).split(",") if a.strip()]
+    if not run_config.get("study"):
+        return asked
+    study = read_signed_study(str(run_config["study"])).study
+    chosen = [a for a in asked if a in study.algorithms]
+    if not chosen:
+        raise ValueError(f"the run configuration asks for {', '.join(asked) or 'no algorithm'}; the study runs "
+                         f"{', '.join(study.algorithms)}")
+    return chosen
+
+
+def settings_from_run_config(run_config: Mapping[str, Any], algorithm: str, round_id: str) -> AggregatorSettings:
+    """The aggregator's settings for one algorithm from the run configuration (keys as in the app's pyproject),
+    every value checked (:func:`check_run_config`). With ``study`` (the approved study) every round setting, the
+    number of sites and D come from the study (the run number, seeds, time limits and files from the run
+    configuration): the sites answer only rounds within the study they signed."""
+    check_run_config(run_config)
     seed = run_config.get("seed", -1)
     roster = str(run_config.get("roster", "")) or None
-    return AggregatorSettings(round=settings, sites=int(run_config["sites"]),
-                              seed=None if isinstance(seed, int) and seed < 0 else seed,
-                              dim=int(run_config["agn-dim"]) if algorithm == "capeAGN" and model == "stm" else None,
-                              timeout=float(run_config["timeout"]),
+    study, approvals = None, ()
+    if run_config.get("study"):
+        signed = read_signed_study(str(run_config["study"]))
+        entry = signed.study.algorithms.get(algorithm)
+        if entry is None:
+            raise ValueError(f"the study runs {', '.join(signed.study.algorithms)}, not {algorithm}")
+        settings = replace(entry.settings, run=int(run_config.get("run", 0)))
+        sites = len(signed.study.sites)
+        dim = entry.dim if dp.federated_algorithm(algorithm).fixed_dim(settings) else None
+        study, approvals = signed.study.text, tuple(signed.signatures)
+    else:
+        settings, sites, dim = _round_settings(run_config, algorithm)
+    mode = str(run_config.get("mode", "real"))
+    if mode not in MODES:
+        raise ValueError(f"run configuration mode must be one of {', '.join(MODES)} (got {mode[:40]!r})")
+    return AggregatorSettings(round=settings, sites=sites, seed=None if isinstance(seed, int) and seed < 0 else seed,
+                              dim=dim, timeout=float(run_config["timeout"]),
                               connect_timeout=float(run_config["connect-timeout"]), round_id=round_id, roster=roster,
-                              grace=float(run_config.get("grace", DEFAULT_GRACE)))
-
-
+                              grace=float(run_config.get("grace", DEFAULT_GRACE)), study=study, approvals=approvals,
+                              mode=mode)

@@ -14,6 +14,7 @@ from flwr.serverapp import Grid, ServerApp
 
 from .messages import Payload, message_log_round, write_log
 from .rounds import run_rounds, settings_from_run_config
+from .runconfig import study_algorithms
 from .wire import WireError, from_records, to_records
 
 __all__ = ["OUTCOME_FORMAT", "FlowerTransport", "RoundsNotReleased", "app"]
@@ -111,6 +112,7 @@ def main(grid: Grid, context: Context) -> None:
     out = str(config.get("out", ""))
     algorithms = [a.strip() for a in str(config.get("algorithms", "")).split(",") if a.strip()]
     try:
+        algorithms = study_algorithms(config)
         settings = [settings_from_run_config(config, a, f"{context.run_id}/{a}/{config['run']}") for a in algorithms]
         for s in settings:
             s.round.validated()

@@ -2,16 +2,18 @@
 value checked once and every file read with a bound. What the site does with a request is :mod:`capefed.siteflow`.
 
 A site's node configuration (``flower-supernode --node-config``) holds its name, budget (eps, delta), optional
-weight mu_s and seed, its identity key and the consortium's roster (:mod:`capefed.trust`), its privacy ledger and
-the total budget the ledger allows, the colluders it requires protection against, and for each algorithm its data
-file and sample count N_s::
+weight mu_s and seed, its identity key and the consortium's roster (:mod:`capefed.trust`), its privacy ledger (made at
+enrolment: ``python -m capefed.ledger create``) and the ledger's key, optionally the totals the ledger must have been
+made with and the folder for the results it receives, the colluders it requires protection against, and for each
+algorithm its data file and sample count N_s::
 
-    role="site" name="north" eps=1.0 delta=1e-5 identity="/keys/north.key" roster="/keys/roster.json"
-    ledger="/var/capefed/north-ledger.json" budget-eps=4.0 budget-delta=1e-4 collusion=1 dropouts=1 deadline=300
-    pca-data="/data/north-digits.csv" pca-n=800 agn-data="/data/north-docs.csv" agn-n=20000
+    role="site" name="north" eps=1.0 delta=1e-5 identity="/etc/capefed/identity.key"
+    roster="/etc/capefed/roster.json" ledger="/var/lib/capefed/ledger.json" ledger-key="/etc/capefed/ledger.key"
+    collusion=1 dropouts=1 deadline=300 pca-data="/data/north-digits.csv" pca-n=800
 
-``collusion`` and ``dropouts`` are the site's own limits: it refuses a plan that protects against fewer colluders,
-or survives more drop-outs (each drop-out reveals that site's noise term), than it says. ``deadline`` is the most
+``collusion`` and ``dropouts`` are the site's own limits: it refuses a plan that protects against fewer colluders
+(without ``collusion``: fewer than the promise's default ceil(S/3) - 1), or survives more drop-outs (each drop-out
+reveals that site's noise term), than it says. ``deadline`` is the most
 seconds it accepts between two steps of one round (its answer to one request and the next request); a later
 request is refused.
 
@@ -25,7 +27,7 @@ before anything is read).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,7 +44,6 @@ MAX_DATA_BYTES = 512 * 1024 * 1024
 DEFAULT_DEADLINE = 600.0
 """Seconds a party accepts between two steps of a round unless its configuration says ``deadline``."""
 MAX_DEADLINE = 86_400.0
-_DATA_KEYS = {"capePCA": ("pca-data", "pca-n"), "capeAGN": ("agn-data", "agn-n")}
 
 
 class SiteConfigError(ValueError):
@@ -65,6 +66,12 @@ def _path(config: Mapping[str, Any], key: str) -> Path:
     if not isinstance(value, str) or not value.strip() or len(value) > 4096:
         raise SiteConfigError(f"the site configuration needs {key}, a file path")
     return Path(value)
+
+
+def data_keys(algorithm: str) -> tuple[str, str]:
+    """The node configuration's keys of a site's data file and sample count for ``algorithm`` (its entry's key)."""
+    key = dp.federated_algorithm(algorithm).key
+    return f"{key}-data", f"{key}-n"
 
 
 def step_deadline(config: Mapping[str, Any]) -> float:
@@ -100,9 +107,11 @@ class SiteConfig:
     identity: Path | None = None
     roster: Path | None = None
     ledger: Path | None = None
-    budget_eps: float = 0.0
-    budget_delta: float = 0.0
-    collusion: int = 0
+    ledger_key: Path | None = None
+    results: Path | None = None
+    budget_eps: float | None = None
+    budget_delta: float | None = None
+    collusion: int | None = None
     dropouts: int = 0
     deadline: float = DEFAULT_DEADLINE
 
@@ -121,19 +130,24 @@ class SiteConfig:
         if weight is not None and weight < 0:
             raise SiteConfigError(f"weight must be >= 0 (got {weight:g})")
         seed = _seed(config.get("seed"))
-        collusion = config.get("collusion", 0)
-        if isinstance(collusion, bool) or not isinstance(collusion, int) or not 0 <= collusion <= dp.MAX_SITES:
+        collusion = config.get("collusion")
+        if collusion is not None and (isinstance(collusion, bool) or not isinstance(collusion, int)
+                                      or not 0 <= collusion <= dp.MAX_SITES):
             raise SiteConfigError(f"collusion must be an integer in 0..{dp.MAX_SITES} (got {collusion!r})")
         dropouts = config.get("dropouts", 0)
         if isinstance(dropouts, bool) or not isinstance(dropouts, int) or not 0 <= dropouts <= dp.MAX_SITES:
             raise SiteConfigError(f"dropouts must be an integer in 0..{dp.MAX_SITES} (got {dropouts!r})")
         deadline = step_deadline(config)
-        budget_eps, budget_delta = _number(config, "budget-eps"), _number(config, "budget-delta")
-        if budget_eps <= 0 or not 0 < budget_delta < 1:
-            raise SiteConfigError(f"the ledger's total budget needs budget-eps > 0 and budget-delta in (0, 1) (got "
-                                  f"{budget_eps:g}, {budget_delta:g})")
+        budget_eps = _number(config, "budget-eps", required=False)
+        budget_delta = _number(config, "budget-delta", required=False)
+        if (budget_eps is None) != (budget_delta is None) or budget_eps is not None and (
+                budget_eps <= 0 or not 0 < budget_delta < 1):
+            raise SiteConfigError(f"budget-eps and budget-delta (optional: the totals the ledger must have been made "
+                                  f"with) need budget-eps > 0 and budget-delta in (0, 1), both or neither (got "
+                                  f"{budget_eps}, {budget_delta})")
         data = {}
-        for algorithm, (path_key, n_key) in _DATA_KEYS.items():
+        for algorithm in dp.FEDERATED_ALGORITHMS:
+            path_key, n_key = data_keys(algorithm)
             path = config.get(path_key)
             if path is None:
                 continue
@@ -144,12 +158,14 @@ class SiteConfig:
             data[algorithm] = (Path(str(path)), n)
         return cls(name=name.strip(), eps=eps, delta=delta, weight=weight, seed=seed, data=data,
                    identity=_path(config, "identity"), roster=_path(config, "roster"),
-                   ledger=_path(config, "ledger"), budget_eps=budget_eps, budget_delta=budget_delta,
+                   ledger=_path(config, "ledger"), ledger_key=_path(config, "ledger-key"),
+                   results=_path(config, "results") if "results" in config else None,
+                   budget_eps=budget_eps, budget_delta=budget_delta,
                    collusion=collusion, dropouts=dropouts, deadline=deadline)
 
     def source(self, algorithm: str) -> tuple[Path, int]:
         if algorithm not in self.data:
-            keys = _DATA_KEYS[algorithm]
+            keys = data_keys(algorithm)
             raise SiteConfigError(f"site {self.name} has no data for {algorithm}: set {keys[0]} and {keys[1]}")
         return self.data[algorithm]
 
@@ -232,17 +248,40 @@ class AgnModel:
         return AgnModel(model=model, dim=dim if model == "stm" else None, sigma2=sigma2, norm_bound=bound)
 
 
+def _samples(path: Path, n: int, agn: AgnModel | None) -> tuple[Any, int]:
+    data = load_pca_data(path, n)
+    return data, data.shape[0]
+
+
+def _documents(path: Path, n: int, agn: AgnModel) -> tuple[Any, int]:
+    return load_stm_data(path, n, agn.dim), agn.dim
+
+
+def _mixture(path: Path, n: int, agn: AgnModel) -> tuple[Any, int]:
+    data = load_mog_data(path, n, agn.sigma2, agn.norm_bound)
+    return data, data.dim
+
+
+DATA_FORMS: dict[str, Callable[[Path, int, Any], tuple[Any, int]]] = {
+    "samples": _samples, "stm": _documents, "mog": _mixture}
+"""How a site reads each form of data (:attr:`dpcore.federation.FederatedAlgorithm.data_form`): the data and D."""
+
+
+def agn_model(algorithm: str, settings: dp.RoundSettings, dim: int | None) -> AgnModel | None:
+    """The public model settings a site reads its data with, for an algorithm whose entry reads them
+    (``public_model``), else None."""
+    entry = dp.federated_algorithm(algorithm)
+    if not entry.public_model:
+        return None
+    return AgnModel(model=settings.model, dim=dim if entry.fixed_dim(settings) else None, sigma2=settings.sigma2,
+                    norm_bound=settings.norm_bound)
+
+
 def load_site(config: SiteConfig, algorithm: str, agn: AgnModel | None) -> tuple[Any, dp.SiteBudget]:
-    """A site's data for ``algorithm`` (capeAGN: with the public model settings) and the budget it reports."""
+    """A site's data for ``algorithm`` (with the public model settings when its entry reads them) and the budget it
+    reports."""
     path, n = config.source(algorithm)
-    if algorithm == "capePCA":
-        data = load_pca_data(path, n)
-        data_dim = data.shape[0]
-    elif agn.model == "stm":
-        data = load_stm_data(path, n, agn.dim)
-        data_dim = agn.dim
-    else:
-        data = load_mog_data(path, n, agn.sigma2, agn.norm_bound)
-        data_dim = data.dim
+    form = dp.federated_algorithm(algorithm).data_form(agn.model if agn is not None else "")
+    data, data_dim = DATA_FORMS[form](Path(path), n, agn)
     site = dp.Site(name=config.name, n=n, eps=config.eps, delta=config.delta, weight=config.weight)
     return data, dp.SiteBudget(site=site, dim=data_dim)

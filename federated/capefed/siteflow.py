@@ -19,14 +19,26 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, MutableMapping
+from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from . import dp
 from .messages import Payload
 from .requests import RequestError, RoundContext, round_context, text
 from .sealing import SealError, new_key_pair
 from .shares import ShareError
-from .site import AgnModel, SiteConfig, SiteConfigError, load_site
+from .site import AgnModel, SiteConfig, SiteConfigError, agn_model, load_site
+from .sitestudy import (
+    StudyRefusal,
+    StudyRound,
+    check_peers,
+    check_round,
+    signed_by_site,
+    study_round,
+    synthetic_data,
+)
 from .trust import TrustError, load_identity, read_roster, signed_statement
 
 __all__ = ["Refusal", "SiteParty", "blob_context", "handle_site", "mask_context"]
@@ -62,6 +74,7 @@ class SiteParty:
 
     def __init__(self, config: SiteConfig, state: MutableMapping[str, bytes]):
         self.config, self.state, self.name = config, state, config.name
+        self.notes: list[str] = []  # lines for this site's own log (never sent)
         try:
             self.identity = load_identity(config.identity)
             self.roster = read_roster(config.roster)
@@ -83,12 +96,38 @@ class SiteParty:
             self.state[key] = dp.fresh_secret()
         return self.state[key]
 
-    def data(self, settings: dp.RoundSettings, dim: int | None) -> tuple[Any, dp.SiteBudget]:
-        agn = None
-        if settings.algorithm == "capeAGN":
-            agn = AgnModel(model=settings.model, dim=dim if settings.model == "stm" else None,
-                           sigma2=settings.sigma2, norm_bound=settings.norm_bound)
-        return load_site(self.config, settings.algorithm, agn)
+    def data(self, settings: dp.RoundSettings, dim: int | None, sr: StudyRound | None = None, round_id: str = ""
+             ) -> tuple[Any, dp.SiteBudget]:
+        """Its data for the round and the budget it reports; in a dry run the data are synthetic of the same shape
+        (drawn from a seed kept for the round, so every stage reads the same), its own file only checked."""
+        agn = agn_model(settings.algorithm, settings, dim)
+        data, budget = load_site(self.config, settings.algorithm, agn)
+        if sr is not None and sr.dry:
+            seed = self.state.get(self.key(round_id, "synthetic"))
+            if seed is None:
+                seed = self.state[self.key(round_id, "synthetic")] = dp.fresh_secret()
+            rng = np.random.default_rng(int.from_bytes(seed, "big"))
+            data = synthetic_data(settings.algorithm, budget, settings, rng)
+        return data, budget
+
+    def ledger(self) -> dp.Ledger:
+        """Its ledger, every event checked with its key (a missing or damaged ledger or key is a refusal), made with
+        the totals its configuration names (when it names them)."""
+        c = self.config
+        ledger = dp.read_ledger(c.ledger, self.ledger_key(), self.name)
+        if c.budget_eps is not None and (ledger.eps_total, ledger.delta_total) != (c.budget_eps, c.budget_delta):
+            raise Refusal(f"its ledger was made for eps_total = {ledger.eps_total:g} at delta_total = "
+                          f"{ledger.delta_total:g}; its configuration says {c.budget_eps:g} at {c.budget_delta:g} (a "
+                          "budget is not reset by changing the configuration)")
+        return ledger
+
+    def ledger_key(self) -> bytes:
+        return dp.read_ledger_key(self.config.ledger_key)
+
+    def update_ledger(self, change) -> dp.Ledger:
+        """Append events to its ledger under its lock (``dpcore.federation.update_ledger``)."""
+        self.ledger()  # the configured totals
+        return dp.update_ledger(self.config.ledger, self.ledger_key(), self.name, change)
 
     def _bind(self, ctx: RoundContext, step: str) -> None:
         """The plan digest of the round (fixed at set-up) and this site's deadline between two steps."""
@@ -106,62 +145,50 @@ class SiteParty:
                           f"answer in round {ctx.round_id}; it waits at most {self.config.deadline:g} s between two "
                           "steps (its own deadline)")
 
-    def context(self, c: Mapping[str, Any], step: str) -> tuple[RoundContext, Any, dp.SiteBudget, bytes]:
-        """The verified round context, this site's data and budget now, and its round key; refuses when its values
-        changed since its statement, the plan breaks its promise or its limits, or is not the plan it set up with."""
+    def context(self, c: Mapping[str, Any], step: str) -> Step:
+        """The verified round context, its study and ledger, this site's data and budget now, and its round key;
+        refuses when its values changed since its statement, the plan breaks its promise or its limits, the round is
+        outside the study it signed or its ledger cannot back it, or the plan is not the one it set up with."""
         ctx = round_context(c, self.roster)
+        sr = study_round(c, self.roster, self.name)
+        self._bind(ctx, step)
         private = self.state.get(self.key(ctx.round_id, "key"))
         if private is None:
             raise Refusal(f"it has no key for round {ctx.round_id} (was it restarted after the hello?)")
-        data, budget = self.data(ctx.settings, ctx.plan.dim)
+        data, budget = self.data(ctx.settings, ctx.plan.dim, sr, ctx.round_id)
         mine = ctx.statements.get(self.name)
         if mine is None or mine.budget != budget.to_dict():
             site = budget.site
             raise Refusal(f"its budget or data changed since the design (now N_s = {site.n}, eps = {site.eps:g}, "
                           f"delta = {site.delta:g}, weight = {site.weight}, D = {budget.dim}); it releases nothing "
                           "under a design made for other values")
-        problem = dp.site_plan_problem(ctx.plan, budget, min_collusion=self.config.collusion,
-                                       max_dropouts=self.config.dropouts)
+        required = self.config.collusion
+        if required is None:
+            required = dp.default_collusion(len(ctx.plan.names))
+        problem = dp.site_plan_problem(ctx.plan, budget, min_collusion=required, max_dropouts=self.config.dropouts)
         if problem:
             raise Refusal(f"refuses the design: {problem}")
-        self._bind(ctx, step)
-        return ctx, data, budget, private
-
-    def ledger(self):
-        c = self.config
-        return dp.read_ledger(c.ledger, self.name, c.budget_eps, c.budget_delta)
-
-    def check_ledger(self, ctx: RoundContext) -> None:
-        """The whole round must fit the ledger's total budget (checked at set-up and before the first release)."""
         ledger = self.ledger()
-        if not any(e.round == ctx.round_id for e in ledger.entries):
-            dp.spend(ledger, [dp.release_entry(ctx.plan, s, self.name, ctx.round_id) for s in ctx.plan.stages])
-
-    def commit_budget(self, ctx: RoundContext, stage: dp.RoundStage) -> None:
-        """Record this stage's release in the ledger before it is sent (at its worst-case view,
-        ``dpcore.federation.release_entry``), under the ledger's lock (``dpcore.federation.update_ledger``: concurrent
-        rounds lose no release): the whole round must fit the total budget, and a stage already recorded (a replayed
-        request) is refused."""
-        entry = dp.release_entry(ctx.plan, stage, self.name, ctx.round_id)
-
-        def add(ledger):
-            if not any(e.round == ctx.round_id for e in ledger.entries):
-                dp.spend(ledger, [dp.release_entry(ctx.plan, s, self.name, ctx.round_id) for s in ctx.plan.stages])
-            return dp.spend(ledger, [entry])
-
-        c = self.config
-        dp.update_ledger(c.ledger, self.name, c.budget_eps, c.budget_delta, add)
+        check_round(ledger, sr, ctx, self.name)
+        if step == SETUP:
+            check_peers(ledger, ctx, self.name, int(self.state.get(self.key(ctx.round_id, "events"), b"1")))
+        return Step(ctx=ctx, data=data, budget=budget, private=private, study=sr, ledger=ledger)
 
     def hello(self, c: Mapping[str, Any]) -> Payload:
         round_id = text(c, "round")
         algorithm = text(c, "algorithm", choices=tuple(dp.ROUND_STAGES))
-        agn = AgnModel.from_request(c) if algorithm == "capeAGN" else None
+        sr = study_round(c, self.roster, self.name)
+        ledger = self.ledger()
+        signed_by_site(ledger, sr.study)
+        agn = AgnModel.from_request(c) if dp.federated_algorithm(algorithm).public_model else None
         _, budget = load_site(self.config, algorithm, agn)
         if self.key(round_id, "key") in self.state:
             raise Refusal(f"it already answered the hello of round {round_id} (one round key per round)")
         private, public = new_key_pair()
         self.state[self.key(round_id, "key")] = private
-        statement, signature = signed_statement(self.identity, round_id, self.name, budget.to_dict(), public)
+        self.state[self.key(round_id, "events")] = str(ledger.head.count).encode()
+        statement, signature = signed_statement(self.identity, round_id, self.name, budget.to_dict(), public,
+                                                study=sr.study.digest, ledger=ledger.head.to_list(), mode=sr.mode)
         site = budget.site
         reply = {"status": "ok", "role": "site", "name": site.name, "n": site.n, "eps": site.eps,
                  "delta": site.delta, "dim": budget.dim, "public_key": public, "digest": dp.budget_digest(budget),
@@ -169,6 +196,19 @@ class SiteParty:
         if site.weight is not None:
             reply["weight"] = site.weight
         return Payload(reply)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Step:
+    """One verified request of a round at a site: its context, the site's data and budget, its round key, the
+    round's study and mode, and its ledger as read for the request."""
+
+    ctx: RoundContext
+    data: Any
+    budget: dp.SiteBudget
+    private: bytes
+    study: StudyRound
+    ledger: dp.Ledger
 
 
 class _Request(dict):
@@ -181,11 +221,13 @@ class _Request(dict):
 
 def _handlers(site: SiteParty) -> dict[str, Any]:
     from .siterelease import release  # noqa: PLC0415  (the steps import this module)
+    from .siteresult import result  # noqa: PLC0415
     from .sitereveal import confirm, reveal  # noqa: PLC0415
     from .sitesetup import setup  # noqa: PLC0415
 
     return {"hello": site.hello, "setup": lambda c: setup(site, c), "release": lambda c: release(site, c),
-            "confirm": lambda c: confirm(site, c), "reveal": lambda c: reveal(site, c)}
+            "confirm": lambda c: confirm(site, c), "reveal": lambda c: reveal(site, c),
+            "result": lambda c: result(site, c)}
 
 
 def handle_site(action: str, config: Mapping[str, Any], request: Payload, state: MutableMapping[str, bytes]
@@ -203,11 +245,12 @@ def handle_site(action: str, config: Mapping[str, Any], request: Payload, state:
         if action not in handlers:
             return _refuse(f"site {name}: unknown request {action[:40]!r}")
         reply = handlers[action](_Request(request))
+        reply.notes.extend(site.notes)
         round_id = request.config.get("round")
         if isinstance(round_id, str) and reply.config.get("status") == "ok":
             state[site.key(round_id, "last")] = repr(time.time()).encode()
         return reply
     except Refusal as exc:
         return _refuse(f"site {name}: {exc}", name if action == "hello" else None)
-    except (RequestError, SiteConfigError, TrustError, SealError, ShareError, dp.InputError) as exc:
+    except (RequestError, SiteConfigError, TrustError, SealError, ShareError, StudyRefusal, dp.InputError) as exc:
         return _refuse(f"site {name}: {exc}", name if action == "hello" else None)

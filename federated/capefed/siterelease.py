@@ -1,18 +1,21 @@
 """A site's release of one stage (docs/federated.md, "Sites protect themselves", "Masked releases").
 
 The request must carry the plan the site set up with; the aggregator's f_s, tau_g,s^2 and (M3) W must be what the
-plan says (f's sample variance within the chi-square bounds of the design's); the site opens every other site's
+plan says (f's sample variance within the chi-square bounds of the design's); every site of the plan reserved the
+round in its ledger (its signed reservation, :mod:`capefed.sitestudy`); the site opens every other site's
 set-up message for the stage (:func:`capefed.sitesetup.open_setup`) and keeps the shares they carry; its e_s is its
 helper share (signed by the pinned helper key, sealed for this round, plan, stage and site) or, helper-free,
 (q_s - c_s W) / mu_s from the secure sum. It draws g_s, checks that the release lies in the range the aggregator
-accepts (``dpcore.federation.masking``), records the release in its ledger at its worst-case view, and sends it in
-the ring plus its self-mask: nothing of it can be read until the self-mask seed is rebuilt from t shares, which honest
-sites reveal only for the members of the survivor set every member signed.
+accepts (``dpcore.federation.masking``), and sends it in the ring plus its self-mask: nothing of it can be read until
+the self-mask seed is rebuilt from t shares, which honest sites reveal only for the members of the survivor set every
+member signed (its ledger holds the round's reservation; the stage is spent when the site signs a set holding
+itself, :func:`capefed.sitereveal.confirm`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,6 +28,7 @@ from .requests import RoundContext, array, blob, number, text, texts
 from .sealing import SealError, open_array, seal_context
 from .siteflow import Refusal, SiteParty
 from .sitesetup import Opened, helper_free, open_setup, pair_masks
+from .sitestudy import check_reservations
 from .trust import verify
 
 __all__ = ["CHI2_TAIL", "release", "w_digest"]
@@ -93,16 +97,11 @@ def _noise(site: SiteParty, c: Mapping[str, Any], ctx: RoundContext, stage: dp.R
     return dp.noise_entries(row, stage.stage, s.m3_noise, s.path, plan.dim, w)
 
 
-def _iid(stage: str, settings: dp.RoundSettings) -> bool:
-    """Whether a noise term's unique entries are i.i.d. N(0, var): every matrix stage, and the third moment on the
-    dense path under the published law. (Projected third-moment noise is correlated through W and the symmetrized
-    law scales entries by index pattern; there the check is not made. f_s never protects a release against the
-    aggregator, which knows it; e_s comes from the helper or the site's own secure sum.)"""
-    return stage != "M3" or (settings.path == "dense" and settings.m3_noise == "published")
-
-
 def _variance_problem(what: str, values: np.ndarray, var: float, iid: bool) -> str | None:
-    """The sample variance of i.i.d. N(0, var) entries outside the two-sided chi-square bounds at CHI2_TAIL."""
+    """The sample variance of i.i.d. N(0, var) entries outside the two-sided chi-square bounds at CHI2_TAIL. Only
+    when ``iid`` (:attr:`dpcore.federation.RoundStage.iid`): projected third-moment noise is correlated through W and
+    the symmetrized law scales entries by index pattern; there the check is not made. (f_s never protects a release
+    against the aggregator, which knows it; e_s comes from the helper or the site's own secure sum.)"""
     n = values.size
     if not iid or n < 32:
         return None
@@ -118,7 +117,12 @@ def _variance_problem(what: str, values: np.ndarray, var: float, iid: bool) -> s
 
 def release(site: SiteParty, c: Mapping[str, Any]) -> Payload:
     """Answer a release request (module docstring)."""
-    ctx, data, budget, private = site.context(c, "release")
+    step = site.context(c, "release")
+    ctx, data, budget, private = step.ctx, step.data, step.budget, step.private
+    heads = check_reservations(c, ctx, site.roster, step.study.mode)
+    if not step.study.dry:
+        dp.open_round(step.ledger, ctx.round_id)  # its own reservation is in its ledger and the round is open
+    site.state[site.key(ctx.round_id, "peers")] = json.dumps({n: h.to_list() for n, h in heads.items()}).encode()
     plan, s, me = ctx.plan, ctx.settings, ctx.index(site.name)
     stage = plan.stage(text(c, "stage", choices=[p.stage for p in plan.stages]))
     digest = dp.budget_digest(budget)
@@ -139,7 +143,7 @@ def release(site: SiteParty, c: Mapping[str, Any]) -> Payload:
     e = _noise(site, c, ctx, stage, private, w)
     for what, values, var in (("the aggregator's noise f_s", f, design.var_f[me]),
                               ("its helper term e_s", e, design.var_e[me])):
-        problem = _variance_problem(what, values, float(var), _iid(stage.stage, s))
+        problem = _variance_problem(what, values, float(var), stage.iid)
         if problem:
             raise Refusal(f"stage {stage.stage}: {problem}")
     rng = dp.party_generator("secure", site.secret(ctx.round_id), s.run, s.algorithm, stage.stage, dp.SITE,
@@ -148,7 +152,6 @@ def release(site: SiteParty, c: Mapping[str, Any]) -> Payload:
                          s.path, plan.dim, w)
     value = dp.site_stage_release(stage.stage, s.path, data, e, f, g, w)
     ring = dp.encode_release(value, dp.release_encoding(plan, stage, me, w))  # refuses a release out of range
-    site.commit_budget(ctx, stage)
     masked = shares.mask(ring, site.state[site.key(ctx.round_id, "mask", stage.stage)])
     site.state[site.key(ctx.round_id, "released", stage.stage)] = w_digest(w).encode()
     return Payload({"status": "ok", "digest": digest}, {"masked": masked})

@@ -5,7 +5,8 @@ survivor set"; Bonawitz et al., CCS 2017, double masking with a consistency chec
   time). The site signs (round, plan digest, stage, U, the digest of the W it used) if it is a member of U, released
   the stage itself, U names sites of the plan, misses at most ``dropouts`` of them (the plan's, which its own limit
   caps), holds no site the previous stage's set excluded, and it has signed no other set for this stage: one set per
-  round and stage, ever.
+  round and stage, ever. Before it signs, it records the stage as spent in its ledger: from then on its release can
+  be unmasked (:mod:`dpcore.federation.accounts`).
 * ``reveal``: given U and every member's signature, the site checks that U is the set it signed and every member's
   signature over exactly the same (round, plan, stage, U, W), then reveals, per site of the plan, its share of that
   site's self-mask seed if the site is in U, or (helper-free) its share of its noise seed if it is not - never both
@@ -58,7 +59,8 @@ def _signed_set(site: SiteParty, ctx: RoundContext, stage: str) -> list[str] | N
 
 def confirm(site: SiteParty, c: Mapping[str, Any]) -> Payload:
     """Sign the stage's survivor set, once (module docstring)."""
-    ctx, _, _, _ = site.context(c, "confirm")
+    step = site.context(c, "confirm")
+    ctx = step.ctx
     stage, survivors = _stage(c, ctx), _survivors(c, ctx)
     plan, k = ctx.plan, ctx.settings.dropouts
     released = site.state.get(site.key(ctx.round_id, "released", stage.stage))
@@ -78,9 +80,27 @@ def confirm(site: SiteParty, c: Mapping[str, Any]) -> Payload:
     if signed is not None and signed != survivors:
         raise Refusal(f"it already signed another survivor set for stage {stage.stage} of round {ctx.round_id} "
                       f"({', '.join(signed)}); it signs one set per stage")
+    if not step.study.dry:
+        _spend(site, ctx, stage.stage)
     site.state[site.key(ctx.round_id, "set", stage.stage)] = json.dumps(survivors).encode()
     message = survivors_message(ctx, stage.stage, survivors, released.decode())
     return Payload({"status": "ok", "signature": sign(site.identity, "survivors", *message)})
+
+
+def _spend(site: SiteParty, ctx: RoundContext, stage: str) -> None:
+    """Record the stage as spent before signing a set that holds this site (from then on its release can be
+    unmasked), with the other sites' ledger heads of their reservations; a stage spent already (the same set signed
+    again) is left as it is."""
+    saved = site.state.get(site.key(ctx.round_id, "peers"))
+    heads = {} if saved is None else {n: dp.LedgerHead.from_list(v) for n, v in dp.load_json(
+        saved, "the other sites' ledger heads").items()}
+
+    def change(ledger: dp.Ledger) -> list:
+        if stage in dp.open_round(ledger, ctx.round_id).spent:
+            return []
+        return [dp.spend_event(ledger, ctx.round_id, stage, heads)]
+
+    site.update_ledger(change)
 
 
 def _check_signatures(site: SiteParty, c: Mapping[str, Any], ctx: RoundContext, stage: str,
@@ -97,7 +117,7 @@ def _check_signatures(site: SiteParty, c: Mapping[str, Any], ctx: RoundContext, 
 
 def reveal(site: SiteParty, c: Mapping[str, Any]) -> Payload:
     """Reveal this site's shares for the signed survivor set, once (module docstring)."""
-    ctx, _, _, _ = site.context(c, "reveal")
+    ctx = site.context(c, "reveal").ctx
     stage, survivors = _stage(c, ctx), _survivors(c, ctx)
     signed = _signed_set(site, ctx, stage.stage)
     if signed != survivors:

@@ -1,7 +1,9 @@
 """A site's set-up of a round (both noise variants; docs/federated.md, "Masked releases and one agreed survivor set").
 
 On a ``setup`` request a site verifies every site's statement against the roster, recomputes the plan, checks its
-own promise and limits in it and that its ledger can pay for the round, and fixes the plan's digest for the round.
+own promise and limits in it and the round against the study it signed, reserves the round's worst-case cost in its
+ledger (:mod:`capefed.sitestudy`: its signed reservation goes into its answer) and fixes the plan's digest for the
+round.
 Then, per stage, it draws a fresh self-mask seed m_s and (helper-free) derives its noise seed n_s, draws w_s and masks
 its fixed-point encoding with one ChaCha20 mask per other site (keys from X25519 between the two sites' round keys),
 shares both seeds t-of-S (:mod:`capefed.shares`), keeps its own shares, and sends every other site one set-up message
@@ -24,7 +26,8 @@ from . import dp, shares
 from .messages import Payload
 from .requests import RequestError, RoundContext
 from .sealing import SealError, open_bytes, pair_key, seal_bytes
-from .siteflow import SETUP, Refusal, SiteParty, blob_context, mask_context
+from .siteflow import SETUP, Refusal, SiteParty, Step, blob_context, mask_context
+from .sitestudy import horizon, now, peers, reservation
 from .trust import sign, verify
 
 __all__ = ["Opened", "commitments_signature", "commitments_signature_message", "helper_free", "open_setup",
@@ -93,13 +96,31 @@ def _stage_setup(site: SiteParty, ctx: RoundContext, stage: dp.RoundStage, priva
                                                                      committed)
 
 
+def _reserve(site: SiteParty, step: Step) -> dp.LedgerHead:
+    """Reserve the round's worst-case cost in the site's ledger (settling first the rounds whose time is certainly
+    over); a dry run checks the same under the ledger's lock and writes nothing. Returns the ledger's head after."""
+    ctx, sr = step.ctx, step.study
+    costs = [dp.release_entry(ctx.plan, stage, site.name, ctx.round_id) for stage in ctx.plan.stages]
+    heads = peers(ctx, site.name)
+
+    def change(ledger: dp.Ledger) -> list:
+        stale = [] if sr.dry else dp.stale_rounds(ledger, now(), horizon(site.config.deadline))
+        reserve = dp.reserve_event(ledger, ctx.round_id, sr.study.digest, ctx.settings.algorithm, costs, heads,
+                                   sr.study.rounds)
+        return [] if sr.dry else [*stale, reserve]
+
+    return site.update_ledger(change).head
+
+
 def setup(site: SiteParty, c: Mapping[str, Any]) -> Payload:
     """Answer a set-up request (module docstring)."""
-    ctx, _, _, private = site.context(c, SETUP)
+    step = site.context(c, SETUP)
+    ctx, private = step.ctx, step.private
     if site.state.get(site.key(ctx.round_id, "setup")) is not None:
         raise Refusal(f"it already set up round {ctx.round_id} (its seeds are shared once)")
-    site.check_ledger(ctx)
-    reply: dict[str, Any] = {"status": "ok", "recipients": [n for n in ctx.plan.names if n != site.name]}
+    body, signature = reservation(site.identity, ctx, site.name, _reserve(site, step), step.study.mode)
+    reply: dict[str, Any] = {"status": "ok", "recipients": [n for n in ctx.plan.names if n != site.name],
+                             "reservation": body, "reservation_signature": signature}
     for stage in ctx.plan.stages:
         _stage_setup(site, ctx, stage, private, reply)
     site.state[site.key(ctx.round_id, "setup")] = b"1"

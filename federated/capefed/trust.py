@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,8 +26,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from .dp import InputError, load_json, read_file
 from .sealing import SealError, check_public_key
 
-__all__ = ["ROSTER_FORMAT", "Roster", "Statement", "TrustError", "load_identity", "make_identity", "read_roster",
-           "sign", "signed_statement", "verify", "verify_statement", "write_roster"]
+__all__ = ["MODES", "ROSTER_FORMAT", "Roster", "Statement", "TrustError", "approval_signature", "load_identity",
+           "make_identity", "read_roster", "sign", "signed_statement", "verify", "verify_approvals", "verify_statement",
+           "write_roster"]
 
 ROSTER_FORMAT = "capefed-roster-v1"
 MAX_ROSTER_BYTES = 256 * 1024
@@ -61,9 +63,12 @@ def make_identity(path: str | Path) -> str:
     key as hex (what goes into the roster)."""
     key = Ed25519PrivateKey.generate()
     raw = key.private_bytes(_RAW, serialization.PrivateFormat.Raw, serialization.NoEncryption())
-    path = Path(path)
-    path.write_text(raw.hex() + "\n")
-    path.chmod(0o600)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # never readable by others, not for a moment
+    try:
+        os.fchmod(fd, 0o600)
+        os.write(fd, (raw.hex() + "\n").encode())
+    finally:
+        os.close(fd)
     return key.public_key().public_bytes(_RAW, serialization.PublicFormat.Raw).hex()
 
 
@@ -141,10 +146,33 @@ def verify(public: Ed25519PublicKey, signature: Any, kind: str, *parts: bytes | 
     return True
 
 
+MODES = ("real", "dry-run")
+"""A round's mode: ``real`` (the sites' own data, their ledgers spend) or ``dry-run`` (synthetic data of the study's
+shape, nothing spent); every site's statement names it."""
+
+
+def approval_signature(key: Ed25519PrivateKey, study: str, name: str) -> bytes:
+    """Site ``name``'s signature of the study with digest ``study``: its consent to rounds within it."""
+    return sign(key, "study-approval", study, name)
+
+
+def verify_approvals(roster: Roster, study: str, names: list[str], signatures: Any) -> None:
+    """Every site of a study signed it: one signature per name (in the order given), each by the key the roster pins
+    for that site. Raises TrustError naming the first site whose approval is missing or does not verify."""
+    if not isinstance(signatures, list) or len(signatures) != len(names):
+        raise TrustError(f"the study needs one approval per site ({len(names)}); got "
+                         f"{len(signatures) if isinstance(signatures, list) else 'none'}")
+    for name, signature in zip(names, signatures, strict=True):
+        if not verify(roster.key(name, "site"), signature, "study-approval", study, name):
+            raise TrustError(f"site {name} has not approved study {study[:16]}... (its approval is missing or not "
+                             "signed by the key the roster pins for it)")
+
+
 @dataclass(frozen=True, kw_only=True)
 class Statement:
     """A site's signed hello: the round, its name, its reported budget (``SiteBudget.to_dict``), its X25519 key for
-    the round (hex) and the signature."""
+    the round (hex), the study it answers for (its digest), the head of its ledger ([id, events, last MAC]), the
+    round's mode and the signature."""
 
     text: str
     round: str
@@ -152,12 +180,16 @@ class Statement:
     budget: dict[str, Any]
     public_key: bytes
     signature: bytes
+    study: str = ""
+    ledger: list[Any] | None = None
+    mode: str = "real"
 
 
 def signed_statement(key: Ed25519PrivateKey, round_id: str, name: str, budget: dict[str, Any],
-                     public_key: bytes) -> tuple[str, bytes]:
-    text = json.dumps({"round": round_id, "name": name, "budget": budget, "key": public_key.hex()},
-                      sort_keys=True, separators=(",", ":"))
+                     public_key: bytes, *, study: str = "", ledger: list[Any] | None = None,
+                     mode: str = "real") -> tuple[str, bytes]:
+    text = json.dumps({"round": round_id, "name": name, "budget": budget, "key": public_key.hex(), "study": study,
+                       "ledger": ledger, "mode": mode}, sort_keys=True, separators=(",", ":"))
     return text, sign(key, "statement", text)
 
 
@@ -185,5 +217,9 @@ def verify_statement(roster: Roster, text: Any, signature: Any, round_id: str) -
         check_public_key(key)
     except SealError as exc:
         raise TrustError(f"the statement of site {name}: {exc}") from exc
+    study, ledger, mode = doc.get("study", ""), doc.get("ledger"), doc.get("mode", "real")
+    if not isinstance(study, str) or len(study) > 64 or mode not in MODES or not (
+            ledger is None or isinstance(ledger, list) and len(ledger) == 3):
+        raise TrustError(f"the statement of site {name} names no valid study, ledger head or mode")
     return Statement(text=text, round=doc["round"], name=name, budget=doc["budget"], public_key=key,
-                     signature=signature)
+                     signature=signature, study=study, ledger=ledger, mode=mode)
