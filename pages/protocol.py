@@ -224,7 +224,7 @@ FORMS = {
                      formula=r"\begin{gathered}W=UD^{-1/2}\\ \widetilde M_3=\textstyle\sum_s\mu_s"
                              r"\big(\widetilde M_{3,s}-F_{3,s}(W,W,W)\big)\end{gathered}"),
 }
-"""The page's form of every kind of round (keys: :data:`dpcore.cape.protocol.ROUNDS`)."""
+# The page's form of every kind of round (keys: dpcore.cape.protocol.ROUNDS).
 form = FORMS[algorithm]
 
 round_ = None

@@ -134,9 +134,10 @@ def test_every_command_line_file_input_refuses_what_is_not_a_regular_file(comman
 
 
 LIBRARY_INPUTS = {
-    "ledger": ("from dpcore.federation import read_ledger\nread_ledger(PATH, 'north', 1.0, 1e-5)", "InputError"),
+    "ledger": ("from dpcore.federation import read_ledger\nread_ledger(PATH, bytes(32), 'north')", "InputError"),
     "ledger update": ("from dpcore.federation import update_ledger\n"
-                      "update_ledger(PATH, 'north', 1.0, 1e-5, lambda ledger: ledger)", "InputError"),
+                      "update_ledger(PATH, bytes(32), 'north', lambda ledger: [])", "InputError"),
+    "ledger key": ("from dpcore.federation.ledger import read_ledger_key\nread_ledger_key(PATH)", "InputError"),
     "roster": ("from capefed.trust import read_roster\nread_roster(PATH)", "TrustError"),
     "identity key": ("from capefed.trust import load_identity\nload_identity(PATH)", "TrustError"),
     "a site's data": ("from pathlib import Path\nfrom capefed.site import read_bounded\nread_bounded(Path(PATH))",
