@@ -163,6 +163,22 @@ def _open(browser, server, width: int, query: str = ""):
     return page
 
 
+def _open_list(page, select: str, option) -> None:
+    """Open the select box ``select`` until ``option`` shows: a click that lands while the page still reruns (its
+    chart code loading when idle, a worker warming up) can be lost with the element it landed on, so the list is
+    opened again until the option is there (a state, at most five tries)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for _ in range(5):
+        page.locator(select).click()
+        try:
+            option.wait_for(timeout=10_000)
+            return
+        except PlaywrightTimeout:
+            page.keyboard.press("Escape")
+    option.wait_for(timeout=10_000)
+
+
 def _goto(page, title: str) -> None:
     """Follow a sidebar link (opening the collapsed sidebar on narrow windows first)."""
     nav = page.locator('[data-testid="stSidebarNav"]')
@@ -407,7 +423,6 @@ def test_privacy_utility_opens_on_a_stored_figure_and_a_live_run_shows_moving_pr
     machine."""
     import re
 
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     page = _open(browser, server, 1280)
     _goto(page, "Privacy-utility")
@@ -431,13 +446,7 @@ def test_privacy_utility_opens_on_a_stored_figure_and_a_live_run_shows_moving_pr
     # the page still reruns can be lost with the element it landed on, so open the list until it shows
     page.locator('[data-testid="stPlotlyChart"] .main-svg').first.wait_for(timeout=60_000)
     option = page.get_by_role("option", name=re.compile(r"^Fig\. 3 \(top row\): MOG \(D = 50"))
-    for _ in range(5):
-        page.locator(".st-key-pu_preset").click()
-        try:
-            option.wait_for(timeout=10_000)
-            break
-        except PlaywrightTimeout:
-            page.keyboard.press("Escape")
+    _open_list(page, ".st-key-pu_preset", option)
     _rerun(page, option.click)
     # Fig. 3 at D = 50 drawn: its box (the D = 10 figure's says the curves do not meet, this one that CAPE stays ahead)
     page.locator(".st-key-pu_meeting", has_text="stays clearly ahead").wait_for(timeout=60_000)

@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 import pytest
-from test_browser import _assert_clean, _goto, _page, _rerun, _wait_idle
+from test_browser import _assert_clean, _goto, _open_list, _page, _rerun, _wait_idle
 
 from dpcore.notation import symbolic
 from dpcore.planner.export import SCRIPT_MARK
@@ -34,8 +34,9 @@ def test_planner_on_an_upload_with_check_exports_and_script(server, browser, tmp
     page.goto(server, wait_until="domcontentloaded")
     _wait_idle(page)
     _goto(page, "Planner")
-    page.locator(".st-key-plan_source").click()
-    _rerun(page, page.get_by_role("option", name="your own CSV (one sample per row)").click)
+    option = page.get_by_role("option", name="your own CSV (one sample per row)")
+    _open_list(page, ".st-key-plan_source", option)
+    _rerun(page, option.click)
     _rerun(page, lambda: page.locator('.st-key-plan_upload_upload input[type="file"]').set_input_files(str(upload)))
     page.get_by_text("public proxy of consortium.csv", exact=False).first.wait_for(timeout=60_000)  # the default
     _rerun(page, page.get_by_text("my data (reads its values", exact=False).click)

@@ -226,8 +226,9 @@ def test_an_honest_aggregator_and_a_slow_site(lab):
     assert outcome["sites"] == [] and len(outcome["notes"]) == 1 and "site east did not answer" in outcome["notes"][0]
     late = [(i["site"], i["action"], i["reply"]["config"]["status"]) for i in result["record"]["items"] if i["late"]]
     # east's release came late; besides it at most east's answer to the round's end, which every site is sent and
-    # east reads only after its slow release (nothing late of a confirm, reveal or recover)
-    assert late[0] == ("east", "release", "ok") and late[1:] in ([], [("east", "result", "ok")]), late
+    # east answers after its slow release (nothing late of a confirm, reveal or recover); the two late replies may
+    # reach the aggregator's host in either order
+    assert sorted(late) in ([("east", "release", "ok")], [("east", "release", "ok"), ("east", "result", "ok")]), late
     assert _eps(_within_promise(result), "east") == 0.0
     assert _account(lab, "east", result["round"]).spent == ()  # reserved; never signed for: void once settled
 
