@@ -113,9 +113,9 @@ def _children() -> dict[int, list[int]]:
     return tree
 
 
-def _cpu(root: int, exclude: int | None = None) -> float:
-    """CPU seconds (user + system) of process ``root`` and its live descendants, without the tree of ``exclude``."""
-    tree, total, todo = _children(), 0.0, [root]
+def _cpu_by_pid(root: int, exclude: int | None = None) -> dict[int, float]:
+    """CPU seconds (user + system) of each live process of ``root``'s tree, without the tree of ``exclude``."""
+    tree, out, todo = _children(), {}, [root]
     tick = os.sysconf("SC_CLK_TCK")
     while todo:
         pid = todo.pop()
@@ -124,11 +124,16 @@ def _cpu(root: int, exclude: int | None = None) -> float:
         try:
             with open(f"/proc/{pid}/stat") as f:
                 fields = f.read().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / tick
+            out[pid] = (int(fields[11]) + int(fields[12])) / tick
         except OSError:
             pass
         todo.extend(tree.get(pid, []))
-    return total
+    return out
+
+
+def _cpu(root: int, exclude: int | None = None) -> float:
+    """CPU seconds (user + system) of process ``root`` and its live descendants, without the tree of ``exclude``."""
+    return sum(_cpu_by_pid(root, exclude).values())
 
 
 @dataclass(frozen=True)

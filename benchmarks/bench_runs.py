@@ -58,7 +58,14 @@ from pathlib import Path  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.bench_pages import CHROMIUM, CHROMIUM_ARGS, Sample, _children, start_server, stop_server  # noqa: E402
+from benchmarks.bench_pages import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    Sample,
+    _cpu_by_pid,
+    start_server,
+    stop_server,
+)
 from benchmarks.bench_scale import run_case  # noqa: E402
 from benchmarks.floors import Floors, measure_floors, ratio  # noqa: E402
 from pages.shared.chart_code import FLAG as RESULTS_CODE_FLAG  # noqa: E402
@@ -229,24 +236,6 @@ def _process_case(name: str, floors: Floors, condition: str) -> tuple[str, bool]
                      f"<= {target:g}x 700 eigensolves ({yardstick:.1f} s): {secs / yardstick:.2f}x"
                      f"{'' if met else '  MISSED'}")
     return "\n".join(lines), met_all
-
-
-def _cpu_by_pid(root: int, exclude: int | None = None) -> dict[int, float]:
-    """CPU seconds (user + system) of each live process of ``root``'s tree, without the tree of ``exclude``."""
-    tree, out, todo = _children(), {}, [root]
-    tick = os.sysconf("SC_CLK_TCK")
-    while todo:
-        pid = todo.pop()
-        if pid == exclude:
-            continue
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            out[pid] = (int(fields[11]) + int(fields[12])) / tick
-        except OSError:
-            pass
-        todo.extend(tree.get(pid, []))
-    return out
 
 
 def _spent(before: dict[int, float], after: dict[int, float]) -> float:
