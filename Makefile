@@ -50,14 +50,14 @@ lint: $(VENV)/.dev-installed
 # A SuperLink, a helper and three sites as separate processes on 127.0.0.1 (Flower), a capePCA and a capeAGN
 # round, the message log and the result beside the in-process run; everything is stopped at the end.
 # NOISE=helper-free: the sites make the zero-sum noise by a secure sum (NOISE takes the noise variants whose table entry
-# says federated=True, listed by `python -m capefed.launch --help`; another is refused on one line before anything
+# says federated=True, listed by `python -m capefed.ops.launch --help`; another is refused on one line before anything
 # starts); DROP=east: that site's process is killed after the noise was set up (the round completes with the
 # survivors and shows the audit of what was released).
 NOISE ?= helper
 DROP ?=
 federated: $(VENV)/.runtime-installed
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 PYTHONPATH=$(CURDIR):$(CURDIR)/federated \
-	  $(BIN)/python -m capefed.launch --workdir federated-run --noise $(NOISE) $(if $(DROP),--drop $(DROP))
+	  $(BIN)/python -m capefed.ops.launch --workdir federated-run --noise $(NOISE) $(if $(DROP),--drop $(DROP))
 
 # bench_pages.py drives chromium with Playwright (a test requirement): the benchmarks need the dev set too.
 bench: $(VENV)/.dev-installed chromium

@@ -20,9 +20,9 @@ every case: on a shared machine the wall times grow with it, the CPU seconds muc
 
 Where the time went before issue 23 (executor ``per-message``): every message started a new ``flwr-clientapp``
 process (imports of flwr, numpy, scipy and dpcore: about 2.5 CPU seconds each), and a SuperNode that found no message
-waited 3 s before it asked again. ``worker``: one long-running ClientApp process per node (``capefed.worker``, the
+waited 3 s before it asked again. ``worker``: one long-running ClientApp process per node (``capefed.ops.worker``, the
 SuperNode in ``--isolation process``); ``worker+waits`` (every run's default now): the same under
-``capefed.supernode`` (0.5 s idle wait). docs/federated.md, "Where the time goes", has the numbers.
+``capefed.ops.supernode`` (0.5 s idle wait). docs/federated.md, "Where the time goes", has the numbers.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ import json, os, resource, sys, time
 sys.path[:0] = [{root!r}, {app!r}]
 for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[variable] = "1"
-from capefed.federation import run_loopback
+from capefed.ops.federation import run_loopback
 load = os.getloadavg()[0]
 start = time.perf_counter()
 result = run_loopback({workdir!r}, reap_all=True, task_poll={task_poll!r}, agn_path={path!r},
@@ -117,8 +117,8 @@ def print_case(case: dict, title: str) -> None:
 
 EXECUTORS = {"per-message": (False, False), "worker": (True, False), "worker+waits": (True, True)}
 """How each node answers: Flower's own SuperExec starting a flwr-clientapp process per message under flower-supernode
-(what every run did before issue 23); one long-running ClientApp process per node (capefed.worker); the same under
-capefed.supernode (0.5 s idle wait instead of 3 s, 10 s heartbeat; the default of every run now)."""
+(what every run did before issue 23); one long-running ClientApp process per node (capefed.ops.worker); the same under
+capefed.ops.supernode (0.5 s idle wait instead of 3 s, 10 s heartbeat; the default of every run now)."""
 
 
 DROPOUT_TARGET = 1.5
@@ -150,7 +150,7 @@ def dropout_comparison(runs: int, task_poll: float, poll: float) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--executor", nargs="+", default=list(EXECUTORS), choices=list(EXECUTORS),
-                        help="how the nodes answer: Flower's flwr-clientapp process per message, or capefed.worker")
+                        help="how the nodes answer: Flower's flwr-clientapp process per message, or capefed.ops.worker")
     parser.add_argument("--algorithms", default="capePCA", help="the rounds of each run (default: %(default)s)")
     parser.add_argument("--task-poll", type=float, nargs="+", default=[0.5],
                         help="SuperExec task poll intervals to compare (seconds)")

@@ -208,7 +208,7 @@ for milliseconds): beyond, the release is refused, naming the lock, instead of w
 MAX_MESSAGE_LOG_DEPTH = 8
 """Nesting depth of the JSON of a message log (the format itself needs 6)."""
 
-# --- federated messages (federated/capefed/wire.py: every Flower record a party receives) --------------------------
+# --- federated messages (federated/capefed/app/wire.py: every Flower record a party receives) ----------------------
 MAX_WIRE_VALUES = 4096
 """Configuration values in one message (a bundle of 16 rounds' requests with a few dozen fields each fits)."""
 MAX_WIRE_LIST = 10_000

@@ -25,8 +25,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from capefed.opsfiles import read_env_file
-from capefed.processes import alive, descendants, signal_all
+from capefed.ops.opsfiles import read_env_file
+from capefed.ops.processes import alive, descendants, signal_all
 
 ROOT = Path(__file__).resolve().parents[1]
 BOUND = ("/etc/capefed", "/var/lib/capefed", "/srv/capefed", "/etc/systemd/system", "/opt/capefed")

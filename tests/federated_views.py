@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from capefed import shares
+from capefed.app import shares
 
 from dpcore.cape.audit import effective_sigma
 from dpcore.cape.helper_free import joint_covariance

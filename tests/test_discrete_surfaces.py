@@ -314,7 +314,7 @@ def test_the_federated_choices_are_read_from_the_table():
 
 
 def test_the_launcher_refuses_a_variant_the_round_does_not_run_before_anything_starts(tmp_path, capsys):
-    from capefed.federation import main as launch
+    from capefed.ops.federation import main as launch
 
     workdir = tmp_path / "run"
     for name, entry in NOISE_VARIANTS.items():

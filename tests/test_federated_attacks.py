@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from capefed.demo import another_study, prepare_demo, simulate
-from capefed.federation import Federation, tagged_processes
-from capefed.rounds import settings_from_run_config
+from capefed.app.rounds import settings_from_run_config
+from capefed.ops.demo import another_study, prepare_demo, simulate
+from capefed.ops.federation import Federation, tagged_processes
 from federated_views import held_from_exchanges, knowledge, ledger_problems, site_ledger, worst
 
 from dpcore.federation import RoundAccount, SiteBudget, plan_round, round_accounts

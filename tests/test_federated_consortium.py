@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from capefed.demo import prepare_demo
+from capefed.ops.demo import prepare_demo
 from consortium_hosts import ROOT, Block, Host, guide_blocks, mount_points
 from cryptography.hazmat.primitives import serialization
 from test_federated_hosts import three_hosts
@@ -73,7 +73,7 @@ class Consortium:
                 host.start_unit(unit, self.logs)
 
     def _script(self, host: Host, text: str) -> str:
-        if "capefed.nodes list" in text:
+        if "capefed.ops.nodes list" in text:
             return self._online(host, text)
         done = host.run(text, stdin="yes\n", network="install.sh" not in text)
         self.outputs.append((host.name, text, done.stdout + done.stderr))
@@ -207,7 +207,7 @@ def _check_results(consortium: Consortium) -> None:
         assert outcome["delivered"] == sorted(SITES) and outcome["took_part"] == sorted(SITES)
     components = np.asarray(outcome["outputs"]["components"])
     assert components.shape == (64, 5)
-    listed = next(out for host, text, out in consortium.outputs if "capefed.roster show" in text)
+    listed = next(out for host, text, out in consortium.outputs if "capefed.ops.roster show" in text)
     assert all(name in listed for name in SITES)
     for host in consortium.sites():
         results = {json.loads(p.read_text())["mode"]: json.loads(p.read_text())
@@ -237,7 +237,7 @@ def _a_study_the_sites_did_not_sign(consortium: Consortium) -> None:
     doc["study"]["algorithms"]["capePCA"]["data"] += " (and more)"
     (approved.parent / "study-altered.json").write_text(json.dumps(doc))
     before = _ledgers(consortium)
-    done = aggregator.run("python -m capefed.runner federated consortium --run-config 'study=\"/var/lib/capefed/"
+    done = aggregator.run("python -m capefed.ops.runner federated consortium --run-config 'study=\"/var/lib/capefed/"
                           "study-altered.json\" roster=\"/etc/capefed/roster.json\" run=1 "
                           "out=\"/var/lib/capefed/altered.json\"'")
     assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]

@@ -2,9 +2,9 @@
 public address (nothing: no runs or nodes listed, no node registered, no Runtime API, a SuperNode with an
 unregistered key refused), that sites answer only for the code they reviewed (a run whose code package differs
 in one file is refused by every node and ends ``finished:failed``), that the SuperLink's database keeps the
-registered nodes across a restart, and the operator's exit status (``capefed.runner``).
+registered nodes across a restart, and the operator's exit status (``capefed.ops.runner``).
 
-Real processes on loopback: the SuperLink on 127.0.0.1 behind ``capefed.gateway`` (also on 127.0.0.1 here; the
+Real processes on loopback: the SuperLink on 127.0.0.1 behind ``capefed.ops.gateway`` (also on 127.0.0.1 here; the
 three-host test, tests/test_federated_hosts.py, puts it on another host's address)."""
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from capefed import runner
-from capefed.certificates import make_security_files
-from capefed.demo import prepare_demo
-from capefed.deployment import (
+from capefed.ops import runner
+from capefed.ops.certificates import make_security_files
+from capefed.ops.demo import prepare_demo
+from capefed.ops.deployment import (
     LOOPBACK,
     Tls,
     connection_text,
@@ -35,9 +35,9 @@ from capefed.deployment import (
     supernode_command,
     worker_command,
 )
-from capefed.federation import APP_DIR, CONNECTION, Federation, _free_port, tagged_processes
-from capefed.gateway import REFUSAL
-from capefed.worker import code_problem, installed_files
+from capefed.ops.federation import APP_DIR, CONNECTION, Federation, _free_port, tagged_processes
+from capefed.ops.gateway import REFUSAL
+from capefed.ops.worker import code_problem, installed_files
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -56,18 +56,18 @@ def test_a_site_answers_only_for_its_reviewed_code():
     """The code package must be exactly the reviewed release: every capefed source and the app's pyproject.toml,
     Flower's manifest aside; a changed, extra (anywhere in the package) or missing file is refused, naming it."""
     mine = installed_files()
-    assert "capefed/siteflow.py" in mine and "capefed/worker.py" in mine and "pyproject.toml" in mine
+    assert "capefed/app/siteflow.py" in mine and "capefed/ops/worker.py" in mine and "pyproject.toml" in mine
     same = dict(mine, **{".info/CONTENT": b"manifest"})
     assert code_problem(_fab(same)) is None
-    changed = dict(same, **{"capefed/siteflow.py": mine["capefed/siteflow.py"] + b"\n# one more line\n"})
-    assert "differs from this site's reviewed release in capefed/siteflow.py" in code_problem(_fab(changed))
+    changed = dict(same, **{"capefed/app/siteflow.py": mine["capefed/app/siteflow.py"] + b"\n# one more line\n"})
+    assert "differs from this site's reviewed release in capefed/app/siteflow.py" in code_problem(_fab(changed))
     for extra in ("capefed/backdoor.py", "backdoor.py", "README.md", "capefed/data.bin", "tests/attack.py"):
         assert f"carries {extra}, which" in code_problem(_fab(dict(same, **{extra: b"print(1)\n"}))), extra
-    pyproject = dict(same, **{"pyproject.toml": mine["pyproject.toml"].replace(b"capefed.server_app:app",
+    pyproject = dict(same, **{"pyproject.toml": mine["pyproject.toml"].replace(b"capefed.app.server_app:app",
                                                                               b"backdoor:app")})
     assert "differs from this site's reviewed release in pyproject.toml" in code_problem(_fab(pyproject))
-    missing = {k: v for k, v in same.items() if k != "capefed/checks.py"}
-    assert "lacks capefed/checks.py" in code_problem(_fab(missing))
+    missing = {k: v for k, v in same.items() if k != "capefed/app/checks.py"}
+    assert "lacks capefed/app/checks.py" in code_problem(_fab(missing))
     assert "cannot be read" in code_problem(b"not a zip archive")
 
 
@@ -88,7 +88,7 @@ def _zip_variants(content: bytes) -> list[bytes]:
 
 
 def test_unusual_archives_give_a_reason_not_an_error():
-    for content in _zip_variants(_fab({"capefed/worker.py": b"x" * 3000, "pyproject.toml": b"[project]"})):
+    for content in _zip_variants(_fab({"capefed/ops/worker.py": b"x" * 3000, "pyproject.toml": b"[project]"})):
         assert isinstance(code_problem(content), str)
 
 
@@ -123,7 +123,7 @@ def test_the_superlink_listens_on_loopback_and_the_gateway_alone_on_the_public_a
 
 
 def test_trial_certificates_name_the_public_address_and_loopback(tmp_path, capsys):
-    from capefed.certificates import main  # noqa: PLC0415
+    from capefed.ops.certificates import main  # noqa: PLC0415
     from cryptography import x509  # noqa: PLC0415
 
     me = pwd.getpwuid(os.geteuid()).pw_name
@@ -151,7 +151,7 @@ def _fake_flwr(tmp_path: Path, status: str) -> Path:
 def test_the_operators_run_exits_non_zero_unless_the_run_completed(tmp_path, status, code, capsys):
     flwr = _fake_flwr(tmp_path, status)
     assert runner.main(["app", "link", "--flwr", str(flwr)]) == code
-    assert f"capefed.runner: run 42 {status}" in capsys.readouterr().out
+    assert f"capefed.ops.runner: run 42 {status}" in capsys.readouterr().out
 
 
 def _flwr(federation: Federation, home: Path, *args: str) -> subprocess.CompletedProcess:
@@ -171,7 +171,7 @@ def _tampered_app(tmp_path: Path) -> Path:
     """The Flower app with one line added to the site's code: what an operator might upload."""
     app = tmp_path / "tampered-app"
     shutil.copytree(APP_DIR, app, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    with open(app / "capefed" / "siteflow.py", "a") as file:
+    with open(app / "capefed" / "app" / "siteflow.py", "a") as file:
         file.write("\n# a change the sites did not review\n")
     return app
 
@@ -222,10 +222,10 @@ def test_a_stranger_with_the_ca_certificate_is_refused_and_state_survives_a_rest
                            RUN_TIMEOUT, app_dir=_tampered_app(tmp_path))
         (outcome,) = json.loads(out.read_text())["rounds"]
         assert outcome["status"] != "released" and outcome["aggregates"] == {}
-        assert "differs from this site's reviewed release in capefed/siteflow.py" in json.dumps(outcome)
+        assert "differs from this site's reviewed release in capefed/app/siteflow.py" in json.dumps(outcome)
         assert federation.run_status == "finished:failed"
         worker_log = (tmp_path / "logs" / "north-worker.log").read_text()
-        assert "refused run" in worker_log and "capefed/siteflow.py" in worker_log
+        assert "refused run" in worker_log and "capefed/app/siteflow.py" in worker_log
 
         # the SuperLink restarts (as after a reboot): the registered nodes are still there
         federation.restart_superlink()

@@ -89,8 +89,8 @@ def test_every_command_of_the_guide_exists_and_every_unit_it_starts_is_installed
         for line in re.findall(r"^systemctl enable --now (.*)$", block.text, re.M):
             started |= set(line.split())
     assert started == units
-    assert {"capefed.certificates", "capefed.keys", "capefed.roster", "capefed.nodes", "capefed.ledger",
-            "capefed.study", "capefed.runner"} <= modules
+    assert {"capefed.ops.certificates", "capefed.ops.keys", "capefed.ops.roster", "capefed.ops.nodes",
+            "capefed.ops.ledger", "capefed.ops.study", "capefed.ops.runner"} <= modules
     for name in modules:
         assert callable(getattr(importlib.import_module(name), "main", None)), name
 

@@ -18,12 +18,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from capefed import dp, shares
-from capefed.demo import prepare_demo
-from capefed.memory import InMemoryTransport, party_node
-from capefed.messages import BUNDLE, Payload, bundle, unbundle
-from capefed.node import answer
-from capefed.rounds import _Wait, run_round, settings_from_run_config
+from capefed.app import dp, shares
+from capefed.app.messages import BUNDLE, Payload, bundle, unbundle
+from capefed.app.node import answer
+from capefed.app.rounds import _Wait, run_round, settings_from_run_config
+from capefed.ops.demo import prepare_demo
+from capefed.ops.memory import InMemoryTransport, party_node
 from federated_views import held_from_exchanges, knowledge, ledger_problems, site_ledger, worst
 from test_federated_rounds import Intercepting
 

@@ -25,11 +25,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from capefed.demo import LEDGER_DELTA, another_study, prepare_demo, simulate
-from capefed.federation import APP_DIR, REPO_DIR, Federation, tagged_processes
-from capefed.rounds import settings_from_run_config
-from capefed.studyfile import read_signed_study
-from capefed.trust import make_identity
+from capefed.app.rounds import settings_from_run_config
+from capefed.app.studyfile import read_signed_study
+from capefed.app.trust import make_identity
+from capefed.ops.demo import LEDGER_DELTA, another_study, prepare_demo, simulate
+from capefed.ops.federation import APP_DIR, REPO_DIR, Federation, tagged_processes
 from federated_views import site_ledger
 
 from dpcore.federation import composed_eps, create_ledger, read_ledger_key, round_accounts, update_ledger
@@ -138,7 +138,7 @@ def test_a_site_killed_after_the_noise_set_up_is_survived(tmp_path):
     tag = secrets.token_hex(12)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_DIR), str(APP_DIR)]))
     launcher = subprocess.Popen(
-        [sys.executable, "-m", "capefed.launch", "--workdir", str(tmp_path), "--tag", tag, "--noise", "helper-free",
+        [sys.executable, "-m", "capefed.ops.launch", "--workdir", str(tmp_path), "--tag", tag, "--noise", "helper-free",
          "--drop", "east", "--algorithms", "capePCA", "--timeout", str(RUN_TIMEOUT)], env=env,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:

@@ -11,12 +11,12 @@ import time
 
 import numpy as np
 import pytest
-from capefed import client_app
-from capefed.demo import prepare_demo, simulate
-from capefed.messages import Payload
-from capefed.rounds import run_rounds, settings_from_run_config
-from capefed.server_app import FlowerTransport
-from capefed.wire import from_records, to_records
+from capefed.app import client_app
+from capefed.app.messages import Payload
+from capefed.app.rounds import run_rounds, settings_from_run_config
+from capefed.app.server_app import FlowerTransport
+from capefed.app.wire import from_records, to_records
+from capefed.ops.demo import prepare_demo, simulate
 from flwr.app import Context, Error, Message, RecordDict
 from flwr.supercore.task_identity import TaskIdentity
 

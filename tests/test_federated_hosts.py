@@ -22,12 +22,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-from capefed.certificates import make_security_files
-from capefed.demo import prepare_demo, simulate
-from capefed.deployment import connection_text, supernode_command
-from capefed.federation import Federation, _free_port, _port_open, tagged_processes
-from capefed.messages import read_log
-from capefed.rounds import settings_from_run_config
+from capefed.app.messages import read_log
+from capefed.app.rounds import settings_from_run_config
+from capefed.ops.certificates import make_security_files
+from capefed.ops.demo import prepare_demo, simulate
+from capefed.ops.deployment import connection_text, supernode_command
+from capefed.ops.federation import Federation, _free_port, _port_open, tagged_processes
 from test_page_protocol_deployment import show_deployment_log
 
 pytestmark = pytest.mark.federated

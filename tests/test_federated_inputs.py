@@ -1,7 +1,8 @@
 """What a federated run reads from outside: its message log read back (dpcore.federation.parse_message_log, every
 field and size checked), its comparison with the protocol's round, a site's node configuration
-(capefed.site.SiteConfig) and the key=value text the launcher hands to Flower (capefed.federation.node_config_text,
-read back by Flower's own parser). Property-based tests (Hypothesis) for each parser."""
+(capefed.app.site.SiteConfig) and the key=value text the launcher hands to Flower
+(capefed.ops.federation.node_config_text, read back by Flower's own parser). Property-based tests (Hypothesis) for each
+parser."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ import re
 
 import numpy as np
 import pytest
-from capefed.demo import message_log_round, prepare_demo, run_in_memory
-from capefed.federation import FederationError, node_config_text
-from capefed.site import SiteConfig, SiteConfigError
+from capefed.app.site import SiteConfig, SiteConfigError
+from capefed.ops.demo import message_log_round, prepare_demo, run_in_memory
+from capefed.ops.federation import FederationError, node_config_text
 from flwr.common.config import parse_config_args
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

@@ -16,11 +16,11 @@ import textwrap
 import time
 
 import pytest
-from capefed import dp
-from capefed.demo import fresh_ledgers, prepare_demo
-from capefed.ledger import main as ledger_main
-from capefed.memory import InMemoryTransport, party_node
-from capefed.rounds import run_round, settings_from_run_config
+from capefed.app import dp
+from capefed.app.rounds import run_round, settings_from_run_config
+from capefed.ops.demo import fresh_ledgers, prepare_demo
+from capefed.ops.ledger import main as ledger_main
+from capefed.ops.memory import InMemoryTransport, party_node
 from conftest import ROOT
 from federated_views import site_ledger, spent_stages
 
@@ -156,7 +156,7 @@ READ_ONLY = textwrap.dedent("""
     import json, sys
     sys.path[:0] = [sys.argv[1] + "/tests", sys.argv[1] + "/federated", sys.argv[1]]
     from test_federated_ledger import _round
-    from capefed.demo import Demo
+    from capefed.ops.demo import Demo
     nodes, run_config = json.loads(open(sys.argv[2]).read())
     class D:
         pass

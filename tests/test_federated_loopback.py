@@ -18,9 +18,9 @@ import time
 
 import numpy as np
 import pytest
-from capefed.federation import APP_DIR, REPO_DIR, tagged_processes
-from capefed.messages import read_log
-from capefed.rounds import settings_from_run_config
+from capefed.app.messages import read_log
+from capefed.app.rounds import settings_from_run_config
+from capefed.ops.federation import APP_DIR, REPO_DIR, tagged_processes
 
 from dpcore.federation import SiteBudget, plan_round, protocol_differences
 
@@ -46,7 +46,7 @@ def test_superlink_helper_and_three_sites_as_processes(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_DIR), str(APP_DIR)]))
     start = time.monotonic()
     launcher = subprocess.Popen(
-        [sys.executable, "-m", "capefed.launch", "--workdir", str(tmp_path), "--tag", tag,
+        [sys.executable, "-m", "capefed.ops.launch", "--workdir", str(tmp_path), "--tag", tag,
          "--timeout", str(RUN_TIMEOUT)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         start_new_session=True)
     try:

@@ -13,7 +13,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from capefed.worker import DASHBOARD_PACKAGES, installed_digest
+from capefed.ops.worker import DASHBOARD_PACKAGES, installed_digest
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "federated" / "deploy"
@@ -124,7 +124,7 @@ def test_the_install_script_builds_a_party_environment_with_nothing_of_the_dashb
     assert not installed & {"streamlit", "plotly", "altair", "pyarrow"}
     round_in_memory = (
         "import sys\n"
-        "from capefed.demo import prepare_demo, run_in_memory\n"
+        "from capefed.ops.demo import prepare_demo, run_in_memory\n"
         f"(o,) = run_in_memory(prepare_demo({str(tmp_path / 'data')!r}), ('capePCA',))\n"
         "print(o.status, sorted(m for m in sys.modules if m.split('.')[0] in ('streamlit', 'plotly')))\n")
     ran = subprocess.run([str(python), "-c", round_in_memory], capture_output=True, text=True, timeout=300,

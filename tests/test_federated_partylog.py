@@ -1,4 +1,4 @@
-"""Each party's log in words (capefed.partylog): what it received, checked, released and refused, one line each,
+"""Each party's log in words (capefed.app.partylog): what it received, checked, released and refused, one line each,
 for every request of an in-memory round; a refusal quotes the failed check; nothing the aggregator sent can break a
 line."""
 
@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import logging
 
-from capefed.demo import prepare_demo, run_in_memory
-from capefed.messages import Payload
-from capefed.node import answer
-from capefed.partylog import describe
+from capefed.app.messages import Payload
+from capefed.app.node import answer
+from capefed.app.partylog import describe
+from capefed.ops.demo import prepare_demo, run_in_memory
 
 
 def _lines(caplog) -> list[str]:

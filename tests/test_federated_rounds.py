@@ -12,15 +12,15 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
-from capefed import dp
-from capefed.demo import prepare_demo, simulate
-from capefed.helper import sealed_key
-from capefed.memory import InMemoryTransport, party_node
-from capefed.messages import BUNDLE, Payload, bundle, unbundle
-from capefed.node import answer
-from capefed.rounds import run_round, run_rounds, settings_from_run_config
-from capefed.sealing import OVERHEAD_BYTES, SealError, new_key_pair, open_array, seal_array, seal_context
-from capefed.site import SiteConfig, SiteConfigError, load_pca_data
+from capefed.app import dp
+from capefed.app.helper import sealed_key
+from capefed.app.messages import BUNDLE, Payload, bundle, unbundle
+from capefed.app.node import answer
+from capefed.app.rounds import run_round, run_rounds, settings_from_run_config
+from capefed.app.sealing import OVERHEAD_BYTES, SealError, new_key_pair, open_array, seal_array, seal_context
+from capefed.app.site import SiteConfig, SiteConfigError, load_pca_data
+from capefed.ops.demo import prepare_demo, simulate
+from capefed.ops.memory import InMemoryTransport, party_node
 
 from dpcore.federation import protocol_differences
 from dpcore.privacy import unique_entries_matrix
@@ -450,7 +450,7 @@ def test_loopback_security_files(tmp_path):
     ECDSA keys in OpenSSH format (what flower-supernode --auth-supernode-private-key reads)."""
     import ipaddress
 
-    from capefed.certificates import make_security_files
+    from capefed.ops.certificates import make_security_files
     from cryptography import x509
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.hazmat.primitives.serialization import load_ssh_private_key, load_ssh_public_key

@@ -9,11 +9,11 @@ import dataclasses
 import json
 
 import pytest
-from capefed import dp
-from capefed.demo import fresh_ledgers, prepare_demo
-from capefed.memory import InMemoryTransport, party_node
-from capefed.rounds import run_round, settings_from_run_config
-from capefed.trust import approval_signature, load_identity
+from capefed.app import dp
+from capefed.app.rounds import run_round, settings_from_run_config
+from capefed.app.trust import approval_signature, load_identity
+from capefed.ops.demo import fresh_ledgers, prepare_demo
+from capefed.ops.memory import InMemoryTransport, party_node
 
 STUDY_ROUNDS = 2
 
@@ -62,7 +62,7 @@ def test_a_study_whose_digest_differs_from_the_signed_one_is_refused(demo, tmp_p
 
 def test_a_round_of_a_study_the_site_did_not_sign_is_refused(demo, tmp_path):
     """A second study, signed by every site's key (so every approval verifies), but north's ledger never recorded
-    approving it (its data steward never ran ``capefed.study approve``): north refuses."""
+    approving it (its data steward never ran ``capefed.ops.study approve``): north refuses."""
     nodes = fresh_ledgers(demo, tmp_path / "ledgers")
     doc = json.loads(open(demo.run_config["study"]).read())
     doc["study"]["title"] = "another study"

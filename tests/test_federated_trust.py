@@ -10,13 +10,13 @@ import os
 
 import numpy as np
 import pytest
-from capefed.demo import LEDGER_DELTA, fresh_ledgers, prepare_demo, simulate
-from capefed.memory import InMemoryTransport, party_node
-from capefed.messages import bundle, unbundle
-from capefed.node import answer
-from capefed.rounds import run_round, run_rounds, settings_from_run_config
-from capefed.site import SiteConfigError, read_bounded
-from capefed.trust import make_identity, sign
+from capefed.app.messages import bundle, unbundle
+from capefed.app.node import answer
+from capefed.app.rounds import run_round, run_rounds, settings_from_run_config
+from capefed.app.site import SiteConfigError, read_bounded
+from capefed.app.trust import make_identity, sign
+from capefed.ops.demo import LEDGER_DELTA, fresh_ledgers, prepare_demo, simulate
+from capefed.ops.memory import InMemoryTransport, party_node
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from federated_views import site_ledger
 from hypothesis import HealthCheck, given, settings

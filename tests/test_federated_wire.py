@@ -1,6 +1,6 @@
 """Hostile input at the boundary of a federated run (issue 29, causes 2 and 3; issue 30): the one guarded decoder of
-every Flower record (capefed.wire), round keys of small order (capefed.sealing), the secret-sharing layout
-(capefed.shares) and the range of a release (dpcore.federation.masking). Written from the class of input, with
+every Flower record (capefed.app.wire), round keys of small order (capefed.app.sealing), the secret-sharing layout
+(capefed.app.shares) and the range of a release (dpcore.federation.masking). Written from the class of input, with
 Hypothesis where it applies: every record is a payload or a WireError naming what is wrong, before anything is
 allocated; no party's handler raises for any of them."""
 
@@ -14,14 +14,14 @@ import tracemalloc
 
 import numpy as np
 import pytest
-from capefed import shares
-from capefed.client_app import handle
-from capefed.demo import prepare_demo
-from capefed.messages import Payload, bundle
-from capefed.rounds import run_rounds, settings_from_run_config
-from capefed.sealing import SealError, check_public_key, new_key_pair, pair_key, seal_bytes
-from capefed.server_app import FlowerTransport
-from capefed.wire import WireError, decode_array, from_records, to_records
+from capefed.app import shares
+from capefed.app.client_app import handle
+from capefed.app.messages import Payload, bundle
+from capefed.app.rounds import run_rounds, settings_from_run_config
+from capefed.app.sealing import SealError, check_public_key, new_key_pair, pair_key, seal_bytes
+from capefed.app.server_app import FlowerTransport
+from capefed.app.wire import WireError, decode_array, from_records, to_records
+from capefed.ops.demo import prepare_demo
 from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Message, MetricRecord, RecordDict
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -253,10 +253,10 @@ def test_round_keys_of_small_order_are_refused_at_the_boundary():
 
 
 def test_a_statement_with_a_small_order_key_is_ignored_by_the_aggregator_and_refused_by_the_helper(demo, tmp_path):
-    from capefed.memory import InMemoryTransport, party_node
-    from capefed.messages import unbundle
-    from capefed.node import answer
-    from capefed.trust import load_identity, signed_statement
+    from capefed.app.messages import unbundle
+    from capefed.app.node import answer
+    from capefed.app.trust import load_identity, signed_statement
+    from capefed.ops.memory import InMemoryTransport, party_node
 
     east = next(n for n in demo.nodes if n["name"] == "east")
     identity = load_identity(east["identity"])

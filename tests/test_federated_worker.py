@@ -1,7 +1,8 @@
-"""capefed.supernode: the waits it shortens are where it expects them in the pinned Flower (the idle ``time.sleep(3)``
-of the SuperNode's loop, the heartbeat interval the SuperNode announces and keeps and the life of a task a worker
-claimed), and after ``shorten_waits`` they are IDLE_SECONDS and HEARTBEAT_SECONDS. Run in a subprocess: it changes
-Flower's modules. capefed.worker: a worker killed in the middle of its work is started again by its supervisor."""
+"""capefed.ops.supernode: the waits it shortens are where it expects them in the pinned Flower (the idle
+``time.sleep(3)`` of the SuperNode's loop, the heartbeat interval the SuperNode announces and keeps and the life of a
+task a worker claimed), and after ``shorten_waits`` they are IDLE_SECONDS and HEARTBEAT_SECONDS. Run in a subprocess: it
+changes Flower's modules. capefed.ops.worker: a worker killed in the middle of its work is started again by its
+supervisor."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ import subprocess
 import sys
 import time
 
-from capefed.federation import APP_DIR, REPO_DIR
-from capefed.processes import children
-from capefed.supernode import FLOWER_IDLE_SECONDS, HEARTBEAT_SECONDS, IDLE_SECONDS
+from capefed.ops.federation import APP_DIR, REPO_DIR
+from capefed.ops.processes import children
+from capefed.ops.supernode import FLOWER_IDLE_SECONDS, HEARTBEAT_SECONDS, IDLE_SECONDS
 
 CHECK = f"""
 import inspect, time
@@ -27,7 +28,7 @@ assert connection.HEARTBEAT_DEFAULT_INTERVAL == heartbeat.HEARTBEAT_DEFAULT_INTE
 assert tasks.HEARTBEAT_DEFAULT_INTERVAL == 30
 assert "HEARTBEAT_DEFAULT_INTERVAL" in inspect.getsource(heartbeat.HeartbeatSender._run)
 assert "HEARTBEAT_DEFAULT_INTERVAL" in inspect.getsource(tasks.InMemoryCoreState.acknowledge_task_heartbeat)
-from capefed.supernode import shorten_waits
+from capefed.ops.supernode import shorten_waits
 shorten_waits()
 assert connection.HEARTBEAT_DEFAULT_INTERVAL == heartbeat.HEARTBEAT_DEFAULT_INTERVAL == {HEARTBEAT_SECONDS}
 assert tasks.HEARTBEAT_DEFAULT_INTERVAL == {HEARTBEAT_SECONDS}
@@ -54,11 +55,11 @@ def _worker_children(pid: int) -> list[int]:
 
 
 def test_a_killed_worker_is_started_again_by_its_supervisor():
-    """``python -m capefed.worker`` keeps one serving child; SIGKILL it and a new one takes its place; SIGTERM to the
-    supervisor stops both. (No SuperNode: the child keeps asking for one, which is all it needs to stay up.)"""
+    """``python -m capefed.ops.worker`` keeps one serving child; SIGKILL it and a new one takes its place; SIGTERM to
+    the supervisor stops both. (No SuperNode: the child keeps asking for one, which is all it needs to stay up.)"""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_DIR), str(APP_DIR)]))
-    supervisor = subprocess.Popen([sys.executable, "-m", "capefed.worker", "--runtime", "127.0.0.1:9", "--poll", "1"],
-                                  env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    supervisor = subprocess.Popen([sys.executable, "-m", "capefed.ops.worker", "--runtime", "127.0.0.1:9",
+                                   "--poll", "1"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         first = _wait_for(lambda: _worker_children(supervisor.pid), 60)
         os.kill(first[0], signal.SIGKILL)

@@ -1,6 +1,6 @@
 """Issue 29, cause 6: the worker's code-package check let unusual zip errors escape; the operator's runner ended with
 a traceback on a ``flwr ls`` time-out, a missing ``--flwr`` or non-UTF-8 output. The classes: every failure to read
-a code package is a refusal naming the check (capefed.worker.fab_files raises FabError only; code_problem returns
+a code package is a refusal naming the check (capefed.ops.worker.fab_files raises FabError only; code_problem returns
 its reason), tested on any mutation of a real package (Hypothesis) and on each kind by name; the runner ends with one
 line and an exit status for anything ``flwr`` does (real processes)."""
 
@@ -16,8 +16,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from capefed import runner
-from capefed.worker import MAX_FAB_BYTES, MAX_FAB_MEMBERS, FabError, code_problem, fab_files, installed_files
+from capefed.ops import runner
+from capefed.ops.worker import MAX_FAB_BYTES, MAX_FAB_MEMBERS, FabError, code_problem, fab_files, installed_files
 from conftest import ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -166,18 +166,19 @@ def test_the_runner_reads_any_flwr_ls_answer_as_a_status(tmp_path, capsys, answe
     script, words = LS_ANSWERS[answer]
     assert runner.main(["app", "link", "--flwr", str(_flwr(tmp_path, STARTED, script))]) == 1
     out = capsys.readouterr().out
-    assert f"capefed.runner: run 42 {words}" in out and out.strip().splitlines()[-1].startswith("capefed.runner")
+    assert f"capefed.ops.runner: run 42 {words}" in out
+    assert out.strip().splitlines()[-1].startswith("capefed.ops.runner")
 
 
 def test_a_flwr_ls_that_does_not_answer_is_a_status_not_a_traceback(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(runner, "STATUS_TIMEOUT_SECONDS", 0.5)
     assert runner.main(["app", "link", "--flwr", str(_flwr(tmp_path, STARTED, "sleep 30"))]) == 1
-    assert "capefed.runner: run 42 unknown (flwr ls did not answer within 0.5 s)" in capsys.readouterr().out
+    assert "capefed.ops.runner: run 42 unknown (flwr ls did not answer within 0.5 s)" in capsys.readouterr().out
 
 
 def _run_runner(*argv: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{ROOT / 'federated'}")
-    return subprocess.run([sys.executable, "-m", "capefed.runner", "app", "link", *argv], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "capefed.ops.runner", "app", "link", *argv], capture_output=True,
                           timeout=300, env=env)
 
 
@@ -191,7 +192,7 @@ def test_a_flwr_that_cannot_be_run_ends_with_one_line(tmp_path, flwr):
     done = _run_runner("--flwr", str(path))
     stderr = done.stderr.decode()
     assert done.returncode == 2 and "Traceback" not in stderr, stderr
-    assert stderr.count("\n") == 1 and stderr.startswith(f"capefed.runner: cannot run '{path}'"), stderr
+    assert stderr.count("\n") == 1 and stderr.startswith(f"capefed.ops.runner: cannot run '{path}'"), stderr
 
 
 def test_non_utf8_output_of_flwr_run_is_echoed_and_the_run_still_ends_with_its_status(tmp_path):
@@ -200,4 +201,5 @@ def test_non_utf8_output_of_flwr_run_is_echoed_and_the_run_still_ends_with_its_s
     done = _run_runner("--flwr", str(_flwr(tmp_path, run, ls)))
     assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
     lines = done.stdout.decode().splitlines()
-    assert lines[0] == "progress \ufffd\ufffd caf\ufffd" and lines[-1] == "capefed.runner: run 42 finished:completed"
+    assert lines[0] == "progress \ufffd\ufffd caf\ufffd"
+    assert lines[-1] == "capefed.ops.runner: run 42 finished:completed"

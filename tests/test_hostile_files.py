@@ -138,12 +138,12 @@ LIBRARY_INPUTS = {
     "ledger update": ("from dpcore.federation import update_ledger\n"
                       "update_ledger(PATH, bytes(32), 'north', lambda ledger: [])", "InputError"),
     "ledger key": ("from dpcore.federation.ledger import read_ledger_key\nread_ledger_key(PATH)", "InputError"),
-    "roster": ("from capefed.trust import read_roster\nread_roster(PATH)", "TrustError"),
-    "identity key": ("from capefed.trust import load_identity\nload_identity(PATH)", "TrustError"),
-    "a site's data": ("from pathlib import Path\nfrom capefed.site import read_bounded\nread_bounded(Path(PATH))",
+    "roster": ("from capefed.app.trust import read_roster\nread_roster(PATH)", "TrustError"),
+    "identity key": ("from capefed.app.trust import load_identity\nload_identity(PATH)", "TrustError"),
+    "a site's data": ("from pathlib import Path\nfrom capefed.app.site import read_bounded\nread_bounded(Path(PATH))",
                       "SiteConfigError"),
-    "a site's PCA data": ("from capefed.site import load_pca_data\nload_pca_data(PATH, 10)", "SiteConfigError"),
-    "message log": ("from capefed.messages import read_log\nread_log(PATH)", "InputError"),
+    "a site's PCA data": ("from capefed.app.site import load_pca_data\nload_pca_data(PATH, 10)", "SiteConfigError"),
+    "message log": ("from capefed.app.messages import read_log\nread_log(PATH)", "InputError"),
     "scenario file": ("from dpcore import load_scenario\nload_scenario(PATH)", "InputError"),
 }
 _DRIVER = textwrap.dedent("""
@@ -178,7 +178,7 @@ def test_every_library_file_input_refuses_what_is_not_a_regular_file(reader, hos
 
 def test_the_workers_secret_file_is_refused_in_one_line(hostile):
     for kind in ("fifo", "directory", "device"):
-        done = subprocess.run([sys.executable, "-m", "capefed.worker", "--runtime", "127.0.0.1:9", "--secret-file",
+        done = subprocess.run([sys.executable, "-m", "capefed.ops.worker", "--runtime", "127.0.0.1:9", "--secret-file",
                                str(hostile[kind])], cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT,
                               env=_env())
         assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr

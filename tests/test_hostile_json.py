@@ -10,10 +10,10 @@ import json
 from collections.abc import Callable
 
 import pytest
-from capefed.messages import Payload
-from capefed.partylog import _noise
-from capefed.requests import RequestError, round_context
-from capefed.trust import TrustError, make_identity, read_roster, signed_statement, verify_statement, write_roster
+from capefed.app.messages import Payload
+from capefed.app.partylog import _noise
+from capefed.app.requests import RequestError, round_context
+from capefed.app.trust import TrustError, make_identity, read_roster, signed_statement, verify_statement, write_roster
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -179,9 +179,9 @@ def test_size_is_bounded_before_the_text_is_scanned():
 def test_a_strangers_nested_hello_is_ignored_by_the_aggregator_and_the_round_goes_on(tmp_path):
     """In a real round (in memory): a fourth node, unknown to the roster, answers the hello with a 4 KB nested
     statement; the aggregator lists it as ignored, naming the check, and the three sites' round is released."""
-    from capefed.demo import fresh_ledgers, prepare_demo
-    from capefed.memory import party_node
-    from capefed.rounds import run_round, settings_from_run_config
+    from capefed.app.rounds import run_round, settings_from_run_config
+    from capefed.ops.demo import fresh_ledgers, prepare_demo
+    from capefed.ops.memory import party_node
     from test_federated_rounds import Intercepting
 
     demo = prepare_demo(tmp_path / "data", noise="helper")
@@ -208,9 +208,9 @@ def test_a_strangers_nested_hello_is_ignored_by_the_aggregator_and_the_round_goe
 def test_nested_round_settings_are_refused_by_the_parties_not_raised(tmp_path):
     """The aggregator sends every party round settings nested 2,048 deep: each refuses, naming the field; nothing is
     released and no exception leaves a handler."""
-    from capefed.demo import fresh_ledgers, prepare_demo
-    from capefed.memory import party_node
-    from capefed.rounds import run_round, settings_from_run_config
+    from capefed.app.rounds import run_round, settings_from_run_config
+    from capefed.ops.demo import fresh_ledgers, prepare_demo
+    from capefed.ops.memory import party_node
     from test_federated_rounds import Intercepting
 
     demo = prepare_demo(tmp_path / "data", noise="helper")
@@ -228,9 +228,9 @@ def test_nested_round_settings_are_refused_by_the_parties_not_raised(tmp_path):
 
 
 def test_a_nested_roster_stops_the_round_with_the_reason(tmp_path):
-    from capefed.demo import prepare_demo
-    from capefed.memory import InMemoryTransport, party_node
-    from capefed.rounds import run_round, settings_from_run_config
+    from capefed.app.rounds import run_round, settings_from_run_config
+    from capefed.ops.demo import prepare_demo
+    from capefed.ops.memory import InMemoryTransport, party_node
 
     demo = prepare_demo(tmp_path / "data", noise="helper")
     roster = tmp_path / "nested-roster.json"
@@ -244,7 +244,7 @@ def test_a_nested_roster_stops_the_round_with_the_reason(tmp_path):
 
 def test_a_statement_signed_by_a_pinned_key_is_still_read(keys):
     """The bound refuses nothing a party writes: a real statement verifies."""
-    from capefed.trust import load_identity
+    from capefed.app.trust import load_identity
 
     text, signature = signed_statement(load_identity(keys / "north.key"), "r", "north",
                                        {"name": "north", "n": 10, "eps": 1.0, "delta": 1e-5, "dim": 4}, b"\1" * 32)

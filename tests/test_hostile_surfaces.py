@@ -389,7 +389,7 @@ def test_mog_uploads_at_the_largest_allowed_magnitude_run(capsys, tmp_path):
 
 @pytest.fixture(scope="module")
 def log_document(tmp_path_factory):
-    from capefed.demo import message_log_round, prepare_demo, run_in_memory
+    from capefed.ops.demo import message_log_round, prepare_demo, run_in_memory
 
     from dpcore.federation import LOG_FORMAT
 

@@ -5,8 +5,8 @@ real deployment on the page; these check the source's behaviour with a log the S
 from __future__ import annotations
 
 import pytest
-from capefed.demo import prepare_demo, run_in_memory
-from capefed.messages import message_log_round, write_log
+from capefed.app.messages import message_log_round, write_log
+from capefed.ops.demo import prepare_demo, run_in_memory
 from conftest import app_test
 
 from pages.shared.federated_log import DEPLOYMENT_LOG_VARIABLE

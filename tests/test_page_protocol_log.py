@@ -8,7 +8,7 @@ import copy
 import json
 
 import pytest
-from capefed.demo import message_log_round, prepare_demo, run_in_memory
+from capefed.ops.demo import message_log_round, prepare_demo, run_in_memory
 from conftest import app_test
 
 import pages.shared.federated_log as federated_log

@@ -29,7 +29,7 @@ def federated_variants() -> tuple[str, ...]:
 def federated_variant(name: object, what: str = "noise") -> str:
     """``name`` when the Flower round runs that variant (its entry's ``federated``); else an InputError of one line
     naming the variants it runs (and, for a variant of the table it does not run, saying so). The check of a round's
-    ``noise`` setting, wherever it is given (run configuration, ``capefed.launch --noise``, ``make federated
+    ``noise`` setting, wherever it is given (run configuration, ``capefed.ops.launch --noise``, ``make federated
     NOISE=...``)."""
     allowed = federated_variants()
     if isinstance(name, str) and name in allowed:

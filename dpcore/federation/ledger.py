@@ -274,8 +274,8 @@ def _tampered(path: Path, index: int, kind: str, what: str) -> InputError:
 def _missing(path: Path) -> InputError:
     where = f"the folder {path.parent} does not exist" if not path.parent.is_dir() else "no such file"
     return InputError(f"the ledger {path} does not exist ({where}): a site's ledger is made once, at enrolment "
-                      f"(python -m capefed.ledger create), and a missing one is never a fresh budget (a wrong path or "
-                      f"a deleted ledger); {_REFUSED}")
+                      f"(python -m capefed.ops.ledger create), and a missing one is never a fresh budget (a wrong path "
+                      f"or a deleted ledger); {_REFUSED}")
 
 
 def read_ledger(path: str | Path, key: bytes, site: str | None = None) -> Ledger:

@@ -210,7 +210,7 @@ def parse_study(text: str) -> Study:
 def study_text(*, title: str, proposer: str, rounds: int, total_delta: float,
                algorithms: Mapping[str, tuple[RoundSettings, int, str]], sites: Sequence[Site],
                counts: Mapping[str, Mapping[str, int]]) -> str:
-    """A study's canonical text from its parts, every site's total computed (what ``python -m capefed.study
+    """A study's canonical text from its parts, every site's total computed (what ``python -m capefed.ops.study
     propose`` writes); checked by :func:`parse_study`. ``algorithms``: name -> (settings, D, description of the
     data); ``counts``: site -> algorithm -> N_s. A setting's collusion None becomes the default ceil(S/3) - 1."""
     entries = {}

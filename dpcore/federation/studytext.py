@@ -1,5 +1,5 @@
 """A study in plain words, and what it would expose of one site, every sentence built from the study's numbers and
-dpcore's audit (docs/federated.md, "A study every site approves"): what ``python -m capefed.study review`` and
+dpcore's audit (docs/federated.md, "A study every site approves"): what ``python -m capefed.ops.study review`` and
 ``approve`` print."""
 
 from __future__ import annotations

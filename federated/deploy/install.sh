@@ -24,10 +24,10 @@ APP=$(dirname "$HERE")
 REPO=$(dirname "$APP")
 SERVICE_USER=capefed
 
-wanted=$(cd "$APP" && "$PYTHON" -c 'from capefed.worker import installed_digest; print(installed_digest())')
+wanted=$(cd "$APP" && "$PYTHON" -c 'from capefed.ops.worker import installed_digest; print(installed_digest())')
 have=""
 if [ -x "$PREFIX/venv/bin/python" ]; then
-    have=$("$PREFIX/venv/bin/python" -m capefed.worker --check-install 2>/dev/null | cut -d' ' -f1) || have=""
+    have=$("$PREFIX/venv/bin/python" -m capefed.ops.worker --check-install 2>/dev/null | cut -d' ' -f1) || have=""
 fi
 if [ "$have" != "$wanted" ]; then
     mkdir -p "$PREFIX"
@@ -44,7 +44,7 @@ if [ "$have" != "$wanted" ]; then
     $PIP install --quiet --require-virtualenv --no-deps "$SRC"
     $PIP install --quiet --require-virtualenv --no-deps "$APP"
 fi
-"$PREFIX/venv/bin/python" -m capefed.worker --check-install > "$PREFIX/capefed.sha256"
+"$PREFIX/venv/bin/python" -m capefed.ops.worker --check-install > "$PREFIX/capefed.sha256"
 cat "$PREFIX/capefed.sha256"
 
 if [ "$(id -u)" -ne 0 ]; then

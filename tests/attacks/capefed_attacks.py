@@ -3,7 +3,7 @@
 The control file (``CAPEFED_ATTACK_FILE``, JSON, rewritten by the test before each run) says what to do:
 
 * ``"aggregator": {"attack": NAME, "victim": SITE, "dump": PATH, ...}``: the ServerApp's transport
-  (``capefed.server_app.FlowerTransport.exchange``) is replaced by one that records every request it sends and every
+  (``capefed.app.server_app.FlowerTransport.exchange``) is replaced by one that records every request it sends and every
   reply it receives (pickled to ``dump`` after each exchange: everything the aggregator's process holds) and changes
   them as attack NAME says (:data:`ATTACKS`); the aggregator's own code is untouched otherwise. At the end of the run
   it keeps pulling replies that came too late (``late_wait`` seconds): a real aggregator may keep them.
@@ -70,7 +70,7 @@ class Recorder:
 
 def record(recorder: Recorder, items: dict[int, list], replies: dict[int, Any]) -> dict[int, list]:
     """Record the items sent and the replies to them; returns each node's reply items (by key)."""
-    from capefed.messages import unbundle  # noqa: PLC0415
+    from capefed.app.messages import unbundle  # noqa: PLC0415
 
     opened: dict[int, list] = {}
     for node, its in items.items():
@@ -90,7 +90,7 @@ def attacked(attack: Any, recorder: Recorder, requests: dict[int, Any], send: An
              ) -> dict[int, Any]:
     """One exchange of the aggregator under ``attack``: its bundles opened, changed, sent (``send``), the replies
     changed and bundled again; ``send_extra`` sends the attack's own extra requests."""
-    from capefed.messages import bundle, unbundle  # noqa: PLC0415
+    from capefed.app.messages import bundle, unbundle  # noqa: PLC0415
 
     items = attack.before(recorder, {node: list(unbundle(p)) for node, p in requests.items()})
     opened = attack.after(recorder, None, items, send(items), send_extra)
@@ -118,7 +118,7 @@ def _push_pull(server_app: Any, transport: Any, requests: dict[int, Any], timeou
 
 
 def _install_aggregator(server_app: Any) -> None:
-    from capefed.messages import bundle  # noqa: PLC0415
+    from capefed.app.messages import bundle  # noqa: PLC0415
 
     settings = control().get("aggregator")
     if not settings:
@@ -154,7 +154,7 @@ def _install_aggregator(server_app: Any) -> None:
 
 def _late(server_app: Any, transport: Any, recorder: Recorder, seconds: float) -> None:
     """Replies that came after the aggregator stopped waiting, pulled until they arrive or ``seconds`` passed."""
-    from capefed.messages import unbundle  # noqa: PLC0415
+    from capefed.app.messages import unbundle  # noqa: PLC0415
 
     end = time.monotonic() + seconds
     while recorder.waiting and time.monotonic() < end:
@@ -308,7 +308,7 @@ class Forge(Honest):
     aggregator's own, in capeAGN the site noise weakened to tau_g,s^2 = 0."""
 
     def before(self, recorder, items):
-        from capefed.trust import sign  # noqa: PLC0415
+        from capefed.app.trust import sign  # noqa: PLC0415
         from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey  # noqa: PLC0415
 
         key = recorder.state.setdefault("key", Ed25519PrivateKey.generate())
@@ -380,8 +380,8 @@ def _install_setup(module: Any) -> None:
     module.setup = setup
 
 
-TARGETS = {"capefed.server_app": _install_aggregator, "capefed.siterelease": _install_release,
-           "capefed.sitesetup": _install_setup}
+TARGETS = {"capefed.app.server_app": _install_aggregator, "capefed.app.siterelease": _install_release,
+           "capefed.app.sitesetup": _install_setup}
 
 
 class _Finder(importlib.abc.MetaPathFinder):

@@ -5,7 +5,7 @@ Python imports ``sitecustomize`` at start-up from the first directory on its pat
 start the SuperLink (whose ServerApp processes inherit its environment) and the sites' workers with this directory
 first on ``PYTHONPATH`` and ``CAPEFED_ATTACK_FILE`` naming a JSON control file; every other process, and every
 deployment, has neither, and then this module does nothing. With them it installs an import hook that hands
-``capefed.server_app`` (the aggregator) and ``capefed.siterelease`` / ``capefed.sitesetup`` (a site) to
+``capefed.app.server_app`` (the aggregator) and ``capefed.app.siterelease`` / ``capefed.app.sitesetup`` (a site) to
 :mod:`capefed_attacks` once they are imported, which patches them as the control file says for the current run.
 """
 

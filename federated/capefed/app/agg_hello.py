@@ -1,6 +1,6 @@
 """Step 1 of a round at the aggregator: the hello (docs/federated.md, "One round, message by message"). The helper
 answers with its role (signed), each site with its budget and a fresh X25519 round key in a statement signed by its
-identity key; the round key is checked at the boundary (not a point of small order: ``capefed.sealing``). Only
+identity key; the round key is checked at the boundary (not a point of small order: ``capefed.app.sealing``). Only
 parties the roster pins count: a node whose hello cannot be verified (a stranger, an impostor using a site's name, a
 malformed key) is ignored and listed; a round that is then short stops, naming the failed check."""
 

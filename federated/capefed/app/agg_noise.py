@@ -2,7 +2,7 @@
 "Masked releases and one agreed survivor set").
 
 * Every site answers a ``setup`` request with one sealed, signed set-up message per other site and stage (its
-  self-mask seed's share and, helper-free, its noise seed's share and masked secure-sum share: ``capefed.shares``),
+  self-mask seed's share and, helper-free, its noise seed's share and masked secure-sum share: ``capefed.app.shares``),
   its signed commitments to those seeds and its signed reservation of the round's cost in its ledger (every release
   request carries every site's: no site releases before all reserved). The aggregator forwards the messages unread
   and keeps the commitments (it checks every seed it later rebuilds against them).

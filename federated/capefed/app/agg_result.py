@@ -1,7 +1,7 @@
 """The last step of a round at the aggregator: every site of the plan gets the round's end (docs/federated.md, "What
 each operator sees"): its status and reason, the published output (released rounds), the sites that took part and
 those dropped. Each site computes the audit of its own views itself, settles the round in its ledger and keeps the
-result (:mod:`capefed.siteresult`). A site that does not answer is noted, never waited for beyond the round's grace:
+result (:mod:`capefed.app.siteresult`). A site that does not answer is noted, never waited for beyond the round's grace:
 its ledger settles the round by itself once its own deadline has passed."""
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ to its standard output: the node's log file, or ``journalctl -u capefed-worker``
     site north: checked every site's signed statement against the roster, ...
     site north: released its stage A statistic with its noise: 2,080 numbers, masked
 
-The checks named for an answered request are the ones the handler (``capefed.siteflow``, ``capefed.helper``) ran
+The checks named for an answered request are the ones the handler (``capefed.app.siteflow``, ``capefed.app.helper``) ran
 before it answered: it raises on the first that fails, and that failure is what the "refused" line quotes.
 """
 

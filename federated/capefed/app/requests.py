@@ -3,7 +3,7 @@ with a message that names the field and says what is allowed (:class:`RequestErr
 request directly.
 
 The round's context travels with every request after the hello: the round id, the public settings (JSON of
-``RoundSettings.to_dict``) and the sites' signed statements (:mod:`capefed.trust`); :func:`round_context` verifies
+``RoundSettings.to_dict``) and the sites' signed statements (:mod:`capefed.app.trust`); :func:`round_context` verifies
 the statements against the roster and recomputes the plan from them, which is the plan the node then checks
 everything else against.
 """
@@ -163,7 +163,7 @@ def _planned(budgets: tuple[dp.SiteBudget, ...], settings: dp.RoundSettings) -> 
 
 
 def round_context(c: Mapping[str, Any], roster: Roster) -> RoundContext:
-    """Verify the round's context of a request and compute the plan (:mod:`capefed.requests` docstring)."""
+    """Verify the round's context of a request and compute the plan (:mod:`capefed.app.requests` docstring)."""
     round_id = text(c, "round")
     settings = _settings(c)
     statements = texts(c, "statements", most=dp.MAX_SITES, limit=4096)

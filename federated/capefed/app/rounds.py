@@ -1,18 +1,18 @@
 """The aggregator's side of capePCA and capeAGN rounds, over any transport (Flower or in-process).
 
-1. **hello** (:mod:`capefed.agg_hello`): the helper answers with its role (signed), each site with its budget and a
+1. **hello** (:mod:`capefed.app.agg_hello`): the helper answers with its role (signed), each site with its budget and a
    fresh X25519 round key in a statement signed by its identity key; only parties the roster pins count.
 2. **design**: ``dpcore.federation.plan_round`` solves and audits every stage for the round's noise variant and
    drop-out tolerance, with the Shamir threshold t = S - dropouts (refused unless S >= c + 2 dropouts + 1); a refusal
    ends the round here, with the reason. Every other party recomputes the same plan from the signed statements.
-3. **set-up** (:mod:`capefed.agg_noise`): every site shares its self-mask seed (helper-free also its noise seed and
+3. **set-up** (:mod:`capefed.app.agg_noise`): every site shares its self-mask seed (helper-free also its noise seed and
    masked secure-sum share) with every other site, sealed and signed; the helper, in the same exchange, seals each e_s.
-4. **stages** (:mod:`capefed.agg_stage`), each: masked releases, the survivor set signed by every member, the shares
+4. **stages** (:mod:`capefed.app.agg_stage`), each: masked releases, the survivor set signed by every member, the shares
    the signed set calls for, the releases unmasked and range-checked, the excluded sites' terms recovered.
 5. **output**: capePCA publishes the top-K eigenvectors, capeAGN whitens M2 and decomposes M3; nothing non-finite is
    ever published. The outcome lists the sites that took part, those dropped and why, and the audit of what was
    released (``dpcore.federation.dropout_audit``).
-6. **the end** (:mod:`capefed.agg_result`): every site gets the round's status and published result; each computes
+6. **the end** (:mod:`capefed.app.agg_result`): every site gets the round's status and published result; each computes
    the audit of its own views, settles the round in its ledger and keeps the result.
 
 Every request carries the approved study (``study=`` in the run configuration): a round without one is refused
@@ -109,7 +109,7 @@ def _finite(aggregates: Mapping[str, np.ndarray], outputs: Mapping[str, np.ndarr
 
 
 def _run(r: RoundState) -> Generator[Any, Any, RoundOutcome]:
-    """The round, then its end sent to every site (:func:`capefed.agg_result.deliver`)."""
+    """The round, then its end sent to every site (:func:`capefed.app.agg_result.deliver`)."""
     start = time.perf_counter()
     outcome = yield from _round(r)
     yield from deliver(r, outcome)

@@ -1,7 +1,7 @@
-"""The aggregator's state of one round, shared by its steps (:mod:`capefed.agg_hello`, :mod:`capefed.agg_noise`,
-:mod:`capefed.agg_stage`): its settings, the verified sites, the plan, the sites dropped so far, the message log and
+"""The aggregator's state of one round, shared by its steps (:mod:`capefed.app.agg_hello`, :mod:`capefed.app.agg_noise`,
+:mod:`capefed.app.agg_stage`): its settings, the verified sites, the plan, the sites dropped so far, the message log and
 the timings of every exchange. An exchange is a generator step: the round yields its requests to the scheduler
-(:func:`capefed.rounds.run_rounds`), which sends them together with the other rounds' requests of the same step and
+(:func:`capefed.app.rounds.run_rounds`), which sends them together with the other rounds' requests of the same step and
 sends back the replies that arrived before the step's deadline."""
 
 from __future__ import annotations

@@ -139,5 +139,6 @@ def main(grid: Grid, context: Context) -> None:
         write_log(log, [message_log_round(r) for r in rounds])
     failed = [f"{r['algorithm']} {r['status']}" for r in rounds if r["status"] != "released"]
     if failed:
-        # Flower records the run as finished:failed, so `flwr ls` and capefed.runner report it with a non-zero status.
+        # Flower records the run as finished:failed, so `flwr ls` and capefed.ops.runner report it with a non-zero
+        # status.
         raise RoundsNotReleased(f"not every round was released: {', '.join(failed)}")

@@ -1,10 +1,10 @@
 """A site's configuration and data: what its node configuration says and how it reads its data files, with every
-value checked once and every file read with a bound. What the site does with a request is :mod:`capefed.siteflow`.
+value checked once and every file read with a bound. What the site does with a request is :mod:`capefed.app.siteflow`.
 
 A site's node configuration (``flower-supernode --node-config``) holds its name, budget (eps, delta), optional
-weight mu_s and seed, its identity key and the consortium's roster (:mod:`capefed.trust`), its privacy ledger (made at
-enrolment: ``python -m capefed.ledger create``) and the ledger's key, optionally the totals the ledger must have been
-made with and the folder for the results it receives, the colluders it requires protection against, and for each
+weight mu_s and seed, its identity key and the consortium's roster (:mod:`capefed.app.trust`), its privacy ledger (made
+at enrolment: ``python -m capefed.ops.ledger create``) and the ledger's key, optionally the totals the ledger must have
+been made with and the folder for the results it receives, the colluders it requires protection against, and for each
 algorithm its data file and sample count N_s::
 
     role="site" name="north" eps=1.0 delta=1e-5 identity="/etc/capefed/identity.key"

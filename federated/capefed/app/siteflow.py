@@ -2,13 +2,13 @@
 check) anything outside the plan it computed itself (docs/federated.md, "Sites protect themselves").
 
 * ``hello`` (here): reads its data, makes a fresh X25519 key for the round (kept in ``state``) and answers with its
-  reported budget in a statement signed by its identity key (:mod:`capefed.trust`).
-* ``setup`` (:mod:`capefed.sitesetup`): secret-shares its self-mask seed (and, helper-free, its noise seed and masked
-  secure-sum share) with every other site, sealed and signed, bound to the round's plan.
-* ``release`` (:mod:`capefed.siterelease`): checks the aggregator's f_s, tau_g,s^2 and the noise, records the release
-  in its ledger and sends it masked.
-* ``confirm`` and ``reveal`` (:mod:`capefed.sitereveal`): signs one survivor set per stage, then, once every member of
-  it signed the same set, reveals per site the self-mask share (in the set) or the noise share (not in it), never
+  reported budget in a statement signed by its identity key (:mod:`capefed.app.trust`).
+* ``setup`` (:mod:`capefed.app.sitesetup`): secret-shares its self-mask seed (and, helper-free, its noise seed and
+  masked secure-sum share) with every other site, sealed and signed, bound to the round's plan.
+* ``release`` (:mod:`capefed.app.siterelease`): checks the aggregator's f_s, tau_g,s^2 and the noise, records the
+  release in its ledger and sends it masked.
+* ``confirm`` and ``reveal`` (:mod:`capefed.app.sitereveal`): signs one survivor set per stage, then, once every member
+  of it signed the same set, reveals per site the self-mask share (in the set) or the noise share (not in it), never
   both, once.
 
 Every request after the hello must carry the plan this site set up with (its digest: settings and signed

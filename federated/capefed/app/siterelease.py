@@ -2,14 +2,14 @@
 
 The request must carry the plan the site set up with; the aggregator's f_s, tau_g,s^2 and (M3) W must be what the
 plan says (f's sample variance within the chi-square bounds of the design's); every site of the plan reserved the
-round in its ledger (its signed reservation, :mod:`capefed.sitestudy`); the site opens every other site's
-set-up message for the stage (:func:`capefed.sitesetup.open_setup`) and keeps the shares they carry; its e_s is its
+round in its ledger (its signed reservation, :mod:`capefed.app.sitestudy`); the site opens every other site's
+set-up message for the stage (:func:`capefed.app.sitesetup.open_setup`) and keeps the shares they carry; its e_s is its
 helper share (signed by the pinned helper key, sealed for this round, plan, stage and site) or, helper-free,
 (q_s - c_s W) / mu_s from the secure sum. It draws g_s, checks that the release lies in the range the aggregator
 accepts (``dpcore.federation.masking``), and sends it in the ring plus its self-mask: nothing of it can be read until
 the self-mask seed is rebuilt from t shares, which honest sites reveal only for the members of the survivor set every
 member signed (its ledger holds the round's reservation; the stage is spent when the site signs a set holding
-itself, :func:`capefed.sitereveal.confirm`).
+itself, :func:`capefed.app.sitereveal.confirm`).
 """
 
 from __future__ import annotations

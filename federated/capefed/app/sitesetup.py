@@ -2,13 +2,13 @@
 
 On a ``setup`` request a site verifies every site's statement against the roster, recomputes the plan, checks its
 own promise and limits in it and the round against the study it signed, reserves the round's worst-case cost in its
-ledger (:mod:`capefed.sitestudy`: its signed reservation goes into its answer) and fixes the plan's digest for the
+ledger (:mod:`capefed.app.sitestudy`: its signed reservation goes into its answer) and fixes the plan's digest for the
 round.
 Then, per stage, it draws a fresh self-mask seed m_s and (helper-free) derives its noise seed n_s, draws w_s and masks
 its fixed-point encoding with one ChaCha20 mask per other site (keys from X25519 between the two sites' round keys),
-shares both seeds t-of-S (:mod:`capefed.shares`), keeps its own shares, and sends every other site one set-up message
-(layout in :mod:`capefed.shares`) sealed to that site's round key and signed, bound to the round, the plan's digest,
-the stage and the pair. Its answer also carries its commitments to both seeds, signed.
+shares both seeds t-of-S (:mod:`capefed.app.shares`), keeps its own shares, and sends every other site one set-up
+message (layout in :mod:`capefed.app.shares`) sealed to that site's round key and signed, bound to the round, the plan's
+digest, the stage and the pair. Its answer also carries its commitments to both seeds, signed.
 
 :func:`open_setup` is how a site reads the set-up messages the others sent it (with its release request): every
 signature checked against the roster, every message opened for this pair, round, plan and stage, every share

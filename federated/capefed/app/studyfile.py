@@ -84,7 +84,8 @@ def write_signed_study(path: str | Path, study: dp.Study, approvals: dict[str, b
 def read_signed_study(path: str | Path) -> SignedStudy:
     doc = _load(path, dp.MAX_STUDY_BYTES + 64 * 1024, "the approved study")
     if not isinstance(doc, dict) or doc.get("format") != SIGNED_FORMAT or not isinstance(doc.get("approvals"), dict):
-        raise StudyFileError(f"{path} is not an approved study ({SIGNED_FORMAT!r}: python -m capefed.study collect)")
+        raise StudyFileError(f"{path} is not an approved study "
+                             f"({SIGNED_FORMAT!r}: python -m capefed.ops.study collect)")
     try:
         study = dp.parse_study(json.dumps(doc.get("study")))
     except dp.InputError as exc:

@@ -7,7 +7,7 @@ declared shape, dtype and .npy header agree, within ``dpcore.limits`` (MAX_WIRE_
 long as the header says. Only then is it read, with ``numpy.frombuffer`` over the bytes already received: a 100-byte
 message that claims 10^9 numbers is refused, never allocated. Any failure is a :class:`WireError` naming the field;
 the aggregator turns it into a refusal of the party that sent it, a node into a refusal of the request
-(:mod:`capefed.server_app`, :mod:`capefed.client_app`).
+(:mod:`capefed.app.server_app`, :mod:`capefed.app.client_app`).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Test certificates and node keys for a federation with TLS and SuperNode authentication (``python -m
-capefed.launch --secure``, the deployment tests, a consortium's trial: ``python -m capefed.certificates --host
+capefed.ops.launch --secure``, the deployment tests, a consortium's trial: ``python -m capefed.ops.certificates --host
 ADDRESS --out DIR north east south helper``), made with the ``cryptography`` library.
 
 A real consortium uses its own PKI instead: the SuperLink's certificate signed by a CA every institution trusts
@@ -51,7 +51,7 @@ def _write(path: Path, data: bytes, private: bool = False) -> Path:
 
 def make_security_files(directory: str | Path, node_names: list[str], host: str = "127.0.0.1") -> SecurityFiles:
     """A throw-away CA, a SuperLink certificate for ``host``, localhost and 127.0.0.1 (the SuperLink itself listens
-    on loopback behind ``capefed.gateway``, which verifies it there) and ECDSA P-384 keys per node."""
+    on loopback behind ``capefed.ops.gateway``, which verifies it there) and ECDSA P-384 keys per node."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     now = datetime.datetime.now(datetime.UTC)
@@ -94,13 +94,13 @@ def main(argv: list[str] | None = None) -> int:
     import argparse  # noqa: PLC0415
 
     parser = argparse.ArgumentParser(
-        prog="python -m capefed.certificates",
+        prog="python -m capefed.ops.certificates",
         description=f"A throw-away CA, the SuperLink's certificate and key, and one node key pair per name (valid "
                     f"{VALID_DAYS} days): for a trial, not a consortium's lasting PKI.")
     parser.add_argument("--host", required=True, help="the SuperLink's public IP address (gateway's --listen host)")
     parser.add_argument("--out", required=True, help="directory for the files")
     parser.add_argument("nodes", nargs="*", help="node names (one OpenSSH ECDSA P-384 key pair each; a site makes its "
-                                                  "own with python -m capefed.keys)")
+                                                  "own with python -m capefed.ops.keys)")
     parser.add_argument("--owner", help="the user the private keys belong to (default, run as root: capefed)")
     args = parser.parse_args(argv)
     try:

@@ -6,7 +6,7 @@ set (the papers' preprocessing; it reads the data, so it is not private: a real 
 norm bound and every site clips to it), split 800 / 600 / 397; for capeAGN a synthetic single-topic-model
 corpus (D = 10 words, K = 3 topics, 3-word documents) sampled per site, 20,000 / 15,000 / 10,000 documents.
 
-``python -m capefed.demo`` runs both rounds with the in-process transport (no Flower, no network).
+``python -m capefed.ops.demo`` runs both rounds with the in-process transport (no Flower, no network).
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from . import dp
+from ..app import dp
+from ..app.messages import message_log_round
+from ..app.rounds import AggregatorSettings, RoundOutcome, run_rounds, settings_from_run_config
+from ..app.site import AgnModel, SiteConfig, data_keys, load_site
+from ..app.studyfile import write_signed_study
+from ..app.trust import approval_signature, load_identity, make_identity, write_roster
 from .memory import InMemoryTransport, party_node
-from .messages import message_log_round
-from .rounds import AggregatorSettings, RoundOutcome, run_rounds, settings_from_run_config
-from .site import AgnModel, SiteConfig, data_keys, load_site
-from .studyfile import write_signed_study
-from .trust import approval_signature, load_identity, make_identity, write_roster
 
 __all__ = ["DEMO_SITES", "Demo", "another_study", "enrol_ledger", "fresh_ledgers", "identical", "message_log_round",
            "prepare_demo", "print_report", "run_in_memory", "simulate"]
@@ -414,7 +414,7 @@ algorithm's)."""
 
 
 def _main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m capefed.demo",
+    parser = argparse.ArgumentParser(prog="python -m capefed.ops.demo",
                                      description="both rounds with the in-process transport (no Flower, no network)")
     parser.add_argument("--workdir", default="federated-run", help="where the data files go")
     args = parser.parse_args(argv)

@@ -5,14 +5,14 @@ Aggregator's host:
 * ``flower-superlink`` on **127.0.0.1 only** (Flower 1.41 serves its Fleet, Control and Runtime APIs on one
   address), with TLS, SuperNode authentication against registered keys, and its state in an SQLite file
   (``--database``: registered nodes and runs survive a restart);
-* ``python -m capefed.gateway`` on the public address: the Fleet API alone (:mod:`capefed.gateway`);
+* ``python -m capefed.ops.gateway`` on the public address: the Fleet API alone (:mod:`capefed.ops.gateway`);
 * the operator's ``flwr`` command talks to the SuperLink on 127.0.0.1 (:func:`connection_text`).
 
 Every other party's host (a site, the helper):
 * ``flower-supernode --isolation process`` (it starts no process of its own to answer a message) connecting to the
   gateway with the CA certificate and its registered key; its Runtime API on 127.0.0.1, its task requests
   (``AcquireTask``) signed with a shared secret only the worker holds;
-* ``python -m capefed.worker``: answers with the installed, reviewed capefed (:mod:`capefed.worker`).
+* ``python -m capefed.ops.worker``: answers with the installed, reviewed capefed (:mod:`capefed.ops.worker`).
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def superlink_command(bin_dir: Path, *, port: int, tls: Tls | None, database: Pa
 
 def gateway_command(python: str, *, listen: str, upstream_port: int, tls: Tls) -> list[str]:
     """The gateway on the public ``listen`` address (host:port), forwarding the Fleet API to the SuperLink."""
-    return [python, "-m", "capefed.gateway", "--listen", listen, "--upstream", f"{LOOPBACK}:{upstream_port}",
+    return [python, "-m", "capefed.ops.gateway", "--listen", listen, "--upstream", f"{LOOPBACK}:{upstream_port}",
             "--ssl-certfile", str(tls.certificate), "--ssl-keyfile", str(tls.key), "--ssl-ca-certfile", str(tls.ca)]
 
 
@@ -62,22 +62,22 @@ def supernode_command(bin_dir: Path, *, superlink: str, runtime_port: int, node_
                       worker: bool = True, python: str | None = None) -> list[str]:
     """A SuperNode connecting to ``superlink`` (the gateway's host:port) with the CA certificate and its registered
     key (both None: insecure, loopback only); with ``worker`` it leaves the answering to :func:`worker_command`;
-    with ``python`` it is ``python -m capefed.supernode`` (Flower's SuperNode with a 0.5 s idle wait and a 10 s
-    heartbeat: :mod:`capefed.supernode`), else ``flower-supernode``."""
+    with ``python`` it is ``python -m capefed.ops.supernode`` (Flower's SuperNode with a 0.5 s idle wait and a 10 s
+    heartbeat: :mod:`capefed.ops.supernode`), else ``flower-supernode``."""
     security = ["--insecure"] if ca is None else ["--root-certificates", str(ca)]
     if node_key is not None:
         security += ["--auth-supernode-private-key", str(node_key)]
     isolation = ["--isolation", "process"] if worker else []
     secret = [] if secret_file is None or not worker else ["--superexec-auth-secret-file", str(secret_file)]
-    program = [str(bin_dir / "flower-supernode")] if python is None else [python, "-m", "capefed.supernode"]
+    program = [str(bin_dir / "flower-supernode")] if python is None else [python, "-m", "capefed.ops.supernode"]
     return [*program, *security, *isolation, *secret, "--superlink", superlink,
             "--host", LOOPBACK, "--port", str(runtime_port), "--node-config", node_config]
 
 
 def worker_command(python: str, *, runtime_port: int, secret_file: Path | None = None) -> list[str]:
-    """The node's long-running ClientApp process (:mod:`capefed.worker`)."""
+    """The node's long-running ClientApp process (:mod:`capefed.ops.worker`)."""
     secret = [] if secret_file is None else ["--secret-file", str(secret_file)]
-    return [python, "-m", "capefed.worker", "--runtime", f"{LOOPBACK}:{runtime_port}", *secret]
+    return [python, "-m", "capefed.ops.worker", "--runtime", f"{LOOPBACK}:{runtime_port}", *secret]
 
 
 def register_command(bin_dir: Path, *, public_key: Path, connection: str, name: str) -> list[str]:

@@ -1,9 +1,9 @@
 """A federation's processes (:class:`Federation`): a SuperLink (with security: on 127.0.0.1 behind the Fleet-only
 gateway, its state in a database), the operator's connection, every node (its key registered first) with its worker,
 each in its network namespace when one is named; running the app with the operator's exit status
-(``capefed.runner``); the drop-out demonstration's kill at the aggregator's checkpoint. Starting, watching and stopping
-the processes is :class:`capefed.procgroup.ProcessGroup`; the loopback demonstration of ``make federated`` (one run,
-the in-process simulation beside it, the printout) is :mod:`capefed.loopback`.
+(``capefed.ops.runner``); the drop-out demonstration's kill at the aggregator's checkpoint. Starting, watching and
+stopping the processes is :class:`capefed.ops.procgroup.ProcessGroup`; the loopback demonstration of ``make federated``
+(one run, the in-process simulation beside it, the printout) is :mod:`capefed.ops.loopback`.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ __all__ = ["APP_DIR", "CONNECTION", "REPO_DIR", "Federation", "FederationError",
 
 CONNECTION = "capefed-loopback"
 DEFAULT_RUN_TIMEOUT = 600.0
-_RUN_STATUS = re.compile(r"^capefed\.runner: run \d+ (\S+)", re.MULTILINE)
+_RUN_STATUS = re.compile(r"^capefed\.ops\.runner: run \d+ (\S+)", re.MULTILINE)
 _free_port, _port_open = free_port, port_open  # the names the tests use
 
 
@@ -74,17 +74,17 @@ class Federation(ProcessGroup):
     task_poll: float = TASK_POLL_SECONDS
     drop: str | None = None  # a site whose process is killed after the noise was set up (checkpoint files)
     killed: list[str] = field(default_factory=list)
-    workers: bool = True  # one long-running ClientApp process per node (capefed.worker); False: one per message
-    short_waits: bool = True  # SuperNodes as capefed.supernode (0.5 s idle wait, 10 s heartbeat); False: as Flower's
+    workers: bool = True  # one long-running ClientApp process per node (capefed.ops.worker); False: one per message
+    short_waits: bool = True  # SuperNodes as capefed.ops.supernode (0.5 s idle wait, 10 s heartbeat); False: Flower's
     link_host: str = LOOPBACK  # the address the gateway listens on (with security), which the SuperNodes connect to
     namespaces: Mapping[str, str] = field(default_factory=dict)  # process name -> network namespace (three hosts)
     gateway_port: int = 0
     fleet_address: str = ""  # what the SuperNodes connect to: the gateway, or the SuperLink itself (insecure)
     superlink_args: list[str] = field(default_factory=list)
-    run_status: str = ""  # the last run's status as the SuperLink reports it (capefed.runner.run_status)
+    run_status: str = ""  # the last run's status as the SuperLink reports it (capefed.ops.runner.run_status)
 
     def start(self) -> None:
-        """The SuperLink (on 127.0.0.1; with security behind capefed.gateway on ``link_host``, its state in a
+        """The SuperLink (on 127.0.0.1; with security behind capefed.ops.gateway on ``link_host``, its state in a
         database), the operator's connection, then every node (registered first, with security) and its worker."""
         if self.reap_all:
             set_subreaper(True)
@@ -159,11 +159,11 @@ class Federation(ProcessGroup):
 
     def run_app(self, run_config: Mapping[str, Any], timeout: float = DEFAULT_RUN_TIMEOUT,
                 app_dir: Path = APP_DIR) -> Path:
-        """Run the app (``app_dir``) with these run-config overrides (``python -m capefed.runner``: ``flwr run``,
+        """Run the app (``app_dir``) with these run-config overrides (``python -m capefed.ops.runner``: ``flwr run``,
         then the run's final status, kept in ``run_status``) and wait for it; returns the log."""
         log = self.workdir / "logs" / "flwr-run.log"
         self.processes = [p for p in self.processes if p[0] != "flwr-run"]
-        process = self._start("flwr-run", [sys.executable, "-m", "capefed.runner", str(app_dir), CONNECTION,
+        process = self._start("flwr-run", [sys.executable, "-m", "capefed.ops.runner", str(app_dir), CONNECTION,
                                            "--run-config", node_config_text(run_config),
                                            "--flwr", str(self.bin_dir / "flwr")])
         deadline = time.monotonic() + timeout
@@ -209,14 +209,14 @@ class Federation(ProcessGroup):
 
 
 def run_loopback(*args: Any, **kwargs: Any):
-    """:func:`capefed.loopback.run_loopback` (the loopback demonstration lives there)."""
+    """:func:`capefed.ops.loopback.run_loopback` (the loopback demonstration lives there)."""
     from .loopback import run_loopback as run  # noqa: PLC0415
 
     return run(*args, **kwargs)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m capefed.launch``: :func:`capefed.loopback.main`."""
+    """``python -m capefed.ops.launch``: :func:`capefed.ops.loopback.main`."""
     from .loopback import main as run  # noqa: PLC0415
 
     return run(argv)

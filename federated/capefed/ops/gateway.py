@@ -1,4 +1,4 @@
-"""The SuperLink's public face: ``python -m capefed.gateway --listen 0.0.0.0:9093 --upstream 127.0.0.1:9092 ...``.
+"""The SuperLink's public face: ``python -m capefed.ops.gateway --listen 0.0.0.0:9093 --upstream 127.0.0.1:9092 ...``.
 
 Flower 1.41's SuperLink serves every API on one HTTP(S) address (``--host``/``--port``): the Fleet API the
 SuperNodes call (``/v1/fleet/...``), the Control API of the ``flwr`` command (``/v1/control/...``: start and list
@@ -36,7 +36,7 @@ REFUSAL = "this address serves only Flower's Fleet API (POST /v1/fleet/...)"
 _HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
                          "transfer-encoding", "upgrade", "host", "content-length"})
 
-log = logging.getLogger("capefed.gateway")
+log = logging.getLogger("capefed.ops.gateway")
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -112,7 +112,7 @@ def _address(text: str) -> tuple[str, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m capefed.gateway", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m capefed.ops.gateway", description=__doc__.split("\n\n")[0])
     parser.add_argument("--listen", type=_address, required=True, help="public address, host:port")
     parser.add_argument("--upstream", type=_address, required=True,
                         help="the SuperLink's --host:--port (127.0.0.1:port)")

@@ -1,6 +1,6 @@
 """A party's keys, in one command (docs/federated.md, "Deploying it", step 2):
 
-    python -m capefed.keys --name north --role site --out /etc/capefed
+    python -m capefed.ops.keys --name north --role site --out /etc/capefed
 
 makes its **identity key** (Ed25519, ``identity.key``: what it signs statements, studies and reservations with; the
 public half, ``identity.pub``, goes into the consortium's roster) and its **node key** (ECDSA P-384 in OpenSSH format,
@@ -18,8 +18,8 @@ from pathlib import Path
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from ..app.trust import make_identity
 from .opsfiles import CommandError, give, owner_for, run_command, write_private
-from .trust import make_identity
 
 __all__ = ["main", "make_keys"]
 
@@ -53,7 +53,7 @@ def make_keys(folder: str | Path, name: str, owner: str | None = None) -> tuple[
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m capefed.keys", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m capefed.ops.keys", description=__doc__.split("\n\n")[0])
     parser.add_argument("--name", required=True, help="this party's name in the roster (a site's or the helper's)")
     parser.add_argument("--role", choices=("site", "helper"), default="site")
     parser.add_argument("--out", default="/etc/capefed", help="the folder for the keys (default: %(default)s)")
@@ -65,10 +65,10 @@ def main(argv: list[str] | None = None) -> int:
             raise CommandError(f"--name {args.name[:64]!r}: 1 to 64 letters, digits, '-' or '_'")
         public, node = make_keys(args.out, args.name, owner_for(args.owner))
         print(f"identity: {args.name} {args.role} {public} (in {Path(args.out) / IDENTITY_PUBLIC}: the roster's)")
-        print(f"node key: {node} (the aggregator's operator registers it: python -m capefed.nodes register)")
+        print(f"node key: {node} (the aggregator's operator registers it: python -m capefed.ops.nodes register)")
         return 0
 
-    return run_command("capefed.keys", run)
+    return run_command("capefed.ops.keys", run)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """A site's ledger for its operator (docs/federated.md, "The ledger"):
 
-    python -m capefed.ledger create --eps 4 --delta 1e-4     # at enrolment, once
-    python -m capefed.ledger show                           # every event, the budget, the rounds
-    python -m capefed.ledger verify                          # exit 0 when the chain verifies, 1 when it does not
+    python -m capefed.ops.ledger create --eps 4 --delta 1e-4     # at enrolment, once
+    python -m capefed.ops.ledger show                           # every event, the budget, the rounds
+    python -m capefed.ops.ledger verify                          # exit 0 when the chain verifies, 1 when it does not
 
 The site's name and the files come from its ``node.env`` (``--node-env``, default ``/etc/capefed/node.env``: the
 node configuration's ``name``, ``ledger`` and ``ledger-key``), or from ``--site``, ``--ledger`` and ``--key``.
@@ -16,7 +16,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from . import dp
+from ..app import dp
 from .opsfiles import CommandError, give, node_config, owner_for, run_command, write_private
 
 __all__ = ["describe_ledger", "main"]
@@ -64,7 +64,7 @@ def describe_ledger(ledger: dp.Ledger) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m capefed.ledger", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m capefed.ops.ledger", description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=("create", "show", "verify"))
     parser.add_argument("--node-env", default=DEFAULT_ENV, help="the node's environment file (default: %(default)s)")
     parser.add_argument("--site", help="the site's name (default: the node configuration's)")
@@ -97,14 +97,14 @@ def main(argv: list[str] | None = None) -> int:
             ledger = dp.read_ledger(path, dp.read_ledger_key(key_path), site)
         except dp.InputError as exc:
             if args.command == "verify":
-                print(f"capefed.ledger: NOT VERIFIED: {exc}")
+                print(f"capefed.ops.ledger: NOT VERIFIED: {exc}")
                 return 1
             raise
         lines = describe_ledger(ledger)
         print("\n".join(lines if args.command == "show" else lines[:2]))
         return 0
 
-    return run_command("capefed.ledger", run)
+    return run_command("capefed.ops.ledger", run)
 
 
 if __name__ == "__main__":

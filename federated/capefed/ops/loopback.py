@@ -1,5 +1,5 @@
-"""The loopback demonstration (``make federated``, ``python -m capefed.launch``): the demonstration's files, a
-:class:`capefed.federation.Federation` on 127.0.0.1, one run of the app, every process stopped, the in-process
+"""The loopback demonstration (``make federated``, ``python -m capefed.ops.launch``): the demonstration's files, a
+:class:`capefed.ops.federation.Federation` on 127.0.0.1, one run of the app, every process stopped, the in-process
 simulation of the same rounds beside the real ones, and the printout."""
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from typing import Any
 
 import numpy as np
 
+from ..app.dp import MAX_JSON_BYTES, InputError, federated_variant, federated_variants, load_json, read_file
+from ..app.messages import message_log_round, write_log
+from ..app.rounds import settings_from_run_config
 from .certificates import make_security_files
 from .demo import DEMO_SITES, Demo, identical, prepare_demo, print_report, simulate
-from .dp import MAX_JSON_BYTES, InputError, federated_variant, federated_variants, load_json, read_file
 from .federation import DEFAULT_RUN_TIMEOUT, Federation, FederationError
-from .messages import message_log_round, write_log
 from .procgroup import TASK_POLL_SECONDS
-from .rounds import settings_from_run_config
 
 __all__ = ["LoopbackRun", "main", "report", "run_loopback"]
 
@@ -54,8 +54,9 @@ def run_loopback(workdir: str | Path, *, run_config: Mapping[str, Any] | None = 
     ``secure``: TLS with a throw-away CA and SuperNode authentication with registered keys (``certificates``).
     ``noise``: "helper" or "helper-free"; ``drop``: a site killed after the noise was set up and before it releases;
     ``extra_nodes``: more SuperNodes (e.g. a stranger's); ``demo``: files prepared already (several runs);
-    ``workers``: one long-running ClientApp process per node (``capefed.worker``), or Flower's one per message;
-    ``short_waits``: SuperNodes as ``capefed.supernode`` (shorter idle wait and heartbeat), or ``flower-supernode``."""
+    ``workers``: one long-running ClientApp process per node (``capefed.ops.worker``), or Flower's one per message;
+    ``short_waits``: SuperNodes as ``capefed.ops.supernode`` (shorter idle wait and heartbeat), or
+    ``flower-supernode``."""
     workdir = Path(workdir)
     demo = demo or prepare_demo(workdir / "data", agn_path=agn_path, noise=noise)
     config = dict(demo.run_config)
@@ -136,7 +137,7 @@ def report(result: LoopbackRun, out=sys.stdout) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m capefed.launch", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m capefed.ops.launch", description=__doc__.split("\n\n")[0])
     parser.add_argument("--workdir", default="federated-run",
                         help="where the data files, logs and the message log go (default: %(default)s)")
     parser.add_argument("--timeout", type=float, default=DEFAULT_RUN_TIMEOUT, help="seconds the whole run may take")

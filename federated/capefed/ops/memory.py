@@ -2,7 +2,7 @@
 
 Each node is a callable (action, request) -> reply, or None for "no answer in time". Requests and replies are
 copied, so no party shares an array with another. Used by the tests of every round and failure, and by
-``python -m capefed.demo``.
+``python -m capefed.ops.demo``.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from . import dp
-from .messages import Payload
-from .node import answer
+from ..app import dp
+from ..app.messages import Payload
+from ..app.node import answer
 
 __all__ = ["InMemoryTransport", "Node", "party_node"]
 

@@ -1,8 +1,8 @@
 """The aggregator's operator and the SuperLink's nodes (docs/federated.md, "Deploying it", step 4):
 
-    python -m capefed.nodes connect consortium --ca /etc/capefed/ca.crt       # $FLWR_HOME/config.toml
-    python -m capefed.nodes register consortium north /etc/capefed/nodes/north.pub
-    python -m capefed.nodes list consortium
+    python -m capefed.ops.nodes connect consortium --ca /etc/capefed/ca.crt       # $FLWR_HOME/config.toml
+    python -m capefed.ops.nodes register consortium north /etc/capefed/nodes/north.pub
+    python -m capefed.ops.nodes list consortium
 
 ``connect`` writes the operator's Flower configuration: the connection ``consortium`` to the SuperLink on
 127.0.0.1:9092 with the CA certificate (the Control API is reachable only there). ``register`` is ``flwr supernode
@@ -61,7 +61,7 @@ def connect(name: str, address: str, ca: str | None) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m capefed.nodes", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m capefed.ops.nodes", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     link = commands.add_parser("connect", help="the operator's connection to the SuperLink")
     link.add_argument("connection")
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:<16} {status:<12} node {node_id} (since {since or 'registration'})")
         return 0
 
-    return run_command("capefed.nodes", run)
+    return run_command("capefed.ops.nodes", run)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""What the operators' commands share (``python -m capefed.keys|roster|ledger|study|nodes``; docs/federated.md,
+"""What the operators' commands share (``python -m capefed.ops.keys|roster|ledger|study|nodes``; docs/federated.md,
 "Deploying it"): one line on standard error and exit status 2 for anything refused, files written with the mode and
 owner a service needs (a key readable by the service's user and nobody else), and the site's ``node.env`` read as
 systemd reads an ``EnvironmentFile=``."""
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import dp
+from ..app import dp
 
 __all__ = ["SERVICE_USER", "CommandError", "node_config", "read_env_file", "run_command", "write_private"]
 

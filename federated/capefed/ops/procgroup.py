@@ -1,5 +1,5 @@
 """The processes of a federation, as one group (:class:`ProcessGroup`, the base of
-:class:`capefed.federation.Federation`): each with its own FLWR_HOME, log file and process group (a Ctrl-C in the
+:class:`capefed.ops.federation.Federation`): each with its own FLWR_HOME, log file and process group (a Ctrl-C in the
 terminal reaches only the launcher), each carrying CAPEFED_RUN_TAG=<random token> in its environment, inherited by
 whatever Flower starts below it; ``stop`` ends the process groups, then every process that still carries the token,
 and checks that none is left."""
@@ -31,14 +31,14 @@ from .processes import (
 __all__ = ["APP_DIR", "REPO_DIR", "START_TIMEOUT", "STOP_TIMEOUT", "TASK_POLL_SECONDS", "TRANSIENT", "WORKER_SUFFIX",
            "FederationError", "ProcessGroup", "free_port", "port_open", "tail"]
 
-APP_DIR = Path(__file__).resolve().parents[1]
+APP_DIR = Path(__file__).resolve().parents[2]
 REPO_DIR = APP_DIR.parent
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 10.0
 TRANSIENT = ("register-", "stranger", "flwr-run")
 """Processes expected to end while the federation runs: key registrations, a stranger's node (refused), the run."""
 WORKER_SUFFIX = "-worker"
-"""A node's long-running ClientApp process (capefed.worker) runs as ``<node name>-worker``, with its own log."""
+"""A node's long-running ClientApp process (capefed.ops.worker) runs as ``<node name>-worker``, with its own log."""
 TASK_POLL_SECONDS = 0.5
 """Seconds between a SuperExec's requests for a new task (FLWR_SUPEREXEC_TASK_POLL_INTERVAL; Flower's default is 1).
 Measured with benchmarks/bench_federated.py on a loaded 2-core machine (load average 13-15): 0.1 s took 81 CPU seconds

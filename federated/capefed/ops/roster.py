@@ -1,7 +1,7 @@
 """The consortium's roster, one command per step (docs/federated.md, "Deploying it", step 2):
 
-    python -m capefed.roster add /etc/capefed/roster.json north site 3b6a...   # the line capefed.keys printed
-    python -m capefed.roster show /etc/capefed/roster.json
+    python -m capefed.ops.roster add /etc/capefed/roster.json north site 3b6a...   # the line capefed.ops.keys printed
+    python -m capefed.ops.roster show /etc/capefed/roster.json
 
 ``add`` puts one party (name, role, Ed25519 public key in hex) into the roster (``capefed-roster-v1``), making the file
 when it does not exist yet; a name already in it, or a key that is not an Ed25519 public key, is refused. ``show``
@@ -17,9 +17,9 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from . import dp
+from ..app import dp
+from ..app.trust import TrustError, read_roster, write_roster
 from .opsfiles import CommandError, run_command
-from .trust import TrustError, read_roster, write_roster
 
 __all__ = ["add_party", "fingerprint", "main"]
 
@@ -56,13 +56,13 @@ def add_party(path: str | Path, name: str, role: str, public_hex: str) -> dict[s
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m capefed.roster", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m capefed.ops.roster", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
-    add = commands.add_parser("add", help="add one party (the line python -m capefed.keys printed)")
+    add = commands.add_parser("add", help="add one party (the line python -m capefed.ops.keys printed)")
     add.add_argument("roster")
     add.add_argument("name")
     add.add_argument("role", choices=("site", "helper"))
-    add.add_argument("key", help="its Ed25519 public key: hex, or the identity.pub file capefed.keys wrote")
+    add.add_argument("key", help="its Ed25519 public key: hex, or the identity.pub file capefed.ops.keys wrote")
     show = commands.add_parser("show", help="every party with its key's fingerprint")
     show.add_argument("roster")
     args = parser.parse_args(argv)
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:<16} {role:<6} {fingerprint(key)}")
         return 0
 
-    return run_command("capefed.roster", run)
+    return run_command("capefed.ops.roster", run)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,9 @@
-"""The operator's run with an exit status: ``python -m capefed.runner APP CONNECTION --run-config '...'``.
+"""The operator's run with an exit status: ``python -m capefed.ops.runner APP CONNECTION --run-config '...'``.
 
 ``flwr run --stream`` (Flower 1.41) exits 0 once it has streamed a run's logs, whatever became of the run. This
 command runs it, reads the run's id from its output, asks the SuperLink for the run's final status (``flwr ls
 --run-id N --format json``) and exits 0 only for ``finished:completed``. The ServerApp ends with an error when a
-round was refused or stopped (``capefed.server_app.RoundsNotReleased``), which Flower records as
+round was refused or stopped (``capefed.app.server_app.RoundsNotReleased``), which Flower records as
 ``finished:failed``: a cron job or a script then sees the failure.
 """
 
@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .dp import InputError, load_json
+from ..app.dp import InputError, load_json
 
 __all__ = ["COMPLETED", "main", "run_status"]
 
@@ -76,7 +76,7 @@ def _stream(command: list[str]) -> tuple[int, str | None]:
 def main(argv: list[str] | None = None) -> int:
     """Exit 0 when the run completed, 1 when it did not (or its status is unknown), 2 when ``flwr`` cannot be run;
     every failure ends with one line, never a traceback."""
-    parser = argparse.ArgumentParser(prog="python -m capefed.runner", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m capefed.ops.runner", description=__doc__.split("\n\n")[0])
     parser.add_argument("app", help="the Flower app's directory (federated/)")
     parser.add_argument("connection", help="the SuperLink connection of the operator's flwr configuration")
     parser.add_argument("--run-config", default="", help="run configuration overrides (key=value ...)")
@@ -88,13 +88,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         code, run_id = _stream(command)
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in an argument
-        print(f"capefed.runner: cannot run {args.flwr!r}: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
+        print(f"capefed.ops.runner: cannot run {args.flwr!r}: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
         return 2
     if code != 0 or run_id is None:
-        print(f"capefed.runner: flwr run failed (exit code {code})", file=sys.stderr)
+        print(f"capefed.ops.runner: flwr run failed (exit code {code})", file=sys.stderr)
         return 1
     status = run_status(args.flwr, args.connection, run_id)
-    print(f"capefed.runner: run {run_id} {status}", flush=True)
+    print(f"capefed.ops.runner: run {run_id} {status}", flush=True)
     return 0 if status == COMPLETED else 1
 
 

@@ -1,9 +1,9 @@
 """A study, from proposal to the approved file the aggregator runs (docs/federated.md, "A study every site approves"):
 
-    python -m capefed.study propose study.toml --out study.json          # the aggregator's operator
-    python -m capefed.study review study.json [--site north]              # anyone: the study in words, its audit
-    python -m capefed.study approve study.json --out north.approval.json  # a site's operator: review, check, sign
-    python -m capefed.study collect study.json *.approval.json --roster /etc/capefed/roster.json --out approved.json
+    python -m capefed.ops.study propose study.toml --out study.json          # the aggregator's operator
+    python -m capefed.ops.study review study.json [--site north]              # anyone: the study in words, its audit
+    python -m capefed.ops.study approve study.json --out north.approval.json  # a site's operator: review, check, sign
+    python -m capefed.ops.study collect study.json *.approval.json --roster /etc/capefed/roster.json --out approved.json
 
 ``propose`` reads a TOML proposal (title, proposer, rounds, total-delta, per algorithm its data description, D and
 round settings, per site eps, delta, optional weight and N per algorithm), computes every site's total, plans every
@@ -23,11 +23,11 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from . import dp
+from ..app import dp
+from ..app.site import SiteConfig, SiteConfigError, agn_model, load_site
+from ..app.studyfile import read_approval, read_study, write_approval, write_signed_study
+from ..app.trust import TrustError, approval_signature, load_identity, read_roster, verify_approvals
 from .opsfiles import CommandError, node_config, run_command
-from .site import SiteConfig, SiteConfigError, agn_model, load_site
-from .studyfile import read_approval, read_study, write_approval, write_signed_study
-from .trust import TrustError, approval_signature, load_identity, read_roster, verify_approvals
 
 __all__ = ["check_site", "main", "study_from_proposal"]
 
@@ -152,7 +152,7 @@ def _collect(args: argparse.Namespace, study: dp.Study) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m capefed.study", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m capefed.ops.study", description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=("propose", "review", "approve", "collect"))
     parser.add_argument("file", help="the proposal (propose) or the study (the others)")
     parser.add_argument("approvals", nargs="*", help="collect: every site's approval file")
@@ -184,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
             raise CommandError("collect needs --roster")
         return _collect(args, study)
 
-    return run_command("capefed.study", run)
+    return run_command("capefed.ops.study", run)
 
 
 if __name__ == "__main__":

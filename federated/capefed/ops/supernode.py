@@ -1,4 +1,5 @@
-"""Flower's SuperNode with two of its fixed waits shortened: ``python -m capefed.supernode <flower-supernode options>``.
+"""Flower's SuperNode with two of its fixed waits shortened:
+``python -m capefed.ops.supernode <flower-supernode options>``.
 
 Flower 1.41's SuperNode has two waits written into its code, with no option to change them:
 
@@ -68,7 +69,7 @@ def shorten_waits() -> None:
     from flwr.supercore.version import package_version  # noqa: PLC0415
 
     if package_version != FLWR_VERSION:
-        raise RuntimeError(f"capefed.supernode changes Flower {FLWR_VERSION}'s internals; this is Flower "
+        raise RuntimeError(f"capefed.ops.supernode changes Flower {FLWR_VERSION}'s internals; this is Flower "
                            f"{package_version}: use flower-supernode")
     for module, name in ((loop, "time"), (connection, "HEARTBEAT_DEFAULT_INTERVAL"),
                          (heartbeat, "HEARTBEAT_DEFAULT_INTERVAL"), (tasks, "HEARTBEAT_DEFAULT_INTERVAL")):

@@ -1,4 +1,4 @@
-"""A long-running ClientApp process for one SuperNode: ``python -m capefed.worker --runtime 127.0.0.1:9094``.
+"""A long-running ClientApp process for one SuperNode: ``python -m capefed.ops.worker --runtime 127.0.0.1:9094``.
 
 Flower 1.41 starts a fresh ``flwr-clientapp`` process for every message a SuperNode receives (about 2.5 CPU seconds
 of imports: flwr, numpy, scipy, dpcore), unless the SuperNode runs with ``--isolation process``: then it starts no
@@ -15,10 +15,10 @@ sources and the app's ``pyproject.toml`` - and none may be missing; an extra mod
 or a data file is refused, naming the file. (Flower's own ``--trusted-entities`` needs FABs signed through the Flower
 platform, which a self-hosted SuperLink does not provide: a SuperNode with it refuses every run of ``flwr run``.)
 
-``python -m capefed.worker`` is a small supervisor: the worker itself runs in a child process (``--serve``), and a
+``python -m capefed.ops.worker`` is a small supervisor: the worker itself runs in a child process (``--serve``), and a
 child that dies (killed in the middle of a reply, out of memory) is started again after a pause, so the node answers
 again without anyone restarting it by hand. The task the dead child had claimed is answered by the SuperNode with
-Flower's "ClientApp crashed" error once its heartbeat lapses (``capefed.supernode`` makes that 20 s); the aggregator
+Flower's "ClientApp crashed" error once its heartbeat lapses (``capefed.ops.supernode`` makes that 20 s); the aggregator
 has counted the site as silent by then (its own deadline).
 
 The Runtime API's ``AcquireTask`` can be protected by a shared secret (``--superexec-auth-secret-file`` on the
@@ -54,7 +54,7 @@ POLL_SECONDS = 0.25
 """Seconds between the worker's requests for a task when none is waiting (Flower's SuperExec default is 1 s)."""
 HEARTBEAT_SECONDS = 3.0
 """Seconds between a running task's heartbeats: well inside the 10 s a claimed task first lives and the 2 x 10 s each
-heartbeat extends it by under ``capefed.supernode`` (2 x 30 s under ``flower-supernode``)."""
+heartbeat extends it by under ``capefed.ops.supernode`` (2 x 30 s under ``flower-supernode``)."""
 RESTART_SECONDS = 1.0
 """Pause before the supervisor starts a worker that died; doubled (up to MAX_RESTART_SECONDS) while it keeps dying
 within STABLE_SECONDS of its start."""
@@ -74,13 +74,15 @@ MAX_SECRET_BYTES = 4096
 """Largest ``--secret-file`` (the SuperNode's shared secret for AcquireTask)."""
 CODE_PACKAGE = "capefed"
 """The package whose sources a run's code package must carry unchanged."""
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+"""Where the installed ``capefed`` is (this module is ``capefed/ops/worker.py``)."""
 APP_PYPROJECT = "app-pyproject.toml"
 """The app's pyproject.toml as installed inside the package (federated/pyproject.toml's wheel force-include): the
 reviewed copy of the FAB's ``pyproject.toml``."""
 FLOWER_MANIFEST = ".info/CONTENT"
 """The one file of a FAB that is Flower's, not the app's: its list of the app's files and their hashes."""
 
-log = logging.getLogger("capefed.worker")
+log = logging.getLogger("capefed.ops.worker")
 
 
 def _canonical(name: str, data: bytes) -> bytes:
@@ -104,7 +106,7 @@ def installed_files() -> dict[str, bytes]:
     """The reviewed release, by the path each file has in a code package: every Python source of the installed
     ``capefed`` (``capefed/<path>``) and the app's ``pyproject.toml`` (the copy installed in the package, or, run from
     a checkout, ``federated/pyproject.toml``)."""
-    package = Path(__file__).resolve().parent
+    package = PACKAGE_DIR
     files = {f"{CODE_PACKAGE}/{p.relative_to(package).as_posix()}": p.read_bytes()
              for p in sorted(package.rglob("*.py")) if "__pycache__" not in p.parts}
     for pyproject in (package / APP_PYPROJECT, package.parent / "pyproject.toml"):
@@ -116,7 +118,7 @@ def installed_files() -> dict[str, bytes]:
 
 def installed_digest() -> str:
     """One SHA-256 over the reviewed release (each file's path and digest, in order): what the parties of a consortium
-    compare after installing (``python -m capefed.worker --check-install``)."""
+    compare after installing (``python -m capefed.ops.worker --check-install``)."""
     lines = "".join(f"{name} {digest}\n" for name, digest in sorted(code_digests(installed_files()).items()))
     return hashlib.sha256(lines.encode()).hexdigest()
 
@@ -134,12 +136,12 @@ def check_install() -> str:
     present = [name for name in DASHBOARD_PACKAGES if importlib.util.find_spec(name) is not None]
     if present:
         raise SystemExit(f"this environment holds dashboard packages a party does not need: {', '.join(present)}")
-    for module in ("client_app", "server_app", "gateway", "runner"):
+    for module in ("app.client_app", "app.server_app", "ops.gateway", "ops.runner"):
         importlib.import_module(f"{CODE_PACKAGE}.{module}")
     files = installed_files()
     if "pyproject.toml" not in files:
         raise SystemExit(f"the installed {CODE_PACKAGE} has no {APP_PYPROJECT} (the app's reviewed pyproject.toml)")
-    return f"{installed_digest()}  {CODE_PACKAGE} ({len(files)} files in {Path(__file__).resolve().parent})"
+    return f"{installed_digest()}  {CODE_PACKAGE} ({len(files)} files in {PACKAGE_DIR})"
 
 
 class FabError(ValueError):
@@ -323,7 +325,7 @@ def serve(runtime: str, *, secret: bytes | None = None, poll: float = POLL_SECON
     from flwr.supercore.constant import TaskType  # noqa: PLC0415
     from flwr.supercore.interceptors import SuperExecAuthHttpInterceptor  # noqa: PLC0415
 
-    from .client_app import app  # noqa: PLC0415  (the installed, reviewed ClientApp)
+    from ..app.client_app import app  # noqa: PLC0415  (the installed, reviewed ClientApp)
 
     stop = stop or threading.Event()
     interceptors = [] if secret is None else [
@@ -331,7 +333,7 @@ def serve(runtime: str, *, secret: bytes | None = None, poll: float = POLL_SECON
     client = _client(runtime, interceptors)
     checked: dict[str, str | None] = {}
     log.info("worker ready: answering the SuperNode at %s with capefed from %s", runtime,
-             Path(__file__).resolve().parent)
+             PACKAGE_DIR)
     try:
         while not stop.is_set():
             try:
@@ -349,11 +351,11 @@ def serve(runtime: str, *, secret: bytes | None = None, poll: float = POLL_SECON
 
 
 def supervise(argv: list[str], stop: threading.Event) -> int:
-    """Run ``python -m capefed.worker --serve ARGV`` and start it again whenever it dies, until ``stop`` is set."""
+    """Run ``python -m capefed.ops.worker --serve ARGV`` and start it again whenever it dies, until ``stop`` is set."""
     pause = RESTART_SECONDS
     while not stop.is_set():
         started = time.monotonic()
-        child = subprocess.Popen([sys.executable, "-m", "capefed.worker", "--serve", *argv])
+        child = subprocess.Popen([sys.executable, "-m", "capefed.ops.worker", "--serve", *argv])
         while child.poll() is None and not stop.wait(0.2):
             pass
         if stop.is_set():
@@ -373,7 +375,7 @@ def supervise(argv: list[str], stop: threading.Event) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m capefed.worker", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m capefed.ops.worker", description=__doc__.split("\n\n")[0])
     parser.add_argument("--runtime",
                         help="the SuperNode's Runtime API, host:port (its --host and --port; keep it on 127.0.0.1)")
     parser.add_argument("--check-install", action="store_true",
@@ -396,7 +398,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--poll {args.poll}: between 0.01 and 60 seconds")
     secret = None
     if args.secret_file:
-        from .dp import InputError, read_file  # noqa: PLC0415
+        from ..app.dp import InputError, read_file  # noqa: PLC0415
 
         try:
             secret = read_file(args.secret_file, MAX_SECRET_BYTES, "the secret file")
