@@ -72,7 +72,7 @@ def test_every_fenced_block_of_the_guide_is_one_the_consortium_test_runs():
 
 
 def test_every_command_of_the_guide_exists_and_every_unit_it_starts_is_installed():
-    """Each ``python -m capefed.X`` of the guide's blocks names a module with a ``main``; each ``systemctl enable
+    """Each ``python -m capefed.ops.X`` of the guide's blocks names a module with a ``main``; each ``systemctl enable
     --now`` names units of federated/deploy/systemd; each copy line is ``host:path -> host:path``."""
     import importlib  # noqa: PLC0415
 
@@ -85,7 +85,7 @@ def test_every_command_of_the_guide_exists_and_every_unit_it_starts_is_installed
             for line in filter(None, map(str.strip, block.text.splitlines())):
                 assert re.fullmatch(r"(aggregator|north):/[\w./-]+ -> (aggregator|north):/[\w./-]+", line), line
             continue
-        modules |= set(re.findall(r"python -m (capefed\.\w+)", block.text))
+        modules |= set(re.findall(r"python -m (capefed(?:\.\w+)+)", block.text))
         for line in re.findall(r"^systemctl enable --now (.*)$", block.text, re.M):
             started |= set(line.split())
     assert started == units
@@ -104,7 +104,7 @@ def test_the_unit_commands_the_guide_shows_are_the_units_own():
     environment's bin folder and systemd's ${...} aside)."""
     from consortium_hosts import parse_unit  # noqa: PLC0415
 
-    shown = [_shown(b) for b in re.findall(r"^((?:    (?:flower-superlink|python -m capefed\.(?:gateway|supernode|"
+    shown = [_shown(b) for b in re.findall(r"^((?:    (?:flower-superlink|python -m capefed\.ops\.(?:gateway|supernode|"
                                             r"worker)).*\n(?:        .*\n)*))", _guide(), re.M)]
     assert len(shown) == 4, shown
     for path in sorted((ROOT / "federated" / "deploy" / "systemd").glob("*.service")):
