@@ -163,4 +163,6 @@ def test_a_site_killed_after_the_noise_set_up_is_survived(tmp_path):
     assert outcome["took_part"] == ["north", "south"]
     assert all(r["ok"] and "east" in r["coalition"] for r in outcome["audit"]["A"])
     assert "killed site east" in output and "sites that took part: north, south" in output
+    # killed once the aggregator asked it to release (capefed.ops.dropout's signal): after the noise was set up
+    assert (tmp_path / "dropout" / "east.asked-to-release").read_text() == "asked to release\n"
     assert "audit of what was released" in output and "identical to the in-process run" in output

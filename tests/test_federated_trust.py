@@ -158,18 +158,19 @@ def test_a_site_that_vanishes_after_the_noise_set_up_is_survived(demo, tmp_path,
             super().__init__(nodes)
             self.victim, self.gone = victim, False
 
-        def checkpoint(self, label):
-            self.gone = True
-
         def exchange(self, action, requests, timeout, until=None):
+            # gone from the first request to release on: after the noise was set up, before it released
+            self.gone = self.gone or (self.victim in requests and any(
+                name == "release" for _, name, _ in unbundle(requests[self.victim])))
             if self.gone:
                 requests = {n: p for n, p in requests.items() if n != self.victim}
             return super().exchange(action, requests, timeout, until)
 
     nodes = _fresh(demo, tmp_path)
     victim = 1 + next(i for i, n in enumerate(nodes) if n.get("name") == "east")
-    outcome, _ = _run(demo, nodes, algorithm, transport=Vanishing([party_node(n) for n in nodes], victim))
-    assert outcome.status == "released", outcome.reason
+    transport = Vanishing([party_node(n) for n in nodes], victim)
+    outcome, _ = _run(demo, nodes, algorithm, transport=transport)
+    assert transport.gone and outcome.status == "released", outcome.reason
     assert outcome.dropped == ("east",) and outcome.took_part == ("north", "south")
     settings = settings_from_run_config(demo.run_config, algorithm, "sim")
     simulated = simulate(nodes, settings, dropped=("east",))

@@ -42,11 +42,8 @@ from .requests import plan_digest
 from .roundstate import RoundState
 from .runconfig import MAX_TIMEOUT, AggregatorSettings, check_run_config, settings_from_run_config
 
-__all__ = ["MAX_TIMEOUT", "NOISE_READY", "AggregatorSettings", "RoundOutcome", "RoundStopped", "Transport",
+__all__ = ["MAX_TIMEOUT", "AggregatorSettings", "RoundOutcome", "RoundStopped", "Transport",
            "check_run_config", "run_round", "run_rounds", "settings_from_run_config"]
-
-NOISE_READY = "noise-ready"
-"""The checkpoint after the noise was set up (helper shares and the sites' set-up) and before any release."""
 
 Until = Callable[[set[int], float], bool]
 
@@ -140,7 +137,6 @@ def _round(r: RoundState) -> Generator[Any, Any, RoundOutcome]:
             return outcome
         r.digest = plan_digest(s.round_id, plan.settings, {x.name: x.statement for x in r.sites})
         noise, blobs = yield from noise_setup(r, helper)
-        yield ("checkpoint", NOISE_READY)
         aggregates, outputs = yield from _stages(r, secret, helper, noise, blobs)
         _finite(aggregates, outputs)
         outcome.status, outcome.aggregates, outcome.outputs = "released", aggregates, outputs
@@ -188,10 +184,6 @@ def _advance(transport: Transport, steps: list[Any], outcomes: list[RoundOutcome
             request = steps[i].send(value)
             if request[0] == "nodes":
                 value = transport.wait_for_nodes(request[1], request[2])
-                continue
-            if request[0] == "checkpoint":
-                hook = getattr(transport, "checkpoint", None)
-                value = hook(request[1]) if hook else None
                 continue
             pending[i] = request[1:]
             return

@@ -79,7 +79,7 @@ _RUN_TYPES: dict[str, tuple[type, ...]] = {
     "connect-timeout": (int, float), "agn-sigma2": (int, float), "agn-norm-bound": (int, float),
     "neighbouring": (str,), "calibration": (str,), "solver": (str,), "agn-model": (str,), "agn-path": (str,),
     "m3-noise": (str,), "noise": (str,), "roster": (str,), "algorithms": (str,), "out": (str,), "poll": (int, float),
-    "checkpoint": (str,), "grace": (int, float), "study": (str,), "mode": (str,)}
+    "grace": (int, float), "study": (str,), "mode": (str,)}
 MAX_TIMEOUT = 86_400.0
 
 

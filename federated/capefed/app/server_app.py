@@ -31,26 +31,9 @@ this loop uses the same push_messages / pull_messages calls with a shorter pause
 class FlowerTransport:
     """``rounds.Transport`` over a Flower Grid: one ``query.<action>`` message per node."""
 
-    def __init__(self, grid: Grid, poll: float = POLL_SECONDS, checkpoints: str | None = None,
-                 checkpoint_timeout: float = 120.0):
+    def __init__(self, grid: Grid, poll: float = POLL_SECONDS):
         self.grid = grid
         self.poll = poll
-        self.checkpoints = Path(checkpoints) if checkpoints else None
-        self.checkpoint_timeout = checkpoint_timeout
-
-    def checkpoint(self, label: str) -> None:
-        """With a checkpoint directory (the launcher's drop-out demonstration): write ``label.ready`` the first time
-        and wait (bounded) until ``label.go`` appears; the launcher kills a site in between."""
-        if self.checkpoints is None:
-            return
-        go = self.checkpoints / f"{label}.go"
-        ready = self.checkpoints / f"{label}.ready"
-        if ready.exists():
-            return
-        ready.write_text("ready\n")
-        end = time.monotonic() + self.checkpoint_timeout
-        while not go.exists() and time.monotonic() < end:
-            time.sleep(self.poll)
 
     def wait_for_nodes(self, count: int, timeout: float) -> list[int]:
         end = time.monotonic() + timeout
@@ -125,9 +108,7 @@ def main(grid: Grid, context: Context) -> None:
                  "aggregates": {}, "outputs": {}, "sites": [], "plan": None} for a in algorithms]}))
         raise RoundsNotReleased(reason) from exc
     rounds = []
-    transport = FlowerTransport(grid, float(config.get("poll", POLL_SECONDS)),
-                                str(config.get("checkpoint", "")) or None,
-                                float(config.get("timeout", 120.0)))
+    transport = FlowerTransport(grid, float(config.get("poll", POLL_SECONDS)))
     for outcome in run_rounds(transport, settings):
         print(f"{outcome.algorithm}: {outcome.status} in {outcome.seconds:.1f} s"
               + (f": {outcome.reason}" if outcome.reason else ""), flush=True)

@@ -1,9 +1,10 @@
 """A federation's processes (:class:`Federation`): a SuperLink (with security: on 127.0.0.1 behind the Fleet-only
 gateway, its state in a database), the operator's connection, every node (its key registered first) with its worker,
 each in its network namespace when one is named; running the app with the operator's exit status
-(``capefed.ops.runner``); the drop-out demonstration's kill at the aggregator's checkpoint. Starting, watching and
-stopping the processes is :class:`capefed.ops.procgroup.ProcessGroup`; the loopback demonstration of ``make federated``
-(one run, the in-process simulation beside it, the printout) is :mod:`capefed.ops.loopback`.
+(``capefed.ops.runner``); the drop-out demonstration's kill of a site once the aggregator asked it to release (its
+failing worker, :mod:`capefed.ops.dropout`, signals it). Starting, watching and stopping the processes is
+:class:`capefed.ops.procgroup.ProcessGroup`; the loopback demonstration of ``make federated`` (one run, the in-process
+simulation beside it, the printout) is :mod:`capefed.ops.loopback`.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from .deployment import (
     worker_command,
     write_secret,
 )
+from .dropout import command as dropout_command
+from .dropout import fresh_signal, signal_file
 from .processes import descendants, set_subreaper, signal_all, tagged_processes
 from .procgroup import (
     APP_DIR,
@@ -72,7 +75,7 @@ class Federation(ProcessGroup):
     reap_all: bool = False  # this process exists only to run the federation: adopt and reap every descendant
     security: SecurityFiles | None = None  # TLS and SuperNode authentication; None: insecure (loopback only)
     task_poll: float = TASK_POLL_SECONDS
-    drop: str | None = None  # a site whose process is killed after the noise was set up (checkpoint files)
+    drop: str | None = None  # a site killed once asked to release, after the noise set-up (capefed.ops.dropout)
     killed: list[str] = field(default_factory=list)
     workers: bool = True  # one long-running ClientApp process per node (capefed.ops.worker); False: one per message
     short_waits: bool = True  # SuperNodes as capefed.ops.supernode (0.5 s idle wait, 10 s heartbeat); False: Flower's
@@ -141,7 +144,11 @@ class Federation(ProcessGroup):
             self.bin_dir, superlink=self.fleet_address, runtime_port=runtime_port, node_config=node_config_text(config),
             ca=None if sec is None else sec.ca_certificate, node_key=private, secret_file=secret,
             worker=self.workers, python=sys.executable if self.short_waits else None))
-        if self.workers:
+        if name == self.drop:  # the drop-out demonstration: this site's worker never answers a release
+            self._start(f"{name}{WORKER_SUFFIX}", dropout_command(sys.executable, runtime_port=runtime_port,
+                                                                  signal=fresh_signal(self.workdir, name),
+                                                                  secret_file=secret))
+        elif self.workers:
             self._start(f"{name}{WORKER_SUFFIX}", worker_command(sys.executable, runtime_port=runtime_port,
                                                                  secret_file=secret))
 
@@ -168,7 +175,7 @@ class Federation(ProcessGroup):
                                            "--flwr", str(self.bin_dir / "flwr")])
         deadline = time.monotonic() + timeout
         while process.poll() is None:
-            self._drop_at_checkpoint(run_config)
+            self._drop_when_asked_to_release()
             self._check_nodes()
             if time.monotonic() > deadline:
                 raise FederationError(f"the run did not finish within {timeout:g} s; see {log}")
@@ -179,12 +186,11 @@ class Federation(ProcessGroup):
         self.run_status = found[-1]
         return log
 
-    def _drop_at_checkpoint(self, run_config: Mapping[str, Any]) -> None:
-        """The drop-out demonstration: once the aggregator reports the noise set up (``noise-ready.ready`` in the
-        checkpoint directory), kill the chosen site's SuperNode and everything below it, then let the aggregator go
-        on (``noise-ready.go``)."""
-        folder = run_config.get("checkpoint")
-        if not self.drop or not folder or self.killed or not (Path(folder) / "noise-ready.ready").exists():
+    def _drop_when_asked_to_release(self) -> None:
+        """The drop-out demonstration: once the aggregator asked the chosen site to release (the noise of every stage
+        set up; its worker, :mod:`capefed.ops.dropout`, never answers and writes its signal file), kill the site's
+        SuperNode and worker and everything below them."""
+        if not self.drop or self.killed or not signal_file(self.workdir, self.drop).exists():
             return
         for name, process, _ in self.processes:
             if name in (self.drop, f"{self.drop}{WORKER_SUFFIX}"):
@@ -197,7 +203,6 @@ class Federation(ProcessGroup):
                 if name == self.drop:
                     print(f"killed site {name} (pid {process.pid}) after the noise was set up, before it released",
                           flush=True)
-        (Path(folder) / "noise-ready.go").write_text("go\n")
 
     def _check_nodes(self) -> None:
         for name, process, log in self.processes:

@@ -58,18 +58,14 @@ def run_loopback(workdir: str | Path, *, run_config: Mapping[str, Any] | None = 
     ``short_waits``: SuperNodes as ``capefed.ops.supernode`` (shorter idle wait and heartbeat), or
     ``flower-supernode``."""
     workdir = Path(workdir)
+    if drop and not workers:
+        raise FederationError(f"--drop {drop}: the failing site is a worker (capefed.ops.dropout); it needs workers")
     demo = demo or prepare_demo(workdir / "data", agn_path=agn_path, noise=noise)
     config = dict(demo.run_config)
     config.update(run_config or {})
     out = workdir / "outcome.json"
     out.unlink(missing_ok=True)
     config["out"] = str(out)
-    if drop:
-        checkpoints = workdir / "checkpoints"
-        checkpoints.mkdir(parents=True, exist_ok=True)
-        for old in checkpoints.iterdir():
-            old.unlink()
-        config["checkpoint"] = str(checkpoints)
     seconds: dict[str, float] = {}
     start = time.perf_counter()
     nodes = [*demo.nodes, *extra_nodes]

@@ -319,13 +319,15 @@ def run_task(runtime: str, token: str, app: Callable, checked: dict[str, str | N
 
 
 def serve(runtime: str, *, secret: bytes | None = None, poll: float = POLL_SECONDS,
-          stop: threading.Event | None = None) -> None:
-    """Ask the SuperNode's Runtime API at ``runtime`` for ClientApp tasks and answer them, until ``stop`` is set."""
+          stop: threading.Event | None = None, app: Callable | None = None) -> None:
+    """Ask the SuperNode's Runtime API at ``runtime`` for ClientApp tasks and answer them with ``app`` (default: the
+    installed, reviewed ClientApp; :mod:`capefed.ops.dropout` wraps it), until ``stop`` is set."""
     from flwr.proto.runtime_pb2 import AcquireTaskRequest  # noqa: PLC0415
     from flwr.supercore.constant import TaskType  # noqa: PLC0415
     from flwr.supercore.interceptors import SuperExecAuthHttpInterceptor  # noqa: PLC0415
 
-    from ..app.client_app import app  # noqa: PLC0415  (the installed, reviewed ClientApp)
+    if app is None:
+        from ..app.client_app import app  # noqa: PLC0415  (the installed, reviewed ClientApp)
 
     stop = stop or threading.Event()
     interceptors = [] if secret is None else [
