@@ -198,3 +198,28 @@ def test_nothing_is_allowed_any_more():
     assert tool.ALLOWED == {}
     failures, report, _ = tool.check(ROOT)
     assert failures == [] and not any(line.startswith("allowed (") for line in report)
+
+
+def test_the_check_finds_the_flower_app_importing_the_operators_tools(tmp_path):
+    """capefed/app never imports capefed/ops: absolute, relative and inside a function are all found; the other way
+    round, and ``app`` importing itself, pass."""
+    tool = _tool()
+    _write(tmp_path, {
+        "dpcore/__init__.py": "",
+        "federated/capefed/app/__init__.py": "",
+        "federated/capefed/app/fine.py": "from . import dp\nfrom .messages import Payload\nimport capefed.app.wire\n",
+        "federated/capefed/app/absolute.py": "import os\nfrom capefed.ops.worker import serve\n",  # line 2
+        "federated/capefed/app/relative.py": "from ..ops import demo\n",  # line 1
+        "federated/capefed/app/lazy.py": "def f():\n    from ..ops.federation import Federation\n",  # line 2
+        "federated/capefed/app/package.py": "from capefed import ops\nimport capefed.ops\n",  # lines 1, 2
+        "federated/capefed/app/sub/__init__.py": "",
+        "federated/capefed/app/sub/deep.py": "from ...ops import launch\nfrom .. import dp\n",  # line 1
+        "federated/capefed/ops/__init__.py": "",
+        "federated/capefed/ops/tool.py": "from ..app import dp\nfrom capefed.app.rounds import run_round\n",
+    })
+    where = sorted(line.split(": ")[0] for line in tool.app_imports_ops(tmp_path))
+    assert where == ["federated/capefed/app/absolute.py:2", "federated/capefed/app/lazy.py:2",
+                     "federated/capefed/app/package.py:1", "federated/capefed/app/package.py:2",
+                     "federated/capefed/app/relative.py:1", "federated/capefed/app/sub/deep.py:1"], where
+    failures, _, _ = tool.check(tmp_path)
+    assert sum("the Flower app imports the operator's tools" in line for line in failures) == 6

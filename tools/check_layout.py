@@ -32,7 +32,9 @@ Fails (exit status 1) on
   a ``match`` case of) a family's CAPE title (the ``cape=`` of its ``family.py``: ``== "capePCA"``) outside that
   family's package, or of a noise expression (a name or attribute containing ``noise`` or ``variant``) with a noise
   variant's name (the ``name=`` of a ``NoiseVariant`` in ``dpcore/cape/variants/``: ``noise == "helper"``) outside the
-  module that defines that variant. What differs is a field of the family or of the variant's table entry.
+  module that defines that variant. What differs is a field of the family or of the variant's table entry;
+* an import of the operator's tools (``capefed.ops``) from the Flower app (``federated/capefed/app``; also inside a
+  function): the app is what runs inside Flower and every party reviews; the tools around it import it, never back.
 
 Functions over ``MAX_FUNCTION_LINES`` lines in the pages and app.py are reported, not failed: they are scripts, read top
 to bottom. ``ALLOWED`` names the offenders that another task removes (each with its reason); they are reported, and
@@ -58,6 +60,8 @@ FAMILY_MODULE = "family.py"
 REASON_MARK = "# long:"
 FORBIDDEN = ("streamlit", "flwr")
 JSON_READER = Path(PACKAGE) / "textio.py"
+FLOWER_APP = Path("federated") / "capefed" / "app"
+"""The Flower app (what runs inside Flower); the operator's tools beside it are ``capefed/ops``."""
 """The one module that may call the JSON parser (every other JSON input reads through its ``load_json``)."""
 JSON_PARSERS = ("loads", "load", "JSONDecoder")
 VARIANTS_DIR = Path(PACKAGE) / "cape" / "variants"
@@ -374,6 +378,26 @@ def title_variant_branches(root: Path = ROOT, files: list[Path] | None = None) -
     return problems
 
 
+def app_imports_ops(root: Path = ROOT) -> list[str]:
+    """Imports of ``capefed.ops`` (absolute or relative) from a module under ``FLOWER_APP`` (module docstring)."""
+    out = []
+    for path in sorted((root / FLOWER_APP).rglob("*.py")):
+        package = list(path.relative_to(root / FLOWER_APP.parent.parent).with_suffix("").parts[:-1])
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = package[:len(package) - node.level + 1] if node.level else []
+                module = ".".join(base + ([node.module] if node.module else []))
+                targets = [module] + [f"{module}.{a.name}" for a in node.names]
+            else:
+                continue
+            if any(t == "capefed.ops" or t.startswith("capefed.ops.") for t in targets):
+                out.append(f"{path.relative_to(root)}:{node.lineno}: the Flower app imports the operator's tools "
+                           "(capefed.ops); capefed/app never imports capefed/ops")
+    return out
+
+
 def _allowed_key(line: str) -> str | None:
     """The :data:`ALLOWED` key a problem line falls under, or None."""
     path = line.split(":", 1)[0]
@@ -487,6 +511,7 @@ def check(root: Path = ROOT) -> tuple[list[str], list[str], dict[str, Module]]:
     flower = sorted((root / "federated").rglob("*.py"))
     failures += size_problems(scripts + flower, root, functions=False)
     failures += title_variant_branches(root)
+    failures += app_imports_ops(root)
     allowed = [line for line in failures if _allowed_key(line) is not None]
     used = {_allowed_key(line) for line in allowed}
     failures = [line for line in failures if _allowed_key(line) is None]
@@ -510,11 +535,13 @@ def main() -> int:
     variants = sum(": variant branch" in line for line in failures)
     sizes = sum("lines (more than" in line for line in failures)
     allowed = sum(line.startswith("allowed (") for line in report)
+    app_ops = sum("the Flower app imports the operator's tools" in line for line in failures)
     print(f"check_layout: families {', '.join(families())}: {branches} family-specific branch(es) outside their "
           f"package, {tables} table(s) defined twice, {parses} JSON parse(s) outside {JSON_READER}")
     print(f"check_layout: dpcore, pages, app.py, federated: {titles} title branch(es), {variants} variant branch(es) "
           f"outside their module, {sizes} module(s) over {MAX_MODULE_LINES} lines, class(es) over "
-          f"{MAX_CLASS_LINES} lines or unmarked long function(s); {allowed} allowed")
+          f"{MAX_CLASS_LINES} lines or unmarked long function(s); {allowed} allowed; {app_ops} import(s) of "
+          f"capefed.ops from {FLOWER_APP}")
     print(f"check_layout: {len(modules)} dpcore modules, {n_edges} imports, layers "
           f"{' < '.join('/'.join(names) for names in LAYERS)}: "
           + ("OK" if not failures else f"{len(failures)} problem(s)"))
