@@ -90,12 +90,11 @@ def colluder_items(state, plan, name):
         got = next((v for k, v in state.items() if k.endswith(f"/got/{p.stage}")), None)
         if got is None:
             continue
-        width = 2 * shares.SHARE_BYTES
-        held = [got[i * width:(i + 1) * width] for i in range(len(plan.names))]
-        for kind, part in (("noise", slice(0, shares.SHARE_BYTES)), ("mask", slice(shares.SHARE_BYTES, width))):
+        held = shares.unpack_held(got, len(plan.names))
+        for k, kind in enumerate(("noise", "mask")):
             items.append({"action": "reveal", "site": name, "request": {"config": {"stage": p.stage}, "arrays": {}},
                           "reply": {"config": {"status": "ok", "kinds": [kind] * len(plan.names),
-                                               "shares": [h[part] for h in held]}, "arrays": {}}})
+                                               "shares": [h[k] for h in held]}, "arrays": {}}})
     return items
 
 

@@ -314,6 +314,27 @@ def test_the_set_up_message_layout():
     assert shares.commitment("mask", "r", "A", "north", seed) != shares.commitment("noise", "r", "A", "north", seed)
 
 
+def test_the_held_shares_layout():
+    """What a site keeps from its set-up to its reveal: per plan site (noise-seed share or zeros | mask-seed share)."""
+    seeds = [shares.new_seed() for _ in range(3)]
+    noise = [shares.split(s, 2, 3) for s in seeds]
+    mask = [shares.split(s, 2, 3) for s in reversed(seeds)]
+    pairs = [shares.held_pair(noise[i][0], mask[i][0]) for i in range(2)] + [shares.held_pair(None, mask[2][0])]
+    held = shares.pack_held(pairs)
+    assert len(held) == 3 * shares.HELD_BYTES == 3 * 2 * shares.SHARE_BYTES
+    assert shares.unpack_held(held, 3) == [(noise[0][0], mask[0][0]), (noise[1][0], mask[1][0]),
+                                           (bytes(shares.SHARE_BYTES), mask[2][0])]
+    assert all(shares.held_by(m[1], 1) and not shares.held_by(m[1], 0) for m in mask)
+    assert not shares.held_by(mask[0][1][:-1], 1) and not shares.held_by("not bytes", 1)
+    for bad in (held[:-1], held + b"\0"):
+        with pytest.raises(shares.ShareError):
+            shares.unpack_held(bad, 3)
+    with pytest.raises(shares.ShareError):
+        shares.held_pair(noise[0][0][:-1], mask[0][0])
+    with pytest.raises(shares.ShareError):
+        shares.pack_held(pairs[:2] + [pairs[2][:-1]])
+
+
 # -- the range of a release ----------------------------------------------------------------------------------------
 
 def _plan(algorithm="capePCA", **more):

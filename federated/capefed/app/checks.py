@@ -78,7 +78,7 @@ def reveal_problem(name: str, reply: Payload, plan: dp.RoundPlan, stage: dp.Roun
             if piece != b"":
                 return f"site {name} revealed a share it should not have"
             continue
-        if not isinstance(piece, bytes) or len(piece) != shares.SHARE_BYTES or piece[0] != me + 1:
+        if not shares.held_by(piece, me):
             return f"site {name} revealed a malformed share (or one held by another site)"
     if helper_free and len(survivors) < len(plan.names):
         total = np.asarray(reply.arrays.get("total", np.empty(0)))

@@ -14,6 +14,9 @@ Byte layout (every length fixed; nothing else is ever in these messages):
 * a **set-up message** from site s to site r, before HPKE sealing to r's round key, per stage:
   helper-free ``masked W share`` (8 * size bytes, little-endian uint64) | r's share of n_s (33) | r's share of m_s
   (33); helper variant: r's share of m_s (33) only;
+* the **held shares** a site keeps in its node state from its set-up to its reveal, per stage, HELD_BYTES = 66 per
+  site of the plan, in the plan's order: the share of that site's n_s it holds (33 zero bytes with a helper) | of its
+  m_s (33); its own entry holds its own shares;
 * a **commitment** to a seed, 32 bytes: SHA-256 of ``capefed-seed-v1`` | kind | round | stage | site | seed, each part
   length-prefixed (8 bytes, big-endian). A site signs its commitments in its set-up answer; the aggregator checks every
   seed it rebuilds against them, so a wrong share cannot silently change a result;
@@ -32,11 +35,13 @@ from Crypto.Protocol.SecretSharing import Shamir
 
 from . import dp
 
-__all__ = ["COMMITMENT_BYTES", "KINDS", "SEED_BYTES", "SHARE_BYTES", "ShareError", "combine", "commitment", "mask",
-           "new_seed", "pack_setup", "parse_setup", "self_mask", "setup_bytes", "share_index", "split", "unmask"]
+__all__ = ["COMMITMENT_BYTES", "HELD_BYTES", "KINDS", "SEED_BYTES", "SHARE_BYTES", "ShareError", "combine",
+           "commitment", "held_by", "held_pair", "mask", "new_seed", "pack_held", "pack_setup", "parse_setup",
+           "self_mask", "setup_bytes", "share_index", "split", "unmask", "unpack_held"]
 
 SEED_BYTES = 32
 SHARE_BYTES = 1 + 16 + 16
+HELD_BYTES = 2 * SHARE_BYTES
 COMMITMENT_BYTES = 32
 KINDS = ("mask", "noise")
 """What a seed is for: the self-mask of a release, or the noise term (helper-free)."""
@@ -65,6 +70,11 @@ def share_index(share: bytes) -> int:
     if not isinstance(share, bytes) or len(share) != SHARE_BYTES or share[0] == 0:
         raise ShareError(f"a share has {SHARE_BYTES} bytes and x >= 1")
     return share[0] - 1
+
+
+def held_by(share: object, index: int) -> bool:
+    """Whether ``share`` is a well-formed share held by the site at 0-based plan position ``index``."""
+    return isinstance(share, bytes) and len(share) == SHARE_BYTES and share[0] == index + 1
 
 
 def combine(shares: Sequence[bytes], threshold: int) -> bytes:
@@ -129,3 +139,28 @@ def parse_setup(plain: bytes, size: int, helper_free: bool) -> tuple[np.ndarray 
     share_index(noise)
     share_index(own)
     return masked, noise, own
+
+
+def held_pair(noise_share: bytes | None, mask_share: bytes) -> bytes:
+    """One site's entry of the held shares (module docstring): its noise-seed share (zeros with a helper) | its
+    self-mask-seed share."""
+    noise = noise_share or bytes(SHARE_BYTES)
+    if len(noise) != SHARE_BYTES or len(mask_share) != SHARE_BYTES:
+        raise ShareError(f"a held pair is two {SHARE_BYTES}-byte shares")
+    return noise + mask_share
+
+
+def pack_held(pairs: Sequence[bytes]) -> bytes:
+    """The held shares of a stage from every plan site's :func:`held_pair`, in the plan's order."""
+    if any(len(p) != HELD_BYTES for p in pairs):
+        raise ShareError(f"every held pair has {HELD_BYTES} bytes")
+    return b"".join(pairs)
+
+
+def unpack_held(held: bytes, count: int) -> list[tuple[bytes, bytes]]:
+    """(noise-seed share, self-mask-seed share) per plan site of the held shares of ``count`` sites (the noise share
+    is zeros with a helper)."""
+    if len(held) != count * HELD_BYTES:
+        raise ShareError(f"the held shares of {count} sites are {count * HELD_BYTES} bytes, not {len(held)}")
+    pairs = [held[i * HELD_BYTES:(i + 1) * HELD_BYTES] for i in range(count)]
+    return [(p[:SHARE_BYTES], p[SHARE_BYTES:]) for p in pairs]

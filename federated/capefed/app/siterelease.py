@@ -66,14 +66,8 @@ def _keep_shares(site: SiteParty, ctx: RoundContext, stage: dp.RoundStage, sende
     noise-seed share (empty with a helper) and the self-mask-seed share."""
     got = dict(zip(senders, opened, strict=True))
     own = site.state[site.key(ctx.round_id, "own", stage.stage)]
-    packed = []
-    for name in ctx.plan.names:
-        if name == site.name:
-            packed.append(own if len(own) == 2 * shares.SHARE_BYTES else bytes(shares.SHARE_BYTES) + own)
-        else:
-            _, noise, mask = got[name]
-            packed.append((noise or bytes(shares.SHARE_BYTES)) + mask)
-    site.state[site.key(ctx.round_id, "got", stage.stage)] = b"".join(packed)
+    packed = [own if name == site.name else shares.held_pair(*got[name][1:]) for name in ctx.plan.names]
+    site.state[site.key(ctx.round_id, "got", stage.stage)] = shares.pack_held(packed)
 
 
 def _noise(site: SiteParty, c: Mapping[str, Any], ctx: RoundContext, stage: dp.RoundStage, private: bytes,

@@ -130,11 +130,9 @@ def reveal(site: SiteParty, c: Mapping[str, Any]) -> Payload:
         raise Refusal(f"it already revealed its shares for stage {stage.stage} of round {ctx.round_id}; it answers "
                       "one reveal per stage")
     got = site.state[site.key(ctx.round_id, "got", stage.stage)]
-    width, out, kinds = 2 * shares.SHARE_BYTES, [], []
+    out, kinds = [], []
     helper_free = not dp.NOISE_VARIANTS[ctx.settings.noise].helper
-    for i, name in enumerate(ctx.plan.names):
-        held = got[i * width: (i + 1) * width]
-        noise, mask = held[: shares.SHARE_BYTES], held[shares.SHARE_BYTES:]
+    for name, (noise, mask) in zip(ctx.plan.names, shares.unpack_held(got, len(ctx.plan.names)), strict=True):
         if name in survivors:
             out.append(mask)
             kinds.append("mask")

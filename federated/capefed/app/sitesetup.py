@@ -80,7 +80,8 @@ def _stage_setup(site: SiteParty, ctx: RoundContext, stage: dp.RoundStage, priva
         committed[1] = shares.commitment("noise", ctx.round_id, stage.stage, site.name, noise)
         encoded, _ = dp.site_draw(noise, plan, stage, me)
         masked_w = dp.mask_share(encoded, *pair_masks(site, ctx, stage, private))
-    site.state[site.key(ctx.round_id, "own", stage.stage)] = (noise_parts[me] if noise_parts else b"") + mask_parts[me]
+    site.state[site.key(ctx.round_id, "own", stage.stage)] = shares.held_pair(noise_parts[me] if noise_parts else None,
+                                                                              mask_parts[me])
     blobs, signatures = [], []
     for other in (n for n in plan.names if n != site.name):
         i = plan.names.index(other)
