@@ -11,8 +11,8 @@
    (:mod:`~dpcore.tensor.power`); the online tensor power method of paper 001 (Alg. 2), a memory-light non-private
    path that streams the samples (:mod:`~dpcore.tensor.online`).
 
-Models and moments: :mod:`~dpcore.otd.models`, :mod:`~dpcore.tensor.moments`; algorithms: one table
-(:mod:`~dpcore.otd.table`) filled by :mod:`dpcore.otd.algorithms`; comparisons over runs: :mod:`~dpcore.otd.compare`.
+Models and moments: :mod:`~dpcore.agn.models`, :mod:`~dpcore.tensor.moments`; algorithms: one table
+(:mod:`~dpcore.agn.table`) filled by :mod:`dpcore.agn.algorithms`; comparisons over runs: :mod:`~dpcore.agn.compare`.
 Imports the bottom layer, privacy, data, scenario and cape.
 """
 
