@@ -24,6 +24,7 @@ from capefed.demo import prepare_demo, simulate
 from capefed.federation import Federation, tagged_processes
 from capefed.memory import party_node
 from capefed.rounds import run_round, settings_from_run_config
+from test_federated_dropouts import attack_round
 from test_federated_rounds import Intercepting
 
 from dpcore.cape.discrete_flow import blocks, encode, ring_decode, ring_sum, term_draw
@@ -189,6 +190,47 @@ def test_a_release_that_is_not_an_element_of_the_ring_is_refused_naming_the_site
     assert outcome.plan.stage("A").discrete.ring_bits < 62
     assert outcome.status == "stopped" and outcome.sites == ("north",) and outcome.aggregates == {}
     assert "site north's release is refused" in outcome.reason and "not an element of the ring" in outcome.reason
+
+
+@pytest.mark.parametrize("attack", ["false-claim-after", "false-claim-before", "held-back", "second-claim"])
+@pytest.mark.parametrize("algorithm", ["capePCA", "capeAGN"])
+def test_a_false_drop_out_never_unmasks_the_victims_integer_release(demo, attack, algorithm):
+    """The drop-out attacks of tests/attacks on the discrete round: the round releases without east, exactly what
+    the in-process run without east computes, and east's release is never unmasked (no self-mask seed of it is
+    rebuilt from what the aggregator held), while its E~ was rebuilt from its noise seed."""
+    outcome, transport, rows = attack_round(demo, {"attack": attack, "victim": "east", "second": "north"}, algorithm)
+    assert outcome.status == "released", outcome.reason
+    assert outcome.dropped == ("east",) and outcome.took_part == ("north", "south")
+    settings = settings_from_run_config(demo.run_config, algorithm, "simulation")
+    simulated = simulate(demo.nodes, settings, ("east",))
+    for stage, exact in outcome.exact.items():
+        assert np.array_equal(exact, simulated.exact[stage]), stage
+    assert all(eps == 0.0 for stage, site, eps, _ in rows if site == "east")
+
+
+def test_a_site_refuses_an_aggregator_noise_that_is_not_the_plans(demo):
+    """F~_s of the plan's law, as integers on the ring: zeros (a weakened term) or floats are refused by the site."""
+    victim = _node_of(demo, "south")
+
+    def weakened(action, node, payload):
+        if action == "release" and node == victim:
+            payload = payload.copy()
+            payload.arrays["f"] = np.zeros_like(payload.arrays["f"])
+        return payload
+
+    outcome, _ = _round(demo, "capePCA", request=weakened)
+    assert outcome.status == "stopped" and outcome.sites == ("south",) and outcome.aggregates == {}
+    assert "the aggregator's noise F~_s" in outcome.reason and "sample variance" in outcome.reason
+
+    def floats(action, node, payload):
+        if action == "release" and node == victim:
+            payload = payload.copy()
+            payload.arrays["f"] = payload.arrays["f"].view(np.int64).astype(float)
+        return payload
+
+    outcome, _ = _round(demo, "capePCA", request=floats)
+    assert outcome.status == "stopped" and outcome.sites == ("south",)
+    assert "integers as ring elements (uint64" in outcome.reason
 
 
 # ----------------------------------------------------------------------------------------------
