@@ -192,6 +192,26 @@ def test_a_release_that_is_not_an_element_of_the_ring_is_refused_naming_the_site
     assert "site north's release is refused" in outcome.reason and "not an element of the ring" in outcome.reason
 
 
+def test_a_sum_beyond_the_no_wrap_bound_stops_the_round(demo, monkeypatch):
+    """A site whose release is a ring element but shifted by B + 1 (a value that wrapped, or a site sending something
+    else): the aggregator's exact sum leaves the design's no-wrap bound B and the round stops naming the check,
+    nothing published."""
+    from capefed import dp
+
+    honest = dp.ring_release
+
+    def shifted(statistic, e, f, g, dd, index):
+        y = honest(statistic, e, f, g, dd, index)
+        if index != 0:
+            return y
+        return (y + np.uint64(dd.ring_bound + 1)) & np.uint64((1 << dd.ring_bits) - 1)
+
+    monkeypatch.setattr(dp, "ring_release", shifted)
+    outcome, _ = _round(demo, "capePCA")
+    assert outcome.status == "stopped" and outcome.aggregates == {} and outcome.outputs == {}
+    assert "refused by the ring's no-wrap check" in outcome.reason and "exceeds its bound" in outcome.reason
+
+
 @pytest.mark.parametrize("attack", ["false-claim-after", "false-claim-before", "held-back", "second-claim"])
 @pytest.mark.parametrize("algorithm", ["capePCA", "capeAGN"])
 def test_a_false_drop_out_never_unmasks_the_victims_integer_release(demo, attack, algorithm):
