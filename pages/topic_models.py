@@ -49,10 +49,10 @@ from dpcore.textio import values_text
 from dpcore.validation import InputError, check_delta
 from dpcore.workers import warm_up
 from pages.shared.chart_code import preload_results_code
-from pages.shared.guarantees import robust_controls, show_guarantee_table, show_guarantees
+from pages.shared.guarantees import robust_controls, show_guarantees
 from pages.shared.lecture import follow_scenario, lecture_sidebar
 from pages.shared.navigation import start_page
-from pages.shared.reports import report_downloads
+from pages.shared.run_section import result_footer, results_fragment, run_into
 from pages.shared.widgets import (
     bar_progress,
     restore_widgets,
@@ -276,32 +276,25 @@ seed = c2.number_input("Seed", **widget_range(TM, "tm_seed"), key="tm_seed",
                        help="Reproduces the corpus and every noise draw.")
 
 
-def _compute() -> LdaCurve:
+def _compute(progress) -> LdaCurve:
+    """The Run: the curve of every chosen algorithm over the ε values, on the synthetic corpus or a text's documents
+    dealt to the sites."""
     sites = _run_sites(grid[0])
-    bar = st.progress(0.0, text="starting")
-    try:
-        if spec is not None:
-            return eps_curve(sites, algorithms, grid, spec=spec, runs=int(runs), seed=int(seed),
-                             settings=lda_settings, progress=bar_progress(bar))
-        if corpus is None:
-            raise InputError("upload a text file first", "file")
-        problem = corpus_lda_problem(corpus, int(k), float(alpha0), _fractions(sites),
-                                     stream_rng(seed, UPLOAD_SPLIT_STREAM))
-        sites = sites.with_sizes(problem.sizes)
-        return eps_curve(sites, algorithms, grid, problem=problem, runs=int(runs), seed=int(seed),
-                         settings=lda_settings, progress=bar_progress(bar))
-    finally:
-        bar.empty()
+    if spec is not None:
+        return eps_curve(sites, algorithms, grid, spec=spec, runs=int(runs), seed=int(seed), settings=lda_settings,
+                         progress=progress)
+    if corpus is None:
+        raise InputError("upload a text file first", "file")
+    problem = corpus_lda_problem(corpus, int(k), float(alpha0), _fractions(sites),
+                                 stream_rng(seed, UPLOAD_SPLIT_STREAM))
+    return eps_curve(sites.with_sizes(problem.sizes), algorithms, grid, problem=problem, runs=int(runs),
+                     seed=int(seed), settings=lda_settings, progress=progress)
 
 
 clicked = st.button("Run", type="primary", key="tm_run", disabled=bool(problems))
-if (clicked or st.session_state.pop("tm_autorun", False)) and not problems:
-    try:
-        st.session_state[RESULT_KEY] = _compute()
-        st.session_state["tm_report_data"] = (spec, "synthetic corpus" if spec is not None else source)
-        st.session_state.pop(REGIME_KEY, None)
-    except InputError as exc:
-        show_error(exc)
+if (clicked or st.session_state.pop("tm_autorun", False)) and not problems and run_into(RESULT_KEY, _compute):
+    st.session_state["tm_report_data"] = (spec, "synthetic corpus" if spec is not None else source)
+    st.session_state.pop(REGIME_KEY, None)
 
 # --- results ---------------------------------------------------------------------------------------------------------
 
@@ -346,12 +339,15 @@ def _headline_eps(curve: LdaCurve) -> float:
     return min(curve.grid, key=lambda e: abs(np.log(e / OPENING.eps)))
 
 
-result: LdaCurve | None = st.session_state.get(RESULT_KEY)
-st.subheader("Results")
-if result is None:
-    st.info("Press **Run** to compute the topic error of every chosen algorithm at every ε; a progress bar shows how "
-            "far it is (the opening setting takes about ten seconds on a quiet machine).")
-else:
+def _results() -> None:
+    """The results of the last Run (a fragment: choosing the top words or comparing the configurations re-renders
+    these only)."""
+    result: LdaCurve | None = st.session_state.get(RESULT_KEY)
+    st.subheader("Results")
+    if result is None:
+        st.info("Press **Run** to compute the topic error of every chosen algorithm at every ε; a progress bar shows "
+                "how far it is (the opening setting takes about ten seconds on a quiet machine).")
+        return
     telling = headline_eps(result, OPENING.eps)  # where the chart shows what CAPE buys, from the runs
     eps0 = _headline_eps(result) if telling is None else telling
     per_eps = {eps: curve_guarantees(result, eps) for eps in result.grid}
@@ -395,10 +391,9 @@ else:
                          hide_index=True, width="stretch")
     for note in result.notes:
         st.caption(symbolic(note))
-    show_guarantee_table(per_eps[eps0], TITLES)
     report_spec, report_source = st.session_state.get("tm_report_data", (None, "a text corpus"))
-    report_downloads(lambda: lda_report(result, spec=report_spec, source=report_source), "topic_models_result",
-                     "tm_report")
+    result_footer(per_eps[eps0], TITLES, lambda: lda_report(result, spec=report_spec, source=report_source),
+                  "topic_models_result", "tm_report")
 
     with st.expander("How capeLDA's releases are protected: the two CAPE stages and the audit"):
         try:
@@ -461,3 +456,6 @@ else:
         sentences.update({k: v for k, v in regime_sentences(regime).items() if k != "5.1"})
         for key in sorted(sentences):
             st.markdown(f"- {symbolic(sentences[key])}")
+
+
+results_fragment(_results)
