@@ -52,9 +52,8 @@ from pages.shared.chart_code import preload_results_code
 from pages.shared.guarantees import robust_controls, show_guarantees
 from pages.shared.lecture import follow_scenario, lecture_sidebar
 from pages.shared.navigation import start_page
-from pages.shared.run_section import result_footer, results_fragment, run_into
+from pages.shared.run_section import result_footer, results_fragment, run_into, stage
 from pages.shared.widgets import (
-    bar_progress,
     restore_widgets,
     scenario_sidebar,
     show_chart,
@@ -408,12 +407,12 @@ def _results() -> None:
                         f"the whitened M3 (K x K x K) with τ_c = {stage2.design.tau_c:.3g}; one round moves "
                         f"{round_.total_numbers:,} numbers. What each party can learn in each stage on its own (the "
                         "guarantees above compose both stages):")
-            for label, stage in (("stage 1 (M2)", stage1), ("stage 2 (M3)", stage2)):
-                if stage.audit is not None:
+            for label, plan in (("stage 1 (M2)", stage1), ("stage 2 (M3)", stage2)):
+                if plan.audit is not None:
                     st.caption(label)
                     st.dataframe(pd.DataFrame([{"party": v.party, "sees": v.sees, "worst site": v.worst_site,
                                                 "σ_eff / τ_s": v.sigma_ratio, "sites over budget": v.failing}
-                                               for v in party_views(stage.design, stage.audit)]),
+                                               for v in party_views(plan.design, plan.audit)]),
                                  hide_index=True, width="stretch")
         except InputError as exc:
             show_error(exc)
@@ -422,28 +421,27 @@ def _results() -> None:
     st.markdown("Configurations 1-4 against ε on this corpus (Remark 5.1), and on a corpus where all four are usable "
                 f"(K = {REGIME_SPEC.k} topics over D = {REGIME_SPEC.dim} words, distinct α, {REGIME_DOCS:,} "
                 f"documents of {REGIME_SPEC.doc_length} words at one curator) for Remarks 5.2 and 5.3.")
+
+    def configurations(progress) -> tuple[LdaCurve, LdaCurve]:
+        """Configurations 1-4 on this corpus (the first half of the bar), then on the regime corpus."""
+        if spec is not None:
+            here = eps_curve(equal_sites_scenario(int(n_sites), int(st.session_state["tm_docs"]), grid[0],
+                                                  float(delta), calibration=calibration),
+                             CONFIGURATION_CURVES, grid, spec=spec, runs=int(runs), seed=int(seed),
+                             progress=stage(progress, 0.0, 0.5, "this corpus: "))
+        else:
+            here = eps_curve(equal_sites_scenario(p.n_sites, 3, grid[0], float(delta), calibration=calibration),
+                             CONFIGURATION_CURVES, grid, problem=result.problem, runs=int(runs), seed=int(seed),
+                             progress=stage(progress, 0.0, 0.5, "this corpus: "))
+        regime = eps_curve(equal_sites_scenario(1, REGIME_DOCS, REGIME_GRID[0], 1e-6, calibration="analytic"),
+                           CONFIGURATION_CURVES, REGIME_GRID, spec=REGIME_SPEC, runs=int(runs), seed=int(seed),
+                           progress=stage(progress, 0.5, 0.5, "the regime corpus: "))
+        return here, regime
+
     if st.button("Compare the configurations", key="tm_regimes_run",
                  help="Runs configurations 1-4 on this corpus and on the regime corpus; a progress bar shows how far "
                  "it is (tens of seconds on the Python documentation)."):
-        bar = st.progress(0.0, text="this corpus")
-        try:
-            if spec is not None:
-                here = eps_curve(equal_sites_scenario(int(n_sites), int(st.session_state["tm_docs"]), grid[0],
-                                                      float(delta), calibration=calibration),
-                                 CONFIGURATION_CURVES, grid, spec=spec, runs=int(runs), seed=int(seed),
-                                 progress=bar_progress(bar, 0.0, 0.5, "this corpus: "))
-            else:
-                here = eps_curve(equal_sites_scenario(p.n_sites, 3, grid[0], float(delta), calibration=calibration),
-                                 CONFIGURATION_CURVES, grid, problem=result.problem, runs=int(runs), seed=int(seed),
-                                 progress=bar_progress(bar, 0.0, 0.5, "this corpus: "))
-            regime = eps_curve(equal_sites_scenario(1, REGIME_DOCS, REGIME_GRID[0], 1e-6, calibration="analytic"),
-                               CONFIGURATION_CURVES, REGIME_GRID, spec=REGIME_SPEC, runs=int(runs), seed=int(seed),
-                               progress=bar_progress(bar, 0.5, 0.5, "the regime corpus: "))
-            st.session_state[REGIME_KEY] = (here, regime)
-        except InputError as exc:
-            show_error(exc)
-        finally:
-            bar.empty()
+        run_into(REGIME_KEY, configurations, text="this corpus")
     regimes = st.session_state.get(REGIME_KEY)
     if regimes is not None:
         here, regime = regimes

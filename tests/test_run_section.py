@@ -78,3 +78,21 @@ def test_run_into_keeps_the_result_and_a_bad_input_leaves_no_stale_result():
     assert [e.value for e in at.error] == ["runs: must be a whole number from 1 to 200 (got 0)"]
     assert at.markdown[0].value == "kept None" and at.session_state["returned"] is None  # no earlier result shown
     assert len(at.get("progress")) == 0  # the bar is gone once the Run ends
+
+
+def test_a_stage_moves_its_share_of_the_whole_run_with_its_label_after_the_prefix():
+    from pages.shared.run_section import STAGE_STEPS, stage
+
+    seen = []
+    whole = lambda done, total, label: seen.append((done / total, label))  # noqa: E731
+    first, second = stage(whole, 0.0, 0.5, "this corpus: "), stage(whole, 0.5, 0.5, "the regime corpus: ")
+    for done in range(1, 5):
+        first(done, 4, f"run {done}/4")
+    for done in (1, 2, 3):
+        second(done, 3, "x")
+    fractions = [f for f, _ in seen]
+    assert fractions == sorted(fractions) and fractions[3] == 0.5 and fractions[-1] == 1.0
+    assert fractions[0] == round(STAGE_STEPS * 0.125) / STAGE_STEPS
+    assert seen[0][1] == "this corpus: run 1/4" and seen[-1][1] == "the regime corpus: x"
+    second(7, 3, "beyond")  # never past the stage's end
+    assert seen[-1][0] == 1.0

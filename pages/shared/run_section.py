@@ -5,6 +5,7 @@ contract; issue 34: a Run re-renders its results, not the page).
   progress form, ``progress(done, total, label)`` (:data:`dpcore.family.Progress`), moves; what it returns is kept
   under one session key for the results, an InputError is shown next to what it names and leaves no results of an
   earlier setting;
+* :func:`stage` - the progress of one stage of a Run made of several (Topic models' regime comparisons);
 * :func:`results_fragment` - draws the results in a fragment (``st.fragment``): a widget that explores them (which
   metric, which algorithm's components) re-renders the results only, never the page above;
 * :func:`result_footer` - every view's computed guarantee of every algorithm and the report's four downloads, the
@@ -36,9 +37,12 @@ from pages.shared.guarantees import show_guarantee_table
 from pages.shared.reports import report_downloads
 from pages.shared.widgets import bar_progress, show_error
 
-__all__ = ["comparison_results", "family_run", "result_footer", "results_fragment", "run_into"]
+__all__ = ["STAGE_STEPS", "comparison_results", "family_run", "result_footer", "results_fragment", "run_into", "stage"]
 
 T = TypeVar("T")
+
+STAGE_STEPS = 1000
+"""The steps of a Run made of stages, as :func:`stage` reports them (its progress in thousandths)."""
 
 
 def run_into(key: str, compute: Callable[[Progress], T], *, where: Any = None,
@@ -58,6 +62,16 @@ def run_into(key: str, compute: Callable[[Progress], T], *, where: Any = None,
         bar.empty()
     st.session_state[key] = result
     return result
+
+
+def stage(progress: Progress, start: float, share: float, prefix: str = "") -> Progress:
+    """The progress of one stage of a Run made of several: the stage's ``progress(done, total, label)`` moves the
+    whole Run's over [``start``, ``start + share``] (in :data:`STAGE_STEPS` steps), its label after ``prefix``."""
+
+    def moved(done: int, total: int, label: str) -> None:
+        progress(round(STAGE_STEPS * (start + share * min(done / max(total, 1), 1.0))), STAGE_STEPS, prefix + label)
+
+    return moved
 
 
 def results_fragment(draw: Callable[[], None]) -> None:
