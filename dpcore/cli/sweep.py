@@ -45,7 +45,6 @@ from ..experiments import (
     run_sweep,
 )
 from ..experiments.presets import quick_name
-from ..family import Flag
 from ..limits import MAX_SWEEP_RUNS, MAX_WORKERS
 from ..outfiles import check_outputs, write_atomic
 from ..pca.sweep import register_upload
@@ -54,6 +53,7 @@ from ..scenario import Scenario, equal_sites_scenario, load_scenario
 from ..validation import InputError
 from ..workers import WORKERS_ENV, worker_count
 from . import print_json, say
+from .family_command import add_flags
 from .options import (
     DELTA,
     EPS,
@@ -63,7 +63,6 @@ from .options import (
     WORKERS,
     algorithm_names,
     integer,
-    real,
 )
 from .pca import _load_csv as load_csv
 from .table import fmt, table
@@ -130,22 +129,8 @@ def add_data_flags(p: argparse.ArgumentParser) -> None:
         rows = [flag for flag in family.flags if flag.name not in added]
         if rows:
             group = p.add_argument_group(family.flag_group or family.label)
-            for flag in rows:
-                group.add_argument(flag.name, help=flag.help, **_flag_kwargs(flag))
+            add_flags(group, rows)
             added.update(flag.name for flag in rows)
-
-
-def _flag_kwargs(flag: Flag) -> dict[str, Any]:
-    """argparse's type, choices and metavar of a family's flag (:class:`dpcore.family.Flag`; every value typed and
-    checked by :mod:`dpcore.cli.options` before any work)."""
-    out: dict[str, Any] = {} if flag.metavar is None else {"metavar": flag.metavar}
-    if flag.choices is not None:
-        out["choices"] = flag.choices
-    elif flag.integer is not None:
-        out["type"] = integer(*flag.integer)
-    elif flag.real is not None:
-        out["type"] = real(*flag.real, low_open=flag.low_open)
-    return out
 
 
 def _list_presets(as_json: bool) -> int:

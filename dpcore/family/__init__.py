@@ -29,7 +29,7 @@ from .compare import Progress, ShouldStop, check_runs, each_algorithm, progress_
 from .descriptor import Family
 from .entry import GUARANTEES, Algorithm, GuaranteeContext, GuaranteeRule, PlannerScheme, RunContext, Runner, Sizes
 from .fit import Fit, front_scenario
-from .flags import Flag
+from .flags import FamilyCommand, Flag
 from .form import data_form
 from .metrics import Metric, metric_table
 from .planner_hooks import DataLoader, FamilyPlanner, PlannerData, nested_subsample
@@ -48,6 +48,7 @@ __all__ = [
     "DataLoader",
     "DataSource",
     "Family",
+    "FamilyCommand",
     "Fit",
     "Flag",
     "FamilyPlan",

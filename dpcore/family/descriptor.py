@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .entry import Algorithm
-from .flags import Flag
+from .flags import FamilyCommand, Flag
 from .metrics import Metric
 from .planner_hooks import FamilyPlanner
 from .run import Comparison
@@ -36,7 +36,8 @@ metric, the closed-form aggregate noise, one run at a given noise, the check; :c
     the data the family's data settings describe, a :class:`~dpcore.family.run.Comparison`), ``sources`` (the data
     sources it offers, :class:`~dpcore.family.DataSource`, by name, the first the default) and ``position`` (its place
     in every list of families), ``flags`` (the command-line flags that set its data settings, :class:`Flag`, under the
-    heading ``flag_group``: ``sweep`` and ``plan`` build their parsers from them)."""
+    heading ``flag_group``: ``sweep`` and ``plan`` build their parsers from them) and ``command`` (the argument table of
+    its own run command, ``dpcore pca``, :class:`FamilyCommand`; None: it has none)."""
 
     name: str
     label: str
@@ -54,4 +55,5 @@ metric, the closed-form aggregate noise, one run at a given noise, the check; :c
     planner: FamilyPlanner | None = None
     sources: dict[str, DataSource] = field(default_factory=dict)
     flags: tuple[Flag, ...] = ()
+    command: FamilyCommand | None = None
     flag_group: str = ""
