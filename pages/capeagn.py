@@ -481,8 +481,8 @@ def _results() -> None:
     result_footer(guarantees, TITLES, lambda: otd_report(result, spec=report_spec, source=report_source),
                   "capeagn_result", "capeagn_report")
     with st.expander("How each algorithm makes its noise"):
-        for alg, example in result.examples.items():  # how its noise is made; its privacy is the table above
-            st.markdown(f"- **{TITLES[alg]}**: {symbolic(example.privacy)}")
+        for alg in result.algorithms:  # the table entry's description; its privacy is the guarantee table above
+            st.markdown(f"- **{TITLES[alg]}**: {symbolic(ALGORITHMS[alg].description)}")
     if result.notes:
         with st.expander(f"Notes ({len(result.notes)})"):
             for note in result.notes:

@@ -218,3 +218,18 @@ def test_nothing_is_allowed_any_more():
     assert tool.ALLOWED == {}
     failures, report, _ = tool.check(ROOT)
     assert failures == [] and not any(line.startswith("allowed (") for line in report)
+
+
+def test_nothing_in_the_repository_uses_the_deprecated_name_dpcore_otd():
+    """dpcore.otd is only the deprecated name of dpcore.agn, kept for scripts users exported before issue 33: no module,
+    stub, page, test, tool, benchmark or Flower app imports it (the stub's ``from .otd.front`` once did)."""
+    import re
+
+    pattern = re.compile(r"dpcore[./]otd\b|from \.\.*otd\b|import \.otd\b")
+    allowed = {Path("dpcore/otd/__init__.py"), Path("tests/test_layout.py"), Path("tests/test_python_api.py"),
+               Path("dpcore/reports/__init__.py")}  # reports/__init__: `from .otd import otd_report`, its own module
+    found = [path.relative_to(ROOT) for folder in ("dpcore", "pages", "federated", "tests", "tools", "benchmarks")
+             for path in sorted((ROOT / folder).rglob("*.py*")) if path.suffix in (".py", ".pyi")
+             and path.relative_to(ROOT) not in allowed and pattern.search(path.read_text(encoding="utf-8"))]
+    found += [p.relative_to(ROOT) for p in [ROOT / "app.py"] if pattern.search(p.read_text(encoding="utf-8"))]
+    assert found == []
