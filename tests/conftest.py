@@ -69,13 +69,44 @@ def pytest_configure(config):
 
 def pytest_collection_modifyitems(config, items):
     def group(item) -> str:
-        return BROWSER_GROUP if item.get_closest_marker("browser") else item.nodeid.split("::", 1)[0]
+        name = BROWSER_GROUP if item.get_closest_marker("browser") else item.nodeid.split("::", 1)[0]
+        if name != _group_of(item.nodeid):  # the scheduler groups by file name: a browser test outside them would
+            raise pytest.UsageError(f"{item.nodeid}: browser tests live in tests/test_browser*.py (one server)")
+        return name
 
     heavy = {group(item) for item in items if any(item.get_closest_marker(m) for m in HEAVY_MARKERS)}
     for item in items:
         item.add_marker(pytest.mark.xdist_group(group(item)))
     rank = {BROWSER_GROUP: 0, **{name: 1 for name in heavy if name != BROWSER_GROUP}}
     items.sort(key=lambda item: rank.get(group(item), 2))  # stable: file order within each rank
+
+
+def _group_of(nodeid: str) -> str:
+    """The group of a test from its id alone (what the scheduler sees): the browser files' tests share one group, every
+    other test is grouped with its module. pytest_collection_modifyitems checks that this agrees with the marks."""
+    path = nodeid.split("::", 1)[0]
+    return BROWSER_GROUP if Path(path).name.startswith("test_browser") else path
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """--dist loadgroup by the groups above, in the order the items were sorted (longest first).
+
+    pytest-xdist 3.8 marks a test's group by appending "@group" to ``item._nodeid``, which pytest 9 no longer reads (a
+    node's id is ``item._id``): every test was then its own group, every module's set-up ran on both workers, and both
+    started a Streamlit server and chromium. This scheduler takes each test's group from its id (:func:`_group_of`) and
+    keeps the collection's order of the groups (xdist would reorder them by their number of tests, which starts a long
+    group of three install tests last)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleGroups(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _group_of(nodeid.rsplit("@", 1)[0] if "@" in nodeid.rsplit("]", 1)[-1] else nodeid)
+
+    config.option.loadscopereorder = False
+    return ModuleGroups(config, log)
 
 
 @pytest.fixture(scope="session")
