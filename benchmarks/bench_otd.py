@@ -29,7 +29,7 @@ import json, resource, sys, time
 import numpy as np
 sys.path.insert(0, {root!r})
 from dpcore.scenario import scenario_from_dict
-from dpcore.otd import OtdSettings, SyntheticSpec, run_algorithm, synthetic_problem
+from dpcore.agn import OtdSettings, SyntheticSpec, run_algorithm, synthetic_problem
 from dpcore.tensor import WhiteningError
 from dpcore.seeding import run_rng
 dim, path = {dim}, {path!r}

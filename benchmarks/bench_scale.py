@@ -78,7 +78,7 @@ pca.cape_pca(setup.problem, setup.privacy, run_rng(0, 0, "cape", "pca"))
 print(json.dumps({"seconds": time.perf_counter() - start, "cpu": time.process_time() - cpu, "rss": peak()}))
 """,
     "agn10000": """
-from dpcore.otd import OtdSettings, SyntheticSpec, run_algorithm, synthetic_problem
+from dpcore.agn import OtdSettings, SyntheticSpec, run_algorithm, synthetic_problem
 from dpcore.scenario import equal_sites_scenario
 from dpcore.seeding import run_rng
 scenario = equal_sites_scenario(5, 2000, 1.0, 0.01)
@@ -89,7 +89,7 @@ run_algorithm("cape", problem, scenario, OtdSettings(path="projected"), run_rng(
 print(json.dumps({"seconds": time.perf_counter() - start, "cpu": time.process_time() - cpu, "rss": peak()}))
 """,
     "mog": """
-from dpcore.otd import OtdSettings, SyntheticSpec, compare_algorithms
+from dpcore.agn import OtdSettings, SyntheticSpec, compare_algorithms
 from dpcore.scenario import equal_sites_scenario
 out = {}
 start = time.perf_counter()

@@ -24,7 +24,7 @@ from scipy.stats import binom  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dpcore.otd.sweep import OtdData  # noqa: E402
+from dpcore.agn.sweep import OtdData  # noqa: E402
 from dpcore.pca.sweep import PcaData  # noqa: E402
 from dpcore.planner import check_plan, plan_target, prepare_data, question  # noqa: E402
 from dpcore.scenario import equal_sites_scenario  # noqa: E402

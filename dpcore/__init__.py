@@ -11,7 +11,7 @@ Subpackages follow the papers (docs/architecture.md has the map; docs/math/ the 
 downward, and are attributes too (``dpcore.pca``): :mod:`~dpcore.privacy` (calibration, sensitivities, noise),
 :mod:`~dpcore.data` (uploads, bundled and synthetic data, corpora), :mod:`~dpcore.scenario` (the shared input),
 :mod:`~dpcore.cape` (noise designs, gains, the audit, plans), :mod:`~dpcore.tensor` (the tensor toolkit),
-:mod:`~dpcore.family` (the family contract), :mod:`~dpcore.pca`, :mod:`~dpcore.otd`, :mod:`~dpcore.lda` (capePCA,
+:mod:`~dpcore.family` (the family contract), :mod:`~dpcore.pca`, :mod:`~dpcore.agn`, :mod:`~dpcore.lda` (capePCA,
 capeAGN, capeLDA and their baselines), :mod:`~dpcore.experiments` (sweeps, presets, figures),
 :mod:`~dpcore.federation` (one round party by party), :mod:`~dpcore.cli` (``python -m dpcore``).
 

@@ -1,5 +1,5 @@
 """capeAGN: distributed private orthogonal tensor decomposition (MOG / single topic model) and baselines. Opens on the
-setting of dpcore.otd.story.OPENING (CAPE wins clearly); one click shows where it stops helping and why."""
+setting of dpcore.agn.story.OPENING (CAPE wins clearly); one click shows where it stops helping and why."""
 
 from __future__ import annotations
 
@@ -9,11 +9,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from dpcore.cape import default_collusion
-from dpcore.data import parse_numeric_csv, parse_uploaded_documents, parse_vocabulary, top_words
-from dpcore.limits import DEFAULT_MEMORY_BUDGET, MAX_SEED, MAX_SITES
-from dpcore.notation import symbolic
-from dpcore.otd import (
+from dpcore.agn import (
     ALGORITHMS,
     DEFAULT_SIGMA2,
     OTD_PRESETS,
@@ -24,8 +20,12 @@ from dpcore.otd import (
     match_components,
     upload_problem,
 )
-from dpcore.otd.guarantees import comparison_guarantees
-from dpcore.otd.story import OPENING, data_words, opening_closure, run_breakdown, setting_sentence, story_sentence
+from dpcore.agn.guarantees import comparison_guarantees
+from dpcore.agn.story import OPENING, data_words, opening_closure, run_breakdown, setting_sentence, story_sentence
+from dpcore.cape import default_collusion
+from dpcore.data import parse_numeric_csv, parse_uploaded_documents, parse_vocabulary, top_words
+from dpcore.limits import DEFAULT_MEMORY_BUDGET, MAX_SEED, MAX_SITES
+from dpcore.notation import symbolic
 from dpcore.privacy import CALIBRATIONS, NEIGHBOURING
 from dpcore.reports import otd_report
 from dpcore.scenario import Scenario, equal_sites_scenario

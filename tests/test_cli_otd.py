@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from dpcore.agn import make_model, sample_mog
 from dpcore.cli import main
-from dpcore.otd import make_model, sample_mog
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = ["--d", "8", "--k", "3", "--sites", "3", "--ns", "500", "--eps", "2", "--delta", "0.01", "--runs", "2"]

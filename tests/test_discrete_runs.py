@@ -1,5 +1,5 @@
 """capePCA and capeAGN with the discrete design on the lessons' scenarios (the pages' openings,
-dpcore.pca.story.OPENING and dpcore.otd.story.OPENING): utility within 2 % of the continuous design's at the same
+dpcore.pca.story.OPENING and dpcore.agn.story.OPENING): utility within 2 % of the continuous design's at the same
 guarantee, bits per value in the result, every view's guarantee at most the continuous one's; the command line's
 comparison of the noise variants."""
 
@@ -11,12 +11,12 @@ import math
 import numpy as np
 import pytest
 
+from dpcore.agn import compare_algorithms
+from dpcore.agn.guarantees import otd_guarantees
+from dpcore.agn.problem import OtdSettings
+from dpcore.agn.story import OPENING as AGN
 from dpcore.cli import main
 from dpcore.data import load_bundled
-from dpcore.otd import compare_algorithms
-from dpcore.otd.guarantees import otd_guarantees
-from dpcore.otd.problem import OtdSettings
-from dpcore.otd.story import OPENING as AGN
 from dpcore.pca import compare_pca, prepare_pca
 from dpcore.pca.guarantees import privacy_guarantees
 from dpcore.pca.story import OPENING as PCA

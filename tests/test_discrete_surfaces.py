@@ -14,6 +14,9 @@ import pytest
 from conftest import ROOT
 
 from dpcore import experiments
+from dpcore.agn import SyntheticSpec, compare_algorithms
+from dpcore.agn.algorithms.discrete import agn_discrete_designs
+from dpcore.agn.guarantees import otd_guarantees
 from dpcore.cape.noise_variants import NOISE_VARIANTS, federated_variant, federated_variants
 from dpcore.cli import main
 from dpcore.data import synthetic_dataset
@@ -23,9 +26,6 @@ from dpcore.experiments.families import FAMILIES
 from dpcore.experiments.spec import scenario_at
 from dpcore.family import FLOAT_VALUES, GuaranteeContext, bits_label, ring_sentence
 from dpcore.federation import RoundSettings
-from dpcore.otd import SyntheticSpec, compare_algorithms
-from dpcore.otd.algorithms.discrete import agn_discrete_designs
-from dpcore.otd.guarantees import otd_guarantees
 from dpcore.pca import compare_pca, pca_privacy, prepare_pca
 from dpcore.pca.algorithms.cape_discrete import pca_discrete_design
 from dpcore.pca.guarantees import pca_guarantees

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 import dpcore
+from dpcore.agn import compare_algorithms
+from dpcore.agn.sweep import OtdData
 from dpcore.cape.guarantee import Guarantee
 from dpcore.family import STATUSES, Comparison, RunRecord, families
 from dpcore.lda import compare_lda
 from dpcore.lda.sweep import LdaData
-from dpcore.otd import compare_algorithms
-from dpcore.otd.sweep import OtdData
 from dpcore.pca import compare_pca, prepare_pca
 from dpcore.pca.sweep import PcaData, data_set
 from dpcore.scenario import equal_sites_scenario

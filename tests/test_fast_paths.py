@@ -11,6 +11,7 @@ from scipy.sparse.linalg import LinearOperator, eigsh
 import dpcore.normals as normals_mod
 import dpcore.tensor.release as release_mod
 from dpcore import linalg
+from dpcore.agn import make_model, sample_mog, sample_stm
 from dpcore.cape import (
     design_closed_form,
     design_collusion_robust,
@@ -23,7 +24,6 @@ from dpcore.cape import (
     solve_general,
 )
 from dpcore.cape.design import _diagonal_plus_rank_one, helper_rows
-from dpcore.otd import make_model, sample_mog, sample_stm
 from dpcore.tensor import MogSite, StageNoise, release_m2, stm_site_from_words
 
 FLOAT32_EPS = float(np.finfo(np.float32).eps)

@@ -14,11 +14,11 @@ import pytest
 from prv_accountant import PRVAccountant
 from prv_accountant.privacy_random_variables import GaussianMechanism
 
+from dpcore.agn.story import OPENING as AGN_OPENING
 from dpcore.cape import agn_stage_plans, effective_sigma
 from dpcore.cape.guarantee import compose_guarantees, independent_stage
 from dpcore.cli import main
 from dpcore.lda.story import OPENING as TOPIC_OPENING
-from dpcore.otd.story import OPENING as AGN_OPENING
 from dpcore.scenario import equal_sites_scenario
 
 DP_WORDS = re.compile(r"-DP\b")
@@ -128,8 +128,8 @@ def test_topic_models_opening_setting_aggregator_gets_34_9():
 def test_otd_guarantees_and_the_capeagn_opening_setting(capsys):
     """capeAGN's page opening (100 sites of 2,000 documents, eps = 0.2): the aggregator's exact composed eps from the
     oracle against the printed one; the command line's JSON and table say the same."""
-    from dpcore.otd.guarantees import otd_guarantees
-    from dpcore.otd.problem import OtdSettings, synthetic_problem
+    from dpcore.agn.guarantees import otd_guarantees
+    from dpcore.agn.problem import OtdSettings, synthetic_problem
 
     story = AGN_OPENING
     low, high = _aggregator_eps(story.sites, story.site_size, story.eps, story.delta, story.spec.kind,

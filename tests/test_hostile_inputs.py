@@ -283,8 +283,8 @@ def test_class8_flags_are_bounded_before_any_work(capsys, argv, expected):
 
 
 def test_class8_library_entry_points_bound_the_same_work():
+    from dpcore.agn import OtdSettings, SyntheticSpec
     from dpcore.data import synthetic_dataset
-    from dpcore.otd import OtdSettings, SyntheticSpec
 
     assert "iterations N must be an integer from 1 to 1,000" in _message(lambda: OtdSettings(n_iter=10**9))
     assert "D must be an integer from 2 to 20,000" in _message(lambda: SyntheticSpec(kind="mog", dim=10**8, k=2))

@@ -352,8 +352,8 @@ def test_mog_uploads_near_the_float_maximum_are_refused_where_they_enter(tmp_pat
     import numpy as np
 
     from dpcore import limits
+    from dpcore.agn import mog_problem
     from dpcore.data import parse_numeric_csv
-    from dpcore.otd import mog_problem
 
     rng = np.random.default_rng(3)
     x = rng.standard_normal((200, 4))
@@ -520,9 +520,9 @@ def test_the_protocol_page_shows_a_bad_plan_next_to_the_upload(log_document):
 def test_a_budget_share_outside_its_range_is_refused_everywhere_it_enters(capsys):
     import time
 
+    from dpcore.agn import OtdSettings
     from dpcore.cape import agn_stage_plans
     from dpcore.lda import LdaSettings
-    from dpcore.otd import OtdSettings
     from dpcore.privacy.calibration import _analytic_multiplier
 
     for argv in (("otd", "--model", "mog", "--split", "1e-300"), ("lda", "--split", "0.999999"),

@@ -24,8 +24,10 @@ def test_dpcore_imports_strictly_downward_without_cycles():
     failures, _, modules = tool.check(ROOT)
     assert failures == []
     packages = {m.package for m in modules.values()}
-    assert packages == {"bottom", "privacy", "data", "scenario", "cape", "tensor", "family", "pca", "otd", "lda",
-                        "experiments", "federation", "planner", "reports", "cli", "root"}
+    assert packages == {"bottom", "privacy", "data", "scenario", "cape", "tensor", "family", "pca", "agn", "lda",
+                        "experiments", "federation", "planner", "reports", "cli", "root", "otd"}
+    # otd: the deprecated name of dpcore.agn, at the top so that nothing in dpcore may import it
+    assert not [m for m in modules.values() if m.package == "otd" and not m.is_package]
 
 
 def _write(root: Path, files: dict[str, str]) -> None:
@@ -46,19 +48,37 @@ def test_the_check_finds_upward_sideways_and_cyclic_imports(tmp_path):
         "dpcore/cape/__init__.py": "",
         "dpcore/cape/design.py": "x = 1\n\ndef f():\n    from .audit import y\n",  # cycle via a local import
         "dpcore/cape/audit.py": "from .design import x\ny = x\n",
-        "dpcore/pca/__init__.py": "from ..otd import z\n",  # sideways
-        "dpcore/otd/__init__.py": "z = 1\nimport streamlit\n",
-        "dpcore/otd/long.py": "def g():\n" + long_body + "\n\ndef h():  # long: a table read top to bottom\n"
+        "dpcore/pca/__init__.py": "from ..agn import z\n",  # sideways
+        "dpcore/agn/__init__.py": "z = 1\nimport streamlit\n",
+        "dpcore/agn/long.py": "def g():\n" + long_body + "\n\ndef h():  # long: a table read top to bottom\n"
                               + long_body,
     })
     failures, _, _ = tool.check(tmp_path)
     text = "\n".join(failures)
     assert "dpcore/privacy/calibration.py:1: upward import of dpcore.cape.design" in text
-    assert "dpcore/pca/__init__.py:1: sideways import of dpcore.otd" in text
+    assert "dpcore/pca/__init__.py:1: sideways import of dpcore.agn" in text
     assert "import cycle: dpcore.cape.audit -> dpcore.cape.design" in text
-    assert "dpcore/otd/__init__.py:2: dpcore must not import streamlit" in text
+    assert "dpcore/agn/__init__.py:2: dpcore must not import streamlit" in text
     assert "function g has" in text and "function h" not in text
     assert len(failures) == 5
+
+
+def test_a_family_is_known_by_its_name_not_its_package(tmp_path):
+    """capeAGN's package is dpcore/agn but its name (the key a branch would compare with) is "otd": a branch on "otd"
+    outside dpcore/agn fails, inside it passes, and "agn" is no family name."""
+    tool = _tool()
+    _write(tmp_path, {
+        "dpcore/__init__.py": "",
+        "dpcore/agn/__init__.py": "",
+        "dpcore/agn/family.py": "FAMILY = Family(name='otd', cape='capeAGN')\n",
+        "dpcore/agn/own.py": "def f(family):\n    return family == 'otd'\n",
+        "dpcore/experiments/__init__.py": "",
+        "dpcore/experiments/engine.py": "def g(family):\n    return family == 'otd' or family == 'agn'\n",
+    })
+    assert tool.families(tmp_path) == ("agn",) and tool.family_names(tmp_path) == {"otd": "agn"}
+    problems = tool.family_branches(tmp_path)
+    assert [p.split(": family-specific")[0] for p in problems] == ["dpcore/experiments/engine.py:2"]
+    assert "branch on otd outside" in problems[0]
 
 
 def test_the_check_finds_family_specific_branches_outside_the_family(tmp_path):

@@ -8,12 +8,7 @@ import numpy as np
 import pytest
 from scipy.optimize import linear_sum_assignment
 
-from dpcore.family import Sizes
-from dpcore.lda.corpus import make_lda_model, sample_lda_corpus
-from dpcore.lda.moments import lda_m2, lda_m3_projected, prepare_counts
-from dpcore.lda.online import lda_oracle, lda_streaming_whitening
-from dpcore.lda.recovery import eigen_whitening
-from dpcore.otd import (
+from dpcore.agn import (
     ALGORITHMS,
     SyntheticSpec,
     compare_algorithms,
@@ -22,6 +17,11 @@ from dpcore.otd import (
     sample_mog,
     sample_stm,
 )
+from dpcore.family import Sizes
+from dpcore.lda.corpus import make_lda_model, sample_lda_corpus
+from dpcore.lda.moments import lda_m2, lda_m3_projected, prepare_counts
+from dpcore.lda.online import lda_oracle, lda_streaming_whitening
+from dpcore.lda.recovery import eigen_whitening
 from dpcore.scenario import equal_sites_scenario
 from dpcore.tensor import (
     StmSite,

@@ -6,8 +6,8 @@ from __future__ import annotations
 from conftest import app_test
 from test_page_notation import ascii_notation
 
+from dpcore.agn.story import BREAKDOWN_KINDS, OPENING, data_words, opening_closure, setting_sentence
 from dpcore.notation import symbolic
-from dpcore.otd.story import BREAKDOWN_KINDS, OPENING, data_words, opening_closure, setting_sentence
 from dpcore.scenario import default_scenario, equal_sites_scenario
 from pages.shared.catalog import PAGES
 

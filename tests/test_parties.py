@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pytest
 
+from dpcore.agn import make_model, mog_norm_bound, q_comp, sample_mog, sample_stm
 from dpcore.cape import agn_stage_plans, design_closed_form, plan_scenario
 from dpcore.cape.parties import (
     NOISE_BLOCK,
@@ -30,7 +31,6 @@ from dpcore.federation import (
     site_statistic,
     stm_site,
 )
-from dpcore.otd import make_model, mog_norm_bound, q_comp, sample_mog, sample_stm
 from dpcore.pca import cape_aggregate
 from dpcore.privacy import unique_count_matrix, unique_count_tensor, unique_entries_matrix, weighted_zero_sum_mixing
 from dpcore.privacy.symmetric import symmetric_tensor, unique_entries_tensor

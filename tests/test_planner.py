@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from dpcore.otd.sweep import OtdData
+from dpcore.agn.sweep import OtdData
 from dpcore.pca.planning import pca_noise
 from dpcore.pca.sweep import PcaData
 from dpcore.planner import check_plan, plan_target, prepare_data, question

@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from dpcore.agn.sweep import OtdData
 from dpcore.cape.discrete import output_std_bound
 from dpcore.experiments import FAMILIES
-from dpcore.otd.sweep import OtdData
 from dpcore.pca.algorithms.cape_discrete import pca_discrete_design
 from dpcore.pca.guarantees import pca_guarantees
 from dpcore.pca.problem import pca_privacy

@@ -19,8 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dpcore.agn.planning import OtdUpload, load_documents, load_samples, planner_problem
 from dpcore.cli import main
-from dpcore.otd.planning import OtdUpload, load_documents, load_samples, planner_problem
 from dpcore.planner import check_plan, plan_target, prepare_data, question
 from dpcore.planner.export import SCRIPT_MARK, plan_json, plan_script
 from dpcore.planner.sources import planner_sources, read_bundled, read_upload, source_settings
@@ -137,7 +137,7 @@ def test_bad_uploads_and_options_are_explained(source, content, options, message
 
 
 def test_a_file_over_the_limit_is_refused_before_it_is_parsed(monkeypatch):
-    monkeypatch.setattr("dpcore.otd.planning.MAX_UPLOAD_BYTES", 100)
+    monkeypatch.setattr("dpcore.agn.planning.MAX_UPLOAD_BYTES", 100)
     with pytest.raises(InputError, match="more than the limit of 100"):
         load_samples(b"1,2\n" * 100, "big.csv")
 

@@ -173,7 +173,7 @@ def test_agn_stage_plans_audit_each_stage_at_its_budget():
 @pytest.mark.parametrize("projected", [False, True])
 def test_otd_table_communication_counts_the_capeagn_round(projected):
     """The OTD table's communication formulas for capeAGN and conv are the numbers the round's messages move."""
-    from dpcore.otd import communication_volume
+    from dpcore.agn import communication_volume
 
     scenario = preset_scenario("default")
     d2, d3 = agn_stage_designs(scenario, "stm", 0.5, dim=12)

@@ -117,8 +117,8 @@ def test_capeagn_is_run_zero_of_the_comparison_on_the_same_upload(rng):
     x = np.concatenate([c + 0.3 * rng.standard_normal((600, 4)) for c in centres])
     fit = dpcore.capeagn(x, k=3, eps=2.0, delta=1e-5, sites=3, sigma2=0.09, norm_bound=3.5, seed=2)
     scenario = dpcore.equal_sites_scenario(3, 600, 2.0, 1e-5, calibration="analytic")
-    problem = dpcore.otd.upload_problem(x, 3, scenario, 2, sigma2=0.09, norm_bound=3.5)
-    reference = dpcore.otd.compare_algorithms(scenario, ["cape"], problem=problem, runs=2, seed=2, workers=1)
+    problem = dpcore.agn.upload_problem(x, 3, scenario, 2, sigma2=0.09, norm_bound=3.5)
+    reference = dpcore.agn.compare_algorithms(scenario, ["cape"], problem=problem, runs=2, seed=2, workers=1)
     assert fit.metrics == reference.records[0].metrics and reference.records[0].run == 0
     np.testing.assert_array_equal(fit.components, reference.examples["cape"].components)
     assert fit.components.shape == (3, 4) and fit.metrics["q_comp"] < 0.5  # close to the non-private centres

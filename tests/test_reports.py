@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 from conftest import ROOT
 
+from dpcore.agn import OtdSettings, SyntheticSpec, compare_algorithms
 from dpcore.cape import plan_scenario
 from dpcore.data import load_bundled
 from dpcore.experiments import get_preset, quick_spec, run_sweep
 from dpcore.lda import LdaSettings, LdaSpec
 from dpcore.lda.curves import eps_curve
-from dpcore.otd import OtdSettings, SyntheticSpec, compare_algorithms
 from dpcore.pca import compare_pca, prepare_pca
 from dpcore.reports import (
     NUMBERS_MARK,

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from dpcore.otd import story as agn_story
+from dpcore.agn import story as agn_story
 from dpcore.pca import story as pca_story
 from dpcore.summary import gap_closure
 

@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 import scipy.stats
 
+from dpcore.agn import compare_algorithms
+from dpcore.agn import story as agn
 from dpcore.data import load_bundled
 from dpcore.lda.curves import eps_curve
 from dpcore.lda.story import BREAKDOWN as LDA_BREAKDOWN
 from dpcore.lda.story import OPENING as LDA_OPENING
 from dpcore.lda.story import breakdown_sentence, lda_claim, regime_sentences, run_values
 from dpcore.lda.story import story_sentence as lda_sentence
-from dpcore.otd import compare_algorithms
-from dpcore.otd import story as agn
 from dpcore.pca import compare_pca, prepare_pca
 from dpcore.pca import story as pca
 from dpcore.scenario import equal_sites_scenario

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import scipy.stats
 
-from dpcore import experiments, otd, pca
+from dpcore import agn, experiments, pca
 from dpcore.cape import design_collusion_robust
 from dpcore.data import load_bundled, preprocess, split_sites
 from dpcore.experiments import OtdData, PcaData, SweepSpec
@@ -166,7 +166,7 @@ def test_otd_sweep_equals_compare_algorithms_at_every_grid_point():
     spec = otd_spec(algorithms=("cape", "conv", "local", "nonpriv", "random"))
     result = experiments.run_sweep(spec, use_cache=False)
     for value in spec.grid:
-        comparison = otd.compare_algorithms(experiments.scenario_at(spec, value), spec.algorithms,
+        comparison = agn.compare_algorithms(experiments.scenario_at(spec, value), spec.algorithms,
                                                spec=spec.data.synthetic(), runs=spec.runs, seed=spec.seed)
         for record in comparison.records:
             got = result.table.query("value == @value and algorithm == @record.algorithm and run == @record.run")

@@ -7,8 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from dpcore.cape import design_general
-from dpcore.otd import (
+from dpcore.agn import (
     ALGORITHMS,
     OtdSettings,
     SyntheticSpec,
@@ -19,7 +18,8 @@ from dpcore.otd import (
     run_algorithm,
     synthetic_problem,
 )
-from dpcore.otd.guarantees import comparison_guarantees
+from dpcore.agn.guarantees import comparison_guarantees
+from dpcore.cape import design_general
 from dpcore.privacy import noise_multiplier, sensitivity, symmetric_matrix
 from dpcore.scenario import scenario_from_dict
 from dpcore.seeding import run_rng
@@ -384,8 +384,8 @@ def test_pooled_baselines_honour_every_site_with_the_largest_multiplier():
     c(min eps, min delta): when the smallest eps and the smallest delta belong to different sites the latter is
     strictly larger than needed. local uses the least noisy site (smallest M3-stage tau_s): the largest site when
     budgets are equal, a smaller site with a larger budget otherwise."""
-    from dpcore.otd.algorithm import RunContext
-    from dpcore.otd.algorithms.pooled import _party, local_site_index
+    from dpcore.agn.algorithm import RunContext
+    from dpcore.agn.algorithms.pooled import _party, local_site_index
     from dpcore.privacy import multiplier
 
     scenario = scenario_from_dict({"sites": [{"name": "a", "n": 400, "eps": 0.5, "delta": 1e-2},

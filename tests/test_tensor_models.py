@@ -9,8 +9,8 @@ import math
 import numpy as np
 import pytest
 
+from dpcore.agn import MixtureModel, make_model, mog_norm_bound, sample_mog, sample_stm
 from dpcore.data import apportion
-from dpcore.otd import MixtureModel, make_model, mog_norm_bound, sample_mog, sample_stm
 from dpcore.privacy import sensitivity, unique_entries_matrix, unique_entries_tensor
 from dpcore.tensor import (
     MogSite,

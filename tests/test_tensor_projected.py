@@ -13,8 +13,7 @@ import pytest
 import dpcore.normals as normals_mod
 import dpcore.tensor.release as release_mod
 import dpcore.tensor.whitening as whitening_mod
-from dpcore.limits import MAX_PUBLISHED_PROJECTED_K
-from dpcore.otd import (
+from dpcore.agn import (
     OtdSettings,
     make_model,
     mog_norm_bound,
@@ -23,6 +22,7 @@ from dpcore.otd import (
     sample_stm,
     synthetic_problem,
 )
+from dpcore.limits import MAX_PUBLISHED_PROJECTED_K
 from dpcore.privacy import (
     symmetric_matrix,
     symmetric_tensor,

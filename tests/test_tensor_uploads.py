@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dpcore.agn import compare_algorithms, corpus_problem, make_model, mog_problem, sample_mog
 from dpcore.data import NOT_PRIVATE_VOCABULARY, parse_count_csv, parse_documents, parse_vocabulary, tokenize, top_words
-from dpcore.otd import compare_algorithms, corpus_problem, make_model, mog_problem, sample_mog
 from dpcore.scenario import scenario_from_dict
 from dpcore.validation import InputError
 

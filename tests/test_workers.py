@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpcore import experiments, otd, pca
+from dpcore import agn, experiments, pca
 from dpcore.data import load_bundled
 from dpcore.experiments import OtdData, PcaData, SweepSpec
 from dpcore.limits import MAX_WORKERS
@@ -104,11 +104,11 @@ def comparisons_agree() -> bool:
             assert np.array_equal(a.subspace, b.subspace)
     assert np.array_equal(one.results["cape"][0].matrix, two.results["cape"][0].matrix)
 
-    spec = otd.SyntheticSpec(kind="stm", dim=8, k=3)
+    spec = agn.SyntheticSpec(kind="stm", dim=8, k=3)
     args = dict(spec=spec, runs=3, seed=6)
     scenario = _equal(3, 800, 2.0)
-    first = otd.compare_algorithms(scenario, ("cape", "conv", "nonpriv", "random"), workers=1, **args)
-    second = otd.compare_algorithms(scenario, ("cape", "conv", "nonpriv", "random"), workers=2, **args)
+    first = agn.compare_algorithms(scenario, ("cape", "conv", "nonpriv", "random"), workers=1, **args)
+    second = agn.compare_algorithms(scenario, ("cape", "conv", "nonpriv", "random"), workers=2, **args)
     assert first.records == second.records and first.to_dict() == second.to_dict()
     for name, example in first.examples.items():
         assert np.array_equal(example.components, second.examples[name].components)
@@ -262,7 +262,7 @@ def test_comparisons_stop_and_keep_the_finished_runs():
     with pytest.raises(InputError, match="stopped before its first run finished"):
         pca.compare_pca(setup.problem, setup.privacy, ("cape", "conv"), runs=3, workers=1, should_stop=lambda: True)
     labels = []
-    result = otd.compare_algorithms(_equal(3, 500, 2.0), ("cape", "nonpriv"), spec=otd.SyntheticSpec(kind="mog", dim=6,
+    result = agn.compare_algorithms(_equal(3, 500, 2.0), ("cape", "nonpriv"), spec=agn.SyntheticSpec(kind="mog", dim=6,
                                     k=2), runs=4, seed=1, workers=2,
                                     progress=lambda done, total, label: labels.append(done),
                                     should_stop=lambda: len(labels) >= 5)

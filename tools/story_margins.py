@@ -16,9 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from dpcore.agn import compare_algorithms  # noqa: E402
+from dpcore.agn import story as agn  # noqa: E402
 from dpcore.data import load_bundled  # noqa: E402
-from dpcore.otd import compare_algorithms  # noqa: E402
-from dpcore.otd import story as agn  # noqa: E402
 from dpcore.pca import compare_pca, prepare_pca  # noqa: E402
 from dpcore.pca import story as pca  # noqa: E402
 

@@ -8,6 +8,19 @@ from __future__ import annotations
 
 import argparse
 
+from ..agn import (
+    ALGORITHMS,
+    DEFAULT_SIGMA2,
+    METRICS,
+    MODELS,
+    TRUTHS,
+    OtdSettings,
+    SyntheticSpec,
+    compare_algorithms,
+    default_algorithms,
+    upload_problem,
+)
+from ..agn.guarantees import comparison_guarantees
 from ..cape.guarantee import run_guarantee_records
 from ..data import parse_numeric_csv, parse_uploaded_documents, parse_vocabulary
 from ..limits import (
@@ -27,19 +40,6 @@ from ..limits import (
     MEMORY_BUDGET_RANGE,
     SPLIT_RANGE,
 )
-from ..otd import (
-    ALGORITHMS,
-    DEFAULT_SIGMA2,
-    METRICS,
-    MODELS,
-    TRUTHS,
-    OtdSettings,
-    SyntheticSpec,
-    compare_algorithms,
-    default_algorithms,
-    upload_problem,
-)
-from ..otd.guarantees import comparison_guarantees
 from ..privacy import CALIBRATIONS, NEIGHBOURING
 from ..scenario import Scenario, equal_sites_scenario, load_scenario
 from ..tensor import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, ESTIMATORS, M3_NOISE, PATHS

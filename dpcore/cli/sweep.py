@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..agn import DEFAULT_SIGMA2, MODELS, TRUTHS
 from ..data import BUNDLED, FEATURE_SCALINGS, PREPROCESSING, SPECTRA
 from ..data.shipped import shipped_path
 from ..experiments import (
@@ -49,7 +50,6 @@ from ..experiments import (
 from ..experiments.presets import quick_name
 from ..lda import ALPHA_SHAPES
 from ..limits import DECAY_RANGE, MAX_SWEEP_RUNS, MAX_SYNTHETIC_DIM, MAX_WORKERS
-from ..otd import DEFAULT_SIGMA2, MODELS, TRUTHS
 from ..outfiles import check_outputs, write_atomic
 from ..pca.sweep import register_upload
 from ..privacy import CALIBRATIONS, NEIGHBOURING

@@ -12,7 +12,7 @@
 A vocabulary chosen from the private documents is itself not differentially private (it reveals which
 words are frequent): every result says so unless the vocabulary was supplied. Nothing uploaded is
 executed or unpickled; sizes are limited (:mod:`dpcore.limits`). Splitting a corpus over sites is
-:func:`dpcore.otd.corpus_problem`.
+:func:`dpcore.agn.corpus_problem`.
 """
 
 from __future__ import annotations

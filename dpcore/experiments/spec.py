@@ -1,6 +1,6 @@
 """What a sweep is (docs/experiments.md): a frozen, JSON-serialisable :class:`SweepSpec` - the family, the swept
 parameter and its grid, the algorithms, the base scenario, the data (the family's settings type,
-``Family.sweep.data``: :class:`~dpcore.pca.sweep.PcaData`, :class:`~dpcore.otd.sweep.OtdData` or
+``Family.sweep.data``: :class:`~dpcore.pca.sweep.PcaData`, :class:`~dpcore.agn.sweep.OtdData` or
 :class:`~dpcore.lda.sweep.LdaData`), the number of runs R and the seed - validated and normalised on construction,
 and the scenario of each grid point.
 
@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
+from ..agn.sweep import OtdData
 from ..lda.sweep import LdaData
 from ..limits import MAX_GRID_POINTS, MAX_SITES, MAX_SWEEP_RUNS
-from ..otd.sweep import OtdData
 from ..pca import SOLVER_DTYPES
 from ..pca.sweep import PCA_DATASETS, PcaData
 from ..registry import canonical_name

@@ -1,5 +1,5 @@
 """The family contract (docs/architecture.md, "The family contract"): what the three algorithm families - capePCA
-(:mod:`dpcore.pca`), capeAGN (:mod:`dpcore.otd`) and capeLDA (:mod:`dpcore.lda`) - share.
+(:mod:`dpcore.pca`), capeAGN (:mod:`dpcore.agn`) and capeLDA (:mod:`dpcore.lda`) - share.
 
 * :mod:`.entry` - :class:`Algorithm`, the one table-entry type of every family, :class:`RunContext`, the one argument
   of every runner, :class:`GuaranteeContext`, the one argument of every guarantee rule, and :class:`Sizes`, what a

@@ -1,5 +1,5 @@
 """What a family is, as the layers above it (sweeps, command line, pages) see it: one :class:`Family` per family,
-defined in the family's own package (``dpcore.pca.FAMILY``, ``dpcore.otd.FAMILY``, ``dpcore.lda.FAMILY``) and found
+defined in the family's own package (``dpcore.pca.FAMILY``, ``dpcore.agn.FAMILY``, ``dpcore.lda.FAMILY``) and found
 by :func:`dpcore.family.catalog.families` (every subpackage with a ``family.py``). Everything that differs between
 families is a field here, so nothing above the families branches on a family's name."""
 

@@ -1,5 +1,5 @@
 """The metric entry of the family contract: each family defines its metrics once, as a table of :class:`Metric`
-(``dpcore.pca.METRICS``, ``dpcore.otd.METRICS``, ``dpcore.lda.METRICS``), and every label, description and direction
+(``dpcore.pca.METRICS``, ``dpcore.agn.METRICS``, ``dpcore.lda.METRICS``), and every label, description and direction
 shown anywhere (command line, figures, computed sentences, pages) is read from it."""
 
 from __future__ import annotations

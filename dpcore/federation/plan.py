@@ -12,13 +12,13 @@ from typing import Any
 
 import numpy as np
 
+from ..agn.problem import OtdSettings
 from ..cape import SOLVERS
 from ..cape.audit import AuditReport, default_collusion
 from ..cape.design import NoiseDesign
 from ..cape.helper_free import fixed_point, scaled_for_variant, variant_audit
 from ..cape.noise_variants import federated_variant, noise_variant
 from ..cape.stages import AGN_MODELS
-from ..otd.problem import OtdSettings
 from ..scenario import ScenarioError, Site, scenario_from_dict
 from ..tensor.power import DEFAULT_ITERATIONS, DEFAULT_RESTARTS
 from ..tensor.release import M3_NOISE

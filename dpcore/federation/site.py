@@ -1,5 +1,5 @@
 """What the parties of a federated round compute beyond :mod:`dpcore.cape.parties` (docs/federated.md): a site's
-statistic (capePCA's A_s, capeAGN's M2_s and projected M3_s, from :mod:`dpcore.pca` and :mod:`dpcore.otd`), each
+statistic (capePCA's A_s, capeAGN's M2_s and projected M3_s, from :mod:`dpcore.pca` and :mod:`dpcore.agn`), each
 stage's noise object from rows of i.i.d. normals (third-moment laws from :mod:`dpcore.tensor.release`), a site's
 release of a stage and what the aggregator subtracts again.
 

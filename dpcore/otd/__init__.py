@@ -1,107 +1,28 @@
-"""capeAGN: distributed private orthogonal tensor decomposition, its baselines, the dense and projected paths
-(docs/math/capeagn.md; Algorithm 3 of the journal paper, appendix E of the preprint, paper 001 Alg. 3).
+"""Deprecated name of :mod:`dpcore.agn`, the capeAGN family's package (renamed in issue 33; the command stays
+``dpcore otd`` and the family's key ``"otd"``).
 
-1. Sites release M2_hat_s = M2_s + E2_s + F2_s + G2_s (symmetric; budget eps1 = a eps, delta1 = a delta,
-   a = ``eps_split``). The aggregator forms M2_hat = sum_s mu_s (M2_hat_s - F2_s), whitens with its top-K
-   eigenpairs, W = U D^{-1/2} (:mod:`~dpcore.tensor.whitening`).
-2. Sites release M3_tilde_s = (M3_s + E3_s + F3_s + G3_s)(W, W, W) (budget (1 - a) eps, (1 - a) delta); the
-   aggregator forms M3_tilde = sum_s mu_s (M3_tilde_s - F3_s(W, W, W)) (:mod:`~dpcore.tensor.release`, on the dense
-   or the projected path: :mod:`~dpcore.tensor.paths`).
-3. Robust tensor power method and recovery a_k = lambda_k U D^{1/2} u_k, w_k = 1 / lambda_k^2 renormalised
-   (:mod:`~dpcore.tensor.power`); the online tensor power method of paper 001 (Alg. 2), a memory-light non-private
-   path that streams the samples (:mod:`~dpcore.tensor.online`).
-
-Models and moments: :mod:`~dpcore.otd.models`, :mod:`~dpcore.tensor.moments`; algorithms: one table
-(:mod:`~dpcore.otd.table`) filled by :mod:`dpcore.otd.algorithms`; comparisons over runs: :mod:`~dpcore.otd.compare`.
-Imports the bottom layer, privacy, data, scenario and cape.
+Kept only so that what users already hold keeps running: scripts exported by the capeAGN report before the rename
+(``from dpcore.otd import METRICS, OtdSettings, SyntheticSpec, compare_algorithms``) and code written from the old
+docs (``dpcore.otd.upload_problem``, ``from dpcore.otd.problem import OtdSettings``). Importing it warns
+(DeprecationWarning) and hands out the very objects of :mod:`dpcore.agn` - its public names and every submodule
+(``dpcore.otd.problem`` is ``dpcore.agn.problem``) - so nothing is loaded twice. Nothing in the repository imports it.
 """
 
-from ..tensor import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, ESTIMATORS, M3_NOISE, PATHS, WhiteningError
-from .compare import AlgorithmRun, OtdComparison, compare_algorithms
-from .evaluation import METRICS, evaluate, evaluate_metrics, match_components, q_comp, q_comp_normalised
-from .family import FAMILY
-from .front import capeagn
-from .models import (
-    DEFAULT_SIGMA2,
-    DEFAULT_TOPIC_CONCENTRATION,
-    DEFAULT_WEIGHT_CONCENTRATION,
-    MODELS,
-    OTD_PRESETS,
-    TRUTHS,
-    MixtureModel,
-    Truth,
-    authors_truth,
-    make_model,
-    mog_norm_bound,
-    random_components,
-    sample_mog,
-    sample_stm,
-)
-from .problem import (
-    Decomposition,
-    OtdProblem,
-    OtdSettings,
-    SyntheticSpec,
-    corpus_problem,
-    mog_problem,
-    synthetic_problem,
-    upload_problem,
-)
-from .table import (
-    ALGORITHMS,
-    algorithm,
-    check_algorithms,
-    communication_volume,
-    default_algorithms,
-    paper_algorithms,
-    run_algorithm,
-)
+import importlib as _importlib
+import pkgutil as _pkgutil
+import sys as _sys
+import warnings as _warnings
 
-__all__ = [
-    "capeagn",
-    "ALGORITHMS",
-    "FAMILY",
-    "DEFAULT_ITERATIONS",
-    "DEFAULT_RESTARTS",
-    "DEFAULT_SIGMA2",
-    "DEFAULT_TOPIC_CONCENTRATION",
-    "DEFAULT_WEIGHT_CONCENTRATION",
-    "ESTIMATORS",
-    "M3_NOISE",
-    "METRICS",
-    "MODELS",
-    "OTD_PRESETS",
-    "TRUTHS",
-    "PATHS",
-    "AlgorithmRun",
-    "Decomposition",
-    "MixtureModel",
-    "Truth",
-    "OtdComparison",
-    "OtdProblem",
-    "OtdSettings",
-    "SyntheticSpec",
-    "WhiteningError",
-    "algorithm",
-    "check_algorithms",
-    "communication_volume",
-    "compare_algorithms",
-    "corpus_problem",
-    "default_algorithms",
-    "evaluate",
-    "evaluate_metrics",
-    "authors_truth",
-    "make_model",
-    "match_components",
-    "mog_norm_bound",
-    "mog_problem",
-    "paper_algorithms",
-    "q_comp",
-    "q_comp_normalised",
-    "random_components",
-    "run_algorithm",
-    "sample_mog",
-    "sample_stm",
-    "synthetic_problem",
-    "upload_problem",
-]
+from .. import agn as _agn
+
+_warnings.warn("dpcore.otd is deprecated: the capeAGN family's package is dpcore.agn (same names)",
+               DeprecationWarning, stacklevel=2)
+__all__ = list(_agn.__all__)
+globals().update({_name: getattr(_agn, _name) for _name in __all__})
+for _info in _pkgutil.walk_packages(_agn.__path__, f"{_agn.__name__}."):
+    _module = _importlib.import_module(_info.name)
+    _sys.modules.setdefault(__name__ + _info.name[len(_agn.__name__):], _module)
+    if "." not in _info.name[len(_agn.__name__) + 1:]:
+        globals()[_info.name.rsplit(".", 1)[1]] = _module
+__path__: list[str] = []
+"""No files of its own: every submodule is dpcore.agn's, registered above."""

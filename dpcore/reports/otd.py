@@ -1,7 +1,7 @@
 """A capeAGN comparison as a :class:`~dpcore.reports.Report` (the capeAGN page's and ``python -m dpcore otd``'s
-result): settings, every view's guarantee (:func:`dpcore.otd.guarantees.comparison_guarantees`), the bits per value
+result): settings, every view's guarantee (:func:`dpcore.agn.guarantees.comparison_guarantees`), the bits per value
 of each algorithm (``bits_per_value`` of the results, None: float64 or no finished run; a summary sentence when one
-used a ring), a bar chart, and a script that repeats :func:`dpcore.otd.compare_algorithms` on the same synthetic
+used a ring), a bar chart, and a script that repeats :func:`dpcore.agn.compare_algorithms` on the same synthetic
 model, scenario and seed (uploaded data: the script says which file and settings it needs, and stops)."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from ..agn import ALGORITHMS, METRICS, OtdComparison, SyntheticSpec
+from ..agn.guarantees import comparison_guarantees
 from ..family import ring_sentence
-from ..otd import ALGORITHMS, METRICS, OtdComparison, SyntheticSpec
-from ..otd.guarantees import comparison_guarantees
 from .common import Report, plotly_objects, script_text
 from .pca import guarantee_records
 
@@ -69,9 +69,9 @@ def otd_report(result: OtdComparison, *, spec: SyntheticSpec | None, source: str
                 "    numbers[r.algorithm].append(None if r.error else [r.metrics.get(m) for m in METRICS])\n")
     else:
         body = ("numbers = {}\nsys.exit('this comparison ran on uploaded data (" + source.replace("'", "") +
-                "): load it with dpcore.otd.upload_problem and call compare_algorithms with the settings in the "
+                "): load it with dpcore.agn.upload_problem and call compare_algorithms with the settings in the "
                 "report')\n")
-    script = script_text("a capeAGN comparison", "from dpcore.otd import METRICS, OtdSettings, SyntheticSpec, "
+    script = script_text("a capeAGN comparison", "from dpcore.agn import METRICS, OtdSettings, SyntheticSpec, "
                          "compare_algorithms\nfrom dpcore.scenario import scenario_from_dict\n", body)
     return Report(kind="capeAGN comparison", title=f"capeAGN on {source}", summary=tuple(summary), settings=settings,
                   seed=result.seed, results=rows, numbers=_numbers(result),

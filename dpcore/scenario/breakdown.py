@@ -1,6 +1,6 @@
 """The variations of an equal-sites opening setting behind "where CAPE stops helping" (docs/dashboard.md): each
 changes one thing - fewer samples per site, a smaller eps, one site holding most of the samples, or collusion of
-every site but one. The capePCA and capeAGN stories (dpcore.pca.story, dpcore.otd.story) build their cases here."""
+every site but one. The capePCA and capeAGN stories (dpcore.pca.story, dpcore.agn.story) build their cases here."""
 
 from __future__ import annotations
 

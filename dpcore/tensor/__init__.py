@@ -1,4 +1,4 @@
-"""The tensor toolkit of the method-of-moments families (capeAGN in :mod:`dpcore.otd`, capeLDA and paper 004's
+"""The tensor toolkit of the method-of-moments families (capeAGN in :mod:`dpcore.agn`, capeLDA and paper 004's
 configurations in :mod:`dpcore.lda`; the federated round in :mod:`dpcore.federation`): docs/math/capeagn.md and
 docs/math/lda.md.
 

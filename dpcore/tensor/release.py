@@ -357,7 +357,7 @@ def release_m3(
     ``dense``: the D^3 moment and noise tensors are formed and projected by each site (the aggregator
     projects its own F3_s). ``projected``: M3_s(W, W, W) from the samples plus noise sampled projected.
     Returns (M3_tilde K x K x K, messages with projected releases and e, f, g, or None). ``path`` ("dense" or
-    "projected") and ``law`` (:data:`M3_NOISE`) were checked where they entered (:class:`~dpcore.otd.OtdSettings`,
+    "projected") and ``law`` (:data:`M3_NOISE`) were checked where they entered (:class:`~dpcore.agn.OtdSettings`,
     :func:`~dpcore.tensor.choose_path`)."""
     dim, k = w.shape
     weights = np.asarray(weights, dtype=float)

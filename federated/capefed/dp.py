@@ -1,5 +1,6 @@
 """Everything the federated apps use from dpcore, imported here only, so a change of dpcore's layout is one edit."""
 
+from dpcore.agn import WhiteningError, evaluate, make_model, mog_norm_bound, sample_mog, sample_stm
 from dpcore.cape.audit import default_collusion
 from dpcore.cape.helper_free import NOISE_VARIANTS, mask_share
 from dpcore.cape.noise_variants import federated_variant, federated_variants, noise_variant
@@ -107,7 +108,6 @@ from dpcore.limits import (
     MAX_WIRE_TEXT,
     MAX_WIRE_VALUES,
 )
-from dpcore.otd import WhiteningError, evaluate, make_model, mog_norm_bound, sample_mog, sample_stm
 from dpcore.pca import captured_energy
 from dpcore.scenario import Site
 from dpcore.seeding import fresh_secret, party_key, party_rng, secret_bytes, secure_rng

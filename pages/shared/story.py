@@ -1,6 +1,6 @@
 """The story parts of the computing pages (capePCA, capeAGN): the opening sentence, the one-click "where CAPE stops
 helping" with its chart and sentences, and the way back. The settings and sentences come from dpcore
-(dpcore.pca.story, dpcore.otd.story); this module only draws them."""
+(dpcore.pca.story, dpcore.agn.story); this module only draws them."""
 
 from __future__ import annotations
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import numpy as np
 
+from ...agn.models import make_model, sample_mog, sample_stm
 from ...cape.protocol import capeagn_round
 from ...cape.stages import agn_stage_plans
 from ...limits import MAX_FEDERATED_MATRIX_DIM, MAX_FEDERATED_TENSOR_DIM, NORM_BOUND_RANGE
-from ...otd.models import make_model, sample_mog, sample_stm
 from ...validation import InputError, check_positive, check_range
 from ..entry import FederatedAlgorithm, Published, StagePlanned
 from ..outputs import tensor_output, whitening_output

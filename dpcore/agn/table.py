@@ -1,4 +1,4 @@
-"""The OTD algorithm table: every module of :mod:`dpcore.otd.algorithms` contributes its ``ENTRIES``
+"""The OTD algorithm table: every module of :mod:`dpcore.agn.algorithms` contributes its ``ENTRIES``
 (:class:`dpcore.family.Algorithm`), collected by :func:`dpcore.registry.collect_table` and ordered by
 ``position``. Every list of OTD algorithms - command-line choices, page multiselects, the paper's presets, sweeps,
 plot colours and legends - reads :data:`ALGORITHMS`; an unknown name is an error.

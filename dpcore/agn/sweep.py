@@ -1,7 +1,7 @@
 """capeAGN in a sweep (docs/experiments.md; the hooks of :class:`dpcore.family.FamilySweep`): the model settings
 :class:`OtdData`, the two stages' designs of a grid point, the preparation of the grid points and one run of them.
 
-Data are drawn afresh per run from the same generator as :func:`dpcore.otd.compare_algorithms` (the ground truth once
+Data are drawn afresh per run from the same generator as :func:`dpcore.agn.compare_algorithms` (the ground truth once
 from the seed); along ``ns`` every site's samples at a smaller N_s are a prefix of its samples at the largest N_s, and
 along ``sites`` the first S sites of the largest S.
 """
@@ -46,7 +46,7 @@ def _set(obj: Any, name: str, value: Any) -> None:
 @dataclass(frozen=True, kw_only=True)
 class OtdData:
     """The model of an OTD sweep (synthetic MOG or STM with D, K, sigma^2 / document length and estimator, and the
-    ground truth: ours or the authors' set-up, :data:`~dpcore.otd.models.TRUTHS`) and the capeAGN settings (eps
+    ground truth: ours or the authors' set-up, :data:`~dpcore.agn.models.TRUTHS`) and the capeAGN settings (eps
     split between the stages, power-method restarts and iterations, third-moment path and noise law). Validated and
     normalised on construction."""
 
@@ -97,7 +97,7 @@ class OtdData:
 
     @property
     def scaled_sigma2(self) -> float:
-        """sigma^2 / zeta^2 with the public norm bound zeta of :func:`dpcore.otd.mog_norm_bound` (MOG)."""
+        """sigma^2 / zeta^2 with the public norm bound zeta of :func:`dpcore.agn.mog_norm_bound` (MOG)."""
         return self.sigma2 / mog_norm_bound(self.dim, self.sigma2) ** 2 if self.model == "mog" else 0.0
 
     def describe(self) -> str:
@@ -129,7 +129,7 @@ def stage_taus(scenario: Scenario, data: OtdData) -> dict[str, np.ndarray]:
 
 
 def plan(spec: Any, scenarios: Sequence[Scenario], design: Callable[[Scenario, float | int], dict]) -> FamilyPlan:
-    """The ground truth (drawn once from the seed, as :func:`dpcore.otd.compare_algorithms`), the path, and every
+    """The ground truth (drawn once from the seed, as :func:`dpcore.agn.compare_algorithms`), the path, and every
     grid point's settings (along c: the collusion bound)."""
     data: OtdData = spec.data
     if spec.parameter in ("ns", "sites"):
@@ -205,7 +205,7 @@ class _Model:
 
 
 def guarantees(spec: Any, scenario: Scenario, value: float | int, designs: Any) -> dict[str, tuple]:
-    """Every algorithm's guarantees at one grid point (:func:`dpcore.otd.guarantees.otd_guarantees`; the designs are
+    """Every algorithm's guarantees at one grid point (:func:`dpcore.agn.guarantees.otd_guarantees`; the designs are
     the same general or collusion-robust ones its runs use)."""
     data: OtdData = spec.data
     settings = data.settings(int(value) if spec.parameter == "c" else None)
@@ -215,4 +215,4 @@ def guarantees(spec: Any, scenario: Scenario, value: float | int, designs: Any) 
 
 
 SWEEP = FamilySweep(data=OtdData, stage_taus=stage_taus, plan=plan, run=run, notes=notes, guarantees=guarantees)
-"""capeAGN's sweep hooks (``dpcore.otd.FAMILY.sweep``)."""
+"""capeAGN's sweep hooks (``dpcore.agn.FAMILY.sweep``)."""

@@ -1,7 +1,7 @@
 """The steps every capeAGN-style runner shares (the third-moment noise law, the power method, the recovery), as
 functions of the family contract's :class:`~dpcore.family.RunContext` (``ctx.problem`` an
-:class:`~dpcore.otd.OtdProblem`, ``ctx.settings`` the :class:`~dpcore.otd.OtdSettings`, ``ctx.path`` the
-third-moment path). The table entries are :class:`dpcore.family.Algorithm`, collected by :mod:`dpcore.otd.table`.
+:class:`~dpcore.agn.OtdProblem`, ``ctx.settings`` the :class:`~dpcore.agn.OtdSettings`, ``ctx.path`` the
+third-moment path). The table entries are :class:`dpcore.family.Algorithm`, collected by :mod:`dpcore.agn.table`.
 """
 
 from __future__ import annotations

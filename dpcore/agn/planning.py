@@ -130,7 +130,7 @@ def load_documents(content: bytes | str, name: str, *, vocab_size: int | None = 
 
 @dataclass(frozen=True, kw_only=True)
 class OtdUploadData(OtdData):
-    """:class:`~dpcore.otd.sweep.OtdData` of the user's data: D and the estimator from the data, and for MOG the
+    """:class:`~dpcore.agn.sweep.OtdData` of the user's data: D and the estimator from the data, and for MOG the
     bound the samples are divided by (``bound``) and sigma^2 in the data's units (the user's, or estimated from all
     of them), held at every size the planner asks about (so the same noise weighs the same at the answer as on the
     curve). ``name``: the file's."""
@@ -155,7 +155,7 @@ def _one_site(n: int) -> Scenario:
 
 
 def _scale(upload: OtdUpload, k: int, seed: int) -> tuple[OtdProblem, float, float]:
-    """All the samples pooled as one site (:func:`~dpcore.otd.upload_problem`), the bound they were divided by and
+    """All the samples pooled as one site (:func:`~dpcore.agn.upload_problem`), the bound they were divided by and
     sigma^2 in the data's units (MOG; the user's, or read from all of them as the capeAGN page reads them)."""
     if upload.kind == "mog":
         pooled = upload_problem(upload.values, k, _one_site(upload.n), seed, sigma2=upload.options.get("sigma2"),
@@ -168,7 +168,7 @@ def _scale(upload: OtdUpload, k: int, seed: int) -> tuple[OtdProblem, float, flo
 def planner_problem(upload: OtdUpload, k: int, scenario: Scenario, seed: int) -> OtdProblem:
     """The problem of ``scenario`` on the user's data, as the planner's check runs it: its N = sum N_s samples (a
     subsample below all of them: :data:`~dpcore.seeding.PLANNER_SUBSAMPLE_STREAM`; all of them: the file as it is)
-    dealt to its sites as the capeAGN page deals an upload (:func:`~dpcore.otd.upload_problem`); MOG samples divided
+    dealt to its sites as the capeAGN page deals an upload (:func:`~dpcore.agn.upload_problem`); MOG samples divided
     by the bound of all of them, with the sigma^2 of all of them (so a subsample is not rescaled by its own largest
     norm)."""
     rows = nested_subsample(upload.n, scenario.total_n, seed, unit="samples", source=upload.name)
@@ -304,7 +304,7 @@ def fresh_study(settings: OtdData, model_seed: int, scenario: Scenario, scheme: 
     """q_comp of one fresh study of ``scheme`` on the synthetic model: the ground truth drawn from ``model_seed`` (as
     a comparison with that seed draws it), fresh samples at the scenario's N_s (:func:`dpcore.seeding.data_rng`
     (seed, 0)) and the algorithm's noise (:func:`~dpcore.seeding.run_rng` (seed, 0, scheme)), as one run of
-    :func:`dpcore.otd.compare_algorithms` draws them; None when whitening failed."""
+    :func:`dpcore.agn.compare_algorithms` draws them; None when whitening failed."""
     model = settings.synthetic().model(stream_rng(model_seed, OTD_MODEL_STREAM))
     problem = synthetic_problem(model, scenario.sizes, data_rng(seed, 0), settings.estimator)
     try:
@@ -317,7 +317,7 @@ def fresh_study(settings: OtdData, model_seed: int, scenario: Scenario, scheme: 
 def check(data: PlannerData, scenario: Scenario, scheme: str, seed: int) -> float | None:
     """One fresh study of ``scheme`` at ``scenario``, its data and noise drawn from ``seed``: synthetic, fresh samples
     of the plan's ground truth (:func:`fresh_study`); the user's data, the scenario's N samples of them
-    (:func:`planner_problem` with ``seed``) dealt to its sites (:func:`dpcore.otd.compare_algorithms`, one run), q_comp
+    (:func:`planner_problem` with ``seed``) dealt to its sites (:func:`dpcore.agn.compare_algorithms`, one run), q_comp
     against their non-private result. None when whitening failed."""
     settings: OtdData = data.settings
     if data.available is None:
@@ -373,7 +373,7 @@ SOURCES: dict[str, DataSource] = {
 
 PLANNER = FamilyPlanner(metric=METRIC, target_words="component error q_comp", prepare=prepare, refuses=refuses,
                         scales=scales, run_at=run_at, study=study, check=check, guarantees=guarantees, script=script,
-                        imports="from dpcore.otd import compare_algorithms\nfrom dpcore.otd.planning import "
-                        "fresh_study, planner_problem\nfrom dpcore.otd.sweep import OtdData\n",
+                        imports="from dpcore.agn import compare_algorithms\nfrom dpcore.agn.planning import "
+                        "fresh_study, planner_problem\nfrom dpcore.agn.sweep import OtdData\n",
                         stage_names=("M2", "M3"))
-"""capeAGN's planner hooks (``dpcore.otd.FAMILY.planner``)."""
+"""capeAGN's planner hooks (``dpcore.agn.FAMILY.planner``)."""

@@ -133,7 +133,7 @@ class Decomposition:
 @dataclass(frozen=True, kw_only=True)
 class SyntheticSpec:
     """A synthetic model: kind, D, K, MOG sigma^2, STM document length and estimator, and which ground truth
-    (:data:`~dpcore.otd.models.TRUTHS`: ours or the authors' set-up)."""
+    (:data:`~dpcore.agn.models.TRUTHS`: ours or the authors' set-up)."""
 
     kind: str
     dim: int

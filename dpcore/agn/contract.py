@@ -1,5 +1,5 @@
 """capeAGN under the single-run contract (:mod:`dpcore.family.run`): :func:`compare` runs
-:func:`compare_algorithms` on the synthetic model its :class:`~dpcore.otd.sweep.OtdData` describe, whose numbers it
+:func:`compare_algorithms` on the synthetic model its :class:`~dpcore.agn.sweep.OtdData` describe, whose numbers it
 keeps; the result is the contract's :class:`~dpcore.family.Comparison` (its ``detail``: the :class:`OtdComparison`)."""
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """capeAGN in one call (the front door, docs/python-api.md): ``dpcore.capeagn(X, k=3, eps=1.0, delta=1e-5,
 sites=5)`` for samples of a mixture of Gaussians, or a :class:`~dpcore.data.Corpus` for a single topic model. The
-data are dealt to the scenario's sites as an upload is (:func:`~dpcore.otd.upload_problem`), and one run of the
-algorithm is made: run 0 of :func:`~dpcore.otd.compare_algorithms` with the same seed, measured against the
+data are dealt to the scenario's sites as an upload is (:func:`~dpcore.agn.upload_problem`), and one run of the
+algorithm is made: run 0 of :func:`~dpcore.agn.compare_algorithms` with the same seed, measured against the
 non-private result on the same data (there is no ground truth). The result carries the guarantee of every view
-(:func:`~dpcore.otd.guarantees.otd_guarantees`)."""
+(:func:`~dpcore.agn.guarantees.otd_guarantees`)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def capeagn(data: object, *, k: int, eps: float | None = None, delta: float | No
             collusion: int | None = None, settings: OtdSettings | None = None, sigma2: float | None = None,
             norm_bound: float | None = None, seed: int = 0) -> Fit:
     """``k`` components of ``data`` held by several sites, by capeAGN (docs/math/capeagn.md) or any algorithm of
-    :data:`~dpcore.otd.ALGORITHMS` (``algorithm``).
+    :data:`~dpcore.agn.ALGORITHMS` (``algorithm``).
 
     ``data``: an array N x D of samples of a mixture of Gaussians (one per row), or a :class:`~dpcore.data.Corpus` of
     documents for a single topic model (``dpcore.data.parse_text_corpus``). The sites: a ``scenario``, or ``sites``
@@ -34,9 +34,9 @@ def capeagn(data: object, *, k: int, eps: float | None = None, delta: float | No
     ``collusion`` c: both stages use the collusion-robust design for up to c colluders (``settings.collusion``).
     ``sigma2`` and ``norm_bound`` (mixtures): the noise variance and a public bound on the samples' norms (None:
     estimated from the data, not private; the notes say so). ``settings``: the budget split, power-method iterations,
-    collusion bound, ... (:class:`~dpcore.otd.OtdSettings`). ``Fit.components`` is K x D (recovered means or topics,
+    collusion bound, ... (:class:`~dpcore.agn.OtdSettings`). ``Fit.components`` is K x D (recovered means or topics,
     in the data's units), ``Fit.metrics`` q_comp, its normalised form and the weight error against the non-private
-    result (:data:`~dpcore.otd.METRICS`). A run whose noise swamps the second moment (whitening fails) is an
+    result (:data:`~dpcore.agn.METRICS`). A run whose noise swamps the second moment (whitening fails) is an
     InputError that says so."""
     if isinstance(data, Corpus):
         values, n_total = data, data.n

@@ -27,7 +27,7 @@ __all__ = ["AlgorithmRun", "OtdComparison", "compare_algorithms"]
 
 @dataclass(frozen=True, kw_only=True)
 class AlgorithmRun:
-    """One algorithm in one run: every metric of :data:`~dpcore.otd.evaluation.METRICS` by name, or the whitening
+    """One algorithm in one run: every metric of :data:`~dpcore.agn.evaluation.METRICS` by name, or the whitening
     failure that stopped it (``metrics`` empty)."""
 
     run: int
@@ -291,7 +291,7 @@ class _Collected:
 
 def _collect(outcomes: list[_RunOutcome]) -> _Collected:
     """Records in run order, the first example and failure of every algorithm (its privacy is the audit's:
-    :func:`dpcore.otd.guarantees.comparison_guarantees`)."""
+    :func:`dpcore.agn.guarantees.comparison_guarantees`)."""
     records: list[AlgorithmRun] = []
     examples: dict[str, Decomposition] = {}
     failures: dict[str, str] = {}
