@@ -322,10 +322,15 @@ def test_the_noise_variants_are_a_table_like_the_solvers():
         noise_variant("oracle")
 
 
-def test_a_round_accepts_only_the_variants_the_flower_round_runs():
-    """The discrete variant is in the table (pages, CLI) but the Flower round does not run it yet: refused there."""
-    from dpcore.cape.noise_variants import federated_variants
+def test_a_round_accepts_only_the_variants_the_flower_round_runs(monkeypatch):
+    """Every variant of the table runs in the Flower round (the discrete one since issue 35); a variant whose entry
+    says otherwise is refused there, naming the ones it runs."""
+    import dataclasses
 
-    assert federated_variants() == ("helper", "helper-free")
+    from dpcore.cape.noise_variants import NOISE_VARIANTS, federated_variants
+
+    assert federated_variants() == ("helper", "helper-free", "discrete")
+    assert RoundSettings(algorithm="capePCA", k=2, noise="discrete").validated().noise == "discrete"
+    monkeypatch.setitem(NOISE_VARIANTS, "discrete", dataclasses.replace(NOISE_VARIANTS["discrete"], federated=False))
     with pytest.raises(InputError, match="noise must be one of 'helper', 'helper-free'"):
         RoundSettings(algorithm="capePCA", k=2, noise="discrete").validated()

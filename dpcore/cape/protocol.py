@@ -312,11 +312,16 @@ def capeagn_round(  # long: the eight steps of Algorithm 3 in order, read top to
     f3 = ProtocolStep(6, "Stage 2: the aggregator hands out tensor noise", f3.description + f" Here: {what}.",
                       f3.messages)
     k_shape, k_dense, k_uniq = (rank, rank, rank), rank**3, unique_count_tensor(rank)
-    stage2 = ProtocolStep(
-        7, "Stage 2: each site sends its whitened noisy M3",
-        "M3_tilde_s = (M3_s + E3_s + F3_s + G3_s)(W, W, W), a K x K x K tensor, with the stage-2 budget.",
-        _release_messages(design_m3, 7, "M3~", k_shape, k_dense, k_uniq),
-    )
+    title = "Stage 2: each site sends its whitened noisy M3"
+    sent = "M3_tilde_s = (M3_s + E3_s + F3_s + G3_s)(W, W, W), a K x K x K tensor, with the stage-2 budget."
+    if noise_variant(noise).integer:  # integers on a ring: the dense tensor's unique entries; the aggregator projects
+        k_shape, k_dense, k_uniq = t_shape, t_dense, t_uniq
+        title = "Stage 2: each site sends its noisy M3"
+        sent = ("M3_tilde_s = M3_s + E3_s + F3_s + G3_s on the integers (unique entries of the dense D x D x D "
+                "tensor, docs/math/discrete.md), with the stage-2 budget; the aggregator projects the decoded sum "
+                "on W.")
+    stage2 = ProtocolStep(7, title, sent,
+                          _release_messages(design_m3, 7, "M3~", k_shape, k_dense, k_uniq))
     out = ProtocolStep(
         8, "The aggregator decomposes and publishes",
         "M3_tilde = sum_s mu_s (M3_tilde_s - F3_s(W, W, W)); the robust tensor power method gives (lambda_k, u_k); "

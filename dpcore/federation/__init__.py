@@ -80,6 +80,8 @@ from .noise import (
     site_draw,
     site_term,
     stage_encoding,
+    sum_from_wire,
+    sum_to_wire,
 )
 from .outputs import pca_output, tensor_output, whitening_output
 from .plan import (
@@ -94,9 +96,21 @@ from .plan import (
     budget_digest,
     plan_round,
 )
+from .ring import (
+    RING_ROLES,
+    RingSum,
+    ring_aggregate,
+    ring_draw,
+    ring_release,
+    ring_release_problem,
+    ring_secure_sum,
+    ring_site_draw,
+    ring_site_term,
+)
 from .simulate import SimulatedRound, simulate_round
 from .site import (
     aggregator_subtract,
+    dense_statistic,
     mog_site,
     noise_entries,
     noise_shape,
@@ -123,6 +137,7 @@ __all__ = [
     "LEDGER_FORMAT",
     "LOG_FORMAT",
     "RELEASE_TAIL",
+    "RING_ROLES",
     "ROUND_STAGES",
     "STUDY_FORMAT",
     "aggregator_subtract",
@@ -137,6 +152,7 @@ __all__ = [
     "composed_mu",
     "create_ledger",
     "decode_release",
+    "dense_statistic",
     "design_matches",
     "dropout_audit",
     "encode_release",
@@ -176,6 +192,14 @@ __all__ = [
     "release_entry",
     "release_range_problem",
     "reserve_event",
+    "ring_aggregate",
+    "ring_draw",
+    "ring_release",
+    "ring_release_problem",
+    "ring_secure_sum",
+    "ring_site_draw",
+    "ring_site_term",
+    "RingSum",
     "round_accounts",
     "round_problem",
     "round_protocol",
@@ -199,6 +223,8 @@ __all__ = [
     "stage_encoding",
     "stale_rounds",
     "stm_site",
+    "sum_from_wire",
+    "sum_to_wire",
     "Study",
     "study_rounds_used",
     "study_text",

@@ -22,9 +22,10 @@ from ..cape.helper_free import FixedPoint, decode_sum, encode_fixed, fixed_point
 from ..seeding import party_key, party_rng, secure_party_rng, secure_rng
 from ..validation import InputError
 from .plan import RoundPlan, RoundStage
+from .ring import ring_secure_sum, ring_site_draw, ring_site_term
 
 __all__ = ["GENERATORS", "NOISE_SEED", "party_generator", "recovered_aggregate", "secure_sum", "site_draw",
-           "site_term", "stage_encoding", "noise_seed"]
+           "site_term", "stage_encoding", "noise_seed", "sum_from_wire", "sum_to_wire"]
 
 GENERATORS = ("secure", "fast")
 """A party's bit generator: "secure" (ChaCha20, every real run) or "fast" (PCG64, simulations only)."""
@@ -56,7 +57,10 @@ def stage_encoding(plan: RoundPlan, stage: RoundStage) -> FixedPoint:
 
 def site_draw(seed: bytes, plan: RoundPlan, stage: RoundStage, index: int) -> tuple[np.ndarray, np.ndarray]:
     """Site ``index``'s draw w_s ~ N(0, var_w,s) (``stage.size`` numbers) from its noise seed, as its fixed-point
-    encoding q_s (uint64) and the value it encodes. A site with weight 0 is not in the sum: its w_s is its e_s."""
+    encoding q_s (uint64) and the value it encodes. A site with weight 0 is not in the sum: its w_s is its e_s. A
+    stage of the integer variant draws w~_s on its ring (:func:`dpcore.federation.ring.ring_site_draw`)."""
+    if stage.discrete is not None:
+        return ring_site_draw(seed, stage.discrete, index)
     std = math.sqrt(max(float(stage.design.e_law.var_w[index]), 0.0))
     row = secure_rng(seed).standard_normal(stage.size)
     row *= std
@@ -68,7 +72,10 @@ def site_draw(seed: bytes, plan: RoundPlan, stage: RoundStage, index: int) -> tu
 
 
 def secure_sum(shares: Sequence[np.ndarray], plan: RoundPlan, stage: RoundStage) -> np.ndarray:
-    """W from the sites' masked shares (or their encodings): their sum mod 2^64, decoded."""
+    """W from the sites' masked shares (or their encodings): their sum mod 2^64, decoded (the integer variant: W~,
+    int64, checked against the sum's bound)."""
+    if stage.discrete is not None:
+        return ring_secure_sum(shares, stage.discrete)
     total = np.zeros(stage.size, dtype=np.uint64)
     for share in shares:
         total += np.asarray(share, dtype=np.uint64)
@@ -76,11 +83,30 @@ def secure_sum(shares: Sequence[np.ndarray], plan: RoundPlan, stage: RoundStage)
 
 
 def site_term(own: np.ndarray, total: np.ndarray, stage: RoundStage, index: int) -> np.ndarray:
-    """Site ``index``'s row e_s: (q_s - c_s W) / mu_s, or its own draw when its weight is 0."""
+    """Site ``index``'s row e_s: (q_s - c_s W) / mu_s, or its own draw when its weight is 0 (the integer variant:
+    E~_s = A w~_s - a_s W~, int64)."""
+    if stage.discrete is not None:
+        return ring_site_term(own, total, stage.discrete, index)
     mu = float(stage.design.weights[index])
     if mu <= 0:
         return np.asarray(own, dtype=float)
     return helper_free_terms(own, total, float(stage.design.e_law.common[index]), mu)
+
+
+def sum_to_wire(total: np.ndarray) -> np.ndarray:
+    """The secure sum as it travels and is kept: float64, or the integer variant's W~ (int64) as uint64 ring
+    elements (the array types a message may carry)."""
+    total = np.asarray(total)
+    return total.view(np.uint64) if total.dtype == np.int64 else total.astype(np.float64)
+
+
+def sum_from_wire(values: np.ndarray | bytes, stage: RoundStage) -> np.ndarray:
+    """The inverse of :func:`sum_to_wire` for ``stage`` (bytes as kept, or a received array): int64 for the integer
+    variant, float64 otherwise."""
+    if isinstance(values, bytes):
+        values = np.frombuffer(values, dtype="<u8" if stage.discrete is not None else "<f8")
+    values = np.asarray(values)
+    return values.astype(np.uint64).view(np.int64) if stage.discrete is not None else values.astype(float)
 
 
 def recovered_aggregate(partial: np.ndarray, missing: Sequence[np.ndarray], weights: np.ndarray,

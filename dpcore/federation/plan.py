@@ -16,6 +16,7 @@ from ..agn.problem import OtdSettings
 from ..cape import SOLVERS
 from ..cape.audit import AuditReport, default_collusion
 from ..cape.design import NoiseDesign
+from ..cape.discrete import DiscreteDesign
 from ..cape.helper_free import fixed_point, scaled_for_variant, variant_audit
 from ..cape.noise_variants import federated_variant, noise_variant
 from ..cape.stages import AGN_MODELS
@@ -30,6 +31,7 @@ from ..validation import (
     check_split,
 )
 from .algorithms import FEDERATED_ALGORITHMS, federated_algorithm
+from .ring import stage_design
 from .site import noise_shape, noise_size, noise_unique
 
 __all__ = ["AGN_PATHS", "DEFAULT_M3_NOISE", "ROUND_OUTPUTS", "ROUND_STAGES", "RoundPlan", "RoundSettings", "RoundStage",
@@ -144,7 +146,10 @@ class RoundSettings:
 class RoundStage:
     """One stage of a round: its statistic, design and audit, and the noise object every party draws: ``size``
     standard normals per site and term, shaped into ``shape`` (D x D, D x D x D, or K x K x K projected on W) and
-    sent as its ``unique`` entries. ``needs_w``: the helper needs W before it can draw (projected M3)."""
+    sent as its ``unique`` entries. ``needs_w``: the helper needs W before it can draw (projected M3).
+    ``discrete``: the stage's discrete design when the round's noise variant is the integer one (its terms are
+    integers of the dense statistic's ``unique`` entries, ``size`` of them; :mod:`dpcore.federation.ring`), else
+    None."""
 
     stage: str
     statistic: str
@@ -157,6 +162,12 @@ class RoundStage:
     sensitivities: np.ndarray | None = None
     eps: np.ndarray | None = None
     delta: np.ndarray | None = None
+    discrete: DiscreteDesign | None = None
+
+    @property
+    def bits_per_value(self) -> int | None:
+        """The ring's bits of the integer variant's releases (None: fixed point on the 64-bit ring)."""
+        return None if self.discrete is None else self.discrete.ring_bits
 
     @property
     def iid(self) -> bool:
@@ -279,6 +290,21 @@ def _collusion_problem(n_sites: int, settings: RoundSettings) -> str | None:
     return None
 
 
+def _integer(name: str, statistic: str, design: NoiseDesign, sens: np.ndarray, noise: dict[str, Any],
+             budgets: tuple[SiteBudget, ...], settings: RoundSettings) -> dict[str, Any]:
+    """The noise object of a stage of the integer variant: the unique entries of the dense statistic, with the
+    stage's discrete design (InputError: the projected path, which the integer terms cannot take, or no ring)."""
+    if not noise_variant(settings.noise).integer or not design.feasible:
+        return noise
+    if noise["needs_w"]:
+        raise InputError(f"the {settings.noise} variant's sites send the unique entries of the dense statistic; it "
+                         "runs on the dense path only (path='dense')")
+    dim = budgets[0].dim
+    sigma2 = settings.scaled_sigma2
+    dd = stage_design(design, statistic, sens, dim, [b.site.n for b in budgets], sigma2)
+    return noise | {"size": dd.entries, "unique": dd.entries, "discrete": dd}
+
+
 def _variant(name: str, settings: RoundSettings, n_sites: int, collusion: int, statistic: str, design: NoiseDesign,
              audit: AuditReport | None, budget: tuple[Any, Any, Any]):
     """The design and audit of one stage for the round's noise variant (a variant whose views are the audit's, as the
@@ -320,11 +346,11 @@ def plan_round(budgets: Sequence[SiteBudget], settings: RoundSettings) -> RoundP
     stages: list[RoundStage] = []
     notes: list[str] = []
     for name, statistic, design, audit, warnings, budget in plans:
+        sens, eps, delta = (np.broadcast_to(np.asarray(x, dtype=float), (len(budgets),)).copy() for x in budget)
         try:
-            noise = _noise_object(name, settings, dim)
+            noise = _integer(name, statistic, design, sens, _noise_object(name, settings, dim), budgets, settings)
         except InputError as exc:
             return refuse(f"stage {name}: {exc}", tuple(stages))
-        sens, eps, delta = (np.broadcast_to(np.asarray(x, dtype=float), (len(budgets),)).copy() for x in budget)
         stages.append(RoundStage(stage=name, statistic=statistic, design=design, audit=audit, sensitivities=sens,
                                  eps=eps, delta=delta, **noise))
         notes.extend(f"stage {name}: {w}" for w in warnings)

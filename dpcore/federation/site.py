@@ -25,8 +25,8 @@ from ..tensor.moments import MogSite, StmSite, mog_sites, stm_site_from_words
 from ..tensor.multilinear import multilinear
 from ..tensor.release import m3_noise_size, m3_noise_tensor
 
-__all__ = ["aggregator_subtract", "mog_site", "noise_entries", "noise_shape", "noise_size", "noise_unique",
-           "site_stage_release", "site_statistic", "stm_site"]
+__all__ = ["aggregator_subtract", "dense_statistic", "mog_site", "noise_entries", "noise_shape", "noise_size",
+           "noise_unique", "site_stage_release", "site_statistic", "stm_site"]
 
 
 def noise_shape(stage: str, path: str, dim: int, k: int) -> tuple[int, ...]:
@@ -71,6 +71,14 @@ def site_statistic(stage: str, data: np.ndarray | MogSite | StmSite, w: np.ndarr
     if stage == "M2":
         return unique_entries_matrix(data.m2())
     return unique_entries_tensor(data.m3_projected(w))
+
+
+def dense_statistic(stage: str, data: np.ndarray | MogSite | StmSite) -> np.ndarray:
+    """Unique entries of a site's dense statistic, never projected: A_s, M2_s, or the dense M3_s (what the integer
+    variant encodes; the aggregator projects the decoded third moment itself, :mod:`dpcore.federation.ring`)."""
+    if stage == "M3":
+        return unique_entries_tensor(data.m3())
+    return site_statistic(stage, data)
 
 
 def noise_entries(rows: np.ndarray, stage: str, law: str, path: str, dim: int, w: np.ndarray | None = None

@@ -61,6 +61,21 @@ def _noise_fields(r: RoundState, p: dp.RoundStage, name: str, helper: HelperShar
     return fields, nbytes
 
 
+def _wire(values: np.ndarray) -> np.ndarray:
+    """How a noise term travels: float64, or the integer variant's integers as ring elements (uint64)."""
+    return values.view(np.uint64) if values.dtype == np.int64 else values
+
+
+def _release_shape(r: RoundState, p: dp.RoundStage) -> tuple[tuple[int, ...], int]:
+    """The shape and unique entries of a site's release of stage p: the stage's own, except the third moment of the
+    continuous variants, which travels projected on W (K x K x K); the integer variant's sites send the dense
+    statistic's unique entries (the aggregator projects)."""
+    k = r.settings.round.k
+    if p.discrete is not None or p.stage != "M3":
+        return p.shape, p.unique
+    return (k,) * 3, dp.noise_unique(p.stage, "projected", r.plan.dim, k)
+
+
 def _release_requests(r: RoundState, p: dp.RoundStage, helper: HelperShares, blobs: Blobs, f: list[np.ndarray],
                       w: np.ndarray | None) -> dict[int, Payload]:
     s, plan = r.settings, r.plan
@@ -74,7 +89,7 @@ def _release_requests(r: RoundState, p: dp.RoundStage, helper: HelperShares, blo
                       var_g=float(p.design.var_g[i]), **fields,
                       reservations=[r.reservations[n][0] for n in plan.names],
                       reservation_signatures=[r.reservations[n][1] for n in plan.names])
-        requests[x.node] = Payload(config, {"f": f[i]} | ({"w": w} if w is not None else {}))
+        requests[x.node] = Payload(config, {"f": _wire(f[i])} | ({"w": w} if w is not None else {}))
         label = site_label(name)
         sender = dp.HELPER if helper else dp.SITES  # helper-free: e_s from the other sites' set-up (the secure sum)
         r.entry(p.stage, step_e, sender, label, f"{sym_e}_{name}", p.shape, p.unique, nbytes, "private",
@@ -89,10 +104,10 @@ def _release_requests(r: RoundState, p: dp.RoundStage, helper: HelperShares, blo
 def _releases(r: RoundState, p: dp.RoundStage, helper: HelperShares, blobs: Blobs, f: list[np.ndarray],
               w: np.ndarray | None) -> Generator[Any, Any, dict[str, np.ndarray]]:
     """Step 1: the masked releases that arrived in time (the others' sites are dropped)."""
-    s, plan = r.settings, r.plan
+    plan = r.plan
     _, _, step_r = _STEPS[(r.algorithm, p.stage)]
     _, _, sym_r = _SYMBOLS[(r.algorithm, p.stage)]
-    count = dp.noise_unique(p.stage, "projected" if p.stage == "M3" else s.round.path, plan.dim, s.round.k)
+    shape, count = _release_shape(r, p)
     live = r.live
     replies = yield from r.exchange("release", _release_requests(r, p, helper, blobs, f, w),
                                     quorum=len(plan.names) - plan.settings.dropouts)
@@ -108,8 +123,8 @@ def _releases(r: RoundState, p: dp.RoundStage, helper: HelperShares, blobs: Blob
     for x in r.live:
         masked = replies[x.node].arrays["masked"]
         out[x.name] = masked
-        r.entry(p.stage, step_r, site_label(x.name), dp.AGGREGATOR, f"{sym_r}_{x.name}",
-                p.shape if p.stage != "M3" else (s.round.k,) * 3, count, masked.nbytes, "to aggregator", site=x.name)
+        r.entry(p.stage, step_r, site_label(x.name), dp.AGGREGATOR, f"{sym_r}_{x.name}", shape, count,
+                masked.nbytes, "to aggregator", site=x.name)
     return out
 
 
@@ -175,9 +190,13 @@ def _unmask(r: RoundState, p: dp.RoundStage, masked: dict[str, np.ndarray], reve
     out = {}
     for name in revealed:
         i = r.plan.names.index(name)
-        encoding = dp.release_encoding(r.plan, p, i, w)
-        value = dp.decode_release(shares.unmask(masked[name], _seed(r, p, "mask", name, revealed)), encoding)
-        problem = dp.release_range_problem(value, encoding)
+        unmasked = shares.unmask(masked[name], _seed(r, p, "mask", name, revealed))
+        if p.discrete is not None:  # a ring element of the stage's ring: summed exactly, decoded once (stage())
+            value, problem = unmasked, dp.ring_release_problem(unmasked, p.discrete)
+        else:
+            encoding = dp.release_encoding(r.plan, p, i, w)
+            value = dp.decode_release(unmasked, encoding)
+            problem = dp.release_range_problem(value, encoding)
         if problem:
             raise RoundStopped(f"stage {p.stage}: site {name}'s release is refused: {problem}. Nothing was released.",
                                (name,))
@@ -210,7 +229,7 @@ def _site_terms(r: RoundState, p: dp.RoundStage, revealed: dict[str, Payload], d
                 w: np.ndarray | None) -> list[np.ndarray]:
     """Each dropped site's e_v from its rebuilt noise seed and the secure sum W (every member sent the same W)."""
     plan = r.plan
-    totals = [np.asarray(x.arrays["total"], dtype=float) for x in revealed.values()]
+    totals = [dp.sum_from_wire(x.arrays["total"], p) for x in revealed.values()]
     if any(not np.array_equal(t, totals[0]) for t in totals[1:]):
         raise RoundStopped(f"stage {p.stage}: the survivors disagree on the secure sum W. Nothing was released.")
     out = []
@@ -218,21 +237,46 @@ def _site_terms(r: RoundState, p: dp.RoundStage, revealed: dict[str, Payload], d
         i = plan.names.index(v)
         _, own = dp.site_draw(_seed(r, p, "noise", v, revealed), plan, p, i)
         row = dp.site_term(own, totals[0], p, i)
+        if p.discrete is not None:  # E~_v: integers, added on the ring
+            out.append(row)
+            continue
         projected = p.stage == "M3" and plan.settings.path == "projected"
         out.append(dp.noise_entries(row, p.stage, plan.settings.m3_noise, plan.settings.path, plan.dim,
                                     w if projected else None))
     return out
 
 
+def _aggregator_noise(r: RoundState, p: dp.RoundStage, secret: Any, i: int, w: np.ndarray | None) -> np.ndarray:
+    """f_s of site i (the integer variant: F~_s, integers from the stream ``discrete-f``)."""
+    s, plan, name = r.settings.round, r.plan, r.plan.names[i]
+    if p.discrete is not None:
+        rng = dp.party_generator("secure", secret, s.run, r.algorithm, p.stage, dp.RING_ROLES["f"], name)
+        return dp.ring_draw(p.discrete.laws.f[i], rng, len(plan.names), p.discrete.entries)
+    rng = dp.party_generator("secure", secret, s.run, r.algorithm, p.stage, dp.AGGREGATOR, name)
+    return dp.noise_entries(dp.aggregator_noise(p.design.var_f[i], p.size, rng), p.stage, s.m3_noise, s.path,
+                            plan.dim, w)
+
+
+def _ring_aggregate(r: RoundState, p: dp.RoundStage, releases: list[np.ndarray], f: list[np.ndarray],
+                    missing: list[np.ndarray], survivors: list[int], w: np.ndarray | None) -> np.ndarray:
+    """The integer variant: the survivors' releases less their F~_s plus the dropped sites' E~_v, summed exactly on
+    the stage's ring and decoded once (``dpcore.federation.ring_aggregate``), refused beyond the design's no-wrap
+    bound; the third moment then projected on W by the aggregator."""
+    try:
+        ring = dp.ring_aggregate(releases, f, missing, p.discrete, survivors)
+    except dp.InputError as exc:
+        raise RoundStopped(f"stage {p.stage}: the releases are refused by the ring's no-wrap check: {exc} (bound "
+                           f"{p.discrete.ring_bound:,} on a {p.discrete.ring_bits}-bit ring). Nothing was "
+                           "released.") from exc
+    r.exact[p.stage] = ring.exact
+    return dp.aggregator_subtract(p.stage, r.settings.round.path, ring.aggregate, w)
+
+
 def stage(r: RoundState, p: dp.RoundStage, secret: Any, helper: int | None, noise: HelperShares, blobs: Blobs,
           w: np.ndarray | None) -> Generator[Any, Any, np.ndarray]:
     """One stage from the aggregator's side (module docstring); returns the aggregate."""
     s, plan = r.settings.round, r.plan
-    f = []
-    for i, name in enumerate(plan.names):
-        rng = dp.party_generator("secure", secret, s.run, r.algorithm, p.stage, dp.AGGREGATOR, name)
-        f.append(dp.noise_entries(dp.aggregator_noise(p.design.var_f[i], p.size, rng), p.stage, s.m3_noise, s.path,
-                                  plan.dim, w))
+    f = [_aggregator_noise(r, p, secret, i, w) for i in range(len(plan.names))]
     masked = yield from _releases(r, p, noise, blobs, f, w)
     members = r.live
     signatures = yield from _confirm(r, p, members)
@@ -244,11 +288,15 @@ def stage(r: RoundState, p: dp.RoundStage, secret: Any, helper: int | None, nois
     missing = []
     for name, row in zip(dropped, terms, strict=True):
         i = plan.names.index(name)
-        missing.append(float(p.design.weights[i]) * dp.aggregator_subtract(p.stage, s.path, row, w))
+        missing.append(row if p.discrete is not None else
+                       float(p.design.weights[i]) * dp.aggregator_subtract(p.stage, s.path, row, w))
         r.entry(p.stage, 0, dp.HELPER if helper is not None else dp.SITES, dp.AGGREGATOR,
                 f"recovered term of {name} (excluded from the signed survivor set)", p.shape, p.unique, row.nbytes,
                 "control", protocol=False, site=name)
     survivors = [plan.names.index(n) for n in releases]
+    if p.discrete is not None:
+        return _ring_aggregate(r, p, [releases[plan.names[i]] for i in survivors], [f[i] for i in survivors],
+                               missing, survivors, w)
     subtract = [dp.aggregator_subtract(p.stage, s.path, f[i], w) for i in survivors]
     partial = dp.combine([releases[plan.names[i]] for i in survivors], subtract, p.design.weights[survivors])
     return dp.recovered_aggregate(partial, missing, p.design.weights, survivors)

@@ -82,6 +82,7 @@ def reveal_problem(name: str, reply: Payload, plan: dp.RoundPlan, stage: dp.Roun
             return f"site {name} revealed a malformed share (or one held by another site)"
     if helper_free and len(survivors) < len(plan.names):
         total = np.asarray(reply.arrays.get("total", np.empty(0)))
-        if total.shape != (stage.size,) or total.dtype != np.float64 or not np.all(np.isfinite(total)):
-            return f"site {name} sent no usable secure sum W ({stage.size} finite numbers needed)"
+        kind = dp.sum_to_wire(np.zeros(0, dtype=np.int64 if stage.discrete is not None else float)).dtype
+        if total.shape != (stage.size,) or total.dtype != kind or not np.all(np.isfinite(total)):
+            return f"site {name} sent no usable secure sum W ({stage.size} finite numbers of type {kind} needed)"
     return None

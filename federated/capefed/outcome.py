@@ -32,7 +32,8 @@ class RoundOutcome:
     recovered: the sites a signed survivor set excluded, whose releases are never unmasked); ``ignored``: nodes whose
     hello could not be verified; ``audit``: per stage, the audit of what was released (rows of ``AuditRow.to_dict``);
     ``notes``: why each dropped site was dropped (the step it did not answer in time); ``delivered``: the sites that
-    acknowledged the round's end (its result)."""
+    acknowledged the round's end (its result); ``exact``: with the integer variant, each stage's exact integer sum
+    that was decoded once (int64; the plan's stages name the ring's ``bits_per_value``)."""
 
     algorithm: str
     status: str
@@ -50,6 +51,7 @@ class RoundOutcome:
     audit: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     delivered: tuple[str, ...] = ()
+    exact: dict[str, np.ndarray] = field(default_factory=dict)
 
     def plan_dict(self) -> dict[str, Any] | None:
         """The settings and the sites' budgets (what rebuilds the design), with the designs for reading."""
@@ -59,7 +61,7 @@ class RoundOutcome:
         return {"settings": p.settings.to_dict(), "sites": [b.to_dict() for b in p.budgets],
                 "digests": list(p.digests), "refusal": p.refusal, "notes": list(p.notes),
                 "stages": [{"stage": s.stage, "statistic": s.statistic, "shape": list(s.shape), "unique": s.unique,
-                            "design": s.design.to_dict()} for s in p.stages]}
+                            "bits_per_value": s.bits_per_value, "design": s.design.to_dict()} for s in p.stages]}
 
     def to_dict(self) -> dict[str, Any]:
         return {"algorithm": self.algorithm, "status": self.status, "reason": self.reason, "sites": list(self.sites),
@@ -67,4 +69,5 @@ class RoundOutcome:
                 "outputs": {k: np.asarray(v).tolist() for k, v in self.outputs.items()},
                 "log": [e.to_dict() for e in self.log], "exchanges": self.exchanges, "seconds": self.seconds,
                 "took_part": list(self.took_part), "dropped": list(self.dropped), "ignored": list(self.ignored),
-                "audit": self.audit, "notes": list(self.notes), "delivered": list(self.delivered)}
+                "audit": self.audit, "notes": list(self.notes), "delivered": list(self.delivered),
+                "exact": {k: [int(x) for x in v] for k, v in self.exact.items()}}

@@ -59,7 +59,9 @@ CHECKS: dict[tuple[str, str], str] = {
                             "counted as colluders every site's audited views keep their promises"),
 }
 _NOISE = {"helper": "its e_s came sealed to it and signed by the helper the roster pins",
-          "helper-free": "its e_s came from the secure sum of every other site's signed set-up message"}
+          "helper-free": "its e_s came from the secure sum of every other site's signed set-up message",
+          "discrete": "its integer E~_s came from the exact secure sum on the ring of every other site's signed set-up "
+                      "message and the aggregator's F~_s are integers of the plan's law"}
 _MAX_TEXT = 80
 _MAX_REASON = 2000
 

@@ -24,7 +24,7 @@ from . import dp
 from .trust import Roster, Statement, TrustError, verify_statement
 
 __all__ = ["MAX_BLOB_BYTES", "RequestError", "RoundContext", "array", "blob", "integer", "number", "plan_digest",
-           "round_context", "text", "texts"]
+           "ring_array", "round_context", "text", "texts"]
 
 MAX_TEXT = 256
 MAX_SETTINGS_CHARS = 4096
@@ -88,6 +88,18 @@ def array(arrays: Mapping[str, np.ndarray], key: str, shape: tuple[int, ...]) ->
         raise RequestError(f"the request array {key!r} must be {' x '.join(map(str, shape))} finite floating-point "
                            f"numbers (got shape {value.shape}, type {value.dtype})")
     return np.asarray(value, dtype=float)
+
+
+def ring_array(arrays: Mapping[str, np.ndarray], key: str, shape: tuple[int, ...]) -> np.ndarray:
+    """Integers of exactly ``shape`` that travel as ring elements (uint64, two's complement), as int64."""
+    value = arrays.get(key)
+    if value is None:
+        raise RequestError(f"the request has no array {key!r} ({' x '.join(map(str, shape))} integers needed)")
+    value = np.asarray(value)
+    if value.shape != shape or value.dtype != np.uint64:
+        raise RequestError(f"the request array {key!r} must be {' x '.join(map(str, shape))} integers as ring "
+                           f"elements (uint64; got shape {value.shape}, type {value.dtype})")
+    return value.view(np.int64)
 
 
 def _settings(c: Mapping[str, Any]) -> dp.RoundSettings:

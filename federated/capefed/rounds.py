@@ -144,6 +144,7 @@ def _round(r: RoundState) -> Generator[Any, Any, RoundOutcome]:
         aggregates, outputs = yield from _stages(r, secret, helper, noise, blobs)
         _finite(aggregates, outputs)
         outcome.status, outcome.aggregates, outcome.outputs = "released", aggregates, outputs
+        outcome.exact = dict(r.exact)
         outcome.took_part = tuple(x.name for x in r.live)
         outcome.audit = {p.stage: dp.dropout_audit(plan, p, r.dropped).to_records() for p in plan.stages}
         return outcome

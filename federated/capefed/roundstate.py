@@ -56,6 +56,7 @@ class RoundState:
         self.digest = ""
         self.w = None
         self.reservations: dict[str, tuple[str, bytes]] = {}
+        self.exact: dict[str, Any] = {}  # the integer variant: each stage's exact integer sum (int64)
 
     def entry(self, stage: str, step: int, sender: str, receiver: str, content: str, shape: tuple[int, ...],
               unique: int, nbytes: int, channel: str, *, route: tuple[str, ...] | None = None, protocol: bool = True,

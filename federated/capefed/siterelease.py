@@ -24,7 +24,7 @@ from scipy.stats import chi2
 
 from . import dp, shares
 from .messages import Payload
-from .requests import RoundContext, array, blob, number, text, texts
+from .requests import RoundContext, array, blob, number, ring_array, text, texts
 from .sealing import SealError, open_array, seal_context
 from .siteflow import Refusal, SiteParty
 from .sitesetup import Opened, helper_free, open_setup, pair_masks
@@ -92,8 +92,11 @@ def _noise(site: SiteParty, c: Mapping[str, Any], ctx: RoundContext, stage: dp.R
     encoded, own = dp.site_draw(seed, plan, stage, me)
     mine = dp.mask_share(encoded, *pair_masks(site, ctx, stage, private))
     total = dp.secure_sum([mine] + [parts[0] for parts in opened], plan, stage)
-    site.state[site.key(ctx.round_id, "W", stage.stage)] = total.astype("<f8").tobytes()
+    wire = dp.sum_to_wire(total)
+    site.state[site.key(ctx.round_id, "W", stage.stage)] = wire.astype(wire.dtype.newbyteorder("<")).tobytes()
     row = dp.site_term(own, total, stage, me)
+    if stage.discrete is not None:  # integers of the dense statistic's unique entries: nothing to shape
+        return row
     return dp.noise_entries(row, stage.stage, s.m3_noise, s.path, plan.dim, w)
 
 
@@ -113,6 +116,48 @@ def _variance_problem(what: str, values: np.ndarray, var: float, iid: bool) -> s
         return (f"{what} has sample variance {ss / n:.4g}; the design says {var:.4g} (outside the chi-square "
                 f"bounds {lo / n:.4g} to {hi / n:.4g}: a weakened or forged term)")
     return None
+
+
+def _check_terms(stage: dp.RoundStage, terms: tuple[tuple[str, np.ndarray, float], ...]) -> None:
+    for what, values, var in terms:
+        problem = _variance_problem(what, np.asarray(values, dtype=float), float(var), stage.iid)
+        if problem:
+            raise Refusal(f"stage {stage.stage}: {problem}")
+
+
+def _fixed_point(site: SiteParty, c: Mapping[str, Any], ctx: RoundContext, stage: dp.RoundStage, private: bytes,
+                 data: Any, f: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+    """The release of a continuous variant: statistic + e_s + f_s + g_s in fixed point on the 64-bit ring, refused
+    outside the range the aggregator accepts (``dpcore.federation.masking``)."""
+    s, plan, me, design = ctx.settings, ctx.plan, ctx.index(site.name), stage.design
+    e = _noise(site, c, ctx, stage, private, w)
+    _check_terms(stage, (("the aggregator's noise f_s", f, design.var_f[me]),
+                         ("its helper term e_s", e, design.var_e[me])))
+    rng = dp.party_generator("secure", site.secret(ctx.round_id), s.run, s.algorithm, stage.stage, dp.SITE,
+                             site.name)
+    g = dp.noise_entries(dp.site_noise(float(design.var_g[me]), stage.size, rng), stage.stage, s.m3_noise,
+                         s.path, plan.dim, w)
+    value = dp.site_stage_release(stage.stage, s.path, data, e, f, g, w)
+    return dp.encode_release(value, dp.release_encoding(plan, stage, me, w))  # refuses a release out of range
+
+
+def _ring(site: SiteParty, c: Mapping[str, Any], ctx: RoundContext, stage: dp.RoundStage, private: bytes,
+          data: Any, f: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+    """The release of the integer variant (``dpcore.federation.ring``): a~_s + E~_s + F~_s + G~_s on the stage's
+    ring, a~_s the unique entries of its dense statistic encoded once (refused beyond the bound the ring was sized
+    for), every term an exact discrete Gaussian draw; F~_s must be integers of the plan's law."""
+    s, me, dd = ctx.settings, ctx.index(site.name), stage.discrete
+    e = _noise(site, c, ctx, stage, private, w)
+    laws = dd.laws
+    spread = [float(x.sigma2) for x in laws.w]
+    total, mine = laws.total_share, laws.shares[me]
+    var_e = (total - mine) ** 2 * spread[me] + mine**2 * (sum(spread) - spread[me])
+    _check_terms(stage, (("the aggregator's noise F~_s", f, 0.0 if laws.f[me] is None else float(laws.f[me].sigma2)),
+                         ("its zero-sum term E~_s", e, var_e)))
+    rng = dp.party_generator("secure", site.secret(ctx.round_id), s.run, s.algorithm, stage.stage,
+                             dp.RING_ROLES["g"], site.name)
+    g = dp.ring_draw(laws.g[me], rng, dd.n_sites, dd.entries)
+    return dp.ring_release(dp.dense_statistic(stage.stage, data), e, f, g, dd, me)
 
 
 def release(site: SiteParty, c: Mapping[str, Any]) -> Payload:
@@ -138,20 +183,11 @@ def release(site: SiteParty, c: Mapping[str, Any]) -> Payload:
         raise Refusal(f"stage {stage.stage}: the aggregator asks for tau_g,s^2 = {var_g:.6g}; the plan this site "
                       f"computed says {design.var_g[me]:.6g} (a weakened design)")
     count = dp.noise_unique(stage.stage, s.path, plan.dim, s.k)
-    f = array(c.arrays if hasattr(c, "arrays") else {}, "f", (count,))
-    w = array(c.arrays, "w", (plan.dim, s.k)) if stage.stage == "M3" else None
-    e = _noise(site, c, ctx, stage, private, w)
-    for what, values, var in (("the aggregator's noise f_s", f, design.var_f[me]),
-                              ("its helper term e_s", e, design.var_e[me])):
-        problem = _variance_problem(what, values, float(var), stage.iid)
-        if problem:
-            raise Refusal(f"stage {stage.stage}: {problem}")
-    rng = dp.party_generator("secure", site.secret(ctx.round_id), s.run, s.algorithm, stage.stage, dp.SITE,
-                             site.name)
-    g = dp.noise_entries(dp.site_noise(float(design.var_g[me]), stage.size, rng), stage.stage, s.m3_noise,
-                         s.path, plan.dim, w)
-    value = dp.site_stage_release(stage.stage, s.path, data, e, f, g, w)
-    ring = dp.encode_release(value, dp.release_encoding(plan, stage, me, w))  # refuses a release out of range
+    arrays = c.arrays if hasattr(c, "arrays") else {}
+    w = array(arrays, "w", (plan.dim, s.k)) if stage.stage == "M3" else None
+    ring = (_ring(site, c, ctx, stage, private, data, ring_array(arrays, "f", (stage.size,)), w)
+            if stage.discrete is not None else
+            _fixed_point(site, c, ctx, stage, private, data, array(arrays, "f", (count,)), w))
     masked = shares.mask(ring, site.state[site.key(ctx.round_id, "mask", stage.stage)])
     site.state[site.key(ctx.round_id, "released", stage.stage)] = w_digest(w).encode()
     return Payload({"status": "ok", "digest": digest}, {"masked": masked})
