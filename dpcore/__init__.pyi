@@ -31,7 +31,7 @@ from .cape.guarantee import Guarantee as Guarantee
 
 # Running each family in one call, with its guarantee per view (docs/math/capepca.md, capeagn.md, lda.md)
 from .pca.front import capepca as capepca
-from .otd.front import capeagn as capeagn
+from .agn.front import capeagn as capeagn
 from .lda.front import capelda as capelda
 from .family import Fit as Fit
 # Any family through the one contract: one signature, one result (docs/architecture.md, "The family contract")

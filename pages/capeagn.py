@@ -35,14 +35,13 @@ from dpcore.textio import values_text
 from dpcore.validation import InputError, check_positive_int, check_rank
 from dpcore.workers import warm_up
 from pages.shared.chart_code import preload_results_code
-from pages.shared.guarantees import robust_controls, show_guarantee_table, show_guarantees
+from pages.shared.guarantees import robust_controls, show_guarantees
 from pages.shared.lecture import follow_scenario, lecture_sidebar
 from pages.shared.navigation import start_page
-from pages.shared.reports import report_downloads
 from pages.shared.rings import add_bits_column, ring_caption
+from pages.shared.run_section import result_footer, results_fragment, run_into
 from pages.shared.story import breakdown_section, computed_once, glossary_link, server_store, story_buttons
 from pages.shared.widgets import (
-    bar_progress,
     restore_widgets,
     scenario_sidebar,
     show_chart,
@@ -326,30 +325,26 @@ def _upload_problem(run_scen: Scenario):
                           norm_bound=upload_spec["bound"])
 
 
-if st.button("Run", type="primary", key="capeagn_run", disabled=bool(input_problems),
-             help="Run every chosen algorithm the chosen number of times."):
-    bar = st.progress(0.0, text="starting")
-    try:
-        check_positive_int(int(runs), "runs")
-        if source == "Synthetic model":
-            result = compare_algorithms(run_scenario, algorithms, spec=spec, runs=int(runs), seed=int(seed),
-                                        settings=settings, progress=bar_progress(bar))
-        else:
-            problem = _upload_problem(run_scenario)
-            result = compare_algorithms(run_scenario, algorithms, problem=problem, runs=int(runs), seed=int(seed),
-                                        settings=settings, progress=bar_progress(bar))
-        st.session_state[RESULT_KEY] = result
+def _compute(progress) -> OtdComparison:
+    """The Run: the chosen algorithms on the synthetic model or on the uploaded data (its problem built here)."""
+    check_positive_int(int(runs), "runs")
+    problem = None if source == "Synthetic model" else _upload_problem(run_scenario)
+    return compare_algorithms(run_scenario, algorithms, spec=spec if problem is None else None, problem=problem,
+                              runs=int(runs), seed=int(seed), settings=settings, progress=progress)
+
+
+def _run_section() -> None:
+    """The Run button, the breakdown and the results: one fragment, so a Run re-renders this section only."""
+    if st.button("Run", type="primary", key="capeagn_run", disabled=bool(input_problems),
+                 help="Run every chosen algorithm the chosen number of times.") and run_into(RESULT_KEY, _compute):
         st.session_state["capeagn_report_data"] = (
             spec if source == "Synthetic model" else None,
             "synthetic model" if source == "Synthetic model" else f"uploaded {upload_spec['upload'].name}")
-    except InputError as exc:
-        show_error(exc)
-    finally:
-        bar.empty()
+    if in_breakdown:
+        breakdown_section(BREAKDOWN_KEY, lambda progress: cached_breakdown(int(seed), progress), TITLES, COLOURS,
+                          "q_comp (0 = perfect)", key="capeagn_breakdown_chart", runs=BREAKDOWN_RUNS)
+    _results()
 
-if in_breakdown:
-    breakdown_section(BREAKDOWN_KEY, lambda progress: cached_breakdown(int(seed), progress), TITLES, COLOURS,
-                      "q_comp (0 = perfect)", key="capeagn_breakdown_chart", runs=BREAKDOWN_RUNS)
 
 # ----------------------------------------------------------------------------------------------
 # Results
@@ -423,13 +418,13 @@ def _weights_figure(result: OtdComparison, alg: str) -> go.Figure:
     return fig
 
 
-result: OtdComparison | None = st.session_state.get(RESULT_KEY)
-st.subheader("Results")
-if result is None:
-    st.info("Press **Run** to compare the algorithms on the setting above; a progress bar shows how far it is. "
-            "Results appear here.",
-            icon=":material/play_circle:")
-else:
+def _results() -> None:
+    result: OtdComparison | None = st.session_state.get(RESULT_KEY)
+    st.subheader("Results")
+    if result is None:
+        st.info("Press **Run** to compare the algorithms on the setting above; a progress bar shows how far it is. "
+                "Results appear here.", icon=":material/play_circle:")
+        return
     p = result.problem
     sentence = story_sentence(result)
     if sentence:
@@ -482,14 +477,16 @@ else:
                      for o, words in zip(order, rec, strict=True)}
             table.update({f"non-private {i + 1}": [w for w, _ in words] for i, words in enumerate(ref)})
             st.dataframe(pd.DataFrame(table), width="stretch", hide_index=True)
-    show_guarantee_table(guarantees, TITLES)
     report_spec, report_source = st.session_state.get("capeagn_report_data", (None, "uploaded data"))
-    report_downloads(lambda: otd_report(result, spec=report_spec, source=report_source), "capeagn_result",
-                     "capeagn_report")
+    result_footer(guarantees, TITLES, lambda: otd_report(result, spec=report_spec, source=report_source),
+                  "capeagn_result", "capeagn_report")
     with st.expander("How each algorithm makes its noise"):
-        for alg, example in result.examples.items():  # how its noise is made; its privacy is the table above
-            st.markdown(f"- **{TITLES[alg]}**: {symbolic(example.privacy)}")
+        for alg in result.algorithms:  # the table entry's description; its privacy is the guarantee table above
+            st.markdown(f"- **{TITLES[alg]}**: {symbolic(ALGORITHMS[alg].description)}")
     if result.notes:
         with st.expander(f"Notes ({len(result.notes)})"):
             for note in result.notes:
                 st.markdown(f"- {symbolic(note)}")
+
+
+results_fragment(_run_section)

@@ -31,13 +31,13 @@ from dpcore.textio import seconds_text, size_text
 from dpcore.validation import InputError
 from dpcore.workers import warm_up
 from pages.shared.chart_code import preload_results_code
-from pages.shared.guarantees import show_guarantee_table, show_guarantees
+from pages.shared.guarantees import show_guarantees
 from pages.shared.lecture import follow_scenario, lecture_sidebar
 from pages.shared.navigation import page_run_started, start_page
 from pages.shared.pca_data import NO_LABEL, cached_setup, data_source, parse_upload, sniff_upload
 from pages.shared.pca_figures import component_images, scree_figure
-from pages.shared.reports import report_downloads
 from pages.shared.rings import add_bits_column, ring_caption
+from pages.shared.run_section import result_footer, results_fragment, run_into
 from pages.shared.story import breakdown_section, computed_once, glossary_link, server_store, story_buttons
 from pages.shared.widgets import (
     restore_widgets,
@@ -326,41 +326,30 @@ def slot_for(exc: InputError) -> Any:
     return run_msg
 
 
+def _compute(progress) -> dict[str, Any]:
+    """The Run: the sites' data and noise design (prepared once per input), then every chosen algorithm."""
+    prepare_start = time.perf_counter()
+    setup = cached_setup(data_key, upload_bytes, page_scenario.to_json(None), int(k), features, preprocessing,
+                         float(scale), bool(by_label), bool(allow_replacement), int(seed))
+    prepared = time.perf_counter() - prepare_start
+    comparison = compare_pca(setup.problem, setup.privacy, algorithms, int(runs), int(seed), rank=int(rank) or None,
+                             keep_first_matrix=True, progress=progress)
+    return {"setup": setup, "comparison": comparison, "rank": int(rank) or None,
+            "waited": time.perf_counter() - started, "prepared": prepared,
+            "report": {"source": data_source(data_key), "k": int(k), "features": features,
+                       "preprocessing": preprocessing, "scale": float(scale), "by_label": bool(by_label),
+                       "allow_replacement": bool(allow_replacement), "seed": int(seed),
+                       "algorithms": list(algorithms), "runs": int(runs), "rank": int(rank) or None}}
+
+
 if clicked:
     st.session_state.pop(RESULT_KEY, None)
-    problems = False
-    if data_key is None:
-        problems = True
-        if choice == "upload" and upload_bytes is None:
-            show_in(data_msg, InputError("upload a CSV file first", "file"))
-    if page_scenario is None:
-        problems = True
+    if data_key is None and choice == "upload" and upload_bytes is None:
+        show_in(data_msg, InputError("upload a CSV file first", "file"))
     if not algorithms:
-        problems = True
         show_in(run_msg, InputError("choose at least one algorithm", "algorithms"))
-    if not problems:
-        try:
-            prepare_start = time.perf_counter()
-            setup = cached_setup(data_key, upload_bytes, page_scenario.to_json(None), int(k), features, preprocessing,
-                                 float(scale), bool(by_label), bool(allow_replacement), int(seed))
-            prepared = time.perf_counter() - prepare_start
-            bar = run_col.progress(0.0, text="Starting")
-            comparison = compare_pca(setup.problem, setup.privacy, algorithms, int(runs), int(seed),
-                                     rank=int(rank) or None, keep_first_matrix=True,
-                                     progress=lambda done, total, label: bar.progress(done / total, text=label))
-            bar.empty()
-        except InputError as exc:
-            show_in(slot_for(exc), exc)
-        else:
-            st.session_state[RESULT_KEY] = {"setup": setup, "comparison": comparison, "rank": int(rank) or None,
-                                            "waited": time.perf_counter() - started, "prepared": prepared,
-                                            "report": {"source": data_source(data_key), "k": int(k),
-                                                       "features": features,
-                                                       "preprocessing": preprocessing, "scale": float(scale),
-                                                       "by_label": bool(by_label),
-                                                       "allow_replacement": bool(allow_replacement),
-                                                       "seed": int(seed), "algorithms": list(algorithms),
-                                                       "runs": int(runs), "rank": int(rank) or None}}
+    if data_key is not None and page_scenario is not None and algorithms:
+        run_into(RESULT_KEY, _compute, where=run_col, show=lambda exc: show_in(slot_for(exc), exc), text="Starting")
 
 if in_breakdown:
     breakdown_section(BREAKDOWN_KEY, lambda progress: cached_breakdown(int(seed), progress), TITLES, COLOURS,
@@ -399,12 +388,13 @@ def _bar_chart(comparison, metric: str) -> go.Figure:
         marker_color=[COLOURS[a] for a in names])).update_layout(yaxis_title=METRIC_LABELS[metric])
 
 
-result = st.session_state.get(RESULT_KEY)
-if result is None:
-    st.info("Press **Run** to compare the algorithms on the setting above; a progress bar shows how far it is. "
-            "Results of the last run "
-            "stay here until the next one.", icon=":material/play_circle:")
-else:
+def _results() -> None:
+    """The results of the last Run (a fragment: the chart's and the scree plot's choices re-render these only)."""
+    result = st.session_state.get(RESULT_KEY)
+    if result is None:
+        st.info("Press **Run** to compare the algorithms on the setting above; a progress bar shows how far it is. "
+                "Results of the last run stay here until the next one.", icon=":material/play_circle:")
+        return
     setup: PcaSetup = result["setup"]
     comparison = result["comparison"]
     problem, scen = setup.problem, setup.privacy.scenario
@@ -457,7 +447,6 @@ else:
         show_chart(fig, f"Top components as images: true against {TITLES[shown]} (run 1, signs aligned; the colour "
                    "scale gives each pixel's weight)", key="pca_components", height=360, top=30)
 
-    show_guarantee_table(guarantees, TITLES)
     down_a, down_b = st.columns(2)
     down_a.download_button("Download summary (CSV)", comparison.summary_csv(), "capepca_summary.csv", "text/csv",
                            key="pca_download_summary", on_click="ignore", width="stretch",
@@ -465,8 +454,10 @@ else:
     down_b.download_button("Download every run (CSV)", comparison.runs_csv(), "capepca_runs.csv", "text/csv",
                            key="pca_download_runs", on_click="ignore", width="stretch",
                            help="One row per algorithm and run.")
-    if "report" in result:
-        options = result["report"]
-        upload_name = options["source"].get("file")
-        report_downloads(lambda: pca_report(setup, comparison, **options), "capepca_result", "pca_report",
-                         argument=f"the path to {upload_name}" if upload_name else None)
+    options = result["report"]
+    upload_name = options["source"].get("file")
+    result_footer(guarantees, TITLES, lambda: pca_report(setup, comparison, **options), "capepca_result",
+                  "pca_report", argument=f"the path to {upload_name}" if upload_name else None)
+
+
+results_fragment(_results)

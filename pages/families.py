@@ -1,24 +1,21 @@
 """Any family: the comparison of one family's algorithms through the single-run contract (dpcore.family.Family.compare),
 on the shared scenario. Written once for every family: the family is a choice of dpcore.family.families(), its data
 widgets come from its data type's fields (dpcore.family.data_form), the algorithms from its table, the columns from
-its metric table, the privacy from every view's computed guarantee, the downloads from dpcore.reports."""
+its metric table, the privacy from every view's computed guarantee, the downloads from dpcore.reports - the
+Run section is pages.shared.run_section's, the one every computing page uses."""
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from dpcore.family import data_form, families
 from dpcore.limits import MAX_RUNS, MAX_SEED
-from dpcore.reports import comparison_report
 from dpcore.scenario.settings_link import Setting
 from dpcore.validation import InputError
 from pages.shared.family_form import data_widgets
-from pages.shared.guarantees import show_guarantee_table
 from pages.shared.navigation import start_page
-from pages.shared.reports import report_downloads
+from pages.shared.run_section import family_run
 from pages.shared.widgets import (
-    bar_progress,
     remember_widgets,
     restore_widgets,
     scenario_sidebar,
@@ -64,34 +61,5 @@ runs = left.number_input("Runs", **widget_range(FAM, "fam_runs"), step=1, key="f
 seed = right.number_input("Seed", **widget_range(FAM, "fam_seed"), step=1, key="fam_seed")
 remember_widgets(defaults)
 
-if st.button("Run", type="primary", key="fam_run"):
-    st.session_state.pop(RESULT_KEY, None)
-    bar = st.progress(0.0, text="starting")
-    try:
-        if data is None:
-            raise InputError("correct the data settings above first", "data")
-        result = family.compare(scenario, data, tuple(algorithms), runs=int(runs), seed=int(seed),
-                                progress=bar_progress(bar))
-    except InputError as exc:
-        show_error(exc)
-    else:
-        st.session_state[RESULT_KEY] = (name, data, result)
-    finally:
-        bar.empty()
-
-stored = st.session_state.get(RESULT_KEY)
-if stored is not None and stored[0] == name:
-    _, data, result = stored
-    st.subheader("Results")
-    rows = []
-    for algorithm in result.algorithms:
-        row = {"algorithm": family.algorithms[algorithm].title}
-        for metric, entry in family.metrics.items():
-            s = result.summary(algorithm, metric)
-            row[entry.label] = "failed" if s.mean is None else f"{s.mean:.4g} ± {(s.std or 0.0):.2g}"
-        rows.append(row)
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-    show_guarantee_table(result.guarantees, {a: e.title for a, e in family.algorithms.items()})
-    for note in result.notes:
-        st.caption(note)
-    report_downloads(lambda: comparison_report(result, data), f"{name}-comparison", "fam_report")
+family_run(family, scenario, data, algorithms, runs=int(runs), seed=int(seed), key="fam_run", result_key=RESULT_KEY,
+           report_key="fam_report")

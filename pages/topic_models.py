@@ -49,12 +49,11 @@ from dpcore.textio import values_text
 from dpcore.validation import InputError, check_delta
 from dpcore.workers import warm_up
 from pages.shared.chart_code import preload_results_code
-from pages.shared.guarantees import robust_controls, show_guarantee_table, show_guarantees
+from pages.shared.guarantees import robust_controls, show_guarantees
 from pages.shared.lecture import follow_scenario, lecture_sidebar
 from pages.shared.navigation import start_page
-from pages.shared.reports import report_downloads
+from pages.shared.run_section import result_footer, results_fragment, run_into, stage
 from pages.shared.widgets import (
-    bar_progress,
     restore_widgets,
     scenario_sidebar,
     show_chart,
@@ -276,32 +275,25 @@ seed = c2.number_input("Seed", **widget_range(TM, "tm_seed"), key="tm_seed",
                        help="Reproduces the corpus and every noise draw.")
 
 
-def _compute() -> LdaCurve:
+def _compute(progress) -> LdaCurve:
+    """The Run: the curve of every chosen algorithm over the ε values, on the synthetic corpus or a text's documents
+    dealt to the sites."""
     sites = _run_sites(grid[0])
-    bar = st.progress(0.0, text="starting")
-    try:
-        if spec is not None:
-            return eps_curve(sites, algorithms, grid, spec=spec, runs=int(runs), seed=int(seed),
-                             settings=lda_settings, progress=bar_progress(bar))
-        if corpus is None:
-            raise InputError("upload a text file first", "file")
-        problem = corpus_lda_problem(corpus, int(k), float(alpha0), _fractions(sites),
-                                     stream_rng(seed, UPLOAD_SPLIT_STREAM))
-        sites = sites.with_sizes(problem.sizes)
-        return eps_curve(sites, algorithms, grid, problem=problem, runs=int(runs), seed=int(seed),
-                         settings=lda_settings, progress=bar_progress(bar))
-    finally:
-        bar.empty()
+    if spec is not None:
+        return eps_curve(sites, algorithms, grid, spec=spec, runs=int(runs), seed=int(seed), settings=lda_settings,
+                         progress=progress)
+    if corpus is None:
+        raise InputError("upload a text file first", "file")
+    problem = corpus_lda_problem(corpus, int(k), float(alpha0), _fractions(sites),
+                                 stream_rng(seed, UPLOAD_SPLIT_STREAM))
+    return eps_curve(sites.with_sizes(problem.sizes), algorithms, grid, problem=problem, runs=int(runs),
+                     seed=int(seed), settings=lda_settings, progress=progress)
 
 
 clicked = st.button("Run", type="primary", key="tm_run", disabled=bool(problems))
-if (clicked or st.session_state.pop("tm_autorun", False)) and not problems:
-    try:
-        st.session_state[RESULT_KEY] = _compute()
-        st.session_state["tm_report_data"] = (spec, "synthetic corpus" if spec is not None else source)
-        st.session_state.pop(REGIME_KEY, None)
-    except InputError as exc:
-        show_error(exc)
+if (clicked or st.session_state.pop("tm_autorun", False)) and not problems and run_into(RESULT_KEY, _compute):
+    st.session_state["tm_report_data"] = (spec, "synthetic corpus" if spec is not None else source)
+    st.session_state.pop(REGIME_KEY, None)
 
 # --- results ---------------------------------------------------------------------------------------------------------
 
@@ -346,12 +338,15 @@ def _headline_eps(curve: LdaCurve) -> float:
     return min(curve.grid, key=lambda e: abs(np.log(e / OPENING.eps)))
 
 
-result: LdaCurve | None = st.session_state.get(RESULT_KEY)
-st.subheader("Results")
-if result is None:
-    st.info("Press **Run** to compute the topic error of every chosen algorithm at every ε; a progress bar shows how "
-            "far it is (the opening setting takes about ten seconds on a quiet machine).")
-else:
+def _results() -> None:
+    """The results of the last Run (a fragment: choosing the top words or comparing the configurations re-renders
+    these only)."""
+    result: LdaCurve | None = st.session_state.get(RESULT_KEY)
+    st.subheader("Results")
+    if result is None:
+        st.info("Press **Run** to compute the topic error of every chosen algorithm at every ε; a progress bar shows "
+                "how far it is (the opening setting takes about ten seconds on a quiet machine).")
+        return
     telling = headline_eps(result, OPENING.eps)  # where the chart shows what CAPE buys, from the runs
     eps0 = _headline_eps(result) if telling is None else telling
     per_eps = {eps: curve_guarantees(result, eps) for eps in result.grid}
@@ -395,10 +390,9 @@ else:
                          hide_index=True, width="stretch")
     for note in result.notes:
         st.caption(symbolic(note))
-    show_guarantee_table(per_eps[eps0], TITLES)
     report_spec, report_source = st.session_state.get("tm_report_data", (None, "a text corpus"))
-    report_downloads(lambda: lda_report(result, spec=report_spec, source=report_source), "topic_models_result",
-                     "tm_report")
+    result_footer(per_eps[eps0], TITLES, lambda: lda_report(result, spec=report_spec, source=report_source),
+                  "topic_models_result", "tm_report")
 
     with st.expander("How capeLDA's releases are protected: the two CAPE stages and the audit"):
         try:
@@ -413,12 +407,12 @@ else:
                         f"the whitened M3 (K x K x K) with τ_c = {stage2.design.tau_c:.3g}; one round moves "
                         f"{round_.total_numbers:,} numbers. What each party can learn in each stage on its own (the "
                         "guarantees above compose both stages):")
-            for label, stage in (("stage 1 (M2)", stage1), ("stage 2 (M3)", stage2)):
-                if stage.audit is not None:
+            for label, plan in (("stage 1 (M2)", stage1), ("stage 2 (M3)", stage2)):
+                if plan.audit is not None:
                     st.caption(label)
                     st.dataframe(pd.DataFrame([{"party": v.party, "sees": v.sees, "worst site": v.worst_site,
                                                 "σ_eff / τ_s": v.sigma_ratio, "sites over budget": v.failing}
-                                               for v in party_views(stage.design, stage.audit)]),
+                                               for v in party_views(plan.design, plan.audit)]),
                                  hide_index=True, width="stretch")
         except InputError as exc:
             show_error(exc)
@@ -427,28 +421,27 @@ else:
     st.markdown("Configurations 1-4 against ε on this corpus (Remark 5.1), and on a corpus where all four are usable "
                 f"(K = {REGIME_SPEC.k} topics over D = {REGIME_SPEC.dim} words, distinct α, {REGIME_DOCS:,} "
                 f"documents of {REGIME_SPEC.doc_length} words at one curator) for Remarks 5.2 and 5.3.")
+
+    def configurations(progress) -> tuple[LdaCurve, LdaCurve]:
+        """Configurations 1-4 on this corpus (the first half of the bar), then on the regime corpus."""
+        if spec is not None:
+            here = eps_curve(equal_sites_scenario(int(n_sites), int(st.session_state["tm_docs"]), grid[0],
+                                                  float(delta), calibration=calibration),
+                             CONFIGURATION_CURVES, grid, spec=spec, runs=int(runs), seed=int(seed),
+                             progress=stage(progress, 0.0, 0.5, "this corpus: "))
+        else:
+            here = eps_curve(equal_sites_scenario(p.n_sites, 3, grid[0], float(delta), calibration=calibration),
+                             CONFIGURATION_CURVES, grid, problem=result.problem, runs=int(runs), seed=int(seed),
+                             progress=stage(progress, 0.0, 0.5, "this corpus: "))
+        regime = eps_curve(equal_sites_scenario(1, REGIME_DOCS, REGIME_GRID[0], 1e-6, calibration="analytic"),
+                           CONFIGURATION_CURVES, REGIME_GRID, spec=REGIME_SPEC, runs=int(runs), seed=int(seed),
+                           progress=stage(progress, 0.5, 0.5, "the regime corpus: "))
+        return here, regime
+
     if st.button("Compare the configurations", key="tm_regimes_run",
                  help="Runs configurations 1-4 on this corpus and on the regime corpus; a progress bar shows how far "
                  "it is (tens of seconds on the Python documentation)."):
-        bar = st.progress(0.0, text="this corpus")
-        try:
-            if spec is not None:
-                here = eps_curve(equal_sites_scenario(int(n_sites), int(st.session_state["tm_docs"]), grid[0],
-                                                      float(delta), calibration=calibration),
-                                 CONFIGURATION_CURVES, grid, spec=spec, runs=int(runs), seed=int(seed),
-                                 progress=bar_progress(bar, 0.0, 0.5, "this corpus: "))
-            else:
-                here = eps_curve(equal_sites_scenario(p.n_sites, 3, grid[0], float(delta), calibration=calibration),
-                                 CONFIGURATION_CURVES, grid, problem=result.problem, runs=int(runs), seed=int(seed),
-                                 progress=bar_progress(bar, 0.0, 0.5, "this corpus: "))
-            regime = eps_curve(equal_sites_scenario(1, REGIME_DOCS, REGIME_GRID[0], 1e-6, calibration="analytic"),
-                               CONFIGURATION_CURVES, REGIME_GRID, spec=REGIME_SPEC, runs=int(runs), seed=int(seed),
-                               progress=bar_progress(bar, 0.5, 0.5, "the regime corpus: "))
-            st.session_state[REGIME_KEY] = (here, regime)
-        except InputError as exc:
-            show_error(exc)
-        finally:
-            bar.empty()
+        run_into(REGIME_KEY, configurations, text="this corpus")
     regimes = st.session_state.get(REGIME_KEY)
     if regimes is not None:
         here, regime = regimes
@@ -461,3 +454,6 @@ else:
         sentences.update({k: v for k, v in regime_sentences(regime).items() if k != "5.1"})
         for key in sorted(sentences):
             st.markdown(f"- {symbolic(sentences[key])}")
+
+
+results_fragment(_results)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -52,14 +54,33 @@ def app_test(page_path: str | None = None, timeout: float = 60):
 
 
 # --- the suite on every core (pytest-xdist), browser tests on one server ---------------------------------------------
-# `make test` runs `pytest -n auto --dist loadgroup`. Every test gets an xdist group here, so that what a module sets
-# up once (its module-scoped fixtures: Flower rounds, planners, fitted models) is set up by one worker, not once per
-# worker: a test's group is its module, and every browser test (tests/test_browser*.py, marker `browser`) is in one
-# group, so that they share one Streamlit server and one chromium (the session fixtures below). The groups are handed
-# out longest first (browser, then modules with `federated`, `slow` or `install` tests, then the rest, each in file
-# order), so that no long group starts last while the other worker idles. Without xdist the marks do nothing.
+# `make test` runs `pytest -n auto --dist loadgroup`. Every test gets an xdist group (_group_of): every browser test
+# (tests/test_browser*.py, marker `browser`) is in one group, so that they share one Streamlit server and one chromium
+# (the session fixtures below); a module that keeps state between its tests (a module- or class-scoped fixture, or a
+# cache: Flower rounds, planners, fitted models, installations) is one group, so that one worker sets it up once; every
+# other test is a group of its own, so that a long module (the planner's uploads, the story claims: minutes each) is
+# shared by both workers instead of setting the floor. The groups are handed out longest first (browser, then tests of
+# modules with `federated`, `slow` or `install` tests, then the rest, each in file order), so that no long group starts
+# last while the other worker idles. Without xdist the marks do nothing.
 BROWSER_GROUP = "browser"
 HEAVY_MARKERS = ("federated", "slow", "install")
+SHARED_STATE = re.compile(r"""scope=["'](module|class|package)["']|lru_cache|functools\.cache\b|@cache\b""")
+"""What in a test module's source keeps it in one group (checked against the fixtures each test uses at collection)."""
+WHOLE_SCOPES = ("module", "class", "package")
+
+
+@functools.cache
+def _keeps_state(path: str) -> bool:
+    return bool(SHARED_STATE.search((ROOT / path).read_text()))
+
+
+def _group_of(nodeid: str) -> str:
+    """The group of a test from its id alone (what xdist's scheduler sees): the browser files' tests share one group;
+    a module that keeps state between tests (:data:`SHARED_STATE`) is one group; any other test is its own group."""
+    path = nodeid.split("::", 1)[0]
+    if Path(path).name.startswith("test_browser"):
+        return BROWSER_GROUP
+    return path if _keeps_state(path) else nodeid
 
 
 def pytest_configure(config):
@@ -67,15 +88,50 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "xdist_group(name): tests of one group run in one pytest-xdist worker")
 
 
-def pytest_collection_modifyitems(config, items):
-    def group(item) -> str:
-        return BROWSER_GROUP if item.get_closest_marker("browser") else item.nodeid.split("::", 1)[0]
+def _check_group(item, name: str) -> None:
+    """The id-based group agrees with the marks and fixtures: a browser test lives in tests/test_browser*.py (one
+    server), and a test alone in its group uses no fixture that a module, class or package shares."""
+    path = item.nodeid.split("::", 1)[0]
+    if item.get_closest_marker("browser") and name != BROWSER_GROUP:
+        raise pytest.UsageError(f"{item.nodeid}: browser tests live in tests/test_browser*.py (one server)")
+    if name == item.nodeid:
+        defs = getattr(item, "_fixtureinfo", None)
+        shared = [fixture for fixture, found in (defs.name2fixturedefs.items() if defs else ())
+                  if found and found[-1].scope in WHOLE_SCOPES]
+        if shared:
+            raise pytest.UsageError(f"{path}: its tests share {shared}; conftest.SHARED_STATE must match the module")
 
-    heavy = {group(item) for item in items if any(item.get_closest_marker(m) for m in HEAVY_MARKERS)}
+
+def pytest_collection_modifyitems(config, items):
+    module = {item: item.nodeid.split("::", 1)[0] for item in items}
+    heavy = {module[item] for item in items if any(item.get_closest_marker(m) for m in HEAVY_MARKERS)}
     for item in items:
-        item.add_marker(pytest.mark.xdist_group(group(item)))
-    rank = {BROWSER_GROUP: 0, **{name: 1 for name in heavy if name != BROWSER_GROUP}}
-    items.sort(key=lambda item: rank.get(group(item), 2))  # stable: file order within each rank
+        name = _group_of(item.nodeid)
+        _check_group(item, name)
+        item.add_marker(pytest.mark.xdist_group(name))
+    rank = {item: 0 if _group_of(item.nodeid) == BROWSER_GROUP else 1 if module[item] in heavy else 2 for item in items}
+    items.sort(key=rank.__getitem__)  # stable: file order within each rank
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """--dist loadgroup by the groups above, in the order the items were sorted (longest first).
+
+    pytest-xdist 3.8 marks a test's group by appending "@group" to ``item._nodeid``, which pytest 9 no longer reads (a
+    node's id is ``item._id``): every test was then its own group, every module's set-up ran on both workers, and both
+    started a Streamlit server and chromium. This scheduler takes each test's group from its id (:func:`_group_of`) and
+    keeps the collection's order of the groups (xdist would reorder them by their number of tests, which starts a long
+    group of three install tests last)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleGroups(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _group_of(nodeid.rsplit("@", 1)[0] if "@" in nodeid.rsplit("]", 1)[-1] else nodeid)
+
+    config.option.loadscopereorder = False
+    return ModuleGroups(config, log)
 
 
 @pytest.fixture(scope="session")

@@ -93,7 +93,7 @@ def test_the_table_comparison_ignores_round_off_digits_only():
 def test_the_guide_marks_every_example_file():
     files = guide_files(GUIDE.read_text())
     kinds = {p.split("/")[1] if p.startswith("dpcore/") else "tests" for p in files}
-    assert {"pca", "otd", "lda", "cape", "tests"} <= kinds, sorted(files)
+    assert {"pca", "agn", "lda", "cape", "tests"} <= kinds, sorted(files)
 
 
 def test_the_guides_examples_pass_in_a_scratch_copy(tmp_path):

@@ -51,8 +51,10 @@ def installed(tmp_path_factory):
     for key in ("PIP_FIND_LINKS", "PIP_CERT", "PIP_DEFAULT_TIMEOUT", "PIP_INDEX_URL", "SSL_CERT_FILE"):
         if key in os.environ:
             env[key] = os.environ[key]
+    # --no-compile: no byte-code for the thousands of files of numpy, scipy and pandas (half of the install's CPU);
+    # Python compiles what the checks import when they import it
     done = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                           "--require-virtualenv", "-c", str(ROOT / "requirements.txt"), str(source)],
+                           "--no-compile", "--require-virtualenv", "-c", str(ROOT / "requirements.txt"), str(source)],
                           capture_output=True, text=True, timeout=840, env=env, cwd=where)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     return python, env, where

@@ -243,3 +243,18 @@ def test_the_check_finds_the_flower_app_importing_the_operators_tools(tmp_path):
                      "federated/capefed/app/relative.py:1", "federated/capefed/app/sub/deep.py:1"], where
     failures, _, _ = tool.check(tmp_path)
     assert sum("the Flower app imports the operator's tools" in line for line in failures) == 6
+
+
+def test_nothing_in_the_repository_uses_the_deprecated_name_dpcore_otd():
+    """dpcore.otd is only the deprecated name of dpcore.agn, kept for scripts users exported before issue 33: no module,
+    stub, page, test, tool, benchmark or Flower app imports it (the stub's ``from .otd.front`` once did)."""
+    import re
+
+    pattern = re.compile(r"dpcore[./]otd\b|from \.\.*otd\b|import \.otd\b")
+    allowed = {Path("dpcore/otd/__init__.py"), Path("tests/test_layout.py"), Path("tests/test_python_api.py"),
+               Path("dpcore/reports/__init__.py")}  # reports/__init__: `from .otd import otd_report`, its own module
+    found = [path.relative_to(ROOT) for folder in ("dpcore", "pages", "federated", "tests", "tools", "benchmarks")
+             for path in sorted((ROOT / folder).rglob("*.py*")) if path.suffix in (".py", ".pyi")
+             and path.relative_to(ROOT) not in allowed and pattern.search(path.read_text(encoding="utf-8"))]
+    found += [p.relative_to(ROOT) for p in [ROOT / "app.py"] if pattern.search(p.read_text(encoding="utf-8"))]
+    assert found == []

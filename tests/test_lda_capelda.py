@@ -153,7 +153,7 @@ def test_the_table_lists_every_algorithm_with_its_guarantee_and_each_runs(small)
     scenario = equal_sites_scenario(5, 600, 1000.0, 1e-5, calibration="analytic")
     for name in ALGORITHMS:
         res = run_algorithm(name, problem, scenario, LdaSettings(), np.random.default_rng(3))
-        assert res.algorithm == name and res.guarantee
+        assert res.algorithm == name and not hasattr(res, "guarantee")  # the guarantee is the audit's (issue 33)
         if res.usable:
             np.testing.assert_allclose(res.topics.sum(axis=1), 1.0)
         else:

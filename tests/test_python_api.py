@@ -172,3 +172,21 @@ def test_an_array_becomes_a_dataset_with_one_sample_per_column():
     np.testing.assert_array_equal(data.x, [[1.0, 4.0], [2.0, 5.0], [3.0, 6.0]])
     with pytest.raises(InputError, match="one entry per row"):
         dpcore.dataset_from_array(np.ones((2, 3)), labels=[1])
+
+
+def test_the_old_name_dpcore_otd_still_imports_with_a_warning_and_the_same_objects():
+    """Issue 33 renamed capeAGN's package dpcore.otd -> dpcore.agn; a script exported before (``from dpcore.otd import
+    METRICS, OtdSettings, SyntheticSpec, compare_algorithms``) and ``dpcore.otd.problem`` still import, with a
+    DeprecationWarning, as the very objects of dpcore.agn (nothing loaded twice)."""
+    code = ("import warnings\nwarnings.simplefilter('error', DeprecationWarning)\n"
+            "try:\n    import dpcore.otd\nexcept DeprecationWarning as w:\n    print('warned:', w)\n"
+            "warnings.simplefilter('ignore', DeprecationWarning)\n"
+            "from dpcore.otd import METRICS, OtdSettings, SyntheticSpec, compare_algorithms\n"
+            "import dpcore.agn, dpcore.otd.problem, dpcore.agn.problem\n"
+            "from dpcore.otd.algorithms.pooled import local_site_index\n"
+            "print(OtdSettings is dpcore.agn.OtdSettings, compare_algorithms is dpcore.agn.compare_algorithms,\n"
+            "      dpcore.otd.problem is dpcore.agn.problem, METRICS is dpcore.agn.METRICS,\n"
+            "      local_site_index is dpcore.agn.algorithms.pooled.local_site_index, callable(dpcore.capeagn))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert "warned: dpcore.otd is deprecated" in done.stdout and done.stdout.splitlines()[-1] == " ".join(["True"] * 6)

@@ -547,8 +547,8 @@ def main() -> int:
     sizes = sum("lines (more than" in line for line in failures)
     allowed = sum(line.startswith("allowed (") for line in report)
     app_ops = sum("the Flower app imports the operator's tools" in line for line in failures)
-    print(f"check_layout: families {', '.join(family_names())}: {branches} family-specific branch(es) outside their "
-          f"package, {tables} table(s) defined twice, {parses} JSON parse(s) outside {JSON_READER}")
+    print(f"check_layout: families {', '.join(sorted(family_names()))}: {branches} family-specific branch(es) outside "
+          f"their package, {tables} table(s) defined twice, {parses} JSON parse(s) outside {JSON_READER}")
     print(f"check_layout: dpcore, pages, app.py, federated: {titles} title branch(es), {variants} variant branch(es) "
           f"outside their module, {sizes} module(s) over {MAX_MODULE_LINES} lines, class(es) over "
           f"{MAX_CLASS_LINES} lines or unmarked long function(s); {allowed} allowed; {app_ops} import(s) of "

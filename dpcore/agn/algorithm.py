@@ -14,12 +14,7 @@ from ..tensor.release import check_m3_law
 from ..tensor.whitening import Whitening
 from .problem import Decomposition
 
-__all__ = ["decomposition", "m3_law", "relation", "tpm"]
-
-
-def relation(ctx: RunContext) -> str:
-    """The neighbouring relation and calibration of the run, in words (privacy statements)."""
-    return f"{ctx.scenario.neighbouring} neighbours, {ctx.scenario.calibration} calibration"
+__all__ = ["decomposition", "m3_law", "tpm"]
 
 
 def m3_law(ctx: RunContext, law: str | None = None) -> str:
@@ -34,9 +29,10 @@ def tpm(ctx: RunContext, tensor: np.ndarray) -> PowerResult:
                                n_iter=ctx.settings.n_iter)
 
 
-def decomposition(ctx: RunContext, whitening: Whitening, power: PowerResult, privacy: str) -> Decomposition:
-    """Recover components and weights (:func:`~dpcore.tensor.power.recover`) into this run's result."""
+def decomposition(ctx: RunContext, whitening: Whitening, power: PowerResult) -> Decomposition:
+    """Recover components and weights (:func:`~dpcore.tensor.power.recover`) into this run's result (its privacy is
+    the entry's computed guarantee, :meth:`dpcore.family.Algorithm.guarantees_of`)."""
     comps, weights, notes = recover(whitening, power, ctx.problem.kind, ctx.problem.scale)
     return Decomposition(algorithm=ctx.name, components=comps, weights=weights, eigenvalues=power.eigenvalues,
-                         whitening_eigenvalues=whitening.eigenvalues, path=ctx.path, privacy=privacy,
+                         whitening_eigenvalues=whitening.eigenvalues, path=ctx.path,
                          notes=tuple(notes))

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from ..family import Family
+from .command import COMMAND
 from .contract import compare
 from .evaluation import METRICS
+from .flags import FLAG_GROUP, FLAGS
 from .planning import PLANNER, SOURCES
 from .sweep import SWEEP
 from .table import ALGORITHMS, paper_algorithms
@@ -17,4 +19,5 @@ FAMILY = Family(
     cape="capeAGN", algorithms=ALGORITHMS, metrics=METRICS, reference="nonpriv", no_information="random",
     sweep_algorithms=paper_algorithms(), sweep_sites=5, sweep=SWEEP, planner=PLANNER,
     compare=compare, position=20, sources=SOURCES,
+    flags=FLAGS, flag_group=FLAG_GROUP, command=COMMAND,
 )

@@ -296,7 +296,7 @@ def run_at(data: PlannerData, stds: np.ndarray, rng: np.random.Generator) -> flo
                            path=path, law=m3_law(ctx))
     except WhiteningError:
         return None
-    dec = decomposition(ctx, wh, tpm(ctx, m3), "planner")
+    dec = decomposition(ctx, wh, tpm(ctx, m3))
     return float(evaluate_metrics(dec.components, dec.weights, reference.components, reference.weights)[METRIC])
 
 

@@ -124,7 +124,6 @@ class Decomposition:
     eigenvalues: np.ndarray
     whitening_eigenvalues: np.ndarray | None
     path: str
-    privacy: str
     notes: tuple[str, ...] = ()
     bits_per_value: int | None = None
     """Width of the ring the releases travelled on (the discrete design: docs/math/discrete.md); None: float64."""

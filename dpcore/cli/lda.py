@@ -14,122 +14,26 @@ import sys
 import numpy as np
 
 from ..cape.guarantee import guarantee_records, guarantee_summary, run_guarantee_records
-from ..data import (
-    BUNDLED_CORPORA,
-    VOCABULARY_RULES,
-    load_bundled_corpus,
-    parse_text_corpus,
-    parse_vocabulary,
-    top_words,
-)
-from ..lda import (
-    ALGORITHMS,
-    ALPHA_SHAPES,
-    METRICS,
-    LdaSettings,
-    LdaSpec,
-    corpus_lda_problem,
-    default_algorithms,
-)
+from ..data import load_bundled_corpus, parse_text_corpus, parse_vocabulary, top_words
+from ..lda import ALGORITHMS, FAMILY, METRICS, LdaSettings, LdaSpec, corpus_lda_problem
+from ..lda.command import DEFAULTS
 from ..lda.curves import LdaCurve, eps_curve
 from ..lda.guarantees import curve_guarantees
-from ..limits import (
-    MAX_GRID_POINTS,
-    MAX_LDA_ALPHA0,
-    MAX_LDA_DOC_LENGTH,
-    MAX_LDA_DOCUMENTS,
-    MAX_LDA_TOP_WORDS,
-    MAX_LDA_TOPICS,
-    MAX_LDA_VOCABULARY,
-    MAX_LDA_WORDS,
-    MAX_RUNS,
-    MAX_SITES,
-    MAX_TEXT_BYTES,
-    MAX_VOCABULARY_BYTES,
-    SPLIT_RANGE,
-)
-from ..privacy import CALIBRATIONS
+from ..limits import MAX_GRID_POINTS, MAX_LDA_WORDS, MAX_TEXT_BYTES, MAX_VOCABULARY_BYTES
 from ..scenario import Scenario, equal_sites_scenario
 from ..seeding import UPLOAD_SPLIT_STREAM, stream_rng
 from ..textio import read_file, values_text
 from ..validation import InputError
 from . import print_guarantees, print_json
-from .options import (
-    COLLUSION,
-    DELTA,
-    EPS,
-    LDA_ALPHA0,
-    LDA_DOC_LENGTH,
-    LDA_DOCS,
-    LDA_TOP_WORDS,
-    LDA_TOPICS,
-    LDA_VOCAB,
-    RUNS,
-    SEED,
-    SITES,
-    SPLIT,
-    algorithm_names,
-)
-from .table import fmt, metrics_text, table
-
-DEFAULTS = {"docs": 20_000, "sites": 5, "vocab": 100, "topics": 5, "alpha0": 1.0, "doc_length": 50, "eps": [30.0],
-            "delta": 1e-6, "runs": 10, "seed": 0}
+from .family_command import register_family
+from .options import algorithm_names
+from .table import fmt, table
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "lda",
-        help="private topic models: paper 004's LDA configurations 1-4, capeLDA and its baselines",
-        description="Runs the chosen LDA algorithms R times on a synthetic LDA corpus (K topics over D words, "
-        "Dirichlet concentration alpha_0), the bundled Python-docs corpus (--corpus) or a text file (--text, one "
-        f"document per line), split over S equal sites, and reports per algorithm the mean of every metric "
-        f"({metrics_text(METRICS)}) with its standard error, or why it is unusable. Configurations 1-4 run on the "
-        "pooled documents at one curator; 2, 3 and 4 are not DP as published.",
-    )
-    names = tuple(ALGORITHMS)
-    p.add_argument("--configuration", nargs="+", metavar="NAME", default=list(default_algorithms()),
-                   help=f"one or more of {', '.join(names)} (1-4: paper 004's configurations, 2ptr: configuration 2 "
-                   f"by propose-test-release, cape: capeLDA; default: {' '.join(default_algorithms())})")
-    data = p.add_mutually_exclusive_group()
-    data.add_argument("--text", metavar="PATH", help="text file, one document per line (stop words removed)")
-    data.add_argument("--corpus", choices=tuple(BUNDLED_CORPORA), help="a bundled text corpus")
-    p.add_argument("--docs", type=LDA_DOCS,
-                   help=f"synthetic documents in all (default {DEFAULTS['docs']:,}; 3 to {MAX_LDA_DOCUMENTS:,})")
-    p.add_argument("--sites", type=SITES, default=DEFAULTS["sites"],
-                   help=f"equal sites S sharing the documents (default {DEFAULTS['sites']}; at most {MAX_SITES})")
-    p.add_argument("--vocab", type=LDA_VOCAB, help=f"synthetic vocabulary size D (default {DEFAULTS['vocab']}; 3 to "
-                   f"{MAX_LDA_VOCABULARY:,}), or with --text and --vocab-rule frequent the D most frequent words")
-    p.add_argument("--topics", type=LDA_TOPICS, default=DEFAULTS["topics"],
-                   help=f"topics K (default {DEFAULTS['topics']}; 1 to {MAX_LDA_TOPICS}, at most D - 1)")
-    p.add_argument("--alpha0", type=LDA_ALPHA0, default=DEFAULTS["alpha0"],
-                   help=f"Dirichlet concentration alpha_0 (default 1; above 0, at most {MAX_LDA_ALPHA0:g})")
-    p.add_argument("--alpha-shape", choices=tuple(ALPHA_SHAPES), help="synthetic alpha: symmetric (default) or drawn "
-                   "from a Dirichlet (distinct whitened eigenvalues)")
-    p.add_argument("--doc-length", type=LDA_DOC_LENGTH, help=f"words per synthetic document (default "
-                   f"{DEFAULTS['doc_length']}; 3 to {MAX_LDA_DOC_LENGTH:,})")
-    p.add_argument("--eps", type=EPS, nargs="+", default=DEFAULTS["eps"],
-                   help="eps of every site; several values give a curve (default 30)")
-    p.add_argument("--delta", type=DELTA, default=DEFAULTS["delta"], help=f"delta of every site (default "
-                   f"{DEFAULTS['delta']:g})")
-    p.add_argument("--calibration", choices=CALIBRATIONS, default="analytic", help="Gaussian calibration (default "
-                   "analytic: a valid guarantee at every eps)")
-    p.add_argument("--split", type=SPLIT, default=0.5, help="share of every budget spent on M2, from "
-                   f"{SPLIT_RANGE[0]:g} to {SPLIT_RANGE[1]:g} (default 0.5)")
-    p.add_argument("--collusion", type=COLLUSION, metavar="C",
-                   help="capeLDA with the collusion-robust design for up to C colluding sites (0 to S - 1): every "
-                   "view keeps the promised eps, at a cost in accuracy; default: "
-                   "the plain design, whose aggregator may learn more than promised (the guarantees say)")
-    p.add_argument("--runs", type=RUNS, default=DEFAULTS["runs"],
-                   help=f"runs R (default {DEFAULTS['runs']}; at most {MAX_RUNS:,})")
-    p.add_argument("--seed", type=SEED, default=DEFAULTS["seed"],
-                   help="seed of the model, the documents and all noise (default 0)")
-    p.add_argument("--vocab-rule", choices=tuple(VOCABULARY_RULES), help="--text vocabulary: " + "; ".join(
-        f"{k}: {v}" for k, v in VOCABULARY_RULES.items()) + " (default: file with --vocabulary, else frequent)")
-    p.add_argument("--vocabulary", metavar="FILE", help="--text: a public vocabulary file (one word per line)")
-    p.add_argument("--top-words", type=LDA_TOP_WORDS, default=0, metavar="N", help="text corpora: print the N most "
-                   f"probable words of each topic of the non-private and capeLDA results (at most {MAX_LDA_TOP_WORDS})")
-    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    p.set_defaults(func=run)
+    """``dpcore lda``, its parser built from capeLDA's argument table (``FAMILY.command``,
+    :mod:`dpcore.lda.command`)."""
+    register_family(sub, FAMILY, run)
 
 
 def _settings(args: argparse.Namespace) -> list[str]:

@@ -11,135 +11,32 @@ import argparse
 from ..agn import (
     ALGORITHMS,
     DEFAULT_SIGMA2,
+    FAMILY,
     METRICS,
-    MODELS,
-    TRUTHS,
     OtdSettings,
     SyntheticSpec,
     compare_algorithms,
-    default_algorithms,
     upload_problem,
 )
 from ..agn.guarantees import comparison_guarantees
 from ..cape.guarantee import run_guarantee_records
 from ..data import parse_numeric_csv, parse_uploaded_documents, parse_vocabulary
-from ..limits import (
-    DEFAULT_MEMORY_BUDGET,
-    MAX_COMPONENTS,
-    MAX_DOC_LENGTH,
-    MAX_OTD_DIM,
-    MAX_OTD_SAMPLES,
-    MAX_POWER_ITERATIONS,
-    MAX_POWER_RESTARTS,
-    MAX_PUBLISHED_PROJECTED_K,
-    MAX_RUNS,
-    MAX_TEXT_BYTES,
-    MAX_UPLOAD_BYTES,
-    MAX_VOCABULARY_BYTES,
-    MAX_WORKERS,
-    MEMORY_BUDGET_RANGE,
-    SPLIT_RANGE,
-)
-from ..privacy import CALIBRATIONS, NEIGHBOURING
+from ..limits import MAX_TEXT_BYTES, MAX_UPLOAD_BYTES, MAX_VOCABULARY_BYTES
 from ..scenario import Scenario, equal_sites_scenario, load_scenario
-from ..tensor import DEFAULT_ITERATIONS, DEFAULT_RESTARTS, ESTIMATORS, M3_NOISE, PATHS
 from ..tensor.power import check_power_work
 from ..textio import read_file, values_text
 from ..validation import InputError
-from ..workers import WORKERS_ENV, worker_count
+from ..workers import worker_count
 from . import print_guarantees, print_json, print_rings, say
-from .options import (
-    COLLUSION,
-    COMPONENTS,
-    DELTA,
-    DOC_LENGTH,
-    EPS,
-    ITERATIONS,
-    MEMORY_MIB,
-    NORM_BOUND,
-    OTD_DIM,
-    RESTARTS,
-    RUNS,
-    SEED,
-    SIGMA2,
-    SITE_SIZE,
-    SITES,
-    SPLIT,
-    WORKERS,
-    algorithm_names,
-)
-from .table import fmt, metrics_text, table
-
-DEFAULT_ALGORITHMS = default_algorithms()
+from .family_command import register_family
+from .options import algorithm_names
+from .table import fmt, table
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument per option, in help order
-    p = sub.add_parser(
-        "otd",
-        help="capeAGN: distributed private tensor decomposition (MOG or single topic model) and baselines",
-        description="Run capeAGN and its baselines R times on a synthetic mixture of Gaussians (mog) or single "
-        f"topic model (stm), or on uploaded data (--data), and report every metric ({metrics_text(METRICS)}). "
-        "Sites and budgets come from --scenario or "
-        "from --sites/--ns/--eps/--delta (which override the file's values when both are given).",
-    )
-    p.add_argument("--model", choices=MODELS, required=True, help="mog (mixture of Gaussians) or stm (single topic)")
-    p.add_argument("--d", type=OTD_DIM, help=f"dimension D (vocabulary size for stm; 2 to {MAX_OTD_DIM:,}); default 10 "
-                   "for synthetic data")
-    p.add_argument("--k", type=COMPONENTS, default=None, help=f"number of components K (default 5, at most "
-                   f"{MAX_COMPONENTS})")
-    p.add_argument("--sites", type=SITES, help="number of sites S (default 5 without --scenario)")
-    p.add_argument("--ns", type=SITE_SIZE, help=f"samples per site N_s (default 1000 without --scenario; S x N_s at "
-                   f"most {MAX_OTD_SAMPLES:,})")
-    p.add_argument("--scenario", metavar="FILE", help="scenario JSON (sites, budgets, weights, relation, calibration)")
-    p.add_argument("--eps", type=EPS, help="total eps per site, split between the two stages (default 1)")
-    p.add_argument("--delta", type=DELTA, help="total delta per site (default 0.01, as in the paper)")
-    p.add_argument("--algorithms", nargs="+", metavar="NAME", default=list(DEFAULT_ALGORITHMS),
-                   help=f"any of {', '.join(ALGORITHMS)} (default: {' '.join(DEFAULT_ALGORITHMS)})")
-    p.add_argument("--runs", type=RUNS, default=10, help=f"number of runs R (default 10, as in the paper; at most "
-                   f"{MAX_RUNS:,})")
-    p.add_argument("--seed", type=SEED, help="seed of the model, the data and all noise (default: the scenario's)")
-    p.add_argument("--path", choices=PATHS, default="auto",
-                   help="third moment: dense D^3 tensors, projected (no D^3 array), or auto (dense when it fits "
-                   "the memory budget)")
-    p.add_argument("--memory-budget", type=MEMORY_MIB, default=DEFAULT_MEMORY_BUDGET / 2**20, metavar="MIB",
-                   help=f"memory budget in MiB that decides the path (default {DEFAULT_MEMORY_BUDGET // 2**20}; "
-                   f"{MEMORY_BUDGET_RANGE[0] // 2**20} to {MEMORY_BUDGET_RANGE[1] // 2**20:,})")
-    p.add_argument("--split", type=SPLIT, default=0.5, help="share of eps and delta for the first stage, from "
-                   f"{SPLIT_RANGE[0]:g} to {SPLIT_RANGE[1]:g} (default 0.5)")
-    p.add_argument("--collusion", type=COLLUSION, metavar="C",
-                   help="capeAGN with the collusion-robust design for up to C colluding sites (0 to S - 1): every "
-                   "view keeps the promised eps, at a cost in accuracy; default: "
-                   "the plain design, whose aggregator may learn more than promised (the guarantees say)")
-    p.add_argument("--m3-noise", choices=tuple(M3_NOISE), default="published",
-                   help="third-moment noise law: published (i.i.d. unique entries, the paper's; default; projected "
-                   f"path up to K = {MAX_PUBLISHED_PROJECTED_K}) or symmetrized (more noise on repeated indices, "
-                   "any K)")
-    p.add_argument("--restarts", type=RESTARTS, default=DEFAULT_RESTARTS,
-                   help=f"tensor power method restarts L (at most {MAX_POWER_RESTARTS:,})")
-    p.add_argument("--iterations", type=ITERATIONS, default=DEFAULT_ITERATIONS,
-                   help=f"tensor power method iterations N (at most {MAX_POWER_ITERATIONS:,})")
-    p.add_argument("--sigma2", type=SIGMA2, help=f"MOG component variance sigma^2 (default {DEFAULT_SIGMA2}; "
-                   "for --data: estimated from the data when omitted, which is not private)")
-    p.add_argument("--doc-length", type=DOC_LENGTH, default=3,
-                   help=f"STM words per synthetic document, 3 <= L <= {MAX_DOC_LENGTH}")
-    p.add_argument("--estimator", choices=tuple(ESTIMATORS), help="STM moment estimator (default first; "
-                   "count CSVs use all)")
-    p.add_argument("--calibration", choices=CALIBRATIONS, help="Gaussian calibration (default classic, as the paper)")
-    p.add_argument("--neighbouring", choices=NEIGHBOURING, help="neighbouring relation (default replace-one)")
-    p.add_argument("--data", metavar="FILE", help="uploaded data: numeric CSV of samples (mog); text, one document "
-                   "per line, or a .csv document-term count table (stm)")
-    p.add_argument("--vocabulary", metavar="FILE", help="stm: a public vocabulary file (one word per line); it sets "
-                   "D, so it does not go with --d")
-    p.add_argument("--norm-bound", type=NORM_BOUND, help="mog --data: public bound on sample norms (default: the "
-                   "largest norm, not private)")
-    p.add_argument("--truth", choices=tuple(TRUTHS), default="ours",
-                   help="synthetic ground truth: ours (default: " + TRUTHS["ours"] + ") or authors (" +
-                   TRUTHS["authors"] + ")")
-    p.add_argument("--workers", type=WORKERS, metavar="W",
-                   help=f"worker processes for the runs (default: {WORKERS_ENV} or the CPUs, at most {MAX_WORKERS}; "
-                   "any number gives the same results)")
-    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    p.set_defaults(func=run)
+def register(sub: argparse._SubParsersAction) -> None:
+    """``dpcore otd``, its parser built from capeAGN's argument table (``FAMILY.command``,
+    :mod:`dpcore.agn.command`)."""
+    register_family(sub, FAMILY, run)
 
 
 def _scenario(args: argparse.Namespace) -> Scenario:

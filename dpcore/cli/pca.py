@@ -17,10 +17,6 @@ import numpy as np
 from ..cape.guarantee import run_guarantee_records
 from ..data import (
     BUNDLED,
-    FEATURE_SCALINGS,
-    PREPROCESSING,
-    SIZE_SCHEMES,
-    SPECTRA,
     Dataset,
     load_bundled,
     parse_label_column,
@@ -30,108 +26,24 @@ from ..data import (
     synthetic_dataset,
     table_to_dataset,
 )
-from ..limits import (
-    CONCENTRATION_RANGE,
-    DECAY_RANGE,
-    MAX_RUNS,
-    MAX_SITE_NUMBERS,
-    MAX_SITES,
-    MAX_SYNTHETIC_DIM,
-    MAX_UPLOAD_BYTES,
-    MAX_WORKERS,
-)
-from ..pca import ALGORITHMS, METRICS, SOLVER_DTYPES, compare_pca, default_algorithms, prepare_pca
+from ..limits import MAX_UPLOAD_BYTES
+from ..pca import ALGORITHMS, FAMILY, METRICS, compare_pca, prepare_pca
+from ..pca.command import DEFAULT_DELTA, DEFAULT_EPS, DEFAULT_SITES, SYNTHETIC_SITE_SIZE
 from ..pca.guarantees import privacy_guarantees
-from ..privacy import CALIBRATIONS, NEIGHBOURING
 from ..scenario import Scenario, equal_sites_scenario, load_scenario
 from ..seeding import PCA_SYNTHETIC_STREAM, SITE_SIZES_STREAM, stream_rng
 from ..textio import printable, read_file
 from ..validation import InputError
-from ..workers import WORKERS_ENV, worker_count
+from ..workers import worker_count
 from . import print_guarantees, print_json, print_rings, say
-from .options import DELTA, EPS, POSITIVE, RUNS, SEED, SITE_SIZE, SITES, WORKERS, algorithm_choices, integer, real
-from .table import fmt, metrics_text, table
-
-DEFAULT_EPS = 0.5
-DEFAULT_DELTA = 0.01
-DEFAULT_SITES = 10
-SYNTHETIC_SITE_SIZE = 1000
+from .family_command import register_family
+from .table import fmt, table
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "pca",
-        help="compare capePCA with its baselines on synthetic, bundled or CSV data",
-        description=f"Runs capePCA (the real message flow) and the baselines ({', '.join(ALGORITHMS)}) and prints, "
-        f"per algorithm, the mean and standard deviation over runs of every metric ({metrics_text(METRICS)}). "
-        "Preprocessing (centre or standardise, then scale by the largest norm or clip) is "
-        "not private.",
-    )
-    data = p.add_mutually_exclusive_group()
-    data.add_argument("--dataset", choices=(*BUNDLED, "synthetic"), default=None,
-                      help="bundled data set or the synthetic Gaussian (default: synthetic)")
-    data.add_argument("--csv", metavar="PATH", help="numeric CSV file, one sample per row (gzip accepted)")
-    p.add_argument("--sites", type=SITES, default=None, metavar="S",
-                   help=f"number of equal sites (default {DEFAULT_SITES}, at most {MAX_SITES})")
-    p.add_argument("--scenario", metavar="FILE", help="scenario JSON: sites, sizes, budgets, calibration, neighbouring")
-    p.add_argument("--eps", type=EPS, default=None, help=f"eps of every site (default {DEFAULT_EPS})")
-    p.add_argument("--delta", type=DELTA, default=None, help=f"delta of every site (default {DEFAULT_DELTA})")
-    p.add_argument("--k", type=integer(1, MAX_SYNTHETIC_DIM), default=10, metavar="K",
-                   help="dimension of the subspace (default 10)")
-    p.add_argument("--algorithms", nargs="+", choices=algorithm_choices(ALGORITHMS), default=list(default_algorithms()),
-                   metavar="NAME", help=f"algorithms to run: {', '.join(ALGORITHMS)} (default "
-                   f"{'all' if default_algorithms() == tuple(ALGORITHMS) else ' '.join(default_algorithms())})")
-    p.add_argument("--runs", type=RUNS, default=10, help=f"runs per algorithm (default 10, at most {MAX_RUNS:,})")
-    p.add_argument("--seed", type=SEED, default=0, help="seed of data generation, split and noise (default 0)")
-    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    p.add_argument("--site-size", type=SITE_SIZE, default=None, metavar="N_S",
-                   help="samples per site without --scenario (default: all samples shared out; synthetic 1000)")
-    p.add_argument("--split", choices=tuple(SIZE_SCHEMES), default="equal",
-                   help="site sizes without --scenario: equal or skewed (Dirichlet)")
-    p.add_argument("--concentration", type=real(*CONCENTRATION_RANGE), default=1.0,
-                   help="Dirichlet concentration of a skewed split")
-    _add_preprocessing_flags(p)
-    p.add_argument("--calibration", choices=CALIBRATIONS, default=None,
-                   help="Gaussian calibration (default classic, or the scenario's)")
-    p.add_argument("--neighbouring", choices=NEIGHBOURING, default=None,
-                   help="neighbouring relation (default replace-one, or the scenario's)")
-    p.add_argument("--rank", type=integer(1, MAX_SYNTHETIC_DIM), default=None, metavar="R",
-                   help="DPdisPCA rank R (default K)")
-    p.add_argument("--precision", choices=SOLVER_DTYPES, default="float32",
-                   help="precision of the eigen-decompositions of the noisy matrices (default float32: faster, its "
-                   "error is orders of magnitude below the DP noise; see docs/math/capepca.md)")
-    p.add_argument("--workers", type=WORKERS, metavar="W",
-                   help=f"worker processes for the runs (default: {WORKERS_ENV} or the CPUs, at most {MAX_WORKERS}; "
-                   "any number gives the same numbers)")
-    p.add_argument("--dim", type=integer(2, MAX_SYNTHETIC_DIM), default=200,
-                   help=f"synthetic: dimension D (default 200, at most {MAX_SYNTHETIC_DIM:,}; N x D at most "
-                   f"{MAX_SITE_NUMBERS:,})")
-    p.add_argument("--spectrum", choices=SPECTRA, default="power", help="synthetic: eigenvalue decay shape")
-    p.add_argument("--decay", type=real(*DECAY_RANGE), default=1.0, help="synthetic: decay rate of the spectrum")
-    p.add_argument("--header", choices=("auto", "yes", "no"), default="auto", help="CSV: is the first row a header?")
-    p.add_argument("--label-column", default="auto", metavar="NAME|POS|auto|none",
-                   help="CSV: column holding labels, excluded from the features (name, or position 1..D, -1 = last; "
-                   "auto, the default, as the capePCA and Planner pages and `plan --csv`: the column of text or of "
-                   "few distinct whole numbers, if any; none: every column is a feature)")
-    p.set_defaults(func=run)
-
-
-def _add_preprocessing_flags(p: argparse.ArgumentParser) -> None:
-    """The split by label, sampling with replacement, the feature scaling and the norm bound (docs/data.md)."""
-    p.add_argument("--by-label", action="store_true", help="non-IID split: sort samples by label before dealing")
-    replacement = p.add_mutually_exclusive_group()
-    replacement.add_argument("--with-replacement", action="store_true",
-                             help="when the sites need more samples than exist, draw the shortfall again (a record "
-                             "used m times is protected only as a group of m records; nothing accounts for it)")
-    replacement.add_argument("--no-replacement", action="store_true",
-                             help="fail when the sites need more samples than exist (the default)")
-    p.add_argument("--features", choices=tuple(FEATURE_SCALINGS), default="centre",
-                   help="feature scaling before the norm bound: " + "; ".join(
-                       f"{k}: {v}" for k, v in FEATURE_SCALINGS.items()) + " (default centre)")
-    p.add_argument("--preprocess", choices=tuple(PREPROCESSING), default="max-norm",
-                   help="norm bound after the feature scaling: max-norm (the papers') or clip to norm 1 after dividing "
-                   "by --scale")
-    p.add_argument("--scale", type=POSITIVE, default=1.0, help="public scale divided out before clipping")
+    """``dpcore pca``, its parser built from capePCA's argument table (``FAMILY.command``,
+    :mod:`dpcore.pca.command`)."""
+    register_family(sub, FAMILY, run)
 
 
 def _load_csv(path: str, header: str, label_column: str | None) -> Dataset:

@@ -25,18 +25,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..agn import DEFAULT_SIGMA2, MODELS, TRUTHS
-from ..data import BUNDLED, FEATURE_SCALINGS, PREPROCESSING, SPECTRA
+from ..data import BUNDLED
 from ..data.shipped import shipped_path
 from ..experiments import (
     FAMILIES,
     LDA_CALIBRATION,
     METRICS,
     PARAMETERS,
-    PCA_DATASETS,
     PRESET_CALIBRATION,
     QUICK,
-    SOLVER_DTYPES,
     SweepSpec,
     algorithm_titles,
     default_algorithms,
@@ -48,31 +45,24 @@ from ..experiments import (
     run_sweep,
 )
 from ..experiments.presets import quick_name
-from ..lda import ALPHA_SHAPES
-from ..limits import DECAY_RANGE, MAX_SWEEP_RUNS, MAX_SYNTHETIC_DIM, MAX_WORKERS
+from ..limits import MAX_SWEEP_RUNS, MAX_WORKERS
 from ..outfiles import check_outputs, write_atomic
 from ..pca.sweep import register_upload
 from ..privacy import CALIBRATIONS, NEIGHBOURING
 from ..scenario import Scenario, equal_sites_scenario, load_scenario
-from ..tensor import ESTIMATORS, PATHS
 from ..validation import InputError
 from ..workers import WORKERS_ENV, worker_count
 from . import print_json, say
+from .family_command import add_flags
 from .options import (
     DELTA,
-    DOC_LENGTH,
     EPS,
-    OTD_DIM,
-    POSITIVE,
     SEED,
-    SIGMA2,
     SITE_SIZE,
     SITES,
-    SPLIT,
     WORKERS,
     algorithm_names,
     integer,
-    real,
 )
 from .pca import _load_csv as load_csv
 from .table import fmt, table
@@ -132,39 +122,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument
 
 
 def add_data_flags(p: argparse.ArgumentParser) -> None:
-    """The families' data flags (each family's data type's ``OPTIONS``; the sweep and the plan command)."""
-    pca = p.add_argument_group("pca data")
-    pca.add_argument("--dataset", choices=tuple(PCA_DATASETS), help="synthetic (default), mnist or digits")
-    pca.add_argument("--csv", metavar="PATH", help="pca: your own numeric CSV, one sample per row (gzip accepted; "
-                     "header and label column detected unless --header / --label-column say)")
-    pca.add_argument("--header", choices=("auto", "yes", "no"), default=None, help="CSV: is the first row a header?")
-    pca.add_argument("--label-column", default=None, metavar="NAME|POS|auto",
-                     help="CSV: column left out of the features (default auto: detected)")
-    pca.add_argument("--k", type=integer(1, MAX_SYNTHETIC_DIM), help="subspace dimension K (pca, default 10) or "
-                     "components K (otd, default 5)")
-    pca.add_argument("--dim", type=integer(2, MAX_SYNTHETIC_DIM), help="synthetic D (default 200)")
-    pca.add_argument("--spectrum", choices=SPECTRA, help="synthetic eigenvalue decay shape (default power)")
-    pca.add_argument("--decay", type=real(*DECAY_RANGE), help="synthetic decay rate (default 1)")
-    pca.add_argument("--features", choices=tuple(FEATURE_SCALINGS), help="feature scaling before the norm bound: "
-                     "centre (default, as the capePCA page and the pca command), none or standardise")
-    pca.add_argument("--preprocess", choices=tuple(PREPROCESSING), help="max-norm (default) or clip")
-    pca.add_argument("--rank", type=integer(1, MAX_SYNTHETIC_DIM), help="DPdisPCA rank R (default K)")
-    pca.add_argument("--precision", choices=SOLVER_DTYPES, help="precision of the eigen-decompositions of the noisy "
-                     "matrices (default float32; float64 reproduces `dpcore pca` exactly)")
-    otd = p.add_argument_group("otd model (--d, --doc-length, --split and --path also for lda)")
-    otd.add_argument("--model", choices=MODELS, help="mog or stm (default mog)")
-    otd.add_argument("--d", type=OTD_DIM, help="dimension D (default 10; lda: vocabulary size, default 100)")
-    otd.add_argument("--sigma2", type=SIGMA2, help=f"MOG sigma^2 (default {DEFAULT_SIGMA2})")
-    otd.add_argument("--doc-length", type=DOC_LENGTH, help="STM words per document L >= 3 (default 3; lda: 50)")
-    otd.add_argument("--estimator", choices=tuple(ESTIMATORS), help="STM moment estimator (default first)")
-    otd.add_argument("--split", type=SPLIT, help="share of eps and delta for the first stage (default 0.5)")
-    otd.add_argument("--path", choices=PATHS, help="third-moment path (default auto)")
-    otd.add_argument("--truth", choices=tuple(TRUTHS), help="synthetic ground truth: ours (default) or the authors' "
-                     "set-up (" + TRUTHS["authors"] + ")")
-    lda = p.add_argument_group("lda corpus")
-    lda.add_argument("--alpha0", type=POSITIVE, help="Dirichlet concentration alpha_0 (default 1)")
-    lda.add_argument("--alpha-shape", choices=tuple(ALPHA_SHAPES), help="symmetric alpha (default) or drawn from a "
-                     "Dirichlet (distinct whitened eigenvalues)")
+    """The families' data flags (``Family.flags``, each under its family's heading, in the order of the families; a
+    flag several families read once, as its first family declares it): the sweep and the plan command."""
+    added: set[str] = set()
+    for family in FAMILIES.values():
+        rows = [flag for flag in family.flags if flag.name not in added]
+        if rows:
+            group = p.add_argument_group(family.flag_group or family.label)
+            add_flags(group, rows)
+            added.update(flag.name for flag in rows)
 
 
 def _list_presets(as_json: bool) -> int:

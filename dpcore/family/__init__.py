@@ -13,6 +13,7 @@
 * :mod:`.descriptor` - :class:`Family`, everything the layers above need to know about a family;
 * :mod:`.run` - the single-run contract: the one comparison signature (``Family.compare``), its result
   :class:`Comparison`, the per-run :class:`RunRecord` and the guarantee records;
+* :mod:`.flags` - :class:`Flag`, a command-line flag of a family's data settings, as data;
 * :mod:`.sources` - :class:`DataSource`, where a family's data come from (``Family.sources``);
 * :mod:`.catalog` - :func:`families`, the list of families (every subpackage with a ``family.py``);
 * :mod:`.fit` - :class:`Fit`, what the front door's one-call functions (``dpcore.capepca``, ...) return;
@@ -28,6 +29,7 @@ from .compare import Progress, ShouldStop, check_runs, each_algorithm, progress_
 from .descriptor import Family
 from .entry import GUARANTEES, Algorithm, GuaranteeContext, GuaranteeRule, PlannerScheme, RunContext, Runner, Sizes
 from .fit import Fit, front_scenario
+from .flags import FamilyCommand, Flag
 from .form import data_form
 from .metrics import Metric, metric_table
 from .planner_hooks import DataLoader, FamilyPlanner, PlannerData, nested_subsample
@@ -46,7 +48,9 @@ __all__ = [
     "DataLoader",
     "DataSource",
     "Family",
+    "FamilyCommand",
     "Fit",
+    "Flag",
     "FamilyPlan",
     "FamilyPlanner",
     "FamilySweep",

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .entry import Algorithm
+from .flags import FamilyCommand, Flag
 from .metrics import Metric
 from .planner_hooks import FamilyPlanner
 from .run import Comparison
@@ -34,7 +35,9 @@ metric, the closed-form aggregate noise, one run at a given noise, the check; :c
     ``compare`` (the one comparison signature, :class:`dpcore.family.run.Compare`: R runs of the chosen algorithms on
     the data the family's data settings describe, a :class:`~dpcore.family.run.Comparison`), ``sources`` (the data
     sources it offers, :class:`~dpcore.family.DataSource`, by name, the first the default) and ``position`` (its place
-    in every list of families)."""
+    in every list of families), ``flags`` (the command-line flags that set its data settings, :class:`Flag`, under the
+    heading ``flag_group``: ``sweep`` and ``plan`` build their parsers from them) and ``command`` (the argument table of
+    its own run command, ``dpcore pca``, :class:`FamilyCommand`; None: it has none)."""
 
     name: str
     label: str
@@ -51,3 +54,6 @@ metric, the closed-form aggregate noise, one run at a given noise, the check; :c
     position: int
     planner: FamilyPlanner | None = None
     sources: dict[str, DataSource] = field(default_factory=dict)
+    flags: tuple[Flag, ...] = ()
+    command: FamilyCommand | None = None
+    flag_group: str = ""

@@ -17,16 +17,11 @@ from .problem import LdaResult
 from .recovery import alpha_from_eigenvalues, eigen_whitening, to_simplex, unwhiten
 from .site import LdaSite
 
-__all__ = ["relation", "two_stage"]
+__all__ = ["two_stage"]
 
 
-def relation(ctx: RunContext) -> str:
-    """The neighbouring relation and calibration of the run, in words (privacy statements)."""
-    return f"replace-one-document neighbours, {ctx.scenario.calibration} calibration"
-
-
-def two_stage(ctx: RunContext, sites: Sequence[LdaSite], weights: np.ndarray, stage2: StageNoise, stage3: StageNoise,
-              guarantee: str) -> LdaResult:
+def two_stage(ctx: RunContext, sites: Sequence[LdaSite], weights: np.ndarray, stage2: StageNoise,
+              stage3: StageNoise) -> LdaResult:
     """The flow of capeLDA and its baselines: M2_hat = sum_s mu_s (release_s - f_s)
     (:func:`dpcore.tensor.release_m2`), W = U Sigma^{-1/2} from its top-K eigenpairs, T = the aggregate of the
     projected M3 releases (:func:`dpcore.tensor.release_m3`; noise law :func:`~dpcore.lda.budget.m3_noise_law`),
@@ -43,5 +38,5 @@ def two_stage(ctx: RunContext, sites: Sequence[LdaSite], weights: np.ndarray, st
     back = whitening.u * np.sqrt(whitening.eigenvalues)
     topics, notes = to_simplex(unwhiten(back, power.eigenvalues, power.eigenvectors, problem.alpha0))
     return LdaResult(algorithm=ctx.name, usable=True, topics=topics,
-                     alpha=alpha_from_eigenvalues(power.eigenvalues, problem.alpha0), guarantee=guarantee,
+                     alpha=alpha_from_eigenvalues(power.eigenvalues, problem.alpha0),
                      notes=notes)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from ..family import Family
+from .command import COMMAND
 from .contract import compare
+from .flags import FLAG_GROUP, FLAGS
 from .planning import PLANNER, SOURCES
 from .recovery import METRICS
 from .sweep import SWEEP
@@ -17,4 +19,5 @@ FAMILY = Family(
     cape="capeLDA", algorithms=ALGORITHMS, metrics=METRICS, reference="nonpriv", no_information="random",
     sweep_algorithms=default_algorithms(), sweep_sites=5, sweep=SWEEP, planner=PLANNER,
     compare=compare, position=30, sources=SOURCES,
+    flags=FLAGS, flag_group=FLAG_GROUP, command=COMMAND,
 )

@@ -216,7 +216,7 @@ def run_at(data: PlannerData, stds: np.ndarray, rng: np.random.Generator) -> flo
     mode = "independent" if float(stds[0]) > 0 else "none"
     try:
         result = two_stage(ctx, problem.sites, np.ones(1), StageNoise(mode, stds=np.array([stds[0]])),
-                           StageNoise(mode, stds=np.array([stds[1]])), "planner")
+                           StageNoise(mode, stds=np.array([stds[1]])))
     except WhiteningError:
         return None
     return float(topic_error(result.topics, model.topics))

@@ -163,13 +163,13 @@ class LdaSpec:
 @dataclass(frozen=True, eq=False, kw_only=True)
 class LdaResult:
     """One algorithm's output in one run: topics (K x D probability vectors) and alpha, or ``usable`` False with the
-    ``reason`` (a configuration whose condition failed on the corpus). ``guarantee`` says what privacy the run has."""
+    ``reason`` (a configuration whose condition failed on the corpus). Its privacy is the entry's computed guarantee
+    (:meth:`dpcore.family.Algorithm.guarantees_of`)."""
 
     algorithm: str
     usable: bool
     topics: np.ndarray | None
     alpha: np.ndarray | None
-    guarantee: str
     reason: str | None = None
     conditions: tuple[Condition, ...] = ()
     notes: tuple[str, ...] = field(default=())

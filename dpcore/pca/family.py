@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from ..family import Family
+from .command import COMMAND
 from .contract import compare
+from .flags import FLAG_GROUP, FLAGS
 from .metrics import METRICS
 from .planning import PLANNER, SOURCES
 from .sweep import SWEEP
@@ -16,4 +18,5 @@ FAMILY = Family(
     cape="capePCA", algorithms=ALGORITHMS, metrics=METRICS, reference="nonpriv", no_information=None,
     sweep_algorithms=paper_algorithms(), sweep_sites=10, sweep=SWEEP, planner=PLANNER,
     compare=compare, position=10, sources=SOURCES,
+    flags=FLAGS, flag_group=FLAG_GROUP, command=COMMAND,
 )

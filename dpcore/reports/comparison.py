@@ -9,13 +9,15 @@ family's tables (``Family.algorithms``, ``Family.metrics``) and its headline met
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 from ..experiments import headline_metric
 from ..family import Comparison, Family, families, guarantee_records, ring_sentence
+from ..summary import MetricSummary
 from .common import Report, plotly_objects, script_text
 
-__all__ = ["comparison_report", "headline_sentence"]
+__all__ = ["bar_figure", "comparison_report", "headline_sentence"]
 
 
 def _data_fields(data: Any) -> dict[str, Any]:
@@ -38,15 +40,20 @@ def headline_sentence(family: Family, comparison: Comparison) -> str | None:
             f" mean of {cape_s.runs} run{'s' if cape_s.runs != 1 else ''}.")
 
 
-def _figure(family: Family, comparison: Comparison) -> Any:
+def bar_figure(family: Family, rows: Sequence[MetricSummary], metric: str) -> Any:
+    """The bar chart of every report of a comparison: the mean of ``metric`` per algorithm (``rows``, one summary
+    each, in order; whiskers one std), titled and coloured from the family's tables."""
     go = plotly_objects()
-    metric = headline_metric(family)
-    rows = [comparison.summary(name, metric) for name in comparison.algorithms]
     fig = go.Figure(go.Bar(x=[family.algorithms[s.algorithm].title for s in rows], y=[s.mean for s in rows],
                            error_y={"type": "data", "array": [s.std or 0 for s in rows]},
                            marker_color=[family.algorithms[s.algorithm].colour for s in rows]))
     fig.update_layout(title=f"{family.metrics[metric].label}: mean over runs (whiskers: one std)", height=420)
     return fig
+
+
+def _figure(family: Family, comparison: Comparison) -> Any:
+    metric = headline_metric(family)
+    return bar_figure(family, [comparison.summary(name, metric) for name in comparison.algorithms], metric)
 
 
 def _numbers(family: Family, comparison: Comparison) -> dict[str, list[list[float | None]]]:

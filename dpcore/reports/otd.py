@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from ..agn import ALGORITHMS, METRICS, OtdComparison, SyntheticSpec
+from ..agn import ALGORITHMS, FAMILY, METRICS, OtdComparison, SyntheticSpec
 from ..agn.guarantees import comparison_guarantees
-from ..family import ring_sentence
-from .common import Report, plotly_objects, script_text
-from .pca import guarantee_records
+from ..family import guarantee_records, ring_sentence
+from .common import Report, script_text
+from .comparison import bar_figure
 
 __all__ = ["otd_report"]
 
@@ -26,14 +26,7 @@ def _numbers(result: OtdComparison) -> dict[str, list]:
 
 
 def _figure(result: OtdComparison) -> Any:
-    go = plotly_objects()
-    names = list(result.algorithms)
-    s = [result.summary(n) for n in names]
-    fig = go.Figure(go.Bar(x=[ALGORITHMS[n].title for n in names], y=[x.mean for x in s],
-                           error_y={"type": "data", "array": [x.std or 0 for x in s]},
-                           marker_color=[ALGORITHMS[n].colour for n in names]))
-    fig.update_layout(title=f"{METRICS['q_comp'].label}: mean over runs (whiskers: one std)", height=420)
-    return fig
+    return bar_figure(FAMILY, [result.summary(n, "q_comp") for n in result.algorithms], "q_comp")
 
 
 def otd_report(result: OtdComparison, *, spec: SyntheticSpec | None, source: str, sentence: str = "") -> Report:

@@ -7,23 +7,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..family import ring_sentence
-from ..pca import ALGORITHMS, METRICS, PcaComparison, PcaSetup
+from ..family import guarantee_records, ring_sentence
+from ..pca import ALGORITHMS, FAMILY, METRICS, PcaComparison, PcaSetup
 from ..pca.guarantees import privacy_guarantees
 from ..pca.story import story_sentence
-from .common import Report, plotly_objects, script_text
+from .common import Report, script_text
+from .comparison import bar_figure
 
 __all__ = ["DATA_KINDS", "pca_report"]
 
 DATA_KINDS = ("bundled", "synthetic", "upload")
 """Where the data came from: ``source`` = {"kind": "bundled", "name"} | {"kind": "synthetic", "dim", "spectrum",
 "decay"} | {"kind": "upload", "file", "header" (None/True/False), "label" (a column or None), "drop" (columns)}."""
-
-
-def guarantee_records(guarantees: dict[str, Any]) -> list[dict[str, Any]]:
-    """One record per algorithm and view, with its one-line label."""
-    return [{"algorithm": name, **g.to_dict(), "label": g.label()} for name, views in guarantees.items()
-            for g in views]
 
 
 def _dataset_code(source: dict[str, Any], seed: int) -> tuple[str, str, str | None]:
@@ -47,15 +42,9 @@ def _numbers(comparison: PcaComparison) -> dict[str, list[list[float]]]:
 
 
 def _figure(comparison: PcaComparison) -> Any:
-    go = plotly_objects()
     by_key = {(m.algorithm, m.metric): m for m in comparison.summary}
-    names = list(comparison.results)
     metric = "captured_energy_ratio"
-    fig = go.Figure(go.Bar(x=[ALGORITHMS[n].title for n in names], y=[by_key[(n, metric)].mean for n in names],
-                           error_y={"type": "data", "array": [by_key[(n, metric)].std or 0 for n in names]},
-                           marker_color=[ALGORITHMS[n].colour for n in names]))
-    fig.update_layout(title=f"{METRICS[metric].label}: mean over runs (whiskers: one std)", height=420)
-    return fig
+    return bar_figure(FAMILY, [by_key[(n, metric)] for n in comparison.results], metric)
 
 
 def pca_report(setup: PcaSetup, comparison: PcaComparison, *, source: dict[str, Any], k: int, features: str,

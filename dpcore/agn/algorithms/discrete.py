@@ -29,7 +29,7 @@ from ...scenario import Scenario
 from ...tensor.multilinear import multilinear
 from ...tensor.release import STAGES, cape_stage_noise
 from ...tensor.whitening import whiten
-from ..algorithm import decomposition, relation, tpm
+from ..algorithm import decomposition, tpm
 from ..problem import Decomposition
 from .distributed import planner_taus
 
@@ -61,9 +61,7 @@ def _run(ctx: RunContext) -> Decomposition:
     m3 = release_sum(np.stack([unique_entries_tensor(site.m3()) for site in problem.sites]), dd3,
                      keyed_streams(ctx.rng))
     tensor = multilinear(symmetric_tensor(m3.aggregate, problem.dim), wh.w)
-    privacy = (f"discrete CAPE in both stages: integer terms, exact sums on {m2.bits}- and {m3.bits}-bit rings "
-               f"({relation(ctx)}); what each view learns is the discrete audit's, composed over both stages")
-    return replace(decomposition(ctx, wh, tpm(ctx, tensor), privacy), bits_per_value=max(m2.bits, m3.bits))
+    return replace(decomposition(ctx, wh, tpm(ctx, tensor)), bits_per_value=max(m2.bits, m3.bits))
 
 
 def _guarantees(ctx: GuaranteeContext) -> tuple[Guarantee, ...]:

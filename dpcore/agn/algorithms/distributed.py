@@ -12,7 +12,7 @@ from ...family import Algorithm, GuaranteeContext, PlannerScheme, RunContext, Si
 from ...scenario import Scenario
 from ...tensor.release import STAGES, StageNoise, cape_stage_noise, release_m2, release_m3
 from ...tensor.whitening import whiten
-from ..algorithm import decomposition, m3_law, relation, tpm
+from ..algorithm import decomposition, m3_law, tpm
 from ..problem import Decomposition
 
 __all__ = ["ENTRIES", "planner_taus"]
@@ -24,16 +24,15 @@ def _distributed(ctx: RunContext, correlated: bool) -> Decomposition:
     sigma2 = problem.sigma2 if problem.kind == "mog" else None
     tau2, tau3 = stage_taus(scenario, problem.kind, ctx.settings.eps_split, dim=problem.dim, sigma2=sigma2)
     if correlated:
-        stage2, stage3, privacy = cape_stage_noise(scenario, tau2, tau3, split=ctx.settings.eps_split,
-                                                   collusion=ctx.settings.collusion, relation=relation(ctx))
+        stage2, stage3, _ = cape_stage_noise(scenario, tau2, tau3, split=ctx.settings.eps_split,
+                                             collusion=ctx.settings.collusion, relation="")
     else:
         stage2, stage3 = StageNoise("independent", stds=tau2), StageNoise("independent", stds=tau3)
-        privacy = f"each site adds its own full noise, calibrated to its (eps_s, delta_s) ({relation(ctx)})"
     mu = scenario.weights()
     m2_hat, _ = release_m2(problem.sites, mu, stage2, rng)
     wh = whiten(m2_hat, problem.k)
     m3_tilde, _ = release_m3(problem.sites, mu, wh.w, stage3, rng, path=ctx.path, law=law)
-    return decomposition(ctx, wh, tpm(ctx, m3_tilde), privacy)
+    return decomposition(ctx, wh, tpm(ctx, m3_tilde))
 
 
 def _distributed_guarantees(ctx: GuaranteeContext, correlated: bool) -> tuple[Guarantee, ...]:

@@ -36,7 +36,7 @@ def _online(ctx: RunContext) -> Decomposition:
     whitening = streaming_whitening(site.m2_matvec(), site.dim, ctx.problem.k)
     power = online_tensor_power_method(online_oracle(site, whitening), ctx.rng, n_restarts=ctx.settings.n_restarts,
                                        n_iter=ctx.settings.n_iter)
-    return decomposition(ctx, whitening, power, "no privacy (online tensor power method on the pooled data)")
+    return decomposition(ctx, whitening, power)
 
 
 ENTRIES = (

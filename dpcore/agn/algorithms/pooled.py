@@ -27,7 +27,7 @@ from ...tensor.release import STAGES, StageNoise, release_m2, release_m3
 from ...tensor.whitening import Whitening, whiten
 from ...textio import site_label
 from ...validation import InputError
-from ..algorithm import decomposition, m3_law, relation, tpm
+from ..algorithm import decomposition, m3_law, tpm
 from ..problem import Decomposition, OtdProblem
 
 __all__ = ["ENTRIES", "local_site_index"]
@@ -52,11 +52,6 @@ class _Party:
         (docs/math/capeagn.md, "Baselines")."""
         return max(multiplier(eps_share * e, delta_share * d, self.calibration)
                    for e, d in zip(self.eps, self.delta, strict=True))
-
-    def budget_text(self) -> str:
-        if self.eps.size == 1:
-            return f"(eps, delta) = ({self.eps[0]:g}, {self.delta[0]:g})"
-        return "every site's (eps_s, delta_s): noise multiplier max_s c(eps_s, delta_s) of each stage's share"
 
 
 def local_site_index(problem: OtdProblem, scenario: Scenario, split: float) -> int:
@@ -106,8 +101,7 @@ def _gaussian(ctx: RunContext, alone: bool) -> Decomposition:
     tau3 = party.delta3 * party.multiplier(1 - a, 1 - a)
     m3_tilde, _ = release_m3([party.site], np.ones(1), wh.w, StageNoise("independent", stds=np.array([tau3])),
                              ctx.rng, path=ctx.path, law=law)
-    privacy = f"{party.who}: {party.budget_text()} split a = {a:g} between M2 and M3 ({relation(ctx)})"
-    return decomposition(ctx, wh, tpm(ctx, m3_tilde), privacy)
+    return decomposition(ctx, wh, tpm(ctx, m3_tilde))
 
 
 def _avn(ctx: RunContext) -> Decomposition:
@@ -122,9 +116,7 @@ def _avn(ctx: RunContext) -> Decomposition:
     beta = (1 - a) * float(party.eps.min()) / party.delta3  # pure DP: the smallest eps_s covers every site
     m3_tilde, _ = release_m3([party.site], np.ones(1), wh.w, StageNoise("avn", beta=beta), ctx.rng, path="dense",
                              law="published")
-    privacy = (f"{party.who}: W calibrated to (a eps_s, delta_s) for every site by Analyze Gauss, M3 to pure "
-               f"(1-a) eps_s by vector noise with beta = (1-a) min_s eps_s / Delta3 = {beta:.3g} ({relation(ctx)})")
-    return decomposition(ctx, wh, tpm(ctx, m3_tilde), privacy)
+    return decomposition(ctx, wh, tpm(ctx, m3_tilde))
 
 
 def _noisy_tpm(ctx: RunContext) -> Decomposition:
@@ -139,15 +131,11 @@ def _noisy_tpm(ctx: RunContext) -> Decomposition:
     strictest = max(range(party.eps.size), key=lambda s: noisy_tpm_budget(
         (1 - a) * party.eps[s], (1 - a) * party.delta[s], ctx.problem.k, ctx.settings.n_restarts,
         ctx.settings.n_iter, party.calibration, 1.0).sigma)
-    power, budget = noisy_tensor_power_method(
+    power, _ = noisy_tensor_power_method(
         m3_tilde, ctx.problem.k, ctx.rng, eps=(1 - a) * float(party.eps[strictest]),
         delta=(1 - a) * float(party.delta[strictest]), sensitivity_value=party.delta3 * spectral,
         calibration=party.calibration, n_restarts=ctx.settings.n_restarts, n_iter=ctx.settings.n_iter)
-    privacy = (f"{party.who}: W calibrated to (a eps_s, a delta_s) by Analyze Gauss; the power method's "
-               f"{budget.releases} Gaussian releases compose exactly within ((1-a) eps, (1-a) delta) for every site "
-               f"({budget.describe()}; "
-               f"the strictest site's budget) ({relation(ctx)})")
-    return decomposition(ctx, wh, power, privacy)
+    return decomposition(ctx, wh, power)
 
 
 def _nonpriv(ctx: RunContext) -> Decomposition:
@@ -157,7 +145,7 @@ def _nonpriv(ctx: RunContext) -> Decomposition:
     m2_hat, _ = release_m2([party.site], np.ones(1), StageNoise("none"), ctx.rng)
     wh = whiten(m2_hat, ctx.problem.k, noisy=False)
     m3_tilde, _ = release_m3([party.site], np.ones(1), wh.w, StageNoise("none"), ctx.rng, path=ctx.path, law=law)
-    return decomposition(ctx, wh, tpm(ctx, m3_tilde), "no privacy")
+    return decomposition(ctx, wh, tpm(ctx, m3_tilde))
 
 
 def _pooled_stages(scenario: Scenario, split: float) -> list:

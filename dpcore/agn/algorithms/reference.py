@@ -20,7 +20,7 @@ def _random(ctx: RunContext) -> Decomposition:
                               topic_concentration=ctx.settings.topic_concentration)
     weights = ctx.rng.dirichlet(np.ones(k))
     return Decomposition(algorithm=ctx.name, components=comps, weights=weights, eigenvalues=np.full(k, np.nan),
-                         whitening_eigenvalues=None, path=ctx.path, privacy="uses no data")
+                         whitening_eigenvalues=None, path=ctx.path)
 
 
 ENTRIES = (

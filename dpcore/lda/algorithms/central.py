@@ -13,7 +13,7 @@ from ...privacy.sensitivity import lda_sensitivity_unchecked
 from ...tensor.release import STAGES, StageNoise
 from ...textio import site_label
 from ...validation import InputError
-from ..algorithm import relation, two_stage
+from ..algorithm import two_stage
 from ..problem import LdaResult
 
 __all__ = ["ENTRIES"]
@@ -27,24 +27,22 @@ def _gaussian(ctx: RunContext, alone: bool) -> LdaResult:
         index = int(np.argmax(problem.sizes)) if ctx.settings.local_site is None else int(ctx.settings.local_site)
         if not 0 <= index < problem.n_sites:
             raise InputError(f"local site must be in 0..{problem.n_sites - 1} (got {index})", "local_site")
-        site, who = problem.sites[index], f"{site_label(scenario.names[index])}'s documents only"
+        site = problem.sites[index]
         eps, delta = float(scenario.eps[index]), float(scenario.delta[index])
     else:
-        site, who = problem.pooled, "every document at one trusted curator, the strictest site budget"
+        site = problem.pooled
         eps, delta = float(scenario.eps.min()), float(scenario.delta.min())
     a = ctx.settings.eps_split
     tau2 = lda_sensitivity_unchecked("lda-m2", site.n, problem.alpha0) * multiplier(a * eps, a * delta,
                                                                                     scenario.calibration)
     tau3 = lda_sensitivity_unchecked("lda-m3", site.n, problem.alpha0) * multiplier((1 - a) * eps, (1 - a) * delta,
                                                                                     scenario.calibration)
-    guarantee = (f"calibrated to (eps, delta) = ({eps:g}, {delta:g}) for {who}: Gaussian M2 and projected M3 at "
-                 f"the global sensitivities, split a = {a:g} ({relation(ctx)})")
     return two_stage(ctx, [site], np.ones(1), StageNoise("independent", stds=np.array([tau2])),
-                         StageNoise("independent", stds=np.array([tau3])), guarantee)
+                     StageNoise("independent", stds=np.array([tau3])))
 
 
 def _nonpriv(ctx: RunContext) -> LdaResult:
-    return two_stage(ctx, [ctx.problem.pooled], np.ones(1), StageNoise("none"), StageNoise("none"), "no privacy")
+    return two_stage(ctx, [ctx.problem.pooled], np.ones(1), StageNoise("none"), StageNoise("none"))
 
 
 def _curator_guarantees(ctx: GuaranteeContext, alone: bool) -> tuple[Guarantee, ...]:

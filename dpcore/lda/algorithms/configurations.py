@@ -30,10 +30,8 @@ def _configuration(ctx: RunContext) -> LdaResult:
     res = run_configuration_unchecked(number, ctx.problem.summary, budget, scenario.calibration, ctx.rng,
                                       privacy=privacy, n_restarts=ctx.settings.n_restarts,
                                       n_iter=ctx.settings.n_iter)
-    guarantee = (f"{res.guarantee}; one curator holds every document and spends (eps, delta) = ({eps:g}, {delta:g}), "
-                 "the strictest site budget, split equally over the edges")
-    return LdaResult(algorithm=ctx.name, usable=res.usable, topics=res.topics, alpha=res.alpha, guarantee=guarantee,
-                     reason=res.reason, conditions=res.conditions, notes=res.notes)
+    return LdaResult(algorithm=ctx.name, usable=res.usable, topics=res.topics, alpha=res.alpha, reason=res.reason,
+                     conditions=res.conditions, notes=res.notes)
 
 
 def _configuration_guarantees(ctx: GuaranteeContext) -> tuple[Guarantee, ...]:

@@ -12,7 +12,7 @@ from ...cape.guarantee import Guarantee, cape_guarantees, coalition_size, conven
 from ...family import Algorithm, GuaranteeContext, PlannerScheme, RunContext
 from ...scenario import Scenario
 from ...tensor.release import STAGES, StageNoise, cape_stage_noise
-from ..algorithm import relation, two_stage
+from ..algorithm import two_stage
 from ..problem import LdaResult
 
 __all__ = ["ENTRIES"]
@@ -22,13 +22,11 @@ def _distributed(ctx: RunContext, correlated: bool) -> LdaResult:
     problem, scenario = ctx.problem, ctx.scenario
     tau2, tau3 = stage_taus(scenario, "lda", ctx.settings.eps_split, dim=problem.dim, alpha0=problem.alpha0)
     if correlated:
-        stage2, stage3, privacy = cape_stage_noise(scenario, tau2, tau3, split=ctx.settings.eps_split,
-                                                   collusion=ctx.settings.collusion, relation=relation(ctx))
-        privacy = "calibrated to (eps_s, delta_s) per site: " + privacy
+        stage2, stage3, _ = cape_stage_noise(scenario, tau2, tau3, split=ctx.settings.eps_split,
+                                             collusion=ctx.settings.collusion, relation="")
     else:
         stage2, stage3 = StageNoise("independent", stds=tau2), StageNoise("independent", stds=tau3)
-        privacy = f"calibrated to (eps_s, delta_s) per site: each site adds its own full noise ({relation(ctx)})"
-    return two_stage(ctx, problem.sites, scenario.weights(), stage2, stage3, privacy)
+    return two_stage(ctx, problem.sites, scenario.weights(), stage2, stage3)
 
 
 def _distributed_guarantees(ctx: GuaranteeContext, correlated: bool) -> tuple[Guarantee, ...]:

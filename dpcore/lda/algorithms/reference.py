@@ -16,7 +16,7 @@ def _random(ctx: RunContext) -> LdaResult:
     problem = ctx.problem
     topics = ctx.rng.dirichlet(np.full(problem.dim, ctx.settings.topic_concentration), size=problem.k)
     alpha = problem.alpha0 * ctx.rng.dirichlet(np.ones(problem.k))
-    return LdaResult(algorithm=ctx.name, usable=True, topics=topics, alpha=alpha, guarantee="uses no data")
+    return LdaResult(algorithm=ctx.name, usable=True, topics=topics, alpha=alpha)
 
 
 ENTRIES = (
