@@ -6,7 +6,9 @@
 
 ``connect`` writes the operator's Flower configuration: the connection ``consortium`` to the SuperLink on
 127.0.0.1:9092 with the CA certificate (the Control API is reachable only there). ``register`` is ``flwr supernode
-register KEY consortium --name north``: only registered SuperNodes may connect. Flower 1.41's ``flwr supernode list``
+register KEY consortium --name north``: only registered SuperNodes may connect; it waits (at most
+SUPERLINK_WAIT_SECONDS) for the SuperLink to accept connections, since ``systemctl enable --now`` returns before the
+SuperLink listens. Flower 1.41's ``flwr supernode list``
 shows node ids and the owner, not the names given at registration: ``list`` asks the SuperLink's Control API the same
 question (``ListNodes``) and prints every node's name, status, id and since when, so which site is online is visible
 by name.
@@ -18,12 +20,34 @@ import argparse
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from .deployment import connection_text
 from .opsfiles import CommandError, run_command
+from .procgroup import port_open
 
-__all__ = ["list_nodes", "main"]
+__all__ = ["SUPERLINK_WAIT_SECONDS", "list_nodes", "main", "wait_for_superlink"]
+
+SUPERLINK_WAIT_SECONDS = 60.0
+"""How long ``register`` waits for the connection's SuperLink to accept connections before it gives up."""
+
+
+def wait_for_superlink(connection: str, seconds: float = SUPERLINK_WAIT_SECONDS) -> None:
+    """Return once the SuperLink of ``connection`` (its Control API address) accepts TCP connections; CommandError,
+    naming the address, after ``seconds``."""
+    from flwr.cli.flower_config import read_superlink_connection  # noqa: PLC0415
+
+    address = read_superlink_connection(connection).address or ""
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise CommandError(f"the connection {connection!r} has no host:port address ({address!r})")
+    deadline = time.monotonic() + seconds
+    while not port_open(int(port), host.strip("[]")):
+        if time.monotonic() > deadline:
+            raise CommandError(f"the SuperLink at {address} did not accept connections within {seconds:.0f} s; "
+                               "is capefed-superlink running? (journalctl -u capefed-superlink)")
+        time.sleep(0.5)
 
 
 def list_nodes(connection: str) -> list[tuple[int, str, str, str]]:
@@ -80,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"wrote {connect(args.connection, args.address, args.ca)}")
             return 0
         if args.command == "register":
+            wait_for_superlink(args.connection)
             flwr = str(Path(sys.executable).parent / "flwr")
             done = subprocess.run([flwr, "supernode", "register", args.public_key, args.connection, "--name",
                                    args.name], capture_output=True, text=True, timeout=120)
