@@ -62,11 +62,16 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+_DEPRECATED = {"otd": "agn"}
+"""Deprecated subpackage names -> their package (importable for what users already hold, not listed by ``dir``)."""
+
+
 def _subpackages() -> list[str]:
-    """dpcore's subpackages (``dpcore.pca``, ...), attributes of the package too."""
+    """dpcore's subpackages (``dpcore.pca``, ...), attributes of the package too; not the deprecated names."""
     here = _os.path.dirname(__file__)
     return [entry.name for entry in _os.scandir(here)
-            if not entry.name.startswith("_") and _os.path.isfile(_os.path.join(entry.path, "__init__.py"))]
+            if not entry.name.startswith("_") and entry.name not in _DEPRECATED
+            and _os.path.isfile(_os.path.join(entry.path, "__init__.py"))]
 
 
 def __dir__() -> list[str]:
