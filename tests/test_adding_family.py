@@ -1,7 +1,8 @@
 """docs/adding-a-family.md is true (issue 33): every file it shows (each code block after a ``<!-- file: PATH -->``
 marker) is written into a scratch copy of the repository - and nothing else changes there - and the family's own test
-it shows passes there: the family list, the front door, the command line, a report, the sweep, a page and the layout
-check pick the new family up. The guide's numbered list of files is exactly the files it marks."""
+it shows passes there: the family list, the front door, the command line, a report, the sweep, the planner (``python -m
+dpcore plan`` and the Planner page), the pages and the layout check pick the new family up. The guide's numbered list
+of files is exactly the files it marks."""
 
 from __future__ import annotations
 
@@ -51,4 +52,4 @@ def test_the_new_family_is_picked_up_with_no_other_file_changed(tmp_path):
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests], cwd=tmp_path,
                           env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    assert "7 passed" in done.stdout, done.stdout[-2000:]
+    assert "9 passed" in done.stdout, done.stdout[-2000:]
