@@ -58,6 +58,16 @@ DEFAULT_DELTA = 1e-5
 TARGET = real(0.0, 1e6, low_open=True)
 
 
+DEFAULT_FAMILY = "pca"
+
+
+def _family_help() -> str:
+    """"pca (capePCA, default), otd (capeAGN) or lda (capeLDA)": every family the planner answers for, from PLANNED."""
+    words = [f"{name} ({family.cape}{', default' if name == DEFAULT_FAMILY else ''})"
+             for name, family in PLANNED.items()]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+
+
 def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument per option, in help order
     p = sub.add_parser(
         "plan", help="what do we need? N_s, eps or sites for a target, CAPE, discrete CAPE and conventional side by "
@@ -69,8 +79,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument
         "the topic error) so that a share --probability of fresh studies (new data of that size, new noise) meets "
         "it, and what the scenario as it stands gets, by a curve of simulated studies (docs/planner.md).",
     )
-    p.add_argument("--algorithm", choices=tuple(PLANNED), default="pca",
-                   help="pca (capePCA, default), otd (capeAGN) or lda (capeLDA)")
+    p.add_argument("--algorithm", choices=tuple(PLANNED), default=DEFAULT_FAMILY, help=_family_help())
     p.add_argument("--solve", choices=tuple(KNOBS), required=True,
                    help="what to solve for: " + "; ".join(f"{k}: {v}" for k, v in KNOBS.items()))
     p.add_argument("--target", type=TARGET, required=True,

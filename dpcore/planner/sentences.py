@@ -59,7 +59,9 @@ def target_text(family: str, target: float) -> str:
     metric = FAMILIES[family].metrics[hooks.metric]
     if hooks.percent:
         return f"{target:.0%} of the non-private result"
-    return f"a {metric.words} of {target:.3g}" if not metric.higher_is_better else f"{metric.words} {target:.3g}"
+    article = "an" if metric.words[:1].lower() in "aeiou" else "a"
+    return (f"{article} {metric.words} of {target:.3g}" if not metric.higher_is_better
+            else f"{metric.words} {target:.3g}")
 
 
 def _reach_words(family: str, target: float) -> str:
