@@ -176,13 +176,19 @@ def test_every_library_file_input_refuses_what_is_not_a_regular_file(reader, hos
         assert line.startswith(f"{refusal}: ") and "not a regular file" in line, (kind, line)
 
 
-def test_the_workers_secret_file_is_refused_in_one_line(hostile):
-    for kind in ("fifo", "directory", "device"):
-        done = subprocess.run([sys.executable, "-m", "capefed.ops.worker", "--runtime", "127.0.0.1:9", "--secret-file",
-                               str(hostile[kind])], cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT,
-                              env=_env())
+@pytest.mark.parametrize("command", [["capefed.ops.worker"], ["capefed.ops.dropout", "--signal", "unused"]])
+def test_the_workers_secret_file_is_refused_in_one_line(hostile, command, tmp_path):
+    """The worker and the drop-out demonstration's worker read the secret through one reader
+    (capefed.ops.worker.secret_from_file)."""
+    empty = tmp_path / "empty-secret"
+    empty.write_bytes(b"")
+    for path, words in [*((hostile[k], f"the secret file {hostile[k]} {WORDS[k]}") for k in ("fifo", "directory",
+                                                                                              "device")),
+                        (empty, "the secret is empty")]:
+        done = subprocess.run([sys.executable, "-m", *command, "--runtime", "127.0.0.1:9", "--secret-file",
+                               str(path)], cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT, env=_env())
         assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
-        assert f"--secret-file: the secret file {hostile[kind]} {WORDS[kind]}" in done.stderr, done.stderr
+        assert f"--secret-file: {words}" in done.stderr, done.stderr
 
 
 def test_a_fifo_swapped_in_after_the_check_cannot_block(tmp_path, monkeypatch):

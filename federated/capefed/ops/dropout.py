@@ -23,11 +23,10 @@ from pathlib import Path
 from flwr.app import Context, Message
 
 from ..app.client_app import app as client_app
-from ..app.dp import InputError, read_file
 from ..app.messages import unbundle
 from ..app.wire import WireError, from_records
 from .deployment import LOOPBACK
-from .worker import MAX_SECRET_BYTES, POLL_SECONDS, serve
+from .worker import POLL_SECONDS, secret_from_file, serve
 
 __all__ = ["RELEASE", "asks_to_release", "command", "failing", "fresh_signal", "main", "signal_file"]
 
@@ -87,12 +86,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="the file written when the aggregator asks this site to release")
     parser.add_argument("--secret-file", help="the SuperNode's --superexec-auth-secret-file")
     args = parser.parse_args(argv)
-    secret = None
-    if args.secret_file:
-        try:
-            secret = read_file(args.secret_file, MAX_SECRET_BYTES, "the secret file")
-        except InputError as exc:
-            parser.error(f"--secret-file: {exc}")
+    secret = secret_from_file(parser, args.secret_file)
     logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(asctime)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)
     serve(args.runtime, secret=secret, poll=POLL_SECONDS, app=failing(client_app, args.signal))

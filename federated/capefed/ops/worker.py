@@ -48,7 +48,7 @@ from pathlib import Path
 
 __all__ = ["APP_PYPROJECT", "CODE_PACKAGE", "DASHBOARD_PACKAGES", "FAB_METHODS", "MAX_FAB_BYTES", "MAX_FAB_MEMBERS",
            "POLL_SECONDS", "FabError", "check_install", "code_digests", "code_problem", "fab_files", "installed_digest",
-           "installed_files", "main", "serve", "supervise"]
+           "installed_files", "main", "secret_from_file", "serve", "supervise"]
 
 POLL_SECONDS = 0.25
 """Seconds between the worker's requests for a task when none is waiting (Flower's SuperExec default is 1 s)."""
@@ -398,16 +398,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--runtime is required")
     if not 0.01 <= args.poll <= 60:
         parser.error(f"--poll {args.poll}: between 0.01 and 60 seconds")
-    secret = None
-    if args.secret_file:
-        from ..app.dp import InputError, read_file  # noqa: PLC0415
-
-        try:
-            secret = read_file(args.secret_file, MAX_SECRET_BYTES, "the secret file")
-        except InputError as exc:
-            parser.error(f"--secret-file: {exc}")
-        if not secret:
-            parser.error("--secret-file: the secret is empty")
+    secret = secret_from_file(parser, args.secret_file)
     logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(asctime)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per request for a task
     stop = threading.Event()
@@ -419,6 +410,22 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(sig, lambda *_: _stopping(stop))
     serve(args.runtime, secret=secret, poll=args.poll, stop=stop)
     return 0
+
+
+def secret_from_file(parser: argparse.ArgumentParser, path: str | None) -> bytes | None:
+    """The Runtime API's shared secret from ``--secret-file`` (None without one); a missing, oversized or empty file
+    ends the command with one line naming the flag (``parser.error``)."""
+    if not path:
+        return None
+    from ..app.dp import InputError, read_file  # noqa: PLC0415
+
+    try:
+        secret = read_file(path, MAX_SECRET_BYTES, "the secret file")
+    except InputError as exc:
+        parser.error(f"--secret-file: {exc}")
+    if not secret:
+        parser.error("--secret-file: the secret is empty")
+    return secret
 
 
 def _stopping(stop: threading.Event) -> None:
