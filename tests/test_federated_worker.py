@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 from capefed.ops.federation import APP_DIR, REPO_DIR
@@ -47,6 +48,8 @@ assert "object_store.get(tree.object_id)) == b\"\"" in push, "the wait for the r
 assert "TaskType.AGENT_APP" in inspect.getsource(nodestate.InMemoryNodeState.finish_task)
 assert "CLIENT_APP" not in inspect.getsource(nodestate.InMemoryNodeState.finish_task), "Flower answers it now"
 assert nodestate.CLIENT_APP_CRASHED_ERROR.code and loop.iterate_object_tree
+assert "is_retrieved" in nodestate.MessageEntry.__dataclass_fields__
+assert "self.lock_msg_store" in inspect.getsource(nodestate.InMemoryNodeState.__init__)
 from capefed.ops.supernode import guard_replies
 guard_replies(); guard_replies()
 assert loop._push_messages.guarded
@@ -97,6 +100,16 @@ assert state.finish_task(task, SubStatus.FAILED, "the worker's call failed")
 assert reply.metadata.reply_to_message_id == taken.metadata.message_id
 assert reply.has_error() and reply.error.code == ErrorCode.CLIENT_APP_CRASHED, reply.error
 state.delete_messages(message_ids=[reply.metadata.message_id, taken.metadata.message_id])
+
+# a ClientApp task that ends FAILED before its worker took the message: answered too (no other task will take it)
+msg = Message(RecordDict(), dst_node_id=7, message_type="query")
+loop._insert_message(msg, state, store)
+task = state.create_task(task_type=TaskType.CLIENT_APP, run_id=RUN)
+assert state.claim_task(task) and state.activate_task(task)
+assert state.finish_task(task, SubStatus.FAILED, "the worker could not read its task")
+(reply,) = state.get_messages_legacy(is_reply=True)
+assert reply.metadata.reply_to_message_id == msg.metadata.message_id and reply.has_error()
+state.delete_messages(message_ids=[reply.metadata.message_id, msg.metadata.message_id])
 
 # a reply whose part never arrives: waited for while the task lives, dropped once it ended
 taken, task = received("query")
@@ -189,23 +202,25 @@ def test_a_task_ends_only_after_its_last_heartbeat_and_a_refused_call_never_stop
     from capefed.ops import worker
     from flwr.supercore.runtime import RuntimeHttpClient
 
-    events: list[tuple[str, float]] = []
+    events: list[str] = []
+    beating = threading.Event()
 
     def heartbeat(self, request):
-        events.append(("beat", time.monotonic()))
-        time.sleep(0.2)  # a slow answer on a loaded machine
-        events.append(("beat done", time.monotonic()))
+        events.append("beat")
+        beating.set()
+        time.sleep(0.5)  # a slow answer on a loaded machine: the task's reply is pushed meanwhile
+        events.append("beat done")
 
     message = type("M", (), {"metadata": type("D", (), {"message_type": "query"})()})()
     fab, run = type("F", (), {"hash_str": "h"})(), type("R", (), {"run_id": 1})()
     monkeypatch.setattr(worker, "HEARTBEAT_SECONDS", 0.01)
     monkeypatch.setattr(RuntimeHttpClient, "SendTaskHeartbeat", heartbeat)
     monkeypatch.setattr(runtime, "pull_task_input", lambda client: (message, None, run, fab))
-    monkeypatch.setattr(runtime, "push_message", lambda client, reply, context: time.sleep(0.3))
-    monkeypatch.setattr(runtime, "push_task_output", lambda **kw: events.append(("end", time.monotonic())))
+    monkeypatch.setattr(runtime, "push_message", lambda client, reply, context: beating.wait(60))
+    monkeypatch.setattr(runtime, "push_task_output", lambda **kw: events.append("end"))
     line = worker.run_task("127.0.0.1:9", "token", lambda message, context: "reply", {"h": None})
     assert line == "answered query of run 1"
-    assert events[-1][0] == "end" and any(kind == "beat done" for kind, _ in events), events
+    assert beating.is_set() and events[-1] == "end" and "beat done" in events, events
 
     interrupted = []
     previous = signal.signal(signal.SIGINT, lambda *_: interrupted.append(True))

@@ -20,8 +20,8 @@ modules that read it: a dead node is noticed after 20 s, a dead worker's task af
 It also closes two waits of the SuperNode's loop that never end once a worker died or failed in the middle of a task
 (:func:`guard_replies`); either left the node answering nothing else, for good:
 
-* a ClientApp task that ends FAILED without a reply (a worker whose Runtime API call failed after it took the
-  message) gets no reply at all: Flower answers a lapsed claim with "ClientApp stopped responding", and a failed
+* a ClientApp task that ends FAILED without a reply (a worker whose Runtime API call failed before or after it took
+  the message) gets no reply at all: Flower answers a lapsed claim with "ClientApp stopped responding", and a failed
   AgentApp task, but not a failed ClientApp task, and the loop waits for that reply forever. Here it gets the same
   error reply as a lapsed claim;
 * a reply whose parts never arrive (its worker killed after handing over the reply and before its contents): the loop
@@ -138,7 +138,8 @@ def guard_replies() -> None:
     _check_version()
     state_class = nodestate.InMemoryNodeState
     for owner, name in ((loop, "_push_messages"), (loop, "iterate_object_tree"), (state_class, "finish_task"),
-                        (state_class, "_store_error_replies"), (nodestate, "CLIENT_APP_CRASHED_ERROR")):
+                        (state_class, "_store_error_replies"), (nodestate, "CLIENT_APP_CRASHED_ERROR"),
+                        (nodestate, "MessageEntry")):
         if not hasattr(owner, name):
             raise RuntimeError(f"{getattr(owner, '__name__', owner)} has no {name}: use flower-supernode")
     if getattr(loop._push_messages, "guarded", False):
@@ -154,7 +155,12 @@ def guard_replies() -> None:
         if finished and sub_status == SubStatus.FAILED:
             tasks = self.get_tasks(task_ids=[task_id])
             if tasks and tasks[0].type == TaskType.CLIENT_APP:  # Flower answers a failed AgentApp task only
-                self._store_error_replies({tasks[0].run_id}, nodestate.CLIENT_APP_CRASHED_ERROR)
+                with self.lock_msg_store:  # the run's message is this task's (one at a time), taken or not yet
+                    for entry in self.msg_store.values():
+                        metadata = entry.message.metadata
+                        if metadata.run_id == tasks[0].run_id and not metadata.reply_to_message_id:
+                            entry.is_retrieved = True
+                    self._store_error_replies({tasks[0].run_id}, nodestate.CLIENT_APP_CRASHED_ERROR)
         return finished
 
     guarded_push.guarded = True
