@@ -38,7 +38,9 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable, Iterator
 from types import ModuleType
+from typing import Any
 
 __all__ = ["FLWR_VERSION", "HEARTBEAT_SECONDS", "IDLE_SECONDS", "ReplyLost", "guard_replies", "main", "shorten_waits"]
 
@@ -105,17 +107,19 @@ class ReplyLost(RuntimeError):
     """A reply's contents will never arrive: no worker holds a task any more."""
 
 
-def _live_tasks(state) -> bool:
+def _live_tasks(state: Any) -> bool:
+    """Whether a worker holds a task of this node (``state``: Flower's NodeState)."""
     from flwr.common.constant import Status  # noqa: PLC0415
 
     return bool(state.get_tasks(statuses=[Status.STARTING, Status.RUNNING]))  # (lapsed claims are ended first)
 
 
-def _complete_before_sending(send, store, state, iterate):
+def _complete_before_sending(send: Callable[..., tuple[set[str], str]], store: Any, state: Any,
+                             iterate: Callable[[Any], Iterator[Any]]) -> Callable[..., tuple[set[str], str]]:
     """``send`` for the SuperNode's loop that first waits until every part of the reply is in the node's store, and
     only while a worker holds a task: a part missing once none does (checked again after that) never comes."""
 
-    def send_complete(message, object_tree, runtime):
+    def send_complete(message: Any, object_tree: Any, runtime: float) -> tuple[set[str], str]:
         ids = [tree.object_id for tree in iterate(object_tree)]
         while missing := [i for i in ids if store.get(i) == b""]:
             if not _live_tasks(state) and any(store.get(i) == b"" for i in missing):
@@ -146,11 +150,12 @@ def guard_replies() -> None:
         return
     push_messages, finish_task = loop._push_messages, state_class.finish_task
 
-    def guarded_push(*, state, object_store, send, push_object):
+    def guarded_push(*, state: Any, object_store: Any, send: Callable[..., tuple[set[str], str]],
+                     push_object: Callable[..., None]) -> None:
         send = _complete_before_sending(send, object_store, state, loop.iterate_object_tree)
         return push_messages(state=state, object_store=object_store, send=send, push_object=push_object)
 
-    def guarded_finish(self, task_id: int, sub_status: str, details: str) -> bool:
+    def guarded_finish(self: Any, task_id: int, sub_status: str, details: str) -> bool:
         finished = finish_task(self, task_id, sub_status, details)
         if finished and sub_status == SubStatus.FAILED:
             tasks = self.get_tasks(task_ids=[task_id])
