@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..family import Family
-from .command import COMMAND
+from .command_run import RUN_COMMAND as COMMAND
 from .contract import compare
 from .evaluation import METRICS
 from .flags import FLAG_GROUP, FLAGS
