@@ -117,3 +117,26 @@ def test_several_eps_are_one_comparison_each_with_the_same_documents():
     assert [c["eps"] for c in curves] == [10.0, 100.0]
     # the non-private topics do not depend on eps: the same documents at both budgets give the same error
     assert curves[0]["results"][0]["mean"] == curves[1]["results"][0]["mean"]
+
+
+def test_the_pages_reports_are_the_one_report_builder_of_a_comparison():
+    """pca_report and otd_report are the contract's Comparison through family_report: the same rows, guarantees and
+    scenario as the Any family report of that Comparison; only the settings, story and script are the family's."""
+    from dpcore.reports import comparison_report, otd_report, pca_report
+
+    pca = families()["pca"]
+    data = PcaRunData(dim=6, k=2)
+    result = pca.compare(SCENARIO, data, ("cape", "nonpriv"), runs=2, seed=4, workers=1)
+    setup = result.detail.setup
+    page = pca_report(setup, result.detail.comparison, source={"kind": "synthetic", "dim": 6, "spectrum": "power",
+                                                               "decay": 1.0}, k=2, features="centre",
+                      preprocessing="max-norm", scale=1.0, by_label=False, allow_replacement=False, seed=4,
+                      algorithms=["cape", "nonpriv"], runs=2, rank=None)
+    generic = comparison_report(result, data)
+    assert page.results == generic.results and page.guarantees == generic.guarantees
+    assert page.scenario == generic.scenario and page.numbers == generic.numbers
+    assert "prepare_pca" in page.script and "dpcore import compare" in generic.script
+    otd = families()["otd"].compare(SCENARIO, families()["otd"].sweep.data(model="mog", dim=5, k=2),
+                                    ("cape", "nonpriv"), runs=1, seed=2, workers=1)
+    page = otd_report(otd.detail, spec=None, source="synthetic MOG")
+    assert page.results == comparison_report(otd, families()["otd"].sweep.data(model="mog", dim=5, k=2)).results

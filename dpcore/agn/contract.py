@@ -14,13 +14,13 @@ from typing import Any
 from ..family import Comparison, Progress, RunRecord, ShouldStop
 from ..limits import DEFAULT_MEMORY_BUDGET
 from ..scenario import Scenario
-from .compare import compare_algorithms
+from .compare import OtdComparison, compare_algorithms
 from .guarantees import comparison_guarantees
 from .problem import OtdSettings, upload_problem
 from .sweep import OtdData
 from .table import default_algorithms
 
-__all__ = ["OtdRunData", "OtdUpload", "compare"]
+__all__ = ["OtdRunData", "OtdUpload", "compare", "otd_comparison"]
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -63,9 +63,16 @@ def compare(scenario: Scenario, data: OtdData | None = None, algorithms: Sequenc
         estimator=upload.estimator)})
     result = compare_algorithms(scenario, names, runs=runs, seed=seed, settings=data.settings(collusion),
                                 progress=progress, should_stop=should_stop, workers=workers, **source)
+    return otd_comparison(result, seconds=time.perf_counter() - start)
+
+
+def otd_comparison(result: OtdComparison, *, seconds: float = 0.0) -> Comparison:
+    """capeAGN's own result (:func:`compare_algorithms`'s) as the contract's :class:`~dpcore.family.Comparison`: one
+    record per run and algorithm ("failed" with the whitening's reason), every view's guarantee, the bits per
+    value."""
     records = tuple(RunRecord(run=r.run, algorithm=r.algorithm, metrics=dict(r.metrics),
                               status="ok" if r.error is None else "failed", reason=r.error) for r in result.records)
     return Comparison(family="otd", algorithms=result.algorithms, summaries=result.summaries, records=records,
                       guarantees=comparison_guarantees(result), bits_per_value=result.bits_per_value(),
-                      scenario=result.scenario, runs=result.runs, seed=seed, notes=result.notes,
-                      stopped=result.stopped, seconds=time.perf_counter() - start, detail=result)
+                      scenario=result.scenario, runs=result.runs, seed=result.seed, notes=result.notes,
+                      stopped=result.stopped, seconds=seconds, detail=result)

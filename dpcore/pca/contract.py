@@ -19,7 +19,7 @@ from .metrics import METRICS
 from .setup import PcaSetup, prepare_pca
 from .sweep import PcaData, data_set
 
-__all__ = ["PcaDetail", "PcaRunData", "compare"]
+__all__ = ["PcaDetail", "PcaRunData", "compare", "pca_comparison"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -61,6 +61,14 @@ def compare(scenario: Scenario, data: PcaData | None = None, algorithms: Sequenc
                         features=data.features, seed=seed, solver_dtype=data.solver_dtype)
     result = compare_pca(setup.problem, setup.privacy, algorithms, runs, seed, rank=data.rank, progress=progress,
                          should_stop=should_stop, workers=workers)
+    return pca_comparison(setup, result, seed, collusion=collusion)
+
+
+def pca_comparison(setup: PcaSetup, result: PcaComparison, seed: int, *,
+                   collusion: int | None = None) -> Comparison:
+    """capePCA's own result (:func:`prepare_pca`'s setup and :func:`compare_pca`'s comparison, run with ``seed``) as
+    the contract's :class:`~dpcore.family.Comparison`: one record per run and algorithm, the guarantees of every view
+    with up to ``collusion`` colluders (None: the audit's default), the notes of both."""
     records = tuple(RunRecord(run=run, algorithm=name, metrics={m: float(r.metrics[m]) for m in METRICS})
                     for run in range(len(next(iter(result.results.values())))) for name, rs in result.results.items()
                     for r in rs[run:run + 1])
