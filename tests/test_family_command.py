@@ -140,3 +140,13 @@ def test_the_pages_reports_are_the_one_report_builder_of_a_comparison():
                                     ("cape", "nonpriv"), runs=1, seed=2, workers=1)
     page = otd_report(otd.detail, spec=None, source="synthetic MOG")
     assert page.results == comparison_report(otd, families()["otd"].sweep.data(model="mog", dim=5, k=2)).results
+
+
+def test_a_new_familys_command_is_registered_from_the_family_table(monkeypatch, capsys):
+    toy = replace(families()["otd"], name="toy", position=99, command=_toy_command())
+    table = {**families(), "toy": toy}
+    monkeypatch.setattr(family_command, "families", lambda: table)
+    assert main(["toy", "--seed", "1"]) == 0
+    assert capsys.readouterr().out.startswith("toy: 1 comparison(s)")
+    assert main(["--help"]) == 0
+    assert "    toy " in capsys.readouterr().out

@@ -11,12 +11,12 @@ import argparse
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ..family import Comparison, Family, Flag
+from ..family import Comparison, Family, Flag, families
 from . import print_guarantees, print_json, print_rings, say
 from .options import algorithm_choices, integer, real
 from .table import metrics_text, table
 
-__all__ = ["add_flags", "flag_arguments", "register_family", "run_family"]
+__all__ = ["add_flags", "flag_arguments", "register_families", "register_family", "run_family"]
 
 
 def flag_arguments(flag: Flag, table: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -65,6 +65,16 @@ def register_family(sub: argparse._SubParsersAction, family: Family,
     add_flags(parser, command.arguments, family.algorithms)
     parser.set_defaults(func=run or (lambda args: run_family(family, args)))
     return parser
+
+
+def register_families(sub: argparse._SubParsersAction, *, skip: Iterable[str] = ()) -> None:
+    """The run command of every family whose command has its hooks (``Family.command.prepare`` and ``view``), in the
+    order of the families, except the names in ``skip`` (commands registered by a module of their own)."""
+    skipped = set(skip)
+    for family in families().values():
+        command = family.command
+        if family.name not in skipped and command is not None and command.prepare is not None:
+            register_family(sub, family)
 
 
 def _reasons(family: Family, comparisons: Sequence[Comparison]) -> dict[str, str]:
