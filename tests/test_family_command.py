@@ -16,7 +16,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from dpcore.agn.contract import OtdRunData, OtdUpload
+from dpcore.agn.contract import OtdRunData, OtdRunUpload
 from dpcore.cli import build_parser, family_command, main
 from dpcore.cli.family_command import register_family, run_family
 from dpcore.family import CommandJob, CommandView, FamilyCommand, Flag, families
@@ -99,7 +99,7 @@ def test_the_run_data_of_one_comparison_keep_the_sweeps_data_and_numbers():
 def test_uploaded_samples_and_the_memory_budget_reach_capeagns_comparison():
     otd = families()["otd"]
     values = np.random.default_rng(5).normal(size=(600, 4))
-    data = OtdRunData(model="mog", dim=4, k=2, upload=OtdUpload(values=values), memory_budget=2**25,
+    data = OtdRunData(model="mog", dim=4, k=2, upload=OtdRunUpload(values=values), memory_budget=2**25,
                       path="auto")
     result = otd.compare(SCENARIO, data, ("cape", "nonpriv"), runs=1, seed=1, workers=1)
     assert result.detail.reference != "truth"  # uploaded data: measured against the non-private result

@@ -25,7 +25,7 @@ from ..validation import InputError
 from ..workers import worker_count
 from .command import COMMAND
 from .compare import OtdComparison
-from .contract import OtdRunData, OtdUpload
+from .contract import OtdRunData, OtdRunUpload
 from .evaluation import METRICS
 from .models import DEFAULT_SIGMA2
 from .table import ALGORITHMS
@@ -53,7 +53,7 @@ def _scenario(args: Any) -> Scenario:
     return scenario.replace(**extra) if extra else scenario
 
 
-def _upload(args: Any) -> tuple[OtdUpload, int]:
+def _upload(args: Any) -> tuple[OtdRunUpload, int]:
     """The uploaded data and their dimension D."""
     if args.vocabulary and args.d is not None:
         raise InputError("--d does not apply with --vocabulary: the vocabulary file sets D (its number of words); "
@@ -63,13 +63,13 @@ def _upload(args: Any) -> tuple[OtdUpload, int]:
     content = read_file(args.data, MAX_UPLOAD_BYTES if args.model == "mog" else MAX_TEXT_BYTES, "data file")
     if args.model == "mog":
         values = parse_numeric_csv(content).values
-        return OtdUpload(values=values, sigma2=args.sigma2, norm_bound=args.norm_bound), int(values.shape[1])
+        return OtdRunUpload(values=values, sigma2=args.sigma2, norm_bound=args.norm_bound), int(values.shape[1])
     vocabulary = (parse_vocabulary(read_file(args.vocabulary, MAX_VOCABULARY_BYTES, "vocabulary file"))
                   if args.vocabulary else None)
     if vocabulary is None and args.d is None:
         raise InputError("stm --data needs --d (vocabulary size: the D most frequent words) or --vocabulary FILE")
     corpus = parse_uploaded_documents(content, args.data, vocab_size=args.d, vocabulary=vocabulary)
-    return OtdUpload(values=corpus, estimator=args.estimator), len(corpus.vocabulary)
+    return OtdRunUpload(values=corpus, estimator=args.estimator), len(corpus.vocabulary)
 
 
 def prepare(args: Any) -> CommandJob:

@@ -2,7 +2,7 @@
 :func:`compare_algorithms` on the synthetic model its :class:`~dpcore.agn.sweep.OtdData` describe, whose numbers it
 keeps; the result is the contract's :class:`~dpcore.family.Comparison` (its ``detail``: the :class:`OtdComparison`).
 :class:`OtdRunData` are the data settings of one comparison (the command line's), which can also carry uploaded data
-(:class:`OtdUpload`) and the memory budget that decides the third-moment path - options a sweep does not offer."""
+(:class:`OtdRunUpload`) and the memory budget that decides the third-moment path - options a sweep does not offer."""
 
 from __future__ import annotations
 
@@ -20,11 +20,11 @@ from .problem import OtdSettings, upload_problem
 from .sweep import OtdData
 from .table import default_algorithms
 
-__all__ = ["OtdRunData", "OtdUpload", "compare", "otd_comparison"]
+__all__ = ["OtdRunData", "OtdRunUpload", "compare", "otd_comparison"]
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
-class OtdUpload:
+class OtdRunUpload:
     """Uploaded data (:func:`dpcore.agn.upload_problem`): ``values`` (an N x D table: a MOG problem with ``sigma2``
     and ``norm_bound``, None: estimated; or a :class:`~dpcore.data.Corpus`: an STM problem with ``estimator``),
     dealt to the scenario's sites with the comparison's seed. There is no ground truth: the reference is the
@@ -39,10 +39,10 @@ class OtdUpload:
 @dataclass(frozen=True, kw_only=True)
 class OtdRunData(OtdData):
     """:class:`OtdData` of one comparison: ``memory_budget`` (bytes; decides the third-moment path "auto") and
-    ``upload`` (uploaded data instead of the synthetic model, :class:`OtdUpload`; None: the model)."""
+    ``upload`` (uploaded data instead of the synthetic model, :class:`OtdRunUpload`; None: the model)."""
 
     memory_budget: int = DEFAULT_MEMORY_BUDGET
-    upload: OtdUpload | None = None
+    upload: OtdRunUpload | None = None
 
     def settings(self, collusion: int | None = None) -> OtdSettings:
         return replace(super().settings(collusion), memory_budget=int(self.memory_budget))
