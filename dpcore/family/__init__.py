@@ -34,7 +34,7 @@ from .descriptor import Family
 from .entry import GUARANTEES, Algorithm, GuaranteeContext, GuaranteeRule, PlannerScheme, RunContext, Runner, Sizes
 from .fit import Fit, front_scenario
 from .flags import FamilyCommand, Flag
-from .form import data_form
+from .form import FormField, FormRule, data_form, page_form
 from .metrics import Metric, metric_table
 from .planner_hooks import DataLoader, FamilyPlanner, PlannerData, nested_subsample
 from .rings import FLOAT_VALUES, bits_label, ring_sentence, widest_ring
@@ -57,6 +57,8 @@ __all__ = [
     "FamilyCommand",
     "Fit",
     "Flag",
+    "FormField",
+    "FormRule",
     "FamilyPlan",
     "FamilyPlanner",
     "FamilySweep",
@@ -82,6 +84,7 @@ __all__ = [
     "guarantee_records",
     "metric_table",
     "nested_subsample",
+    "page_form",
     "progress_tick",
     "result_rows",
     "ring_sentence",
