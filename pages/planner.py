@@ -35,6 +35,7 @@ from dpcore.scenario.settings_link import Setting
 from dpcore.textio import load_json
 from dpcore.validation import InputError
 from dpcore.workers import warm_up
+from pages.shared.family_form import field_widgets
 from pages.shared.navigation import start_page
 from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error, widget_options, widget_range
 
@@ -106,19 +107,10 @@ def _data_fields(family: str, fixed: set[str]) -> dict:
     own; the data type checks the values (its message names the field)."""
     prefix = f"plan_{family}_"
     form = {key: s for key, s in data_form(FAMILIES[family], prefix).items() if key.removeprefix(prefix) not in fixed}
-    values: dict = {}
-    if form:
-        with st.expander(f"Data settings ({FAMILIES[family].label})", expanded=False):
-            slots = st.columns(2)
-            for i, (key, setting) in enumerate(form.items()):
-                where, name = slots[i % 2], key.removeprefix(prefix)
-                if setting.kind == "bool":
-                    values[name] = where.toggle(setting.label, key=key)
-                elif setting.kind == "text":
-                    values[name] = where.text_input(setting.label, key=key, max_chars=setting.max_chars)
-                else:
-                    values[name] = where.number_input(setting.label, **widget_range(PLAN, key), key=key)
-    return values
+    if not form:
+        return {}
+    with st.expander(f"Data settings ({FAMILIES[family].label})", expanded=False):
+        return field_widgets(form, prefix, PLAN, columns=2)
 
 
 @st.cache_resource(max_entries=8, show_spinner="Preparing the data ...")
