@@ -290,10 +290,14 @@ def _compute(progress) -> LdaCurve:
                      seed=int(seed), settings=lda_settings, progress=progress)
 
 
-clicked = st.button("Run", type="primary", key="tm_run", disabled=bool(problems))
-if (clicked or st.session_state.pop("tm_autorun", False)) and not problems and run_into(RESULT_KEY, _compute):
-    st.session_state["tm_report_data"] = (spec, "synthetic corpus" if spec is not None else source)
-    st.session_state.pop(REGIME_KEY, None)
+def _run_section() -> None:
+    """The Run button and the results: one fragment, so a Run re-renders this section only, not the page above (a
+    story button reruns the page, and its Run starts here: ``tm_autorun``)."""
+    clicked = st.button("Run", type="primary", key="tm_run", disabled=bool(problems))
+    if (clicked or st.session_state.pop("tm_autorun", False)) and not problems and run_into(RESULT_KEY, _compute):
+        st.session_state["tm_report_data"] = (spec, "synthetic corpus" if spec is not None else source)
+        st.session_state.pop(REGIME_KEY, None)
+    _results()
 
 # --- results ---------------------------------------------------------------------------------------------------------
 
@@ -338,9 +342,22 @@ def _headline_eps(curve: LdaCurve) -> float:
     return min(curve.grid, key=lambda e: abs(np.log(e / OPENING.eps)))
 
 
+def _top_words(result: LdaCurve) -> None:
+    """The top words of one algorithm's topics at one ε (a fragment of its own: a choice redraws this table only)."""
+    names = [n for n in result.algorithms if (n, result.grid[-1]) in result.examples]
+    c1, c2 = st.columns(2)
+    shown = c1.selectbox("Top words of", names, format_func=TITLES.get, key="tm_words_of") if names else None
+    eps_shown = c2.selectbox("at ε", result.grid, index=len(result.grid) - 1, key="tm_words_eps")
+    example = result.examples.get((shown, eps_shown)) if shown else None
+    if example is not None:
+        words = top_words(example.topics, result.problem.vocabulary, 8)
+        st.dataframe(pd.DataFrame({f"topic {i + 1}": [w for w, _ in ws] for i, ws in enumerate(words)}),
+                     hide_index=True, width="stretch")
+
+
 def _results() -> None:
-    """The results of the last Run (a fragment: choosing the top words or comparing the configurations re-renders
-    these only)."""
+    """The results of the last Run (in the Run's fragment: choosing the top words or comparing the configurations
+    re-renders this section only)."""
     result: LdaCurve | None = st.session_state.get(RESULT_KEY)
     st.subheader("Results")
     if result is None:
@@ -379,15 +396,7 @@ def _results() -> None:
             line += f"  \n  *Why {'some runs had no result' if usable else 'not'}:* {symbolic(result.reasons[name])}"
         st.markdown(line)
     if p.vocabulary:
-        names = [n for n in result.algorithms if (n, result.grid[-1]) in result.examples]
-        c1, c2 = st.columns(2)
-        shown = c1.selectbox("Top words of", names, format_func=TITLES.get, key="tm_words_of") if names else None
-        eps_shown = c2.selectbox("at ε", result.grid, index=len(result.grid) - 1, key="tm_words_eps")
-        example = result.examples.get((shown, eps_shown)) if shown else None
-        if example is not None:
-            words = top_words(example.topics, p.vocabulary, 8)
-            st.dataframe(pd.DataFrame({f"topic {i + 1}": [w for w, _ in ws] for i, ws in enumerate(words)}),
-                         hide_index=True, width="stretch")
+        results_fragment(lambda: _top_words(result))  # choosing redraws the top words only
     for note in result.notes:
         st.caption(symbolic(note))
     report_spec, report_source = st.session_state.get("tm_report_data", (None, "a text corpus"))
@@ -456,4 +465,4 @@ def _results() -> None:
             st.markdown(f"- {symbolic(sentences[key])}")
 
 
-results_fragment(_results)
+results_fragment(_run_section)
