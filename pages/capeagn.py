@@ -487,13 +487,12 @@ def _results() -> None:
     report_spec, report_source = st.session_state.get("capeagn_report_data", (None, "uploaded data"))
     result_footer(guarantees, TITLES, lambda: otd_report(result, spec=report_spec, source=report_source),
                   "capeagn_result", "capeagn_report")
-    with st.expander("How each algorithm makes its noise"):
-        for alg in result.algorithms:  # the table entry's description; its privacy is the guarantee table above
-            st.markdown(f"- **{TITLES[alg]}**: {symbolic(ALGORITHMS[alg].description)}")
+    with st.expander("How each algorithm makes its noise"):  # one element each: the browser lays out each one
+        st.markdown("\n".join(f"- **{TITLES[alg]}**: {symbolic(ALGORITHMS[alg].description)}"  # the table's words
+                               for alg in result.algorithms))  # (its privacy: the guarantee table above)
     if result.notes:
         with st.expander(f"Notes ({len(result.notes)})"):
-            for note in result.notes:
-                st.markdown(f"- {symbolic(note)}")
+            st.markdown("\n".join(f"- {symbolic(note)}" for note in result.notes))
 
 
 results_fragment(_run_section)

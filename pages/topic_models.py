@@ -385,7 +385,7 @@ def _results() -> None:
     show_guarantees(per_eps[eps0], TITLES, robust_key="tm_robust")
     show_chart(_curve_chart(result), "Topic error against ε", key="tm_chart")
     st.dataframe(_table(result, per_eps), hide_index=True, width="stretch")
-    st.markdown("**Which algorithms are usable on this corpus, and how they make their noise**")
+    usable_lines = []
     for name in result.algorithms:
         usable = result.usable(name)
         kind = "; ".join(dict.fromkeys(g.short for g in per_eps[eps0][name] if g.short)) or _privacy_cell(per_eps,
@@ -394,11 +394,13 @@ def _results() -> None:
         line = f"- **{TITLES[name]}** - {'usable' if usable else 'unusable'}, *{kind}*: {symbolic(why)}"
         if name in result.reasons:
             line += f"  \n  *Why {'some runs had no result' if usable else 'not'}:* {symbolic(result.reasons[name])}"
-        st.markdown(line)
+        usable_lines.append(line)
+    st.markdown("**Which algorithms are usable on this corpus, and how they make their noise**\n\n"  # one element:
+                + "\n".join(usable_lines))  # the browser renders and lays out each element it is sent
     if p.vocabulary:
         results_fragment(lambda: _top_words(result))  # choosing redraws the top words only
-    for note in result.notes:
-        st.caption(symbolic(note))
+    if result.notes:
+        st.caption("  \n".join(symbolic(note) for note in result.notes))  # one element for the notes
     report_spec, report_source = st.session_state.get("tm_report_data", (None, "a text corpus"))
     result_footer(per_eps[eps0], TITLES, lambda: lda_report(result, spec=report_spec, source=report_source),
                   "topic_models_result", "tm_report")
