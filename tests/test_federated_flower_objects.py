@@ -18,6 +18,7 @@ from capefed.app.server_app import FlowerTransport
 from capefed.app.wire import from_records, to_records
 from capefed.ops.demo import prepare_demo, simulate
 from flwr.app import Context, Error, Message, RecordDict
+from flwr.common.constant import ErrorCode
 from flwr.supercore.task_identity import TaskIdentity
 
 _RUNS = itertools.count()
@@ -27,10 +28,11 @@ class LocalGrid:
     """Delivers every pushed message to the addressed node's ClientApp at once; ``silent`` nodes never reply,
     ``failing`` nodes reply with a Flower error."""
 
-    def __init__(self, nodes, silent=(), failing=()):
+    def __init__(self, nodes, silent=(), failing=(), code=0, reason="ClientApp raised ValueError"):
         self.contexts = {i + 1: Context(run_id=7, node_id=i + 1, node_config=dict(config), state=RecordDict(),
                                         run_config={}) for i, config in enumerate(nodes)}
         self.silent, self.failing = set(silent), set(failing)
+        self.code, self.reason = code, reason
         self.replies: dict[str, Message] = {}
         self.count = 0
 
@@ -46,8 +48,7 @@ class LocalGrid:
             node = message.metadata.dst_node_id
             assert message.metadata.message_type == "query.bundle"
             if node in self.failing:
-                self.replies[message_id] = Message(Error(code=0, reason="ClientApp raised ValueError"),
-                                                   reply_to=message)
+                self.replies[message_id] = Message(Error(code=self.code, reason=self.reason), reply_to=message)
             elif node not in self.silent:
                 self.replies[message_id] = client_app.handle(message, self.contexts[node])
             ids.append(message_id)
@@ -107,6 +108,21 @@ def test_a_node_that_never_replies_is_reported_after_the_time_limit(demo):
     assert time.monotonic() - start < 5
     for outcome in outcomes:
         assert outcome.status == "stopped" and "node(s) 3 did not answer the hello within 0.3 s" in outcome.reason
+
+
+def test_a_crashed_worker_is_a_node_that_did_not_answer_not_a_refusal(demo):
+    """Flower's "ClientApp stopped responding" (the SuperNode's reply for a worker that died inside its task) says the
+    node answered nothing: the transport counts it as silence (server_app.NO_ANSWER), as after the deadline, so a
+    drop-out round can go on without it; a ClientApp that raised is that node's refusal."""
+    crashed = LocalGrid(demo.nodes, failing={3}, code=ErrorCode.CLIENT_APP_CRASHED,
+                        reason="ClientApp stopped responding.")
+    # the replies are made inside push_messages, within the step's time: 3 s leaves room for a loaded machine
+    for outcome in run_rounds(FlowerTransport(crashed, poll=0.01), _settings(demo, timeout=3.0)):
+        assert outcome.status == "stopped" and "node(s) 3 did not answer the hello within 3 s" in outcome.reason
+        assert "stopped responding" not in outcome.reason
+    raised = LocalGrid(demo.nodes, failing={3})
+    for outcome in run_rounds(FlowerTransport(raised, poll=0.01), _settings(demo, timeout=3.0)):
+        assert outcome.status == "stopped" and "node 3 failed: ClientApp raised ValueError" in outcome.reason
 
 
 def test_a_clientapp_error_stops_the_round_naming_the_site(demo):

@@ -28,6 +28,12 @@ POLL_SECONDS = 0.2
 this loop uses the same push_messages / pull_messages calls with a shorter pause."""
 
 
+NO_ANSWER = (ErrorCode.NODE_UNAVAILABLE, ErrorCode.CLIENT_APP_CRASHED)
+"""Flower's error replies that say a node answered nothing (it vanished, or its worker died inside the task: the
+SuperNode's "ClientApp stopped responding"): the node is silent, as after the step's deadline - a drop-out where the
+round tolerates one, never a refusal that stops a round. The site sent nothing, so nothing of it is held."""
+
+
 class FlowerTransport:
     """``rounds.Transport`` over a Flower Grid: one ``query.<action>`` message per node."""
 
@@ -59,8 +65,8 @@ class FlowerTransport:
                 node = waiting.pop(reply.metadata.reply_to_message_id, None)
                 if node is None:
                     continue
-                if reply.has_error() and reply.error.code == ErrorCode.NODE_UNAVAILABLE:
-                    continue  # the node vanished (no heartbeat): no answer, as after the deadline
+                if reply.has_error() and reply.error.code in NO_ANSWER:
+                    continue  # the node or its worker vanished: no answer, as after the deadline
                 replies[node] = _decoded(node, reply)
             if not waiting or (until is not None and until(set(replies), time.monotonic() - start)):
                 break
