@@ -314,7 +314,9 @@ def test_a_single_threaded_caller_with_one_blas_thread_forks_workers_that_end_wi
     while any(_alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(_alive(p) for p in pids)
-    no_mkl = {k: v for k, v in env.items() if k != "MKL_NUM_THREADS"}
     check = f"import sys; sys.path.insert(0, {str(ROOT)!r}); from dpcore import workers; print(workers._fork_is_safe())"
-    out = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, env=no_mkl)
-    assert out.stdout.strip() == "False"
+    without_omp = {k: v for k, v in env.items() if k != "OMP_NUM_THREADS"}
+    for setting, safe in ((env, "True"), (without_omp, "False"), (dict(env, OPENBLAS_NUM_THREADS="2"), "False"),
+                          ({k: v for k, v in env.items() if k != "MKL_NUM_THREADS"}, "True")):
+        out = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, env=setting)
+        assert out.stdout.strip() == safe
