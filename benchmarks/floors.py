@@ -82,3 +82,27 @@ def measure_floors(repeats: int = 7) -> Floors:
 
 def ratio(seconds: float, floor: float) -> str:
     return f"{seconds / floor:.1f}x" if floor > 0 else "-"
+
+
+BUSY_CODE = "while True: pass"
+"""The fixed background load of a ``busy`` condition (issue 34): one process spinning on one core."""
+
+
+def busy_core() -> int:
+    """Start the fixed background load (:data:`BUSY_CODE`); its pid (stop it with :func:`stop_busy`). Started through a
+    shell that exits at once, so it is not among the caller's descendants (whose CPU a benchmark may count)."""
+    import subprocess  # noqa: PLC0415
+
+    out = subprocess.run(["sh", "-c", f'"$0" -c "{BUSY_CODE}" >/dev/null 2>&1 & echo $!', sys.executable],
+                         capture_output=True, text=True, check=True)
+    return int(out.stdout.strip())
+
+
+def stop_busy(pid: int) -> None:
+    """Stop the background load started by :func:`busy_core`."""
+    import signal  # noqa: PLC0415
+
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass

@@ -10,6 +10,7 @@ import streamlit as st
 
 from dpcore.data import VOCABULARY_RULES, parse_vocabulary
 from dpcore.experiments import FAMILIES, PLANNED
+from dpcore.family import data_form
 from dpcore.limits import MAX_SEED, MAX_UPLOAD_BYTES
 from dpcore.notation import symbolic
 from dpcore.planner import (
@@ -34,6 +35,7 @@ from dpcore.scenario.settings_link import Setting
 from dpcore.textio import load_json
 from dpcore.validation import InputError
 from dpcore.workers import warm_up
+from pages.shared.family_form import field_widgets
 from pages.shared.navigation import start_page
 from pages.shared.widgets import restore_widgets, scenario_sidebar, show_chart, show_error, widget_options, widget_range
 
@@ -61,6 +63,8 @@ PLAN = {
                                 low=PROBABILITY_RANGE[0] * 100, high=PROBABILITY_RANGE[1] * 100),
     "plan_design": Setting(default=next(iter(DESIGNS)), label="Noise design", choices=tuple(DESIGNS)),
     "plan_read": Setting(default="proxy", label="Plan on", choices=tuple(READS)),
+    # every planned family's data settings, from its table entry (its data type's fields: dpcore.family.data_form)
+    **{key: setting for f in PLANNED for key, setting in data_form(FAMILIES[f], f"plan_{f}_").items()},
 }
 restore_widgets(PLAN)
 
@@ -97,14 +101,27 @@ OPTION_WIDGETS = {
 # "magic" writes a bare string of a page onto the page.
 
 
+def _data_fields(family: str, fixed: set[str]) -> dict:
+    """The family's data settings the source leaves free, one widget each (keys plan_<family>_<field>), from its
+    table entry's data type (dpcore.family.data_form): a family added later gets its fields with no form of its
+    own; the data type checks the values (its message names the field)."""
+    prefix = f"plan_{family}_"
+    form = {key: s for key, s in data_form(FAMILIES[family], prefix).items() if key.removeprefix(prefix) not in fixed}
+    if not form:
+        return {}
+    with st.expander(f"Data settings ({FAMILIES[family].label})", expanded=False):
+        return field_widgets(form, prefix, PLAN, columns=2)
+
+
 @st.cache_resource(max_entries=8, show_spinner="Preparing the data ...")
 def _data(family: str, source: str, upload_digest: str | None, options: str, k: int | None, seed: int,
-          _upload: bytes | None, name: str, read: str):
+          _upload: bytes | None, name: str, read: str, fields: str = "{}"):
     dataset, loader = (read_upload(family, source, _upload, name, **load_json(options, "loader options"))
                        if _upload is not None else read_bundled(family, source))
     if _upload is not None and read == "proxy":
         return proxy_data(family, source, dataset, k, seed)
-    settings = source_settings(family, source, **({} if k is None else {"k": k}))
+    settings = source_settings(family, source, **load_json(fields, "data settings"),
+                               **({} if k is None else {"k": k}))
     return prepare_data(family, settings, dataset, seed, loader)
 
 
@@ -159,6 +176,7 @@ if src.upload:
 if (src.upload or src.bundled is not None) and "k" in FAMILIES[family].sweep.data.__dataclass_fields__:
     k = int(right.number_input("Components K", 1, 200, FAMILIES[family].sweep.data().k, key="plan_upload_k",
                                help="Components or topics to recover from your data."))
+fields = {} if src.upload or src.bundled is not None else _data_fields(family, set(src.fields))
 
 solve = left.radio("Solve for", tuple(KNOBS), key="plan_solve", horizontal=True,
                    format_func=lambda k: symbolic(KNOBS[k]))
@@ -196,7 +214,7 @@ except InputError as exc:
 try:
     digest = hashlib.sha256(upload_bytes).hexdigest() if upload_bytes is not None else None
     data = _data(family, source, digest, json.dumps(options, sort_keys=True), k, int(seed), upload_bytes,
-                 upload_name, read)
+                 upload_name, read, json.dumps(fields, sort_keys=True))
 except InputError as exc:
     if src.upload:
         with upload_error.container():

@@ -21,10 +21,6 @@ from dpcore.experiments import (
     METRICS,
     PARAMETER_LABELS,
     PARAMETERS,
-    PCA_DATASETS,
-    LdaData,
-    OtdData,
-    PcaData,
     SweepResult,
     SweepSpec,
     algorithm_titles,
@@ -41,16 +37,13 @@ from dpcore.experiments.figures import curve_figure, figure_html, gain_figure
 from dpcore.experiments.presets import quick_name
 from dpcore.experiments.reading import STOP_CASES, figure_sentence, gain_sentence, meeting_sentence
 from dpcore.experiments.stored import FIRST_FIGURE, estimate_seconds, stored_result, stored_status
-from dpcore.family import data_form
-from dpcore.limits import MAX_LDA_ALPHA0, MAX_LDA_TOPICS, MAX_LDA_VOCABULARY, MAX_SEED, MAX_SWEEP_RUNS
+from dpcore.family import page_form
+from dpcore.limits import MAX_SEED, MAX_SWEEP_RUNS
 from dpcore.notation import symbolic
-from dpcore.pca.sweep import register_upload
-from dpcore.planner.export import upload_dataset
 from dpcore.reports import sweep_report
 from dpcore.scenario.settings_link import Setting
 from dpcore.validation import InputError
 from dpcore.workers import warm_up, worker_count
-from pages.shared.family_form import data_widgets
 from pages.shared.navigation import start_page
 from pages.shared.reports import report_downloads
 from pages.shared.sweep_job import JOB_KEY, POLL_SECONDS, duration, request_stop, start_job
@@ -68,60 +61,56 @@ warm_up()  # the worker processes of this page's runs start now, not at the firs
 
 MODES = {"preset": "a figure of the paper (preset)", "scenario": "my shared scenario"}
 VARIANTS = {"full": "full size (as stored)", "quick": "reduced"}
-UPLOAD = "upload"
+UPLOAD_KEY = "pu_upload"
 
 
-PCA_SOURCES = {**PCA_DATASETS, UPLOAD: "your own CSV (one sample per row; features standardised, as on capePCA)"}
+@st.cache_resource(max_entries=4, show_spinner="Reading the file ...")
+def _registered(family: str, source: str, digest: str, content: bytes, name: str) -> dict[str, Any]:
+    """An uploaded file read by the family's data source (as its computing page and the planner read it) and kept for
+    this process's sweeps: the data settings' fields that name it (``DataSource.register``)."""
+    src = FAMILIES[family].sources[source]
+    if src.register is None:
+        raise InputError(f"a sweep cannot run on {src.label}", "file")
+    return src.register(src.load(content, name))
 
 
-@st.cache_resource(max_entries=4, show_spinner="Reading the CSV ...")
-def _registered(digest: str, content: bytes, name: str) -> str:
-    """The uploaded CSV read as the capePCA page and the planner read it, kept for this process's sweeps."""
-    return register_upload(upload_dataset(content, name))
-
-
-def _pca_form() -> PcaData:
-    dataset = st.selectbox("Data", widget_options(PU, "pu_dataset"), format_func=PCA_SOURCES.get,
-                           key="pu_dataset", help="Bundled data are in data/; synthetic draws as many "
-                           "samples as the sites need; an upload is read as on the capePCA page.")
-    upload = None
-    if dataset == UPLOAD:
-        file = st.file_uploader("CSV file", type=["csv", "txt", "gz"], key="pu_upload",
-                                help="Numbers only, one sample per row (header and label column detected).")
+def _data_form(family: str) -> Any:
+    """The family's data settings from its form, read from the family table (``Family.form``, or every field of its
+    data type: dpcore.family.page_form; keys pu_...): a choice that names one of the family's upload sources asks for
+    the file; the fields that follow from the chosen algorithms come from ``Family.form_rule``; the data type checks
+    the values (an InputError names the field)."""
+    entry = FAMILIES[family]
+    values: dict[str, Any] = {}
+    uploads: dict[str, str] = {}
+    for key, (row, setting) in page_form(entry, "pu_").items():
+        helptext = row.help or None
+        if setting.choices is not None:
+            values[row.field] = st.selectbox(row.label, widget_options(PU, key), key=key, help=helptext,
+                                             format_func=(row.choices or {}).get)
+            source = entry.sources.get(values[row.field]) if isinstance(values[row.field], str) else None
+            if source is not None and source.upload:
+                uploads[row.field] = values[row.field]
+        elif setting.kind == "bool":
+            values[row.field] = st.toggle(row.label, key=key, help=helptext)
+        elif setting.kind == "text":
+            values[row.field] = st.text_input(row.label, key=key, max_chars=setting.max_chars, help=helptext)
+        else:
+            disabled = row.enabled_if is not None and values.get(row.enabled_if[0]) not in row.enabled_if[1]
+            values[row.field] = st.number_input(row.label, **widget_range(PU, key), key=key, disabled=disabled,
+                                                help=helptext)
+    for field, name in uploads.items():
+        src = entry.sources[name]
+        file = st.file_uploader("Your file", type=list(src.types), key=UPLOAD_KEY, help=f"{src.label}; nothing "
+                                "uploaded is executed.")
         if file is None:
-            raise InputError("upload a CSV file to sweep your own data", "file")
+            raise InputError("upload a file to sweep your own data", "file")
         content = file.getvalue()
-        upload = _registered(hashlib.sha256(content).hexdigest(), content, file.name)
-    k = st.number_input("K (subspace dimension)", **widget_range(PU, "pu_k"), key="pu_k",
-                        help="Number of principal components; at most D.")
-    dim = st.number_input("D (synthetic features)", **widget_range(PU, "pu_dim"), key="pu_dim",
-                          disabled=dataset != "synthetic", help="Dimension of the synthetic data.")
-    if upload is not None:
-        return PcaData(dataset="synthetic", upload=upload, k=int(k), features="standardise")
-    return PcaData(dataset=dataset, k=int(k), dim=int(dim))
-
-
-def _otd_form() -> OtdData:
-    model = st.selectbox("Model", widget_options(PU, "pu_model"), key="pu_model", format_func=_OTD_MODELS.get,
-                         help="Synthetic ground truth; q_comp is measured against it.")
-    d = st.number_input("D", **widget_range(PU, "pu_d"), key="pu_d", help="Features (MOG) or vocabulary size (STM).")
-    k_otd = st.number_input("K (components)", **widget_range(PU, "pu_otd_k"), key="pu_otd_k", help="Components, K ≤ D.")
-    chosen = st.session_state.get("pu_algorithms_otd", ())  # one without a projected sampler: dense where it fits
-    dense = any(getattr(FAMILIES["otd"].algorithms.get(a), "dense_only", False) for a in chosen)
-    return OtdData(model=model, dim=int(d), k=int(k_otd), path="auto" if dense else "projected")
-
-
-def _lda_form() -> LdaData:
-    d = st.number_input("D (vocabulary)", **widget_range(PU, "pu_lda_d"), key="pu_lda_d", help="Vocabulary size.")
-    k_lda = st.number_input("K (topics)", **widget_range(PU, "pu_lda_k"), key="pu_lda_k", help="Topics, K ≤ D - 1.")
-    alpha0 = st.number_input("α₀", **widget_range(PU, "pu_lda_alpha0"), key="pu_lda_alpha0",
-                             help="Dirichlet concentration of the topic proportions.")
-    return LdaData(dim=int(d), k=int(k_lda), alpha0=float(alpha0))
-
-
-DATA_FORMS = {"pca": _pca_form, "otd": _otd_form, "lda": _lda_form}
-# The data widgets of the three families' sweeps (their uploads and linked choices); any other family's are its data
-# type's fields (pages.shared.family_form.data_widgets, keys pu_<family>_<field>).
+        del values[field]
+        values.update(src.fields)
+        values.update(_registered(family, name, hashlib.sha256(content).hexdigest(), content, file.name))
+    if entry.form_rule is not None:
+        values.update(entry.form_rule(values, tuple(st.session_state.get(f"pu_algorithms_{family}", ()))))
+    return entry.sweep.data(**values)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -177,7 +166,6 @@ scenario_sidebar(scenario)
 
 # The page's widgets, one table: each widget is drawn with its range and choices from here, and its link (?settings=)
 # is checked against the same (a grid is parsed, and refused with a message, as typed).
-_OTD_MODELS = {"mog": "mixture of Gaussians", "stm": "single topic model"}
 PU = {
     "pu_mode": Setting(default="preset", label="Sweep", choices=tuple(MODES)),
     "pu_preset": Setting(default=FIRST_FIGURE, label="Preset", choices=tuple(preset_names(available_only=True))),
@@ -185,21 +173,12 @@ PU = {
     "pu_case": Setting(default=next(iter(STOP_CASES)), label="Where CAPE stops helping", choices=tuple(STOP_CASES)),
     "pu_family": Setting(default="pca", label="Algorithms", choices=tuple(FAMILIES)),
     "pu_parameter": Setting(default=next(iter(PARAMETERS)), label="Vary", choices=tuple(PARAMETERS)),
-    "pu_dataset": Setting(default="digits", label="Data", choices=tuple(PCA_SOURCES)),
-    "pu_k": Setting(default=10, label="K (subspace dimension)", low=1, high=784),
-    "pu_dim": Setting(default=50, label="D (synthetic features)", low=2, high=1000),
     "pu_runs": Setting(default=5, label="Runs R", low=1, high=MAX_SWEEP_RUNS),
     "pu_seed": Setting(default=int(scenario.seed), label="Seed", low=0, high=MAX_SEED),
-    "pu_model": Setting(default="mog", label="Model", choices=tuple(_OTD_MODELS)),
-    "pu_d": Setting(default=10, label="D", low=2, high=200),
-    "pu_otd_k": Setting(default=5, label="K (components)", low=1, high=50),
-    "pu_lda_d": Setting(default=100, label="D (vocabulary)", low=3, high=MAX_LDA_VOCABULARY),
-    "pu_lda_k": Setting(default=5, label="K (topics)", low=1, high=MAX_LDA_TOPICS),
-    "pu_lda_alpha0": Setting(default=1.0, label="α₀", low=0.01, high=MAX_LDA_ALPHA0),
+    # every family's data form, from the family table (Family.form or its data type's fields)
+    **{key: setting for f in FAMILIES for key, (_, setting) in page_form(FAMILIES[f], "pu_").items()},
     **{f"pu_grid_{p}": Setting(default=fmt_grid(default_grid(p, scenario)), label=f"Values of {PARAMETER_LABELS[p]}",
                                max_chars=500) for p in PARAMETERS},
-    **{key: setting for f in FAMILIES if f not in DATA_FORMS for key, setting in
-       data_form(FAMILIES[f], f"pu_{f}_").items()},
     **{f"pu_algorithms_{f}": Setting(default=list(default_algorithms(f)), label="Algorithms to run",
                                      choices=tuple(algorithm_titles(f))) for f in FAMILIES},
 }
@@ -265,9 +244,9 @@ else:
     with left:
         family = st.radio("Algorithms", widget_options(PU, "pu_family"), format_func=lambda f: FAMILIES[f].label,
                           key="pu_family", help="; ".join(f"{k}: {v.description}" for k, v in FAMILIES.items()))
-        data: PcaData | OtdData | LdaData | None = None
+        data: Any = None
         try:
-            data = DATA_FORMS[family]() if family in DATA_FORMS else data_widgets(FAMILIES[family], f"pu_{family}_", PU)
+            data = _data_form(family)
         except InputError as exc:
             show_error(exc)
     with middle:

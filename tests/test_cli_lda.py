@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dpcore.cli import lda as lda_command
 from dpcore.cli import main
 from dpcore.cli.options import LDA_ALPHA0, LDA_DOC_LENGTH, LDA_DOCS, LDA_TOP_WORDS, LDA_TOPICS, LDA_VOCAB
 from dpcore.lda import ALGORITHMS
+from dpcore.lda import contract as lda_contract
 from dpcore.limits import (
     MAX_LDA_DOC_LENGTH,
     MAX_LDA_DOCUMENTS,
@@ -180,7 +180,7 @@ def test_every_numeric_flag_is_typed_and_refused_before_any_work(flags, values, 
     def started(*args, **kwargs):
         raise InputError(WORK_STARTED)
 
-    monkeypatch.setattr(lda_command, "eps_curve", started)
+    monkeypatch.setattr(lda_contract, "compare_lda", started)  # the work of Family.compare, after every check
     argv = ["lda"]
     for flag, value in zip(flags, values, strict=False):
         argv += [flag, value]

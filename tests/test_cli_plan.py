@@ -203,3 +203,15 @@ def test_plan_help_says_how_a_csv_is_scaled(capsys):
     assert "--probability" in text and "certified against the aggregator" in text
     assert "planned on a public proxy of its shape (only its N and D are used) unless --use-my-data" in text
     assert "--use-my-data" in text and "not differentially private" in text
+
+
+def test_the_target_help_names_every_planned_familys_metric_from_its_planner(capsys):
+    """plan --help reads the headline metric of every family the planner answers for from its table (issue 33)."""
+    from dpcore.experiments import PLANNED
+
+    assert main(["plan", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    for name, family in PLANNED.items():
+        words = " ".join(family.planner.target_words.split())
+        assert f"{name}: the {words}" in text
+        assert f"{name}: the {words}, {'in (0, 1]' if family.planner.percent else '> 0'}" in text

@@ -211,3 +211,20 @@ def test_a_huge_or_impossible_budget_is_refused_when_the_ledger_is_made(tmp_path
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and words in err[0], err
     assert not ledger.exists() and not key.exists()
+
+
+@pytest.mark.parametrize("missing", ["ledger", "key"])
+def test_a_ledger_is_never_left_without_its_key_nor_a_key_without_its_ledger(tmp_path, capsys, missing):
+    """``create`` whose ledger or key cannot be written (its directory does not exist) leaves neither file: a ledger
+    without its key could never be read nor made again."""
+    ledger, key = tmp_path / "ledger.json", tmp_path / "ledger.key"
+    if missing == "ledger":
+        ledger = tmp_path / "absent" / "ledger.json"
+    else:
+        key = tmp_path / "absent" / "ledger.key"
+    me = pwd.getpwuid(os.geteuid()).pw_name
+    code = ledger_main(["create", "--ledger", str(ledger), "--key", str(key), "--site", "north", "--owner", me,
+                        "--eps", "4", "--delta", "1e-5"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "absent" in err[0], err
+    assert sorted(p.name for p in tmp_path.rglob("*")) == [], sorted(tmp_path.rglob("*"))

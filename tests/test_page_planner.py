@@ -227,3 +227,19 @@ def test_issue_36_corners_unequal_sites_labels_and_the_detected_label_column():
     assert not at.error, [e.value for e in at.error]
     intro = next(m.value for m in at.markdown if m.value.startswith("For capePCA on"))
     assert "label column 'target' excluded" in intro and "D = 3" in intro
+
+
+def test_a_familys_data_settings_are_widgets_from_its_table_entry_and_reach_the_plan():
+    """The settings' own data (a synthetic source): every field of the family's data type the source leaves free is a
+    widget (plan_<family>_<field>, dpcore.family.data_form), so a family added later gets its planner fields; the
+    values reach the data planned on, and a bad one is refused with the data type's message."""
+    at = app_test(PAGE, timeout=180)
+    at.selectbox(key="plan_family").set_value("otd").run()
+    _clean(at)
+    keys = {w.key for w in at.number_input}
+    assert {"plan_otd_dim", "plan_otd_k"} <= keys and "plan_otd_model" in {w.key for w in at.text_input}
+    at.number_input(key="plan_otd_dim").set_value(7).run()
+    _clean(at)
+    assert any("D = 7" in m.value for m in at.markdown), [m.value for m in at.markdown][:6]
+    at.number_input(key="plan_otd_k").set_value(9).run()  # K > D: refused by OtdData, the page keeps running
+    assert not at.exception and at.error and "K" in at.error[0].value

@@ -336,3 +336,36 @@ def test_the_sentences_under_a_stored_figure_agree_with_its_numbers(at, preset):
                         r"the non-private result ([\d.e-]+): correlated noise closes (\d+)%", sentence)
     cape, conv, best = (float(numbers.group(i)) for i in (1, 2, 3))
     assert int(numbers.group(4)) == round(100 * (cape - conv) / (best - conv))
+
+
+def test_every_familys_data_form_is_read_from_the_family_table(at):
+    """The data widgets of each family's sweep are its table entry's form (Family.form; the link keys kept: pu_dataset,
+    pu_k, pu_dim; pu_model, pu_d, pu_otd_k; pu_lda_*): a choice naming an upload source asks for the file and sweeps
+    it once read (DataSource.register); capeAGN's path follows the chosen algorithms (Family.form_rule)."""
+    from dataclasses import replace
+
+    from dpcore.family import families, page_form
+
+    keys = {name: list(page_form(family, "pu_")) for name, family in families().items()}
+    assert keys == {"pca": ["pu_dataset", "pu_k", "pu_dim"], "otd": ["pu_model", "pu_d", "pu_otd_k"],
+                    "lda": ["pu_lda_d", "pu_lda_k", "pu_lda_alpha0"]}  # the links' keys, as before
+    undeclared = page_form(replace(families()["lda"], form=()), "pu_")  # a family without a form: its fields
+    assert "pu_lda_dim" in undeclared and "pu_lda_doc_length" in undeclared
+    use_scenario(at, "eps", "1, 10", runs=1, seed=3)
+    assert {w.key for w in at.selectbox} >= {"pu_dataset"} and {"pu_k", "pu_dim"} <= {w.key for w in at.number_input}
+    at.number_input(key="pu_k").set_value(2)
+    at.selectbox(key="pu_dataset").set_value("upload").run()
+    assert any("upload a file" in e for e in errors(at)) and not at.exception
+    rows = "\n".join(",".join(f"{(i * 7 + j * 3) % 11 / 10:.1f}" for j in range(5)) for i in range(200))
+    at.file_uploader(key="pu_upload").set_value(("mine.csv", rows.encode(), "text/csv"))
+    at.run()
+    assert not at.exception and errors(at) == []
+    at.button(key="pu_run").click().run()
+    finish(at)
+    assert not at.exception and errors(at) == [] and results_table(at) is not None
+
+    otd = families()["otd"]
+    dense = [n for n, e in otd.algorithms.items() if e.dense_only]
+    assert otd.form_rule({}, ("cape",))["path"] == "projected"
+    if dense:
+        assert otd.form_rule({}, ("cape", dense[0]))["path"] == "auto"

@@ -1,7 +1,9 @@
 """Command line: ``python -m dpcore <command> ...``.
 
 Installed with ``pip install .``, the same command is ``dpcore ...``. Each command lives in its own module with
-``register(subparsers)`` that adds its parser and sets ``func``; ``func(args)`` returns the exit code. Numeric flags
+``register(subparsers)`` that adds its parser and sets ``func``; ``func(args)`` returns the exit code. A family's
+own run command (``pca``, ``otd``, ``lda``: one run body, :mod:`dpcore.cli.family_command`) is registered for every
+family whose table entry gives one (``Family.command`` with its hooks), a new family's too. Numeric flags
 are typed by :mod:`dpcore.cli.options` (ranges from :mod:`dpcore.limits`, checked before any work).
 
 Exit codes: 0 done, 1 done but the design is infeasible (``design``), 2 bad input (one line on stderr: a flag, a
@@ -47,6 +49,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMAND_MODULES if command not in COMMAND_MODULES else (command,):
         importlib.import_module(f"{__name__}.{name}").register(sub)
+    if command not in COMMAND_MODULES:  # every other family's own run command, from the family table
+        importlib.import_module(f"{__name__}.family_command").register_families(sub, skip=COMMAND_MODULES)
     return parser
 
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..family.flags import algorithm_names
 from ..limits import (
     DELTA_RANGE,
     E_SCALE_RANGE,
@@ -90,14 +91,6 @@ def algorithm_choices(table: Mapping[str, Any]) -> tuple[str, ...]:
     names = _Names(table)
     names.table = table
     return names
-
-
-def algorithm_names(items: Iterable[str], table: Mapping[str, Any]) -> tuple[list[str], list[str]]:
-    """(names, unknown) of an algorithm flag's values: split at commas, old names mapped to the table's
-    (:func:`dpcore.registry.canonical_name`), in order; the names the table does not know, as typed."""
-    typed = [n.strip() for item in items for n in str(item).split(",") if n.strip()]
-    names = [canonical_name(n, table) for n in typed]
-    return names, [t for t, n in zip(typed, names, strict=True) if n not in table]
 
 
 def integer(low: int, high: int) -> Callable[[str], int]:

@@ -68,6 +68,14 @@ def _family_help() -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
 
 
+def _target_words(share: str, other: str) -> str:
+    """"pca: the share of the non-private captured energy{share}; otd: the component error q_comp{other}; ...": the
+    headline metric of every family the planner answers for, from its planner's ``target_words`` (``share`` after a
+    target that is a share of the non-private result, ``other`` after the others)."""
+    return "; ".join(f"{name}: the {family.planner.target_words}{share if family.planner.percent else other}"
+                     for name, family in PLANNED.items() if family.planner is not None)
+
+
 def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument per option, in help order
     p = sub.add_parser(
         "plan", help="what do we need? N_s, eps or sites for a target, CAPE, discrete CAPE and conventional side by "
@@ -75,15 +83,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # long: one add_argument
         description="Answers, for CAPE, discrete CAPE on the integers (where the family has it) and the conventional "
         "scheme side by side, how many samples per site (all sites or --site), what eps (all sites or --site) or how "
         "many equal sites a target on the family's headline metric "
-        "needs (pca: the share of the non-private captured energy, e.g. 0.8; otd: the component error q_comp; lda: "
-        "the topic error) so that a share --probability of fresh studies (new data of that size, new noise) meets "
-        "it, and what the scenario as it stands gets, by a curve of simulated studies (docs/planner.md).",
+        f"needs ({_target_words(', e.g. 0.8', '')}) so that a share --probability of fresh studies (new data of "
+        "that size, new noise) meets it, and what the scenario as it stands gets, by a curve of simulated studies "
+        "(docs/planner.md).",
     )
     p.add_argument("--algorithm", choices=tuple(PLANNED), default=DEFAULT_FAMILY, help=_family_help())
     p.add_argument("--solve", choices=tuple(KNOBS), required=True,
                    help="what to solve for: " + "; ".join(f"{k}: {v}" for k, v in KNOBS.items()))
     p.add_argument("--target", type=TARGET, required=True,
-                   help="the target: pca a share in (0, 1] of the non-private captured energy; otd/lda an error > 0")
+                   help=f"the target: {_target_words(', in (0, 1]', ', > 0')}")
     p.add_argument("--probability", type=real(*PROBABILITY_RANGE), default=PROBABILITY,
                    help=f"share of fresh studies that must meet the target at the answer (default {PROBABILITY:g}; "
                    f"{PROBABILITY_RANGE[0]:g} to {PROBABILITY_RANGE[1]:g})")

@@ -47,6 +47,7 @@ from ..experiments import (
 from ..experiments.presets import quick_name
 from ..limits import MAX_SWEEP_RUNS, MAX_WORKERS
 from ..outfiles import check_outputs, write_atomic
+from ..pca.command_run import load_csv
 from ..pca.sweep import register_upload
 from ..privacy import CALIBRATIONS, NEIGHBOURING
 from ..scenario import Scenario, equal_sites_scenario, load_scenario
@@ -64,7 +65,6 @@ from .options import (
     algorithm_names,
     integer,
 )
-from .pca import _load_csv as load_csv
 from .table import fmt, table
 
 DEFAULT_SITE_SIZE = 1000

@@ -1,14 +1,14 @@
-"""Plain-text tables for the command line."""
+"""Plain-text tables for the command line (a cell: :func:`dpcore.family.summary_table.fmt`)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from ..family import Metric
+from ..family.summary_table import fmt
 from ..textio import printable
 
 
@@ -16,21 +16,6 @@ def metrics_text(metrics: Mapping[str, Metric]) -> str:
     """Every metric of a family's table by its description, for a command's help: "a; b; and c"."""
     parts = [m.description for m in metrics.values()]
     return parts[0] if len(parts) == 1 else "; ".join(parts[:-1]) + "; and " + parts[-1]
-
-
-def fmt(value: Any, digits: int = 4) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, (bool, np.bool_)):
-        return "yes" if value else "NO"
-    if isinstance(value, (float, np.floating)):
-        value = float(value)
-        if math.isnan(value):
-            return "nan"
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return f"{value:.{digits}g}"
-    return printable(value)  # names and cells come from the user: no terminal escape sequences
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:

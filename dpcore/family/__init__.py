@@ -13,7 +13,10 @@
 * :mod:`.descriptor` - :class:`Family`, everything the layers above need to know about a family;
 * :mod:`.run` - the single-run contract: the one comparison signature (``Family.compare``), its result
   :class:`Comparison`, the per-run :class:`RunRecord` and the guarantee records;
-* :mod:`.flags` - :class:`Flag`, a command-line flag of a family's data settings, as data;
+* :mod:`.flags` - :class:`Flag`, a command-line flag of a family's data settings, as data, and
+  :class:`FamilyCommand`, the argument table and hooks of its own run command;
+* :mod:`.command` - :class:`CommandJob` and :class:`CommandView`, what the one run body of the families' commands
+  asks of a family (its data forms, its story lines and table cells);
 * :mod:`.sources` - :class:`DataSource`, where a family's data come from (``Family.sources``);
 * :mod:`.catalog` - :func:`families`, the list of families (every subpackage with a ``family.py``);
 * :mod:`.fit` - :class:`Fit`, what the front door's one-call functions (``dpcore.capepca``, ...) return;
@@ -25,12 +28,13 @@ designs of a sweep's grid points).
 """
 
 from .catalog import families
+from .command import CommandJob, CommandView
 from .compare import Progress, ShouldStop, check_runs, each_algorithm, progress_tick, run_comparison, stop_note
 from .descriptor import Family
 from .entry import GUARANTEES, Algorithm, GuaranteeContext, GuaranteeRule, PlannerScheme, RunContext, Runner, Sizes
 from .fit import Fit, front_scenario
 from .flags import FamilyCommand, Flag
-from .form import data_form
+from .form import FormField, FormRule, data_form, page_form
 from .metrics import Metric, metric_table
 from .planner_hooks import DataLoader, FamilyPlanner, PlannerData, nested_subsample
 from .rings import FLOAT_VALUES, bits_label, ring_sentence, widest_ring
@@ -43,6 +47,8 @@ __all__ = [
     "GUARANTEES",
     "STATUSES",
     "Algorithm",
+    "CommandJob",
+    "CommandView",
     "Compare",
     "Comparison",
     "DataLoader",
@@ -51,6 +57,8 @@ __all__ = [
     "FamilyCommand",
     "Fit",
     "Flag",
+    "FormField",
+    "FormRule",
     "FamilyPlan",
     "FamilyPlanner",
     "FamilySweep",
@@ -76,6 +84,7 @@ __all__ = [
     "guarantee_records",
     "metric_table",
     "nested_subsample",
+    "page_form",
     "progress_tick",
     "result_rows",
     "ring_sentence",

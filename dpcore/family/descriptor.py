@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from .entry import Algorithm
 from .flags import FamilyCommand, Flag
+from .form_field import FormField, FormRule
 from .metrics import Metric
 from .planner_hooks import FamilyPlanner
 from .run import Comparison
@@ -37,7 +38,9 @@ metric, the closed-form aggregate noise, one run at a given noise, the check; :c
     sources it offers, :class:`~dpcore.family.DataSource`, by name, the first the default) and ``position`` (its place
     in every list of families), ``flags`` (the command-line flags that set its data settings, :class:`Flag`, under the
     heading ``flag_group``: ``sweep`` and ``plan`` build their parsers from them) and ``command`` (the argument table of
-    its own run command, ``dpcore pca``, :class:`FamilyCommand`; None: it has none)."""
+    its own run command, ``dpcore pca``, :class:`FamilyCommand`; None: it has none), ``form`` (the data form its sweeps
+    show on a page, :class:`~dpcore.family.form.FormField` rows; empty: every field of its data type) and
+    ``form_rule`` (fields that follow from the form and the chosen algorithms, :data:`~dpcore.family.form.FormRule`)."""
 
     name: str
     label: str
@@ -57,3 +60,5 @@ metric, the closed-form aggregate noise, one run at a given noise, the check; :c
     flags: tuple[Flag, ...] = ()
     command: FamilyCommand | None = None
     flag_group: str = ""
+    form: tuple[FormField, ...] = ()
+    form_rule: FormRule | None = None

@@ -6,10 +6,14 @@ from these rows, so a family's flags are declared in the family's package and no
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["FamilyCommand", "Flag"]
+from ..registry import canonical_name
+from .command import CommandJob, CommandView
+
+__all__ = ["FamilyCommand", "Flag", "algorithm_names"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,8 +58,21 @@ class Flag:
 class FamilyCommand:
     """The argument table of a family's run command: its ``help`` (one line in ``dpcore --help``), ``description``
     (``{metrics}`` is replaced by the family's metrics in words) and ``arguments`` (:class:`Flag` rows, in the order
-    of its ``--help``)."""
+    of its ``--help``); and the family's hooks of the one run body (:func:`dpcore.cli.family_command.run_family`):
+    ``prepare(args) -> CommandJob`` (its data forms: the parsed flags to the scenarios, data settings and runs,
+    :class:`~dpcore.family.command.CommandJob`, every check before any work) and ``view`` (how it shows a result,
+    :class:`~dpcore.family.command.CommandView`). A command without them has a parser only."""
 
     help: str
     description: str
     arguments: tuple[Flag, ...]
+    prepare: Callable[[Any], CommandJob] | None = None
+    view: CommandView | None = None
+
+
+def algorithm_names(items: Iterable[str], table: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """(names, unknown) of an algorithm flag's values: split at commas, old names mapped to the table's
+    (:func:`dpcore.registry.canonical_name`), in order; the names the table does not know, as typed."""
+    typed = [n.strip() for item in items for n in str(item).split(",") if n.strip()]
+    names = [canonical_name(n, table) for n in typed]
+    return names, [t for t, n in zip(typed, names, strict=True) if n not in table]

@@ -19,7 +19,9 @@ class DataSource:
     ``load(content, name, **options)`` for an upload (``types``: the file name endings offered; ``options``: the
     names of the loader's keyword options the page and the command line ask for: ``sigma2``, ``norm_bound``,
     ``vocab_size``, ``vocabulary``, ``rule``), or ``bundled()`` for a data set shipped with dpcore; neither: the
-    settings' own data (synthetic, or a bundled set the settings name)."""
+    settings' own data (synthetic, or a bundled set the settings name). ``register(dataset) -> fields``: what the
+    data settings of a sweep need to run on a loaded upload (PCA: the key it is kept under for this process; None: a
+    sweep cannot run on it)."""
 
     label: str
     fields: dict[str, Any] = field(default_factory=dict)
@@ -27,6 +29,7 @@ class DataSource:
     bundled: Callable[[], Any] | None = None
     types: tuple[str, ...] = ()
     options: tuple[str, ...] = ()
+    register: Callable[[Any], dict[str, Any]] | None = None
 
     @property
     def upload(self) -> bool:

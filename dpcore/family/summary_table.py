@@ -5,12 +5,16 @@ ddof = 1), or "failed" where no run finished."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+import numpy as np
+
+from ..textio import printable
 from .descriptor import Family
 from .run import Comparison
 
-__all__ = ["FAILED_CELL", "summary_cell", "summary_rows", "titles"]
+__all__ = ["FAILED_CELL", "fmt", "summary_cell", "summary_rows", "titles"]
 
 FAILED_CELL = "failed"
 """The cell of an algorithm and metric with no finished run."""
@@ -38,3 +42,21 @@ def summary_rows(family: Family, comparison: Comparison) -> list[dict[str, Any]]
             row[entry.label] = summary_cell(s.mean, s.std)
         rows.append(row)
     return rows
+
+
+def fmt(value: Any, digits: int = 4) -> str:
+    """One cell of a plain-text table (the command line's): a number to ``digits`` significant digits ("nan",
+    "inf"), a flag as "yes"/"NO", None as "-", text with terminal control characters escaped (names and cells come
+    from the user)."""
+    if value is None:
+        return "-"
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "NO"
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return f"{value:.{digits}g}"
+    return printable(value)

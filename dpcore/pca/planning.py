@@ -40,7 +40,7 @@ from .problem import pca_privacy, pca_problem, scatter_problem
 from .result import top_subspace
 from .setup import prepare_pca
 from .studies import synthetic_study
-from .sweep import PCA_DATASETS, PcaData
+from .sweep import PCA_DATASETS, PcaData, register_upload
 from .table import ALGORITHMS
 
 __all__ = ["LANCZOS_ABOVE", "PLANNER", "REFERENCE_SAMPLES", "SCALE_DECADES", "SCALE_POINTS", "SOURCES", "drawable",
@@ -256,7 +256,8 @@ SOURCES: dict[str, DataSource] = {
     **{name: DataSource(label=source_label() if name == "synthetic" else label, fields={"dataset": name})
        for name, label in PCA_DATASETS.items()},
     "upload": DataSource(label="your own CSV (one sample per row)", fields={"features": "standardise"},
-                            load=upload_dataset, types=("csv", "txt", "gz")),
+                            load=upload_dataset, types=("csv", "txt", "gz"),
+                            register=lambda dataset: {"dataset": "synthetic", "upload": register_upload(dataset)}),
 }
 """capePCA's data sources: the sweeps' data sets (synthetic and every bundled one) and an uploaded CSV (features
 standardised, as the sweeps of uploads do)."""

@@ -1,8 +1,10 @@
 """Any family's comparison (the single-run contract's :class:`~dpcore.family.Comparison`, docs/architecture.md "The
-family contract") as a :class:`~dpcore.reports.Report`, written once for every family: the settings (the family, its
-data settings, the algorithms, runs and seed), the summary of every metric, the guarantee of every view (computed by
-the audit), the bits per value, a bar chart of the family's headline metric, sentences computed from the numbers and
-a script that repeats the comparison with ``dpcore.compare``. Nothing here branches on a family: it reads the
+family contract") as a :class:`~dpcore.reports.Report`, written once for every family (:func:`family_report`): the
+summary of every metric, the guarantee of every view (computed by the audit), the bits per value with their sentence,
+the scenario, the notes and a bar chart of the family's headline metric, around what is the family's own - its
+settings, its story sentences, its reproducing script (and the numbers it prints). :func:`comparison_report` gives
+those for any comparison of the contract (its script repeats it with ``dpcore.compare``); the capePCA and capeAGN
+pages' reports (:mod:`.pca`, :mod:`.otd`) give their own data forms. Nothing here branches on a family: it reads the
 family's tables (``Family.algorithms``, ``Family.metrics``) and its headline metric
 (:func:`dpcore.experiments.headline_metric`)."""
 
@@ -17,7 +19,7 @@ from ..family import Comparison, Family, families, guarantee_records, ring_sente
 from ..summary import MetricSummary
 from .common import Report, plotly_objects, script_text
 
-__all__ = ["bar_figure", "comparison_report", "headline_sentence"]
+__all__ = ["bar_figure", "comparison_report", "family_report", "headline_sentence"]
 
 
 def _data_fields(data: Any) -> dict[str, Any]:
@@ -61,6 +63,26 @@ def _numbers(family: Family, comparison: Comparison) -> dict[str, list[list[floa
             for name in comparison.algorithms}
 
 
+def family_report(comparison: Comparison, *, kind: str, title: str, settings: dict[str, Any], story: Sequence[str],
+                  closing: str, script: str, numbers: dict[str, Any] | None = None) -> Report:
+    """The report of any family's ``comparison``: its rows (one per algorithm and metric of the family's table, with
+    the bits per value), every view's guarantee, the scenario, the notes and the bar chart, from the comparison; the
+    summary is the family's ``story`` sentences (computed from the numbers), the bits-per-value sentence when a ring
+    was used, and ``closing`` (the data and runs in words). ``kind``, ``title``, ``settings`` and ``script`` are the
+    family's; ``numbers`` what its script prints (None: every run's metrics by algorithm, a failed run's as None)."""
+    family = families()[comparison.family]
+    titles = {name: entry.title for name, entry in family.algorithms.items()}
+    results = [{"algorithm": titles[s.algorithm], "metric": family.metrics[s.metric].label, "mean": s.mean,
+                "std": s.std, "runs": s.runs, "failed": s.failed,
+                "bits_per_value": comparison.bits_per_value.get(s.algorithm)} for s in comparison.summaries]
+    summary = [s for s in (*story, ring_sentence(comparison.bits_per_value, titles)) if s]
+    summary.append(closing)
+    return Report(kind=kind, title=title, summary=tuple(summary), settings=settings, seed=comparison.seed,
+                  results=results, numbers=_numbers(family, comparison) if numbers is None else numbers,
+                  guarantees=guarantee_records(comparison.guarantees), scenario=comparison.scenario.to_dict(),
+                  figures=(lambda: _figure(family, comparison),), notes=comparison.notes, script=script)
+
+
 def comparison_report(comparison: Comparison, data: Any) -> Report:
     """The report of ``comparison``, run on the data settings ``data`` (a dataclass of the family's data type,
     ``Family.sweep.data``; its fields are the script's arguments)."""
@@ -69,15 +91,7 @@ def comparison_report(comparison: Comparison, data: Any) -> Report:
     fields = _data_fields(data)
     settings = {"algorithm_family": family.name, "data": {"type": kind.__name__, **fields},
                 "algorithms": list(comparison.algorithms), "runs": comparison.runs}
-    titles = {name: entry.title for name, entry in family.algorithms.items()}
-    results = [{"algorithm": titles[s.algorithm], "metric": family.metrics[s.metric].label, "mean": s.mean,
-                "std": s.std, "runs": s.runs, "failed": s.failed,
-                "bits_per_value": comparison.bits_per_value.get(s.algorithm)} for s in comparison.summaries]
     scenario = comparison.scenario
-    summary = [s for s in (headline_sentence(family, comparison), ring_sentence(comparison.bits_per_value, titles))
-               if s]
-    summary.append(f"{family.label}; {scenario.n_sites} sites, N = {scenario.total_n:,}; {comparison.runs} runs, "
-                   f"seed {comparison.seed}.")
     body = (f"scenario = scenario_from_dict(json.loads({scenario.to_json(None)!r}))\n"
             f"data = {kind.__name__}(**{fields!r})\n"
             f"comparison = compare({family.name!r}, scenario, data, {tuple(comparison.algorithms)!r}, "
@@ -87,9 +101,9 @@ def comparison_report(comparison: Comparison, data: Any) -> Report:
     imports = (f"from dpcore import compare\nfrom dpcore.family import families\nfrom dpcore.scenario import "
                f"scenario_from_dict\nfrom {kind.__module__} import "
                f"{kind.__name__}\n\nMETRICS = families()[{family.name!r}].metrics\n")
-    shown = ", ".join(titles[n] for n in comparison.algorithms)
-    return Report(kind=f"{family.cape} comparison", title=f"{family.cape}: {shown}",
-                  summary=tuple(summary), settings=settings, seed=comparison.seed, results=results,
-                  numbers=_numbers(family, comparison), guarantees=guarantee_records(comparison.guarantees),
-                  scenario=scenario.to_dict(), figures=(lambda: _figure(family, comparison),),
-                  notes=comparison.notes, script=script_text(f"a {family.cape} comparison", imports, body))
+    shown = ", ".join(family.algorithms[n].title for n in comparison.algorithms)
+    return family_report(comparison, kind=f"{family.cape} comparison", title=f"{family.cape}: {shown}",
+                         settings=settings, story=[s for s in (headline_sentence(family, comparison),) if s],
+                         closing=f"{family.label}; {scenario.n_sites} sites, N = {scenario.total_n:,}; "
+                         f"{comparison.runs} runs, seed {comparison.seed}.",
+                         script=script_text(f"a {family.cape} comparison", imports, body))

@@ -1,19 +1,18 @@
-"""A capeAGN comparison as a :class:`~dpcore.reports.Report` (the capeAGN page's and ``python -m dpcore otd``'s
-result): settings, every view's guarantee (:func:`dpcore.agn.guarantees.comparison_guarantees`), the bits per value
-of each algorithm (``bits_per_value`` of the results, None: float64 or no finished run; a summary sentence when one
-used a ring), a bar chart, and a script that repeats :func:`dpcore.agn.compare_algorithms` on the same synthetic
-model, scenario and seed (uploaded data: the script says which file and settings it needs, and stops)."""
+"""A capeAGN comparison (the capeAGN page's result) as a :class:`~dpcore.reports.Report`: the one report of a
+comparison (:func:`dpcore.reports.comparison.family_report`: rows, every view's guarantee, the bits per value, the bar
+chart) of the contract's :class:`~dpcore.family.Comparison` (:func:`dpcore.agn.contract.otd_comparison`), with
+capeAGN's own parts - the settings, its story sentences, and a script that repeats
+:func:`dpcore.agn.compare_algorithms` on the same synthetic model, scenario and seed (uploaded data: the script says
+which file and settings it needs, and stops)."""
 
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
 
-from ..agn import ALGORITHMS, FAMILY, METRICS, OtdComparison, SyntheticSpec
-from ..agn.guarantees import comparison_guarantees
-from ..family import guarantee_records, ring_sentence
+from ..agn import METRICS, OtdComparison, SyntheticSpec
+from ..agn.contract import otd_comparison
 from .common import Report, script_text
-from .comparison import bar_figure
+from .comparison import family_report
 
 __all__ = ["otd_report"]
 
@@ -25,10 +24,6 @@ def _numbers(result: OtdComparison) -> dict[str, list]:
     return out
 
 
-def _figure(result: OtdComparison) -> Any:
-    return bar_figure(FAMILY, [result.summary(n, "q_comp") for n in result.algorithms], "q_comp")
-
-
 def otd_report(result: OtdComparison, *, spec: SyntheticSpec | None, source: str, sentence: str = "") -> Report:
     """The report of one capeAGN comparison (``spec``: the synthetic model it ran on, or None for uploaded data
     described by ``source``; ``sentence``: the page's computed sentence, if any)."""
@@ -36,21 +31,12 @@ def otd_report(result: OtdComparison, *, spec: SyntheticSpec | None, source: str
     settings = {"algorithm_family": "otd", "data": source, "model": None if spec is None else asdict(spec),
                 "settings": asdict(result.settings), "algorithms": list(result.algorithms), "runs": result.runs,
                 "path": result.path.path}
-    bits = result.bits_per_value()
-    rows = [{"algorithm": ALGORITHMS[s.algorithm].title, "metric": METRICS[s.metric].label, "mean": s.mean,
-             "std": s.std, "runs": s.runs, "failed": s.failed, "bits_per_value": bits.get(s.algorithm)}
-            for s in result.summaries]
     best = result.summary("cape") if "cape" in result.algorithms else None
-    summary = [x for x in (sentence,) if x]
+    story = [x for x in (sentence,) if x]
     if best is not None and best.mean is not None:
-        summary.append(f"capeAGN's mean {METRICS['q_comp'].words} over {best.runs} runs is {best.mean:.3g}"
-                       + (f" (conventional scheme: {result.summary('conv', 'q_comp').mean:.3g})"
-                          if "conv" in result.algorithms and result.summary("conv").mean is not None else "") + ".")
-    summary.append(f"{scenario.n_sites} sites, N = {scenario.total_n:,}; {result.runs} runs, seed {result.seed}; "
-                   f"data: {source}.")
-    ring = ring_sentence(bits, {name: entry.title for name, entry in ALGORITHMS.items()})
-    if ring:
-        summary.append(ring)
+        story.append(f"capeAGN's mean {METRICS['q_comp'].words} over {best.runs} runs is {best.mean:.3g}"
+                     + (f" (conventional scheme: {result.summary('conv', 'q_comp').mean:.3g})"
+                        if "conv" in result.algorithms and result.summary("conv").mean is not None else "") + ".")
     if spec is not None:
         body = (f"scenario = scenario_from_dict(json.loads({scenario.to_json(None)!r}))\n"
                 f"spec = SyntheticSpec(**{asdict(spec)!r})\n"
@@ -66,7 +52,7 @@ def otd_report(result: OtdComparison, *, spec: SyntheticSpec | None, source: str
                 "report')\n")
     script = script_text("a capeAGN comparison", "from dpcore.agn import METRICS, OtdSettings, SyntheticSpec, "
                          "compare_algorithms\nfrom dpcore.scenario import scenario_from_dict\n", body)
-    return Report(kind="capeAGN comparison", title=f"capeAGN on {source}", summary=tuple(summary), settings=settings,
-                  seed=result.seed, results=rows, numbers=_numbers(result),
-                  guarantees=guarantee_records(comparison_guarantees(result)), scenario=scenario.to_dict(),
-                  figures=(lambda: _figure(result),), notes=result.notes, script=script)
+    return family_report(otd_comparison(result), kind="capeAGN comparison", title=f"capeAGN on {source}",
+                         settings=settings, story=story, closing=f"{scenario.n_sites} sites, N = {scenario.total_n:,}; "
+                         f"{result.runs} runs, seed {result.seed}; data: {source}.", script=script,
+                         numbers=_numbers(result))

@@ -1,18 +1,19 @@
-"""A capePCA comparison as a :class:`~dpcore.reports.Report` (the capePCA page's and ``python -m dpcore pca``'s
-result): the settings that reproduce it, the guarantee of every view of every algorithm, the bits per value of each
-(``bits_per_value`` of the results, None: float64; a summary sentence when one used a ring), a bar chart, and a script
-that repeats :func:`dpcore.pca.prepare_pca` and :func:`dpcore.pca.compare_pca` with the same data, scenario and seed."""
+"""A capePCA comparison (the capePCA page's result) as a :class:`~dpcore.reports.Report`: the one report of a
+comparison (:func:`dpcore.reports.comparison.family_report`: rows, every view's guarantee, the bits per value, the bar
+chart) of the contract's :class:`~dpcore.family.Comparison` (:func:`dpcore.pca.contract.pca_comparison`), with
+capePCA's own parts - the settings that reproduce it, its story sentence, and a script that repeats
+:func:`dpcore.pca.prepare_pca` and :func:`dpcore.pca.compare_pca` with the same data (bundled, synthetic or an
+uploaded file), scenario and seed."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..family import guarantee_records, ring_sentence
-from ..pca import ALGORITHMS, FAMILY, METRICS, PcaComparison, PcaSetup
-from ..pca.guarantees import privacy_guarantees
+from ..pca import PcaComparison, PcaSetup
+from ..pca.contract import pca_comparison
 from ..pca.story import story_sentence
 from .common import Report, script_text
-from .comparison import bar_figure
+from .comparison import family_report
 
 __all__ = ["DATA_KINDS", "pca_report"]
 
@@ -37,16 +38,6 @@ def _dataset_code(source: dict[str, Any], seed: int) -> tuple[str, str, str | No
             f"dataset = table_to_dataset(table, {source['file']!r})\n", f"[path to {source['file']}]")
 
 
-def _numbers(comparison: PcaComparison) -> dict[str, list[list[float]]]:
-    return {name: [[float(r.metrics[m]) for m in METRICS] for r in runs] for name, runs in comparison.results.items()}
-
-
-def _figure(comparison: PcaComparison) -> Any:
-    by_key = {(m.algorithm, m.metric): m for m in comparison.summary}
-    metric = "captured_energy_ratio"
-    return bar_figure(FAMILY, [by_key[(n, metric)] for n in comparison.results], metric)
-
-
 def pca_report(setup: PcaSetup, comparison: PcaComparison, *, source: dict[str, Any], k: int, features: str,
                preprocessing: str, scale: float, by_label: bool, allow_replacement: bool, seed: int,
                algorithms: list[str], runs: int, rank: int | None) -> Report:
@@ -57,13 +48,6 @@ def pca_report(setup: PcaSetup, comparison: PcaComparison, *, source: dict[str, 
                 "preprocessing": preprocessing, "scale": scale, "by_label": by_label,
                 "allow_replacement": allow_replacement, "algorithms": list(algorithms), "runs": runs, "rank": rank,
                 "solver_dtype": setup.problem.solver_dtype}
-    bits = comparison.bits_per_value()
-    results = [{"algorithm": ALGORITHMS[m.algorithm].title, "metric": METRICS[m.metric].label, "mean": m.mean,
-                "std": m.std, "runs": m.runs, "bits_per_value": bits[m.algorithm]} for m in comparison.summary]
-    titles = {name: entry.title for name, entry in ALGORITHMS.items()}
-    summary = [s for s in (story_sentence(comparison), ring_sentence(bits, titles)) if s]
-    summary.append(f"Data: {setup.dataset.name}, D = {setup.problem.dim}, K = {setup.problem.k}; "
-                   f"{scenario.n_sites} sites, N = {scenario.total_n:,}; {runs} runs, seed {seed}.")
     imports, data_code, argument = _dataset_code(source, seed)
     body = (f"scenario = scenario_from_dict(json.loads({scenario.to_json(None)!r}))\n" + data_code +
             f"setup = prepare_pca(dataset, scenario, {k}, features={features!r}, preprocessing={preprocessing!r}, "
@@ -75,9 +59,9 @@ def pca_report(setup: PcaSetup, comparison: PcaComparison, *, source: dict[str, 
             "comparison.results.items()}\n")
     script = script_text("a capePCA comparison", imports + "from dpcore.pca import METRICS, compare_pca, "
                          "prepare_pca\nfrom dpcore.scenario import scenario_from_dict\n", body, argument=argument)
-    return Report(kind="capePCA comparison", title=f"capePCA on {setup.dataset.name}", summary=tuple(summary),
-                  settings=settings, seed=seed, results=results, numbers=_numbers(comparison),
-                  guarantees=guarantee_records(privacy_guarantees(setup.privacy, comparison.results)),
-                  scenario=scenario.to_dict(), figures=(lambda: _figure(comparison),),
-                  notes=tuple(setup.notes) + tuple(n for n in comparison.notes if n not in setup.notes),
-                  script=script)
+    return family_report(pca_comparison(setup, comparison, seed), kind="capePCA comparison",
+                         title=f"capePCA on {setup.dataset.name}", settings=settings,
+                         story=[s for s in (story_sentence(comparison),) if s],
+                         closing=f"Data: {setup.dataset.name}, D = {setup.problem.dim}, K = {setup.problem.k}; "
+                         f"{scenario.n_sites} sites, N = {scenario.total_n:,}; {runs} runs, seed {seed}.",
+                         script=script)

@@ -13,15 +13,15 @@ from dpcore.family import Family, data_form
 from dpcore.scenario.settings_link import Setting
 from pages.shared.widgets import widget_range
 
-__all__ = ["data_widgets"]
+__all__ = ["data_widgets", "field_widgets"]
 
 
-def data_widgets(family: Family, prefix: str, table: Mapping[str, Setting], columns: int = 1) -> Any:
-    """The family's data settings from its widgets (keys ``prefix + field``, each Setting in ``table``), laid out in
-    ``columns`` columns; the data type checks the values (an InputError names the field)."""
+def field_widgets(form: Mapping[str, Setting], prefix: str, table: Mapping[str, Setting], columns: int = 1) -> dict:
+    """One widget per Setting of ``form`` (keys ``prefix + field``; ranges from ``table``), in ``columns`` columns:
+    field -> its value."""
     slots = st.columns(columns) if columns > 1 else [st]
     values: dict[str, Any] = {}
-    for i, (key, setting) in enumerate(data_form(family, prefix).items()):
+    for i, (key, setting) in enumerate(form.items()):
         where = slots[i % len(slots)]
         field = key.removeprefix(prefix)
         if setting.kind == "bool":
@@ -30,4 +30,10 @@ def data_widgets(family: Family, prefix: str, table: Mapping[str, Setting], colu
             values[field] = where.text_input(setting.label, key=key, max_chars=setting.max_chars)
         else:
             values[field] = where.number_input(setting.label, **widget_range(table, key), key=key)
-    return family.sweep.data(**values)
+    return values
+
+
+def data_widgets(family: Family, prefix: str, table: Mapping[str, Setting], columns: int = 1) -> Any:
+    """The family's data settings from its widgets (keys ``prefix + field``, each Setting in ``table``), laid out in
+    ``columns`` columns; the data type checks the values (an InputError names the field)."""
+    return family.sweep.data(**field_widgets(data_form(family, prefix), prefix, table, columns))

@@ -86,8 +86,14 @@ def main(argv: list[str] | None = None) -> int:
                                        "replaced")
             owner = owner_for(args.owner)
             key = dp.new_ledger_key()
-            ledger = dp.create_ledger(path, key, site, args.eps, args.delta)
+            # the key first: a ledger is never left without its key (it could then never be read nor made again);
+            # a ledger that cannot be made takes the new key with it
             write_private(key_path, (key.hex() + "\n").encode(), owner, 0o400)
+            try:
+                ledger = dp.create_ledger(path, key, site, args.eps, args.delta)
+            except BaseException:
+                key_path.unlink(missing_ok=True)
+                raise
             for made in (path, path.with_name(path.name + ".lock")):
                 give(made, owner, 0o600)
             print(f"made the ledger {path} of site {site}: eps = {args.eps:g} at delta = {args.delta:g}; id "
