@@ -418,6 +418,38 @@ def _weights_figure(result: OtdComparison, alg: str) -> go.Figure:
     return fig
 
 
+def _components(result: OtdComparison) -> None:
+    """One algorithm's recovered components and weights against the reference, and its top words (a fragment of their
+    own: choosing the algorithm redraws these only)."""
+    p = result.problem
+    shown = [a for a in result.algorithms if a in result.examples]
+    if shown:
+        default = shown.index("cape") if "cape" in shown else 0
+        alg = st.selectbox("Show the components of", shown, index=default, format_func=TITLES.get,
+                           key="capeagn_show", help="One run (the first that finished) of this algorithm.")
+        cols = _columns_to_show(result.reference_components)
+        vocab = p.vocabulary
+        labels = [vocab[i] for i in cols] if vocab else [str(i + 1) for i in cols]
+        if len(cols) < p.dim:
+            st.caption(f"Showing the {len(cols)} of {p.dim} coordinates with the largest reference entries.")
+        show_chart(_components_figure(result, alg, cols, labels), "Components: reference against recovered (one run)",
+                   key="capeagn_components", height=540, top=30)
+        show_chart(_weights_figure(result, alg), "Recovered against reference weights (matched components)",
+                   key="capeagn_weights", height=320)
+        if vocab:
+            st.markdown(f"**Top words per topic** - {TITLES[alg]} (each matched to its nearest non-private topic) "
+                        "and the non-private result")
+            rec_components = result.examples[alg].components
+            match, _ = match_components(rec_components, result.reference_components)
+            order = np.argsort(match, kind="stable")
+            rec = top_words(rec_components[order], vocab)
+            ref = top_words(result.reference_components, vocab)
+            table = {f"{TITLES[alg]} {o + 1} ~ {match[o] + 1}": [w for w, _ in words]
+                     for o, words in zip(order, rec, strict=True)}
+            table.update({f"non-private {i + 1}": [w for w, _ in words] for i, words in enumerate(ref)})
+            st.dataframe(pd.DataFrame(table), width="stretch", hide_index=True)
+
+
 def _results() -> None:
     result: OtdComparison | None = st.session_state.get(RESULT_KEY)
     st.subheader("Results")
@@ -451,42 +483,16 @@ def _results() -> None:
     if any(result.summary(a).mean is not None for a in result.algorithms):
         show_chart(_qcomp_chart(result), "Component error per algorithm (bars: mean ± std, dots: runs)",
                    key="capeagn_qcomp")
-    shown = [a for a in result.algorithms if a in result.examples]
-    if shown:
-        default = shown.index("cape") if "cape" in shown else 0
-        alg = st.selectbox("Show the components of", shown, index=default, format_func=TITLES.get,
-                           key="capeagn_show", help="One run (the first that finished) of this algorithm.")
-        cols = _columns_to_show(result.reference_components)
-        vocab = p.vocabulary
-        labels = [vocab[i] for i in cols] if vocab else [str(i + 1) for i in cols]
-        if len(cols) < p.dim:
-            st.caption(f"Showing the {len(cols)} of {p.dim} coordinates with the largest reference entries.")
-        show_chart(_components_figure(result, alg, cols, labels), "Components: reference against recovered (one run)",
-                   key="capeagn_components", height=540, top=30)
-        show_chart(_weights_figure(result, alg), "Recovered against reference weights (matched components)",
-                   key="capeagn_weights", height=320)
-        if vocab:
-            st.markdown(f"**Top words per topic** - {TITLES[alg]} (each matched to its nearest non-private topic) "
-                        "and the non-private result")
-            rec_components = result.examples[alg].components
-            match, _ = match_components(rec_components, result.reference_components)
-            order = np.argsort(match, kind="stable")
-            rec = top_words(rec_components[order], vocab)
-            ref = top_words(result.reference_components, vocab)
-            table = {f"{TITLES[alg]} {o + 1} ~ {match[o] + 1}": [w for w, _ in words]
-                     for o, words in zip(order, rec, strict=True)}
-            table.update({f"non-private {i + 1}": [w for w, _ in words] for i, words in enumerate(ref)})
-            st.dataframe(pd.DataFrame(table), width="stretch", hide_index=True)
+    results_fragment(lambda: _components(result))  # choosing an algorithm redraws its components only
     report_spec, report_source = st.session_state.get("capeagn_report_data", (None, "uploaded data"))
     result_footer(guarantees, TITLES, lambda: otd_report(result, spec=report_spec, source=report_source),
                   "capeagn_result", "capeagn_report")
-    with st.expander("How each algorithm makes its noise"):
-        for alg in result.algorithms:  # the table entry's description; its privacy is the guarantee table above
-            st.markdown(f"- **{TITLES[alg]}**: {symbolic(ALGORITHMS[alg].description)}")
+    with st.expander("How each algorithm makes its noise"):  # one element each: the browser lays out each one
+        st.markdown("\n".join(f"- **{TITLES[alg]}**: {symbolic(ALGORITHMS[alg].description)}"  # the table's words
+                               for alg in result.algorithms))  # (its privacy: the guarantee table above)
     if result.notes:
         with st.expander(f"Notes ({len(result.notes)})"):
-            for note in result.notes:
-                st.markdown(f"- {symbolic(note)}")
+            st.markdown("\n".join(f"- {symbolic(note)}" for note in result.notes))
 
 
 results_fragment(_run_section)

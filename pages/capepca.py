@@ -34,7 +34,7 @@ from pages.shared.chart_code import preload_results_code
 from pages.shared.guarantees import show_guarantees
 from pages.shared.lecture import follow_scenario, lecture_sidebar
 from pages.shared.navigation import page_run_started, start_page
-from pages.shared.pca_data import NO_LABEL, cached_setup, data_source, parse_upload, sniff_upload
+from pages.shared.pca_data import NO_LABEL, cached_setup, data_source, parse_upload, prepare_ahead, sniff_upload
 from pages.shared.pca_figures import component_images, scree_figure
 from pages.shared.rings import add_bits_column, ring_caption
 from pages.shared.run_section import result_footer, results_fragment, run_into
@@ -50,11 +50,11 @@ from pages.shared.widgets import (
 )
 
 scenario = start_page()
-started = page_run_started()  # a Run's time is measured from the start of the page run its click starts
 warm_up()  # the worker processes of this page's runs start now, not at the first click
 preload_results_code()  # the browser loads the results' chart code while the page is idle
 
 RESULT_KEY, BREAKDOWN_KEY, STORY_KEY = "capepca_result", "capepca_breakdown", "pca_story"
+AHEAD_KEY = "capepca_prepared_ahead"  # the setting prepared before the first click (pca_data.prepare_ahead)
 BREAKDOWN_RUNS = 3
 TITLES = {name: entry.title for name, entry in ALGORITHMS.items()}
 COLOURS = {name: entry.colour for name, entry in ALGORITHMS.items()}
@@ -295,9 +295,6 @@ with run_col:
                            help="Independent noise draws per algorithm.")
     seed = st.number_input("Seed", 0, MAX_SEED, int(scenario.seed), key="pca_seed",
                            help="Seeds the data generation, the split and every noise draw.")
-    clicked = st.button("Run", type="primary", key="pca_run", width="stretch", disabled=supply_problem is not None,
-                        help="Prepare the sites and run every chosen algorithm.")
-    run_msg = st.empty()
 
 
 def _data_words(key: tuple | None) -> tuple[str, int | None]:
@@ -318,7 +315,8 @@ if page_scenario is not None:
 lecture_sidebar("pca", "pca_site_mode", "equal", "scenario", page_scenario if site_mode == "equal" else None)
 
 
-def slot_for(exc: InputError) -> Any:
+def slot_for(exc: InputError, run_msg: Any) -> Any:
+    """Where a Run's error is shown: next to the data, the sites or the Run button (``run_msg``)."""
     if exc.field in DATA_FIELDS:
         return data_msg
     if exc.field in SITE_FIELDS:
@@ -326,34 +324,48 @@ def slot_for(exc: InputError) -> Any:
     return run_msg
 
 
+def _setup_arguments() -> tuple:
+    """What a Run prepares (pages.shared.pca_data.cached_setup): the data, sites, K, preprocessing and seed."""
+    return (data_key, upload_bytes, page_scenario.to_json(None), int(k), features, preprocessing, float(scale),
+            bool(by_label), bool(allow_replacement), int(seed))
+
+
 def _compute(progress) -> dict[str, Any]:
     """The Run: the sites' data and noise design (prepared once per input), then every chosen algorithm."""
     prepare_start = time.perf_counter()
-    setup = cached_setup(data_key, upload_bytes, page_scenario.to_json(None), int(k), features, preprocessing,
-                         float(scale), bool(by_label), bool(allow_replacement), int(seed))
+    progress(0, 1, "preparing the data and the site matrices")
+    setup = cached_setup(*_setup_arguments())
     prepared = time.perf_counter() - prepare_start
     comparison = compare_pca(setup.problem, setup.privacy, algorithms, int(runs), int(seed), rank=int(rank) or None,
                              keep_first_matrix=True, progress=progress)
     return {"setup": setup, "comparison": comparison, "rank": int(rank) or None,
-            "waited": time.perf_counter() - started, "prepared": prepared,
+            "waited": time.perf_counter() - page_run_started(), "prepared": prepared,
             "report": {"source": data_source(data_key), "k": int(k), "features": features,
                        "preprocessing": preprocessing, "scale": float(scale), "by_label": bool(by_label),
                        "allow_replacement": bool(allow_replacement), "seed": int(seed),
                        "algorithms": list(algorithms), "runs": int(runs), "rank": int(rank) or None}}
 
 
-if clicked:
-    st.session_state.pop(RESULT_KEY, None)
-    if data_key is None and choice == "upload" and upload_bytes is None:
-        show_in(data_msg, InputError("upload a CSV file first", "file"))
-    if not algorithms:
-        show_in(run_msg, InputError("choose at least one algorithm", "algorithms"))
-    if data_key is not None and page_scenario is not None and algorithms:
-        run_into(RESULT_KEY, _compute, where=run_col, show=lambda exc: show_in(slot_for(exc), exc), text="Starting")
-
-if in_breakdown:
-    breakdown_section(BREAKDOWN_KEY, lambda progress: cached_breakdown(int(seed), progress), TITLES, COLOURS,
-                      METRIC_LABELS["captured_energy"], key="pca_breakdown_chart", runs=BREAKDOWN_RUNS)
+def _run_section() -> None:
+    """The Run button (drawn at the foot of the Run column), the breakdown and the results: one fragment, so a Run
+    re-renders this section only, not the page above."""
+    with run_col:
+        clicked = st.button("Run", type="primary", key="pca_run", width="stretch", disabled=supply_problem is not None,
+                            help="Prepare the sites and run every chosen algorithm.")
+        run_msg = st.empty()
+    if clicked:
+        st.session_state.pop(RESULT_KEY, None)
+        if data_key is None and choice == "upload" and upload_bytes is None:
+            show_in(data_msg, InputError("upload a CSV file first", "file"))
+        if not algorithms:
+            show_in(run_msg, InputError("choose at least one algorithm", "algorithms"))
+        if data_key is not None and page_scenario is not None and algorithms:
+            run_into(RESULT_KEY, _compute, where=run_col, show=lambda exc: show_in(slot_for(exc, run_msg), exc),
+                     text="Starting")
+    if in_breakdown:
+        breakdown_section(BREAKDOWN_KEY, lambda progress: cached_breakdown(int(seed), progress), TITLES, COLOURS,
+                          METRIC_LABELS["captured_energy"], key="pca_breakdown_chart", runs=BREAKDOWN_RUNS)
+    _results()
 
 
 # ----------------------------------------------------------------------------------------------
@@ -386,6 +398,33 @@ def _bar_chart(comparison, metric: str) -> go.Figure:
         x=[TITLES[a] for a in names], y=[by_key[(a, metric)].mean for a in names],
         error_y={"type": "data", "array": [by_key[(a, metric)].std for a in names], "visible": True},
         marker_color=[COLOURS[a] for a in names])).update_layout(yaxis_title=METRIC_LABELS[metric])
+
+
+def _charts(setup: PcaSetup, comparison) -> None:
+    """The charts of a result and their choices (a fragment of their own: choosing a metric or a matrix redraws these
+    charts only): the bars of one metric, the scree plot of one algorithm's noisy matrix and, for pictures, its top
+    components against the true ones."""
+    problem = setup.problem
+    chart_col, scree_col = st.columns(2, gap="medium")
+    with chart_col:
+        metric = st.selectbox("Metric in the chart", list(METRICS), format_func=METRIC_LABELS.get,
+                              key="pca_chart_metric", help="Bars show the mean over runs, whiskers one std.")
+        show_chart(_bar_chart(comparison, metric), "Mean over runs (whiskers: one std)", key="pca_bars", height=360)
+    noisy_choices = [a for a in comparison.results  # algorithms that decompose a matrix (not nonpriv's true A)
+                     if a != "nonpriv" and comparison.results[a][0].matrix is not None]
+    if not noisy_choices:
+        scree_col.caption("Run a private algorithm to see its noisy scree plot.")
+        return
+    with scree_col:
+        shown = st.selectbox("Noisy matrix", noisy_choices, format_func=TITLES.get, key="pca_scree_alg",
+                             help="Eigenvalues of the matrix this algorithm decomposed (first run) against those of "
+                             "the true pooled second-moment matrix.")
+        fig = scree_figure(problem, comparison.results[shown][0].matrix, f"{TITLES[shown]} (run 1)")
+        show_chart(fig, "Scree plot", key="pca_scree", height=360)
+    if setup.dataset.image_shape is not None:
+        fig = component_images(problem, comparison.results[shown][0].subspace, setup.dataset.image_shape)
+        show_chart(fig, f"Top components as images: true against {TITLES[shown]} (run 1, signs aligned; the colour "
+                   "scale gives each pixel's weight)", key="pca_components", height=360, top=30)
 
 
 def _results() -> None:
@@ -423,29 +462,7 @@ def _results() -> None:
     st.dataframe(_results_table(comparison), hide_index=True, width="stretch")
     ring_caption(comparison.bits_per_value(), TITLES)
 
-    chart_col, scree_col = st.columns(2, gap="medium")
-    with chart_col:
-        metric = st.selectbox("Metric in the chart", list(METRICS), format_func=METRIC_LABELS.get,
-                              key="pca_chart_metric", help="Bars show the mean over runs, whiskers one std.")
-        show_chart(_bar_chart(comparison, metric), "Mean over runs (whiskers: one std)", key="pca_bars", height=360)
-    noisy_choices = [a for a in comparison.results  # algorithms that decompose a matrix (not nonpriv's true A)
-                     if a != "nonpriv" and comparison.results[a][0].matrix is not None]
-    with scree_col:
-        if noisy_choices:
-            shown = st.selectbox("Noisy matrix", noisy_choices, format_func=TITLES.get, key="pca_scree_alg",
-                                 help="Eigenvalues of the matrix this algorithm decomposed (first run) against "
-                                 "those of the true pooled second-moment matrix.")
-            fig = scree_figure(problem, comparison.results[shown][0].matrix, f"{TITLES[shown]} (run 1)")
-            show_chart(fig, "Scree plot", key="pca_scree", height=360)
-        else:
-            st.caption("Run a private algorithm to see its noisy scree plot.")
-
-    if setup.dataset.image_shape is not None and noisy_choices:
-        shown = st.session_state.get("pca_scree_alg", noisy_choices[0])
-        shown = shown if shown in noisy_choices else noisy_choices[0]
-        fig = component_images(problem, comparison.results[shown][0].subspace, setup.dataset.image_shape)
-        show_chart(fig, f"Top components as images: true against {TITLES[shown]} (run 1, signs aligned; the colour "
-                   "scale gives each pixel's weight)", key="pca_components", height=360, top=30)
+    results_fragment(lambda: _charts(setup, comparison))  # a chart's choice redraws the charts, not the results
 
     down_a, down_b = st.columns(2)
     down_a.download_button("Download summary (CSV)", comparison.summary_csv(), "capepca_summary.csv", "text/csv",
@@ -460,4 +477,9 @@ def _results() -> None:
                   "pca_report", argument=f"the path to {upload_name}" if upload_name else None)
 
 
-results_fragment(_results)
+results_fragment(_run_section)
+if (AHEAD_KEY not in st.session_state and data_key is not None and data_key[0] != "upload"
+        and page_scenario is not None and supply_problem is None):
+    # the setting the page opened on is prepared while the visitor reads it (once per visit, not at every change)
+    st.session_state[AHEAD_KEY] = _setup_arguments()
+    prepare_ahead(*st.session_state[AHEAD_KEY])

@@ -290,10 +290,14 @@ def _compute(progress) -> LdaCurve:
                      seed=int(seed), settings=lda_settings, progress=progress)
 
 
-clicked = st.button("Run", type="primary", key="tm_run", disabled=bool(problems))
-if (clicked or st.session_state.pop("tm_autorun", False)) and not problems and run_into(RESULT_KEY, _compute):
-    st.session_state["tm_report_data"] = (spec, "synthetic corpus" if spec is not None else source)
-    st.session_state.pop(REGIME_KEY, None)
+def _run_section() -> None:
+    """The Run button and the results: one fragment, so a Run re-renders this section only, not the page above (a
+    story button reruns the page, and its Run starts here: ``tm_autorun``)."""
+    clicked = st.button("Run", type="primary", key="tm_run", disabled=bool(problems))
+    if (clicked or st.session_state.pop("tm_autorun", False)) and not problems and run_into(RESULT_KEY, _compute):
+        st.session_state["tm_report_data"] = (spec, "synthetic corpus" if spec is not None else source)
+        st.session_state.pop(REGIME_KEY, None)
+    _results()
 
 # --- results ---------------------------------------------------------------------------------------------------------
 
@@ -338,9 +342,22 @@ def _headline_eps(curve: LdaCurve) -> float:
     return min(curve.grid, key=lambda e: abs(np.log(e / OPENING.eps)))
 
 
+def _top_words(result: LdaCurve) -> None:
+    """The top words of one algorithm's topics at one ε (a fragment of its own: a choice redraws this table only)."""
+    names = [n for n in result.algorithms if (n, result.grid[-1]) in result.examples]
+    c1, c2 = st.columns(2)
+    shown = c1.selectbox("Top words of", names, format_func=TITLES.get, key="tm_words_of") if names else None
+    eps_shown = c2.selectbox("at ε", result.grid, index=len(result.grid) - 1, key="tm_words_eps")
+    example = result.examples.get((shown, eps_shown)) if shown else None
+    if example is not None:
+        words = top_words(example.topics, result.problem.vocabulary, 8)
+        st.dataframe(pd.DataFrame({f"topic {i + 1}": [w for w, _ in ws] for i, ws in enumerate(words)}),
+                     hide_index=True, width="stretch")
+
+
 def _results() -> None:
-    """The results of the last Run (a fragment: choosing the top words or comparing the configurations re-renders
-    these only)."""
+    """The results of the last Run (in the Run's fragment: choosing the top words or comparing the configurations
+    re-renders this section only)."""
     result: LdaCurve | None = st.session_state.get(RESULT_KEY)
     st.subheader("Results")
     if result is None:
@@ -368,7 +385,7 @@ def _results() -> None:
     show_guarantees(per_eps[eps0], TITLES, robust_key="tm_robust")
     show_chart(_curve_chart(result), "Topic error against ε", key="tm_chart")
     st.dataframe(_table(result, per_eps), hide_index=True, width="stretch")
-    st.markdown("**Which algorithms are usable on this corpus, and how they make their noise**")
+    usable_lines = []
     for name in result.algorithms:
         usable = result.usable(name)
         kind = "; ".join(dict.fromkeys(g.short for g in per_eps[eps0][name] if g.short)) or _privacy_cell(per_eps,
@@ -377,19 +394,13 @@ def _results() -> None:
         line = f"- **{TITLES[name]}** - {'usable' if usable else 'unusable'}, *{kind}*: {symbolic(why)}"
         if name in result.reasons:
             line += f"  \n  *Why {'some runs had no result' if usable else 'not'}:* {symbolic(result.reasons[name])}"
-        st.markdown(line)
+        usable_lines.append(line)
+    st.markdown("**Which algorithms are usable on this corpus, and how they make their noise**\n\n"  # one element:
+                + "\n".join(usable_lines))  # the browser renders and lays out each element it is sent
     if p.vocabulary:
-        names = [n for n in result.algorithms if (n, result.grid[-1]) in result.examples]
-        c1, c2 = st.columns(2)
-        shown = c1.selectbox("Top words of", names, format_func=TITLES.get, key="tm_words_of") if names else None
-        eps_shown = c2.selectbox("at ε", result.grid, index=len(result.grid) - 1, key="tm_words_eps")
-        example = result.examples.get((shown, eps_shown)) if shown else None
-        if example is not None:
-            words = top_words(example.topics, p.vocabulary, 8)
-            st.dataframe(pd.DataFrame({f"topic {i + 1}": [w for w, _ in ws] for i, ws in enumerate(words)}),
-                         hide_index=True, width="stretch")
-    for note in result.notes:
-        st.caption(symbolic(note))
+        results_fragment(lambda: _top_words(result))  # choosing redraws the top words only
+    if result.notes:
+        st.caption("  \n".join(symbolic(note) for note in result.notes))  # one element for the notes
     report_spec, report_source = st.session_state.get("tm_report_data", (None, "a text corpus"))
     result_footer(per_eps[eps0], TITLES, lambda: lda_report(result, spec=report_spec, source=report_source),
                   "topic_models_result", "tm_report")
@@ -456,4 +467,4 @@ def _results() -> None:
             st.markdown(f"- {symbolic(sentences[key])}")
 
 
-results_fragment(_results)
+results_fragment(_run_section)

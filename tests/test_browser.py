@@ -43,6 +43,7 @@ class _Runs:
 
     def __init__(self) -> None:
         self.finished = 0
+        self.fragments = 0  # runs of a fragment alone (a Run button in the Run section's fragment) finished so far
         self.running = False
 
     def frame(self, payload) -> None:
@@ -63,6 +64,8 @@ class _Runs:
         elif kind == "script_finished" and message.script_finished in (
                 ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_WITH_COMPILE_ERROR):
             self.finished += 1  # a whole run ended (not one stopped for a rerun, not a fragment's)
+        elif kind == "script_finished" and message.script_finished == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:
+            self.fragments += 1
 
 
 _RUNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -103,6 +106,16 @@ def _rerun(page, action) -> None:
     before = runs.finished
     action()
     _until(page, lambda: runs.finished > before and not runs.running, "a script run after the action to finish")
+
+
+def _fragment_rerun(page, action) -> None:
+    """Do ``action`` (a click inside a fragment, e.g. a page's Run) and wait until a run of that fragment alone that
+    started after it has finished."""
+    runs = _RUNS[page]
+    _wait_idle(page)
+    before = runs.fragments
+    action()
+    _until(page, lambda: runs.fragments > before and not runs.running, "the fragment's run after the action to finish")
 
 
 _STILL = """([selector, first]) => {
@@ -401,7 +414,7 @@ def test_topic_models_page_runs_its_story_and_the_one_click_breakdown(server, br
     page = _open(browser, server, 1280)
     _goto(page, "Topic models")
     _assert_clean(page, "Topic models")
-    _rerun(page, page.get_by_role("button", name="Run", exact=True).click)
+    _fragment_rerun(page, page.get_by_role("button", name="Run", exact=True).click)  # the Run's fragment alone
     page.get_by_text("capeLDA's topic error is").first.wait_for(timeout=120_000)
     _assert_clean(page, "Topic models after Run")
     assert "closes" in page.locator("body").inner_text()

@@ -148,12 +148,14 @@ def test_a_link_carries_the_computing_pages_own_settings(server, browser, title,
         _rerun(page, page.get_by_text("my shared scenario", exact=True).click)
     box = page.locator(f".st-key-{key} input")
     box.fill(str(value))
-    expect(box).to_have_value(str(value))  # typed, and not redrawn by a run still going on
+    # Playwright's expect waits 5 s by default: a fresh page under load 25 took longer (a state wait, bounded as the
+    # other waits of these tests are)
+    expect(box).to_have_value(str(value), timeout=60_000)  # typed, and not redrawn by a run still going on
     _rerun(page, lambda: box.press("Enter"))
     page.wait_for_function(LINKED, arg=[key, value], timeout=60_000)  # the value the test reads next
     assert _linked(page.url)[key] == value and key in unquote(page.url)
     context, other = _fresh(browser, page.url)
-    expect(other.locator(f".st-key-{key} input")).to_have_value(str(value))
+    expect(other.locator(f".st-key-{key} input")).to_have_value(str(value), timeout=60_000)
     _assert_clean(other, f"{title} from the link")
     context.close()
     page.close()

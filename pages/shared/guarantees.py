@@ -33,11 +33,12 @@ def show_guarantees(guarantees: Mapping[str, Sequence[Guarantee]], titles: Mappi
     """The CAPE algorithm's guarantee in a line per view (what the screenshots show) and a warning that offers the
     collusion-robust design (checkbox ``robust_key``) when one of its views is not certified; every algorithm's
     guarantees are :func:`show_guarantee_table`, further down the page."""
-    st.markdown("**Privacy guarantees** (computed by the audit for each view, every stage composed exactly)")
     mine = guarantees.get(cape, ())
-    for g in mine:
-        icon = ":green[:material/verified_user:]" if g.certified else ":orange[:material/gpp_maybe:]"
-        st.markdown(f"{icon} {titles.get(cape, cape)} - {symbolic(g.label())}")
+    lines = [f"{':green[:material/verified_user:]' if g.certified else ':orange[:material/gpp_maybe:]'} "
+             f"{titles.get(cape, cape)} - {symbolic(g.label())}" for g in mine]
+    # one element for the heading and every line (each element is a render and a layout of the page in the browser)
+    st.markdown("  \n".join(["**Privacy guarantees** (computed by the audit for each view, every stage composed "
+                             "exactly)", *lines]))
     failing = [g for g in mine if not g.certified and g.eps is not None]
     if failing:
         names = sorted({g.name for g in failing})

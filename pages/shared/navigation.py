@@ -26,7 +26,7 @@ from pages.shared.catalog import PAGES
 from pages.shared.state import current_scenario
 from pages.shared.widgets import remember_widgets, show_error
 
-__all__ = ["page_run_started", "run_app", "start_page"]
+__all__ = ["fragment_run_starts", "page_run_started", "run_app", "start_page"]
 
 _ROUTING = threading.local()
 _FREEZE_LOCK = threading.Lock()
@@ -91,5 +91,13 @@ def start_page() -> Scenario:
 
 def page_run_started() -> float:
     """``time.perf_counter()`` at the start of this script run (set by :func:`run_app`, before the navigation and the
-    page's imports): what a page's "you waited" figure is measured from."""
+    page's imports; in a rerun of a fragment alone, at the fragment's start: :func:`fragment_run_starts`): what a
+    page's "you waited" figure is measured from."""
     return _ROUTING.started
+
+
+def fragment_run_starts() -> None:
+    """Called first by a fragment: when it reruns alone (a click inside it, not a page run), its start is the run's
+    start (:func:`page_run_started`); inside a page run nothing changes."""
+    if not getattr(_ROUTING, "active", False):
+        _ROUTING.started = time.perf_counter()

@@ -21,6 +21,7 @@ family; this module never names a family.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -29,11 +30,13 @@ import streamlit as st
 
 from dpcore.cape.guarantee import Guarantee
 from dpcore.family import Comparison, Family, Progress
+from dpcore.family.progress_rate import throttled
 from dpcore.family.summary_table import summary_rows, titles
 from dpcore.reports import Report, comparison_report
 from dpcore.scenario import Scenario
 from dpcore.validation import InputError
 from pages.shared.guarantees import show_guarantee_table
+from pages.shared.navigation import fragment_run_starts
 from pages.shared.reports import report_downloads
 from pages.shared.widgets import bar_progress, show_error
 
@@ -48,13 +51,14 @@ STAGE_STEPS = 1000
 def run_into(key: str, compute: Callable[[Progress], T], *, where: Any = None,
              show: Callable[[InputError], None] = show_error, text: str = "starting") -> T | None:
     """One Run: the results of the previous Run are dropped, ``compute(progress)`` runs under a progress bar drawn in
-    ``where`` (a column or placeholder; None: here) that ``progress(done, total, label)`` moves, and what it returns
+    ``where`` (a column or placeholder; None: here) that ``progress(done, total, label)`` moves (at most four times a
+    second: :func:`dpcore.family.progress_rate.throttled`), and what it returns
     is kept under ``st.session_state[key]`` (and returned). An InputError is handed to ``show`` (which draws it next
     to the input it names); nothing is kept then and None is returned."""
     st.session_state.pop(key, None)
     bar = (st if where is None else where).progress(0.0, text=text)
     try:
-        result = compute(bar_progress(bar))
+        result = compute(throttled(bar_progress(bar)))
     except InputError as exc:
         show(exc)
         return None
@@ -75,8 +79,20 @@ def stage(progress: Progress, start: float, share: float, prefix: str = "") -> P
 
 
 def results_fragment(draw: Callable[[], None]) -> None:
-    """``draw()`` as a fragment: its widgets rerun it alone (the charts and tables above it are not sent again)."""
-    st.fragment(draw)()
+    """``draw()`` as a fragment: its widgets (the Run button among them) rerun it alone, so the page above it is
+    neither run again nor sent again. A rerun of the fragment alone starts the Run's clock
+    (:func:`~pages.shared.navigation.page_run_started`) and, like the page's run (``run_app``), shows an unexpected
+    error as a message, never a traceback."""
+
+    @functools.wraps(draw)  # the fragment is named after ``draw`` (Streamlit keys a fragment by its name and place)
+    def fragment() -> None:
+        fragment_run_starts()
+        try:
+            draw()
+        except Exception as exc:  # noqa: BLE001 - st.rerun/st.stop are BaseExceptions and pass through
+            show_error(exc)
+
+    st.fragment(fragment)()
 
 
 def result_footer(guarantees: Mapping[str, Sequence[Guarantee]], names: Mapping[str, str],

@@ -8,7 +8,9 @@ The control file (``CAPEFED_ATTACK_FILE``, JSON, rewritten by the test before ea
   them as attack NAME says (:data:`ATTACKS`); the aggregator's own code is untouched otherwise. At the end of the run
   it keeps pulling replies that came too late (``late_wait`` seconds): a real aggregator may keep them.
 * ``"sites": {SITE: {"fault": FAULT, "seconds": S}}``: that site's worker misbehaves (:data:`SITE_FAULTS`): slow to
-  release or to set up, a release far outside its range, or its worker process killed while it answers.
+  release or to set up, a release far outside its range, or its worker process killed while it answers (``die``:
+  while it computes its release; ``die-pushing``: after it handed its release's reply to the SuperNode and before the
+  reply's contents, so the SuperNode holds a reply whose parts never come).
 """
 
 from __future__ import annotations
@@ -343,9 +345,9 @@ def _install_release(module: Any) -> None:
         if kind == "slow":
             time.sleep(float(fault["seconds"]))
         if kind == "die" and not os.path.exists(fault["marker"]):
-            with open(fault["marker"], "w") as handle:
-                handle.write(str(os.getpid()))
-            os.kill(os.getpid(), signal.SIGKILL)
+            _die(fault["marker"])
+        if kind == "die-pushing" and not os.path.exists(fault["marker"]):
+            _DYING.append(fault["marker"])  # the reply to this request is the one whose contents never come
         if kind != "range":
             return original(site, c)
         honest_release, honest_encode = dp.site_stage_release, dp.encode_release
@@ -368,6 +370,27 @@ def _install_release(module: Any) -> None:
     module.release = release
 
 
+_DYING: list[str] = []
+
+
+def _die(marker: str) -> None:
+    with open(marker, "w") as handle:
+        handle.write(str(os.getpid()))
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _install_push(module: Any) -> None:
+    """The worker pushes a reply's contents (``push_objects``) right after handing the reply over (PushMessages)."""
+    original = module.push_objects
+
+    def push_objects(*args: Any, **kwargs: Any) -> Any:
+        if _DYING:
+            _die(_DYING.pop())
+        return original(*args, **kwargs)
+
+    module.push_objects = push_objects
+
+
 def _install_setup(module: Any) -> None:
     original = module.setup
 
@@ -381,7 +404,7 @@ def _install_setup(module: Any) -> None:
 
 
 TARGETS = {"capefed.app.server_app": _install_aggregator, "capefed.app.siterelease": _install_release,
-           "capefed.app.sitesetup": _install_setup}
+           "capefed.app.sitesetup": _install_setup, "flwr.supernode.runtime.run_clientapp": _install_push}
 
 
 class _Finder(importlib.abc.MetaPathFinder):

@@ -18,8 +18,10 @@ platform, which a self-hosted SuperLink does not provide: a SuperNode with it re
 ``python -m capefed.ops.worker`` is a small supervisor: the worker itself runs in a child process (``--serve``), and a
 child that dies (killed in the middle of a reply, out of memory) is started again after a pause, so the node answers
 again without anyone restarting it by hand. The task the dead child had claimed is answered by the SuperNode with
-Flower's "ClientApp crashed" error once its heartbeat lapses (``capefed.ops.supernode`` makes that 20 s); the aggregator
-has counted the site as silent by then (its own deadline).
+Flower's "ClientApp crashed" error once its heartbeat lapses (``capefed.ops.supernode`` makes that 20 s, and drops a
+reply the child handed over without its contents); the aggregator has counted the site as silent by then (its own
+deadline). A task ends only after its last heartbeat was answered, and a call the SuperNode refuses ends the task, never
+the worker (:func:`_task_retries`).
 
 The Runtime API's ``AcquireTask`` can be protected by a shared secret (``--superexec-auth-secret-file`` on the
 SuperNode, ``--secret-file`` here): without it any local process could take the SuperNode's tasks.
@@ -60,6 +62,12 @@ RESTART_SECONDS = 1.0
 within STABLE_SECONDS of its start."""
 MAX_RESTART_SECONDS = 30.0
 STABLE_SECONDS = 30.0
+HEARTBEAT_CALL_SECONDS = 5.0
+"""Longest wait for one heartbeat's answer (the task's end waits for it)."""
+TASK_CALL_SECONDS = 60.0
+"""How long one Runtime API call of a task is tried again while the SuperNode cannot be reached."""
+RETRY_STATUS = frozenset({502, 503, 504})
+"""HTTP statuses of a task's call that are tried again (as Flower's own retries do); any other error ends the call."""
 STOP_SECONDS = 10.0
 """Seconds the supervisor gives its worker to stop after SIGTERM before it kills it."""
 MAX_FAB_BYTES = 8 * 1024 * 1024
@@ -248,22 +256,46 @@ def code_problem(fab_content: bytes, installed: Mapping[str, bytes] | None = Non
     return None
 
 
-def _client(runtime: str, interceptors: list) -> object:
+def _client(runtime: str, interceptors: list, retry_invoker: object | None = None) -> object:
     from flwr.supercore.retry import make_simple_http_retry_invoker  # noqa: PLC0415
     from flwr.supercore.runtime import RuntimeHttpClient  # noqa: PLC0415
 
     return RuntimeHttpClient.from_server_address(server_address=runtime, insecure=True, root_certificates=None,
                                                  interceptors=interceptors,
-                                                 retry_invoker=make_simple_http_retry_invoker())
+                                                 retry_invoker=retry_invoker or make_simple_http_retry_invoker())
 
 
-def _heartbeats(client: object, stop: threading.Event) -> threading.Thread:
+def _task_retries() -> object:
+    """Retries for the calls of one task: a lost connection or a 502/503/504 is tried again for TASK_CALL_SECONDS;
+    any other refusal ends the call with its error. Flower's own HTTP retries (``make_simple_http_retry_invoker``)
+    answer a 401 by sending SIGINT to the whole process: for a task whose claim the SuperNode has just ended (a
+    heartbeat that crossed the task's end, a claim that lapsed) that stopped the worker 3 s later, wherever it was in
+    its next task."""
+    import httpx  # noqa: PLC0415
+    from flwr.supercore.retry import RetryInvoker, exponential  # noqa: PLC0415
+
+    def give_up(exc: Exception) -> bool:
+        return isinstance(exc, httpx.HTTPStatusError) and exc.response.status_code not in RETRY_STATUS
+
+    return RetryInvoker(lambda: exponential(max_delay=4), (httpx.TransportError, httpx.HTTPStatusError),
+                        max_tries=None, max_time=TASK_CALL_SECONDS, should_giveup=give_up)
+
+
+def _heartbeats(runtime: str, token: str, stop: threading.Event) -> threading.Thread:
+    """Send the task's heartbeat every HEARTBEAT_SECONDS until ``stop``, each a single call of at most
+    HEARTBEAT_CALL_SECONDS on its own connection, never tried again and never a reason to stop the worker (a claim
+    whose heartbeats keep failing lapses by itself). The caller joins the thread before it ends the task: a heartbeat
+    still under way when the SuperNode ends the task would be refused."""
     from flwr.proto.runtime_pb2 import SendTaskHeartbeatRequest  # noqa: PLC0415
+    from flwr.supercore.interceptors import RuntimeTokenHttpInterceptor  # noqa: PLC0415
+    from flwr.supercore.runtime import RuntimeHttpClient  # noqa: PLC0415
 
     def beat() -> None:
-        while not stop.wait(HEARTBEAT_SECONDS):
-            with contextlib.suppress(Exception):
-                client.SendTaskHeartbeat(SendTaskHeartbeatRequest())
+        with RuntimeHttpClient(f"http://{runtime}", interceptors=[RuntimeTokenHttpInterceptor(token)],
+                               timeout=HEARTBEAT_CALL_SECONDS) as client:
+            while not stop.wait(HEARTBEAT_SECONDS):
+                with contextlib.suppress(Exception):
+                    client.SendTaskHeartbeat(SendTaskHeartbeatRequest())
 
     thread = threading.Thread(target=beat, daemon=True)
     thread.start()
@@ -282,12 +314,13 @@ def run_task(runtime: str, token: str, app: Callable, checked: dict[str, str | N
         push_task_output,
     )
 
-    client = _client(runtime, [RuntimeTokenHttpInterceptor(token)])
+    client = _client(runtime, [RuntimeTokenHttpInterceptor(token)], _task_retries())
     stop = threading.Event()
     context = None
     status, details, line = SubStatus.FAILED, "the task failed before its message was read", "failed"
+    done = SubStatus.FAILED  # what the task ends with once its reply is pushed: FAILED unless the ClientApp answered
+    beating = _heartbeats(runtime, token, stop)
     try:
-        _heartbeats(client, stop)
         message, context, run, fab = pull_task_input(client)
         if fab.hash_str not in checked:
             checked[fab.hash_str] = code_problem(fab.content)
@@ -301,7 +334,7 @@ def run_task(runtime: str, token: str, app: Callable, checked: dict[str, str | N
         else:
             try:
                 reply = app(message=message, context=context)
-                status, details = SubStatus.COMPLETED, ""
+                done, details = SubStatus.COMPLETED, ""
                 line = f"answered {message.metadata.message_type} of run {run.run_id}"
             except Exception as exc:  # the ClientApp failed: the aggregator gets an Error naming it
                 reason = f"{type(exc).__name__}: {exc}"
@@ -309,10 +342,13 @@ def run_task(runtime: str, token: str, app: Callable, checked: dict[str, str | N
                                 reply_to=message)
                 details, line = reason, f"the ClientApp failed on run {run.run_id}: {reason}"
         push_message(client, reply, context)
-    except Exception as exc:  # a Runtime API failure: Flower expires the task and the aggregator sees no answer
+        status = done
+    except Exception as exc:  # a Runtime API failure: the task ends FAILED, which capefed.ops.supernode answers
+        status = SubStatus.FAILED  # with Flower's "ClientApp stopped responding" if no reply reached it
         details, line = f"{type(exc).__name__}: {exc}", f"task failed: {type(exc).__name__}: {exc}"
     finally:
         stop.set()
+        beating.join()  # no heartbeat may reach the SuperNode after the task's end
         push_task_output(client=client, context=context, sub_status=status, details=details)
         client.close()
     return line
