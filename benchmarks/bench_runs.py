@@ -24,8 +24,9 @@ browser's are printed beside the wall time, with the floors (:mod:`benchmarks.fl
 Two cases run without a browser, each in a fresh subprocess with one BLAS thread (``benchmarks.bench_scale``):
 
 * ``agn10000``: one capeAGN run, STM, D = 10,000, K = 10, S = 5, N_s = 2,000 (projected path), its wall and CPU
-  seconds and the process's peak resident memory (ru_maxrss: imports, data, set-up and the run); the ratio is to the
-  normals floor (most of the run is its per-site noise: 7.5e8 normals);
+  seconds and the process's peak resident memory (ru_maxrss: imports, data, set-up and the run); the ratios are to
+  both floors (the run draws its M2 aggregate from its exact law, 5e7 normals instead of the flow's 7.5e8, and
+  whitens by 12 block products with the 10,000 x 10,000 float32 M2_hat: docs/math/capeagn.md);
 * ``agn10000-cli``: the same run as a user types it, ``dpcore otd`` (``python -m dpcore otd --model stm --d 10000
   --k 10 --sites 5 --ns 2000 --runs 1 --algorithms cape --path projected``) in a fresh process, timed from outside
   (process start, imports, data, run, guarantees and printing included); CPU seconds are the child's (user + system);

@@ -6,7 +6,11 @@ one, byte for byte (the tests compare the tables). The caller assembles the resu
 
 * Processes come from a ``forkserver`` context (``spawn`` where there is none): safe to start from any thread of a
   multi-threaded program such as Streamlit's server, unlike ``fork``; they do not import the calling program's main
-  module (a script needs no ``if __name__ == "__main__"`` guard). The fork server is started with one BLAS
+  module (a script needs no ``if __name__ == "__main__"`` guard). A caller that runs a single thread with one BLAS
+  thread (a command or script started with ``OMP_NUM_THREADS`` = 1, as ``make`` and the benchmarks start them)
+  forks its workers instead (:func:`_fork_is_safe`): they start at once with everything already imported and
+  prepared (a fresh forkserver would import numpy, scipy, pandas and dpcore again, seconds before the first task),
+  and fork runs nothing of the main module either. The fork server is started with one BLAS
   thread (``OPENBLAS_NUM_THREADS`` = ``OMP_NUM_THREADS`` = ``MKL_NUM_THREADS`` = 1) and preloads dpcore, so every
   worker it forks starts in milliseconds with single-threaded BLAS: W workers use W cores, not W x BLAS threads.
 * Warm workers: a worker outlives the call that started it. When a call ends, its workers forget the call's data
@@ -114,8 +118,22 @@ def _without_main() -> Iterator[None]:
             sys.modules["__main__"] = main
 
 
+def _fork_is_safe() -> bool:
+    """True when this process may ``fork`` its workers: it runs one thread (nothing can hold a lock that the child
+    would inherit locked) and its BLAS was told to use one thread (the children inherit the parent's BLAS, and W
+    workers must use W cores, not W x BLAS threads): ``OMP_NUM_THREADS`` is 1 and ``OPENBLAS_NUM_THREADS`` and
+    ``MKL_NUM_THREADS`` are 1 or unset (both libraries fall back to ``OMP_NUM_THREADS``)."""
+    blas = os.environ.get("OMP_NUM_THREADS") == "1" and all(
+        os.environ.get(name, "1") == "1" for name in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"))
+    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1 and blas
+
+
 def _context() -> multiprocessing.context.BaseContext:
-    """The forkserver context (started with one BLAS thread and dpcore preloaded), or spawn."""
+    """``fork`` when that is safe (:func:`_fork_is_safe`: a command or a script with one BLAS thread; the workers
+    start at once with everything the caller has imported, nothing to import again), else the forkserver context
+    (started with one BLAS thread and dpcore preloaded), or spawn."""
+    if _fork_is_safe():
+        return multiprocessing.get_context("fork")
     methods = multiprocessing.get_all_start_methods()
     if "forkserver" not in methods:  # pragma: no cover - not POSIX
         return multiprocessing.get_context("spawn")
@@ -134,6 +152,12 @@ def _worker_main(conn: Connection) -> None:
     one task and sends its labels, then ("done", index, result) or ("error", index, exception); ("forget",) drops the
     data; ("exit",) or a closed pipe ends it. One thread draws the noise (the other workers have the other cores)."""
     set_draw_threads(1)
+    os.environ.update(_BLAS_ENV)  # a forked worker's BLAS already has one thread (_fork_is_safe); its children too
+    for fd in _PARENT_FDS:  # a forked worker's copies of the caller's ends of every pipe (its own included): closed,
+        try:                # so that a pipe whose caller is gone reads as closed (forkserver workers have none)
+            os.close(fd)
+        except OSError:
+            pass
     shared: tuple[int, Any] | None = None
     while True:
         try:
@@ -177,6 +201,8 @@ class _Worker:
 
 
 _IDLE: list[_Worker] = []
+_PARENT_FDS: set[int] = set()
+"""File descriptors of the calling side of every open worker pipe (closed in a forked worker)."""
 _WARMING = False
 _CALLS = iter(range(1, 1 << 62))
 
@@ -186,6 +212,7 @@ def _start(ctx: multiprocessing.context.BaseContext, count: int) -> list[_Worker
     with _START_LOCK, _without_main():
         for _ in range(count):
             ours, theirs = ctx.Pipe(duplex=True)
+            _PARENT_FDS.add(ours.fileno())
             process = ctx.Process(target=_worker_main, args=(theirs,), daemon=True, name="dpcore-worker")
             process.start()
             theirs.close()
@@ -224,7 +251,9 @@ def _stop(workers: Sequence[_Worker]) -> None:
             worker.process.terminate()
     for worker in workers:
         worker.process.join()
-        worker.conn.close()
+        if not worker.conn.closed:
+            _PARENT_FDS.discard(worker.conn.fileno())
+            worker.conn.close()
 
 
 def warm_up(workers: int | None = None) -> None:

@@ -24,6 +24,7 @@ from dpcore.cape import (
     solve_general,
 )
 from dpcore.cape.design import _diagonal_plus_rank_one, helper_rows
+from dpcore.privacy import symmetric_matrix
 from dpcore.tensor import MogSite, StageNoise, release_m2, stm_site_from_words
 
 FLOAT32_EPS = float(np.finfo(np.float32).eps)
@@ -217,3 +218,57 @@ def test_factored_sampling_draws_the_same_stream():
     assert np.array_equal(plain.f, factored.f) and np.array_equal(plain.g, factored.g)
     np.testing.assert_allclose(factored.e, plain.e, rtol=0, atol=1e-13 * np.max(np.abs(plain.e)))
     assert not np.array_equal(factored.e, plain.e)  # a different sum order: equal to rounding, not bit for bit
+
+
+# ----------------------------------------------------------------------------------------------
+# Above FLOW_MAX_NORMALS, without messages: the M2 aggregate drawn from its exact law
+# ----------------------------------------------------------------------------------------------
+
+def _m2_case(mode: str):
+    rng = np.random.default_rng(11)
+    dim = 40
+    model = make_model("stm", dim, 3, rng)
+    sites = tuple(stm_site_from_words(sample_stm(model, 60, rng), dim, "first") for _ in range(4))
+    weights = np.array([0.4, 0.3, 0.2, 0.1])
+    taus = np.array([0.05, 0.08, 0.1, 0.2])
+    noise = (StageNoise("cape", design=solve_general(site_budgets(taus, weights))) if mode == "cape"
+             else StageNoise("independent", stds=taus))
+    data = sum(w * s.m2() for w, s in zip(weights, sites, strict=True))
+    return sites, weights, noise, data
+
+
+@pytest.mark.parametrize("mode", ["cape", "independent"])
+def test_m2_aggregate_law_is_the_weighted_data_plus_one_keyed_normal_per_entry(monkeypatch, mode):
+    sites, weights, noise, data = _m2_case(mode)
+    monkeypatch.setattr(normals_mod, "CHUNK_NORMALS", 64)  # several chunks and blocks
+    monkeypatch.setattr(release_mod, "BLOCK_UNIQUE", 200)
+    monkeypatch.setattr(release_mod, "FLOW_MAX_NORMALS", 0)
+    rng = np.random.default_rng(9)
+    m2, messages = release_m2(sites, weights, noise, rng)
+    assert messages is None and np.array_equal(m2, m2.T)
+    twin = np.random.default_rng(9)
+    z = normals_mod.stage_stream(twin, 1, 40 * 41 // 2).columns(0, 40 * 41 // 2)[0]
+    std = release_mod.aggregate_std(noise, weights)
+    np.testing.assert_allclose(m2, data + symmetric_matrix(std * z, 40), rtol=0, atol=1e-14)
+    assert rng.integers(1 << 62) == twin.integers(1 << 62)  # one key taken, as by the flow: later stages unchanged
+    expected = (noise.design.output_std if mode == "cape"
+                else float(np.sqrt(np.sum(weights**2 * noise.stds**2))))
+    assert std == pytest.approx(expected, rel=1e-12)  # the e terms cancel: e_mixing^T mu = 0
+    kept, msg = release_m2(sites, weights, noise, np.random.default_rng(9), keep_messages=True)
+    assert msg is not None and msg.releases.shape == (4, 40 * 41 // 2)  # kept messages: always the real flow
+
+
+@pytest.mark.parametrize("mode", ["cape", "independent"])
+def test_m2_aggregate_law_has_the_variance_of_the_flows_aggregate(monkeypatch, mode):
+    """The per-site flow and the exact law leave noise of the same variance in the aggregate: each sample variance
+    within 5 standard errors (chi-square: relative SE sqrt(2 / n)) of aggregate_std^2, on fresh seeds."""
+    sites, weights, noise, data = _m2_case(mode)
+    std = release_mod.aggregate_std(noise, weights)
+    upper = np.triu_indices(40)
+    for limit in (10**12, 0):  # the flow, then the law
+        monkeypatch.setattr(release_mod, "FLOW_MAX_NORMALS", limit)
+        draws = np.concatenate([(release_m2(sites, weights, noise, np.random.default_rng([limit, seed]))[0]
+                                 - data)[upper] for seed in range(15)])
+        rel_se = np.sqrt(2 / draws.size)
+        assert abs(draws.var() / std**2 - 1) < 5 * rel_se
+        assert abs(draws.mean()) < 5 * std / np.sqrt(draws.size)

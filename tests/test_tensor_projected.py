@@ -188,23 +188,52 @@ def test_m2_blocks_reassemble_the_matrix_in_colex_order(monkeypatch):
     np.testing.assert_allclose(noisy, symmetric_matrix(mu @ msg.releases, 9), atol=1e-15)
 
 
-def test_lanczos_whitening_matches_the_full_eigensolver(monkeypatch):
+def test_block_krylov_whitening_matches_the_full_eigensolver_on_a_clear_spectrum(monkeypatch):
+    """Above EIGH_MAX_DIM the whitening takes the Ritz pairs of a block Krylov space of fixed size: where the top K
+    eigenvalues stand clear of the rest (a signal above the noise), they and their eigenvectors are the exact ones."""
     rng = np.random.default_rng(3)
-    basis, _ = np.linalg.qr(rng.standard_normal((60, 4)))
-    noise = rng.standard_normal((60, 60)) * 1e-3
+    basis, _ = np.linalg.qr(rng.standard_normal((300, 4)))
+    noise = rng.standard_normal((300, 300)) * 1e-3
     m2 = basis @ np.diag([4.0, 3.0, 2.0, 1.0]) @ basis.T + (noise + noise.T) / 2
     exact = whiten(m2, 4)
     monkeypatch.setattr(whitening_mod, "EIGH_MAX_DIM", 10)
-    lanczos = whiten(m2, 4)
-    np.testing.assert_allclose(lanczos.eigenvalues, exact.eigenvalues, rtol=1e-9)
-    np.testing.assert_allclose(np.abs(lanczos.u.T @ exact.u), np.eye(4), atol=1e-8)
+    calls = []
+    monkeypatch.setattr(whitening_mod, "_times", lambda matrix, block: calls.append(1) or matrix @ block)
+    krylov = whiten(m2, 4)
+    assert len(calls) == whitening_mod.KRYLOV_BLOCKS  # a fixed number of block products
+    np.testing.assert_allclose(krylov.eigenvalues, exact.eigenvalues, rtol=1e-9)
+    np.testing.assert_allclose(np.abs(krylov.u.T @ exact.u), np.eye(4), atol=1e-8)
+    np.testing.assert_allclose(krylov.u.T @ krylov.u, np.eye(4), atol=1e-12)
+
+
+def test_block_krylov_is_exact_when_its_space_covers_d_and_splits_products_over_threads(monkeypatch):
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((90, 90))
+    m2 = (a + a.T) / 2
+    values, vectors = whitening_mod.block_krylov(m2, 3, blocks=8, oversample=9)  # 12 x 8 >= 90: full eigh
+    full = np.linalg.eigvalsh(m2)[::-1][:3]
+    np.testing.assert_allclose(values, full, rtol=1e-12)
+    single = rng.standard_normal((1200, 1200)).astype(np.float32)
+    block = rng.standard_normal((1200, 7))
+    normals_mod.set_draw_threads(3)
+    try:
+        threaded = whitening_mod._times(single, block)
+    finally:
+        normals_mod.set_draw_threads(None)
+    right = block.astype(np.float32).astype(np.float64)
+    bound = 1200 * np.finfo(np.float32).eps * (np.abs(single).astype(np.float64) @ np.abs(right))
+    assert threaded.dtype == np.float64
+    assert np.all(np.abs(threaded - single.astype(np.float64) @ right) <= bound)
 
 
 def test_memory_estimate_and_path_choice():
     assert memory_estimate("projected", 100, 5, 4) == 16 * 100**2 + 48 * 4 * 5050 + 64 * 125 * 4 + 40 * 35**2
-    # above EIGH_MAX_DIM = 800 the second moment is kept in float32 and read by Lanczos without a copy: 4 D^2
-    assert memory_estimate("projected", 5000, 10, 5) == 4 * 5000**2 + 48 * 5 * 2**18 + 64 * 1000 * 5 + 40 * 220**2
-    assert memory_estimate("projected", 5000, 21, 5) == 4 * 5000**2 + 48 * 5 * 2**18 + 64 * 21**3 * 5
+    # above EIGH_MAX_DIM = 800 the second moment is kept in float32 and read without a copy (4 D^2); the block
+    # Krylov basis and its products: 16 D (K + 10) 12
+    krylov = 16 * 5000 * 12
+    assert memory_estimate("projected", 5000, 10, 5) == 4 * 5000**2 + 48 * 5 * 2**18 + 64 * 1000 * 5 + 40 * 220**2 \
+        + krylov * 20
+    assert memory_estimate("projected", 5000, 21, 5) == 4 * 5000**2 + 48 * 5 * 2**18 + 64 * 21**3 * 5 + krylov * 31
     assert memory_estimate("projected", 10_000, 10, 5) < 2**30  # STM at D = 10,000 fits the default budget
     assert memory_estimate("dense", 100, 5, 4) == 16 * 100**2 + 48 * 4 * 5050 + 64 * 125 * 4 + 8 * 100**3 * 34
     assert choose_path("auto", 10, 5, 5).path == "dense"
@@ -221,7 +250,7 @@ def test_memory_estimate_and_path_choice():
 
 def test_projected_path_runs_at_large_d_without_a_d3_array():
     """D = 1200 (a dense D^3 tensor would take 13.8 GB): capeAGN runs on the projected path with the
-    Lanczos eigensolver, and the peak of traced allocations stays far below one D^3 array."""
+    block Krylov eigensolver, and the peak of traced allocations stays far below one D^3 array."""
     dim, k, sizes = 1200, 5, [400, 400, 400]
     scenario = scenario_from_dict({"sites": [{"name": f"s{i}", "n": n, "eps": 2.0, "delta": 0.01}
                                              for i, n in enumerate(sizes)]})

@@ -268,3 +268,55 @@ def test_comparisons_stop_and_keep_the_finished_runs():
                                     should_stop=lambda: len(labels) >= 5)
     # by the fifth label one worker has sent three, so its first run (two labels) is in
     assert 1 <= result.runs < 4 and any("stopped after" in n for n in result.notes)
+
+
+FORKED = """
+import os, sys, threading, time
+sys.path.insert(0, {root!r})
+sys.path.insert(0, {tests!r})
+from dpcore import workers
+from test_workers import square_task
+print(workers._fork_is_safe(), workers._context().get_start_method(), flush=True)
+print(sorted(workers.run_tasks(square_task, 1, list(range(4)), workers=2)[0].items()), flush=True)
+print(" ".join(str(w.process.pid) for w in workers._IDLE), flush=True)
+blocker = threading.Event()
+threading.Thread(target=blocker.wait, daemon=True).start()
+print(workers._fork_is_safe(), flush=True)  # a second thread: fork no longer safe
+time.sleep(600)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_a_single_threaded_caller_with_one_blas_thread_forks_workers_that_end_with_it():
+    """fork only when safe (one thread, every BLAS variable 1): the workers compute the same, and a worker holds no
+    copy of the caller's end of any pipe, so when the caller is killed (no clean exit) its warm workers read a
+    closed pipe and end instead of waiting for ever."""
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    code = FORKED.format(root=str(ROOT), tests=str(ROOT / "tests"))
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout.readline().split() == ["True", "fork"]
+        assert proc.stdout.readline().strip() == "[(0, 0), (1, 1), (2, 4), (3, 9)]"
+        pids = [int(p) for p in proc.stdout.readline().split()]
+        assert len(pids) == 2 and all(_alive(p) for p in pids)
+        assert proc.stdout.readline().strip() == "False"
+    finally:
+        proc.kill()
+        proc.wait()
+    deadline = time.monotonic() + 120  # a generous bound on a loaded machine; the loop ends as soon as they exit
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(p) for p in pids)
+    check = f"import sys; sys.path.insert(0, {str(ROOT)!r}); from dpcore import workers; print(workers._fork_is_safe())"
+    without_omp = {k: v for k, v in env.items() if k != "OMP_NUM_THREADS"}
+    for setting, safe in ((env, "True"), (without_omp, "False"), (dict(env, OPENBLAS_NUM_THREADS="2"), "False"),
+                          ({k: v for k, v in env.items() if k != "MKL_NUM_THREADS"}, "True")):
+        out = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, env=setting)
+        assert out.stdout.strip() == safe

@@ -15,6 +15,7 @@ from ..limits import DEFAULT_MEMORY_BUDGET, EIGH_MAX_DIM, MAX_DENSE_ENTRIES, MAX
 from ..privacy.symmetric import unique_count_matrix, unique_count_tensor
 from ..validation import InputError, check_choice, check_positive_int
 from .release import BLOCK_UNIQUE
+from .whitening import KRYLOV_BLOCKS, KRYLOV_OVERSAMPLE
 
 __all__ = ["PATHS", "M3Path", "PathChoice", "choose_path", "memory_estimate"]
 
@@ -35,15 +36,17 @@ def memory_estimate(path: str, dim: int, k: int, n_sites: int) -> int:
     """Bytes of the arrays one run allocates (besides the samples themselves), stated:
 
     * both paths: the D x D second moment and its copy for the eigensolver (16 D^2; above EIGH_MAX_DIM it is kept
-      in float32 and the Lanczos solver reads it without a copy: 4 D^2), the noise of one block of the M2 flow
-      (6 arrays of S x min(2^18, D(D+1)/2) doubles) and the K^3 tensors;
+      in float32 and the block Krylov solver reads it without a copy: 4 D^2, plus its basis and products, 2 x D x
+      (K + KRYLOV_OVERSAMPLE) KRYLOV_BLOCKS doubles), the noise of one block of the M2 flow (6 arrays of
+      S x min(2^18, D(D+1)/2) doubles) and the K^3 tensors;
     * projected adds the published law's covariance, its factor and temporaries (5 m^2 doubles,
       m = C(K+2, 3); K <= MAX_PUBLISHED_PROJECTED_K, the only K where it is used);
     * dense adds the third-moment noise of all sites, drawn at once (6 S D^3 doubles while drawing:
       standard normals and scaled terms) and about 10 D^3 doubles for one site's moment, its
       symmetrisation and projection."""
     block = min(BLOCK_UNIQUE, unique_count_matrix(dim))
-    second = 4 * dim * dim if dim > EIGH_MAX_DIM else 16 * dim * dim
+    krylov = 16 * dim * (k + KRYLOV_OVERSAMPLE) * KRYLOV_BLOCKS
+    second = 4 * dim * dim + krylov if dim > EIGH_MAX_DIM else 16 * dim * dim
     m2 = second + 48 * n_sites * block + 64 * k**3 * max(n_sites, 1)
     if path == "projected":
         covariance = 40 * unique_count_tensor(k) ** 2 if k <= MAX_PUBLISHED_PROJECTED_K else 0

@@ -48,8 +48,9 @@ from .moments import MomentSite, StmSite
 from .multilinear import multilinear, symmetrize
 from .projected_noise import published_factor, published_projected_tensor
 
-__all__ = ["BLOCK_UNIQUE", "M3_NOISE", "STAGES", "M3Noise", "StageMessages", "StageNoise", "cape_stage_noise",
-           "check_m3_law", "m3_noise_size", "m3_noise_tensor", "release_m2", "release_m3"]
+__all__ = ["BLOCK_UNIQUE", "FLOW_MAX_NORMALS", "M3_NOISE", "STAGES", "M3Noise", "StageMessages", "StageNoise",
+           "aggregate_std", "cape_stage_noise", "check_m3_law", "m3_noise_size", "m3_noise_tensor", "release_m2",
+           "release_m3"]
 
 M3Noise = Literal["published", "symmetrized"]
 M3_NOISE: dict[M3Noise, str] = {
@@ -63,6 +64,9 @@ STAGES = ("M2", "M3")
 them; a run splits each site's budget a : (1 - a) between them."""
 BLOCK_UNIQUE = 1 << 18
 """Unique M2 entries per block of the CAPE flow (bounds the noise arrays)."""
+FLOW_MAX_NORMALS = 10**8
+"""Standard normals up to which the M2 stage runs the per-site message flow when its messages are not kept (about a
+second of drawing on one core); above, it draws the aggregate from its exact law (:func:`release_m2`)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -266,6 +270,35 @@ def _stream(rng: np.random.Generator, noise: StageNoise, n_sites: int, size: int
     return None if noise.mode == "none" else stage_stream(rng, _noise_rows(noise, n_sites), size)
 
 
+def aggregate_std(noise: StageNoise, weights: np.ndarray) -> float:
+    """The std of the noise sum_s mu_s (M2_hat_s - F2_s - M2_s) = sum_s mu_s (e_s + g_s) that the M2 flow leaves in
+    each unique entry of the aggregate (docs/math/capeagn.md, "Drawing the noise"): for CAPE
+    sqrt(||e_mixing^T mu||^2 + sum_s mu_s^2 var_g,s) (the first term is 0 for every design, sum_s mu_s e_s = 0, and
+    is kept so that the law is the flow's for any mixing; f is removed exactly), for independent noise
+    sqrt(sum_s mu_s^2 stds_s^2)."""
+    mu = np.asarray(weights, dtype=float)
+    if noise.mode == "cape":
+        helper = noise.design.e_mixing.T @ mu
+        return math.sqrt(float(helper @ helper) + float(np.sum(mu**2 * noise.design.var_g)))
+    if noise.mode == "independent":
+        return math.sqrt(float(np.sum(mu**2 * np.asarray(noise.stds, float) ** 2)))
+    raise InputError(f"unknown noise mode {noise.mode!r}")
+
+
+def _combine_law(data: np.ndarray, weights: np.ndarray, std: float, stream: NormalStream, u0: int) -> np.ndarray:
+    """sum_s mu_s M2_s + std z on the unique entries u0..u0+n-1 (u0 on a chunk boundary of the one-row ``stream``):
+    the aggregate of the M2 flow drawn from its exact law, one standard normal per entry, chunk by chunk."""
+    n = data.shape[1]
+    out = np.tensordot(weights, data, axes=1)
+
+    def chunk(c: int) -> None:
+        lo, hi = stream.bounds(c)
+        out[lo - u0:hi - u0] += std * stream.chunk(c)[0]
+
+    map_chunks(chunk, range(u0 // stream.width, -(-(u0 + n) // stream.width)))
+    return out
+
+
 def release_m2(
     sites: Sequence[MomentSite], weights: np.ndarray, noise: StageNoise, rng: np.random.Generator,
     *, keep_messages: bool = False,
@@ -274,14 +307,30 @@ def release_m2(
 
     Processed in blocks of unique entries (colex order, the order of :func:`dpcore.privacy.unique_entries_matrix`),
     each a whole number of the stage's chunks, so the noise arrays stay small for any D and the draws are the same at
-    any eps and for any block size. Each block is aggregated in float64; above EIGH_MAX_DIM, where the whitening's
-    Lanczos solver works in float32 anyway, M2_hat is stored in float32 (half the D^2 memory; its rounding, 6e-8
-    relative, is far below the DP noise). Returns (M2_hat, messages or None)."""
+    any eps and for any block size. Each block is aggregated in float64; above EIGH_MAX_DIM, where the whitening
+    works in float32 anyway, M2_hat is stored in float32 (half the D^2 memory; its rounding, 6e-8 relative, is far
+    below the DP noise). Returns (M2_hat, messages or None).
+
+    The per-site flow draws ``rows`` (3S for CAPE) standard normals per unique entry. When the messages are not kept
+    and that exceeds :data:`FLOW_MAX_NORMALS` (e.g. D = 10,000, S = 5: 7.5e8), nothing that is returned depends on a
+    single release, so the aggregate is drawn from its exact law instead: sum_s mu_s M2_s plus N(0,
+    :func:`aggregate_std`^2) i.i.d. on the unique entries, one keyed normal per entry (the stage still takes one key
+    from ``rng``, so the later stages draw what they drew before). Same distribution, 3S times fewer normals; the
+    flow itself is run, and tested, wherever it is smaller or its messages are kept (docs/math/corrections.md,
+    item 7)."""
     dim = sites[0].dim
     weights = np.asarray(weights, dtype=float)
     out = np.empty((dim, dim), dtype=np.float32 if dim > EIGH_MAX_DIM else np.float64)
     kept: list[StageMessages] | None = [] if keep_messages else None
     total = dim * (dim + 1) // 2
+    rows = 0 if noise.mode == "none" else _noise_rows(noise, len(sites))
+    if not keep_messages and rows > 1 and rows * total > FLOW_MAX_NORMALS:
+        std = aggregate_std(noise, weights)
+        law = stage_stream(rng, 1, total)
+        for u0, u1 in _unique_blocks(total, law.width):
+            _write_unique(out, u0, _combine_law(_unique_range(sites, u0, u1), weights, std, law, u0))
+        _mirror_lower(out)
+        return out, None
     stream = _stream(rng, noise, len(sites), total)
     for u0, u1 in _unique_blocks(total, 1 if stream is None else stream.width):
         agg = _combine_unique(_unique_range(sites, u0, u1), weights, noise, stream, u0, kept)
