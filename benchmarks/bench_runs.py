@@ -68,7 +68,7 @@ from benchmarks.bench_pages import (  # noqa: E402
     stop_server,
 )
 from benchmarks.bench_scale import run_case  # noqa: E402
-from benchmarks.floors import Floors, measure_floors, ratio  # noqa: E402
+from benchmarks.floors import Floors, busy_core, measure_floors, ratio, stop_busy  # noqa: E402
 from pages.shared.chart_code import FLAG as RESULTS_CODE_FLAG  # noqa: E402
 
 TIMEOUT_MS = 300_000
@@ -171,7 +171,6 @@ and ``fig2b-warm``, the same sweep again in that process with the workers alread
 Privacy-utility waits for, since the page starts its workers when it opens (``dpcore.workers.warm_up``)."""
 CONDITIONS = ("quiet", "busy")
 """quiet: nothing added; busy: one core kept busy by a background process for the whole condition (issue 34)."""
-BUSY_CODE = "while True: pass"
 HEADER = (f"{'cond':<5} {'case':<18} {'first':>6} {'median':>7} {'max':>6} {'srv cpu':>8} {'brw cpu':>8} {'/eig':>6} "
           f"{'/1e6 N':>7} {'load':>5}  target")
 
@@ -338,28 +337,9 @@ def _browser_cases(chosen: list[Case], repeat: int, floors: Floors, condition: s
     return met_all
 
 
-def _busy_core() -> int:
-    """The fixed background load: one process spinning on one core; its pid (the caller stops it). Started through a
-    shell that exits at once, so it is not among this process's descendants, whose CPU is counted as the browser's."""
-    import subprocess
-
-    out = subprocess.run(["sh", "-c", f'"$0" -c "{BUSY_CODE}" >/dev/null 2>&1 & echo $!', sys.executable],
-                         capture_output=True, text=True, check=True)
-    return int(out.stdout.strip())
-
-
-def _stop_busy(pid: int) -> None:
-    import signal
-
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-
-
 def _condition(condition: str, processes: list[str], chosen: list[Case], repeat: int) -> bool:
     """Every chosen case under ``condition``; True when all met their targets."""
-    busy = _busy_core() if condition == "busy" else None
+    busy = busy_core() if condition == "busy" else None
     try:
         floors = measure_floors()
         print(f"{condition}: {floors.describe()}" + ("; one core kept busy by a background process" if busy else ""),
@@ -376,7 +356,7 @@ def _condition(condition: str, processes: list[str], chosen: list[Case], repeat:
         return met_all
     finally:
         if busy is not None:
-            _stop_busy(busy)
+            stop_busy(busy)
 
 
 def main() -> int:
