@@ -469,3 +469,15 @@ def test_otd_vocabulary_does_not_go_with_d(capsys, tmp_path):
     err = _one_line_error(capsys, "otd", "--model", "stm", "--data", docs, "--vocabulary", vocab, "--d", "3")
     assert "--d does not apply with --vocabulary" in err
 
+
+
+def test_otd_upload_checks_k_against_the_uploads_d(capsys, tmp_path):
+    """K of uploaded documents is checked against D of the vocabulary (12 words), never against the synthetic
+    model's default D = 10."""
+    words = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
+    docs = tmp_path / "docs.txt"
+    docs.write_text("\n".join(" ".join(words[(i + j) % 12] for j in range(8)) for i in range(60)))
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(words))
+    err = _one_line_error(capsys, "otd", "--model", "stm", "--data", docs, "--vocabulary", vocab, "--k", "13")
+    assert "K must be <= D = 12 (got K = 13)" in err

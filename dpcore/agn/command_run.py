@@ -55,11 +55,6 @@ def _scenario(args: Any) -> Scenario:
 
 def _upload(args: Any) -> tuple[OtdRunUpload, int]:
     """The uploaded data and their dimension D."""
-    if args.vocabulary and args.d is not None:
-        raise InputError("--d does not apply with --vocabulary: the vocabulary file sets D (its number of words); "
-                         "drop --d, or drop --vocabulary to keep the D most frequent words")
-    if args.model == "mog" and args.vocabulary:
-        raise InputError("--vocabulary applies to --model stm only")
     content = read_file(args.data, MAX_UPLOAD_BYTES if args.model == "mog" else MAX_TEXT_BYTES, "data file")
     if args.model == "mog":
         values = parse_numeric_csv(content).values
@@ -84,19 +79,23 @@ def prepare(args: Any) -> CommandJob:
         raise InputError("--vocabulary applies to --data (uploaded documents) only")
     if args.collusion is not None and args.collusion > scenario.n_sites - 1:
         raise InputError(f"--collusion must be at most S - 1 = {scenario.n_sites - 1} (got {args.collusion})")
+    if args.vocabulary and args.d is not None:
+        raise InputError("--d does not apply with --vocabulary: the vocabulary file sets D (its number of words); "
+                         "drop --d, or drop --vocabulary to keep the D most frequent words")
+    if args.model == "mog" and args.vocabulary:
+        raise InputError("--vocabulary applies to --model stm only")
+    if args.data and args.truth != "ours":
+        raise InputError("--truth applies to synthetic data only (uploaded data have no ground truth)")
     k = 5 if args.k is None else args.k
-    data = OtdRunData(model=args.model, dim=10 if args.d is None else args.d, k=k,
+    workers = worker_count(args.runs, args.workers)  # checked before anything runs
+    check_power_work(k, args.restarts, args.iterations)  # K x L x N, before any data
+    upload, dim = _upload(args) if args.data else (None, 10 if args.d is None else args.d)
+    # D of uploaded data is the upload's (known once it is read): K is checked against it, never against a default
+    data = OtdRunData(model=args.model, dim=dim, k=k,
                       sigma2=DEFAULT_SIGMA2 if args.sigma2 is None else args.sigma2, doc_length=args.doc_length,
                       estimator=args.estimator or "first", truth=args.truth, eps_split=args.split,
                       n_restarts=args.restarts, n_iter=args.iterations, path=args.path, m3_noise=args.m3_noise,
-                      memory_budget=int(args.memory_budget * 2**20))
-    workers = worker_count(args.runs, args.workers)  # checked before anything runs
-    check_power_work(k, args.restarts, args.iterations)  # K x L x N, before any data
-    if args.data:
-        if args.truth != "ours":
-            raise InputError("--truth applies to synthetic data only (uploaded data have no ground truth)")
-        upload, dim = _upload(args)
-        data = replace(data, upload=upload, dim=dim, truth="ours")
+                      memory_budget=int(args.memory_budget * 2**20), upload=upload)
     return CommandJob(scenarios=(scenario,), data=data, algorithms=tuple(names), runs=args.runs, seed=seed,
                       collusion=args.collusion, workers=workers)
 
