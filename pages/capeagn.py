@@ -18,7 +18,7 @@ from dpcore.agn import (
     SyntheticSpec,
     match_components,
 )
-from dpcore.agn.contract import OtdRunData, OtdRunUpload
+from dpcore.agn.contract import OtdRunUpload, run_data
 from dpcore.agn.contract import compare as compare_family
 from dpcore.agn.guarantees import comparison_guarantees
 from dpcore.agn.story import OPENING, data_words, opening_closure, run_breakdown, setting_sentence, story_sentence
@@ -312,33 +312,24 @@ def _mog_values(content: bytes):
     return parse_numeric_csv(content).values
 
 
-def _upload() -> tuple[OtdRunUpload, int]:
-    """The uploaded data (parsed once per file, cached) and their dimension D."""
+def _upload() -> OtdRunUpload:
+    """The uploaded data (parsed once per file, cached)."""
     upload = upload_spec.get("upload")
     if upload is None:
         raise InputError("upload a file first", "file")
     if model == "stm":
         vocab = upload_spec["vocab"].getvalue() if upload_spec.get("vocab") is not None else None
-        corpus = _stm_corpus(upload.getvalue(), upload.name, upload_spec["vocab_size"], vocab)
-        return OtdRunUpload(values=corpus), len(corpus.vocabulary)
-    values = _mog_values(upload.getvalue())
-    return OtdRunUpload(values=values, sigma2=upload_spec["sigma2"], norm_bound=upload_spec["bound"]), \
-        int(values.shape[1])
+        return OtdRunUpload(values=_stm_corpus(upload.getvalue(), upload.name, upload_spec["vocab_size"], vocab))
+    return OtdRunUpload(values=_mog_values(upload.getvalue()), sigma2=upload_spec["sigma2"],
+                        norm_bound=upload_spec["bound"])
 
 
 def _compute(progress) -> OtdComparison:
     """The Run: capeAGN's comparison under the family contract (dpcore.agn.contract.compare, the family's
     ``Family.compare``) on the synthetic model or on the uploaded data; the page draws its own result (``detail``)."""
     check_positive_int(int(runs), "runs")
-    tuning = {"eps_split": settings.eps_split, "n_restarts": settings.n_restarts, "n_iter": settings.n_iter,
-              "path": settings.path, "m3_noise": settings.m3_noise, "memory_budget": settings.memory_budget}
-    if source == "Synthetic model":
-        data = OtdRunData(model=spec.kind, dim=spec.dim, k=spec.k, sigma2=spec.sigma2, doc_length=spec.doc_length,
-                          estimator=spec.estimator, truth=spec.truth, **tuning)
-    else:
-        upload, dim = _upload()
-        check_rank(int(k), dim)
-        data = OtdRunData(model=model, dim=dim, k=int(k), upload=upload, **tuning)
+    data = (run_data(settings, spec) if source == "Synthetic model"
+            else run_data(settings, upload=_upload(), k=int(k)))
     return compare_family(run_scenario, data, algorithms, runs=int(runs), seed=int(seed),
                           collusion=settings.collusion, progress=progress).detail
 

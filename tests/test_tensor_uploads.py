@@ -134,3 +134,34 @@ def test_mog_upload_estimates_sigma2_and_scales():
         mog_problem(x[:5], 3, [1.0], np.random.default_rng(0))
     with pytest.raises(InputError, match="NaN"):
         mog_problem(np.array([[1.0, np.nan], [0.0, 1.0]]), 1, [1.0], np.random.default_rng(0), sigma2=0.1)
+
+
+@pytest.mark.parametrize("kind", ["stm", "mog"])
+def test_the_pages_run_data_give_the_comparison_of_the_upload_itself(kind):
+    """dpcore.agn.contract.run_data (the capeAGN page's Run) with an upload: D is the upload's, K is checked against
+    it, and the contract's comparison is the one of the upload's own problem (upload_problem + compare_algorithms,
+    the page's earlier path), number for number."""
+    from dpcore.agn import OtdSettings, upload_problem
+    from dpcore.agn.contract import OtdRunUpload, compare, run_data
+
+    rng = np.random.default_rng(5)
+    if kind == "stm":
+        topics = [["apple", "banana", "cherry", "grape"], ["dog", "cat", "bird", "horse"]]
+        values = parse_documents("\n".join(" ".join(rng.choice(topics[i % 2], size=6)) for i in range(600)),
+                                 vocab_size=8)
+        upload = OtdRunUpload(values=values)
+    else:
+        values = sample_mog(make_model("mog", 6, 2, rng, sigma2=0.05), 600, rng)
+        upload = OtdRunUpload(values=values, sigma2=0.05, norm_bound=4.0)
+    settings = OtdSettings(eps_split=0.4, collusion=1)
+    scenario = scenario_from_dict({"sites": [{"name": n, "n": 150, "eps": 5.0, "delta": 1e-4} for n in "ABCD"]})
+    with pytest.raises(InputError, match=r"K must be <= D = (8|6) \(got K = 9\)"):
+        run_data(settings, upload=upload, k=9)
+    data = run_data(settings, upload=upload, k=2)
+    assert data.dim == (8 if kind == "stm" else 6) and data.model == kind and data.eps_split == 0.4
+    got = compare(scenario, data, ("cape", "conv", "nonpriv"), runs=2, seed=7, collusion=1).detail
+    problem = upload_problem(values, 2, scenario, 7, sigma2=upload.sigma2, norm_bound=upload.norm_bound)
+    want = compare_algorithms(scenario, ["cape", "conv", "nonpriv"], problem=problem, runs=2, seed=7,
+                              settings=settings)
+    for name in ("cape", "conv", "nonpriv"):
+        assert got.summary(name).mean == want.summary(name).mean and got.summary(name).std == want.summary(name).std

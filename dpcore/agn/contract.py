@@ -11,16 +11,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..data.text import Corpus
 from ..family import Comparison, Progress, RunRecord, ShouldStop
 from ..limits import DEFAULT_MEMORY_BUDGET
 from ..scenario import Scenario
+from ..validation import check_rank
 from .compare import OtdComparison, compare_algorithms
 from .guarantees import comparison_guarantees
-from .problem import OtdSettings, upload_problem
+from .problem import OtdSettings, SyntheticSpec, upload_problem
 from .sweep import OtdData
 from .table import default_algorithms
 
-__all__ = ["OtdRunData", "OtdRunUpload", "compare", "otd_comparison"]
+__all__ = ["OtdRunData", "OtdRunUpload", "compare", "otd_comparison", "run_data"]
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -46,6 +48,24 @@ class OtdRunData(OtdData):
 
     def settings(self, collusion: int | None = None) -> OtdSettings:
         return replace(super().settings(collusion), memory_budget=int(self.memory_budget))
+
+
+def run_data(settings: OtdSettings, spec: SyntheticSpec | None = None, *, upload: OtdRunUpload | None = None,
+             k: int = 0) -> OtdRunData:
+    """The data settings of one comparison from the capeAGN page's form: its ``settings`` (eps split, restarts,
+    iterations, path, third-moment noise law, memory budget) and either the synthetic model ``spec`` or ``upload``
+    with K = ``k`` components, D being the upload's (a corpus's vocabulary, a table's columns) and K checked
+    against it."""
+    tuning = {"eps_split": settings.eps_split, "n_restarts": settings.n_restarts, "n_iter": settings.n_iter,
+              "path": settings.path, "m3_noise": settings.m3_noise, "memory_budget": settings.memory_budget}
+    if upload is None:
+        if spec is None:
+            raise ValueError("run_data needs the synthetic model or an upload")
+        return OtdRunData(model=spec.kind, dim=spec.dim, k=spec.k, sigma2=spec.sigma2, doc_length=spec.doc_length,
+                          estimator=spec.estimator, truth=spec.truth, **tuning)
+    corpus = isinstance(upload.values, Corpus)
+    dim = len(upload.values.vocabulary) if corpus else int(upload.values.shape[1])
+    return OtdRunData(model="stm" if corpus else "mog", dim=dim, k=check_rank(k, dim), upload=upload, **tuning)
 
 
 def compare(scenario: Scenario, data: OtdData | None = None, algorithms: Sequence[str] | None = None, *,
