@@ -58,12 +58,17 @@ HEARTBEAT_SECONDS = 10
 gone after two intervals, 20 s."""
 
 
-def _check_version() -> None:
+def _require(names: tuple[tuple[Any, str], ...]) -> None:
+    """Refuse (RuntimeError) another Flower version than FLWR_VERSION, or one of the internal ``names`` (owner, name)
+    this module changes missing."""
     from flwr.supercore.version import package_version  # noqa: PLC0415
 
     if package_version != FLWR_VERSION:
         raise RuntimeError(f"capefed.ops.supernode changes Flower {FLWR_VERSION}'s internals; this is Flower "
                            f"{package_version}: use flower-supernode")
+    for owner, name in names:
+        if not hasattr(owner, name):
+            raise RuntimeError(f"{getattr(owner, '__name__', owner)} has no {name}: use flower-supernode")
 
 
 class _ShortIdle(ModuleType):
@@ -90,11 +95,8 @@ def shorten_waits() -> None:
     import flwr.supernode.start_client_internal as loop  # noqa: PLC0415
     from flwr.common.constant import HEARTBEAT_MIN_INTERVAL  # noqa: PLC0415
 
-    _check_version()
-    for module, name in ((loop, "time"), (connection, "HEARTBEAT_DEFAULT_INTERVAL"),
-                         (heartbeat, "HEARTBEAT_DEFAULT_INTERVAL"), (tasks, "HEARTBEAT_DEFAULT_INTERVAL")):
-        if not hasattr(module, name):
-            raise RuntimeError(f"{module.__name__} has no {name}: use flower-supernode")
+    _require(((loop, "time"), (connection, "HEARTBEAT_DEFAULT_INTERVAL"), (heartbeat, "HEARTBEAT_DEFAULT_INTERVAL"),
+              (tasks, "HEARTBEAT_DEFAULT_INTERVAL")))
     if HEARTBEAT_SECONDS < HEARTBEAT_MIN_INTERVAL:
         raise RuntimeError(f"the SuperLink refuses heartbeat intervals under {HEARTBEAT_MIN_INTERVAL} s")
     loop.time = _ShortIdle()
@@ -139,13 +141,10 @@ def guard_replies() -> None:
     from flwr.common.constant import SubStatus  # noqa: PLC0415
     from flwr.supercore.constant import TaskType  # noqa: PLC0415
 
-    _check_version()
     state_class = nodestate.InMemoryNodeState
-    for owner, name in ((loop, "_push_messages"), (loop, "iterate_object_tree"), (state_class, "finish_task"),
-                        (state_class, "_store_error_replies"), (nodestate, "CLIENT_APP_CRASHED_ERROR"),
-                        (nodestate, "MessageEntry")):
-        if not hasattr(owner, name):
-            raise RuntimeError(f"{getattr(owner, '__name__', owner)} has no {name}: use flower-supernode")
+    _require(((loop, "_push_messages"), (loop, "iterate_object_tree"), (state_class, "finish_task"),
+              (state_class, "_store_error_replies"), (nodestate, "CLIENT_APP_CRASHED_ERROR"),
+              (nodestate, "MessageEntry")))
     if getattr(loop._push_messages, "guarded", False):
         return
     push_messages, finish_task = loop._push_messages, state_class.finish_task
