@@ -10,7 +10,8 @@ from ..family import Metric, metric_table
 from ..validation import InputError, check_positive_int
 from .problem import PcaProblem
 
-__all__ = ["METRICS", "align_signs", "captured_energy", "noise_spectral_norm", "scree", "subspace_distance"]
+__all__ = ["METRICS", "align_signs", "captured_energy", "metric_values", "noise_spectral_norm", "scree",
+           "subspace_distance"]
 
 
 def captured_energy(pooled: np.ndarray, subspace: np.ndarray) -> float:
@@ -50,10 +51,14 @@ def noise_spectral_norm(dim: int, std: float) -> float:
     return 2.0 * float(np.sqrt(dim)) * float(std)
 
 
+def _ratio(problem: PcaProblem, energy: float) -> float:
+    optimum = problem.optimal_energy
+    return energy / optimum if optimum > 0 else float("nan")
+
+
 def _energy_ratio(problem: PcaProblem, subspace: np.ndarray) -> float:
     """q_CE / q_CE(V_K): the share of the optimal captured energy (NaN when the optimum is 0)."""
-    optimum = problem.optimal_energy
-    return captured_energy(problem.pooled, subspace) / optimum if optimum > 0 else float("nan")
+    return _ratio(problem, captured_energy(problem.pooled, subspace))
 
 
 METRICS: dict[str, Metric] = metric_table((
@@ -70,3 +75,13 @@ METRICS: dict[str, Metric] = metric_table((
 """The PCA metrics of a subspace V, each ``compute(problem, V)``: A is the pooled non-private second-moment matrix,
 V_K its top-K eigenvectors; the subspace distance is 0 for the true subspace, 1 for an orthogonal direction.
 Every result carries each of them (:attr:`dpcore.pca.PcaResult.metrics`)."""
+
+
+def metric_values(problem: PcaProblem, subspace: np.ndarray) -> dict[str, float]:
+    """Every metric of :data:`METRICS` of one subspace, by name: the same numbers as each metric's ``compute``, with
+    the captured energy tr(V^T A V) (its D x D by D x K product, the costliest part) computed once for it and its
+    ratio to the optimum."""
+    energy = captured_energy(problem.pooled, subspace)
+    shared = {"captured_energy": energy, "captured_energy_ratio": _ratio(problem, energy)}
+    return {name: shared[name] if name in shared else metric.compute(problem, subspace)
+            for name, metric in METRICS.items()}

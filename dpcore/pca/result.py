@@ -12,7 +12,7 @@ import numpy as np
 from .. import linalg
 from ..privacy.symmetric import symmetric_matrix
 from ..validation import check_choice
-from .metrics import METRICS
+from .metrics import METRICS, metric_values
 from .problem import PcaProblem
 
 __all__ = ["PcaResult", "decompose", "lower_matrix", "make_result", "top_subspace"]
@@ -56,7 +56,7 @@ def make_result(algorithm: str, problem: PcaProblem, values: np.ndarray, vectors
                 noise_std: float | None, matrix: np.ndarray | None) -> PcaResult:
     """The :class:`PcaResult` of a subspace: every metric of the table against the pooled non-private A."""
     return PcaResult(algorithm=algorithm, subspace=vectors, eigenvalues=values,
-                     metrics={name: m.compute(problem, vectors) for name, m in METRICS.items()},
+                     metrics=metric_values(problem, vectors),
                      communication=communication, noise_std=noise_std, matrix=matrix)
 
 
@@ -72,9 +72,10 @@ def _lower_positions(dim: int) -> np.ndarray:
 
 def lower_matrix(unique: np.ndarray, dim: int, dtype: str = "float64") -> np.ndarray:
     """The symmetric matrix with these unique entries, stored in its lower triangle only (the upper triangle is
-    left unset): what LAPACK's symmetric eigensolvers read. Three times faster than mirroring."""
+    left unset): what LAPACK's symmetric eigensolvers read. Three times faster than mirroring. The entries are cast
+    to ``dtype`` before the scatter (the same rounding as casting inside it; a float32 scatter moves half the bytes)."""
     matrix = np.empty((dim, dim), dtype=dtype)
-    matrix.ravel()[_lower_positions(dim)] = unique
+    matrix.ravel()[_lower_positions(dim)] = np.asarray(unique, dtype=dtype)
     return matrix
 
 

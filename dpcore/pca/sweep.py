@@ -247,9 +247,14 @@ def _shape(size: Any) -> tuple[int, ...]:
 class ReplayNormals:
     """Stands in for the generator of one (seed, run, algorithm) across the grid points of a PCA sweep: the first
     pass draws from ``rng`` and records every ``standard_normal`` array, later passes (after :meth:`rewind`)
-    return copies of the recorded arrays in the same order. The numbers are exactly those a fresh generator
-    would give at every grid point (the PCA algorithms draw only standard normals, in an order that does not
-    depend on eps, delta, N_s or c), without drawing them again."""
+    return the recorded arrays in the same order. The numbers are exactly those a fresh generator would give at
+    every grid point (the PCA algorithms draw only standard normals, in an order that does not depend on eps,
+    delta, N_s or c), without drawing them again.
+
+    The recorded arrays are handed out read-only, not copied: a consumer that only reads them (the conventional
+    scheme, DPdisPCA, local, central, pooled) costs no copy, and one that scales its normals in place (capePCA's
+    noise terms) copies a read-only array first - writing into one raises, so no grid point can change another's
+    numbers. The last replay (``rewind(final=True)``) hands them out writable: nothing reads them afterwards."""
 
     def __init__(self, rng: np.random.Generator):
         self._rng = rng
@@ -258,20 +263,23 @@ class ReplayNormals:
         self._final = False
 
     def rewind(self, final: bool = False) -> None:
-        """Replay from the start; ``final``: the last replay, which may hand out the recorded arrays themselves."""
+        """Replay from the start; ``final``: the last replay, which may hand out writable arrays."""
         self._position = 0
         self._final = final
 
     def standard_normal(self, size: Any = None) -> np.ndarray:
         if self._position is None:
-            z = self._rng.standard_normal(size)
-            self._draws.append(z.copy())
+            z = np.asarray(self._rng.standard_normal(size))
+            z.setflags(write=False)
+            self._draws.append(z)
             return z
         if self._position >= len(self._draws) or self._draws[self._position].shape != _shape(size):
             raise _ReplayMismatch()
         self._position += 1
         recorded = self._draws[self._position - 1]
-        return recorded if self._final else recorded.copy()
+        if self._final:
+            recorded.setflags(write=True)
+        return recorded
 
 
 def run(prepared: Any, spec: Any, run_index: int, tick: Callable[[str], bool]) -> list[tuple] | None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...cape import CapeNoise, NoiseDesign, default_collusion, dp_floor, sample_noise
+from ...cape import CapeNoise, NoiseDesign, default_collusion, dp_floor, noise_from_normals, noise_rows
 from ...cape.guarantee import Guarantee, cape_guarantees, promises
 from ...cape.parties import combine, site_release
 from ...family import Algorithm, GuaranteeContext, PlannerScheme, Sizes
@@ -56,9 +56,14 @@ def noise_blocks(n_sites: int, size: int) -> list[tuple[int, int]]:
 
 
 def _block_noise(design: NoiseDesign, rng: np.random.Generator, width: int) -> CapeNoise:
-    """e, f, g of one block (:func:`~dpcore.cape.sample_noise`: standard normals in the order e, f, g, scaled; the
-    helper's e from the design's diagonal-plus-rank-one factors, O(S) per entry instead of O(S^2))."""
-    return sample_noise(design, rng, width, factored=True)
+    """e, f, g of one block (as :func:`~dpcore.cape.sample_noise`: standard normals in the order e, f, g, one
+    (:func:`~dpcore.cape.noise_rows`, width) draw, scaled in place by :func:`~dpcore.cape.noise_from_normals`; the
+    helper's e from the design's diagonal-plus-rank-one factors, O(S) per entry instead of O(S^2)). A read-only
+    draw (a sweep's replayed normals, :class:`dpcore.pca.sweep.ReplayNormals`) is copied before it is scaled."""
+    normals = rng.standard_normal((noise_rows(design), width))
+    if not normals.flags.writeable:
+        normals = normals.copy()
+    return noise_from_normals(design, normals, factored=True)
 
 
 def cape_messages(site_moments: np.ndarray, design: NoiseDesign, rng: np.random.Generator) -> CapeMessages:

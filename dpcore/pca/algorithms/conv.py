@@ -18,11 +18,13 @@ __all__ = ["ENTRIES", "conv_pca", "conventional_release", "own_noise_guarantees"
 
 def conventional_release(problem: PcaProblem, privacy: PcaPrivacy, rng: np.random.Generator, site: int) -> np.ndarray:
     """A_s + G_s of one site (unique entries): D(D+1)/2 standard normals, scaled by tau_s. Drawn site by site, in
-    order, these are the same numbers as one (S, D(D+1)/2) draw (numpy fills it row by row)."""
+    order, these are the same numbers as one (S, D(D+1)/2) draw (numpy fills it row by row). Scaled in place when
+    the draw is writable; a read-only draw (a sweep's replayed normals) is left as it is."""
     z = rng.standard_normal(problem.site_moments.shape[1])
-    z *= privacy.tau[site]
-    z += problem.site_moments[site]
-    return z
+    out = z if z.flags.writeable else np.empty_like(z)
+    np.multiply(z, privacy.tau[site], out=out)
+    out += problem.site_moments[site]
+    return out
 
 
 def communication(sizes: Sizes) -> int:
