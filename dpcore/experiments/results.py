@@ -63,13 +63,15 @@ def summarise_table(spec: SweepSpec, table: pd.DataFrame) -> pd.DataFrame:
     and the 95% interval mean +- t_{0.975, n-1} se (:data:`SUMMARY_COLUMNS`). With one run std, se and the
     interval are NaN (no spread to estimate); with none the mean is NaN too and ``failed`` says why."""
     out = []
+    groups = table.groupby(["value", "algorithm", "metric"], sort=False).indices if len(table) else {}
+    results = table["result"].to_numpy(dtype=float)
+    finished = (table["status"] == "ok").to_numpy()
+    none = np.zeros(0, dtype=np.intp)
     for value in spec.grid:
-        at_value = table[table["value"] == float(value)]
         for algorithm in spec.algorithms:
-            mine = at_value[at_value["algorithm"] == algorithm]
             for metric in spec.metrics:
-                rows = mine[mine["metric"] == metric]
-                ok = rows.loc[rows["status"] == "ok", "result"].to_numpy(dtype=float)
+                rows = groups.get((float(value), algorithm, metric), none)  # positions in table order
+                ok = results[rows[finished[rows]]]
                 n = int(ok.size)
                 mean = float(ok.mean()) if n else math.nan
                 std = float(ok.std(ddof=1)) if n > 1 else math.nan
