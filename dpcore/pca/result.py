@@ -62,21 +62,24 @@ def make_result(algorithm: str, problem: PcaProblem, values: np.ndarray, vectors
 
 @lru_cache(maxsize=4)
 def _lower_positions(dim: int) -> np.ndarray:
-    """Flat positions of the lower triangle in row-major order, which is the colex order of the unique entries
-    (entry (i, j), i <= j, sits at j(j+1)/2 + i, row j of the lower triangle)."""
+    """Flat positions, in a column-major (Fortran-order) D x D array, of the lower triangle's entries listed row by
+    row, which is the colex order of the unique entries (entry (i, j), i <= j, sits at j(j+1)/2 + i, row j of the
+    lower triangle; (row r, column c) of the lower triangle lives at c D + r in column-major memory)."""
     rows, cols = np.tril_indices(dim)
-    positions = rows * dim + cols
+    positions = cols * dim + rows
     positions.setflags(write=False)
     return positions
 
 
 def lower_matrix(unique: np.ndarray, dim: int, dtype: str = "float64") -> np.ndarray:
     """The symmetric matrix with these unique entries, stored in its lower triangle only (the upper triangle is
-    left unset): what LAPACK's symmetric eigensolvers read. Three times faster than mirroring. The entries are cast
-    to ``dtype`` before the scatter (the same rounding as casting inside it; a float32 scatter moves half the bytes)."""
-    matrix = np.empty((dim, dim), dtype=dtype)
-    matrix.ravel()[_lower_positions(dim)] = np.asarray(unique, dtype=dtype)
-    return matrix
+    left unset) and in Fortran order: what LAPACK's symmetric eigensolvers read, as they read it (a C-order matrix
+    would be copied to Fortran order by scipy's wrapper on every call, a 784 x 784 transpose that cost 4 ms against
+    the fill's 0.6 ms). Three times faster than mirroring. The entries are cast to ``dtype`` before the scatter (the
+    same rounding as casting inside it; a float32 scatter moves half the bytes)."""
+    flat = np.empty(dim * dim, dtype=dtype)
+    flat[_lower_positions(dim)] = np.asarray(unique, dtype=dtype)
+    return flat.reshape((dim, dim), order="F")
 
 
 def top_subspace(unique: np.ndarray, dim: int, k: int, dtype: str = "float64") -> tuple[np.ndarray, np.ndarray]:
