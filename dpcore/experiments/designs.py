@@ -4,6 +4,10 @@ family runs (its ``sweep.stage_taus``: capePCA one, capeAGN and capeLDA two)."""
 
 from __future__ import annotations
 
+import json
+import threading
+from collections import OrderedDict
+
 import pandas as pd
 
 from ..cape import NoiseDesign
@@ -20,13 +24,39 @@ GUARANTEE_COLUMNS = ("parameter", "value", "algorithm", "view", "colluders", "si
                      "promised_eps", "promised_delta", "exact", "label")
 
 
+_DESIGNS: OrderedDict[str, dict[str, NoiseDesign]] = OrderedDict()
+_DESIGNS_LOCK = threading.Lock()
+_DESIGN_CACHE_SIZE = 64
+"""Grid points whose designs a process keeps: a sweep asks for each point's designs four times (its gains, twice,
+its guarantees and its plan), and each is a handful of linear programs."""
+
+
+def _design_key(spec: SweepSpec, scenario: Scenario, value: float | int) -> str:
+    data = spec.to_dict()
+    del data["runs"]
+    del data["algorithms"]
+    return json.dumps([data, scenario.to_dict(), float(value)], sort_keys=True)
+
+
 def grid_designs(spec: SweepSpec, scenario: Scenario, value: float | int) -> dict[str, NoiseDesign]:
     """The designs of one grid point by stage; an InputError when one is infeasible (naming the stage when the
-    family has several)."""
+    family has several). Computed once per (spec without its runs and algorithms, scenario, value) in a process and
+    kept (the designs are a deterministic function of them); each call gets its own dict of the shared designs."""
+    key = _design_key(spec, scenario, value)
+    with _DESIGNS_LOCK:
+        known = _DESIGNS.get(key)
+        if known is not None:
+            _DESIGNS.move_to_end(key)
+            return dict(known)
     taus = FAMILIES[spec.family].sweep.stage_taus(scenario, spec.data)
     point = f"at {spec.label} = {value:g}"
-    return {stage: grid_design(spec.parameter, scenario, tau, value, point if len(taus) == 1 else
-                               f"for the {stage} {point}") for stage, tau in taus.items()}
+    designs = {stage: grid_design(spec.parameter, scenario, tau, value, point if len(taus) == 1 else
+                                  f"for the {stage} {point}") for stage, tau in taus.items()}
+    with _DESIGNS_LOCK:
+        _DESIGNS[key] = designs
+        while len(_DESIGNS) > _DESIGN_CACHE_SIZE:
+            _DESIGNS.popitem(last=False)
+    return dict(designs)
 
 
 def sweep_gains(spec: SweepSpec) -> pd.DataFrame:
