@@ -19,6 +19,8 @@ one, byte for byte (the tests compare the tables). The caller assembles the resu
   opens). Concurrent calls (two sessions of the dashboard) each take their own workers.
 * What a call shares (``shared``: the problem, the data) is pickled once and sent to each worker once, through its
   own pipe, before its first task of the call; a task then travels as its index, and only its result comes back.
+  A worker forked for the call (``fork``) starts with the call's data in its memory (copy-on-write): nothing is
+  pickled or sent to it (for Fig. 2(b) 32 MB per worker, and the caller sends to one worker at a time).
 * The number of workers (:func:`worker_count`): the ``workers`` argument, else the environment variable
   ``DPCORE_WORKERS``, else the CPUs this process may use, capped at :data:`~dpcore.limits.MAX_WORKERS`; never more
   than the tasks, and one task always runs in the calling process (no start-up cost).
@@ -62,6 +64,9 @@ _BLAS_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREA
 _PRELOAD = ["numpy", "scipy.linalg", "pandas", "dpcore.experiments"]
 _POLL_SECONDS = 0.05
 _START_LOCK = threading.Lock()
+_INHERITED: tuple[int, Any] | None = None
+"""(call, shared) of the call whose workers are being forked (set under _START_LOCK while they start): a forked worker
+starts with it (:func:`_worker_main`) instead of receiving it pickled."""
 _IDLE_LOCK = threading.Lock()
 
 
@@ -150,7 +155,11 @@ def _context() -> multiprocessing.context.BaseContext:
 def _worker_main(conn: Connection) -> None:
     """A worker's loop: ("shared", call, pickled) keeps the call's data, ("task", call, function, index, task) runs
     one task and sends its labels, then ("done", index, result) or ("error", index, exception); ("forget",) drops the
-    data; ("exit",) or a closed pipe ends it. One thread draws the noise (the other workers have the other cores)."""
+    data; ("exit",) or a closed pipe ends it. A forked worker starts with the data of the call that forked it
+    (``_INHERITED``). One thread draws the noise (the other workers have the other cores)."""
+    global _INHERITED
+    shared: tuple[int, Any] | None
+    shared, _INHERITED = _INHERITED, None  # this process's only reference: "forget" frees it
     set_draw_threads(1)
     os.environ.update(_BLAS_ENV)  # a forked worker's BLAS already has one thread (_fork_is_safe); its children too
     for fd in _PARENT_FDS:  # a forked worker's copies of the caller's ends of every pipe (its own included): closed,
@@ -158,7 +167,6 @@ def _worker_main(conn: Connection) -> None:
             os.close(fd)
         except OSError:
             pass
-    shared: tuple[int, Any] | None = None
     while True:
         try:
             message = conn.recv()
@@ -207,25 +215,33 @@ _WARMING = False
 _CALLS = iter(range(1, 1 << 62))
 
 
-def _start(ctx: multiprocessing.context.BaseContext, count: int) -> list[_Worker]:
+def _start(ctx: multiprocessing.context.BaseContext, count: int, inherit: tuple[int, Any] | None = None
+           ) -> list[_Worker]:
+    """``count`` new workers; forked ones start with ``inherit`` = (call, shared), the data of the call they are for."""
+    global _INHERITED
+    forked = inherit if ctx.get_start_method() == "fork" else None
     out = []
     with _START_LOCK, _without_main():
-        for _ in range(count):
-            ours, theirs = ctx.Pipe(duplex=True)
-            _PARENT_FDS.add(ours.fileno())
-            process = ctx.Process(target=_worker_main, args=(theirs,), daemon=True, name="dpcore-worker")
-            process.start()
-            theirs.close()
-            out.append(_Worker(process, ours))
+        _INHERITED = forked
+        try:
+            for _ in range(count):
+                ours, theirs = ctx.Pipe(duplex=True)
+                _PARENT_FDS.add(ours.fileno())
+                process = ctx.Process(target=_worker_main, args=(theirs,), daemon=True, name="dpcore-worker")
+                process.start()
+                theirs.close()
+                out.append(_Worker(process, ours, has=None if forked is None else forked[0]))
+        finally:
+            _INHERITED = None
     return out
 
 
-def _take(count: int) -> list[_Worker]:
-    """``count`` workers: warm idle ones first, new ones for the rest."""
+def _take(count: int, inherit: tuple[int, Any] | None = None) -> list[_Worker]:
+    """``count`` workers: warm idle ones first, new ones for the rest (forked ones with ``inherit``)."""
     with _IDLE_LOCK:
         alive = [w for w in _IDLE if w.process.is_alive()]
         taken, _IDLE[:] = alive[:count], alive[count:]
-    return taken + (_start(_context(), count - len(taken)) if len(taken) < count else [])
+    return taken + (_start(_context(), count - len(taken), inherit) if len(taken) < count else [])
 
 
 def _keep(workers: Sequence[_Worker]) -> None:
@@ -300,11 +316,11 @@ def _run_here(function: Task, shared: Any, tasks: Sequence[Any], tick: Tick) -> 
     return results, False
 
 
-def _run_pooled(workers: Sequence[_Worker], function: Task, shared: bytes, tasks: Sequence[Any], tick: Tick
-                ) -> tuple[dict[int, Any], bool]:
-    """Hand the tasks to idle workers in order (the call's data first, once per worker), relay labels to ``tick``
-    and collect results until all are in or ``tick`` says stop."""
-    call = next(_CALLS)
+def _run_pooled(workers: Sequence[_Worker], call: int, function: Task, shared: Any, tasks: Sequence[Any],
+                tick: Tick) -> tuple[dict[int, Any], bool]:
+    """Hand the tasks to idle workers in order (the call's data first, pickled once, to each worker that does not
+    have it yet), relay labels to ``tick`` and collect results until all are in or ``tick`` says stop."""
+    payload: list[bytes] = []
     pending = list(range(len(tasks)))[::-1]
     results: dict[int, Any] = {}
     by_conn = {w.conn: w for w in workers}
@@ -314,7 +330,9 @@ def _run_pooled(workers: Sequence[_Worker], function: Task, shared: bytes, tasks
             return
         index = pending.pop()
         if worker.has != call:
-            worker.conn.send(("shared", call, shared))
+            if not payload:
+                payload.append(pickle.dumps(shared, protocol=pickle.HIGHEST_PROTOCOL))
+            worker.conn.send(("shared", call, payload[0]))
             worker.has = call
         worker.conn.send(("task", call, function, index, tasks[index]))
         worker.busy = index
@@ -345,16 +363,17 @@ def run_tasks(function: Task, shared: Any, tasks: Sequence[Any], *, workers: int
 
     Returns ({task index: result} of the finished tasks, stopped). ``tick(label)`` is called in this process after
     every step of every task; when it returns True the run stops (module docstring). ``shared`` is pickled once and
-    sent to each worker once; a task's exception is raised here after the call's workers are terminated."""
+    sent to each worker once (a worker forked for this call has it already); a task's exception is raised here after
+    the call's workers are terminated."""
     tick = tick if tick is not None else (lambda label: False)
     count = worker_count(len(tasks), workers)
     if count <= 1:
         return _run_here(function, shared, tasks, tick)
-    payload = pickle.dumps(shared, protocol=pickle.HIGHEST_PROTOCOL)
-    team = _take(count)
+    call = next(_CALLS)
+    team = _take(count, (call, shared))
     clean = False
     try:
-        results, stopped = _run_pooled(team, function, payload, tasks, tick)
+        results, stopped = _run_pooled(team, call, function, shared, tasks, tick)
         clean = not stopped
         return results, stopped
     finally:
