@@ -42,6 +42,10 @@ def _otd_spec(runs: int = 4) -> SweepSpec:
 
 
 # --- tasks for run_tasks (module level: workers import them by name) ----------------------------------------------
+def apply_task(shared, task: int, tick) -> int:
+    return shared(task)
+
+
 def square_task(shared: int, task: int, tick) -> int:
     for step in range(3):
         if tick(f"task {task} step {step}") and step < 2:
@@ -320,3 +324,29 @@ def test_a_single_threaded_caller_with_one_blas_thread_forks_workers_that_end_wi
                           ({k: v for k, v in env.items() if k != "MKL_NUM_THREADS"}, "True")):
         out = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, env=setting)
         assert out.stdout.strip() == safe
+
+
+INHERITED = """
+import sys
+sys.path.insert(0, {root!r})
+sys.path.insert(0, {tests!r})
+from dpcore import workers
+from test_workers import apply_task
+print(workers._context().get_start_method(), flush=True)
+print(sorted(workers.run_tasks(apply_task, lambda x: x + 100, [0, 1, 2, 3], workers=2)[0].items()), flush=True)
+print(sorted(workers.run_tasks(apply_task, abs, [-1, -2, 3], workers=2)[0].items()), flush=True)
+try:
+    workers.run_tasks(apply_task, lambda x: x, [0, 1], workers=2)
+except Exception as exc:
+    print("refused", flush=True)
+"""
+
+
+def test_workers_forked_for_a_call_start_with_its_data_and_warm_ones_receive_it_pickled():
+    """A worker forked for a call has the call's data in its memory: the data are not pickled (a lambda, which pickle
+    refuses, reaches it); the next call's warm workers receive their data pickled through their pipes."""
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    code = INHERITED.format(root=str(ROOT), tests=str(ROOT / "tests"))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+    assert out.stdout.splitlines() == ["fork", "[(0, 100), (1, 101), (2, 102), (3, 103)]", "[(0, 1), (1, 2), (2, 3)]",
+                                       "refused"], out.stderr
