@@ -7,17 +7,26 @@ seconds chromium spent per opening Run (benchmarks/bench_runs.py). :func:`preloa
 those modules when it is idle (``requestIdleCallback``) after the page has drawn: the page opens as fast as before and
 the Run finds the code loaded. The chromium work is the same per visit; it happens while the visitor reads the page,
 not while the class waits for the results.
+
+The server has the same first-use cost: plotly imports the classes and validators of a trace type or layout part when
+a figure first uses them (about a hundred modules), which made a fresh server's first Run slower than the next ones
+(capePCA's first click 4.1 s against a median of 3.0 s; in-process, its results' figures took 1.2 s the first time and
+0.3 s after). :func:`preload_results_code` also builds and serializes, once per server process in a low-priority
+thread (:func:`pages.shared.ahead.in_background`), a figure of every kind the results draw (:func:`warm_figures`).
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from functools import cache
 from pathlib import Path
 
 import streamlit as st
 
-__all__ = ["FLAG", "RESULT_ELEMENTS", "STILL_PROGRESS", "preload_results_code"]
+from pages.shared.ahead import in_background
+
+__all__ = ["FLAG", "RESULT_ELEMENTS", "STILL_PROGRESS", "preload_results_code", "warm_figures"]
 
 RESULT_ELEMENTS = ("PlotlyChart", "DataFrame")
 """Streamlit's front-end modules a computing page's results need (file name before the content hash)."""
@@ -41,10 +50,45 @@ a Run's updates kept the browser drawing frames the whole Run (Topic models' ope
 0.2-0.3 of chromium's 3 CPU seconds); the bar still moves at every update."""
 
 
+def warm_figures() -> None:
+    """Build and serialize (as ``st.plotly_chart`` does: ``plotly.io.to_json``) one small figure with every trace type
+    and layout part the results use, so that plotly has imported their classes and validators before the first Run."""
+    import plotly.graph_objects as go
+    import plotly.io as pio
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("a", "b"))
+    fig.add_scatter(x=[1, 2], y=[1, 2], error_y={"type": "data", "array": [0.1, 0.1]}, mode="lines+markers",
+                    line={"color": "#000", "dash": "dot"}, marker={"symbol": "circle"}, name="a", row=1, col=1)
+    fig.add_bar(x=["a", "b"], y=[1, 2], error_y={"type": "data", "array": [0.1, 0.1]}, marker={"color": "#000"},
+                text=["1", "2"], name="b", row=1, col=2)
+    fig.add_heatmap(z=[[0.0, 1.0], [1.0, 0.0]], colorscale="RdBu", zmid=0.0)
+    fig.add_hline(y=1.0, line_dash="dash", annotation_text="a")
+    fig.add_vline(x=1.5, line_dash="dot", annotation_text="b")
+    fig.add_annotation(x=1, y=1, text="c", showarrow=False)
+    fig.update_xaxes(type="log", title="x")
+    fig.update_yaxes(title="y", rangemode="tozero")
+    fig.update_layout(height=300, margin={"l": 10, "r": 10, "t": 10, "b": 10}, barmode="group",
+                      legend={"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0, "xanchor": "left"})
+    pio.to_json(go.Figure(fig), validate=False)
+
+
+_WARMED = threading.Event()
+
+
+def _warm_once() -> None:
+    """:func:`warm_figures` in the background, once per server process."""
+    if _WARMED.is_set():
+        return
+    _WARMED.set()
+    in_background(warm_figures, "warm-figures")
+
+
 def preload_results_code() -> None:
     """An invisible element whose script imports RESULT_ELEMENTS' modules once the page's script run is over and the
     tab is idle (once per tab: a module is evaluated once per tab, and a rerun finds the flag set), with the page's
-    :data:`STILL_PROGRESS` style."""
+    :data:`STILL_PROGRESS` style; the server builds a figure of every kind once (:func:`warm_figures`)."""
+    _warm_once()
     paths = _module_paths()
     if not paths:
         st.html(STILL_PROGRESS)

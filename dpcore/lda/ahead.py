@@ -1,0 +1,92 @@
+"""What an LDA curve's runs can compute before the Run (issue 34: the Topic models page prepares its opening setting
+while the visitor reads the page, in a low-priority thread).
+
+Of one run of :func:`dpcore.lda.curves.eps_curve` only the noise and what follows it depend on the privacy budgets:
+the run's documents (:func:`dpcore.lda.compare.run_problem`), every site's and the pooled corpus's M2_s
+(:attr:`dpcore.lda.site.LdaSite.m2_dense`) and the results of the algorithms whose result does not depend on eps
+(non-private, random: their streams are keyed by seed, run and name, :func:`dpcore.seeding.run_rng`) are fixed by the
+corpus settings, the sizes, the seed and the settings. :func:`prepare_runs` computes them run by run into a
+:class:`CurvePreparation`, stopping between runs when asked; ``eps_curve(..., prepared=...)`` hands the finished runs
+to its tasks, which install the M2_s in the documents they draw again and take the fixed results instead of
+recomputing them. The arithmetic is the same, so the curve is the same number for number with or without a
+preparation, finished or not (tests/test_lda_ahead.py).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..family import Algorithm
+from ..seeding import run_rng
+from .compare import Shared, run_problem
+from .problem import LdaProblem, LdaResult, LdaSettings, LdaSpec
+from .table import run_algorithm
+
+__all__ = ["CurvePreparation", "PreparedRun", "install", "preparation_key", "prepare_runs"]
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class PreparedRun:
+    """One run's data-only parts: every site's M2_s in site order, the pooled corpus's M2, and the results of the
+    algorithms that do not depend on eps, by name."""
+
+    site_m2: tuple[np.ndarray, ...]
+    pooled_m2: np.ndarray
+    fixed: dict[str, LdaResult]
+
+
+def preparation_key(spec: LdaSpec, sizes: np.ndarray, seed: int, settings: LdaSettings, first_eps: float) -> tuple:
+    """What a prepared run depends on: the synthetic corpus's settings, the sites' document counts, the seed, the
+    algorithm settings and the first eps of the grid (the fixed results run with its budgets, as in the curve)."""
+    return (spec, tuple(int(n) for n in sizes), int(seed), settings, float(first_eps))
+
+
+@dataclass(eq=False)
+class CurvePreparation:
+    """The runs prepared so far for one ``key`` (:func:`preparation_key`); one preparing thread at a time
+    (``lock``), which stops between runs once ``stop`` is set."""
+
+    key: tuple
+    runs: dict[int, PreparedRun] = field(default_factory=dict)
+    stop: threading.Event = field(default_factory=threading.Event)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def finished(self, key: tuple) -> dict[int, PreparedRun]:
+        """The runs finished so far when ``key`` is this preparation's, else none."""
+        return dict(self.runs) if key == self.key else {}
+
+
+def prepare_one(shared: Shared, run: int, entries: tuple[Algorithm, ...], scenario) -> PreparedRun:
+    """The data-only parts of run ``run`` (the same calls as the run itself: same documents, same streams)."""
+    problem = run_problem(shared, run)
+    fixed = {entry.name: run_algorithm(entry, problem, scenario, shared.settings,
+                                       run_rng(shared.seed, run, entry.name, "lda"))
+             for entry in entries if not entry.private}
+    return PreparedRun(site_m2=tuple(site.m2_dense for site in problem.sites), pooled_m2=problem.pooled.m2_dense,
+                       fixed=fixed)
+
+
+def prepare_runs(preparation: CurvePreparation, runs: int, prepare: Callable[[int], PreparedRun]) -> None:
+    """``prepare(run)`` for every run not yet in ``preparation``, in order, until its ``stop`` is set (checked
+    between runs); returns at once when another thread is preparing it."""
+    if not preparation.lock.acquire(blocking=False):
+        return
+    try:
+        for run in range(runs):
+            if preparation.stop.is_set():
+                return
+            if run not in preparation.runs:
+                preparation.runs[run] = prepare(run)
+    finally:
+        preparation.lock.release()
+
+
+def install(problem: LdaProblem, prepared: PreparedRun) -> None:
+    """Give the documents of a run, drawn again, the M2_s computed ahead (the values of their ``m2_dense``)."""
+    for site, m2 in zip(problem.sites, prepared.site_m2, strict=True):
+        site.__dict__["m2_dense"] = m2  # the cached property's slot (functools.cached_property)
+    problem.pooled.__dict__["m2_dense"] = prepared.pooled_m2
