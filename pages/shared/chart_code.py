@@ -50,9 +50,11 @@ a Run's updates kept the browser drawing frames the whole Run (Topic models' ope
 0.2-0.3 of chromium's 3 CPU seconds); the bar still moves at every update."""
 
 
-def warm_figures() -> None:
+@cache
+def warm_figures() -> str:
     """Build and serialize (as ``st.plotly_chart`` does: ``plotly.io.to_json``) one small figure with every trace type
-    and layout part the results use, so that plotly has imported their classes and validators before the first Run."""
+    and layout part the results use, so that plotly has imported their classes and validators before the first Run;
+    returns its JSON (the tab draws the same figure off screen: :func:`preload_results_code`)."""
     import plotly.graph_objects as go
     import plotly.io as pio
     from plotly.subplots import make_subplots
@@ -70,8 +72,31 @@ def warm_figures() -> None:
     fig.update_yaxes(title="y", rangemode="tozero")
     fig.update_layout(height=300, margin={"l": 10, "r": 10, "t": 10, "b": 10}, barmode="group",
                       legend={"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0, "xanchor": "left"})
-    pio.to_json(go.Figure(fig), validate=False)
+    return pio.to_json(go.Figure(fig), validate=False)
 
+
+BROWSER_FIGURE = {
+    "data": [
+        {"type": "scatter", "x": [1, 10, 100], "y": [0.5, 0.3, 0.1], "mode": "lines+markers", "name": "a",
+         "error_y": {"type": "data", "array": [0.05, 0.05, 0.05]}, "line": {"dash": "dot"}},
+        {"type": "bar", "x": [1, 10, 100], "y": [0.2, 0.4, 0.6], "name": "b", "xaxis": "x2", "yaxis": "y2",
+         "error_y": {"type": "data", "array": [0.05, 0.05, 0.05]}},
+        {"type": "heatmap", "z": [[0, 1], [1, 0]], "colorscale": "RdBu", "zmid": 0, "xaxis": "x3", "yaxis": "y3"},
+    ],
+    "layout": {
+        "height": 300, "margin": {"l": 10, "r": 10, "t": 10, "b": 10},
+        "legend": {"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0, "xanchor": "left"},
+        "xaxis": {"type": "log", "domain": [0, 0.3], "title": {"text": "x"}}, "yaxis": {"rangemode": "tozero"},
+        "xaxis2": {"domain": [0.35, 0.65], "anchor": "y2"}, "yaxis2": {"anchor": "x2"},
+        "xaxis3": {"domain": [0.7, 1], "anchor": "y3"}, "yaxis3": {"anchor": "x3"},
+        "shapes": [{"type": "line", "xref": "x2", "yref": "paper", "x0": 10, "x1": 10, "y0": 0, "y1": 1,
+                    "line": {"dash": "dash"}}],
+        "annotations": [{"x": 1, "y": 0.5, "text": "a", "showarrow": False}],
+    },
+}
+"""The figure the tab draws off screen once the results' code is loaded (and removes): plotly's drawing code for the
+results' trace types and layout parts runs, and is compiled, while the visitor reads the page. A tab's first Run
+cost chromium 2.0-2.4 CPU seconds and its next Runs 0.9-1.5 (issue 34, capePCA and Topic models at load 9)."""
 
 _WARMED = threading.Event()
 
@@ -98,8 +123,17 @@ def preload_results_code() -> None:
   if (window.{FLAG}) return;
   window.{FLAG} = "pending";
   const paths = {json.dumps(list(paths))};
+  const figure = {json.dumps(BROWSER_FIGURE)};
+  const draw = () => {{  // plotly's drawing code runs once, off screen, before the first Run draws its charts
+    if (!window.Plotly) return null;
+    const div = document.createElement("div");
+    div.style.cssText = "position:fixed;left:-10000px;top:0;width:640px;height:300px;";
+    document.body.appendChild(div);
+    return window.Plotly.newPlot(div, figure.data, figure.layout, {{displaylogo: false, displayModeBar: "hover"}})
+      .then(() => {{ window.Plotly.purge(div); div.remove(); }}, () => div.remove());
+  }};
   const load = () => Promise.all(paths.map(p => import(new URL(p, document.baseURI).href).catch(() => null)))
-    .then(() => {{ window.{FLAG} = "loaded"; }});
+    .then(draw).catch(() => null).then(() => {{ window.{FLAG} = "loaded"; }});
   const idle = (f) => (window.requestIdleCallback || ((g) => setTimeout(g, 1)))(f, {{timeout: 3000}});
   const app = () => document.querySelector('[data-testid="stApp"]');
   const ran = () => app() && app().getAttribute("data-test-script-state") === "notRunning";
