@@ -68,3 +68,14 @@ def test_a_stopped_preparation_stops_between_runs():
     preparation.stop.clear()
     prepare_runs(preparation, 5, prepare)  # resumed: only the runs not yet prepared
     assert done == [0, 1, 2, 3, 4]
+
+
+def test_the_preparation_holds_at_most_its_bound_of_m2_matrices():
+    from dpcore.lda.ahead import MAX_PREPARED_BYTES, prepared_runs
+
+    assert prepared_runs(5, 20, 100) == 5  # the opening setting: 0.8 MB
+    for runs, sites, dim in ((50, 100, 1000), (50, 20, 400), (3, 1, 10)):
+        count = prepared_runs(runs, sites, dim)
+        assert 0 <= count <= runs and count * (sites + 1) * dim * dim * 8 <= MAX_PREPARED_BYTES
+        assert count == runs or (count + 1) * (sites + 1) * dim * dim * 8 > MAX_PREPARED_BYTES
+    assert prepared_runs(50, 100, 1000) == 0  # 808 MB a run: nothing prepared, the Run draws every run itself

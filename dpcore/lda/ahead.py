@@ -26,7 +26,14 @@ from .compare import Shared, run_problem
 from .problem import LdaProblem, LdaResult, LdaSettings, LdaSpec
 from .table import run_algorithm
 
-__all__ = ["CurvePreparation", "PreparedRun", "install", "preparation_key", "prepare_runs"]
+__all__ = ["MAX_PREPARED_BYTES", "CurvePreparation", "PreparedRun", "install", "prepared_runs", "preparation_key",
+           "prepare_runs"]
+
+MAX_PREPARED_BYTES = 64 * 2**20
+"""At most this many bytes of M2 matrices are prepared ahead for one setting (every run keeps S + 1 matrices of D x D
+float64; the opening setting: 5 runs of 21 matrices of 100 x 100, 0.8 MB): the runs beyond it are left to the Run, which
+draws them as it always does. A bound on memory and on what is sent to the worker processes, not on what a user may
+ask for."""
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -58,6 +65,12 @@ class CurvePreparation:
     def finished(self, key: tuple) -> dict[int, PreparedRun]:
         """The runs finished so far when ``key`` is this preparation's, else none."""
         return dict(self.runs) if key == self.key else {}
+
+
+def prepared_runs(runs: int, n_sites: int, dim: int) -> int:
+    """How many of ``runs`` runs to prepare ahead within :data:`MAX_PREPARED_BYTES`."""
+    per_run = (n_sites + 1) * dim * dim * 8
+    return min(int(runs), MAX_PREPARED_BYTES // per_run)
 
 
 def prepare_one(shared: Shared, run: int, entries: tuple[Algorithm, ...], scenario) -> PreparedRun:

@@ -23,7 +23,15 @@ from ..scenario import Scenario
 from ..seeding import LDA_MODEL_STREAM, run_rng, stream_rng
 from ..tensor.whitening import WhiteningError
 from ..validation import InputError, check_epsilon
-from .ahead import CurvePreparation, PreparedRun, install, preparation_key, prepare_one, prepare_runs
+from .ahead import (
+    CurvePreparation,
+    PreparedRun,
+    install,
+    preparation_key,
+    prepare_one,
+    prepare_runs,
+    prepared_runs,
+)
 from .compare import Shared, first_of, reference_topics, run_problem
 from .problem import LdaProblem, LdaResult, LdaSettings, LdaSpec, check_synthetic_size
 from .recovery import METRICS, evaluate_topics
@@ -181,12 +189,14 @@ def prepare_curve(preparation: CurvePreparation, scenario: Scenario, algorithms:
                   settings: LdaSettings | None = None) -> None:
     """Prepare the runs of ``eps_curve(scenario, algorithms, grid, spec=spec, runs=runs, seed=seed,
     settings=settings)`` that depend on no budget (:mod:`dpcore.lda.ahead`) into ``preparation`` (whose key must be
-    the curve's, :func:`curve_preparation_key`), run by run until its ``stop`` is set."""
+    the curve's, :func:`curve_preparation_key`), run by run until its ``stop`` is set, as many runs as
+    :data:`~dpcore.lda.ahead.MAX_PREPARED_BYTES` allows."""
     entries, shared, _, _ = _setup(scenario, algorithms, grid, spec, None, runs, seed, settings)
     if preparation.key != _key(spec, shared):
         raise InputError("this preparation is for another setting", "prepared")
     first = shared.scenarios[shared.grid[0]]
-    prepare_runs(preparation, shared.run.runs, lambda run: prepare_one(shared.run, run, entries, first))
+    count = prepared_runs(shared.run.runs, len(shared.run.sizes), spec.dim)
+    prepare_runs(preparation, count, lambda run: prepare_one(shared.run, run, entries, first))
 
 
 def _key(spec: LdaSpec | None, shared: _CurveShared) -> tuple | None:
