@@ -4,6 +4,8 @@ setting is not used; a stopped preparation stops between runs."""
 
 from __future__ import annotations
 
+import threading
+
 import pandas as pd
 import pytest
 
@@ -68,6 +70,21 @@ def test_a_stopped_preparation_stops_between_runs():
     preparation.stop.clear()
     prepare_runs(preparation, 5, prepare)  # resumed: only the runs not yet prepared
     assert done == [0, 1, 2, 3, 4]
+    inside = _preparation(0)
+    prepare_runs(inside, 5, lambda run: None if run == 2 else object())  # stopped inside run 2: nothing after it
+    assert sorted(inside.runs) == [0, 1]
+
+
+def test_a_run_stopped_inside_is_not_kept():
+    from dpcore.lda.ahead import prepare_one
+    from dpcore.lda.curves import _setup
+
+    entries, shared, _, _ = _setup(SITES, NAMES, GRID, SPEC, None, 3, 0, None)
+    stop = threading.Event()
+    stop.set()
+    assert prepare_one(shared.run, 0, entries, SITES, stop) is None
+    whole = prepare_one(shared.run, 0, entries, SITES, threading.Event())
+    assert len(whole.site_m2) == SITES.n_sites and set(whole.fixed) == {"nonpriv", "random"}
 
 
 def test_the_preparation_holds_at_most_its_bound_of_m2_matrices():

@@ -73,19 +73,33 @@ def prepared_runs(runs: int, n_sites: int, dim: int) -> int:
     return min(int(runs), MAX_PREPARED_BYTES // per_run)
 
 
-def prepare_one(shared: Shared, run: int, entries: tuple[Algorithm, ...], scenario) -> PreparedRun:
-    """The data-only parts of run ``run`` (the same calls as the run itself: same documents, same streams)."""
+def prepare_one(shared: Shared, run: int, entries: tuple[Algorithm, ...], scenario,
+                stop: threading.Event | None = None) -> PreparedRun | None:
+    """The data-only parts of run ``run`` (the same calls as the run itself: same documents, same streams); None when
+    ``stop`` is set meanwhile (checked after every site's M2 and every result, so that a Run that starts does not
+    share the CPU with the rest of a run prepared for nothing)."""
+    stopped = (lambda: False) if stop is None else stop.is_set
     problem = run_problem(shared, run)
-    fixed = {entry.name: run_algorithm(entry, problem, scenario, shared.settings,
-                                       run_rng(shared.seed, run, entry.name, "lda"))
-             for entry in entries if not entry.private}
-    return PreparedRun(site_m2=tuple(site.m2_dense for site in problem.sites), pooled_m2=problem.pooled.m2_dense,
-                       fixed=fixed)
+    site_m2 = []
+    for site in (*problem.sites, problem.pooled):
+        if stopped():
+            return None
+        site_m2.append(site.m2_dense)
+    fixed = {}
+    for entry in entries:
+        if stopped():
+            return None
+        if not entry.private:
+            fixed[entry.name] = run_algorithm(entry, problem, scenario, shared.settings,
+                                              run_rng(shared.seed, run, entry.name, "lda"))
+    return PreparedRun(site_m2=tuple(site_m2[:-1]), pooled_m2=site_m2[-1], fixed=fixed)
 
 
-def prepare_runs(preparation: CurvePreparation, runs: int, prepare: Callable[[int], PreparedRun]) -> None:
+def prepare_runs(preparation: CurvePreparation, runs: int,
+                 prepare: Callable[[int], PreparedRun | None]) -> None:
     """``prepare(run)`` for every run not yet in ``preparation``, in order, until its ``stop`` is set (checked
-    between runs); returns at once when another thread is preparing it."""
+    between runs; ``prepare`` returns None when it stopped inside a run); returns at once when another thread is
+    preparing it."""
     if not preparation.lock.acquire(blocking=False):
         return
     try:
@@ -93,7 +107,10 @@ def prepare_runs(preparation: CurvePreparation, runs: int, prepare: Callable[[in
             if preparation.stop.is_set():
                 return
             if run not in preparation.runs:
-                preparation.runs[run] = prepare(run)
+                prepared = prepare(run)
+                if prepared is None:
+                    return
+                preparation.runs[run] = prepared
     finally:
         preparation.lock.release()
 

@@ -196,7 +196,7 @@ def prepare_curve(preparation: CurvePreparation, scenario: Scenario, algorithms:
         raise InputError("this preparation is for another setting", "prepared")
     first = shared.scenarios[shared.grid[0]]
     count = prepared_runs(shared.run.runs, len(shared.run.sizes), spec.dim)
-    prepare_runs(preparation, count, lambda run: prepare_one(shared.run, run, entries, first))
+    prepare_runs(preparation, count, lambda run: prepare_one(shared.run, run, entries, first, preparation.stop))
 
 
 def _key(spec: LdaSpec | None, shared: _CurveShared) -> tuple | None:
