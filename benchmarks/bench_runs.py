@@ -310,7 +310,8 @@ def _browser_line(case: Case, pairs: list[tuple[Sample, Sample]], floors: Floors
     return (f"{condition:<5} {case.name:<18} {samples[0].wall:6.2f} {median:7.2f} {max(s.wall for s in samples):6.2f} "
             f"{statistics.median(s.server_cpu for s in samples):8.2f} {browser_cpu:8.2f} "
             f"{ratio(median, floors.eigensolve):>6} {ratio(median, floors.normals):>7} "
-            f"{os.getloadavg()[0]:5.1f}  {wanted}{'' if met else '  MISSED'}; opening the page "
+            f"{os.getloadavg()[0]:5.1f}  {wanted}{'' if met else '  MISSED'}; first click srv cpu "
+            f"{samples[0].server_cpu:.2f}, brw cpu {samples[0].browser_cpu:.2f}; opening the page "
             f"{statistics.median(o.wall for o in openings):.2f} s, srv cpu "
             f"{statistics.median(o.server_cpu for o in openings):.2f}, brw cpu "
             f"{statistics.median(o.browser_cpu for o in openings):.2f}; chromium processes started during the clicks "
@@ -382,7 +383,8 @@ def main() -> int:
           "run's own process: for fig2b the parent alone, its workers' CPU is not counted); brw cpu: chromium's (its "
           "processes alive before the click: a spare renderer started meanwhile is counted apart); "
           "/eig and /1e6 N: the median (or the one run) as a multiple of each of the condition's floors; load: the "
-          "1-minute load average after the case; opening the page: medians from the address to the page idle (the "
+          "1-minute load average after the case; first click: the CPU of the first repeat; opening the page: medians "
+          "from the address to the page idle (the "
           "preparation included), the CPU the visit spent before the click.")
     return 1 if missed else 0
 

@@ -10,7 +10,9 @@ what CI checks out, without the work tree's uncommitted files or caches), measur
 ``--junitxml`` report added through ``PYTEST_ARGS``) and prints its wall time, the CPU seconds of everything it ran
 (user + system of the waited-for descendants: pytest, its workers, the servers and browsers the tests start), the
 load average sampled every few seconds, the counts of the outcomes, and the slowest test modules (each test's set-up,
-call and tear-down summed by module, over both workers). ``--venv``: reuse an existing environment (a symlink named
+call and tear-down summed by module, over both workers) with their CPU seconds (:mod:`benchmarks.cpu_plugin`: the
+pytest worker's own and those of the processes it reaped meanwhile - the servers, federations and browsers a module
+starts count where they are stopped). ``--venv``: reuse an existing environment (a symlink named
 ``.venv`` in the clone; ``make`` then only checks the pins) instead of creating one, which takes minutes and is not
 the suite's time. ``busy``: one core kept busy by :func:`benchmarks.floors.busy_core` for the whole run.
 """
@@ -18,6 +20,7 @@ the suite's time. ``busy``: one core kept busy by :func:`benchmarks.floors.busy_
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import subprocess
@@ -33,6 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.cpu_plugin import OUT_VARIABLE  # noqa: E402
 from benchmarks.floors import busy_core, load_average, measure_floors, stop_busy  # noqa: E402
 
 TARGET_MINUTES = {"quiet": 6.0, "busy": 12.0}
@@ -54,6 +58,7 @@ class SuiteRun:
     returncode: int
     outcomes: dict[str, int] = field(default_factory=dict)
     modules: dict[str, tuple[float, int]] = field(default_factory=dict)
+    module_cpu: dict[str, float] = field(default_factory=dict)
 
     def line(self) -> str:
         target = TARGET_MINUTES[self.condition]
@@ -79,6 +84,17 @@ def module_times(report: Path) -> tuple[dict[str, int], dict[str, tuple[float, i
     return dict(outcomes), {m: (t, int(n)) for m, (t, n) in modules.items()}
 
 
+def module_cpu(prefix: Path) -> dict[str, float]:
+    """CPU seconds per test module (the pytest worker's own and its reaped children's) from the records of
+    :mod:`benchmarks.cpu_plugin` (files ``prefix-*.jsonl``)."""
+    cpu: dict[str, float] = defaultdict(float)
+    for path in prefix.parent.glob(f"{prefix.name}-*.jsonl"):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            cpu[record["id"].split("::", 1)[0]] += record["self"] + record["children"]
+    return dict(cpu)
+
+
 def _sample_load(stop: threading.Event, loads: list[float]) -> None:
     while not stop.wait(LOAD_SAMPLE_SECONDS):
         loads.append(load_average())
@@ -99,7 +115,10 @@ def run_condition(condition: str, venv: Path | None) -> SuiteRun:
             stop = threading.Event()
             sampler = threading.Thread(target=_sample_load, args=(stop, loads), daemon=True)
             sampler.start()
-            env = dict(os.environ, CI="true", PYTEST_ARGS=f"-q --junitxml={report}")
+            cpu_records = Path(scratch) / "cpu"
+            env = dict(os.environ, CI="true", PYTEST_ARGS=f"-q --junitxml={report} -p benchmarks.cpu_plugin",
+                       PYTHONPATH=os.pathsep.join(filter(None, [str(clone), os.environ.get("PYTHONPATH")])),
+                       **{OUT_VARIABLE: str(cpu_records)})
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.monotonic()
             try:
@@ -116,7 +135,7 @@ def run_condition(condition: str, venv: Path | None) -> SuiteRun:
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         outcomes, modules = module_times(report) if report.exists() else ({}, {})
         return SuiteRun(condition=condition, wall=wall, cpu=cpu, loads=loads, returncode=code, outcomes=outcomes,
-                        modules=modules)
+                        modules=modules, module_cpu=module_cpu(cpu_records))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -131,9 +150,14 @@ def main(argv: list[str] | None = None) -> int:
     for run in runs:
         print(run.line())
         total = sum(t for t, _ in run.modules.values())
-        print(f"  slowest test modules ({total / 60:.1f} min of test time over both workers):")
+        cpu_total = sum(run.module_cpu.values())
+        print(f"  slowest test modules ({total / 60:.1f} min of test time over both workers; cpu: the module's "
+              f"tests' CPU with the processes they reaped, {cpu_total / 60:.1f} min in all):")
         for module, (seconds, tests) in sorted(run.modules.items(), key=lambda kv: -kv[1][0])[:args.top]:
-            print(f"  {seconds:8.1f} s {100 * seconds / max(total, 1e-9):5.1f} %  {tests:4d} tests  {module}")
+            cpu = run.module_cpu.get(module)
+            cpu_text = f"cpu {cpu:7.1f} s {100 * cpu / max(cpu_total, 1e-9):5.1f} %" if cpu is not None else "cpu -"
+            print(f"  {seconds:8.1f} s {100 * seconds / max(total, 1e-9):5.1f} %  {cpu_text}  {tests:4d} tests  "
+                  f"{module}")
     return 0 if all(r.returncode == 0 and r.wall <= 60 * TARGET_MINUTES[r.condition] for r in runs) else 1
 
 

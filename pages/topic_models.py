@@ -13,7 +13,8 @@ from dpcore.cape.protocol import capeagn_round, party_views
 from dpcore.data import VOCABULARY_RULES, load_bundled_corpus, parse_text_corpus, parse_vocabulary, top_words
 from dpcore.data.split import sizes_from_fractions
 from dpcore.lda import ALGORITHMS, ALPHA_SHAPES, METRICS, LdaSettings, LdaSpec, check_synthetic_size, corpus_lda_problem
-from dpcore.lda.curves import LdaCurve, eps_curve
+from dpcore.lda.ahead import CurvePreparation
+from dpcore.lda.curves import LdaCurve, curve_preparation_key, eps_curve, prepare_curve
 from dpcore.lda.guarantees import curve_guarantees
 from dpcore.lda.story import (
     BREAKDOWN,
@@ -48,6 +49,7 @@ from dpcore.seeding import UPLOAD_SPLIT_STREAM, stream_rng
 from dpcore.textio import values_text
 from dpcore.validation import InputError, check_delta
 from dpcore.workers import warm_up
+from pages.shared.ahead import in_background
 from pages.shared.chart_code import preload_results_code
 from pages.shared.guarantees import robust_controls, show_guarantees
 from pages.shared.lecture import follow_scenario, lecture_sidebar
@@ -67,6 +69,7 @@ warm_up()  # the worker processes of this page's runs start now, not at the firs
 preload_results_code()  # the browser loads the results' chart code while the page is idle
 
 RESULT_KEY, REGIME_KEY = "tm_result", "tm_regimes"
+AHEAD_KEY = "tm_prepared_ahead"  # the setting the page opened on is prepared while the visitor reads it
 TITLES = {name: entry.title for name, entry in ALGORITHMS.items()}
 SITE_MODES = {"lecture": "the lecture setting (equal sites set here)", "scenario": "your scenario (Sites and budgets)"}
 SOURCES = ("Synthetic corpus", "Python documentation (bundled)", "Upload text")
@@ -275,13 +278,25 @@ seed = c2.number_input("Seed", **widget_range(TM, "tm_seed"), key="tm_seed",
                        help="Reproduces the corpus and every noise draw.")
 
 
+@st.cache_resource(max_entries=2, show_spinner=False)
+def _preparation(key_text: str, _key: tuple) -> CurvePreparation:
+    """The runs of one synthetic setting prepared ahead (dpcore.lda.ahead), shared by the sessions (keyed by the
+    setting's text: every value it depends on)."""
+    return CurvePreparation(_key)
+
+
+def _prepared(sites) -> CurvePreparation:
+    key = curve_preparation_key(sites, grid, spec=spec, seed=int(seed), settings=lda_settings)
+    return _preparation(repr(key), key)
+
+
 def _compute(progress) -> LdaCurve:
     """The Run: the curve of every chosen algorithm over the ε values, on the synthetic corpus or a text's documents
-    dealt to the sites."""
+    dealt to the sites (a synthetic corpus's runs prepared ahead are used: the same numbers)."""
     sites = _run_sites(grid[0])
     if spec is not None:
         return eps_curve(sites, algorithms, grid, spec=spec, runs=int(runs), seed=int(seed), settings=lda_settings,
-                         progress=progress)
+                         progress=progress, prepared=_prepared(sites))
     if corpus is None:
         raise InputError("upload a text file first", "file")
     problem = corpus_lda_problem(corpus, int(k), float(alpha0), _fractions(sites),
@@ -468,3 +483,14 @@ def _results() -> None:
 
 
 results_fragment(_run_section)
+if AHEAD_KEY not in st.session_state and spec is not None and not problems and algorithms:
+    # the setting the page opened on: its documents, site moments and fixed results while the visitor reads the page
+    st.session_state[AHEAD_KEY] = True
+    try:
+        ahead_sites = _run_sites(grid[0])
+        preparation = _prepared(ahead_sites)
+        preparation.stop.clear()
+        in_background(lambda: prepare_curve(preparation, ahead_sites, algorithms, grid, spec=spec, runs=int(runs),
+                                            seed=int(seed), settings=lda_settings), "topic-models-prepare-ahead")
+    except InputError:
+        pass  # the Run shows what is wrong next to the input

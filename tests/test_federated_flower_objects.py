@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 from capefed.app import client_app
 from capefed.app.messages import Payload
+from capefed.app.pacing import RAMP, pause
 from capefed.app.rounds import run_rounds, settings_from_run_config
-from capefed.app.server_app import FlowerTransport
+from capefed.app.server_app import POLL_LONGEST, FlowerTransport
 from capefed.app.wire import from_records, to_records
 from capefed.ops.demo import prepare_demo, simulate
 from flwr.app import Context, Error, Message, RecordDict
@@ -108,6 +109,42 @@ def test_a_node_that_never_replies_is_reported_after_the_time_limit(demo):
     assert time.monotonic() - start < 5
     for outcome in outcomes:
         assert outcome.status == "stopped" and "node(s) 3 did not answer the hello within 0.3 s" in outcome.reason
+
+
+def test_the_pause_between_polls_is_a_tenth_of_the_quiet_within_its_bounds():
+    assert RAMP == 0.1
+    assert pause(0.0, 0.25, 1.0) == 0.25 and pause(2.5, 0.25, 1.0) == 0.25  # a tenth of 2.5 s is the shortest
+    assert pause(4.0, 0.25, 1.0) == pytest.approx(0.4) and pause(10.0, 0.25, 1.0) == pytest.approx(1.0)
+    assert pause(600.0, 0.25, 1.0) == 1.0 and pause(600.0, 0.5, 2.0) == 2.0
+
+
+class CountingGrid(LocalGrid):
+    """A LocalGrid that records when the transport asked for replies."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.pulls: list[float] = []
+
+    def pull_messages(self, message_ids):
+        self.pulls.append(time.monotonic())
+        return super().pull_messages(message_ids)
+
+
+def test_the_aggregator_asks_less_often_the_longer_it_waits_and_never_past_the_deadline(demo):
+    """A node that never answers a 12 s step: the transport's requests start every ``poll`` seconds, their gaps grow
+    with the quiet (a tenth of it) up to POLL_LONGEST, and the step still ends at its deadline, not a pause later."""
+    grid = CountingGrid(demo.nodes, silent={3})
+    transport = FlowerTransport(grid, poll=0.01)
+    requests = {node: Payload({"n": 0}) for node in grid.get_node_ids()}
+    grid.push_messages = lambda messages: [f"m{i}" for i, _ in enumerate(messages)]  # nothing ever answers
+    start = time.monotonic()
+    assert transport.exchange("bundle", requests, timeout=12.0) == {}
+    seconds = time.monotonic() - start
+    assert 12.0 <= seconds < 12.0 + POLL_LONGEST, seconds  # the last pause was cut at the deadline
+    gaps = np.diff([start, *grid.pulls])
+    late = [gap for pull, gap in zip(grid.pulls, gaps, strict=True) if pull - start > 11.0 and pull < start + 11.9]
+    assert late and min(late) >= 0.9 * POLL_LONGEST  # after 10 s of quiet: the longest pause
+    assert len(grid.pulls) < 60  # 1200 requests at a fixed 0.01 s; about 35 paced (0.01 s first, then 0.1 * quiet)
 
 
 def test_a_crashed_worker_is_a_node_that_did_not_answer_not_a_refusal(demo):

@@ -15,7 +15,7 @@ import time
 
 from capefed.ops.federation import APP_DIR, REPO_DIR
 from capefed.ops.processes import children
-from capefed.ops.supernode import FLOWER_IDLE_SECONDS, HEARTBEAT_SECONDS, IDLE_SECONDS
+from capefed.ops.supernode import FLOWER_IDLE_SECONDS, HEARTBEAT_SECONDS, IDLE_LONGEST, IDLE_SECONDS
 
 CHECK = f"""
 import inspect, time
@@ -35,6 +35,15 @@ assert connection.HEARTBEAT_DEFAULT_INTERVAL == heartbeat.HEARTBEAT_DEFAULT_INTE
 assert tasks.HEARTBEAT_DEFAULT_INTERVAL == {HEARTBEAT_SECONDS}
 start = time.monotonic(); loop.time.sleep({FLOWER_IDLE_SECONDS}); idle = time.monotonic() - start
 start = time.monotonic(); loop.time.sleep(0.05); other = time.monotonic() - start
+assert {IDLE_SECONDS} <= idle < {FLOWER_IDLE_SECONDS} - 1, idle
+loop.time.news = time.monotonic() - 15  # 15 s without a message: a tenth of it, 1.5 s (capefed.app.pacing)
+start = time.monotonic(); loop.time.sleep({FLOWER_IDLE_SECONDS}); paced = time.monotonic() - start
+assert 1.5 <= paced < {FLOWER_IDLE_SECONDS} - 0.2, paced
+loop.time.news = time.monotonic() - 600
+start = time.monotonic(); loop.time.sleep({FLOWER_IDLE_SECONDS}); longest = time.monotonic() - start
+assert {IDLE_LONGEST} <= longest < {FLOWER_IDLE_SECONDS}, longest
+loop.time.heard()  # a message: short again
+start = time.monotonic(); loop.time.sleep({FLOWER_IDLE_SECONDS}); idle = time.monotonic() - start
 assert {IDLE_SECONDS} <= idle < {FLOWER_IDLE_SECONDS} - 1, idle
 assert 0.05 <= other < 1, other
 start = time.monotonic(); loop.time.sleep(0.5); reply = time.monotonic() - start
@@ -141,8 +150,12 @@ taken, task = received("query")
 done = Message(RecordDict(), reply_to=taken)
 done.metadata.__dict__["_message_id"] = done.object_id
 loop._insert_message(done, state, store)
+from capefed.ops.supernode import shorten_waits
+shorten_waits()
+loop.time.news = time.monotonic() - 600  # long idle: the node's next idle wait would be its longest
 push()
 assert len(sent) == 1
+assert time.monotonic() - loop.time.news < 5  # the message it handled makes the next idle waits short again
 print("ok")
 '''
 

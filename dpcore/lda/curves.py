@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -23,12 +23,21 @@ from ..scenario import Scenario
 from ..seeding import LDA_MODEL_STREAM, run_rng, stream_rng
 from ..tensor.whitening import WhiteningError
 from ..validation import InputError, check_epsilon
+from .ahead import (
+    CurvePreparation,
+    PreparedRun,
+    install,
+    preparation_key,
+    prepare_one,
+    prepare_runs,
+    prepared_runs,
+)
 from .compare import Shared, first_of, reference_topics, run_problem
 from .problem import LdaProblem, LdaResult, LdaSettings, LdaSpec, check_synthetic_size
 from .recovery import METRICS, evaluate_topics
 from .table import ALGORITHMS, check_algorithms, run_algorithm
 
-__all__ = ["CURVE_COLUMNS", "RECORD_COLUMNS", "LdaCurve", "eps_curve"]
+__all__ = ["CURVE_COLUMNS", "RECORD_COLUMNS", "LdaCurve", "curve_preparation_key", "eps_curve", "prepare_curve"]
 
 CURVE_COLUMNS = ("eps", "algorithm", "metric", "runs", "unusable", "whitening_failed", "mean", "se")
 RECORD_COLUMNS = ("eps", "algorithm", "run", *METRICS, "status")
@@ -100,6 +109,7 @@ class _CurveShared:
     run: Shared
     grid: tuple[float, ...]
     scenarios: dict[float, Scenario]
+    prepared: dict[int, PreparedRun] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -118,14 +128,18 @@ def _curve_run(shared: _CurveShared, run: int, tick: Callable[[str], bool]) -> _
     algorithm whose result cannot depend on eps runs once and its row is repeated. None when stopped."""
     base, grid = shared.run, shared.grid
     problem = run_problem(base, run)
+    ahead = shared.prepared.get(run)
+    if ahead is not None:
+        install(problem, ahead)
     out = _CurveRun(rows=[], reasons={}, examples={},
                     problem=problem if run == 0 and base.model is not None else None)
 
     def one(entry: Algorithm) -> None:
         for eps in (grid if entry.private else grid[:1]):
             try:
-                res = run_algorithm(entry, problem, shared.scenarios[eps], base.settings,
-                                    run_rng(base.seed, run, entry.name, "lda"))
+                res = (ahead.fixed[entry.name] if ahead is not None and entry.name in ahead.fixed else
+                       run_algorithm(entry, problem, shared.scenarios[eps], base.settings,
+                                     run_rng(base.seed, run, entry.name, "lda")))
             except WhiteningError as exc:
                 out.reasons.setdefault(entry.name, str(exc))
                 status, values = "whitening failed", {}
@@ -146,17 +160,9 @@ def _curve_run(shared: _CurveShared, run: int, tick: Callable[[str], bool]) -> _
     return out if each_algorithm(ALGORITHMS, base.names, run, base.runs, tick, one) is not None else None
 
 
-def eps_curve(  # long: checks, the runs (workers, progress, Stop) and the result, read top to bottom
-    scenario: Scenario, algorithms: Sequence[str], grid: Sequence[float], *, spec: LdaSpec | None = None,
-    problem: LdaProblem | None = None, runs: int = 5, seed: int = 0, settings: LdaSettings | None = None,
-    progress: Progress | None = None, should_stop: ShouldStop | None = None,
-    workers: int | None = None,
-) -> LdaCurve:
-    """Every metric of ``algorithms`` at every eps of ``grid`` (every site's eps set to the value; delta, sizes and
-    weights from ``scenario``), ``runs`` times, on a synthetic corpus (``spec``: truth as reference) or on the
-    documents of ``problem`` (the non-private result as reference). Runs go to ``workers`` processes (the same
-    numbers for any number); ``progress(done, total, label)`` after each algorithm of each run, ``should_stop()`` as
-    often: a stopped curve keeps the runs that finished."""
+def _setup(scenario: Scenario, algorithms: Sequence[str], grid: Sequence[float], spec: LdaSpec | None,
+           problem: LdaProblem | None, runs: int, seed: int, settings: LdaSettings | None):
+    """The checks and what every run of a curve shares (:func:`eps_curve`, :func:`prepare_curve`)."""
     if (spec is None) == (problem is None):
         raise InputError("give either a synthetic model or a corpus, not both")
     entries = check_algorithms(algorithms)
@@ -175,6 +181,55 @@ def eps_curve(  # long: checks, the runs (workers, progress, Stop) and the resul
         names=tuple(e.name for e in entries), scenario=base, settings=settings, seed=seed, runs=runs,
         reference=reference, model=model, sizes=tuple(int(n) for n in base.sizes),
         doc_length=None if spec is None else spec.doc_length, problem=problem))
+    return entries, shared, notes, label
+
+
+def prepare_curve(preparation: CurvePreparation, scenario: Scenario, algorithms: Sequence[str],
+                  grid: Sequence[float], *, spec: LdaSpec, runs: int = 5, seed: int = 0,
+                  settings: LdaSettings | None = None) -> None:
+    """Prepare the runs of ``eps_curve(scenario, algorithms, grid, spec=spec, runs=runs, seed=seed,
+    settings=settings)`` that depend on no budget (:mod:`dpcore.lda.ahead`) into ``preparation`` (whose key must be
+    the curve's, :func:`curve_preparation_key`), run by run until its ``stop`` is set, as many runs as
+    :data:`~dpcore.lda.ahead.MAX_PREPARED_BYTES` allows."""
+    entries, shared, _, _ = _setup(scenario, algorithms, grid, spec, None, runs, seed, settings)
+    if preparation.key != _key(spec, shared):
+        raise InputError("this preparation is for another setting", "prepared")
+    first = shared.scenarios[shared.grid[0]]
+    count = prepared_runs(shared.run.runs, len(shared.run.sizes), spec.dim)
+    prepare_runs(preparation, count, lambda run: prepare_one(shared.run, run, entries, first, preparation.stop))
+
+
+def _key(spec: LdaSpec | None, shared: _CurveShared) -> tuple | None:
+    if spec is None:
+        return None
+    return preparation_key(spec, shared.run.scenario.sizes, shared.run.seed, shared.run.settings, shared.grid[0])
+
+
+def curve_preparation_key(scenario: Scenario, grid: Sequence[float], *, spec: LdaSpec, seed: int = 0,
+                          settings: LdaSettings | None = None) -> tuple:
+    """The key of a curve's :class:`~dpcore.lda.ahead.CurvePreparation` (what its prepared runs depend on)."""
+    return preparation_key(spec, scenario.sizes, seed, LdaSettings() if settings is None else settings,
+                           min(float(e) for e in grid))
+
+
+def eps_curve(  # long: checks, the runs (workers, progress, Stop) and the result, read top to bottom
+    scenario: Scenario, algorithms: Sequence[str], grid: Sequence[float], *, spec: LdaSpec | None = None,
+    problem: LdaProblem | None = None, runs: int = 5, seed: int = 0, settings: LdaSettings | None = None,
+    progress: Progress | None = None, should_stop: ShouldStop | None = None,
+    workers: int | None = None, prepared: CurvePreparation | None = None,
+) -> LdaCurve:
+    """Every metric of ``algorithms`` at every eps of ``grid`` (every site's eps set to the value; delta, sizes and
+    weights from ``scenario``), ``runs`` times, on a synthetic corpus (``spec``: truth as reference) or on the
+    documents of ``problem`` (the non-private result as reference). Runs go to ``workers`` processes (the same
+    numbers for any number); ``progress(done, total, label)`` after each algorithm of each run, ``should_stop()`` as
+    often: a stopped curve keeps the runs that finished. ``prepared``: the runs prepared ahead for this setting
+    (:func:`prepare_curve`; its preparation is asked to stop, and the runs it finished are used: the same numbers)."""
+    entries, shared, notes, label = _setup(scenario, algorithms, grid, spec, problem, runs, seed, settings)
+    grid, runs, seed, settings, base = shared.grid, shared.run.runs, shared.run.seed, shared.run.settings, \
+        shared.run.scenario
+    if prepared is not None:
+        prepared.stop.set()
+        shared = replace(shared, prepared=prepared.finished(_key(spec, shared)))
     finished, stopped = run_comparison(
         _curve_run, shared, runs, len(entries), should_stop=should_stop, workers=workers,
         progress=progress)
@@ -185,7 +240,8 @@ def eps_curve(  # long: checks, the runs (workers, progress, Stop) and the resul
     first = next((o.problem for o in finished if o.problem is not None), None)
     return LdaCurve(algorithms=names, grid=grid, records=records, summary=_summary(records, names, grid),
                     reasons=first_of(finished, "reasons"),
-                    examples=first_of(finished, "examples"), reference=label, reference_topics=np.asarray(reference),
+                    examples=first_of(finished, "examples"), reference=label,
+                    reference_topics=np.asarray(shared.run.reference),
                     problem=first if first is not None else run_problem(shared.run, int(records["run"].iloc[0])),
                     runs=len(finished), seed=seed, notes=tuple(dict.fromkeys(notes)), scenario=base,
                     settings=settings)

@@ -122,6 +122,16 @@ class DocumentSums(DocumentCounts):
     def s1(self) -> np.ndarray:
         return np.asarray(self.p.sum(axis=0)).ravel()
 
+    @cached_property
+    def word_beta2(self) -> np.ndarray:
+        """C^T beta2 (D), computed once: every projected moment of the site uses it."""
+        return np.asarray(self.counts.T @ self.beta2).ravel()
+
+    @cached_property
+    def word_beta3(self) -> np.ndarray:
+        """C^T beta3 (D), computed once."""
+        return np.asarray(self.counts.T @ self.beta3).ravel()
+
 
 def document_sums(counts: sp.csr_matrix) -> DocumentSums:
     """The per-document quantities of a validated count matrix (:func:`prepare_counts`), computed when first used."""
@@ -201,10 +211,10 @@ def m3_projected_from_sums(d: DocumentSums, alpha0: float, w: np.ndarray) -> np.
     # sum_n P3_n(W, W, W)
     cubes = third_moment(y, d.beta3)
     spread = third_cross(w, w, np.asarray(c.T @ (y * d.beta3[:, None])))  # sum beta3 Q_n x y_n
-    diag3 = third_moment(w, np.asarray(c.T @ d.beta3).ravel())
+    diag3 = third_moment(w, d.word_beta3)
     e3 = (cubes - 3.0 * symmetrize(spread) + 2.0 * diag3) / n
     # cross term: S2(W,W) x S1w - sum_n P2_n(W,W) x q_n
-    s2w = y.T @ (y * d.beta2[:, None]) - w.T @ (w * np.asarray(c.T @ d.beta2).ravel()[:, None])
+    s2w = y.T @ (y * d.beta2[:, None]) - w.T @ (w * d.word_beta2[:, None])
     s1w = q.sum(axis=0)
     weights = d.beta2 / d.lengths
     x_term = third_moment(y, weights) - third_cross(w, w, np.asarray(c.T @ (y * weights[:, None])))

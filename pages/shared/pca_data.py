@@ -4,11 +4,9 @@ setting), and where the data came from as the report's script rebuilds them. The
 
 from __future__ import annotations
 
-import os
 import threading
 
 import streamlit as st
-from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
 from dpcore.data import (
     CsvColumns,
@@ -21,8 +19,9 @@ from dpcore.data import (
 )
 from dpcore.pca import PcaSetup, prepare_pca
 from dpcore.seeding import PCA_SYNTHETIC_STREAM, stream_rng
+from pages.shared.ahead import in_background
 
-__all__ = ["AHEAD_NICE", "NO_LABEL", "cached_setup", "data_source", "parse_upload", "prepare_ahead", "sniff_upload"]
+__all__ = ["NO_LABEL", "cached_setup", "data_source", "parse_upload", "prepare_ahead", "sniff_upload"]
 
 NO_LABEL = -1
 """The label-column choice "none"."""
@@ -60,33 +59,12 @@ def cached_setup(data: tuple, upload: bytes | None, scenario_json: str, k: int, 
                        by_label=by_label, allow_replacement=allow_replacement, seed=seed)
 
 
-AHEAD_NICE = 10
-"""The niceness of the thread that prepares a setting ahead (:func:`prepare_ahead`): the CPU the page's own drawing and
-the browser need comes first."""
-
-
 def prepare_ahead(*args) -> threading.Thread:
-    """``cached_setup(*args)`` in a background thread of low priority (:data:`AHEAD_NICE`), started when the page has
-    been drawn, so that the first Run finds the data and the site matrices prepared (a Run that comes first waits for
-    the same computation: the cache computes each setting once). A failure is left to the Run, which computes the
-    setting again and shows what is wrong next to the input."""
-    ctx = get_script_run_ctx()
-
-    def prepare() -> None:
-        try:
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), AHEAD_NICE)  # this thread only (Linux)
-        except (AttributeError, OSError):
-            pass
-        try:
-            cached_setup(*args)
-        except BaseException:  # noqa: BLE001, S110 - an error: the Run reports it next to the input it names; the
-            pass  # session's stop or rerun while the Run computes the same setting (StopException): nothing to warm
-
-    thread = threading.Thread(target=prepare, name="capepca-prepare-ahead", daemon=True)
-    if ctx is not None:
-        add_script_run_ctx(thread, ctx)
-    thread.start()
-    return thread
+    """``cached_setup(*args)`` in a background thread of low priority (:func:`pages.shared.ahead.in_background`),
+    started when the page has been drawn, so that the first Run finds the data and the site matrices prepared (a Run
+    that comes first waits for the same computation: the cache computes each setting once). A failure is left to the
+    Run, which computes the setting again and shows what is wrong next to the input."""
+    return in_background(lambda: cached_setup(*args), "capepca-prepare-ahead")
 
 
 def data_source(key: tuple) -> dict:

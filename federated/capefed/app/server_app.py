@@ -13,6 +13,7 @@ from flwr.common.constant import ErrorCode
 from flwr.serverapp import Grid, ServerApp
 
 from .messages import Payload, message_log_round, write_log
+from .pacing import pause
 from .rounds import run_rounds, settings_from_run_config
 from .runconfig import study_algorithms
 from .wire import WireError, from_records, to_records
@@ -24,8 +25,12 @@ OUTCOME_FORMAT = "capefed-outcome-v1"
 launcher turns it into the message log (``capefed-message-log-v1``)."""
 
 POLL_SECONDS = 0.2
-"""How often the aggregator asks the SuperLink for replies. Grid.send_and_receive polls every 3 s in Flower 1.41;
-this loop uses the same push_messages / pull_messages calls with a shorter pause."""
+"""The aggregator's shortest wait between its requests for replies (the run configuration's ``poll``).
+Grid.send_and_receive polls every 3 s in Flower 1.41; this loop uses the same push_messages / pull_messages calls with
+a shorter pause, growing with the time since the last reply (:func:`capefed.app.pacing.pause`) up to POLL_LONGEST."""
+POLL_LONGEST = 1.0
+"""The aggregator's longest wait between requests for replies (reached after 10 s without one); never past a step's
+deadline."""
 
 
 NO_ANSWER = (ErrorCode.NODE_UNAVAILABLE, ErrorCode.CLIENT_APP_CRASHED)
@@ -41,13 +46,18 @@ class FlowerTransport:
         self.grid = grid
         self.poll = poll
 
+    def _wait(self, quiet: float, end: float) -> None:
+        """Sleep before the next request: paced by ``quiet``, the seconds without news, and never past ``end``."""
+        time.sleep(max(0.0, min(pause(quiet, self.poll, max(self.poll, POLL_LONGEST)), end - time.monotonic())))
+
     def wait_for_nodes(self, count: int, timeout: float) -> list[int]:
-        end = time.monotonic() + timeout
+        start = time.monotonic()
+        end = start + timeout
         while True:
             nodes = sorted(self.grid.get_node_ids())
             if len(nodes) >= count or time.monotonic() >= end:
                 return nodes
-            time.sleep(self.poll)
+            self._wait(time.monotonic() - start, end)
 
     def exchange(self, action: str, requests: Mapping[int, Payload], timeout: float,
                  until: Callable[[set[int], float], bool] | None = None) -> dict[int, Payload]:
@@ -60,17 +70,19 @@ class FlowerTransport:
         ids = list(self.grid.push_messages(messages))
         waiting = {message_id: node for message_id, node in zip(ids, requests, strict=True)}
         replies: dict[int, Payload] = {}
+        news = start  # the time of the last reply: the pause before the next request grows with the quiet since
         while waiting and time.monotonic() < start + timeout:
             for reply in self.grid.pull_messages(list(waiting)):
                 node = waiting.pop(reply.metadata.reply_to_message_id, None)
                 if node is None:
                     continue
+                news = time.monotonic()
                 if reply.has_error() and reply.error.code in NO_ANSWER:
                     continue  # the node or its worker vanished: no answer, as after the deadline
                 replies[node] = _decoded(node, reply)
             if not waiting or (until is not None and until(set(replies), time.monotonic() - start)):
                 break
-            time.sleep(self.poll)
+            self._wait(time.monotonic() - news, start + timeout)
         return replies
 
 

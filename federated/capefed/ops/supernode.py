@@ -42,17 +42,23 @@ from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
 
-__all__ = ["FLWR_VERSION", "HEARTBEAT_SECONDS", "IDLE_SECONDS", "ReplyLost", "guard_replies", "main", "shorten_waits"]
+from ..app.pacing import pause
+
+__all__ = ["FLWR_VERSION", "HEARTBEAT_SECONDS", "IDLE_LONGEST", "IDLE_SECONDS", "ReplyLost", "guard_replies", "main",
+           "shorten_waits"]
 
 FLWR_VERSION = "1.41.0"
 """The Flower release whose internals this module changes (requirements.txt pins it)."""
 IDLE_SECONDS = 0.5
-"""Seconds a SuperNode waits after finding no message, instead of 3."""
+"""Seconds a SuperNode first waits after finding no message, instead of 3; the wait grows with the time since the
+node's last message (:func:`capefed.app.pacing.pause`) up to IDLE_LONGEST."""
+IDLE_LONGEST = 2.0
+"""The longest wait of an idle SuperNode before it asks again (reached after 20 s without a message)."""
 FLOWER_IDLE_SECONDS = 3
 REPLY_POLL_SECONDS = 0.1
 """Seconds between the SuperNode's looks at its own store for the worker's reply, instead of 0.5 (a local check)."""
 FLOWER_REPLY_POLL_SECONDS = 0.5
-SHORTER = {FLOWER_IDLE_SECONDS: IDLE_SECONDS, FLOWER_REPLY_POLL_SECONDS: REPLY_POLL_SECONDS}
+SHORTER = {FLOWER_REPLY_POLL_SECONDS: REPLY_POLL_SECONDS}
 HEARTBEAT_SECONDS = 10
 """The heartbeat interval the SuperNode announces and keeps (instead of 30): the SuperLink takes a silent node for
 gone after two intervals, 20 s."""
@@ -73,17 +79,25 @@ def _require(names: tuple[tuple[Any, str], ...]) -> None:
 
 class _ShortIdle(ModuleType):
     """Stands in for the ``time`` module inside Flower's SuperNode loop: the same, except that its 3-second idle
-    sleep lasts IDLE_SECONDS and its 0.5-second waits for a reply REPLY_POLL_SECONDS."""
+    sleep lasts between IDLE_SECONDS and IDLE_LONGEST, paced by the time since the node's last message
+    (``news``, set by :meth:`heard`), and its 0.5-second waits for a reply REPLY_POLL_SECONDS."""
 
     def __init__(self) -> None:
         super().__init__("time")
+        self.news = time.monotonic()
 
     def __getattr__(self, name: str):
         return getattr(time, name)
 
-    @staticmethod
-    def sleep(seconds: float) -> None:
-        time.sleep(SHORTER.get(seconds, seconds))
+    def heard(self) -> None:
+        """The node took a message: the next idle waits start short again."""
+        self.news = time.monotonic()
+
+    def sleep(self, seconds: float) -> None:
+        if seconds == FLOWER_IDLE_SECONDS:
+            time.sleep(pause(time.monotonic() - self.news, IDLE_SECONDS, IDLE_LONGEST))
+        else:
+            time.sleep(SHORTER.get(seconds, seconds))
 
 
 def shorten_waits() -> None:
@@ -151,6 +165,8 @@ def guard_replies() -> None:
 
     def guarded_push(*, state: Any, object_store: Any, send: Callable[..., tuple[set[str], str]],
                      push_object: Callable[..., None]) -> None:
+        if isinstance(loop.time, _ShortIdle):  # the loop pulled a message (it pushes only then): keep asking often
+            loop.time.heard()
         send = _complete_before_sending(send, object_store, state, loop.iterate_object_tree)
         return push_messages(state=state, object_store=object_store, send=send, push_object=push_object)
 

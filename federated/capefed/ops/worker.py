@@ -48,12 +48,17 @@ import zlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from ..app.pacing import pause
+
 __all__ = ["APP_PYPROJECT", "CODE_PACKAGE", "DASHBOARD_PACKAGES", "FAB_METHODS", "MAX_FAB_BYTES", "MAX_FAB_MEMBERS",
            "POLL_SECONDS", "FabError", "check_install", "code_digests", "code_problem", "fab_files", "installed_digest",
            "installed_files", "main", "secret_from_file", "serve", "supervise"]
 
 POLL_SECONDS = 0.25
-"""Seconds between the worker's requests for a task when none is waiting (Flower's SuperExec default is 1 s)."""
+"""The worker's shortest wait between its requests for a task when none is waiting (Flower's SuperExec asks every
+1 s); it grows with the time since the last task (:func:`capefed.app.pacing.pause`) up to POLL_LONGEST."""
+POLL_LONGEST = 1.0
+"""The worker's longest wait between requests for a task (reached after 10 s without one)."""
 HEARTBEAT_SECONDS = 3.0
 """Seconds between a running task's heartbeats: well inside the 10 s a claimed task first lives and the 2 x 10 s each
 heartbeat extends it by under ``capefed.ops.supernode`` (2 x 30 s under ``flower-supernode``)."""
@@ -372,6 +377,7 @@ def serve(runtime: str, *, secret: bytes | None = None, poll: float = POLL_SECON
     checked: dict[str, str | None] = {}
     log.info("worker ready: answering the SuperNode at %s with capefed from %s", runtime,
              PACKAGE_DIR)
+    news = time.monotonic()  # the end of the last task: the wait between requests grows with the quiet since
     try:
         while not stop.is_set():
             try:
@@ -382,8 +388,9 @@ def serve(runtime: str, *, secret: bytes | None = None, poll: float = POLL_SECON
                 continue
             if res.HasField("task") and res.token:
                 log.info("task %d: %s", res.task.task_id, run_task(runtime, res.token, app, checked))
+                news = time.monotonic()
                 continue
-            stop.wait(poll)
+            stop.wait(pause(time.monotonic() - news, poll, max(poll, POLL_LONGEST)))
     finally:
         client.close()
 
