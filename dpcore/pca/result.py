@@ -74,9 +74,10 @@ def _lower_positions(dim: int) -> np.ndarray:
 def lower_matrix(unique: np.ndarray, dim: int, dtype: str = "float64") -> np.ndarray:
     """The symmetric matrix with these unique entries, stored in its lower triangle only (the upper triangle is
     left unset) and in Fortran order: what LAPACK's symmetric eigensolvers read, as they read it (a C-order matrix
-    would be copied to Fortran order by scipy's wrapper on every call: about 1 ms of a 27 ms float32 solve at D = 784,
-    measured, against 0.2 ms more for this fill). Three times faster than mirroring. The entries are cast to ``dtype`` before the scatter (the
-    same rounding as casting inside it; a float32 scatter moves half the bytes)."""
+    would be copied to Fortran order by scipy's wrapper on every call: about 1 ms of a 27 ms float32 solve at
+    D = 784, measured, against 0.2 ms more for this fill). Three times faster than mirroring. The entries are cast
+    to ``dtype`` before the scatter (the same rounding as casting inside it; a float32 scatter moves half the
+    bytes)."""
     flat = np.empty(dim * dim, dtype=dtype)
     flat[_lower_positions(dim)] = np.asarray(unique, dtype=dtype)
     return flat.reshape((dim, dim), order="F")
