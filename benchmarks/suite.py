@@ -59,6 +59,7 @@ class SuiteRun:
     outcomes: dict[str, int] = field(default_factory=dict)
     modules: dict[str, tuple[float, int]] = field(default_factory=dict)
     module_cpu: dict[str, float] = field(default_factory=dict)
+    failed: list[str] = field(default_factory=list)
 
     def line(self) -> str:
         target = TARGET_MINUTES[self.condition]
@@ -67,6 +68,18 @@ class SuiteRun:
         load = f"{min(self.loads):.1f}-{max(self.loads):.1f}" if self.loads else "-"
         return (f"{self.condition:6} {self.wall / 60:6.1f} min  cpu {self.cpu / 60:5.1f} min  load {load:>9}  "
                 f"exit {self.returncode}  {counts}  target <= {target:g} min: {met}")
+
+
+def failures(report: Path) -> list[str]:
+    """Every failed test of a pytest JUnit XML report, with the first line of its message."""
+    out = []
+    for case in ET.parse(report).getroot().iter("testcase"):
+        for child in case:
+            if child.tag in ("failure", "error"):
+                message = (child.get("message") or child.text or "").strip().splitlines()
+                out.append(f"{case.get('classname')}::{case.get('name')}: {child.tag}: "
+                           f"{message[0][:300] if message else '(no message)'}")
+    return out
 
 
 def module_times(report: Path) -> tuple[dict[str, int], dict[str, tuple[float, int]]]:
@@ -135,7 +148,8 @@ def run_condition(condition: str, venv: Path | None) -> SuiteRun:
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         outcomes, modules = module_times(report) if report.exists() else ({}, {})
         return SuiteRun(condition=condition, wall=wall, cpu=cpu, loads=loads, returncode=code, outcomes=outcomes,
-                        modules=modules, module_cpu=module_cpu(cpu_records))
+                        modules=modules, module_cpu=module_cpu(cpu_records),
+                        failed=failures(report) if report.exists() else [])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -149,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     runs = [run_condition(condition, args.venv) for condition in args.conditions]
     for run in runs:
         print(run.line())
+        for failure in run.failed:
+            print(f"  FAILED {failure}")
         total = sum(t for t, _ in run.modules.values())
         cpu_total = sum(run.module_cpu.values())
         print(f"  slowest test modules ({total / 60:.1f} min of test time over both workers; cpu: the module's "
