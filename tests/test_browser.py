@@ -550,8 +550,9 @@ def test_capepca_algorithms_box_shows_every_chosen_algorithm_at_1400px(server, b
                            arg="pca_algorithms")
     assert _chips_out_of_view(page, "pca_algorithms") == []
     for name in ("pooled AG", "DPdisPCA", "central (DPDPCA)"):  # all seven chosen
-        page.locator(".st-key-pca_algorithms [data-testid='stMultiSelect'] input").first.click()
-        page.get_by_role("option", name=name, exact=True).click()
+        # each choice re-runs the page: on a loaded machine its list opens later than Playwright's default 30 s wait
+        page.locator(".st-key-pca_algorithms [data-testid='stMultiSelect'] input").first.click(timeout=60_000)
+        page.get_by_role("option", name=name, exact=True).click(timeout=60_000)
         page.locator(f".st-key-pca_algorithms [data-tag][aria-label='{name}']").wait_for(timeout=60_000)
         page.keyboard.press("Escape")
     assert chips.count() == 7
