@@ -54,7 +54,7 @@ a Run's updates kept the browser drawing frames the whole Run (Topic models' ope
 def warm_figures() -> str:
     """Build and serialize (as ``st.plotly_chart`` does: ``plotly.io.to_json``) one small figure with every trace type
     and layout part the results use, so that plotly has imported their classes and validators before the first Run;
-    returns its JSON (the tab draws the same figure off screen: :func:`preload_results_code`)."""
+    returns its JSON (unused: the tab draws its own small figure off screen, :data:`BROWSER_FIGURE`)."""
     import plotly.graph_objects as go
     import plotly.io as pio
     from plotly.subplots import make_subplots
