@@ -28,3 +28,16 @@ def test_a_slow_progress_is_passed_on_unchanged():
         now[0] += PROGRESS_INTERVAL
         tick(step, 10, "")
     assert seen == [1, 2, 3, 4, 5]
+
+
+def test_a_long_run_sends_the_browser_at_most_two_updates_a_second():
+    """The default rate (PROGRESS_INTERVAL): a 10-second Run of 1,000 steps reaches the browser at most 2 x 10 + 2
+    times (the first and last step always pass); at four a second it was 41 (issue 34: each update is chromium CPU)."""
+    now = [0.0]
+    seen: list[int] = []
+    tick = throttled(lambda d, t, label: seen.append(d), clock=lambda: now[0])
+    for step in range(1, 1001):
+        now[0] = 0.01 * step
+        tick(step, 1000, "")
+    assert seen[0] == 1 and seen[-1] == 1000
+    assert len(seen) <= 2 * 10 + 2

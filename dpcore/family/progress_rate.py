@@ -15,8 +15,12 @@ from .compare import Progress
 
 __all__ = ["PROGRESS_INTERVAL", "throttled"]
 
-PROGRESS_INTERVAL = 0.25
-"""Seconds between two progress updates a page sends to the browser (four a second: the bar still moves smoothly)."""
+PROGRESS_INTERVAL = 0.5
+"""Seconds between two progress updates a page sends to the browser: two a second. Each update cost chromium about
+12 ms of CPU (a commit, a layout, a paint and raster of the tab), the largest part of what a tab spends while a Run
+computes: 0.10-0.12 CPU seconds per second of Run at four updates a second, 0.07-0.09 at two, 0.065-0.085 at one
+(issue 34; a 100-run capePCA Run, 3 s windows, load 2.7-3.8). A Run that takes longer on a loaded machine sends
+more updates, so this share grows with the Run's wall time."""
 
 
 def throttled(progress: Progress, interval: float = PROGRESS_INTERVAL, *,
