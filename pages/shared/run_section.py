@@ -51,7 +51,7 @@ STAGE_STEPS = 1000
 def run_into(key: str, compute: Callable[[Progress], T], *, where: Any = None,
              show: Callable[[InputError], None] = show_error, text: str = "starting") -> T | None:
     """One Run: the results of the previous Run are dropped, ``compute(progress)`` runs under a progress bar drawn in
-    ``where`` (a column or placeholder; None: here) that ``progress(done, total, label)`` moves (at most four times a
+    ``where`` (a column or placeholder; None: here) that ``progress(done, total, label)`` moves (at most twice a
     second: :func:`dpcore.family.progress_rate.throttled`), and what it returns
     is kept under ``st.session_state[key]`` (and returned). An InputError is handed to ``show`` (which draws it next
     to the input it names); nothing is kept then and None is returned."""
