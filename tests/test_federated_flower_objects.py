@@ -145,7 +145,7 @@ def test_the_aggregator_asks_less_often_the_longer_it_waits_and_never_past_the_d
     # deadline, whichever is shorter: the next request comes no sooner (a loaded machine only adds to the gap)
     pulls = np.asarray(grid.pulls)
     least = [min(pause(q - start, 0.01, POLL_LONGEST), start + 12.0 - q) for q in pulls[:-1]]
-    assert np.all(np.diff(pulls) >= 0.98 * np.asarray(least)), list(zip(np.diff(pulls), least))
+    assert np.all(np.diff(pulls) >= 0.98 * np.asarray(least)), list(zip(np.diff(pulls), least, strict=True))
     assert np.diff(pulls).max() >= 0.9 * POLL_LONGEST  # after about 10 s of quiet: the longest pause
     # at most as many requests as the pacing formula makes when every sleep and request takes no time (a slower
     # machine only lengthens the gaps): about 60, where a fixed 0.01 s poll made 1,200

@@ -20,7 +20,7 @@ from dpcore.experiments import OtdData, PcaData, SweepSpec
 from dpcore.limits import MAX_WORKERS
 from dpcore.scenario import scenario_from_dict
 from dpcore.validation import InputError
-from dpcore.workers import WORKERS_ENV, available_cpus, run_tasks, worker_count
+from dpcore.workers import LABEL_BATCH_SECONDS, WORKERS_ENV, available_cpus, batched_labels, run_tasks, worker_count
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -58,6 +58,12 @@ def failing_task(shared: int, task: int, tick) -> int:
         raise InputError(f"task {task} cannot run", "runs")
     tick(f"task {task}")
     return task
+
+
+def many_steps_task(shared: int, task: int, tick) -> int:
+    for step in range(shared):
+        tick(f"{task}:{step}")
+    return shared * task
 
 
 def slow_task(shared: float, task: int, tick) -> int:
@@ -181,6 +187,39 @@ def test_run_tasks_results_by_task_and_labels_in_order_within_a_task():
         assert mine == [f"task {task} step {s}" for s in range(3)]
     here, stopped_here = run_tasks(square_task, 3, list(range(7)), workers=1)
     assert here == results and not stopped_here
+
+
+def test_a_workers_labels_travel_in_batches_in_order_and_none_is_lost():
+    """batched_labels: a label is sent at once when the last sending was LABEL_BATCH_SECONDS ago or more; labels of
+    steps that follow quickly wait for the next due label or the task's end (flush), in order."""
+    now = [100.0]
+    sent: list[list[str]] = []
+    tick, flush = batched_labels(sent.append, clock=lambda: now[0])
+    assert tick("a") is False and sent == [["a"]]  # the first label at once
+    for label in "bcd":
+        now[0] += LABEL_BATCH_SECONDS / 4
+        tick(label)
+    assert sent == [["a"]]  # quick steps: kept
+    now[0] += LABEL_BATCH_SECONDS / 4
+    tick("e")  # LABEL_BATCH_SECONDS after "a" was sent: due, with the kept ones
+    assert sent == [["a"], ["b", "c", "d", "e"]]
+    now[0] += 0.001
+    tick("f")
+    flush()
+    flush()  # nothing kept: nothing sent
+    assert sent == [["a"], ["b", "c", "d", "e"], ["f"]]
+    now[0] += 10 * LABEL_BATCH_SECONDS
+    tick("g")  # after a long step: at once
+    assert sent[-1] == ["g"]
+
+
+def test_quick_steps_in_a_worker_reach_the_caller_every_one_in_order():
+    labels = []
+    results, stopped = run_tasks(many_steps_task, 2000, [0, 1, 2], workers=2,
+                                 tick=lambda label: labels.append(label) or False)
+    assert not stopped and results == {0: 0, 1: 2000, 2: 4000}
+    for task in range(3):
+        assert [label for label in labels if label.startswith(f"{task}:")] == [f"{task}:{s}" for s in range(2000)]
 
 
 def test_stop_in_the_calling_process_drops_the_partial_task():

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.stats import norm
+from scipy.special import ndtri
 
 from ..cape.helper_free import MAX_FIXED_POINT_STEP, FixedPoint, decode_sum, encode_fixed
 from ..validation import InputError
@@ -68,7 +68,7 @@ def release_bound(plan: RoundPlan, stage: RoundStage, index: int, w: np.ndarray 
     d = stage.design
     statistic, factor = _statistic_bound(plan, stage, w)
     variance = float(d.var_e[index] + d.var_f[index] + d.var_g[index])
-    z = float(norm.isf(RELEASE_TAIL / (2.0 * _entries(plan, stage))))
+    z = -float(ndtri(RELEASE_TAIL / (2.0 * _entries(plan, stage))))  # the normal's upper quantile, norm.isf
     bound = statistic + z * factor * math.sqrt(max(variance, 0.0))
     if not math.isfinite(bound) or bound <= 0:
         raise InputError(f"stage {stage.stage}: the release range of site {plan.names[index]} is not a finite "
