@@ -31,6 +31,28 @@ for _path in (ROOT, ROOT / "federated"):  # dpcore, and the Flower app's package
 os.environ.setdefault("DPCORE_WORKERS", "1")
 
 
+SETTLE_SECONDS = 600
+"""Longest wait of the ``settled`` fixture for the work pages start ahead."""
+
+
+@pytest.fixture
+def settled() -> None:
+    """Wait until the work an earlier test's page started ahead in this process has ended (pages.shared.ahead: daemon
+    threads that outlive an AppTest, preparing data and warming figures at low priority, for minutes on a loaded
+    machine). A test that measures memory with tracemalloc uses it: tracemalloc counts every thread's allocations,
+    and a page's preparation allocates megabytes (a capePCA memory bound failed after a Topic models page test)."""
+    import threading
+    import time
+
+    from pages.shared.ahead import AHEAD_THREAD_PREFIX
+
+    end = time.monotonic() + SETTLE_SECONDS
+    for thread in threading.enumerate():
+        if thread.name.startswith(AHEAD_THREAD_PREFIX) and thread is not threading.current_thread():
+            thread.join(max(0.0, end - time.monotonic()))
+            assert not thread.is_alive(), f"{thread.name} still runs after {SETTLE_SECONDS} s"
+
+
 RNG_SEED_ENV = "DPCORE_TEST_RNG_SEED"
 """Seed of the ``rng`` fixture (default 20261121). Checking a test's margin over other streams, as the house rules ask:
 ``DPCORE_TEST_RNG_SEED=7 pytest tests/test_lda_sensitivity.py``."""

@@ -86,7 +86,7 @@ def test_payloads_travel_unchanged():
     (Array(dtype="float64", shape=(1,), stype="numpy.ndarray",
            data=b"\x93NUMPY\x01\x00\xff\xff" + b" " * 65535), "no valid .npy header"),
 ])
-def test_a_malformed_array_is_refused_before_anything_is_allocated(array, words):
+def test_a_malformed_array_is_refused_before_anything_is_allocated(array, words, settled):
     tracemalloc.start()
     try:
         with pytest.raises(WireError, match=words):

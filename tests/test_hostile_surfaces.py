@@ -670,7 +670,7 @@ DAMAGES = ["truncated", "altered byte", "lfs pointer", "gzip bomb", "bomb within
 
 
 @pytest.mark.parametrize("kind", DAMAGES)
-def test_a_damaged_stored_result_is_unavailable_with_its_reason(stored_copy, kind):
+def test_a_damaged_stored_result_is_unavailable_with_its_reason(stored_copy, kind, settled):
     import time
     import tracemalloc
 
@@ -743,7 +743,7 @@ def test_the_page_falls_back_to_a_live_run_when_the_stored_result_is_damaged(sto
 # --- work bounded too late: text corpora and vocabularies were counted after they were tokenised (a 10-million-line
 # file was read and split before it was refused); restarts x iterations x K of the power method had no joint bound --
 
-def test_a_ten_million_line_corpus_is_refused_before_it_is_split(monkeypatch):
+def test_a_ten_million_line_corpus_is_refused_before_it_is_split(monkeypatch, settled):
     import time
     import tracemalloc
 

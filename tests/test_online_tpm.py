@@ -113,7 +113,7 @@ def test_streaming_whitening_matches_the_dense_one_and_explains_failure(rng):
         streaming_whitening(lambda v: -v, 10, 2)
 
 
-def test_online_path_never_holds_a_vocabulary_squared_array():
+def test_online_path_never_holds_a_vocabulary_squared_array(settled):
     """D = 3,000 words: the online path (streamed whitening and power iterations) allocates far less than one
     D x D matrix of float64 (72 MB) at its peak - memory O(nnz + D K), measured with tracemalloc."""
     rng = np.random.default_rng(4)

@@ -497,7 +497,7 @@ def test_dpdis_gram_route_gives_the_d_by_d_subspace(dtype):
 # Streaming the noise (memory O(D^2) whatever S)
 # ----------------------------------------------------------------------------------------------
 
-def test_streamed_aggregate_is_the_message_flow_and_memory_does_not_grow_with_s(monkeypatch):
+def test_streamed_aggregate_is_the_message_flow_and_memory_does_not_grow_with_s(monkeypatch, settled):
     """capePCA's run draws its noise block by block of unique entries: the aggregate equals the one formed from every
     message (same draws, exactly), and the memory a run allocates beyond the data stays at a few blocks and a few
     D(D+1)/2 arrays - the same at S = 10 and S = 40 (tracemalloc peak)."""

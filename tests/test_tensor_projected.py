@@ -248,7 +248,7 @@ def test_memory_estimate_and_path_choice():
     assert small.path == "projected" and small.budget == 40 * 2**20
 
 
-def test_projected_path_runs_at_large_d_without_a_d3_array():
+def test_projected_path_runs_at_large_d_without_a_d3_array(settled):
     """D = 1200 (a dense D^3 tensor would take 13.8 GB): capeAGN runs on the projected path with the
     block Krylov eigensolver, and the peak of traced allocations stays far below one D^3 array."""
     dim, k, sizes = 1200, 5, [400, 400, 400]
