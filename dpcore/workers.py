@@ -216,13 +216,11 @@ def _worker_main(conn: Connection) -> None:
             try:
                 if shared is None or shared[0] != call:
                     raise RuntimeError("a worker received a task before the data of its call")
-                result = function(shared[1], task, tick)
+                reply = ("done", index, function(shared[1], task, tick))
             except BaseException as exc:  # noqa: BLE001 - handed to the caller, which raises it
-                flush()
-                conn.send(("error", index, exc))
-            else:
-                flush()
-                conn.send(("done", index, result))
+                reply = ("error", index, exc)
+            flush()  # the task's last labels before its result or error
+            conn.send(reply)
         elif kind == "forget":
             shared = None
         else:

@@ -200,8 +200,8 @@ def test_a_workers_labels_travel_in_batches_in_order_and_none_is_lost():
         now[0] += LABEL_BATCH_SECONDS / 4
         tick(label)
     assert sent == [["a"]]  # quick steps: kept
-    now[0] += LABEL_BATCH_SECONDS / 4
-    tick("e")  # LABEL_BATCH_SECONDS after "a" was sent: due, with the kept ones
+    now[0] = 100.0 + 1.5 * LABEL_BATCH_SECONDS  # well past LABEL_BATCH_SECONDS after "a" (no round-off at the edge)
+    tick("e")  # due, with the kept ones
     assert sent == [["a"], ["b", "c", "d", "e"]]
     now[0] += 0.001
     tick("f")
