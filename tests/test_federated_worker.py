@@ -252,3 +252,33 @@ def test_a_task_ends_only_after_its_last_heartbeat_and_a_refused_call_never_stop
     finally:
         signal.signal(signal.SIGINT, previous)
     assert interrupted == []
+
+
+def test_a_task_builds_no_certificate_store(monkeypatch):
+    """The task's calls and its heartbeats go over plain HTTP to the SuperNode on the same host: neither client loads
+    the system's certificates (httpx's default ``verify=True`` costs about 20 ms of CPU for every client)."""
+    import ssl
+
+    import flwr.supernode.runtime.run_clientapp as runtime
+    from capefed.ops import worker
+    from flwr.supercore.runtime import RuntimeHttpClient
+
+    stores: list[str] = []
+    beats = threading.Event()
+    original = ssl.create_default_context
+
+    def counted(*args, **kwargs):
+        stores.append("store")
+        return original(*args, **kwargs)
+
+    message = type("M", (), {"metadata": type("D", (), {"message_type": "query"})()})()
+    fab, run = type("F", (), {"hash_str": "h"})(), type("R", (), {"run_id": 1})()
+    monkeypatch.setattr(ssl, "create_default_context", counted)
+    monkeypatch.setattr(worker, "HEARTBEAT_SECONDS", 0.01)
+    monkeypatch.setattr(RuntimeHttpClient, "SendTaskHeartbeat", lambda self, request: beats.set())
+    monkeypatch.setattr(runtime, "pull_task_input", lambda client: (message, None, run, fab))
+    monkeypatch.setattr(runtime, "push_message", lambda client, reply, context: beats.wait(60))
+    monkeypatch.setattr(runtime, "push_task_output", lambda **kw: None)
+    assert worker.run_task("127.0.0.1:9", "token", lambda message, context: "reply", {"h": None}) == (
+        "answered query of run 1")
+    assert beats.is_set() and stores == []
