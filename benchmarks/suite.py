@@ -12,7 +12,9 @@ what CI checks out, without the work tree's uncommitted files or caches), measur
 load average sampled every few seconds, the counts of the outcomes, and the slowest test modules (each test's set-up,
 call and tear-down summed by module, over both workers) with their CPU seconds (:mod:`benchmarks.cpu_plugin`: the
 pytest worker's own and those of the processes it reaped meanwhile - the servers, federations and browsers a module
-starts count where they are stopped). ``--venv``: reuse an existing environment (a symlink named
+starts count where they are stopped), and the CPU by kind of process (:mod:`benchmarks.process_cpu`: every process
+started during the run, sampled, so the processes no test reaps - SuperLinks, SuperNodes, browsers - are seen too).
+``--venv``: reuse an existing environment (a symlink named
 ``.venv`` in the clone; ``make`` then only checks the pins) instead of creating one, which takes minutes and is not
 the suite's time. ``busy``: one core kept busy by :func:`benchmarks.floors.busy_core` for the whole run.
 """
@@ -38,6 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.cpu_plugin import OUT_VARIABLE  # noqa: E402
 from benchmarks.floors import busy_core, load_average, measure_floors, stop_busy  # noqa: E402
+from benchmarks.process_cpu import SAMPLE_SECONDS, KindCpu, ProcessSampler  # noqa: E402
 
 TARGET_MINUTES = {"quiet": 6.0, "busy": 12.0}
 """Issue 34's targets for ``make test`` on a clean clone (two cores; busy: a load of about 4)."""
@@ -60,6 +63,7 @@ class SuiteRun:
     modules: dict[str, tuple[float, int]] = field(default_factory=dict)
     module_cpu: dict[str, float] = field(default_factory=dict)
     failed: list[str] = field(default_factory=list)
+    kinds: list[KindCpu] = field(default_factory=list)
 
     def line(self) -> str:
         target = TARGET_MINUTES[self.condition]
@@ -133,6 +137,7 @@ def run_condition(condition: str, venv: Path | None) -> SuiteRun:
                        PYTHONPATH=os.pathsep.join(filter(None, [str(clone), os.environ.get("PYTHONPATH")])),
                        **{OUT_VARIABLE: str(cpu_records)})
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            processes = ProcessSampler().start()
             start = time.monotonic()
             try:
                 code = subprocess.run(["bash", ".ci/run"], cwd=clone, env=env, stdout=subprocess.DEVNULL,
@@ -140,6 +145,7 @@ def run_condition(condition: str, venv: Path | None) -> SuiteRun:
             except subprocess.TimeoutExpired:
                 code = -1
             wall = time.monotonic() - start
+            kinds = processes.stop()
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             stop.set()
         finally:
@@ -149,7 +155,16 @@ def run_condition(condition: str, venv: Path | None) -> SuiteRun:
         outcomes, modules = module_times(report) if report.exists() else ({}, {})
         return SuiteRun(condition=condition, wall=wall, cpu=cpu, loads=loads, returncode=code, outcomes=outcomes,
                         modules=modules, module_cpu=module_cpu(cpu_records),
-                        failed=failures(report) if report.exists() else [])
+                        failed=failures(report) if report.exists() else [], kinds=kinds)
+
+
+def _print_kinds(run: SuiteRun) -> None:
+    sampled = sum(row.cpu for row in run.kinds)
+    print(f"  cpu by kind of process (sampled every {SAMPLE_SECONDS:g} s, a lower bound: {sampled / 60:.1f} of the "
+          f"{run.cpu / 60:.1f} min waited for; other processes of the machine started meanwhile count too):")
+    for row in run.kinds:
+        print(f"  {row.cpu:8.1f} s {100 * row.cpu / max(sampled, 1e-9):5.1f} %  {row.processes:5d} processes  "
+              f"{row.kind}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -174,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
             cpu_text = f"cpu {cpu:7.1f} s {100 * cpu / max(cpu_total, 1e-9):5.1f} %" if cpu is not None else "cpu -"
             print(f"  {seconds:8.1f} s {100 * seconds / max(total, 1e-9):5.1f} %  {cpu_text}  {tests:4d} tests  "
                   f"{module}")
+        _print_kinds(run)
     return 0 if all(r.returncode == 0 and r.wall <= 60 * TARGET_MINUTES[r.condition] for r in runs) else 1
 
 

@@ -53,3 +53,34 @@ def test_each_test_is_recorded_with_the_cpu_of_the_children_it_reaped(tmp_path):
 def test_without_the_variable_nothing_is_written(tmp_path):
     _pytest(tmp_path, {})
     assert not list(tmp_path.glob("*.jsonl"))
+
+
+def test_the_sampler_counts_a_new_process_by_its_kind_and_not_one_started_before():
+    """A process started before the sampler is not counted; one started after it is, under its kind, with at least
+    the CPU it spent up to its last reading (it burns 0.6 s, then sleeps for ten sampling intervals)."""
+    from benchmarks.process_cpu import SAMPLE_SECONDS, ProcessSampler
+
+    burn = ("import time\nend = time.process_time() + 0.6\nwhile time.process_time() < end: pass\n"
+            f"time.sleep({10 * SAMPLE_SECONDS})")
+    earlier = subprocess.Popen([sys.executable, "-c", burn + "  # streamlit"])
+    sampler = ProcessSampler().start()
+    subprocess.run([sys.executable, "-c", burn + "  # chromium"], check=True)
+    earlier.wait()
+    rows = {row.kind: row for row in sampler.stop()}
+    assert "Streamlit server" not in rows, rows
+    assert rows["chromium"].processes == 1 and 0.6 <= rows["chromium"].cpu < 5.0, rows
+
+
+def test_each_kind_of_process_is_named_by_its_command_line():
+    from benchmarks.process_cpu import kind_of
+
+    venv = "/x/.venv/bin/"
+    assert kind_of(f"/usr/bin/python {venv}flwr run /x/federated capefed-loopback --stream") == "flwr run"
+    assert kind_of(f"/usr/bin/python {venv}flwr ls capefed-loopback --run-id 3") == "flwr ls"
+    assert kind_of(f"/usr/bin/python {venv}flwr supernode register k.pub") == "flwr (other commands)"
+    assert kind_of(f"{venv}python -m capefed.ops.worker --serve --runtime 127.0.0.1:1") == "capefed worker"
+    assert kind_of(f"{venv}python -m capefed.ops.supernode --insecure") == "Flower SuperNode"
+    assert kind_of(f"{venv}python {venv}flwr-serverapp --runtime-api-address 127.0.0.1:2") == "Flower ServerApp"
+    assert kind_of(f"{venv}python -u -c import sys;exec(eval(sys.stdin.readline()))") == "pytest-xdist worker"
+    assert kind_of("/usr/lib/chromium/chromium --type=renderer") == "chromium"
+    assert kind_of("/bin/sleep 5") == "other"
