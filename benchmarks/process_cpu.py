@@ -7,8 +7,8 @@ every process that was not running when it started (a process is its id with its
 last reading. A process that ends between two readings loses the CPU it spent after the last one (at most
 ``SAMPLE_SECONDS`` of it), and one that lives less than ``SAMPLE_SECONDS`` may not be seen at all, so the table is a
 lower bound: the suite prints its sum beside the exact CPU of everything it waited for. A reading costs the sampler
-about 0.04 ms of CPU per process (a command line is read once per process): 1-3 % of a core with the 70-150
-processes of a suite run, taken from the suite it measures. Linux only (``/proc``); elsewhere the table is empty.
+about 0.05 ms of CPU per process: 2-4 % of a core with the 70-150 processes of a suite run, taken from the suite
+it measures. Linux only (``/proc``); elsewhere the table is empty.
 """
 
 from __future__ import annotations
@@ -101,15 +101,16 @@ class ProcessSampler:
         return [(pid, stat) for pid, stat in found if stat is not None]
 
     def _sample(self) -> None:
-        """Every new process's CPU now; its command line is read once, when it is first seen."""
+        """Every new process's CPU and command line now. The last command line that is not empty is kept: a process
+        reads as empty while it is between fork and exec (seen under load) and once it has ended but is not yet reaped
+        (a zombie), when its CPU is still there to read."""
         for pid, (started, cpu) in self._stats():
             key = (pid, started)
             if key in self._before:
                 continue
-            if key in self._seen:
-                self._seen[key][0] = cpu
-            else:
-                self._seen[key] = [cpu, _command(pid)]
+            command = _command(pid)
+            kept = self._seen.get(key)
+            self._seen[key] = [cpu, command or (kept[1] if kept else "")]
 
     def _loop(self) -> None:
         while True:
