@@ -24,6 +24,7 @@ __all__ = ["PROCESS_KINDS", "SAMPLE_SECONDS", "KindCpu", "ProcessSampler", "kind
 SAMPLE_SECONDS = 0.2
 PROCESS_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(pattern)) for kind, pattern in (
     ("pytest-xdist worker", r"exec\(eval\(sys\.stdin\.readline\(\)\)\)"),
+    ("capefed runner", r"capefed\.ops\.runner"),  # before the flwr commands: it names its flwr with --flwr
     ("flwr run", r"/flwr run "),
     ("flwr ls", r"/flwr ls "),
     ("flwr (other commands)", r"/flwr "),
@@ -32,7 +33,6 @@ PROCESS_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile
     ("Flower ServerApp", r"flwr-serverapp"),
     ("Flower SuperNode", r"capefed\.ops\.supernode|flower-supernode"),
     ("capefed worker", r"capefed\.ops\.worker"),
-    ("capefed runner", r"capefed\.ops\.runner"),
     ("capefed (other)", r"capefed"),
     ("chromium", r"chromium"),
     ("Streamlit server", r"streamlit"),
