@@ -92,7 +92,7 @@ def test_each_kind_of_process_is_named_by_its_command_line():
     assert kind_of(f"/usr/bin/python {venv}flwr ls capefed-loopback --run-id 3") == "flwr ls"
     assert kind_of(f"/usr/bin/python {venv}flwr supernode register k.pub") == "flwr (other commands)"
     assert kind_of(f"{venv}python -m capefed.ops.runner /x/federated capefed-loopback --run-config a=1 --flwr "
-                   f"{venv}flwr") == "capefed runner"
+                   f"{venv}flwr ") == "capefed runner"  # /proc ends each argument with a NUL, read as a space
     assert kind_of(f"{venv}python -m capefed.ops.worker --serve --runtime 127.0.0.1:1") == "capefed worker"
     assert kind_of(f"{venv}python -m capefed.ops.supernode --insecure") == "Flower SuperNode"
     assert kind_of(f"{venv}python {venv}flwr-serverapp --runtime-api-address 127.0.0.1:2") == "Flower ServerApp"
