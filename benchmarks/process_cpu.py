@@ -101,9 +101,9 @@ class ProcessSampler:
         return [(pid, stat) for pid, stat in found if stat is not None]
 
     def _sample(self) -> None:
-        """Every new process's CPU and command line now. The last command line that is not empty is kept: a process
-        reads as empty while it is between fork and exec (seen under load) and once it has ended but is not yet reaped
-        (a zombie), when its CPU is still there to read."""
+        """Every new process's CPU and command line now. The command line is read again each time, and the last one
+        that is not empty is kept: a process seen before its exec shows its parent's (or none; under load this is
+        common), and one that has ended but is not yet reaped (a zombie) shows none while its CPU is still there."""
         for pid, (started, cpu) in self._stats():
             key = (pid, started)
             if key in self._before:
