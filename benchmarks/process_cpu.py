@@ -118,13 +118,17 @@ class ProcessSampler:
             if self._stop.wait(self.interval):
                 return
 
+    def processes(self) -> list[tuple[str, float]]:
+        """(command line, CPU seconds) of every new process seen so far."""
+        return [(command, cpu) for cpu, command in list(self._seen.values())]
+
     def stop(self) -> list[KindCpu]:
         """Stop sampling; CPU by kind, largest first."""
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join()
         totals: dict[str, list[float]] = {}
-        for cpu, command in self._seen.values():
+        for command, cpu in self.processes():
             row = totals.setdefault(kind_of(command), [0.0, 0])
             row[0] += cpu
             row[1] += 1
