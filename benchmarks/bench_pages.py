@@ -32,6 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.process_cpu import cpu_seconds, stat_fields  # noqa: E402
 from pages.shared.catalog import PAGES  # noqa: E402
 
 TARGET_SECONDS = 1.0
@@ -103,12 +104,8 @@ def _children() -> dict[int, list[int]]:
     """Parent pid -> child pids, from /proc."""
     tree: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
+        fields = stat_fields(entry) if entry.isdigit() else None
+        if fields is not None:
             tree.setdefault(int(fields[1]), []).append(int(entry))
     return tree
 
@@ -116,17 +113,13 @@ def _children() -> dict[int, list[int]]:
 def _cpu_by_pid(root: int, exclude: int | None = None) -> dict[int, float]:
     """CPU seconds (user + system) of each live process of ``root``'s tree, without the tree of ``exclude``."""
     tree, out, todo = _children(), {}, [root]
-    tick = os.sysconf("SC_CLK_TCK")
     while todo:
         pid = todo.pop()
         if pid == exclude:
             continue
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            out[pid] = (int(fields[11]) + int(fields[12])) / tick
-        except OSError:
-            pass
+        fields = stat_fields(pid)
+        if fields is not None:
+            out[pid] = cpu_seconds(fields)
         todo.extend(tree.get(pid, []))
     return out
 

@@ -19,7 +19,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["PROCESS_KINDS", "SAMPLE_SECONDS", "KindCpu", "ProcessSampler", "kind_of"]
+__all__ = ["PROCESS_KINDS", "SAMPLE_SECONDS", "KindCpu", "ProcessSampler", "cpu_seconds", "kind_of",
+           "stat_fields"]
 
 SAMPLE_SECONDS = 0.2
 PROCESS_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(pattern)) for kind, pattern in (
@@ -61,14 +62,26 @@ class KindCpu:
     processes: int
 
 
-def _stat(pid: str) -> tuple[str, float] | None:
-    """(start time in ticks since boot, user + system CPU seconds) of a process, None when it is gone."""
+def stat_fields(pid: int | str) -> list[str] | None:
+    """The fields of ``/proc/<pid>/stat`` after the command name (which may hold spaces and parentheses): index 0 is
+    the state, 1 the parent pid, 11 and 12 the user and system CPU in clock ticks, 19 the start time; None when the
+    process is gone."""
     try:
-        stat = (_PROC / pid / "stat").read_text()
+        stat = (_PROC / str(pid) / "stat").read_text()
     except OSError:
         return None
-    fields = stat[stat.rfind(")") + 2:].split()  # after the command name, which may hold spaces and parentheses
-    return fields[19], (int(fields[11]) + int(fields[12])) / _TICKS
+    return stat[stat.rfind(")") + 2:].split()
+
+
+def cpu_seconds(fields: list[str]) -> float:
+    """User + system CPU seconds from :func:`stat_fields`."""
+    return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+def _stat(pid: str) -> tuple[str, float] | None:
+    """(start time in ticks since boot, user + system CPU seconds) of a process, None when it is gone."""
+    fields = stat_fields(pid)
+    return None if fields is None else (fields[19], cpu_seconds(fields))
 
 
 def _command(pid: str) -> str:
