@@ -48,3 +48,28 @@ def test_the_processes_of_a_run_do_not_import_scipy_stats():
                           env={"PYTHONPATH": f"{ROOT}:{ROOT / 'federated'}", "PATH": "/usr/bin:/bin"})
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[]", done.stdout
+
+
+def test_the_runner_and_the_key_and_roster_commands_load_no_scipy():
+    """capefed.app.dp imports each dpcore name on first use: the runner (started for every run) and the key and roster
+    commands read files and check them, and a fresh interpreter that imports them has loaded neither scipy nor the
+    federation package (with every name imported up front each cost about 0.6 CPU s more to start)."""
+    code = ("import sys\nimport capefed.ops.runner, capefed.ops.keys, capefed.ops.roster\n"
+            "print(sorted({m.split('.')[0] if m.startswith('scipy') else m for m in sys.modules\n"
+            "              if m.startswith(('scipy', 'dpcore.federation', 'dpcore.agn'))}))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT,
+                          env={"PYTHONPATH": f"{ROOT}:{ROOT / 'federated'}", "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]", done.stdout
+
+
+def test_every_name_of_dp_is_its_dpcore_modules_own_and_no_other_name_is_there():
+    import importlib
+
+    from capefed.app import dp
+
+    for name in dp.__all__:
+        assert getattr(dp, name) is getattr(importlib.import_module(dp._MODULE_OF[name]), name), name
+    assert dir(dp) == dp.__all__
+    with pytest.raises(AttributeError, match="no attribute 'not_a_dpcore_name'"):
+        dp.not_a_dpcore_name  # noqa: B018
