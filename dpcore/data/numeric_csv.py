@@ -266,32 +266,41 @@ class _BadCell:
 
 def _feature_values(frame: pd.DataFrame, feature_index: list[int]) -> tuple[np.ndarray, _BadCell | None]:
     """The features as an n_rows x len(feature_index) float array, and the first non-finite cell if any.
-    Columns pandas already read as numbers are converted in one step; only text columns are read cell by cell."""
+    Columns pandas already read as numbers are converted and checked in one step (a 784-column image file costs no
+    loop over its columns); only text columns are read cell by cell."""
     import pandas as pd
     values = np.empty((frame.shape[0], len(feature_index)), dtype=float)
     dtypes = frame.dtypes.to_numpy()
     numeric = [out for out, j in enumerate(feature_index)
                if pd.api.types.is_numeric_dtype(dtypes[j]) and not pd.api.types.is_bool_dtype(dtypes[j])]
-    if numeric:
-        values[:, numeric] = frame.iloc[:, [feature_index[out] for out in numeric]].to_numpy(dtype=float)
     worst: tuple[int, int, str] | None = None
     n_bad = 0
-    numeric_set = set(numeric)
-    for out, j in enumerate(feature_index):
-        if out in numeric_set:
-            numbers, cells = values[:, out], None
-        else:
-            numbers, cells = _column_numbers(frame.iloc[:, j])
-            values[:, out] = numbers
-        with np.errstate(invalid="ignore"):
-            bad = ~(np.abs(numbers) <= MAX_DATA_MAGNITUDE)  # NaN, infinite, or too large to square and sum
+    if numeric:
+        block = frame.iloc[:, [feature_index[out] for out in numeric]].to_numpy(dtype=float)
+        values[:, numeric] = block
+        bad = _out_of_range(block)
+        n_bad = int(bad.sum())
+        if n_bad:
+            first = int(np.argmax(bad.any(axis=1)))
+            out = min((numeric[c] for c in np.flatnonzero(bad[first])), key=lambda o: feature_index[o])
+            worst = (first, feature_index[out], _cell_problem(str(values[first, out])))
+    for out in sorted(set(range(len(feature_index))) - set(numeric)):
+        j = feature_index[out]
+        numbers, cells = _column_numbers(frame.iloc[:, j])
+        values[:, out] = numbers
+        bad = _out_of_range(numbers)
         if bad.any():
             n_bad += int(bad.sum())
             first = int(np.argmax(bad))
             if worst is None or first < worst[0] or (first == worst[0] and j < worst[1]):
-                cell = str(cells.iloc[first]) if cells is not None else str(numbers[first])
-                worst = (first, j, _cell_problem(cell))
+                worst = (first, j, _cell_problem(str(cells.iloc[first])))
     return values, None if worst is None else _BadCell(worst[0], worst[1], worst[2], n_bad)
+
+
+def _out_of_range(numbers: np.ndarray) -> np.ndarray:
+    """True where a value is NaN, infinite, or too large to square and sum (over MAX_DATA_MAGNITUDE)."""
+    with np.errstate(invalid="ignore"):
+        return ~(np.abs(numbers) <= MAX_DATA_MAGNITUDE)
 
 
 def _bad_cell_error(bad: _BadCell, offset: int, columns: list[str], header: bool, has_label: bool) -> InputError:
