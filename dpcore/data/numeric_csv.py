@@ -298,9 +298,10 @@ def _feature_values(frame: pd.DataFrame, feature_index: list[int]) -> tuple[np.n
 
 
 def _out_of_range(numbers: np.ndarray) -> np.ndarray:
-    """True where a value is NaN, infinite, or too large to square and sum (over MAX_DATA_MAGNITUDE)."""
+    """True where a value is NaN, infinite, or too large to square and sum (over MAX_DATA_MAGNITUDE). Two comparisons,
+    not ``abs``: no float copy of a whole upload's block (a NaN fails both)."""
     with np.errstate(invalid="ignore"):
-        return ~(np.abs(numbers) <= MAX_DATA_MAGNITUDE)
+        return ~((numbers >= -MAX_DATA_MAGNITUDE) & (numbers <= MAX_DATA_MAGNITUDE))
 
 
 def _bad_cell_error(bad: _BadCell, offset: int, columns: list[str], header: bool, has_label: bool) -> InputError:
