@@ -100,26 +100,25 @@ def _wait_usable(page, heading: str, timeout_ms: int = 300_000) -> None:
     page.wait_for_function(USABLE_JS, arg=heading, timeout=timeout_ms, polling=20)
 
 
-def _children() -> dict[int, list[int]]:
-    """Parent pid -> child pids, from /proc."""
-    tree: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        fields = stat_fields(entry) if entry.isdigit() else None
-        if fields is not None:
-            tree.setdefault(int(fields[1]), []).append(int(entry))
-    return tree
+def _processes() -> dict[int, list[str]]:
+    """Every live process's /proc stat fields (:func:`~benchmarks.process_cpu.stat_fields`), read once."""
+    found = {int(entry): stat_fields(entry) for entry in os.listdir("/proc") if entry.isdigit()}
+    return {pid: fields for pid, fields in found.items() if fields is not None}
 
 
 def _cpu_by_pid(root: int, exclude: int | None = None) -> dict[int, float]:
-    """CPU seconds (user + system) of each live process of ``root``'s tree, without the tree of ``exclude``."""
-    tree, out, todo = _children(), {}, [root]
+    """CPU seconds (user + system) of each live process of ``root``'s tree, without the tree of ``exclude``: one
+    reading of /proc gives both the tree (parent pids) and the CPU."""
+    processes, tree = _processes(), {}
+    for pid, fields in processes.items():
+        tree.setdefault(int(fields[1]), []).append(pid)
+    out, todo = {}, [root]
     while todo:
         pid = todo.pop()
         if pid == exclude:
             continue
-        fields = stat_fields(pid)
-        if fields is not None:
-            out[pid] = cpu_seconds(fields)
+        if pid in processes:
+            out[pid] = cpu_seconds(processes[pid])
         todo.extend(tree.get(pid, []))
     return out
 
