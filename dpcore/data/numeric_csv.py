@@ -284,8 +284,10 @@ def _feature_values(frame: pd.DataFrame, feature_index: list[int]) -> tuple[np.n
             first = int(np.argmax(bad.any(axis=1)))
             out = min((numeric[c] for c in np.flatnonzero(bad[first])), key=lambda o: feature_index[o])
             worst = (first, feature_index[out], _cell_problem(str(values[first, out])))
-    for out in sorted(set(range(len(feature_index))) - set(numeric)):
-        j = feature_index[out]
+    numeric_set = set(numeric)
+    for out, j in enumerate(feature_index):
+        if out in numeric_set:
+            continue
         numbers, cells = _column_numbers(frame.iloc[:, j])
         values[:, out] = numbers
         bad = _out_of_range(numbers)
