@@ -6,8 +6,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8501
 PYTEST_ARGS ?=
-# The suite runs on every core (pytest-xdist); tests/conftest.py groups the tests so that a module's expensive set-up
-# and the browser tests' server run once. `make test TEST_WORKERS=0` runs it in one process.
+# The suite runs on every core (pytest-xdist), with one worker more than the cores so that a core is not idle while a
+# federated test waits for its processes (tests/conftest.py, EXTRA_WORKERS); conftest.py groups the tests so that a
+# module's expensive set-up and the browser tests' server run once. `make test TEST_WORKERS=0` runs it in one process.
 TEST_WORKERS ?= auto
 
 .PHONY: run test lint bench chromium clean federated

@@ -76,14 +76,15 @@ def app_test(page_path: str | None = None, timeout: float = 60):
 
 
 # --- the suite on every core (pytest-xdist), browser tests on one server ---------------------------------------------
-# `make test` runs `pytest -n auto --dist loadgroup`. Every test gets an xdist group (_group_of): every browser test
-# (tests/test_browser*.py, marker `browser`) is in one group, so that they share one Streamlit server and one chromium
-# (the session fixtures below); a module that keeps state between its tests (a module- or class-scoped fixture, or a
-# cache: Flower rounds, planners, fitted models, installations) is one group, so that one worker sets it up once; every
-# other test is a group of its own, so that a long module (the planner's uploads, the story claims: minutes each) is
-# shared by both workers instead of setting the floor. The groups are handed out longest first (browser, then tests of
-# modules with `federated`, `slow` or `install` tests, then the rest, each in file order), so that no long group starts
-# last while the other worker idles. Without xdist the marks do nothing.
+# `make test` runs `pytest -n auto --dist loadgroup`, one worker more than the cores (EXTRA_WORKERS). Every test gets
+# an xdist group (_group_of): every browser test (tests/test_browser*.py, marker `browser`) is in one group, so that
+# they share one Streamlit server and one chromium (the session fixtures below); a module that keeps state between its
+# tests (a module- or class-scoped fixture, or a cache: Flower rounds, planners, fitted models, installations) is one
+# group, so that one worker sets it up once; every other test is a group of its own, so that a long module (the
+# planner's uploads, the story claims: minutes each) is shared by every worker instead of setting the floor. The groups
+# are handed out longest first (browser, then tests of modules with `federated`, `slow` or `install` tests, then the
+# rest, each in file order), so that no long group starts last while another worker idles. Without xdist the marks do
+# nothing.
 BROWSER_GROUP = "browser"
 HEAVY_MARKERS = ("federated", "slow", "install")
 SHARED_STATE = re.compile(r"""scope=["'](module|class|package)["']|lru_cache|functools\.cache\b|@cache\b""")
@@ -133,6 +134,27 @@ def pytest_collection_modifyitems(config, items):
         item.add_marker(pytest.mark.xdist_group(name))
     rank = {item: 0 if _group_of(item.nodeid) == BROWSER_GROUP else 1 if module[item] in heavy else 2 for item in items}
     items.sort(key=rank.__getitem__)  # stable: file order within each rank
+
+
+EXTRA_WORKERS = 1
+"""Workers ``-n auto`` starts beyond the cores this process may use. The federated tests spend much of their time
+waiting for their processes (a round's deadline, a SuperNode's heartbeat lapse, a service's start), and with one worker
+per core that core idled meanwhile: the quiet suite used 1.52 of 2 cores with two workers and 1.65 with three, 18.7 ->
+16.8 minutes (benchmarks/suite.py; docs/README.md, "Development")."""
+
+
+def auto_workers(cores: int) -> int:
+    """The number of workers for ``-n auto`` on ``cores`` cores: one more than the cores (:data:`EXTRA_WORKERS`)."""
+    return max(1, cores) + EXTRA_WORKERS
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto`` (``make test``): :func:`auto_workers` of the cores this process may run on;
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` set in the environment still decides (pytest-xdist's own hook reads it)."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    return auto_workers(len(os.sched_getaffinity(0)))
 
 
 @pytest.hookimpl(optionalhook=True)
