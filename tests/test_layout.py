@@ -4,6 +4,7 @@ and over-long modules and functions."""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import sys
 from pathlib import Path
@@ -19,9 +20,15 @@ def _tool():
     return module
 
 
+@functools.cache
+def _check_of_the_tree():
+    """The check of the repository itself (failures, report, modules), made once for the tests that read it (about
+    8 CPU s each)."""
+    return _tool().check(ROOT)
+
+
 def test_dpcore_imports_strictly_downward_without_cycles():
-    tool = _tool()
-    failures, _, modules = tool.check(ROOT)
+    failures, _, modules = _check_of_the_tree()
     assert failures == []
     packages = {m.package for m in modules.values()}
     assert packages == {"bottom", "privacy", "data", "scenario", "cape", "tensor", "family", "pca", "agn", "lda",
@@ -214,9 +221,8 @@ def test_the_check_finds_title_and_variant_branches_and_long_modules_and_classes
 def test_nothing_is_allowed_any_more():
     """The federated round was made generic: the allow-list is empty, and the check of the real tree allows
     nothing (an offender anywhere in dpcore, pages, app.py or federated/ fails the check)."""
-    tool = _tool()
-    assert tool.ALLOWED == {}
-    failures, report, _ = tool.check(ROOT)
+    assert _tool().ALLOWED == {}
+    failures, report, _ = _check_of_the_tree()
     assert failures == [] and not any(line.startswith("allowed (") for line in report)
 
 
