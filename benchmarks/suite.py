@@ -10,7 +10,7 @@ what CI checks out, without the work tree's uncommitted files or caches), measur
 ``--junitxml`` report added through ``PYTEST_ARGS``) and prints its wall time, the CPU seconds of everything it ran
 (user + system of the waited-for descendants: pytest, its workers, the servers and browsers the tests start), the
 load average sampled every few seconds, the counts of the outcomes, and the slowest test modules (each test's set-up,
-call and tear-down summed by module, over both workers) with their CPU seconds (:mod:`benchmarks.cpu_plugin`: the
+call and tear-down summed by module, over every worker) with their CPU seconds (:mod:`benchmarks.cpu_plugin`: the
 pytest worker's own and those of the processes it reaped meanwhile - the servers, federations and browsers a module
 starts count where they are stopped), and the CPU by kind of process (:mod:`benchmarks.process_cpu`: every process
 started during the run, sampled, so the processes no test reaps - SuperLinks, SuperNodes, browsers - are seen too).
@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  FAILED {failure}")
         total = sum(t for t, _ in run.modules.values())
         cpu_total = sum(run.module_cpu.values())
-        print(f"  slowest test modules ({total / 60:.1f} min of test time over both workers; cpu: the module's "
+        print(f"  slowest test modules ({total / 60:.1f} min of test time over every worker; cpu: the module's "
               f"tests' CPU with the processes they reaped, {cpu_total / 60:.1f} min in all):")
         for module, (seconds, tests) in sorted(run.modules.items(), key=lambda kv: -kv[1][0])[:args.top]:
             cpu = run.module_cpu.get(module)
