@@ -150,11 +150,14 @@ def auto_workers(cores: int) -> int:
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_auto_num_workers(config):
-    """``-n auto`` (``make test``): :func:`auto_workers` of the cores this process may run on;
+    """``-n auto`` (``make test``): :func:`auto_workers` of the cores this process may run on (the count dpcore's
+    own draws and workers use, :func:`dpcore.normals.available_cpus`);
     ``PYTEST_XDIST_AUTO_NUM_WORKERS`` set in the environment still decides (pytest-xdist's own hook reads it)."""
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None
-    return auto_workers(len(os.sched_getaffinity(0)))
+    from dpcore.normals import available_cpus
+
+    return auto_workers(available_cpus())
 
 
 @pytest.hookimpl(optionalhook=True)
