@@ -57,6 +57,7 @@ from bench_pages import (  # noqa: E402
     _cpu,
     start_server,
     stop_server,
+    wait_until,
 )
 
 TARGET_FIRST_PAGE_S = 8.0
@@ -237,7 +238,7 @@ def direct_load(browser, url: str, stem: str, heading: str, server_pid: int) -> 
     start = time.perf_counter()
     try:
         page.goto(address, wait_until="commit")
-        page.wait_for_function(USABLE_JS, arg=heading, timeout=300_000, polling=20)
+        wait_until(page, USABLE_JS, heading)
         wall = time.perf_counter() - start
     finally:
         context.close()

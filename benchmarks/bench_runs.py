@@ -66,6 +66,7 @@ from benchmarks.bench_pages import (  # noqa: E402
     _cpu_by_pid,
     start_server,
     stop_server,
+    wait_until,
 )
 from benchmarks.bench_scale import run_case  # noqa: E402
 from benchmarks.floors import Floors, busy_core, measure_floors, ratio, stop_busy  # noqa: E402
@@ -108,9 +109,9 @@ def _click(page, key: str) -> None:
 
 def _wait(page, selector: str | None = None) -> None:
     if selector is None:
-        page.wait_for_function(READY_JS, timeout=TIMEOUT_MS, polling=20)
+        wait_until(page, READY_JS, timeout_ms=TIMEOUT_MS)
     else:
-        page.wait_for_function(DONE_JS, arg=selector, timeout=TIMEOUT_MS, polling=20)
+        wait_until(page, DONE_JS, selector, timeout_ms=TIMEOUT_MS)
 
 
 def _python_docs(page) -> None:
