@@ -139,8 +139,9 @@ def pytest_collection_modifyitems(config, items):
 EXTRA_WORKERS = 1
 """Workers ``-n auto`` starts beyond the cores this process may use. The federated tests spend much of their time
 waiting for their processes (a round's deadline, a SuperNode's heartbeat lapse, a service's start), and with one worker
-per core that core idled meanwhile. Measured on clean clones (benchmarks/suite.py, docs/README.md "Development"): the
-quiet suite used 1.52 of 2 cores with two workers and 1.65 with three; with one core kept busy, 1.15 and 1.34."""
+per core that core idled meanwhile. docs/README.md ("Development") has the measurements on clean clones
+(benchmarks/suite.py): the share of the cores the suite used, quiet and with one core busy, with two and three
+workers."""
 
 
 def auto_workers(cores: int) -> int:
