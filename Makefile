@@ -10,6 +10,9 @@ PYTEST_ARGS ?=
 # federated test waits for its processes (tests/conftest.py, EXTRA_WORKERS); conftest.py groups the tests so that a
 # module's expensive set-up and the browser tests' server run once. `make test TEST_WORKERS=0` runs it in one process.
 TEST_WORKERS ?= auto
+# Bytecode of every Python source of the checkout (__pycache__, ignored by git): what `make test` and `make run`
+# write before their processes start; a source changed since is compiled again (Python checks each file's time).
+COMPILE := $(BIN)/python -m compileall -q -j 0 app.py dpcore pages federated/capefed tests benchmarks tools
 
 .PHONY: run test lint bench chromium clean federated
 
@@ -27,6 +30,7 @@ $(VENV)/.dev-installed: requirements-dev.txt $(VENV)/.runtime-installed
 # One BLAS thread in the dashboard too: its runs go to worker processes (dpcore.workers), one core each, and a run
 # in the dashboard's own process then gives the same numbers as in a worker.
 run: $(VENV)/.runtime-installed
+	$(COMPILE)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m streamlit run app.py --server.port $(PORT) \
 	  --browser.gatherUsageStats false
 
@@ -39,7 +43,11 @@ chromium:
 
 # One BLAS thread per process: on a small shared machine, OpenBLAS threads waiting for a busy core
 # made a 784 x 784 eigensolve 100x slower (benchmarks/bench_pca.py).
+# The checkout's bytecode is compiled first (COMPILE): where PYTHONDONTWRITEBYTECODE is set, as on this project's CI
+# machines, Python would otherwise compile dpcore and capefed again in every process the suite starts (a SuperNode, a
+# site's worker, a command: about 0.5 CPU s each, several hundred of them); it still reads a cache that exists.
 test: $(VENV)/.dev-installed chromium
+	$(COMPILE)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 # ruff, then the layout check: imports strictly downward between dpcore's layers, no import cycles, module and
@@ -57,6 +65,7 @@ lint: $(VENV)/.dev-installed
 NOISE ?= helper
 DROP ?=
 federated: $(VENV)/.runtime-installed
+	$(COMPILE)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 PYTHONPATH=$(CURDIR):$(CURDIR)/federated \
 	  $(BIN)/python -m capefed.ops.launch --workdir federated-run --noise $(NOISE) $(if $(DROP),--drop $(DROP))
 
