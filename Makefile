@@ -44,8 +44,8 @@ chromium:
 # One BLAS thread per process: on a small shared machine, OpenBLAS threads waiting for a busy core
 # made a 784 x 784 eigensolve 100x slower (benchmarks/bench_pca.py).
 # The checkout's bytecode is compiled first (COMPILE): where PYTHONDONTWRITEBYTECODE is set, as on this project's CI
-# machines, Python would otherwise compile dpcore and capefed again in every process the suite starts (a SuperNode, a
-# site's worker, a command: about 0.5 CPU s each, several hundred of them); it still reads a cache that exists.
+# machines, Python would otherwise compile dpcore and capefed again in every process the suite starts (a ServerApp, a
+# site's worker, a command: 0.05-0.3 CPU s each, several hundred of them); it still reads a cache that exists.
 test: $(VENV)/.dev-installed chromium
 	$(COMPILE)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
