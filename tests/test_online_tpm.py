@@ -74,6 +74,22 @@ def test_streamed_contractions_equal_the_whitened_tensor(rng):
                                    err_msg=name)
 
 
+def test_the_batch_methods_contractions_are_the_multilinear_maps(rng):
+    """The batch power method's products (one BLAS product of the D x D^2 unfolding) are T(I, u, u) and T(u, u, u) by
+    their definition (einsum) to rounding, for a tensor that is not symmetric (so that contracting the wrong
+    indices would show) and for D = 2 to 20."""
+    from dpcore.tensor.power import _image, _values
+
+    for dim in (2, 5, 20):
+        tensor = rng.standard_normal((dim, dim, dim))
+        u = rng.standard_normal((dim, 7))
+        scale = np.abs(tensor).max() * np.abs(u).max() ** 3 * dim**2
+        np.testing.assert_allclose(_image(tensor, u), np.einsum("ijk,jl,kl->il", tensor, u, u), rtol=0,
+                                   atol=1e-13 * scale)
+        np.testing.assert_allclose(_values(tensor, u), np.einsum("ijk,il,jl,kl->l", tensor, u, u, u), rtol=0,
+                                   atol=1e-13 * scale)
+
+
 def test_full_passes_agree_with_the_batch_method(rng):
     """Reading all samples at every iteration is the power method itself: the same eigenpairs as the batch
     robust tensor power method (different random starts), to 1e-8 relative."""
