@@ -10,8 +10,9 @@ PYTEST_ARGS ?=
 # federated test waits for its processes (tests/conftest.py, EXTRA_WORKERS); conftest.py groups the tests so that a
 # module's expensive set-up and the browser tests' server run once. `make test TEST_WORKERS=0` runs it in one process.
 TEST_WORKERS ?= auto
-# Bytecode of every Python source of the checkout (__pycache__, ignored by git): what `make test` and `make run`
-# write before their processes start; a source changed since is compiled again (Python checks each file's time).
+# Bytecode of every Python source of the checkout (__pycache__, ignored by git): what `make test`, `make run` and
+# `make federated` write before their processes start; a source changed since is compiled again (Python checks each
+# file's time).
 COMPILE := $(BIN)/python -m compileall -q -j 0 app.py dpcore pages federated/capefed tests benchmarks tools
 
 .PHONY: run test lint bench chromium clean federated

@@ -33,9 +33,9 @@ Two cases run without a browser, each in a fresh subprocess with one BLAS thread
   target (issue 34) < 8 s quiet;
 * ``fig2b``: the Fig. 2(b) preset at paper size (``fig2b-mnist-eps``) with 2 worker processes, not cached; the
   ratio is to 700 eigensolve floors (one core's 700 float32 top-50 eigensolves at D = 784, issue 25's yardstick),
-  the floor measured just before and just after the case and the faster of the two taken (this machine's floor
-  moved between 25 and 40 ms from one measurement to the next, minutes apart: a floor taken at a slow moment made
-  the same sweep look 1.5 times faster);
+  the floor measured just before and just after the case and the faster of the two taken (this machine's floor is
+  bimodal, 25-26 or 36-40 ms, switching within seconds even at rest: a floor taken at a slow moment made the same
+  sweep look 1.5 times faster);
   once from a fresh process (``fig2b``: the two workers start inside the time) and again with the workers warm
   (``fig2b-warm``: what Privacy-utility's visitor waits for, the page starts its workers when it opens); targets
   (issue 34) <= 0.7 times the yardstick quiet and <= 1.2 times with one core busy.

@@ -45,7 +45,7 @@ class PowerResult:
 
 def _image(tensor: np.ndarray, u: np.ndarray) -> np.ndarray:
     """T(I, u_l, u_l) for every column u_l of u (D x L): the D x D^2 unfolding of T times the columnwise Kronecker
-    products u_l (x) u_l, one BLAS product (a three-operand einsum loops over D^3 L in C without BLAS: 3-7 times
+    products u_l (x) u_l, one BLAS product (a three-operand einsum loops over D^3 L in C without BLAS: 2-7 times
     slower at D = 5-20, the whitened tensors' sizes, and the power method makes K (L + 1) N of these)."""
     dim = tensor.shape[0]
     return tensor.reshape(dim, dim * dim) @ (u[:, None, :] * u[None, :, :]).reshape(dim * dim, -1)
