@@ -10,9 +10,11 @@ PYTEST_ARGS ?=
 # federated test waits for its processes (tests/conftest.py, EXTRA_WORKERS); conftest.py groups the tests so that a
 # module's expensive set-up and the browser tests' server run once. `make test TEST_WORKERS=0` runs it in one process.
 TEST_WORKERS ?= auto
-# Bytecode of every Python source of the checkout (__pycache__, ignored by git): what `make test`, `make run` and
-# `make federated` write before their processes start; a source changed since is compiled again (Python checks each
-# file's time).
+# Bytecode of every Python source of the checkout (__pycache__, ignored by git), written by `make test`, `make run`
+# and `make federated` before their processes start: where PYTHONDONTWRITEBYTECODE is set, as on this project's CI
+# machines, Python would otherwise compile dpcore and capefed again in every process they start (a ServerApp, a
+# site's worker, a command: 0.05-0.3 CPU s each, several hundred in the suite); it still reads a cache that exists,
+# and compiles a source changed since (it checks each file's time).
 COMPILE := $(BIN)/python -m compileall -q -j 0 app.py dpcore pages federated/capefed tests benchmarks tools
 
 .PHONY: run test lint bench chromium clean federated
@@ -44,9 +46,6 @@ chromium:
 
 # One BLAS thread per process: on a small shared machine, OpenBLAS threads waiting for a busy core
 # made a 784 x 784 eigensolve 100x slower (benchmarks/bench_pca.py).
-# The checkout's bytecode is compiled first (COMPILE): where PYTHONDONTWRITEBYTECODE is set, as on this project's CI
-# machines, Python would otherwise compile dpcore and capefed again in every process the suite starts (a ServerApp, a
-# site's worker, a command: 0.05-0.3 CPU s each, several hundred of them); it still reads a cache that exists.
 test: $(VENV)/.dev-installed chromium
 	$(COMPILE)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)

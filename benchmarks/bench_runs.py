@@ -212,7 +212,7 @@ def _process_case(name: str, floors: Floors, condition: str) -> tuple[str, bool]
 
         from benchmarks.bench_scale import PRELUDE
 
-        floors = measure_floors()  # the case's own bracket (with the one after it, below)
+        before = measure_floors()  # the case's own bracket, with the floors measured after it (below)
         out = subprocess.run([sys.executable, "-c", PRELUDE.format(root=str(ROOT)) + FIG2B], capture_output=True,
                              text=True, env=_child_env(), timeout=3600)
         r = ({"error": out.stderr.strip().splitlines()[-1]} if out.returncode != 0
@@ -231,7 +231,7 @@ def _process_case(name: str, floors: Floors, condition: str) -> tuple[str, bool]
             return start + f"(target < {AGN_COMMAND_TARGET:g} s quiet); peak {memory:.2f} GiB", True
         met = seconds < AGN_COMMAND_TARGET
         return start + f"< {AGN_COMMAND_TARGET:g} s; peak {memory:.2f} GiB{'' if met else '  MISSED'}", met
-    before, after = floors, measure_floors()
+    after = measure_floors()
     floors = min(before, after, key=lambda f: f.eigensolve)  # the faster: a slow moment's floor would flatter it
     yardstick, target = FIG2B_EIGENSOLVES * floors.eigensolve, FIG2B_TARGETS[condition]
     lines = [f"{condition:<5} {name}: one eigensolve took {1e3 * before.eigensolve:.1f} ms just before it and "
