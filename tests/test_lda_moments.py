@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from dpcore.lda import moments
 from dpcore.lda.corpus import LdaModel, make_lda_model, sample_lda_corpus
 from dpcore.lda.moments import (
     coefficients,
@@ -72,7 +73,11 @@ def tiny_corpus() -> np.ndarray:
     return np.array([[3, 0, 1, 0], [0, 2, 2, 1], [1, 1, 1, 0], [0, 0, 0, 4], [2, 1, 0, 3]], dtype=float)
 
 
-def test_estimators_equal_the_written_out_u_statistics(tiny_corpus):
+@pytest.mark.parametrize("ratio", [0.0, math.inf], ids=["sparse-products", "dense-products"])
+def test_estimators_equal_the_written_out_u_statistics(tiny_corpus, monkeypatch, ratio):
+    """Both ways M2_hat's sums are computed (sparse or dense products, moments.DENSE_PAIRS_RATIO) give the
+    written-out U-statistics."""
+    monkeypatch.setattr(moments, "DENSE_PAIRS_RATIO", ratio)
     for alpha0 in (0.3, 1.0, 7.0):
         m2_ref, m3_ref = reference_moments(tiny_corpus, alpha0)
         c = sp.csr_matrix(tiny_corpus)
