@@ -194,6 +194,30 @@ def test_stm_moments_are_unbiased_for_the_model(estimator):
     _entrywise_se_check(c3, model.m3())
 
 
+@pytest.mark.parametrize("dim, n", [(3, 7), (10, 2000), (300, 500)])
+def test_the_first_word_pairs_m2_is_its_definition_in_every_form(dim, n):
+    """The "first" estimator's M2 = (1/N) sum_n (e_a e_b^T + e_b e_a^T) / 2 over each document's first two words,
+    written out document by document here, equals the site's dense M2, its blocks, its products and its upper
+    entries in colex order (the stored ones: every non-zero entry, and only those)."""
+    rng = np.random.default_rng(dim)
+    words = rng.integers(0, dim, size=(n, 4))
+    site = stm_site_from_words(words, dim, "first")
+    reference = np.zeros((dim, dim))
+    for a, b in words[:, :2]:
+        reference[a, b] += 0.5 / n
+        reference[b, a] += 0.5 / n
+    np.testing.assert_allclose(site.m2(), reference, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(site.m2_block(1, dim), reference[:dim, 1:dim], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(site.m2_matvec()(np.eye(dim)), reference, rtol=0, atol=1e-15)
+    low, high = np.triu_indices(dim)
+    colex = high * (high + 1) // 2 + low
+    order = np.argsort(colex)
+    upper = reference[low, high][order]
+    positions, values = site.m2_upper
+    assert np.array_equal(positions, colex[order][upper != 0])
+    np.testing.assert_allclose(values, upper[upper != 0], rtol=0, atol=1e-15)
+
+
 def test_pooling_is_the_size_weighted_average(rng):
     model = make_model("stm", 6, 2, rng)
     sites = [stm_site_from_words(sample_stm(model, n, rng), 6, "all") for n in (30, 70)]

