@@ -148,7 +148,7 @@ def _pair_sum_sparse(d: DocumentSums) -> sp.csr_matrix:
     """S2 = sum_n P2_n = C^T diag(beta2) C - Diag(C^T beta2) (sparse D x D)."""
     c = d.counts
     gram = c.T @ sp.diags(d.beta2) @ c
-    return (gram - sp.diags(np.asarray(c.T @ d.beta2).ravel())).tocsr()
+    return (gram - sp.diags(d.word_beta2)).tocsr()
 
 
 DENSE_PAIRS_RATIO = 400.0
