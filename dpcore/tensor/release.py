@@ -179,17 +179,27 @@ def _write_unique(out: np.ndarray, u0: int, values: np.ndarray) -> None:
         out[j, lo - first:hi - first] = values[lo - u0:hi - u0]
 
 
-_MIRROR_TILE = 1024
+_MIRROR_TILE = 256
+"""Rows and columns of one tile of :func:`_mirror_lower`: at D = 600, 2,000 and 5,000 (float64) 256 took 0.29, 5.4 and
+28 ms, 1024 took 2.4, 17 and 62 ms (one thread; the same copy)."""
+
+
+@lru_cache(maxsize=8)
+def _strict_upper(n: int) -> np.ndarray:
+    """The n x n mask of the entries above the diagonal (read-only, shared)."""
+    mask = np.triu(np.ones((n, n), dtype=bool), 1)
+    mask.flags.writeable = False
+    return mask
 
 
 def _mirror_lower(out: np.ndarray) -> None:
-    """Copy the lower triangle of the square ``out`` onto its upper triangle, tile by tile (cache-friendly)."""
+    """Copy the lower triangle of the square ``out`` onto its upper triangle, tile by tile (cache-friendly): a diagonal
+    tile through a mask of its upper entries, every other tile as the transpose of its mirror image."""
     dim = out.shape[0]
     for i0 in range(0, dim, _MIRROR_TILE):
         i1 = min(i0 + _MIRROR_TILE, dim)
         tile = out[i0:i1, i0:i1]
-        upper = np.triu_indices(i1 - i0, 1)
-        tile[upper] = tile.T[upper]
+        np.copyto(tile, tile.T, where=_strict_upper(i1 - i0))
         for j0 in range(i1, dim, _MIRROR_TILE):
             j1 = min(j0 + _MIRROR_TILE, dim)
             out[i0:i1, j0:j1] = out[j0:j1, i0:i1].T
