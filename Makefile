@@ -17,7 +17,7 @@ TEST_WORKERS ?= auto
 # and compiles a source changed since (it checks each file's time).
 COMPILE := $(BIN)/python -m compileall -q -j 0 app.py dpcore pages federated/capefed tests benchmarks tools
 
-.PHONY: run test lint bench chromium clean federated
+.PHONY: run test check lint bench chromium clean federated
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -44,11 +44,23 @@ chromium:
 	  echo "installing Debian's chromium for the browser test"; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
-# One BLAS thread per process: on a small shared machine, OpenBLAS threads waiting for a busy core
-# made a 784 x 784 eigensolve 100x slower (benchmarks/bench_pca.py).
+# The suite's environment: one BLAS thread per process (on a small shared machine, OpenBLAS threads waiting for a
+# busy core made a 784 x 784 eigensolve 100x slower: benchmarks/bench_pca.py), and PYTHONDONTWRITEBYTECODE empty
+# (Python ignores an empty value): pytest keeps its assert-rewritten test modules in __pycache__ only where bytecode
+# may be written, and with the variable set every worker rewrote all of them on every run (collecting took 13.7 CPU s
+# a worker, 5.5 with them kept).
+TEST_ENV := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 PYTHONDONTWRITEBYTECODE=
 test: $(VENV)/.dev-installed chromium
 	$(COMPILE)
-	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	$(TEST_ENV) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+
+# The developer's quick loop: every test but the ones that start real processes or a browser (the markers below: a
+# Flower federation, pip installs, Streamlit in chromium), which take about 60 % of the whole suite's CPU. Not a
+# substitute for `make test`, which CI runs: docs/README.md ("Development") has both suites' times.
+QUICK_MARKERS := not browser and not federated and not install
+check: $(VENV)/.dev-installed
+	$(COMPILE)
+	$(TEST_ENV) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "$(QUICK_MARKERS)" $(PYTEST_ARGS)
 
 # ruff, then the layout check: imports strictly downward between dpcore's layers, no import cycles, module and
 # function sizes (tools/check_layout.py; tests/test_layout.py runs the same check in `make test`).
