@@ -105,14 +105,16 @@ def test_the_container_file_passes_hadolint_and_copies_what_exists():
 @pytest.mark.timeout(900)
 def test_the_install_script_builds_a_party_environment_with_nothing_of_the_dashboard(tmp_path):
     """federated/deploy/install.sh into a fresh directory (packages from the registry; pip's cache makes a second
-    run fast), then a capePCA round with the parties as function calls in that environment."""
+    run fast), then a capePCA round with the parties as function calls in that environment. --environment-only: the
+    suite may run as root, and the host (its users, /etc, /var/lib, systemd's units) is not the test's to change."""
     prefix = tmp_path / "party"
     # PIP_NO_COMPILE=0 is pip's --no-compile (pip reads a "no-" option's variable as the value of the positive option):
     # no byte-code for the party's 6,700 files, half of the install's CPU; what the round imports is compiled on import
-    done = subprocess.run(["sh", str(DEPLOY / "install.sh"), str(prefix)], capture_output=True, text=True,
-                          timeout=840, env={"PATH": "/usr/local/bin:/usr/bin:/bin", "PYTHON": sys.executable,
-                                            "HOME": str(Path.home()), "PIP_NO_COMPILE": "0"})
+    done = subprocess.run(["sh", str(DEPLOY / "install.sh"), str(prefix), "--environment-only"], capture_output=True,
+                          text=True, timeout=840, env={"PATH": "/usr/local/bin:/usr/bin:/bin", "PYTHON": sys.executable,
+                                                       "HOME": str(Path.home()), "PIP_NO_COMPILE": "0"})
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    assert "--environment-only: no service user" in done.stderr and "made: user" not in done.stdout
     wrote = [p for p in ("build", "dpcore.egg-info") if (ROOT / p).exists()]
     assert not wrote, f"the install wrote {wrote} into the checkout"
     digest = done.stdout.split()[0]
@@ -133,3 +135,12 @@ def test_the_install_script_builds_a_party_environment_with_nothing_of_the_dashb
                          cwd=tmp_path)
     assert ran.returncode == 0, ran.stderr[-3000:]
     assert ran.stdout.split("\n")[0] == "released []"
+
+
+@pytest.mark.parametrize("args", [["--bogus"], ["--environment-only", "more"]])
+def test_the_install_script_refuses_an_unknown_option_before_it_does_anything(tmp_path, args):
+    prefix = tmp_path / "party"
+    done = subprocess.run(["sh", str(DEPLOY / "install.sh"), str(prefix), *args], capture_output=True, text=True,
+                          timeout=60, env={"PATH": "/usr/local/bin:/usr/bin:/bin"})
+    assert done.returncode == 2 and "usage: install.sh PREFIX [--environment-only]" in done.stderr, done.stderr
+    assert done.stderr.count("\n") == 1 and not prefix.exists()

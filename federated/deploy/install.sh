@@ -7,17 +7,30 @@
 # An environment that already holds exactly this release is kept (a second run only checks it).
 #
 #   federated/deploy/install.sh /opt/capefed            # PYTHON=python3.11 by default
+#   federated/deploy/install.sh PREFIX --environment-only
 #
 # Run as root it also prepares the host for the service units beside this script (which expect /opt/capefed/venv):
 # the system user and group capefed (every unit runs as it), /etc/capefed (root:capefed 0750: keys, certificates,
 # roster, node.env), /var/lib/capefed (capefed 0700: state, ledger, results), the SuperNode's task secret
 # /var/lib/capefed/task-secret (32 random bytes, capefed 0600, made once) and the units in /etc/systemd/system.
+# --environment-only makes the environment alone, as root too (nothing on the host outside PREFIX).
 #
-# Run by tests/test_federated_packaging.py (into a temporary directory, not as root) and
-# tests/test_federated_consortium.py (as root, each host in its own mount namespace).
+# Run by tests/test_federated_packaging.py (into a temporary directory, --environment-only: the suite may run as root
+# on a developer's machine) and tests/test_federated_consortium.py (as root, each host in its own mount namespace).
 set -eu
 
-PREFIX=${1:?usage: install.sh PREFIX (the environment goes to PREFIX/venv)}
+USAGE="usage: install.sh PREFIX [--environment-only] (the environment goes to PREFIX/venv)"
+PREFIX=${1:?$USAGE}
+HOST_SETUP=yes
+case "${2-}" in
+    "") ;;
+    --environment-only) HOST_SETUP=no ;;
+    *) echo "install.sh: unknown option '$2'; $USAGE" >&2; exit 2 ;;
+esac
+if [ $# -gt 2 ]; then
+    echo "install.sh: $# arguments; $USAGE" >&2
+    exit 2
+fi
 PYTHON=${PYTHON:-python3.11}
 HERE=$(cd "$(dirname "$0")" && pwd)
 APP=$(dirname "$HERE")
@@ -47,6 +60,10 @@ fi
 "$PREFIX/venv/bin/python" -m capefed.ops.worker --check-install > "$PREFIX/capefed.sha256"
 cat "$PREFIX/capefed.sha256"
 
+if [ "$HOST_SETUP" = no ]; then
+    echo "--environment-only: no service user, folders, task secret or units made" >&2
+    exit 0
+fi
 if [ "$(id -u)" -ne 0 ]; then
     echo "not root: no service user, folders, task secret or units made (run as root on a party's host)" >&2
     exit 0
