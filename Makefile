@@ -44,15 +44,16 @@ chromium:
 	  echo "installing Debian's chromium for the browser test"; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
-# The suite's environment: one BLAS thread per process (on a small shared machine, OpenBLAS threads waiting for a
-# busy core made a 784 x 784 eigensolve 100x slower: benchmarks/bench_pca.py), and PYTHONDONTWRITEBYTECODE empty
-# (Python ignores an empty value): pytest keeps its assert-rewritten test modules in __pycache__ only where bytecode
-# may be written, and with the variable set every worker rewrote all of them on every run (collecting took 13.7 CPU s
-# a worker, 5.5 with them kept).
-TEST_ENV := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 PYTHONDONTWRITEBYTECODE=
+# The suite's command (test and check), in this environment: one BLAS thread per process (on a small shared machine,
+# OpenBLAS threads waiting for a busy core made a 784 x 784 eigensolve 100x slower: benchmarks/bench_pca.py), and
+# PYTHONDONTWRITEBYTECODE empty (Python ignores an empty value): pytest keeps its assert-rewritten test modules in
+# __pycache__ only where bytecode may be written, and with the variable set every worker rewrote all of them on every
+# run (collecting took 13.7 CPU s a worker, 5.5 with them kept).
+PYTEST := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest \
+  -n $(TEST_WORKERS) --dist loadgroup
 test: $(VENV)/.dev-installed chromium
 	$(COMPILE)
-	$(TEST_ENV) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	$(PYTEST) $(PYTEST_ARGS)
 
 # The developer's quick loop: every test but the ones that start real processes or a browser (the markers below: a
 # Flower federation, pip installs, Streamlit in chromium), which take about 60 % of the whole suite's CPU. Not a
@@ -60,7 +61,7 @@ test: $(VENV)/.dev-installed chromium
 QUICK_MARKERS := not browser and not federated and not install
 check: $(VENV)/.dev-installed
 	$(COMPILE)
-	$(TEST_ENV) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "$(QUICK_MARKERS)" $(PYTEST_ARGS)
+	$(PYTEST) -m "$(QUICK_MARKERS)" $(PYTEST_ARGS)
 
 # ruff, then the layout check: imports strictly downward between dpcore's layers, no import cycles, module and
 # function sizes (tools/check_layout.py; tests/test_layout.py runs the same check in `make test`).
