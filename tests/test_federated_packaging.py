@@ -1,7 +1,8 @@
 """Each party packaged with only its own code and dependencies (issues 19 and 23): the Flower app's pinned
 dependency set excludes the dashboard's and agrees with requirements.txt, the install script builds a party's
 environment with nothing more and the installed capefed is the reviewed one (its digest), the service units pass
-``systemd-analyze verify`` and keep every API but the gateway's on 127.0.0.1, the container file passes hadolint."""
+``systemd-analyze verify`` and keep every API but the gateway's on 127.0.0.1, the container file passes hadolint and
+bakes no task secret into the image."""
 
 from __future__ import annotations
 
@@ -98,7 +99,24 @@ def test_the_container_file_passes_hadolint_and_copies_what_exists():
         if line.startswith("COPY "):
             for source in line.split()[1:-1]:
                 assert (ROOT / source).exists(), source
-    assert "federated/deploy/install.sh /opt/capefed" in dockerfile.read_text()
+    (install,) = [line for line in dockerfile.read_text().splitlines() if "install.sh" in line and "RUN" in line]
+    # as root (a build is) without it install.sh makes the task secret, which would be in the image for every party
+    assert "federated/deploy/install.sh /opt/capefed --environment-only" in install
+
+
+def test_the_guides_container_task_secret_command_makes_32_private_bytes_once(tmp_path):
+    """The container variant's step that makes a site's task secret in its volume (docs/federated.md), run here
+    without Docker in the folder the container's working directory would be: 32 bytes, the owner's alone, kept by a
+    second run."""
+    guide = (ROOT / "docs" / "federated.md").read_text()
+    (command,) = re.findall(r"^ +sh -c '(.*task-secret.*)'$", guide, re.M)
+    secret, made = tmp_path / "task-secret", []
+    for _ in range(2):
+        done = subprocess.run(["sh", "-c", command], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        made.append(secret.read_bytes())
+    assert len(made[0]) == 32 and made[1] == made[0]
+    assert secret.stat().st_mode & 0o777 == 0o600
 
 
 @pytest.mark.federated
