@@ -34,6 +34,7 @@ from capefed.ops.deployment import (
     superlink_command,
     supernode_command,
     worker_command,
+    write_secret,
 )
 from capefed.ops.federation import APP_DIR, CONNECTION, Federation, _free_port, tagged_processes
 from capefed.ops.gateway import REFUSAL
@@ -134,6 +135,39 @@ def test_trial_certificates_name_the_public_address_and_loopback(tmp_path, capsy
     assert {str(a) for a in names.get_values_for_type(x509.IPAddress)} == {"198.18.0.1", "127.0.0.1"}
     assert (tmp_path / "node-north.pub").read_text().startswith("ecdsa-sha2-nistp384 ")
     assert "superlink.pem" in capsys.readouterr().out
+
+
+def test_keys_and_secrets_are_private_from_the_moment_their_files_exist(tmp_path, monkeypatch):
+    """With every later chmod made a no-op and a umask that lets anyone read, the demo's identity and ledger keys, the
+    trial CA's private keys and a task secret are still their owner's alone: each file was created private, never
+    written while others could open it (a reader that opened it then would keep its descriptor after a chmod)."""
+    monkeypatch.setattr(os, "chmod", lambda *args, **kwargs: None)
+    umask = os.umask(0)
+    try:
+        prepare_demo(tmp_path / "demo", noise="helper-free", dropouts=0, ledger_rounds=10)
+        make_security_files(tmp_path / "security", ["north"])
+        secret = write_secret(tmp_path / "homes" / "north" / "task-secret")
+    finally:
+        os.umask(umask)
+    private = [*(tmp_path / "demo" / "keys").glob("*.key"), *(tmp_path / "demo" / "ledgers").glob("*.key"),
+               tmp_path / "security" / "superlink.key", tmp_path / "security" / "node-north", secret]
+    assert len(private) == 10
+    modes = {p.relative_to(tmp_path).as_posix(): oct(stat.S_IMODE(p.stat().st_mode)) for p in private}
+    assert set(modes.values()) == {"0o600"}, modes
+    assert stat.S_IMODE((tmp_path / "security" / "ca.crt").stat().st_mode) == 0o666  # the umask was in force
+
+
+def test_a_replaced_file_others_could_read_is_private_before_its_new_contents_go_in(tmp_path, monkeypatch):
+    from capefed.ops.opsfiles import write_private  # noqa: PLC0415
+
+    path = tmp_path / "task-secret"
+    path.write_bytes(b"old")
+    path.chmod(0o644)
+    modes, write = [], os.write
+    monkeypatch.setattr(os, "write", lambda fd, data: (modes.append(stat.S_IMODE(os.fstat(fd).st_mode)),
+                                                       write(fd, data))[1])
+    write_private(path, b"new secret", None, replace=True)
+    assert modes == [0o600] and path.read_bytes() == b"new secret"
 
 
 def _fake_flwr(tmp_path: Path, status: str) -> Path:

@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from .opsfiles import CommandError, give, owner_for
+from .opsfiles import CommandError, give, owner_for, write_private
 
 __all__ = ["SecurityFiles", "main", "make_security_files"]
 
@@ -43,9 +43,9 @@ def _name(common_name: str) -> x509.Name:
 
 
 def _write(path: Path, data: bytes, private: bool = False) -> Path:
+    if private:  # the owner's alone from the moment the file exists, not once written
+        return write_private(path, data, None, replace=True)
     path.write_bytes(data)
-    if private:
-        path.chmod(0o600)
     return path
 
 

@@ -28,6 +28,7 @@ from ..app.site import AgnModel, SiteConfig, data_keys, load_site
 from ..app.studyfile import write_signed_study
 from ..app.trust import approval_signature, load_identity, make_identity, write_roster
 from .memory import InMemoryTransport, party_node
+from .opsfiles import write_private
 
 __all__ = ["DEMO_SITES", "Demo", "another_study", "enrol_ledger", "fresh_ledgers", "identical", "message_log_round",
            "prepare_demo", "print_report", "run_in_memory", "simulate"]
@@ -118,8 +119,7 @@ def enrol_ledger(node: dict[str, Any], study: dp.Study) -> None:
         key = dp.read_ledger_key(key_path)
     else:
         key = dp.new_ledger_key()
-        key_path.write_text(key.hex() + "\n")
-        key_path.chmod(0o600)
+        write_private(key_path, (key.hex() + "\n").encode(), None)
     total = study.totals[name] * (1 + 1e-9)
     node.update({"budget-eps": total, "budget-delta": LEDGER_DELTA})
     dp.create_ledger(node["ledger"], key, name, total, LEDGER_DELTA)

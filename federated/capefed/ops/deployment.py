@@ -22,6 +22,8 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
+from .opsfiles import write_private
+
 __all__ = ["LOOPBACK", "Tls", "connection_text", "gateway_command", "register_command", "superlink_command",
            "supernode_command", "worker_command", "write_secret"]
 
@@ -93,8 +95,6 @@ def connection_text(name: str, address: str, ca: Path | None) -> str:
 
 
 def write_secret(path: Path) -> Path:
-    """A fresh random task-request secret, readable by its owner only."""
+    """A fresh random task-request secret, readable by its owner only (from the moment the file exists)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(secrets.token_bytes(SECRET_BYTES))
-    path.chmod(0o600)
-    return path
+    return write_private(path, secrets.token_bytes(SECRET_BYTES), None, replace=True)

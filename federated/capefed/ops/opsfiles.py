@@ -66,6 +66,7 @@ def write_private(path: str | Path, data: bytes, owner: str | None, mode: int = 
     except FileExistsError:
         raise CommandError(f"{path} exists already; it is never written over (move it away first)") from None
     try:
+        os.fchmod(fd, 0o600)  # a replaced file others could read is the owner's alone before the data goes in
         os.write(fd, data)
         os.fsync(fd)
     finally:
