@@ -33,7 +33,7 @@ def test_the_new_family_is_picked_up_with_no_other_file_changed(tmp_path):
     for name in COPIED:
         source = ROOT / name
         if source.is_dir():
-            shutil.copytree(source, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__", "presets"))
+            shutil.copytree(source, tmp_path / name, ignore=shutil.ignore_patterns("presets"))
         elif source.exists():
             shutil.copy(source, tmp_path / name)
     shutil.copytree(ROOT / "dpcore" / "data" / "files" / "presets", tmp_path / "dpcore" / "data" / "files" / "presets")
@@ -47,7 +47,7 @@ def test_the_new_family_is_picked_up_with_no_other_file_changed(tmp_path):
         target.write_text(content)
     after = {p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file()}
     assert after - before == {Path(p) for p in files}
-    env = {**os.environ, "PYTHONPATH": str(tmp_path), "OPENBLAS_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "OPENBLAS_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": ""}
     tests = sorted(p for p in files if p.startswith("tests/"))
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests], cwd=tmp_path,
                           env=env, capture_output=True, text=True, timeout=900)

@@ -99,7 +99,7 @@ def test_the_guide_marks_every_example_file():
 def test_the_guides_examples_pass_in_a_scratch_copy(tmp_path):
     text = GUIDE.read_text()
     files = guide_files(text)
-    shutil.copytree(ROOT / "dpcore", tmp_path / "dpcore", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "dpcore", tmp_path / "dpcore")
     (tmp_path / "tests").mkdir()
     shutil.copy(ROOT / "tests" / "conftest.py", tmp_path / "tests" / "conftest.py")
     for path, content in files.items():
@@ -107,7 +107,7 @@ def test_the_guides_examples_pass_in_a_scratch_copy(tmp_path):
         assert path.startswith("tests/") or not target.exists(), f"{path} would replace a file of dpcore"
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(content)
-    env = {**os.environ, "PYTHONPATH": str(tmp_path), "OPENBLAS_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "OPENBLAS_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": ""}
     tests = sorted(p for p in files if p.startswith("tests/"))
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests], cwd=tmp_path,
                           env=env, capture_output=True, text=True, timeout=600)
