@@ -61,6 +61,7 @@ from layout_rules import (  # noqa: E402
     family_names,
     json_parses,
     title_variant_branches,
+    walk_file,
 )
 
 MAX_MODULE_LINES = 500
@@ -145,9 +146,8 @@ def _resolve(module: Module, node: ast.ImportFrom) -> str:
 def imports_of(module: Module, modules: dict[str, Module]) -> list[tuple[str, int]]:
     """(imported module, line) for every import in the file, at any depth, resolved to a module of the package
     when it names one (``from . import x`` names the submodule x); other imports are kept as written."""
-    tree = ast.parse(module.path.read_text(encoding="utf-8"))
     found = []
-    for node in ast.walk(tree):
+    for node in walk_file(module.path):
         if isinstance(node, ast.Import):
             found.extend((alias.name, node.lineno) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -236,7 +236,7 @@ def size_problems(paths: list[Path], root: Path = ROOT, *, functions: bool = Tru
         where = path.relative_to(root)
         if modules and len(lines) > MAX_MODULE_LINES:
             problems.append(f"{where}: {len(lines)} lines (more than {MAX_MODULE_LINES})")
-        for node in ast.walk(ast.parse(text)):
+        for node in walk_file(path):
             if modules and isinstance(node, ast.ClassDef):
                 length = node.end_lineno - node.lineno + 1
                 if length > MAX_CLASS_LINES:
@@ -268,7 +268,14 @@ def _allowed_key(line: str) -> str | None:
 
 
 def check(root: Path = ROOT) -> tuple[list[str], list[str], dict[str, Module]]:
-    """(failures, report lines, modules) for the project under ``root``."""
+    """(failures, report lines, modules) for the project under ``root`` (the walked files are let go at the end)."""
+    try:
+        return _check(root)
+    finally:
+        walk_file.cache_clear()
+
+
+def _check(root: Path) -> tuple[list[str], list[str], dict[str, Module]]:
     modules = discover(root)
     failures = layering_problems(modules, root)
     failures += [f"import cycle: {' -> '.join(c)}" for c in cycles(modules)]
@@ -292,12 +299,15 @@ def check(root: Path = ROOT) -> tuple[list[str], list[str], dict[str, Module]]:
 
 
 def main() -> int:
-    failures, report, modules = check()
+    try:
+        failures, report, modules = _check(ROOT)
+        n_edges = sum(len(imports_of(m, modules)) for m in modules.values())
+    finally:
+        walk_file.cache_clear()
     for line in report:
         print(f"report: {line}")
     for line in failures:
         print(f"error: {line}")
-    n_edges = sum(len(imports_of(m, modules)) for m in modules.values())
     branches = sum("family-specific branch" in line for line in failures)
     tables = sum("a table defined twice" in line for line in failures)
     parses = sum("a JSON parse outside" in line for line in failures)

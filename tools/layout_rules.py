@@ -5,6 +5,8 @@ Flower app importing the operator's tools, JSON parses outside the one reader, a
 from __future__ import annotations
 
 import ast
+import functools
+from collections.abc import Iterable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,6 +23,23 @@ VARIANTS_DIR = Path(PACKAGE) / "cape" / "variants"
 """The noise-variant table's modules: each defines its variants (``NoiseVariant(name=...)``)."""
 NOISE_WORDS = ("noise", "variant")
 """A name or attribute holding a noise variant's name contains one of these (``noise``, ``settings.noise``, ...)."""
+MAX_CACHED_FILES = 2048
+"""Files whose walked syntax trees are kept (:func:`walk_file`); the project has about 800."""
+
+
+@functools.lru_cache(maxsize=MAX_CACHED_FILES)
+def _walked(text: str, name: str) -> tuple[ast.AST, ...]:
+    return tuple(ast.walk(ast.parse(text, name)))
+
+
+def walk_file(path: Path) -> tuple[ast.AST, ...]:
+    """Every node of the file's syntax tree in :func:`ast.walk`'s order (the module first). Each rule reads every
+    file: a text is parsed and walked once, not once per rule (the nodes are shared: no rule changes them);
+    ``walk_file.cache_clear()`` lets them go."""
+    return _walked(path.read_text(encoding="utf-8"), str(path))
+
+
+walk_file.cache_clear = _walked.cache_clear  # type: ignore[attr-defined]
 
 
 def families(root: Path = ROOT) -> tuple[str, ...]:
@@ -90,7 +109,7 @@ def family_branches(root: Path = ROOT, files: list[Path] | None = None) -> list[
     for path in project_files(root) if files is None else files:
         rel = path.relative_to(root)
         own = rel.parts[1] if len(rel.parts) > 2 and rel.parts[0] == PACKAGE else None
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in walk_file(path):
             found = {name for name in _branch_families(node, names) if packages[name] != own}
             if found:
                 problems.append(f"{rel}:{node.lineno}: family-specific branch on {', '.join(sorted(found))} outside "
@@ -101,7 +120,7 @@ def family_branches(root: Path = ROOT, files: list[Path] | None = None) -> list[
 def _keyword_strings(path: Path, call: str, keyword: str) -> set[str]:
     """The string constants given as ``keyword=`` to calls of ``call`` in one file."""
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in walk_file(path):
         if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == call:
             found |= {k.value.value for k in node.keywords if k.arg == keyword and isinstance(k.value, ast.Constant)
                       and isinstance(k.value.value, str)}
@@ -146,7 +165,7 @@ def title_variant_branches(root: Path = ROOT, files: list[Path] | None = None) -
     problems = []
     for path in project_files(root) if files is None else files:
         rel = str(path.relative_to(root))
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in walk_file(path):
             for title in sorted(_compared_strings(node, False) & set(titles)):
                 if not rel.startswith(titles[title]):
                     problems.append(f"{rel}:{node.lineno}: title branch on {title!r} outside {titles[title]} "
@@ -163,7 +182,7 @@ def app_imports_ops(root: Path = ROOT) -> list[str]:
     out = []
     for path in sorted((root / FLOWER_APP).rglob("*.py")):
         package = list(path.relative_to(root / FLOWER_APP.parent.parent).with_suffix("").parts[:-1])
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in walk_file(path):
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom):
@@ -178,10 +197,11 @@ def app_imports_ops(root: Path = ROOT) -> list[str]:
     return out
 
 
-def _json_parser_names(tree: ast.AST) -> set[str]:
-    """Names bound to a parser of the json module (``from json import loads``, ``import json as j``: ``j``)."""
+def _json_parser_names(nodes: Iterable[ast.AST]) -> set[str]:
+    """Names bound to a parser of the json module (``from json import loads``, ``import json as j``: ``j``) among a
+    file's nodes."""
     names = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.ImportFrom) and node.module == "json":
             names |= {a.asname or a.name for a in node.names if a.name in JSON_PARSERS}
         elif isinstance(node, ast.Import):
@@ -196,10 +216,10 @@ def json_parses(root: Path = ROOT, files: list[Path] | None = None) -> list[str]
         rel = path.relative_to(root)
         if rel == JSON_READER:
             continue
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        aliases = _json_parser_names(tree)
+        nodes = walk_file(path)
+        aliases = _json_parser_names(nodes)
         modules = {"json"} | {a[:-1] for a in aliases if a.endswith(".")}
-        for node in ast.walk(tree):
+        for node in nodes:
             if not isinstance(node, ast.Call):
                 continue
             func = node.func
@@ -228,7 +248,7 @@ def _table_items(value: ast.AST) -> tuple[str, dict[str, str]] | None:
 def table_constants(path: Path, root: Path = ROOT) -> list[tuple[str, str, dict[str, str]]]:
     """(where, kind, items) of every module-level table-like constant of one file (``__all__`` is not a table)."""
     out = []
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+    for node in walk_file(path)[0].body:
         target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else (
             node.target if isinstance(node, ast.AnnAssign) else None)
         value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
