@@ -159,6 +159,10 @@ EIGH_MAX_DIM = 800
 MAX_DENSE_M3_DIM = 60
 """Largest vocabulary D for which the dense LDA third moment (D^3 entries: 216,000 at D = 60) is formed; larger D
 take the projected path M3(W, W, W). The dense tensor exists for tests and tiny vocabularies."""
+MAX_KEPT_M3_DIM = 60
+"""Largest D for which a site keeps its dense third moment once computed (read-only; D^3 doubles: 1.7 MB at D = 60,
+beside :func:`dpcore.tensor.paths.memory_estimate`'s count): a planner's studies and a curve's runs release the same
+site's M3 hundreds of times, each with fresh noise (capeAGN's planner at D = 10 computed one site's 70 times)."""
 MAX_LDA_DOCUMENTS = 1_000_000
 """Documents of one synthetic LDA corpus (all sites together; command line --docs, the page)."""
 MAX_LDA_VOCABULARY = 5_000

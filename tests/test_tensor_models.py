@@ -114,6 +114,30 @@ def test_stm_moments_match_brute_force_enumeration(estimator):
     np.testing.assert_allclose(site.m2_block(1, 4), site.m2()[:4, 1:4], atol=0)
 
 
+def test_a_small_sites_m3_is_computed_once_kept_read_only_and_a_large_ones_each_time():
+    """Sites keep their dense M3 up to MAX_KEPT_M3_DIM (a planner releases the same site's moment hundreds of times):
+    the same array every call, equal to a fresh computation, and read-only (a release writing its noise into it would
+    change every later release); above the limit each call computes it anew (the dense path's memory estimate)."""
+    from dpcore.lda import LdaSite  # noqa: PLC0415
+    from dpcore.limits import MAX_KEPT_M3_DIM  # noqa: PLC0415
+
+    rng = np.random.default_rng(3)
+    docs = [list(rng.integers(0, 6, size=int(rng.integers(3, 7)))) for _ in range(40)]
+    stm = _stm_doc_site(docs, 6, "all")
+    sites = [MogSite(rng.standard_normal((30, 4)) * 0.3, 0.02), stm, LdaSite(stm.counts, 1.5),
+             MogSite(rng.standard_normal((5, MAX_KEPT_M3_DIM)) * 0.1, 0.01)]
+    for site in sites:
+        kept = site.m3()
+        assert site.m3() is kept and not kept.flags.writeable
+        np.testing.assert_array_equal(kept, site._dense_m3())
+        with pytest.raises(ValueError, match="read-only"):
+            kept[0, 0, 0] += 1.0
+    large = MogSite(rng.standard_normal((5, MAX_KEPT_M3_DIM + 1)) * 0.1, 0.01)
+    first = large.m3()
+    assert large.m3() is not first and first.flags.writeable
+    np.testing.assert_array_equal(large.m3(), first)
+
+
 def test_mog_moments_match_the_formula():
     rng = np.random.default_rng(2)
     x = rng.standard_normal((30, 4)) * 0.3

@@ -20,7 +20,7 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-from ..tensor.moments import DocumentCounts
+from ..tensor.moments import DocumentCounts, KeptM3
 from .moments import (
     DocumentSums,
     document_sums,
@@ -35,7 +35,7 @@ __all__ = ["LdaSite", "pool_lda_sites"]
 
 
 @dataclass(frozen=True, eq=False)
-class LdaSite(DocumentCounts):
+class LdaSite(KeptM3, DocumentCounts):
     """A site's word counts (validated CSR, documents x words, every document with >= 3 words) and the Dirichlet
     concentration alpha_0 of the estimators."""
 
@@ -64,8 +64,8 @@ class LdaSite(DocumentCounts):
         """V -> M2_s V without forming M2_s (the online path)."""
         return m2_matvec_from_sums(self.sums, self.alpha0)
 
-    def m3(self) -> np.ndarray:
-        """The dense M3_s (D <= :data:`dpcore.limits.MAX_DENSE_M3_DIM`)."""
+    def _dense_m3(self) -> np.ndarray:
+        """The dense M3_s (D <= :data:`dpcore.limits.MAX_DENSE_M3_DIM`; :meth:`m3` keeps it)."""
         return lda_m3_dense(self.counts, self.alpha0)
 
     @cached_property

@@ -29,11 +29,12 @@ from typing import Literal, Protocol
 import numpy as np
 import scipy.sparse as sp
 
+from ..limits import MAX_KEPT_M3_DIM
 from ..validation import InputError, check_choice, check_positive
 from .multilinear import outer_identity_sym, symmetrize, third_cross, third_moment
 
-__all__ = ["ESTIMATORS", "DocumentCounts", "Estimator", "MogSite", "MomentSite", "Site", "StmSite", "mog_sites",
-           "pool_sites", "stm_site_from_words"]
+__all__ = ["ESTIMATORS", "DocumentCounts", "Estimator", "KeptM3", "MogSite", "MomentSite", "Site", "StmSite",
+           "mog_sites", "pool_sites", "stm_site_from_words"]
 
 Estimator = Literal["first", "all"]
 ESTIMATORS: dict[Estimator, str] = {
@@ -43,8 +44,29 @@ ESTIMATORS: dict[Estimator, str] = {
 }
 
 
+class KeptM3:
+    """A site's dense M3 (its ``_dense_m3()``) computed once and kept, read-only, when D <= MAX_KEPT_M3_DIM: a
+    site's samples never change, and every release adds its noise into a new array (one writing into the kept
+    moment would raise). Larger D compute it at each call, as the memory estimate of the dense path counts."""
+
+    dim: int
+
+    def _dense_m3(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def m3(self) -> np.ndarray:
+        """The dense M3 (D^3 entries; small D only)."""
+        return self._kept_m3 if self.dim <= MAX_KEPT_M3_DIM else self._dense_m3()
+
+    @cached_property
+    def _kept_m3(self) -> np.ndarray:
+        tensor = self._dense_m3()
+        tensor.setflags(write=False)
+        return tensor
+
+
 @dataclass(frozen=True, eq=False)
-class MogSite:
+class MogSite(KeptM3):
     """One site's MOG samples, scaled so ||x_n|| <= 1; ``sigma2`` is the scaled component variance."""
 
     x: np.ndarray
@@ -78,7 +100,7 @@ class MogSite:
         """V -> M2 V = X^T (X V) / N - sigma^2 V without forming M2 (memory O(N D) for the samples themselves)."""
         return lambda v: self.x.T @ (self.x @ v) / self.n - self.sigma2 * v
 
-    def m3(self) -> np.ndarray:
+    def _dense_m3(self) -> np.ndarray:
         """Dense M3 = (1/N) sum x^(x)3 - sigma^2 sum_d (m x e_d x e_d + e_d x m x e_d + e_d x e_d x m)."""
         return third_moment(self.x) / self.n - self.sigma2 * outer_identity_sym(self.mean, np.eye(self.dim))
 
@@ -108,7 +130,7 @@ class DocumentCounts:
 
 
 @dataclass(frozen=True, eq=False)
-class StmSite(DocumentCounts):
+class StmSite(KeptM3, DocumentCounts):
     """One site's documents: word ``counts`` (sparse N x D) and, when word order is known, the
     ``first`` three word indices (N x 3). ``estimator`` picks the moment estimator (:data:`ESTIMATORS`)."""
 
@@ -184,7 +206,7 @@ class StmSite(DocumentCounts):
         ell = self.lengths
         return 1.0 / (ell * (ell - 1.0) * (ell - 2.0))
 
-    def m3(self) -> np.ndarray:
+    def _dense_m3(self) -> np.ndarray:
         """Dense symmetric M3 (D^3 entries; small D only)."""
         n, d = self.n, self.dim
         if self.estimator == "first":
