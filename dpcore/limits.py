@@ -163,6 +163,8 @@ MAX_KEPT_M3_DIM = 60
 """Largest D for which a site keeps its dense third moment once computed (read-only; D^3 doubles: 1.7 MB at D = 60,
 beside :func:`dpcore.tensor.paths.memory_estimate`'s count): a planner's studies and a curve's runs release the same
 site's M3 hundreds of times, each with fresh noise (capeAGN's planner at D = 10 computed one site's 70 times)."""
+MAX_KEPT_DISCRETE_DESIGNS = 64
+"""Integer designs kept in a process for their inputs (:func:`dpcore.cape.discrete.discrete_design`; a few KB each)."""
 MAX_LDA_DOCUMENTS = 1_000_000
 """Documents of one synthetic LDA corpus (all sites together; command line --docs, the page)."""
 MAX_LDA_VOCABULARY = 5_000
