@@ -165,6 +165,9 @@ beside :func:`dpcore.tensor.paths.memory_estimate`'s count): a planner's studies
 site's M3 hundreds of times, each with fresh noise (capeAGN's planner at D = 10 computed one site's 70 times)."""
 MAX_KEPT_DISCRETE_DESIGNS = 64
 """Integer designs kept in a process for their inputs (:func:`dpcore.cape.discrete.discrete_design`; a few KB each)."""
+MAX_KEPT_NOISE_DESIGNS = 256
+"""Noise designs of the general solver kept in a process for their inputs (:func:`dpcore.cape.solvers.general.
+solve_general`; a few KB each at the sites' limit)."""
 MAX_LDA_DOCUMENTS = 1_000_000
 """Documents of one synthetic LDA corpus (all sites together; command line --docs, the page)."""
 MAX_LDA_VOCABULARY = 5_000

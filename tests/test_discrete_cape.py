@@ -5,7 +5,6 @@ design small enough to enumerate, the exact hockey-stick divergence of the discr
 
 from __future__ import annotations
 
-import collections
 import itertools
 import math
 
@@ -155,21 +154,15 @@ def test_refusals():
         _discrete(scenario, plan, 10**13)
 
 
-def test_a_design_is_kept_for_its_inputs_and_each_caller_gets_its_own_copy(monkeypatch):
+def test_a_design_is_kept_for_its_inputs_and_each_caller_gets_its_own_copy():
     """A run after run asks for the same integer design: it is computed once for the same inputs (compared by
     content), every caller gets an equal copy of its own, and other inputs are computed anew."""
-    monkeypatch.setattr(D, "_KEPT", collections.OrderedDict())
-    computed, real = [], D._discrete_design
-
-    def counted(*args, **kwargs):
-        computed.append(args[2])
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(D, "_discrete_design", counted)
+    discrete_design.cache_clear()
     scenario, plan = _plan(UNEQUAL)
     first = _discrete(scenario, plan, 210)
     again = _discrete(*_plan(UNEQUAL), 210)  # equal inputs, other objects
-    assert computed == [210] and again is not first and again.laws is not first.laws
+    info = discrete_design.cache_info()
+    assert (info.misses, info.hits) == (1, 1) and again is not first and again.laws is not first.laws
     assert (again.scale_bits, again.ring_bits, again.sum_bits, again.inflation) == (
         first.scale_bits, first.ring_bits, first.sum_bits, first.inflation)
     np.testing.assert_array_equal(again.integer_sensitivities, first.integer_sensitivities)
@@ -177,7 +170,7 @@ def test_a_design_is_kept_for_its_inputs_and_each_caller_gets_its_own_copy(monke
     assert _discrete(scenario, plan, 210).integer_sensitivities[0] == first.integer_sensitivities[0]
     _discrete(scenario, plan, 211)
     _discrete(*_plan([dict(site, eps=0.9) for site in UNEQUAL]), 210)
-    assert computed == [210, 211, 210]
+    assert discrete_design.cache_info().misses == 3
 
 
 # -- independent computations of the views ----------------------------------------------------------------------------

@@ -15,17 +15,13 @@ continuous twin the audit reads (the integer law in statistic units, variances l
 
 from __future__ import annotations
 
-import copy
-import hashlib
 import math
-import pickle
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import numpy as np
 
+from ..kept import kept_by_content
 from ..limits import MAX_KEPT_DISCRETE_DESIGNS, MAX_RING_BITS, MAX_SAMPLER_SIGMA2
 from ..privacy.discrete_gaussian import DiscreteGaussianLaw, sampler_law
 from ..privacy.zero_sum import ZeroSumLaw
@@ -305,32 +301,9 @@ def _match_views(design: NoiseDesign, laws: IntegerLaws, k: int, kappa: float, i
     return trial
 
 
+@kept_by_content(MAX_KEPT_DISCRETE_DESIGNS)  # a sweep's or a comparison's runs ask for the same design run after run
 def discrete_design(design: NoiseDesign, sensitivities: np.ndarray, entries: int, *, value_bound: float,
-                    terms: int) -> DiscreteDesign:
-    """:func:`_discrete_design`, kept for its inputs (compared by content: the pickled inputs' SHA-256): a sweep's or
-    a comparison's runs ask for the same design run after run, and one takes 0.1-0.6 s (its view audits). Each call
-    gets its own copy, so nothing a caller does to it reaches another."""
-    inputs = (design, np.asarray(sensitivities), entries, value_bound, terms)
-    key = hashlib.sha256(pickle.dumps(inputs, protocol=pickle.HIGHEST_PROTOCOL)).digest()
-    with _KEPT_LOCK:
-        kept = _KEPT.get(key)
-        if kept is not None:
-            _KEPT.move_to_end(key)
-    if kept is None:
-        kept = _discrete_design(design, sensitivities, entries, value_bound=value_bound, terms=terms)
-        with _KEPT_LOCK:
-            _KEPT[key] = kept
-            while len(_KEPT) > MAX_KEPT_DISCRETE_DESIGNS:
-                _KEPT.popitem(last=False)
-    return copy.deepcopy(kept)
-
-
-_KEPT: OrderedDict[bytes, DiscreteDesign] = OrderedDict()
-_KEPT_LOCK = threading.Lock()
-
-
-def _discrete_design(design: NoiseDesign, sensitivities: np.ndarray, entries: int, *, value_bound: float,
-                     terms: int) -> DiscreteDesign:  # long: the scale search and the checks, read top to bottom
+                    terms: int) -> DiscreteDesign:  # long: the scale search and the checks, read top to bottom
     """The integer design of ``design`` for a statistic of ``entries`` unique entries with sensitivities
     ``sensitivities`` (Delta_s), entries bounded by ``value_bound`` and computed from at most ``terms`` samples.
 

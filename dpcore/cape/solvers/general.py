@@ -12,7 +12,8 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import csr_array
 
-from ...limits import TAU_C_FLOOR_RATIO
+from ...kept import kept_by_content
+from ...limits import MAX_KEPT_NOISE_DESIGNS, TAU_C_FLOOR_RATIO
 from ...privacy.zero_sum import weighted_zero_sum_law, weighted_zero_sum_mixing
 from ...validation import check_positive
 from ..design import (
@@ -358,9 +359,12 @@ def design_general(
     return solve_general(budgets, target, objective, e_scale)
 
 
+@kept_by_content(MAX_KEPT_NOISE_DESIGNS)
 def solve_general(budgets: SiteBudgets, tau_c: float | None = None, objective: Objective = "balanced",
                   e_scale: float = 1.0) -> NoiseDesign:
-    """:func:`design_general` for validated budgets, tau_c > 0 (None: the DP floor), objective and e_scale >= 1."""
+    """:func:`design_general` for validated budgets, tau_c > 0 (None: the DP floor), objective and e_scale >= 1. Kept
+    for its inputs (:func:`dpcore.kept.kept_by_content`): a planner asks for the same scenario's design hundreds of
+    times (capePCA's exported-script test solved 656 linear programs)."""
     target = dp_floor(budgets.weights, budgets.tau) if tau_c is None else tau_c
     variances, tau_c_out, reason = solve_variances(budgets.tau, budgets.weights, budgets.names, target, objective,
                                                    None, 0.0)
