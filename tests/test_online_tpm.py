@@ -78,16 +78,60 @@ def test_the_batch_methods_contractions_are_the_multilinear_maps(rng):
     """The batch power method's products (one BLAS product of the D x D^2 unfolding) are T(I, u, u) and T(u, u, u) by
     their definition (einsum) to rounding, for a tensor that is not symmetric (so that contracting the wrong
     indices would show) and for D = 2 to 20."""
-    from dpcore.tensor.power import _image, _values
+    from dpcore.tensor.power import _image, _unfold, _values
 
     for dim in (2, 5, 20):
         tensor = rng.standard_normal((dim, dim, dim))
         u = rng.standard_normal((dim, 7))
         scale = np.abs(tensor).max() * np.abs(u).max() ** 3 * dim**2
-        np.testing.assert_allclose(_image(tensor, u), np.einsum("ijk,jl,kl->il", tensor, u, u), rtol=0,
+        np.testing.assert_allclose(_image(_unfold(tensor), u), np.einsum("ijk,jl,kl->il", tensor, u, u), rtol=0,
                                    atol=1e-13 * scale)
-        np.testing.assert_allclose(_values(tensor, u), np.einsum("ijk,il,jl,kl->l", tensor, u, u, u), rtol=0,
+        np.testing.assert_allclose(_values(_unfold(tensor), u), np.einsum("ijk,il,jl,kl->l", tensor, u, u, u), rtol=0,
                                    atol=1e-13 * scale)
+
+
+def _reference_power_method(tensor: np.ndarray, k: int, rng: np.random.Generator, restarts: int, iterations: int):
+    """Anandkumar et al. (2014), Alg. 1 written plainly with einsum (one start at a time, a fresh copy deflated)."""
+    t = np.array(tensor, dtype=float)
+    values, vectors = [], []
+    for _ in range(k):
+        starts = rng.standard_normal((t.shape[0], restarts))
+        starts /= np.linalg.norm(starts, axis=0)
+        ends = []
+        for u in starts.T:
+            for _ in range(iterations):
+                y = np.einsum("ijk,j,k->i", t, u, u)
+                u = y / np.linalg.norm(y)
+            ends.append(u)
+        u = max(ends, key=lambda v: np.einsum("ijk,i,j,k->", t, v, v, v))
+        for _ in range(iterations):
+            y = np.einsum("ijk,j,k->i", t, u, u)
+            u = y / np.linalg.norm(y)
+        lam = float(np.einsum("ijk,i,j,k->", t, u, u, u))
+        u, lam = (-u, -lam) if lam < 0 else (u, lam)
+        values.append(lam)
+        vectors.append(u)
+        t = t - lam * np.einsum("i,j,k->ijk", u, u, u)
+    return np.array(values), np.array(vectors).T
+
+
+def test_the_power_method_is_the_plain_algorithm_for_a_tensor_in_any_memory_order(rng):
+    """The power method works on the tensor's unfolding in place (a view that the deflation updates): for a tensor
+    in C order, in Fortran order and as a strided view it gives the same numbers, and they are those of the plain
+    algorithm (einsum, a deflated copy per component) to rounding."""
+    k = 4
+    a = rng.standard_normal((k, k))
+    tensor = np.einsum("ir,jr,kr,r->ijk", a, a, a, [4.0, 3.0, 2.0, 1.0]) + 0.01 * rng.standard_normal((k, k, k))
+    strided = np.zeros((2 * k, 2 * k, 2 * k))
+    strided[::2, ::2, ::2] = tensor
+    results = [tensor_power_method(t, k, np.random.default_rng(5), n_restarts=6, n_iter=25)
+               for t in (tensor, np.asfortranarray(tensor), strided[::2, ::2, ::2])]
+    for other in results[1:]:
+        assert np.array_equal(other.eigenvalues, results[0].eigenvalues)
+        assert np.array_equal(other.eigenvectors, results[0].eigenvectors)
+    values, vectors = _reference_power_method(tensor, k, np.random.default_rng(5), 6, 25)
+    np.testing.assert_allclose(results[0].eigenvalues, values, rtol=1e-9)
+    np.testing.assert_allclose(results[0].eigenvectors, vectors, atol=1e-9)
 
 
 def test_full_passes_agree_with_the_batch_method(rng):
