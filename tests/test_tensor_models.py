@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import pickle
 
 import numpy as np
 import pytest
@@ -132,6 +133,9 @@ def test_a_small_sites_m3_is_computed_once_kept_read_only_and_a_large_ones_each_
         np.testing.assert_array_equal(kept, site._dense_m3())
         with pytest.raises(ValueError, match="read-only"):
             kept[0, 0, 0] += 1.0
+        copy = pickle.loads(pickle.dumps(site))  # what a worker process receives
+        assert not copy.m3().flags.writeable and copy.m3() is copy.m3()
+        np.testing.assert_array_equal(copy.m3(), kept)
     large = MogSite(rng.standard_normal((5, MAX_KEPT_M3_DIM + 1)) * 0.1, 0.01)
     first = large.m3()
     assert large.m3() is not first and first.flags.writeable

@@ -56,13 +56,15 @@ class KeptM3:
 
     def m3(self) -> np.ndarray:
         """The dense M3 (D^3 entries; small D only)."""
-        return self._kept_m3 if self.dim <= MAX_KEPT_M3_DIM else self._dense_m3()
+        if self.dim > MAX_KEPT_M3_DIM:
+            return self._dense_m3()
+        kept = self._kept_m3
+        kept.setflags(write=False)  # at every call: a site unpickled in a worker process arrives writeable
+        return kept
 
     @cached_property
     def _kept_m3(self) -> np.ndarray:
-        tensor = self._dense_m3()
-        tensor.setflags(write=False)
-        return tensor
+        return self._dense_m3()
 
 
 @dataclass(frozen=True, eq=False)

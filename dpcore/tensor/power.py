@@ -68,8 +68,8 @@ def _values(unfolded: np.ndarray, u: np.ndarray) -> np.ndarray:
 def _power_step(unfolded: np.ndarray, u: np.ndarray) -> np.ndarray:
     """u <- T(I, u, u) / ||T(I, u, u)|| for every column of u (columns with a zero image are kept). A step is a few
     microseconds of numpy calls on K x K^2 arrays, made K (L + 1) N times per run: the norms are
-    ``np.linalg.norm(y, axis=0)`` bit for bit (its formula for real arrays) without its checks and conversions, 18 %
-    of a step at K = 3-10."""
+    ``np.linalg.norm(y, axis=0)`` bit for bit (its formula for real arrays) without its checks and conversions:
+    14-18 % of a step at K = 3-10."""
     y = _image(unfolded, u)
     norms = np.sqrt(np.add.reduce(y * y, axis=0))
     if norms.all():  # the usual case, without the masks' copies
