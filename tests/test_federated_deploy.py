@@ -164,8 +164,12 @@ def test_a_replaced_file_others_could_read_is_private_before_its_new_contents_go
     path.write_bytes(b"old")
     path.chmod(0o644)
     modes, write = [], os.write
-    monkeypatch.setattr(os, "write", lambda fd, data: (modes.append(stat.S_IMODE(os.fstat(fd).st_mode)),
-                                                       write(fd, data))[1])
+
+    def recording(fd: int, data: bytes) -> int:  # the file's mode at the moment its new bytes go in
+        modes.append(stat.S_IMODE(os.fstat(fd).st_mode))
+        return write(fd, data)
+
+    monkeypatch.setattr(os, "write", recording)
     write_private(path, b"new secret", None, replace=True)
     assert modes == [0o600] and path.read_bytes() == b"new secret"
 
